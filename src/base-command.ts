@@ -1,0 +1,68 @@
+import {Command, Errors, ux} from '@oclif/core'
+
+import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
+
+/** Normalizes anything thrown inside a command into a GpunetError with the right exit code. */
+export function toGpunetError(error: unknown): GpunetError {
+  if (isGpunetError(error)) return error
+  if (error instanceof Errors.CLIError) {
+    const exit = (error as Errors.CLIError).oclif?.exit
+    // oclif's own parse errors (unknown flag, missing argument, bad flag value) are usage errors.
+    const isParse = 'parse' in error || exit === ExitCode.USAGE
+    return new GpunetError(isParse ? 'usage' : 'cli_error', stripOclifPrefix(error.message), {
+      exitCode: isParse ? ExitCode.USAGE : ((exit as 0 | 1 | undefined) ?? ExitCode.FAILURE),
+      hint: isParse ? 'Run the command with --help to see its arguments and flags.' : undefined,
+    })
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return new GpunetError('unexpected', `unexpected failure: ${message}`, {
+    cause: error,
+    exitCode: ExitCode.FAILURE,
+    hint: 'Run again with GPUNET_DEBUG=1 to see the stack trace, and report it if it persists.',
+  })
+}
+
+function stripOclifPrefix(message: string): string {
+  return message.replace(/\nSee more help with --help$/, '').trim()
+}
+
+/**
+ * The one base of every gpunet command: it owns `--json`, warnings on stderr, error rendering and exit codes,
+ * so each command parses its input, calls the library and renders.
+ */
+export abstract class BaseCommand extends Command {
+  static override enableJsonFlag = true
+
+  /** Writes a human line to stdout, suppressed under `--json` (where the returned value is printed instead). */
+  protected say(text = ''): void {
+    if (!this.jsonEnabled()) ux.stdout(text)
+  }
+
+  /** Writes a warning to stderr in both output modes; stdout stays clean for data. */
+  protected note(text: string): void {
+    process.stderr.write(`${text}\n`)
+  }
+
+  /** Ends the command with a non-zero exit code after its output was printed (e.g. "some files are invalid"). */
+  protected setExitCode(code: number): void {
+    process.exitCode = code
+  }
+
+  /** Colors text for a human terminal; plain under NO_COLOR or when stdout is not a TTY. */
+  protected color(style: 'red' | 'yellow' | 'green' | 'dim' | 'bold' | 'cyan', text: string): string {
+    return ux.colorize(style, text)
+  }
+
+  protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
+    const failure = toGpunetError(error)
+    process.exitCode = failure.exitCode
+    if (this.jsonEnabled()) {
+      ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
+      return
+    }
+    const lines = [`${this.color('red', 'Error:')} ${failure.message}`]
+    if (failure.hint) lines.push(`${this.color('dim', 'Hint:')} ${failure.hint}`)
+    if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
+    process.stderr.write(`${lines.join('\n')}\n`)
+  }
+}

@@ -1,0 +1,45 @@
+import {formatPath, type PathSegment, toPointer} from './paths.js'
+
+/** Stable machine codes of definition errors and warnings; scripts may rely on them. */
+export type IssueCode =
+  | 'unreadable'
+  | 'syntax_error'
+  | 'not_an_object'
+  | 'missing_field'
+  | 'unknown_field'
+  | 'invalid_type'
+  | 'invalid_value'
+  | 'invalid_uri'
+  | 'too_few_items'
+  | 'duplicate_id'
+  | 'invalid'
+  // warnings
+  | 'inline_credential'
+  | 'malformed_secret_reference'
+  | 'port_out_of_range'
+  | 'resource_incomplete'
+
+/** One problem found in a job definition: where it is, a stable code, and words a person reads at a glance. */
+export interface DefinitionIssue {
+  /** `ops[0].args.image`; "" for the document itself. */
+  path: string
+  /** RFC 6901 pointer: `/ops/0/args/image`. */
+  pointer: string
+  code: IssueCode
+  message: string
+  /** A concrete next step, when there is one. */
+  hint?: string
+}
+
+/** Builds an issue from path segments. */
+export function makeIssue(segments: readonly PathSegment[], code: IssueCode, message: string, hint?: string): DefinitionIssue {
+  return {path: formatPath(segments), pointer: toPointer(segments), code, message, ...(hint ? {hint} : {})}
+}
+
+/** Backticked name of the member a path ends in, for messages: `image`, `ops[2]`. */
+export function memberName(segments: readonly PathSegment[]): string {
+  const last = segments.at(-1)
+  if (last === undefined) return 'the job definition'
+  if (typeof last === 'number') return `\`${formatPath(segments.slice(-2))}\``
+  return `\`${last}\``
+}

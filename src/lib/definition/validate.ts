@@ -1,0 +1,46 @@
+import {type DefinitionIssue, makeIssue} from './issue.js'
+import {isObject} from './paths.js'
+import {type JobDefinition, jobDefinitionSchema} from './schema.js'
+import {convertZodIssues} from './zod-issues.js'
+
+/** The result of `validateJobDefinition`: the parsed definition, or every violation found. */
+export type ValidationResult =
+  | {success: true; data: JobDefinition; errors?: undefined}
+  | {success: false; data?: undefined; errors: DefinitionIssue[]}
+
+/**
+ * Checks a job definition (an already parsed JSON value) against every rule of the spec.
+ * Returns `{success: true, data}` or `{success: false, errors}` with all violations, not only the first.
+ */
+export function validateJobDefinition(value: unknown): ValidationResult {
+  const parsed = jobDefinitionSchema.safeParse(value)
+  const errors = parsed.success ? [] : convertZodIssues(parsed.error.issues, value, jobDefinitionSchema)
+  errors.push(...semanticIssues(value))
+  if (errors.length > 0 || !parsed.success) return {success: false, errors}
+  return {success: true, data: parsed.data}
+}
+
+/**
+ * Rules a schema cannot say, run on the raw value so they are reported together with the schema's own
+ * (the order Akash's SDL validation uses: shape first, then meaning, in one list of the same shape).
+ */
+function semanticIssues(value: unknown): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = []
+  const ops = isObject(value) ? value.ops : undefined
+  if (!Array.isArray(ops)) return issues
+  const firstIndex = new Map<string, number>()
+  ops.forEach((op, index) => {
+    if (!isObject(op) || typeof op.id !== 'string') return
+    const first = firstIndex.get(op.id)
+    if (first === undefined) firstIndex.set(op.id, index)
+    else
+      issues.push(
+        makeIssue(
+          ['ops', index, 'id'],
+          'duplicate_id',
+          `operation id \`${op.id}\` is already used by ops[${first}]; ids must be unique within the job`,
+        ),
+      )
+  })
+  return issues
+}
