@@ -11,7 +11,10 @@ export interface SourcePosition {
   column: number
 }
 
-/** Where a problem is pinned: a member's name, its value, or (for a missing member) the object that lacks it. */
+/**
+ * Where a problem is pinned: a member's name, its value, or (for a missing member) the object that lacks it,
+ * shown at that object's own name so JSON and YAML point at the same line.
+ */
 export type Anchor = 'key' | 'value' | 'parent'
 
 /** A job definition file read from text, able to point back at the line and column of any member. */
@@ -117,6 +120,7 @@ function parseJsonSource(text: string): ParseOutcome {
 
 function jsonOffset(root: JsonNode, segments: string[], anchor: Anchor): number {
   const steps = anchor === 'parent' ? segments.slice(0, -1) : segments
+  const wantKey = anchor !== 'value'
   let node = root
   let keyNode: JsonNode | undefined
   for (const segment of steps) {
@@ -133,7 +137,7 @@ function jsonOffset(root: JsonNode, segments: string[], anchor: Anchor): number 
     if (!next) return keyNode?.offset ?? node.offset
     node = next
   }
-  return anchor === 'key' && keyNode ? keyNode.offset : node.offset
+  return wantKey && keyNode ? keyNode.offset : node.offset
 }
 
 function parseYamlSource(text: string): ParseOutcome {
@@ -170,6 +174,7 @@ function parseYamlSource(text: string): ParseOutcome {
 
 function yamlOffset(doc: Document, segments: string[], anchor: Anchor): number {
   const steps = anchor === 'parent' ? segments.slice(0, -1) : segments
+  const wantKey = anchor !== 'value'
   let node = doc.contents as YamlNode | null
   let keyOffset: number | undefined
   for (const segment of steps) {
@@ -186,6 +191,6 @@ function yamlOffset(doc: Document, segments: string[], anchor: Anchor): number {
     if (!next) return keyOffset ?? node.range?.[0] ?? 0
     node = next
   }
-  if (anchor === 'key' && keyOffset !== undefined) return keyOffset
+  if (wantKey && keyOffset !== undefined) return keyOffset
   return node?.range?.[0] ?? 0
 }

@@ -1,0 +1,103 @@
+import {strict as assert} from 'node:assert'
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {runCli} from '../../helpers/cli.js'
+
+const VALID = JSON.stringify({version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args: {image: 'ubuntu', cmd: 'echo hi'}}]}, null, 2)
+const INVALID = `{
+  "version": "0.1",
+  "type": "container",
+  "ops": [
+    {"id": "a", "type": "container/run", "args": {"imgae": "ubuntu", "env": {"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwx"}}}
+  ]
+}
+`
+
+describe('gpunet job validate', () => {
+  let dir: string
+  let valid: string
+  let invalid: string
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gpunet-validate-'))
+    valid = join(dir, 'valid.json')
+    invalid = join(dir, 'invalid.json')
+    await writeFile(valid, VALID)
+    await writeFile(invalid, INVALID)
+    await writeFile(join(dir, 'job.yaml'), 'version: "0.1"\ntype: container\nops:\n  - id: a\n    type: container/run\n    args: {image: ubuntu}\n')
+    await writeFile(join(dir, 'broken.json'), '{"version": "0.1",\n  "ops": [}\n')
+  })
+  after(() => rm(dir, {recursive: true, force: true}))
+
+  it('exits 0 and says so for a valid file', async () => {
+    const r = await runCli(['job', 'validate', valid])
+    assert.equal(r.code, 0)
+    assert.equal(r.stdout, `✔ ${valid} is a valid job definition\n`)
+    assert.equal(r.stderr, '')
+  })
+
+  it('prints file:line:column, path and message per problem, with a code frame, and exits 3', async () => {
+    const r = await runCli(['job', 'validate', invalid])
+    assert.equal(r.code, 3)
+    assert.equal(r.stderr, '')
+    const lines = r.stdout.split('\n')
+    assert.ok(lines.includes(`${invalid}:5:42  ops[0].args.image  missing required field \`image\``), r.stdout)
+    assert.ok(lines.includes(`${invalid}:5:51  ops[0].args.imgae  unknown field \`imgae\`; did you mean \`image\`?`), r.stdout)
+    assert.ok(lines.some((l) => l.startsWith(`${invalid}:5:`) && l.includes('warning: env value `HF_TOKEN`')), r.stdout)
+    assert.ok(lines.some((l) => /^\s+> 5 \|/.test(l)), 'code frame')
+    assert.ok(lines.includes(`✖ ${invalid}: 2 errors, 1 warning`))
+  })
+
+  it('--json prints one document with valid, errors and warnings per file', async () => {
+    const r = await runCli(['job', 'validate', valid, invalid, '--json'])
+    assert.equal(r.code, 3)
+    const doc = JSON.parse(r.stdout)
+    assert.equal(doc.valid, false)
+    assert.deepEqual(doc.files.map((f: {file: string; valid: boolean}) => [f.file, f.valid]), [[valid, true], [invalid, false]])
+    const unknown = doc.files[1].errors.find((e: {code: string}) => e.code === 'unknown_field')
+    assert.deepEqual(unknown, {
+      path: 'ops[0].args.imgae',
+      pointer: '/ops/0/args/imgae',
+      code: 'unknown_field',
+      message: 'unknown field `imgae`; did you mean `image`?',
+      line: 5,
+      column: 51,
+    })
+    assert.equal(doc.files[1].warnings[0].code, 'inline_credential')
+  })
+
+  it('reads YAML and standard input', async () => {
+    const yaml = await runCli(['job', 'validate', join(dir, 'job.yaml')])
+    assert.equal(yaml.code, 0, yaml.stdout)
+    const stdin = await runCli(['job', 'validate', '-', '--json'], {stdin: VALID})
+    assert.equal(stdin.code, 0)
+    assert.equal(JSON.parse(stdin.stdout).files[0].file, '<stdin>')
+  })
+
+  it('reports syntax errors and unreadable files with their own message, and exits 3', async () => {
+    const r = await runCli(['job', 'validate', join(dir, 'broken.json'), join(dir, 'missing.json')])
+    assert.equal(r.code, 3)
+    assert.match(r.stdout, /broken\.json:2:11  invalid JSON: expected a value/)
+    assert.match(r.stdout, /missing\.json  cannot read .*missing\.json: no such file/)
+    const dirAsFile = await runCli(['job', 'validate', dir, '--json'])
+    assert.equal(dirAsFile.code, 3)
+    assert.match(JSON.parse(dirAsFile.stdout).files[0].errors[0].message, /it is a directory/)
+  })
+
+  it('exits 2 with a usage error when no file is given', async () => {
+    const r = await runCli(['job', 'validate'])
+    assert.equal(r.code, 2)
+    assert.equal(r.stdout, '')
+    assert.match(r.stderr, /^Error: Missing 1 required arg/)
+    const json = await runCli(['job', 'validate', '--json'])
+    assert.equal(json.code, 2)
+    assert.equal(JSON.parse(json.stdout).error.code, 'usage')
+  })
+
+  it('exits 2 for an unknown flag', async () => {
+    const r = await runCli(['job', 'validate', valid, '--bogus'])
+    assert.equal(r.code, 2)
+    assert.match(r.stderr, /Nonexistent flag: --bogus/)
+  })
+})
