@@ -78,8 +78,8 @@ describe('gpunet job validate', () => {
   it('reports syntax errors and unreadable files with their own message, and exits 3', async () => {
     const r = await runCli(['job', 'validate', join(dir, 'broken.json'), join(dir, 'missing.json')])
     assert.equal(r.code, 3)
-    assert.match(r.stdout, /broken\.json:2:11  invalid JSON: expected a value/)
-    assert.match(r.stdout, /missing\.json  cannot read .*missing\.json: no such file/)
+    assert.match(r.stdout, /broken\.json:2:11 {2}invalid JSON: expected a value/)
+    assert.match(r.stdout, /missing\.json {2}cannot read .*missing\.json: no such file/)
     const dirAsFile = await runCli(['job', 'validate', dir, '--json'])
     assert.equal(dirAsFile.code, 3)
     assert.match(JSON.parse(dirAsFile.stdout).files[0].errors[0].message, /it is a directory/)
