@@ -1,4 +1,5 @@
 import js from '@eslint/js'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -11,5 +12,10 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  {
+    files: ['bench/**/*.ts'],
+    rules: {'no-console': 'off'},
+  },
+  {files: ['scripts/**/*.js'], languageOptions: {globals: globals.node}},
   {files: ['test/**/*.ts'], rules: {'@typescript-eslint/no-unused-expressions': 'off'}},
 )

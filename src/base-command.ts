@@ -62,7 +62,8 @@ export abstract class BaseCommand extends Command {
     }
     const lines = [`${this.color('red', 'Error:')} ${failure.message}`]
     if (failure.hint) lines.push(`${this.color('dim', 'Hint:')} ${failure.hint}`)
-    if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
+    if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack)
+      lines.push(failure.cause.stack)
     process.stderr.write(`${lines.join('\n')}\n`)
   }
 }

@@ -1,12 +1,14 @@
 import {readdir, readFile} from 'node:fs/promises'
 import {basename, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {ExitCode, GpunetError} from './errors.js'
 import {suggest} from './definition/zod-issues.js'
+import {packageRoot} from './package-root.js'
 
-/** The folder of job templates shipped with the package (the same relative place from `src/` and `dist/`). */
-export const TEMPLATES_DIR = fileURLToPath(new URL('../../job-templates/', import.meta.url))
+/** The folder of job templates shipped with the package. */
+export function templatesDir(): string {
+  return join(packageRoot(), 'job-templates')
+}
 
 /** A job template: its name (the file name without `.json`), a one-line description and the file's path. */
 export interface JobTemplate {
@@ -17,10 +19,11 @@ export interface JobTemplate {
 
 /** Every template shipped in `job-templates/`, sorted by name. */
 export async function listTemplates(): Promise<JobTemplate[]> {
-  const files = (await readdir(TEMPLATES_DIR)).filter((f) => f.endsWith('.json')).sort()
+  const dir = templatesDir()
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort()
   return Promise.all(
     files.map(async (f) => {
-      const file = join(TEMPLATES_DIR, f)
+      const file = join(dir, f)
       const parsed = JSON.parse(await readFile(file, 'utf8')) as {meta?: {description?: unknown}}
       const description = typeof parsed.meta?.description === 'string' ? parsed.meta.description : ''
       return {name: basename(f, '.json'), description, file}
@@ -37,6 +40,8 @@ export async function findTemplate(name: string): Promise<JobTemplate> {
   const close = suggest(name, names)
   throw new GpunetError('unknown_template', `there is no template named "${name}"`, {
     exitCode: ExitCode.USAGE,
-    hint: close ? `did you mean "${close}"? Run \`gpunet job init\` to list them all.` : `templates: ${names.join(', ')}`,
+    hint: close
+      ? `did you mean "${close}"? Run \`gpunet job init\` to list them all.`
+      : `templates: ${names.join(', ')}`,
   })
 }

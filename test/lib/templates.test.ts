@@ -29,11 +29,20 @@ describe('job templates', () => {
     assert.equal(port.port, 11434)
     assert.equal(port.health_checks[0].type, 'http')
     assert.deepEqual(findSecretReferences(await load('private-registry')), ['REGISTRY_PASSWORD'])
-    assert.equal((await load('private-registry')).ops[0].args.authentication.docker.password, '%%secrets.REGISTRY_PASSWORD%%')
+    assert.equal(
+      (await load('private-registry')).ops[0].args.authentication.docker.password,
+      '%%secrets.REGISTRY_PASSWORD%%',
+    )
     assert.equal((await load('s3-dataset')).ops[0].args.resources[0].type, 'S3')
     assert.equal((await load('hf-model')).ops[0].args.resources[0].type, 'HF')
     assert.ok((await load('multi-op-pipeline')).ops.length >= 3)
-    for (const name of ['hello-world', 'openai-llm-server', 'jupyter-notebook', 'image-generation-webui', 'batch-transcription']) {
+    for (const name of [
+      'hello-world',
+      'openai-llm-server',
+      'jupyter-notebook',
+      'image-generation-webui',
+      'batch-transcription',
+    ]) {
       assert.equal(validateJobDefinition(await load(name)).success, true)
     }
   })

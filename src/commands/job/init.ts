@@ -6,9 +6,7 @@ import {describeReadError} from '../../lib/definition/check.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {findTemplate, type JobTemplate, listTemplates} from '../../lib/templates.js'
 
-type InitResult =
-  | {templates: Omit<JobTemplate, 'file'>[]}
-  | {template: string; file: string; definition?: unknown}
+type InitResult = {templates: Omit<JobTemplate, 'file'>[]} | {template: string; file: string; definition?: unknown}
 
 export default class JobInit extends BaseCommand {
   static override summary = 'List the job templates, or write one to start a job definition from.'

@@ -47,7 +47,8 @@ Exits 0 when every file is valid, 3 when any file is invalid or unreadable.`
 
   private async render(check: FileCheck, frames: boolean): Promise<void> {
     const {report, text} = check
-    const where = (i: LocatedIssue) => this.color('dim', i.line > 0 ? `${report.file}:${i.line}:${i.column}` : report.file)
+    const where = (i: LocatedIssue) =>
+      this.color('dim', i.line > 0 ? `${report.file}:${i.line}:${i.column}` : report.file)
     const path = (i: LocatedIssue) => (i.path ? `  ${this.color('cyan', i.path)}` : '')
     for (const issue of report.errors) {
       this.say(`${where(issue)}${path(issue)}  ${issue.message}`)
@@ -75,7 +76,11 @@ function plural(count: number, noun: string): string {
 async function codeFrame(text: string, issue: LocatedIssue): Promise<string> {
   // Loaded on demand: a valid file never pays for it.
   const {codeFrameColumns} = await import('@babel/code-frame')
-  const frame = codeFrameColumns(text, {start: {line: issue.line, column: issue.column}}, {linesAbove: 1, linesBelow: 1})
+  const frame = codeFrameColumns(
+    text,
+    {start: {line: issue.line, column: issue.column}},
+    {linesAbove: 1, linesBelow: 1},
+  )
   return frame
     .split('\n')
     .map((l) => `    ${l}`)

@@ -28,8 +28,8 @@ export interface FileCheck {
 const ANCHORS: Partial<Record<IssueCode, Anchor>> = {missing_field: 'parent', unknown_field: 'key'}
 
 /** Validates and lints a definition's text, pinning every issue to its line and column. */
-export function checkDefinitionText(text: string, file: string): FileCheck {
-  const parsed = parseSource(text, detectFormat(file, text))
+export async function checkDefinitionText(text: string, file: string): Promise<FileCheck> {
+  const parsed = await parseSource(text, detectFormat(file, text))
   if (!parsed.ok) {
     const {code, message, line, column} = parsed.problem
     const errors = [{path: '', pointer: '', code, message, line, column}]
@@ -37,12 +37,14 @@ export function checkDefinitionText(text: string, file: string): FileCheck {
   }
   const {source} = parsed
   const result = validateJobDefinition(source.value)
+  const lints = lintJobDefinition(source.value)
+  const located = result.errors || lints.length > 0 ? await source.locator() : undefined
   const locate = (issue: DefinitionIssue): LocatedIssue => ({
     ...issue,
-    ...source.locate(issue.pointer, ANCHORS[issue.code] ?? 'value'),
+    ...(located?.(issue.pointer, ANCHORS[issue.code] ?? 'value') ?? {line: 0, column: 0}),
   })
   const errors = (result.errors ?? []).map(locate).sort(byPosition)
-  const warnings = lintJobDefinition(source.value).map(locate).sort(byPosition)
+  const warnings = lints.map(locate).sort(byPosition)
   return {report: {file, valid: result.success, errors, warnings}, text}
 }
 
@@ -57,7 +59,14 @@ export async function checkDefinitionFile(file: string, readStdin: () => Promise
     text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
   } catch (error) {
     const reason = describeReadError(error)
-    const issue: LocatedIssue = {path: '', pointer: '', code: 'unreadable', message: `cannot read ${file}: ${reason}`, line: 0, column: 0}
+    const issue: LocatedIssue = {
+      path: '',
+      pointer: '',
+      code: 'unreadable',
+      message: `cannot read ${file}: ${reason}`,
+      line: 0,
+      column: 0,
+    }
     return {report: {file, valid: false, errors: [issue], warnings: []}}
   }
   return checkDefinitionText(text, file === '-' ? '<stdin>' : file)

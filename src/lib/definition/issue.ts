@@ -32,7 +32,12 @@ export interface DefinitionIssue {
 }
 
 /** Builds an issue from path segments. */
-export function makeIssue(segments: readonly PathSegment[], code: IssueCode, message: string, hint?: string): DefinitionIssue {
+export function makeIssue(
+  segments: readonly PathSegment[],
+  code: IssueCode,
+  message: string,
+  hint?: string,
+): DefinitionIssue {
   return {path: formatPath(segments), pointer: toPointer(segments), code, message, ...(hint ? {hint} : {})}
 }
 

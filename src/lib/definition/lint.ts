@@ -3,7 +3,8 @@ import {isObject, type PathSegment, visitStrings} from './paths.js'
 import {hasSecretReference, malformedSecretReferences, secretReference} from './secret-refs.js'
 
 /** Env names that say the value is a credential. */
-const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH)(_|$)/i
+const CREDENTIAL_NAME =
+  /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH)(_|$)/i
 
 /** Values whose shape gives them away as keys or tokens, whatever the variable is called. */
 const CREDENTIAL_VALUE = [
@@ -23,7 +24,10 @@ function looksLikeCredential(name: string, value: string): boolean {
 }
 
 function secretNameFor(name: string): string {
-  const cleaned = name.toUpperCase().replace(/[^A-Z0-9_]/g, '_').replace(/^([^A-Z_])/, '_$1')
+  const cleaned = name
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_')
+    .replace(/^([^A-Z_])/, '_$1')
   return cleaned || 'SECRET'
 }
 
@@ -120,7 +124,9 @@ function lintExpose(expose: unknown, path: PathSegment[], warnings: DefinitionIs
         : []
   for (const [port, at] of ports) {
     if (typeof port === 'number' && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) {
-      warnings.push(makeIssue(at, 'port_out_of_range', `port ${port} is not a TCP port (a whole number from 1 to 65535)`))
+      warnings.push(
+        makeIssue(at, 'port_out_of_range', `port ${port} is not a TCP port (a whole number from 1 to 65535)`),
+      )
     }
   }
 }

@@ -1,5 +1,5 @@
-import {type Node as JsonNode, parse as parseJsonc, type ParseError, parseTree, printParseErrorCode} from 'jsonc-parser'
-import {isMap, isPair, isScalar, isSeq, LineCounter, type Node as YamlNode, parseDocument, type Document} from 'yaml'
+import type {Node as JsonNode, ParseError} from 'jsonc-parser'
+import type {Document, Node as YamlNode} from 'yaml'
 
 import {fromPointer} from './paths.js'
 
@@ -17,12 +17,16 @@ export interface SourcePosition {
  */
 export type Anchor = 'key' | 'value' | 'parent'
 
+/** Finds the line and column of the member at a JSON pointer. */
+export type Locate = (pointer: string, anchor: Anchor) => SourcePosition
+
 /** A job definition file read from text, able to point back at the line and column of any member. */
 export interface ParsedSource {
   format: SourceFormat
   text: string
   value: unknown
-  locate(pointer: string, anchor: Anchor): SourcePosition
+  /** Resolves a locator; for JSON the position parser is only loaded when there is something to locate. */
+  locator(): Promise<Locate>
 }
 
 /** A file that is not well-formed JSON or YAML. */
@@ -42,10 +46,14 @@ export function detectFormat(filename: string, text: string): SourceFormat {
   return /^\s*[[{]/.test(text) ? 'json' : 'yaml'
 }
 
-/** Parses a definition file's text; syntax errors come back with their line and column. */
-export function parseSource(rawText: string, format: SourceFormat): ParseOutcome {
+/**
+ * Parses a definition file's text; syntax errors come back with their line and column.
+ * The YAML and position-keeping JSON parsers are loaded on demand: a valid JSON file needs neither.
+ */
+export async function parseSource(rawText: string, format: SourceFormat): Promise<ParseOutcome> {
   const text = rawText.startsWith('\uFEFF') ? rawText.slice(1) : rawText
-  if (text.trim() === '') return {ok: false, problem: {code: 'syntax_error', message: 'the file is empty', line: 1, column: 1}}
+  if (text.trim() === '')
+    return {ok: false, problem: {code: 'syntax_error', message: 'the file is empty', line: 1, column: 1}}
   return format === 'json' ? parseJsonSource(text) : parseYamlSource(text)
 }
 
@@ -86,33 +94,34 @@ const JSON_ERROR_WORDS: Record<string, string> = {
   ValueExpected: 'expected a value',
 }
 
-function parseJsonSource(text: string): ParseOutcome {
+async function parseJsonSource(text: string): Promise<ParseOutcome> {
   let value: unknown
   try {
     // The native parser is the fast path; the tolerant one only runs to explain a failure or to locate members.
     value = JSON.parse(text)
   } catch {
+    const {parse: parseJsonc, printParseErrorCode} = await import('jsonc-parser')
     const errors: ParseError[] = []
     parseJsonc(text, errors, {allowTrailingComma: false, disallowComments: true})
     const first = errors[0]
     const at = positionOf(lineStarts(text), first?.offset ?? 0)
     const code = first ? printParseErrorCode(first.error) : 'InvalidSymbol'
-    const trailingComma = first !== undefined && /,\s*$/.test(text.slice(0, first.offset)) && /^[\]}]/.test(text.slice(first.offset))
+    const trailingComma =
+      first !== undefined && /,\s*$/.test(text.slice(0, first.offset)) && /^[\]}]/.test(text.slice(first.offset))
     const words = trailingComma ? 'a trailing comma is not allowed in JSON' : (JSON_ERROR_WORDS[code] ?? code)
     return {ok: false, problem: {code: 'syntax_error', message: `invalid JSON: ${words}`, ...at}}
   }
-  let tree: JsonNode | undefined
-  let starts: number[] | undefined
   return {
     ok: true,
     source: {
       format: 'json',
       text,
       value,
-      locate(pointer, anchor) {
-        tree ??= parseTree(text)
-        starts ??= lineStarts(text)
-        return positionOf(starts, tree ? jsonOffset(tree, fromPointer(pointer), anchor) : 0)
+      async locator() {
+        const {parseTree} = await import('jsonc-parser')
+        const tree = parseTree(text)
+        const starts = lineStarts(text)
+        return (pointer, anchor) => positionOf(starts, tree ? jsonOffset(tree, fromPointer(pointer), anchor) : 0)
       },
     },
   }
@@ -140,14 +149,18 @@ function jsonOffset(root: JsonNode, segments: string[], anchor: Anchor): number 
   return wantKey && keyNode ? keyNode.offset : node.offset
 }
 
-function parseYamlSource(text: string): ParseOutcome {
-  const lineCounter = new LineCounter()
-  const doc = parseDocument(text, {lineCounter, prettyErrors: false, uniqueKeys: true})
+async function parseYamlSource(text: string): Promise<ParseOutcome> {
+  const yaml = await import('yaml')
+  const lineCounter = new yaml.LineCounter()
+  const doc = yaml.parseDocument(text, {lineCounter, prettyErrors: false, uniqueKeys: true})
   const error = doc.errors[0]
   if (error) {
     const at = lineCounter.linePos(error.pos[0])
     const message = error.message.split('\n')[0] ?? error.message
-    return {ok: false, problem: {code: 'syntax_error', message: `invalid YAML: ${message}`, line: at.line, column: at.col}}
+    return {
+      ok: false,
+      problem: {code: 'syntax_error', message: `invalid YAML: ${message}`, line: at.line, column: at.col},
+    }
   }
   let value: unknown
   try {
@@ -164,15 +177,18 @@ function parseYamlSource(text: string): ParseOutcome {
       format: 'yaml',
       text,
       value,
-      locate(pointer, anchor) {
-        const at = lineCounter.linePos(yamlOffset(doc, fromPointer(pointer), anchor))
-        return {line: at.line, column: at.col}
+      async locator() {
+        return (pointer, anchor) => {
+          const at = lineCounter.linePos(yamlOffset(yaml, doc, fromPointer(pointer), anchor))
+          return {line: at.line, column: at.col}
+        }
       },
     },
   }
 }
 
-function yamlOffset(doc: Document, segments: string[], anchor: Anchor): number {
+function yamlOffset(yaml: typeof import('yaml'), doc: Document, segments: string[], anchor: Anchor): number {
+  const {isMap, isPair, isScalar, isSeq} = yaml
   const steps = anchor === 'parent' ? segments.slice(0, -1) : segments
   const wantKey = anchor !== 'value'
   let node = doc.contents as YamlNode | null

@@ -41,7 +41,13 @@ export function convertZodIssues(issues: readonly ZodIssue[], input: unknown, sc
   return out
 }
 
-function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, schema: AnySchema, out: DefinitionIssue[]): void {
+function convertOne(
+  issue: ZodIssue,
+  prefix: PathSegment[],
+  input: unknown,
+  schema: AnySchema,
+  out: DefinitionIssue[],
+): void {
   const path = [...prefix, ...(issue.path as PathSegment[])]
   const value = valueAt(input, path)
   const parent = path.length > 0 ? valueAt(input, path.slice(0, -1)) : undefined
@@ -57,7 +63,9 @@ function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, sche
   switch (issue.code) {
     case 'invalid_type': {
       if (path.length === 0) {
-        out.push(makeIssue(path, 'not_an_object', `a job definition must be a JSON object, got ${describeValue(value)}`))
+        out.push(
+          makeIssue(path, 'not_an_object', `a job definition must be a JSON object, got ${describeValue(value)}`),
+        )
         return
       }
       const expected = EXPECTED[issue.expected] ?? issue.expected
@@ -70,7 +78,9 @@ function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, sche
       if (allowed.length === 1) {
         const constant = JSON.stringify(issue.values[0])
         const typeNote = typeof value !== typeof issue.values[0] ? ` (a ${typeof issue.values[0]})` : ''
-        out.push(makeIssue(path, 'invalid_value', `${name} must be ${constant}${typeNote}, got ${describeValue(value)}`))
+        out.push(
+          makeIssue(path, 'invalid_value', `${name} must be ${constant}${typeNote}, got ${describeValue(value)}`),
+        )
         return
       }
       const suggestion = typeof value === 'string' ? suggest(value, allowed) : undefined
@@ -82,7 +92,9 @@ function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, sche
     case 'invalid_union': {
       if ('note' in issue && issue.note === 'No matching discriminator') {
         const options = ((issue as {options?: unknown[]}).options ?? []).map(String)
-        out.push(makeIssue(path, 'invalid_value', `${name} must be one of ${options.join(', ')}, got ${describeValue(value)}`))
+        out.push(
+          makeIssue(path, 'invalid_value', `${name} must be one of ${options.join(', ')}, got ${describeValue(value)}`),
+        )
         return
       }
       // A branch whose every issue lies below the union matched the value's kind: its issues are the real ones.
@@ -95,7 +107,11 @@ function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, sche
       }
       const expected =
         UNION_EXPECTED[typeof key === 'string' ? key : String(path.at(-2))] ??
-        [...new Set(issue.errors.flat().map((i) => (i.code === 'invalid_type' ? EXPECTED[i.expected] ?? i.expected : '')))]
+        [
+          ...new Set(
+            issue.errors.flat().map((i) => (i.code === 'invalid_type' ? (EXPECTED[i.expected] ?? i.expected) : '')),
+          ),
+        ]
           .filter(Boolean)
           .join(' or ')
       out.push(makeIssue(path, 'invalid_type', `${name} must be ${expected}, got ${describeValue(value)}`))
@@ -116,7 +132,9 @@ function convertOne(issue: ZodIssue, prefix: PathSegment[], input: unknown, sche
     case 'too_small': {
       const noun = key === 'ops' ? 'operation' : 'item'
       const minimum = Number(issue.minimum)
-      out.push(makeIssue(path, 'too_few_items', `${name} must have at least ${minimum} ${noun}${minimum === 1 ? '' : 's'}`))
+      out.push(
+        makeIssue(path, 'too_few_items', `${name} must have at least ${minimum} ${noun}${minimum === 1 ? '' : 's'}`),
+      )
       return
     }
 

@@ -5,7 +5,11 @@ import {join} from 'node:path'
 
 import {runCli} from '../../helpers/cli.js'
 
-const VALID = JSON.stringify({version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args: {image: 'ubuntu', cmd: 'echo hi'}}]}, null, 2)
+const VALID = JSON.stringify(
+  {version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args: {image: 'ubuntu', cmd: 'echo hi'}}]},
+  null,
+  2,
+)
 const INVALID = `{
   "version": "0.1",
   "type": "container",
@@ -25,7 +29,10 @@ describe('gpunet job validate', () => {
     invalid = join(dir, 'invalid.json')
     await writeFile(valid, VALID)
     await writeFile(invalid, INVALID)
-    await writeFile(join(dir, 'job.yaml'), 'version: "0.1"\ntype: container\nops:\n  - id: a\n    type: container/run\n    args: {image: ubuntu}\n')
+    await writeFile(
+      join(dir, 'job.yaml'),
+      'version: "0.1"\ntype: container\nops:\n  - id: a\n    type: container/run\n    args: {image: ubuntu}\n',
+    )
     await writeFile(join(dir, 'broken.json'), '{"version": "0.1",\n  "ops": [}\n')
   })
   after(() => rm(dir, {recursive: true, force: true}))
@@ -43,9 +50,18 @@ describe('gpunet job validate', () => {
     assert.equal(r.stderr, '')
     const lines = r.stdout.split('\n')
     assert.ok(lines.includes(`${invalid}:5:42  ops[0].args.image  missing required field \`image\``), r.stdout)
-    assert.ok(lines.includes(`${invalid}:5:51  ops[0].args.imgae  unknown field \`imgae\`; did you mean \`image\`?`), r.stdout)
-    assert.ok(lines.some((l) => l.startsWith(`${invalid}:5:`) && l.includes('warning: env value `HF_TOKEN`')), r.stdout)
-    assert.ok(lines.some((l) => /^\s+> 5 \|/.test(l)), 'code frame')
+    assert.ok(
+      lines.includes(`${invalid}:5:51  ops[0].args.imgae  unknown field \`imgae\`; did you mean \`image\`?`),
+      r.stdout,
+    )
+    assert.ok(
+      lines.some((l) => l.startsWith(`${invalid}:5:`) && l.includes('warning: env value `HF_TOKEN`')),
+      r.stdout,
+    )
+    assert.ok(
+      lines.some((l) => /^\s+> 5 \|/.test(l)),
+      'code frame',
+    )
     assert.ok(lines.includes(`✖ ${invalid}: 2 errors, 1 warning`))
   })
 
@@ -54,7 +70,13 @@ describe('gpunet job validate', () => {
     assert.equal(r.code, 3)
     const doc = JSON.parse(r.stdout)
     assert.equal(doc.valid, false)
-    assert.deepEqual(doc.files.map((f: {file: string; valid: boolean}) => [f.file, f.valid]), [[valid, true], [invalid, false]])
+    assert.deepEqual(
+      doc.files.map((f: {file: string; valid: boolean}) => [f.file, f.valid]),
+      [
+        [valid, true],
+        [invalid, false],
+      ],
+    )
     const unknown = doc.files[1].errors.find((e: {code: string}) => e.code === 'unknown_field')
     assert.deepEqual(unknown, {
       path: 'ops[0].args.imgae',

@@ -15,7 +15,11 @@ describe('job definition JSON Schema', () => {
     const shipped = JSON.parse(await readFile(SHIPPED, 'utf8'))
     const generated = jobDefinitionJsonSchema()
     assert.equal(generated.$schema, 'https://json-schema.org/draft/2020-12/schema')
-    assert.deepEqual(shipped, generated, 'schema/job-definition.schema.json is stale: run `npm run build && npm run schema`')
+    assert.deepEqual(
+      shipped,
+      generated,
+      'schema/job-definition.schema.json is stale: run `npm run build && npm run schema`',
+    )
   })
 
   it('agrees with validateJobDefinition on templates and on broken definitions', async () => {
@@ -31,8 +35,26 @@ describe('job definition JSON Schema', () => {
       {...ok, ops: []},
       {...ok, meta: {anything: 1, trigger: 'cli'}},
       {...ok, meta: {trigger: 'web'}},
-      {...ok, ops: [{id: 'a', type: 'container/run', args: {image: 'x', expose: [{port: 1, health_checks: [{type: 'websocket', expected_response: 'x'}]}]}}]},
-      {...ok, ops: [{id: 'a', type: 'container/run', args: {image: 'x', expose: [{port: 1, health_checks: [{type: 'websocket', path: '/'}]}]}}]},
+      {
+        ...ok,
+        ops: [
+          {
+            id: 'a',
+            type: 'container/run',
+            args: {image: 'x', expose: [{port: 1, health_checks: [{type: 'websocket', expected_response: 'x'}]}]},
+          },
+        ],
+      },
+      {
+        ...ok,
+        ops: [
+          {
+            id: 'a',
+            type: 'container/run',
+            args: {image: 'x', expose: [{port: 1, health_checks: [{type: 'websocket', path: '/'}]}]},
+          },
+        ],
+      },
       {...ok, logistics: {send: {type: 'api', args: {endpoint: 'not a uri'}}}},
       {...ok, ops: [{id: 'a', type: 'container/run', args: {image: 'x', cmd: []}}]},
     )

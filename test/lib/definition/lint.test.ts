@@ -4,7 +4,12 @@ import {lintJobDefinition} from '../../../src/lib/definition/lint.js'
 import {findSecretReferences} from '../../../src/lib/definition/secret-refs.js'
 
 function job(args: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args: {image: 'x', ...args}}], ...extra}
+  return {
+    version: '0.1',
+    type: 'container',
+    ops: [{id: 'a', type: 'container/run', args: {image: 'x', ...args}}],
+    ...extra,
+  }
 }
 
 const codesAndPaths = (value: unknown) => lintJobDefinition(value).map((w) => [w.code, w.path])
@@ -13,8 +18,18 @@ describe('lintJobDefinition', () => {
   it('warns about IAM keys written inline, not about REGION or references', () => {
     const value = job({
       resources: [
-        {type: 'S3', target: '/d', url: 'https://s3', IAM: {ACCESS_KEY_ID: 'AKIAABCDEFGHIJKLMNOP', REGION: 'eu', SECRET_ACCESS_KEY: 'abc'}},
-        {type: 'S3', target: '/e', url: 'https://s3', IAM: {ACCESS_KEY_ID: '%%secrets.K%%', SECRET_ACCESS_KEY: '%%secrets.S%%'}},
+        {
+          type: 'S3',
+          target: '/d',
+          url: 'https://s3',
+          IAM: {ACCESS_KEY_ID: 'AKIAABCDEFGHIJKLMNOP', REGION: 'eu', SECRET_ACCESS_KEY: 'abc'},
+        },
+        {
+          type: 'S3',
+          target: '/e',
+          url: 'https://s3',
+          IAM: {ACCESS_KEY_ID: '%%secrets.K%%', SECRET_ACCESS_KEY: '%%secrets.S%%'},
+        },
       ],
     })
     assert.deepEqual(codesAndPaths(value), [
@@ -35,7 +50,14 @@ describe('lintJobDefinition', () => {
 
   it('warns about env values that look like tokens, by name or by shape', () => {
     const value = job(
-      {env: {HF_TOKEN: 'abc123', MODEL: 'llama', KEY: 'sk-abcdefghijklmnopqrstuvwxyz123456', API_KEY: '%%secrets.API_KEY%%'}},
+      {
+        env: {
+          HF_TOKEN: 'abc123',
+          MODEL: 'llama',
+          KEY: 'sk-abcdefghijklmnopqrstuvwxyz123456',
+          API_KEY: '%%secrets.API_KEY%%',
+        },
+      },
       {global: {env: {DB_PASSWORD: 'pw', PORT: '80'}}},
     )
     assert.deepEqual(codesAndPaths(value), [
@@ -47,27 +69,37 @@ describe('lintJobDefinition', () => {
 
   it('flags malformed secret references anywhere', () => {
     const value = job({cmd: ['echo', '%%secret.NAME%%'], env: {A: '%%secrets.%%'}})
-    assert.deepEqual(codesAndPaths(value).map((c) => c[0]), ['malformed_secret_reference', 'malformed_secret_reference'])
+    assert.deepEqual(
+      codesAndPaths(value).map((c) => c[0]),
+      ['malformed_secret_reference', 'malformed_secret_reference'],
+    )
     assert.deepEqual(codesAndPaths(job({cmd: 'echo %%secrets.GOOD_1%%'})), [])
   })
 
   it('flags ports outside 1-65535 and incomplete resources', () => {
     assert.deepEqual(codesAndPaths(job({expose: 70000})), [['port_out_of_range', 'ops[0].args.expose']])
-    assert.deepEqual(codesAndPaths(job({expose: [{port: 80.5}]})), [['port_out_of_range', 'ops[0].args.expose[0].port']])
+    assert.deepEqual(codesAndPaths(job({expose: [{port: 80.5}]})), [
+      ['port_out_of_range', 'ops[0].args.expose[0].port'],
+    ])
     assert.deepEqual(codesAndPaths(job({resources: [{type: 'HF', target: '/m'}]})), [
       ['resource_incomplete', 'ops[0].args.resources[0]'],
     ])
   })
 
   it('never throws on values of the wrong shape', () => {
-    for (const value of [null, 1, [], {ops: 'x'}, {ops: [null, {args: 3}]}]) assert.deepEqual(lintJobDefinition(value), [])
+    for (const value of [null, 1, [], {ops: 'x'}, {ops: [null, {args: 3}]}])
+      assert.deepEqual(lintJobDefinition(value), [])
   })
 })
 
 describe('findSecretReferences', () => {
   it('lists every referenced name once, from any string at any depth', () => {
     const value = job(
-      {cmd: ['run', '--token=%%secrets.TOKEN%%'], env: {A: '%%secrets.B%%-%%secrets.A%%'}, authentication: {docker: {username: 'u', password: '%%secrets.TOKEN%%'}}},
+      {
+        cmd: ['run', '--token=%%secrets.TOKEN%%'],
+        env: {A: '%%secrets.B%%-%%secrets.A%%'},
+        authentication: {docker: {username: 'u', password: '%%secrets.TOKEN%%'}},
+      },
       {meta: {note: '%%secrets.meta.v1%%'}},
     )
     assert.deepEqual(findSecretReferences(value), ['A', 'B', 'TOKEN', 'meta.v1'])

@@ -1,0 +1,51 @@
+// Builds dist/: the library with tsc (declarations for `import ... from 'gpunet'`), and the commands with
+// esbuild, one bundle per command sharing chunks, because loading one bundled file instead of hundreds of
+// modules is most of a command's cold start (see bench/validate.bench.ts).
+import {execFileSync} from 'node:child_process'
+import {readdirSync, rmSync} from 'node:fs'
+import {join, relative} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {build} from 'esbuild'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const commandFiles = (dir) =>
+  readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
+    e.isDirectory() ? commandFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  )
+
+rmSync(join(root, 'dist'), {recursive: true, force: true})
+execFileSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+)
+
+await build({
+  absWorkingDir: root,
+  entryPoints: commandFiles(join(root, 'src/commands')).map((f) => relative(root, f)),
+  outdir: 'dist',
+  outbase: 'src',
+  entryNames: '[dir]/[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  sourcemap: 'linked',
+  // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
+  // parsers that are only imported on demand (YAML files, locating errors, code frames) load as Node loads
+  // them, since a bundled CommonJS chunk would only offer a default export to `await import()`.
+  external: ['@oclif/core', 'better-sqlite3', 'litesvm', 'pg-native', 'yaml', 'jsonc-parser', '@babel/code-frame'],
+  // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
+  mainFields: ['module', 'main'],
+  // CommonJS dependencies inside an ES module bundle still call require().
+  banner: {
+    js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+})
