@@ -25,7 +25,9 @@ execFileSync(
 
 await build({
   absWorkingDir: root,
-  entryPoints: commandFiles(join(root, 'src/commands')).map((f) => relative(root, f)),
+  entryPoints: [...commandFiles(join(root, 'src/commands')), join(root, 'src/hooks/command-not-found.ts')].map((f) =>
+    relative(root, f),
+  ),
   outdir: 'dist',
   outbase: 'src',
   entryNames: '[dir]/[name]',

@@ -54,16 +54,22 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
-    const failure = toGpunetError(error)
-    process.exitCode = failure.exitCode
-    if (this.jsonEnabled()) {
-      ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
-      return
-    }
-    const lines = [`${this.color('red', 'Error:')} ${failure.message}`]
-    if (failure.hint) lines.push(`${this.color('dim', 'Hint:')} ${failure.hint}`)
-    if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack)
-      lines.push(failure.cause.stack)
-    process.stderr.write(`${lines.join('\n')}\n`)
+    renderFailure(toGpunetError(error), this.jsonEnabled())
   }
+}
+
+/**
+ * Prints a failure once, at the edge: `{"error": {...}}` on stdout under `--json`, else `Error:` and `Hint:`
+ * lines on stderr; sets the exit code. The stack is shown only with GPUNET_DEBUG set.
+ */
+export function renderFailure(failure: GpunetError, json: boolean): void {
+  process.exitCode = failure.exitCode
+  if (json) {
+    ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
+    return
+  }
+  const lines = [`${ux.colorize('red', 'Error:')} ${failure.message}`]
+  if (failure.hint) lines.push(`${ux.colorize('dim', 'Hint:')} ${failure.hint}`)
+  if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
+  process.stderr.write(`${lines.join('\n')}\n`)
 }

@@ -7,9 +7,8 @@ import {readStdin} from '../../lib/stdin.js'
 
 export default class JobValidate extends BaseCommand {
   static override summary = 'Check job definition files (JSON or YAML) against the job definition spec.'
-  static override description = `Reports every problem of every file, each with its line and column, the member's path
-and a stable code, and warns about credentials written inline. Use "-" to read standard input.
-Exits 0 when every file is valid, 3 when any file is invalid or unreadable.`
+  static override description =
+    'Reports every problem of every file, each with its line and column, the member\'s path and a stable code, and warns about credentials written inline. Use "-" to read standard input. Exits 0 when every file is valid, 3 when any file is invalid or unreadable.'
 
   static override examples = [
     '<%= config.bin %> job validate job.json',

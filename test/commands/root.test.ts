@@ -1,0 +1,36 @@
+import {strict as assert} from 'node:assert'
+
+import {runCli} from '../helpers/cli.js'
+
+describe('gpunet (root)', () => {
+  it('--help lists the topics', async () => {
+    const r = await runCli(['--help'])
+    assert.equal(r.code, 0)
+    assert.match(r.stdout, /TOPICS\n\s+job\s+/)
+  })
+
+  it('`help TOPIC` shows that topic’s help', async () => {
+    const r = await runCli(['help', 'job'])
+    assert.equal(r.code, 0)
+    assert.match(r.stdout, /job validate\s+Check job definition files/)
+  })
+
+  it('an unknown command is a usage error (exit 2) with a suggestion, in both modes', async () => {
+    const r = await runCli(['job', 'valdate', 'x.json'])
+    assert.equal(r.code, 2)
+    assert.equal(r.stdout, '')
+    assert.equal(
+      r.stderr,
+      'Error: "job valdate x.json" is not a gpunet command\nHint: did you mean "gpunet job validate"? Run "gpunet --help" for all commands.\n',
+    )
+    const json = await runCli(['frobnicate', '--json'])
+    assert.equal(json.code, 2)
+    assert.deepEqual(JSON.parse(json.stdout), {
+      error: {
+        code: 'unknown_command',
+        message: '"frobnicate" is not a gpunet command',
+        hint: 'run "gpunet --help" for all commands',
+      },
+    })
+  })
+})
