@@ -25,9 +25,11 @@ execFileSync(
 
 await build({
   absWorkingDir: root,
-  entryPoints: [...commandFiles(join(root, 'src/commands')), join(root, 'src/hooks/command-not-found.ts')].map((f) =>
-    relative(root, f),
-  ),
+  entryPoints: [
+    join(root, 'src/cli.ts'),
+    ...commandFiles(join(root, 'src/commands')),
+    join(root, 'src/hooks/command-not-found.ts'),
+  ].map((f) => relative(root, f)),
   outdir: 'dist',
   outbase: 'src',
   entryNames: '[dir]/[name]',
@@ -42,7 +44,17 @@ await build({
   // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
   // parsers that are only imported on demand (YAML files, locating errors, code frames) load as Node loads
   // them, since a bundled CommonJS chunk would only offer a default export to `await import()`.
-  external: ['@oclif/core', 'better-sqlite3', 'litesvm', 'pg-native', 'yaml', 'jsonc-parser', '@babel/code-frame'],
+  external: [
+    'typescript',
+    'ts-node',
+    'tsx',
+    'better-sqlite3',
+    'litesvm',
+    'pg-native',
+    'yaml',
+    'jsonc-parser',
+    '@babel/code-frame',
+  ],
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],
   // CommonJS dependencies inside an ES module bundle still call require().
