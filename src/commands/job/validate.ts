@@ -8,13 +8,14 @@ import {readStdin} from '../../lib/stdin.js'
 export default class JobValidate extends BaseCommand {
   static override summary = 'Check job definition files (JSON or YAML) against the job definition spec.'
   static override description =
-    'Reports every problem of every file, each with its line and column, the member\'s path and a stable code, and warns about credentials written inline. Use "-" to read standard input. Exits 0 when every file is valid, 3 when any file is invalid or unreadable.'
+    'Reports every problem of every file, each with its line and column, the member\'s path and a stable code, and warns about credentials written inline. Use "-" to read standard input. Exits 0 when every file is valid, 3 when any file is invalid or unreadable (with --strict, also when it has warnings).'
 
   static override examples = [
     '<%= config.bin %> job validate job.json',
     '<%= config.bin %> job validate jobs/*.json jobs/*.yaml',
     'cat job.yaml | <%= config.bin %> job validate -',
     '<%= config.bin %> job validate job.json --json | jq ".files[].errors[].message"',
+    '<%= config.bin %> job validate --strict jobs/*.json   # in CI: warnings fail too',
   ]
 
   static override strict = false
@@ -23,6 +24,7 @@ export default class JobValidate extends BaseCommand {
   }
 
   static override flags = {
+    strict: Flags.boolean({description: 'treat warnings as errors: a file with warnings is invalid', default: false}),
     frames: Flags.boolean({
       description: 'show the offending lines of the file under each error',
       default: true,
@@ -34,7 +36,7 @@ export default class JobValidate extends BaseCommand {
     const {argv, flags} = await this.parse(JobValidate)
     const files = argv as string[]
     const checks: FileCheck[] = []
-    for (const file of files) checks.push(await checkDefinitionFile(file, readStdin))
+    for (const file of files) checks.push(await checkDefinitionFile(file, readStdin, {strict: flags.strict}))
 
     const valid = checks.every((c) => c.report.valid)
     if (!this.jsonEnabled()) {
@@ -63,7 +65,8 @@ export default class JobValidate extends BaseCommand {
       const tail = counts.length > 0 ? ` (${counts.join(', ')})` : ''
       this.say(`${this.color('green', '✔')} ${report.file} is a valid job definition${tail}`)
     } else {
-      this.say(`${this.color('red', '✖')} ${report.file}: ${counts.join(', ')}`)
+      const strictNote = report.errors.length === 0 ? ' (--strict treats warnings as errors)' : ''
+      this.say(`${this.color('red', '✖')} ${report.file}: ${counts.join(', ')}${strictNote}`)
     }
   }
 }

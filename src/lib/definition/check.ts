@@ -27,8 +27,13 @@ export interface FileCheck {
 
 const ANCHORS: Partial<Record<IssueCode, Anchor>> = {missing_field: 'parent', unknown_field: 'key'}
 
+/** How strict a check is: with `strict`, any warning makes the file invalid (for CI gates). */
+export interface CheckOptions {
+  strict?: boolean
+}
+
 /** Validates and lints a definition's text, pinning every issue to its line and column. */
-export async function checkDefinitionText(text: string, file: string): Promise<FileCheck> {
+export async function checkDefinitionText(text: string, file: string, options: CheckOptions = {}): Promise<FileCheck> {
   const parsed = await parseSource(text, detectFormat(file, text))
   if (!parsed.ok) {
     const {code, message, line, column} = parsed.problem
@@ -45,7 +50,8 @@ export async function checkDefinitionText(text: string, file: string): Promise<F
   })
   const errors = (result.errors ?? []).map(locate).sort(byPosition)
   const warnings = lints.map(locate).sort(byPosition)
-  return {report: {file, valid: result.success, errors, warnings}, text}
+  const valid = result.success && !(options.strict && warnings.length > 0)
+  return {report: {file, valid, errors, warnings}, text}
 }
 
 function byPosition(a: LocatedIssue, b: LocatedIssue): number {
@@ -53,7 +59,11 @@ function byPosition(a: LocatedIssue, b: LocatedIssue): number {
 }
 
 /** Reads a file (or standard input for `-`) and checks it; an unreadable file is reported, not thrown. */
-export async function checkDefinitionFile(file: string, readStdin: () => Promise<string>): Promise<FileCheck> {
+export async function checkDefinitionFile(
+  file: string,
+  readStdin: () => Promise<string>,
+  options: CheckOptions = {},
+): Promise<FileCheck> {
   let text: string
   try {
     text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
@@ -69,7 +79,7 @@ export async function checkDefinitionFile(file: string, readStdin: () => Promise
     }
     return {report: {file, valid: false, errors: [issue], warnings: []}}
   }
-  return checkDefinitionText(text, file === '-' ? '<stdin>' : file)
+  return checkDefinitionText(text, file === '-' ? '<stdin>' : file, options)
 }
 
 /** A read failure in words, without a stack: "no such file", "permission denied", "it is a directory". */

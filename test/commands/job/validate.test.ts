@@ -107,6 +107,22 @@ describe('gpunet job validate', () => {
     assert.match(JSON.parse(dirAsFile.stdout).files[0].errors[0].message, /it is a directory/)
   })
 
+  it('--strict makes warnings fail the file (exit 3)', async () => {
+    const withWarning = join(dir, 'warn.json')
+    const doc = JSON.parse(VALID)
+    doc.ops[0].args.env = {API_KEY: 'abc123'}
+    await writeFile(withWarning, JSON.stringify(doc))
+    const relaxed = await runCli(['job', 'validate', withWarning])
+    assert.equal(relaxed.code, 0)
+    assert.match(relaxed.stdout, /is a valid job definition \(1 warning\)/)
+    const strict = await runCli(['job', 'validate', '--strict', withWarning, '--json'])
+    assert.equal(strict.code, 3)
+    const report = JSON.parse(strict.stdout).files[0]
+    assert.equal(report.valid, false)
+    assert.deepEqual(report.errors, [])
+    assert.equal(report.warnings[0].code, 'inline_credential')
+  })
+
   it('exits 2 with a usage error when no file is given', async () => {
     const r = await runCli(['job', 'validate'])
     assert.equal(r.code, 2)
