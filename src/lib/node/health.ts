@@ -30,6 +30,8 @@ export function checkHttp(baseUrl: string, check: HttpCheck, timeoutMs = CHECK_T
   const body = typeof check.body === 'string' ? check.body : hasBody ? JSON.stringify(check.body) : undefined
   const named = (h: string) => Object.keys(headers).some((k) => k.toLowerCase() === h)
   if (hasBody && typeof check.body !== 'string' && !named('content-type')) headers['content-type'] = 'application/json'
+  // Node frames a GET or DELETE body only when told its length.
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
   const what = `${check.method} ${url.pathname}${url.search}`
   return new Promise((resolve) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest

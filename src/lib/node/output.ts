@@ -84,7 +84,9 @@ export class OutputCollector {
     for (const o of this.find(buffer)) {
       // A value crossing the edge of the range is masked too: half a secret is still a secret.
       if (o.end <= at || o.start >= to) continue
-      if (o.start >= at) text += buffer.subarray(at, o.start).toString('utf8') + `%%secrets.${o.name}%%`
+      if (o.start >= at || at === from) {
+        text += buffer.subarray(at, Math.max(at, o.start)).toString('utf8') + `%%secrets.${o.name}%%`
+      }
       at = Math.min(o.end, to)
     }
     return text + buffer.subarray(at, to).toString('utf8')
