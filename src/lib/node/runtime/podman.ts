@@ -26,7 +26,7 @@ export interface PodmanOptions {
 }
 
 /**
- * Runtime runc, because crun cannot start containers in the sandboxes gpunet is developed in; default ulimits
+ * Runtime runc, the one gpunet is tested with and its development sandboxes need; default ulimits
  * under the hard limits such machines allow, since runc fails to set higher ones ("error setting rlimits");
  * cgroupfs and a file event log, because there may be no systemd.
  */
