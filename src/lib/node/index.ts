@@ -21,6 +21,7 @@ export {DEFAULT_OUTPUT_LIMIT} from './output.js'
 export {HOST_PROCESS_NOTICE, HostProcessRuntime} from './runtime/host-process.js'
 export {
   containerName,
+  defaultPodmanDataDir,
   detectRuntime,
   NO_GPU_NOTICE,
   type PodmanOptions,

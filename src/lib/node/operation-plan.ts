@@ -36,7 +36,7 @@ export interface OperationPlan {
 }
 
 /** The type an exposed port gets when the definition names none. */
-export const DEFAULT_PORT_TYPE = 'web'
+const DEFAULT_PORT_TYPE = 'web'
 
 /** The operations of a definition in order, each with `global` defaults under its own args (its own win). */
 export function planOperations(definition: JobDefinition): OperationPlan[] {
@@ -59,7 +59,7 @@ export function planOperations(definition: JobDefinition): OperationPlan[] {
 }
 
 /** A string is a bash script; an array (empty included) is a word list; no `cmd` is the image's default. */
-export function commandSpec(cmd: OperationArgs['cmd']): CommandSpec {
+function commandSpec(cmd: OperationArgs['cmd']): CommandSpec {
   return typeof cmd === 'string' ? {kind: 'shell', script: cmd} : {kind: 'exec', argv: cmd ?? []}
 }
 

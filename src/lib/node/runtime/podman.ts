@@ -30,7 +30,7 @@ export interface PodmanOptions {
  * under the hard limits such machines allow, since runc fails to set higher ones ("error setting rlimits");
  * cgroupfs and a file event log, because there may be no systemd.
  */
-export const CONTAINERS_CONF = `# Written by gpunet for its node; podman reads it through CONTAINERS_CONF.
+const CONTAINERS_CONF = `# Written by gpunet for its node; podman reads it through CONTAINERS_CONF.
 [containers]
 default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
 
@@ -41,7 +41,7 @@ events_logger = "file"
 `
 
 /** Short image names resolve on Docker Hub, as job definitions written for Docker expect, and never prompt. */
-export const REGISTRIES_CONF = `# Written by gpunet for its node; podman reads it through CONTAINERS_REGISTRIES_CONF.
+const REGISTRIES_CONF = `# Written by gpunet for its node; podman reads it through CONTAINERS_REGISTRIES_CONF.
 unqualified-search-registries = ["docker.io"]
 short-name-mode = "permissive"
 `
@@ -190,8 +190,9 @@ export class PodmanRuntime implements ContainerRuntime {
     }
     const env = (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
     const name = containerName(options.jobId, plan.id)
-    const secretFiles = await writeSecretFiles(plan)
     const ports = await publishPorts(plan, options.hostPorts)
+    // Last before spawning, so nothing can fail between writing the secrets and the cleanup that removes them.
+    const secretFiles = await writeSecretFiles(plan)
     const gpu = plan.gpu && this.gpuAvailable
     const setup = {name, jobId: options.jobId, ports, gpu, pull: this.pull, ...secretFiles}
     const argv = podmanRunArgs(plan, setup)
@@ -222,16 +223,30 @@ export class PodmanRuntime implements ContainerRuntime {
   }
 }
 
-async function writeSecretFiles(plan: OperationPlan) {
-  const text = envFileText(plan.env)
+interface SecretFiles {
+  dir: string
+  envFile: string
+  cidFile: string
+  authFile?: string
+}
+
+async function writeSecretFiles(plan: OperationPlan): Promise<SecretFiles> {
+  const envText = envFileText(plan.env)
   const docker = plan.authentication?.docker
+  const authText = docker ? authFileText(docker) : undefined
   // mkdtemp makes the folder 0700; the files are 0600 on top, and never replace an existing file.
   const dir = await mkdtemp(join(tmpdir(), 'gpunet-op-'))
-  const envFile = join(dir, 'env')
-  const authFile = docker ? join(dir, 'auth.json') : undefined
-  await writeFile(envFile, text, {mode: 0o600, flag: 'wx'})
-  if (docker && authFile) await writeFile(authFile, authFileText(docker), {mode: 0o600, flag: 'wx'})
-  return {dir, envFile, cidFile: join(dir, 'cid'), ...(authFile ? {authFile} : {})}
+  const files: SecretFiles = {dir, envFile: join(dir, 'env'), cidFile: join(dir, 'cid')}
+  try {
+    await writeFile(files.envFile, envText, {mode: 0o600, flag: 'wx'})
+    if (authText === undefined) return files
+    const authFile = join(dir, 'auth.json')
+    await writeFile(authFile, authText, {mode: 0o600, flag: 'wx'})
+    return {...files, authFile}
+  } catch (error) {
+    await rm(dir, {recursive: true, force: true})
+    throw error
+  }
 }
 
 async function publishPorts(plan: OperationPlan, hostPorts: RunOptions['hostPorts'] = {}): Promise<PublishedPort[]> {

@@ -176,6 +176,16 @@ describe('PodmanRuntime (real podman)', function () {
     assert.ok(!JSON.stringify(result).includes(value))
   })
 
+  it('gives registry credentials in an auth file that is gone once the container exists', async () => {
+    const password = `pw-${randomBytes(8).toString('hex')}`
+    const op = await start(plan({cmd: ['/bin/echo', 'ok'], authentication: {docker: {username: 'u', password}}}))
+    const authFile = op.argv[op.argv.indexOf('--authfile') + 1] as string
+    assert.ok(authFile.endsWith('auth.json') && !op.argv.join(' ').includes(password))
+    assert.equal(existsSync(authFile), false)
+    const result = await op.result
+    assert.deepEqual([result.exitCode, result.stdout], [0, 'ok\n'])
+  })
+
   it('publishes an exposed port on 127.0.0.1, turns ready, and stops', async () => {
     const check = {type: 'http', method: 'GET', path: '/index.html', expected_status: 200} as const
     const op = await start(
