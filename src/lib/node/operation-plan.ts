@@ -28,8 +28,9 @@ export interface OperationPlan {
   workDir?: string
   gpu: boolean
   expose: PlannedPort[]
-  /** Kept for the caller (the node loads resources and logs in to registries before it starts the op). */
+  /** Kept for the caller, which loads them before it starts the operation. */
   resources: Resource[]
+  /** Registry credentials: the podman runtime hands `docker` to its pulls in an auth file. */
   authentication?: OperationArgs['authentication']
   output?: string
   requiredVram?: number
