@@ -43,7 +43,8 @@ await build({
   sourcemap: 'linked',
   // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
   // parsers that are only imported on demand (YAML files, locating errors, code frames) load as Node loads
-  // them, since a bundled CommonJS chunk would only offer a default export to `await import()`.
+  // them, since a bundled CommonJS chunk would only offer a default export to `await import()`. ws asks for
+  // its optional native addons (bufferutil, utf-8-validate) and works without them.
   external: [
     'typescript',
     'ts-node',
@@ -54,6 +55,8 @@ await build({
     'yaml',
     'jsonc-parser',
     '@babel/code-frame',
+    'bufferutil',
+    'utf-8-validate',
   ],
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],

@@ -1,0 +1,40 @@
+export {
+  checkHttp,
+  checkTcp,
+  checkWebsocket,
+  type CheckOutcome,
+  DEFAULT_READY_TIMEOUT_MS,
+  type Readiness,
+  type ReadinessTarget,
+  waitUntilReady,
+} from './health.js'
+export {
+  commandArgv,
+  type CommandSpec,
+  type OperationPlan,
+  planOperations,
+  type PlannedPort,
+  shellArgv,
+  substituteSecrets,
+} from './operation-plan.js'
+export {DEFAULT_OUTPUT_LIMIT} from './output.js'
+export {HOST_PROCESS_NOTICE, HostProcessRuntime} from './runtime/host-process.js'
+export {
+  containerName,
+  defaultPodmanDataDir,
+  detectRuntime,
+  NO_GPU_NOTICE,
+  type PodmanOptions,
+  PodmanRuntime,
+  type PullPolicy,
+  type RuntimeDetection,
+  writePodmanConfig,
+} from './runtime/podman.js'
+export type {
+  ContainerRuntime,
+  OperationResult,
+  PublishedPort,
+  RunningOperation,
+  RunOptions,
+  RuntimeKind,
+} from './runtime/runtime.js'

@@ -1,0 +1,102 @@
+import {type ChildProcess, spawn} from 'node:child_process'
+import {createServer} from 'node:net'
+import {constants} from 'node:os'
+
+import {type CapturedOutput, OutputCollector} from '../output.js'
+import type {OperationResult, RuntimeKind} from './runtime.js'
+
+/** How a child process ended, with its capped and masked outputs. */
+export interface ChildOutcome {
+  exitCode: number
+  startedAt: string
+  endedAt: string
+  stdout: CapturedOutput
+  stderr: CapturedOutput
+}
+
+/** A started child process and its outcome once it has ended and its outputs are drained. */
+export interface ChildRun {
+  child: ChildProcess
+  outcome: Promise<ChildOutcome>
+}
+
+/** Exit code reported when the program itself could not be started (as a shell reports it). */
+const NOT_STARTED = 127
+
+/**
+ * Spawns `command` with an argument array (never through a shell) and collects its outputs in bounded
+ * memory, masking the `redact` values.
+ */
+export function spawnCollected(
+  command: string,
+  args: readonly string[],
+  options: {
+    env: NodeJS.ProcessEnv
+    cwd?: string
+    detached?: boolean
+    outputLimit?: number
+    redact?: Readonly<Record<string, string>>
+  },
+): ChildRun {
+  const stdout = new OutputCollector(options.outputLimit, options.redact)
+  const stderr = new OutputCollector(options.outputLimit, options.redact)
+  const startedAt = new Date().toISOString()
+  const {env, cwd, detached} = options
+  const child = spawn(command, args, {env, cwd, detached, stdio: ['ignore', 'pipe', 'pipe']})
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
+  const outcome = new Promise<ChildOutcome>((resolve) => {
+    const finish = (exitCode: number) =>
+      resolve({
+        exitCode,
+        startedAt,
+        endedAt: new Date().toISOString(),
+        stdout: stdout.result(),
+        stderr: stderr.result(),
+      })
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      stderr.push(Buffer.from(`${command} could not be started: ${error.code ?? error.message}\n`))
+      finish(NOT_STARTED)
+    })
+    child.on('close', (code, signal) => {
+      if (code !== null || signal !== null) finish(code ?? 128 + (constants.signals[signal as NodeJS.Signals] ?? 0))
+    })
+  })
+  return {child, outcome}
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
+    })
+  })
+}
+
+/** The result of an operation from how its process ended and what the runtime knows about the run. */
+export function operationResult(
+  operationId: string,
+  runtime: RuntimeKind,
+  outcome: ChildOutcome,
+  run: {stopped: boolean; isolated: boolean; notices: string[]},
+): OperationResult {
+  const {exitCode, startedAt, endedAt, stdout, stderr} = outcome
+  return {
+    operationId,
+    runtime,
+    exitCode,
+    startedAt,
+    endedAt,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdoutCutBytes: stdout.cutBytes,
+    stderrCutBytes: stderr.cutBytes,
+    ...run,
+  }
+}

@@ -1,0 +1,64 @@
+import type {OperationPlan, PlannedPort} from '../operation-plan.js'
+
+/** Which runtime ran an operation. */
+export type RuntimeKind = 'podman' | 'host-process'
+
+/** How a caller asks for an operation to run. */
+export interface RunOptions {
+  /** The job's address (or any id unique per job); names the container with the operation's id. */
+  jobId: string
+  /** Bytes kept of each of stdout and stderr (half from the start, half from the end). */
+  outputLimit?: number
+  /** Secret values (by name) to mask in stdout and stderr, e.g. the ones substituted into the plan. */
+  redact?: Readonly<Record<string, string>>
+  /** Host ports to publish exposed container ports on (container port → host port); free ones otherwise. */
+  hostPorts?: Readonly<Record<number, number>>
+}
+
+/** An exposed port of a running operation, reachable on 127.0.0.1 at `hostPort`. */
+export interface PublishedPort extends PlannedPort {
+  host: '127.0.0.1'
+  hostPort: number
+}
+
+/** What happened when an operation ran. Holds no secret value: outputs are masked, env is never echoed. */
+export interface OperationResult {
+  operationId: string
+  runtime: RuntimeKind
+  /** The command's exit code; 128 + N when a signal N ended it; podman's own failures are 125 to 127. */
+  exitCode: number
+  startedAt: string
+  endedAt: string
+  stdout: string
+  stderr: string
+  /** Bytes cut from the middle of stdout and stderr (the text says so where it was cut). */
+  stdoutCutBytes: number
+  stderrCutBytes: number
+  /** True when `stop()` ended it. */
+  stopped: boolean
+  /** False when it ran on the host without a container. */
+  isolated: boolean
+  /** Things the poster should know about how it ran (no GPU, no container, ...). */
+  notices: string[]
+}
+
+/** An operation that has started: its published ports, a way to stop it, and its result when it ends. */
+export interface RunningOperation {
+  readonly name: string
+  readonly ports: PublishedPort[]
+  /** The arguments the runtime's process was started with (never holding a secret value). */
+  readonly argv: readonly string[]
+  readonly pid: number | undefined
+  readonly result: Promise<OperationResult>
+  /** Ends the operation, waiting up to `graceSeconds` before killing it, and resolves once it has ended. */
+  stop(graceSeconds?: number): Promise<OperationResult>
+}
+
+/** Runs the operations of a job: in containers (podman) or, when the user opts in, as host processes. */
+export interface ContainerRuntime {
+  readonly kind: RuntimeKind
+  /** Starts an operation and resolves once it is running (or has already failed to start). */
+  start(plan: OperationPlan, options: RunOptions): Promise<RunningOperation>
+  /** Starts an operation and resolves with its result when it ends. */
+  run(plan: OperationPlan, options: RunOptions): Promise<OperationResult>
+}

@@ -1,0 +1,114 @@
+import {strict as assert} from 'node:assert'
+import {existsSync} from 'node:fs'
+import {readFile} from 'node:fs/promises'
+
+import type {OperationArgs} from '../../../../src/lib/definition/schema.js'
+import {isGpunetError} from '../../../../src/lib/errors.js'
+import {waitUntilReady} from '../../../../src/lib/node/health.js'
+import {type OperationPlan, planOperations} from '../../../../src/lib/node/operation-plan.js'
+import {HOST_PROCESS_NOTICE, HostProcessRuntime} from '../../../../src/lib/node/runtime/host-process.js'
+import {freePort} from '../../../../src/lib/node/runtime/process.js'
+import type {RunningOperation} from '../../../../src/lib/node/runtime/runtime.js'
+
+function plan(args: Partial<OperationArgs>): OperationPlan {
+  const ops = [{id: 'op', type: 'container/run' as const, args: {image: 'ignored', ...args}}]
+  return planOperations({version: '0.1', type: 'container', ops})[0] as OperationPlan
+}
+
+const jobId = 'host-test'
+
+describe('HostProcessRuntime', function () {
+  this.timeout(20_000)
+  const runtime = new HostProcessRuntime({allowHostProcesses: true})
+  const running: RunningOperation[] = []
+  afterEach(() => Promise.all(running.splice(0).map((r) => r.stop(0))))
+
+  it('exists only when the user turns it on', () => {
+    assert.throws(
+      () => new HostProcessRuntime({allowHostProcesses: false}),
+      (e: unknown) => isGpunetError(e) && e.code === 'host-process-not-allowed',
+    )
+  })
+
+  it('runs the command on the host and says so in the result', async () => {
+    const result = await runtime.run(
+      plan({cmd: 'echo "$GREETING"; pwd; echo oops >&2; exit 4', env: {GREETING: 'hi'}}),
+      {
+        jobId,
+      },
+    )
+    const [greeting, cwd] = result.stdout.split('\n')
+    assert.equal(greeting, 'hi')
+    assert.match(cwd ?? '', /gpunet-host-/)
+    assert.equal(existsSync(cwd ?? ''), false, 'its temporary folder is removed')
+    assert.deepEqual(
+      [result.exitCode, result.stderr, result.runtime, result.isolated],
+      [4, 'oops\n', 'host-process', false],
+    )
+    assert.deepEqual(result.notices, [HOST_PROCESS_NOTICE])
+  })
+
+  it('lists the settings a host process cannot apply', async () => {
+    const result = await runtime.run(plan({cmd: ['true'], work_dir: '/app', gpu: true}), {jobId})
+    assert.deepEqual(result.notices, [HOST_PROCESS_NOTICE, 'Not applied on the host: work_dir, gpu.'])
+  })
+
+  it("runs entrypoint then cmd, without the node's own environment", async () => {
+    process.env.GPUNET_NODE_ONLY = 'node secret'
+    try {
+      const result = await runtime.run(plan({entrypoint: ['/bin/sh', '-c'], cmd: ['echo "[$GPUNET_NODE_ONLY]"']}), {
+        jobId,
+      })
+      assert.equal(result.stdout, '[]\n')
+    } finally {
+      delete process.env.GPUNET_NODE_ONLY
+    }
+  })
+
+  it('passes env values in the environment, not in arguments, and masks them in output', async () => {
+    const value = 'host-secret-value'
+    const op = await runtime.start(plan({cmd: 'sleep 0.5; echo "$TOKEN"', env: {TOKEN: value}}), {
+      jobId,
+      redact: {TOKEN: value},
+    })
+    running.push(op)
+    const cmdline = await readFile(`/proc/${op.pid}/cmdline`, 'utf8')
+    assert.ok(!cmdline.includes(value) && !op.argv.join(' ').includes(value))
+    const result = await op.result
+    assert.equal(result.stdout, '%%secrets.TOKEN%%\n')
+  })
+
+  it('caps output', async () => {
+    const result = await runtime.run(plan({cmd: ['seq', '1', '10000']}), {jobId, outputLimit: 100})
+    assert.ok(result.stdout.startsWith('1\n2\n') && result.stdout.endsWith('9999\n10000\n'))
+    assert.ok(result.stdoutCutBytes > 40_000)
+  })
+
+  it('serves an exposed port on the port the process listens on, and stop() ends the whole command', async () => {
+    const port = await freePort()
+    const server = `require('http').createServer((q, s) => s.end('up')).listen(${port}, '127.0.0.1')`
+    const check = {type: 'http', method: 'GET', path: '/', expected_status: 200} as const
+    const op = await runtime.start(
+      plan({cmd: `"${process.execPath}" -e "${server}"; echo never`, expose: [{port, health_checks: [check]}]}),
+      {jobId},
+    )
+    running.push(op)
+    assert.deepEqual(
+      op.ports.map((p) => [p.host, p.hostPort]),
+      [['127.0.0.1', port]],
+    )
+    const readiness = await waitUntilReady(op.ports[0] as (typeof op.ports)[0], {timeoutMs: 10_000, intervalMs: 50})
+    assert.equal(readiness.ready, true, readiness.detail)
+    const result = await op.stop(5)
+    assert.equal(result.stopped, true)
+    assert.ok(!result.stdout.includes('never'))
+    assert.equal((await waitUntilReady(op.ports[0] as (typeof op.ports)[0], {timeoutMs: 0})).ready, false)
+  })
+
+  it('refuses an operation that only its image knows how to run', async () => {
+    await assert.rejects(
+      runtime.start(plan({cmd: []}), {jobId}),
+      (e: unknown) => isGpunetError(e) && e.code === 'operation-unsupported',
+    )
+  })
+})
