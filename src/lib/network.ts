@@ -1,0 +1,39 @@
+import {ExitCode, GpunetError} from './errors.js'
+
+/** The networks gpunet talks to; localnet is the default so nobody spends real tokens by accident. */
+export const NETWORKS = ['localnet', 'devnet', 'mainnet'] as const
+export type Network = (typeof NETWORKS)[number]
+
+/** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL`, or a clear error naming both. */
+export function resolveSecretsUrl(network: Network, flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const url = flag || env.GPUNET_SECRETS_URL
+  if (url) return checkUrl(url)
+  if (network === 'localnet') {
+    throw new GpunetError('secrets_url_missing', 'no secrets service is configured for localnet', {
+      exitCode: ExitCode.USAGE,
+      hint: 'start one with `gpunet secrets serve`, then pass its URL with --secrets-url or GPUNET_SECRETS_URL',
+    })
+  }
+  throw new GpunetError('secrets_url_missing', `no secrets service URL is configured for ${network}`, {
+    exitCode: ExitCode.USAGE,
+    hint: `pass --secrets-url URL or set GPUNET_SECRETS_URL to the ${network} secrets service`,
+  })
+}
+
+function checkUrl(url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" is not a URL`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'use a full URL such as http://127.0.0.1:8787',
+    })
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" must use http or https`, {
+      exitCode: ExitCode.USAGE,
+    })
+  }
+  return url.replace(/\/+$/, '')
+}
