@@ -206,3 +206,26 @@ export async function login(url: string, wallet: Wallet, options: {job?: string;
   if (answer.status !== 200) throw new Error(`login failed: ${answer.status} ${answer.text}`)
   return (answer.body as {token: string}).token
 }
+
+/** A service on SQLite and an isolated home (wallet, token cache) for CLI tests. */
+export async function cliFixture(): Promise<{url: string; env: NodeJS.ProcessEnv; home: string; stop: () => Promise<void>; service: Awaited<ReturnType<typeof startService>>}> {
+  const service = await startService(sqliteAdapter)
+  const {dir, remove} = await tempDir()
+  const env = {
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, '.config'),
+    GPUNET_SECRETS_URL: service.url,
+    GPUNET_WALLET: '',
+    GPUNET_NETWORK: '',
+  }
+  return {
+    url: service.url,
+    env,
+    home: dir,
+    service,
+    async stop() {
+      await service.stop()
+      await remove()
+    },
+  }
+}

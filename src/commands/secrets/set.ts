@@ -31,7 +31,7 @@ Jobs refer to a secret as %%secrets.NAME%% in any string of their definition.`
   static override flags = {
     ...networkFlags,
     value: Flags.string({description: 'the value as text (visible in shell history and process lists)', helpValue: 'TEXT'}),
-    'from-env-file': Flags.string({description: 'store every NAME=value line of a dotenv file', helpValue: 'FILE'}),
+    'from-env-file': Flags.string({description: 'store every NAME=value line of a dotenv file ("-" reads standard input)', helpValue: 'FILE'}),
   }
 
   async run(): Promise<{network: string; url: string; names: string[]}> {

@@ -3,6 +3,7 @@ import {parseEnv} from 'node:util'
 
 import {describeReadError} from '../definition/check.js'
 import {ExitCode, GpunetError} from '../errors.js'
+import {readStdin} from '../stdin.js'
 import {secretProblem} from './limits.js'
 
 /** Where `secrets set` takes a value from: standard input (the default), `@file`, or `--value` text. */
@@ -27,9 +28,9 @@ export async function readValue(name: string, source: ValueSource): Promise<stri
   return value
 }
 
-/** The secrets of a dotenv file (`NAME=value` lines, `#` comments, quotes and `export` as in shells). */
+/** The secrets of a dotenv file (`NAME=value` lines, `#` comments, quotes and `export` as in shells); `-` is stdin. */
 export async function readEnvFile(path: string): Promise<Record<string, string>> {
-  const entries = Object.entries(parseEnv(await readInputFile(path)))
+  const entries = Object.entries(parseEnv(path === '-' ? await readStdin() : await readInputFile(path)))
   if (entries.length === 0) {
     throw new GpunetError('empty_env_file', `${path} has no NAME=value lines`, {exitCode: ExitCode.INVALID_INPUT})
   }
