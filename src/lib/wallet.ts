@@ -1,9 +1,9 @@
-import {ed25519} from '@noble/curves/ed25519.js'
 import bs58 from 'bs58'
 import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {describeReadError} from './definition/check.js'
+import {generateKeypairBytes, signingKey, signMessage} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {configDir, writePrivateFile} from './private-file.js'
 
@@ -50,24 +50,20 @@ export async function loadWallet(options: WalletOptions = {}): Promise<Wallet> {
 
 /** Creates a new keypair file with mode 0600. */
 export async function createWallet(file: string): Promise<Wallet> {
-  const seed = ed25519.utils.randomSecretKey()
-  const bytes = new Uint8Array(64)
-  bytes.set(seed, 0)
-  bytes.set(ed25519.getPublicKey(seed), 32)
+  const bytes = generateKeypairBytes()
   await writePrivateFile(file, `${JSON.stringify([...bytes])}\n`)
   return walletFromBytes(bytes, file)
 }
 
 /** A wallet from the 64 bytes of a Solana keypair; refuses a public half that does not match the seed. */
 export function walletFromBytes(bytes: Uint8Array, file = '<memory>'): Wallet {
-  const seed = bytes.slice(0, 32)
-  const publicKey = ed25519.getPublicKey(seed)
-  if (!publicKey.every((b, i) => b === bytes[32 + i])) {
+  const key = signingKey(bytes)
+  if (!key) {
     throw new GpunetError('wallet_invalid', `${file} is not a valid keypair: its public key does not match its secret key`, {
       exitCode: ExitCode.INVALID_INPUT,
     })
   }
-  return {address: bs58.encode(publicKey), file, sign: (message) => ed25519.sign(message, seed)}
+  return {address: bs58.encode(bytes.subarray(32, 64)), file, sign: (message) => signMessage(message, key)}
 }
 
 function parseKeypair(text: string, file: string): Uint8Array {

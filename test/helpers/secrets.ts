@@ -1,10 +1,10 @@
-import {ed25519} from '@noble/curves/ed25519.js'
 import bs58 from 'bs58'
 import {randomBytes} from 'node:crypto'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {generateKeypairBytes} from '../../src/lib/ed25519.js'
 import type {JobAuthority, JobRecord} from '../../src/lib/secrets/service/auth.js'
 import {openPostgresStorage} from '../../src/lib/secrets/service/postgres.js'
 import {createSecretsService, type SecretsService, type ServiceLimits} from '../../src/lib/secrets/service/server.js'
@@ -17,10 +17,7 @@ export const DATABASE_URL_ENV = 'GPUNET_TEST_DATABASE_URL'
 
 /** A fresh keypair, in memory, with its 64 Solana bytes (to write as a wallet file). */
 export function newWallet(): Wallet & {bytes: Uint8Array} {
-  const seed = ed25519.utils.randomSecretKey()
-  const bytes = new Uint8Array(64)
-  bytes.set(seed)
-  bytes.set(ed25519.getPublicKey(seed), 32)
+  const bytes = generateKeypairBytes()
   return Object.assign(walletFromBytes(bytes), {bytes})
 }
 

@@ -1,9 +1,9 @@
-import {ed25519} from '@noble/curves/ed25519.js'
 import bs58 from 'bs58'
 import {strict as assert} from 'node:assert'
 import {stat, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
+import {verifySignature} from '../../src/lib/ed25519.js'
 import {isGpunetError} from '../../src/lib/errors.js'
 import {loadWallet, walletPath} from '../../src/lib/wallet.js'
 import {newWallet, tempDir} from '../helpers/secrets.js'
@@ -18,7 +18,8 @@ describe('wallet', () => {
       const wallet = await loadWallet({path: file})
       assert.equal(wallet.address, source.address)
       const message = new TextEncoder().encode('service_secret_1')
-      assert.ok(ed25519.verify(wallet.sign(message), message, bs58.decode(wallet.address)))
+      assert.ok(verifySignature(wallet.sign(message), message, bs58.decode(wallet.address)))
+      assert.ok(!verifySignature(wallet.sign(message), new TextEncoder().encode('service_secret_2'), bs58.decode(wallet.address)))
     } finally {
       await remove()
     }

@@ -1,9 +1,9 @@
-import {ed25519} from '@noble/curves/ed25519.js'
 import bs58 from 'bs58'
 import {errors as joseErrors, jwtVerify, SignJWT} from 'jose'
 import {randomUUID} from 'node:crypto'
 
 import {findSecretReferences} from '../../definition/secret-refs.js'
+import {verifySignature} from '../../ed25519.js'
 import {badRequest, HttpError} from './http-error.js'
 
 /** A job as the chain shows it, in the terms job-scoped login needs. */
@@ -67,15 +67,15 @@ function base58Param(params: Record<string, unknown>, name: string, bytes: numbe
 
 /**
  * Checks that `signature` is the ed25519 signature of `service_secret_<timestamp>` by `address`, and that the
- * timestamp is within `skewSeconds` of `now`. Strict verification (no ZIP-215 leniency) makes signatures
- * non-malleable, so remembering used signatures is enough to refuse replays.
+ * timestamp is within `skewSeconds` of `now`. Non-canonical signatures are refused (see ed25519.ts), so
+ * remembering used signatures is enough to refuse replays.
  */
 export function verifyLoginSignature(login: LoginRequest, now: number, skewSeconds: number): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
     throw new HttpError(401, 'stale_timestamp', `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`)
   }
   const message = new TextEncoder().encode(loginMessage(login.timestamp))
-  const valid = ed25519.verify(bs58.decode(login.signature), message, bs58.decode(login.address), {zip215: false})
+  const valid = verifySignature(bs58.decode(login.signature), message, bs58.decode(login.address))
   if (!valid) throw new HttpError(401, 'invalid_signature', `the signature is not ${loginMessage(login.timestamp)} signed by ${login.address}`)
 }
 
