@@ -9,8 +9,7 @@ import {connectSecrets} from '../../lib/secrets/connect.js'
 
 export default class SecretsDelete extends BaseCommand {
   static override summary = 'Delete a secret from the secrets service.'
-  static override description = `Asks for confirmation at a terminal unless --yes. Jobs that refer to the secret as %%secrets.NAME%%
-will no longer receive it. Exits 7 when no secret has that name.`
+  static override description = `Asks for confirmation at a terminal unless --yes. Jobs that refer to the secret as %%secrets.NAME%% will no longer receive it. Exits 7 when no secret has that name.`
 
   static override examples = [
     '<%= config.bin %> secrets delete HF_TOKEN',

@@ -12,8 +12,7 @@ type GetResult = {name: string; value: string} | {network: string; url: string; 
 
 export default class SecretsGet extends BaseCommand {
   static override summary = 'Print one secret, or list the names of your secrets.'
-  static override description = `With NAME, prints the value alone (no trailing newline when piped, so it can be captured as is).
-Without NAME, lists every name with its value masked, unless --show-values.`
+  static override description = `With NAME, prints the value alone (no trailing newline when piped, so it can be captured as is). Without NAME, lists every name with its value masked, unless --show-values.`
 
   static override examples = [
     '<%= config.bin %> secrets get',

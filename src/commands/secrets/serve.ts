@@ -9,11 +9,7 @@ import {KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
 export default class SecretsServe extends BaseCommand {
   static override enableJsonFlag = false
   static override summary = 'Run a secrets service (the HTTP API that `secrets set/get/delete` and nodes talk to).'
-  static override description = `Stores secrets encrypted (AES-256-GCM) in a SQLite file in --data-dir, or in PostgreSQL with
---database-url so several instances share one database. The encryption key comes from ${KEY_ENV}
-(32 bytes, base64 or hex) or from <data-dir>/secrets.key, created with mode 0600 on first start; instances
-sharing a database must share the key. Prints the URL on stdout and one line per request on stderr
-(never a value). Stops on Ctrl-C or SIGTERM.`
+  static override description = `Stores secrets encrypted (AES-256-GCM) in a SQLite file in --data-dir, or in PostgreSQL with --database-url so several instances share one database. The encryption key comes from ${KEY_ENV} (32 bytes, base64 or hex) or from <data-dir>/secrets.key, created with mode 0600 on first start; instances sharing a database must share the key. Prints the URL on stdout and one line per request on stderr (never a value). Stops on Ctrl-C or SIGTERM.`
 
   static override examples = [
     '<%= config.bin %> secrets serve',
@@ -30,7 +26,7 @@ sharing a database must share the key. Prints the URL on stdout and one line per
 
   async run(): Promise<void> {
     const {flags} = await this.parse(SecretsServe)
-    const {service, storage} = await openSecretsService({
+    const {service, storage, key} = await openSecretsService({
       dataDir: flags['data-dir'] ?? join(dataDir(), 'secrets'),
       databaseUrl: flags['database-url'],
       log: (line) => process.stderr.write(`${line}\n`),
@@ -47,6 +43,7 @@ sharing a database must share the key. Prints the URL on stdout and one line per
       })
     }
     this.note(`Storage: ${storage}`)
+    this.note(`Key: ${key}`)
     this.say(`Secrets service listening on ${url}`)
     await new Promise<void>((resolve) => {
       const stop = () => resolve()

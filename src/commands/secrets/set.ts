@@ -11,10 +11,7 @@ import {readStdin} from '../../lib/stdin.js'
 
 export default class SecretsSet extends BaseCommand {
   static override summary = 'Store a secret (or many from an env file) in the secrets service.'
-  static override description = `The value is read from standard input (one trailing newline dropped), from a file given as @FILE
-(taken byte for byte), or from --value (which lands in your shell history: avoid it for real secrets).
-At a terminal, without any of these, the value is asked for without echo. A name that exists is replaced.
-Jobs refer to a secret as %%secrets.NAME%% in any string of their definition.`
+  static override description = `The value is read from standard input (one trailing newline dropped), from a file given as @FILE (taken byte for byte), or from --value (which lands in your shell history: avoid it for real secrets). At a terminal, without any of these, the value is asked for without echo. A name that exists is replaced. Jobs refer to a secret as %%secrets.NAME%% in any string of their definition.`
 
   static override examples = [
     'printf %s "$HF_TOKEN" | <%= config.bin %> secrets set HF_TOKEN',

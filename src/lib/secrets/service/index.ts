@@ -1,6 +1,6 @@
 import {join} from 'node:path'
 
-import {loadMasterKey} from './crypto.js'
+import {KEY_ENV, loadMasterKey} from './crypto.js'
 import {openPostgresStorage} from './postgres.js'
 import {createSecretsService, type SecretsService, type SecretsServiceOptions} from './server.js'
 import {openSqliteStorage} from './sqlite.js'
@@ -21,12 +21,14 @@ export interface OpenServiceOptions extends Omit<SecretsServiceOptions, 'storage
 }
 
 /** The service as `gpunet secrets serve` runs it: key from the environment or `<dataDir>/secrets.key`, storage by URL. */
-export async function openSecretsService(options: OpenServiceOptions): Promise<{service: SecretsService; storage: string}> {
+export async function openSecretsService(options: OpenServiceOptions): Promise<{service: SecretsService; storage: string; key: string}> {
   const {dataDir, databaseUrl, env, ...rest} = options
-  const masterKey = await loadMasterKey(join(dataDir, 'secrets.key'), env)
+  const keyFile = join(dataDir, 'secrets.key')
+  const masterKey = await loadMasterKey(keyFile, env)
   const storage = databaseUrl ? await openPostgresStorage({connectionString: databaseUrl}) : openSqliteStorage(join(dataDir, 'secrets.db'))
   const where = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${join(dataDir, 'secrets.db')}`
-  return {service: createSecretsService({...rest, storage, masterKey}), storage: where}
+  const key = (env ?? process.env)[KEY_ENV] ? KEY_ENV : keyFile
+  return {service: createSecretsService({...rest, storage, masterKey}), storage: where, key}
 }
 
 /** The database URL without its password, for logs. */

@@ -85,7 +85,11 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   })
 
   app.get('/health', async () => {
-    await storage.ping()
+    try {
+      await storage.ping()
+    } catch {
+      throw new HttpError(503, 'storage_unavailable', 'the storage does not answer')
+    }
     return {status: 'ok'}
   })
 
