@@ -98,9 +98,10 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     handler: async (request) => {
       const login = parseLogin(bodyParams(request))
       subjects.set(request, login.address)
-      limitOrThrow(perAddress, login.address)
       const now = Math.floor(Date.now() / 1000)
       verifyLoginSignature(login, now, limits.clockSkewSeconds)
+      // Counted after the signature check, so nobody can lock an address out by sending bogus logins for it.
+      limitOrThrow(perAddress, login.address)
       // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
       const fresh = await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now)
       if (!fresh) throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
