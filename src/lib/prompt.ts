@@ -8,10 +8,11 @@ export function canPrompt(): boolean {
 
 /** Asks on stderr and reads one line without echoing it (for secret values typed at a terminal). */
 export async function askHidden(question: string): Promise<string> {
-  process.stderr.write(question)
-  // Echo goes to a stream that drops it, so the value never shows on screen.
+  // Echo goes to a stream that drops it, so the value never shows on screen. The interface switches the
+  // terminal to raw mode, so it must exist before the question shows, or a quick typist's input is echoed.
   const silent = new Writable({write: (_chunk, _encoding, done) => done()})
   const rl = createInterface({input: process.stdin, output: silent, terminal: true})
+  process.stderr.write(question)
   try {
     return await rl.question('')
   } finally {
