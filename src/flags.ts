@@ -11,7 +11,7 @@ export const networkFlags = {
     env: 'GPUNET_NETWORK',
   }),
   'secrets-url': Flags.string({
-    description: 'secrets service URL (default: GPUNET_SECRETS_URL)',
+    description: 'secrets service URL (default: GPUNET_SECRETS_URL, then the config file)',
     helpValue: 'URL',
   }),
   wallet: Flags.string({

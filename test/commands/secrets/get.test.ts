@@ -60,10 +60,25 @@ describe('gpunet secrets get', () => {
   it('names the missing setting for devnet, and points to `secrets serve` on localnet', async () => {
     const devnet = await runCli(['secrets', 'get', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
     assert.equal(devnet.code, 2)
-    assert.match(devnet.stderr, /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL or set GPUNET_SECRETS_URL/)
+    assert.match(devnet.stderr, /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL, set GPUNET_SECRETS_URL, or set "networks": \{"devnet": \{"secretsUrl": "…"\}\} in .*config\.json/)
     const localnet = await runCli(['secrets', 'get'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
     assert.equal(localnet.code, 2)
     assert.match(localnet.stderr, /gpunet secrets serve/)
+  })
+
+  it('takes the URL from the config file when neither the flag nor the variable is set', async () => {
+    const {mkdir, writeFile} = await import('node:fs/promises')
+    const {join} = await import('node:path')
+    const dir = join(f.home, '.config', 'gpunet')
+    await mkdir(dir, {recursive: true})
+    await writeFile(join(dir, 'config.json'), JSON.stringify({networks: {devnet: {secretsUrl: f.url}}}))
+    try {
+      const result = await runCli(['secrets', 'get', 'DB', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
+      assert.equal(result.code, 0, result.stderr)
+      assert.equal(result.stdout, 'db value')
+    } finally {
+      await writeFile(join(dir, 'config.json'), '{}')
+    }
   })
 
   it('exits 3 when --wallet is not a keypair file, without creating it', async () => {
