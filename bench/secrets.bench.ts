@@ -52,15 +52,22 @@ async function measure(base: string, next: (i: number) => Call, limit = MAX_REQU
   const seconds = (performance.now() - started) / 1000
   agent.destroy()
   latencies.sort((a, b) => a - b)
-  return {rps: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, count: latencies.length}
+  return {
+    rps: latencies.length / seconds,
+    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+    count: latencies.length,
+  }
 }
 
 function send(agent: Agent, url: URL, call: Call): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({agent, host: '127.0.0.1', port: url.port, method: call.method, path: call.path, headers: call.headers}, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? 0))
-    })
+    const req = request(
+      {agent, host: '127.0.0.1', port: url.port, method: call.method, path: call.path, headers: call.headers},
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      },
+    )
     req.on('error', reject)
     req.end(call.body)
   })
@@ -107,13 +114,18 @@ export default async function bench(): Promise<void> {
         .then((r) => resolve(r.token), reject)
     })
     const auth = {authorization: `Bearer ${token}`}
-    const secrets = Object.fromEntries(Array.from({length: 10}, (_, i) => [`SECRET_${i}`, randomBytes(48).toString('base64')]))
+    const secrets = Object.fromEntries(
+      Array.from({length: 10}, (_, i) => [`SECRET_${i}`, randomBytes(48).toString('base64')]),
+    )
     await fetch(`${url}/secrets`, {method: 'POST', headers: {...json, ...auth}, body: JSON.stringify({secrets})})
 
     const baseline = await measure(bareUrl, () => ({method: 'GET', path: '/'}))
     const results: Array<[string, Figures]> = [
       ['bare node:http', baseline],
-      ['POST /login', await measure(url, (i) => ({method: 'POST', path: '/login', headers: json, body: logins[i]}), logins.length)],
+      [
+        'POST /login',
+        await measure(url, (i) => ({method: 'POST', path: '/login', headers: json, body: logins[i]}), logins.length),
+      ],
       ['GET /secrets', await measure(url, () => ({method: 'GET', path: '/secrets', headers: auth}))],
       [
         'POST /secrets',
@@ -125,12 +137,18 @@ export default async function bench(): Promise<void> {
         })),
       ],
     ]
-    process.stdout.write(`loopback, ${CONCURRENCY} keep-alive connections, up to ${MAX_REQUESTS} requests or ${MAX_MS / 1000} s each\n`)
-    process.stdout.write(`${'endpoint'.padEnd(16)}${'req/s'.padStart(10)}${'p99 ms'.padStart(10)}${'req/s ratio'.padStart(14)}${'p99 ratio'.padStart(12)}\n`)
+    process.stdout.write(
+      `loopback, ${CONCURRENCY} keep-alive connections, up to ${MAX_REQUESTS} requests or ${MAX_MS / 1000} s each\n`,
+    )
+    process.stdout.write(
+      `${'endpoint'.padEnd(16)}${'req/s'.padStart(10)}${'p99 ms'.padStart(10)}${'req/s ratio'.padStart(14)}${'p99 ratio'.padStart(12)}\n`,
+    )
     for (const [name, f] of results) {
       const rpsRatio = (f.rps / baseline.rps).toFixed(3)
       const p99Ratio = (f.p99 / baseline.p99).toFixed(1)
-      process.stdout.write(`${name.padEnd(16)}${f.rps.toFixed(0).padStart(10)}${f.p99.toFixed(2).padStart(10)}${`${rpsRatio}x`.padStart(14)}${`${p99Ratio}x`.padStart(12)}\n`)
+      process.stdout.write(
+        `${name.padEnd(16)}${f.rps.toFixed(0).padStart(10)}${f.p99.toFixed(2).padStart(10)}${`${rpsRatio}x`.padStart(14)}${`${p99Ratio}x`.padStart(12)}\n`,
+      )
     }
   } finally {
     await service.close()

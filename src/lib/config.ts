@@ -28,6 +28,9 @@ export function networkConfig(network: Network, env: NodeJS.ProcessEnv = process
     const config = JSON.parse(text) as {networks?: Record<string, NetworkConfig>}
     return config.networks?.[network] ?? {}
   } catch {
-    throw new GpunetError('config_invalid', `${file} is not valid JSON`, {exitCode: ExitCode.INVALID_INPUT, hint: 'fix or remove the file'})
+    throw new GpunetError('config_invalid', `${file} is not valid JSON`, {
+      exitCode: ExitCode.INVALID_INPUT,
+      hint: 'fix or remove the file',
+    })
   }
 }

@@ -14,7 +14,10 @@ export function generateKeypairBytes(): Uint8Array {
 /** The signing key of 64 keypair bytes; undefined when the public half is not the seed's. */
 export function signingKey(keypair: Uint8Array): KeyObject | undefined {
   const x = Buffer.from(keypair.subarray(32, 64)).toString('base64url')
-  const key = createPrivateKey({key: {kty: 'OKP', crv: 'Ed25519', d: Buffer.from(keypair.subarray(0, 32)).toString('base64url'), x}, format: 'jwk'})
+  const key = createPrivateKey({
+    key: {kty: 'OKP', crv: 'Ed25519', d: Buffer.from(keypair.subarray(0, 32)).toString('base64url'), x},
+    format: 'jwk',
+  })
   // OpenSSL derives the public key from the seed and ignores `x`, so comparing catches a mismatched file.
   return createPublicKey(key).export({format: 'jwk'}).x === x ? key : undefined
 }
@@ -27,7 +30,10 @@ export function signMessage(message: Uint8Array, key: KeyObject): Uint8Array {
 /** True when `signature` (64 bytes) is `publicKey`'s (32 bytes) over `message`; false for any malformed input. */
 export function verifySignature(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
   try {
-    const key = createPublicKey({key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')}, format: 'jwk'})
+    const key = createPublicKey({
+      key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')},
+      format: 'jwk',
+    })
     return verify(null, message, key, signature)
   } catch {
     return false

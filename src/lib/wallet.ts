@@ -59,9 +59,13 @@ export async function createWallet(file: string): Promise<Wallet> {
 export function walletFromBytes(bytes: Uint8Array, file = '<memory>'): Wallet {
   const key = signingKey(bytes)
   if (!key) {
-    throw new GpunetError('wallet_invalid', `${file} is not a valid keypair: its public key does not match its secret key`, {
-      exitCode: ExitCode.INVALID_INPUT,
-    })
+    throw new GpunetError(
+      'wallet_invalid',
+      `${file} is not a valid keypair: its public key does not match its secret key`,
+      {
+        exitCode: ExitCode.INVALID_INPUT,
+      },
+    )
   }
   return {address: bs58.encode(bytes.subarray(32, 64)), file, sign: (message) => signMessage(message, key)}
 }
@@ -73,7 +77,8 @@ function parseKeypair(text: string, file: string): Uint8Array {
   } catch {
     value = undefined
   }
-  const isBytes = Array.isArray(value) && value.length === 64 && value.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)
+  const isBytes =
+    Array.isArray(value) && value.length === 64 && value.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)
   if (!isBytes) {
     throw new GpunetError('wallet_invalid', `${file} is not a Solana keypair file`, {
       exitCode: ExitCode.INVALID_INPUT,

@@ -41,7 +41,10 @@ function freshTimestamp(address: string): number {
 }
 
 /** The POST /login parameters for `wallet`, signed at a fresh timestamp or at `timestamp`. */
-export function signLogin(wallet: Wallet, options: {timestamp?: number; job?: string} = {}): Record<string, string | number> {
+export function signLogin(
+  wallet: Wallet,
+  options: {timestamp?: number; job?: string} = {},
+): Record<string, string | number> {
   const timestamp = options.timestamp ?? freshTimestamp(wallet.address)
   const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
   return {address: wallet.address, signature, timestamp, ...(options.job ? {job: options.job} : {})}
@@ -117,14 +120,18 @@ export function forEachAdapter(title: string, suite: (adapter: Adapter) => void)
   for (const adapter of [sqliteAdapter, postgresAdapter]) {
     const reason = adapter.unavailable()
     if (reason && process.env.CI !== 'true') {
-      process.stderr.write(`\n!!! SKIPPING ${title} on ${adapter.name}: ${reason}. Set ${DATABASE_URL_ENV}=postgres://… to run it.\n`)
+      process.stderr.write(
+        `\n!!! SKIPPING ${title} on ${adapter.name}: ${reason}. Set ${DATABASE_URL_ENV}=postgres://… to run it.\n`,
+      )
       describe.skip(`${title} (${adapter.name})`, () => suite(adapter))
       continue
     }
     describe(`${title} (${adapter.name})`, function () {
       if (reason) {
         it(`needs ${DATABASE_URL_ENV}`, () => {
-          throw new Error(`${reason}: CI=true requires the PostgreSQL suites to run (.ci/run starts PostgreSQL and sets it)`)
+          throw new Error(
+            `${reason}: CI=true requires the PostgreSQL suites to run (.ci/run starts PostgreSQL and sets it)`,
+          )
         })
         return
       }
@@ -136,7 +143,12 @@ export function forEachAdapter(title: string, suite: (adapter: Adapter) => void)
 /** A running service on 127.0.0.1, port 0, over a fresh store of `adapter`. */
 export async function startService(
   adapter: Adapter,
-  options: {limits?: Partial<ServiceLimits>; authority?: JobAuthority; masterKey?: Buffer; wrap?: (s: SecretStorage) => SecretStorage} = {},
+  options: {
+    limits?: Partial<ServiceLimits>
+    authority?: JobAuthority
+    masterKey?: Buffer
+    wrap?: (s: SecretStorage) => SecretStorage
+  } = {},
 ): Promise<{service: SecretsService; storage: SecretStorage; url: string; lines: string[]; stop: () => Promise<void>}> {
   const opened = await adapter.open()
   const storage = options.wrap ? options.wrap(opened.storage) : opened.storage
@@ -169,7 +181,13 @@ export async function call(
   url: string,
   method: string,
   path: string,
-  options: {params?: Record<string, unknown>; encoding?: Encoding; token?: string; rawBody?: string; contentType?: string} = {},
+  options: {
+    params?: Record<string, unknown>
+    encoding?: Encoding
+    token?: string
+    rawBody?: string
+    contentType?: string
+  } = {},
 ): Promise<{status: number; body: unknown; text: string; headers: Headers}> {
   const headers: Record<string, string> = {}
   if (options.token) headers.authorization = `Bearer ${options.token}`
@@ -181,7 +199,8 @@ export async function call(
     } else {
       headers['content-type'] = 'application/x-www-form-urlencoded'
       const form = new URLSearchParams()
-      for (const [k, v] of Object.entries(options.params)) form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v))
+      for (const [k, v] of Object.entries(options.params))
+        form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v))
       body = form.toString()
     }
   }
@@ -198,14 +217,27 @@ export async function call(
 }
 
 /** Logs `wallet` in and returns the token; fails the test on any other answer. */
-export async function login(url: string, wallet: Wallet, options: {job?: string; encoding?: Encoding} = {}): Promise<string> {
-  const answer = await call(url, 'POST', '/login', {params: signLogin(wallet, {job: options.job}), encoding: options.encoding})
+export async function login(
+  url: string,
+  wallet: Wallet,
+  options: {job?: string; encoding?: Encoding} = {},
+): Promise<string> {
+  const answer = await call(url, 'POST', '/login', {
+    params: signLogin(wallet, {job: options.job}),
+    encoding: options.encoding,
+  })
   if (answer.status !== 200) throw new Error(`login failed: ${answer.status} ${answer.text}`)
   return (answer.body as {token: string}).token
 }
 
 /** A service on SQLite and an isolated home (wallet, token cache) for CLI tests. */
-export async function cliFixture(): Promise<{url: string; env: NodeJS.ProcessEnv; home: string; stop: () => Promise<void>; service: Awaited<ReturnType<typeof startService>>}> {
+export async function cliFixture(): Promise<{
+  url: string
+  env: NodeJS.ProcessEnv
+  home: string
+  stop: () => Promise<void>
+  service: Awaited<ReturnType<typeof startService>>
+}> {
   const service = await startService(sqliteAdapter)
   const {dir, remove} = await tempDir()
   const env = {

@@ -19,7 +19,13 @@ describe('wallet', () => {
       assert.equal(wallet.address, source.address)
       const message = new TextEncoder().encode('service_secret_1')
       assert.ok(verifySignature(wallet.sign(message), message, bs58.decode(wallet.address)))
-      assert.ok(!verifySignature(wallet.sign(message), new TextEncoder().encode('service_secret_2'), bs58.decode(wallet.address)))
+      assert.ok(
+        !verifySignature(
+          wallet.sign(message),
+          new TextEncoder().encode('service_secret_2'),
+          bs58.decode(wallet.address),
+        ),
+      )
     } finally {
       await remove()
     }
@@ -27,7 +33,10 @@ describe('wallet', () => {
 
   it('resolves --wallet, then GPUNET_WALLET, then the default path', () => {
     const env = {HOME: '/home/u', XDG_CONFIG_HOME: ''}
-    assert.deepEqual(walletPath({path: '/a.json', env: {...env, GPUNET_WALLET: '/b.json'}}), {file: '/a.json', isDefault: false})
+    assert.deepEqual(walletPath({path: '/a.json', env: {...env, GPUNET_WALLET: '/b.json'}}), {
+      file: '/a.json',
+      isDefault: false,
+    })
     assert.deepEqual(walletPath({env: {...env, GPUNET_WALLET: '/b.json'}}), {file: '/b.json', isDefault: false})
     assert.deepEqual(walletPath({env}), {file: '/home/u/.config/gpunet/wallet.json', isDefault: true})
   })
@@ -51,7 +60,10 @@ describe('wallet', () => {
     try {
       const file = join(dir, 'bad.json')
       await writeFile(file, '[1, 2, 3]')
-      await assert.rejects(loadWallet({path: file}), (error) => isGpunetError(error) && error.code === 'wallet_invalid' && error.exitCode === 3)
+      await assert.rejects(
+        loadWallet({path: file}),
+        (error) => isGpunetError(error) && error.code === 'wallet_invalid' && error.exitCode === 3,
+      )
       const mismatched = [...newWallet().bytes.slice(0, 32), ...newWallet().bytes.slice(32)]
       await writeFile(file, JSON.stringify(mismatched))
       await assert.rejects(loadWallet({path: file}), /does not match/)

@@ -27,7 +27,11 @@ export default class SecretsDelete extends BaseCommand {
 
   async run(): Promise<{network: string; url: string; deleted: string}> {
     const {args, flags} = await this.parse(SecretsDelete)
-    const client = await connectSecrets({network: flags.network as Network, secretsUrl: flags['secrets-url'], wallet: flags.wallet})
+    const client = await connectSecrets({
+      network: flags.network as Network,
+      secretsUrl: flags['secrets-url'],
+      wallet: flags.wallet,
+    })
     if (!flags.yes && canPrompt() && !(await confirm(`Delete the secret ${args.name} on ${flags.network}?`))) {
       throw new GpunetError('cancelled', 'nothing was deleted', {exitCode: ExitCode.FAILURE})
     }

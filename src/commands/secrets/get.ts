@@ -8,7 +8,8 @@ import {connectSecrets} from '../../lib/secrets/connect.js'
 
 const MASK = '••••••••'
 
-type GetResult = {name: string; value: string} | {network: string; url: string; secrets: Array<{name: string; value?: string}>}
+type GetResult =
+  {name: string; value: string} | {network: string; url: string; secrets: Array<{name: string; value?: string}>}
 
 export default class SecretsGet extends BaseCommand {
   static override summary = 'Print one secret, or list the names of your secrets.'
@@ -32,7 +33,11 @@ export default class SecretsGet extends BaseCommand {
 
   async run(): Promise<GetResult> {
     const {args, flags} = await this.parse(SecretsGet)
-    const client = await connectSecrets({network: flags.network as Network, secretsUrl: flags['secrets-url'], wallet: flags.wallet})
+    const client = await connectSecrets({
+      network: flags.network as Network,
+      secretsUrl: flags['secrets-url'],
+      wallet: flags.wallet,
+    })
     const secrets = await client.list()
     if (args.name !== undefined) {
       if (!Object.hasOwn(secrets, args.name)) {
@@ -47,9 +52,11 @@ export default class SecretsGet extends BaseCommand {
     }
 
     const names = Object.keys(secrets).sort()
-    if (names.length === 0) this.note(`No secrets on ${flags.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`)
+    if (names.length === 0)
+      this.note(`No secrets on ${flags.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`)
     const width = Math.max(0, ...names.map((n) => n.length))
-    for (const name of names) this.say(`${name.padEnd(width)}  ${flags['show-values'] ? secrets[name] : this.color('dim', MASK)}`)
+    for (const name of names)
+      this.say(`${name.padEnd(width)}  ${flags['show-values'] ? secrets[name] : this.color('dim', MASK)}`)
     return {
       network: flags.network,
       url: client.url,

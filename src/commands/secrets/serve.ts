@@ -20,8 +20,15 @@ export default class SecretsServe extends BaseCommand {
   static override flags = {
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0 picks a free one)', default: 8787, min: 0, max: 65535}),
-    'data-dir': Flags.string({description: 'folder of the SQLite file and the key file (default: ~/.local/share/gpunet/secrets)', helpValue: 'DIR'}),
-    'database-url': Flags.string({description: 'PostgreSQL URL; replaces the SQLite file', env: 'GPUNET_SECRETS_DATABASE_URL', helpValue: 'URL'}),
+    'data-dir': Flags.string({
+      description: 'folder of the SQLite file and the key file (default: ~/.local/share/gpunet/secrets)',
+      helpValue: 'DIR',
+    }),
+    'database-url': Flags.string({
+      description: 'PostgreSQL URL; replaces the SQLite file',
+      env: 'GPUNET_SECRETS_DATABASE_URL',
+      helpValue: 'URL',
+    }),
   }
 
   async run(): Promise<void> {
@@ -37,10 +44,14 @@ export default class SecretsServe extends BaseCommand {
     } catch (error) {
       await service.close()
       const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
-      throw new GpunetError(inUse ? 'port_in_use' : 'listen_failed', `cannot listen on ${flags.host}:${flags.port}: ${(error as Error).message}`, {
-        exitCode: ExitCode.USAGE,
-        hint: inUse ? 'choose another --port, or --port 0 for a free one' : undefined,
-      })
+      throw new GpunetError(
+        inUse ? 'port_in_use' : 'listen_failed',
+        `cannot listen on ${flags.host}:${flags.port}: ${(error as Error).message}`,
+        {
+          exitCode: ExitCode.USAGE,
+          hint: inUse ? 'choose another --port, or --port 0 for a free one' : undefined,
+        },
+      )
     }
     this.note(`Storage: ${storage}`)
     this.note(`Key: ${key}`)

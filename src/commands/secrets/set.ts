@@ -21,37 +21,61 @@ export default class SecretsSet extends BaseCommand {
   ]
 
   static override args = {
-    name: Args.string({description: 'secret name: letters, digits, "_", "." and "-", starting with a letter or "_"', ignoreStdin: true}),
+    name: Args.string({
+      description: 'secret name: letters, digits, "_", "." and "-", starting with a letter or "_"',
+      ignoreStdin: true,
+    }),
     source: Args.string({description: '@FILE to read the value from', ignoreStdin: true}),
   }
 
   static override flags = {
     ...networkFlags,
-    value: Flags.string({description: 'the value as text (visible in shell history and process lists)', helpValue: 'TEXT'}),
-    'from-env-file': Flags.string({description: 'store every NAME=value line of a dotenv file ("-" reads standard input)', helpValue: 'FILE'}),
+    value: Flags.string({
+      description: 'the value as text (visible in shell history and process lists)',
+      helpValue: 'TEXT',
+    }),
+    'from-env-file': Flags.string({
+      description: 'store every NAME=value line of a dotenv file ("-" reads standard input)',
+      helpValue: 'FILE',
+    }),
   }
 
   async run(): Promise<{network: string; url: string; names: string[]}> {
     const {args, flags} = await this.parse(SecretsSet)
     const secrets = await this.collect(args.name, args.source, flags.value, flags['from-env-file'])
-    const client = await connectSecrets({network: flags.network as Network, secretsUrl: flags['secrets-url'], wallet: flags.wallet})
+    const client = await connectSecrets({
+      network: flags.network as Network,
+      secretsUrl: flags['secrets-url'],
+      wallet: flags.wallet,
+    })
     await client.set(secrets)
     const names = Object.keys(secrets).sort()
     this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${flags.network} (${client.url})`)
     return {network: flags.network, url: client.url, names}
   }
 
-  private async collect(name?: string, source?: string, value?: string, envFile?: string): Promise<Record<string, string>> {
+  private async collect(
+    name?: string,
+    source?: string,
+    value?: string,
+    envFile?: string,
+  ): Promise<Record<string, string>> {
     if (envFile) {
       if (name || value !== undefined) usage('--from-env-file takes its names from the file; drop NAME and --value')
       return readEnvFile(envFile)
     }
     if (!name) usage('name the secret to set, or pass --from-env-file FILE')
     if (source !== undefined && !source.startsWith('@')) {
-      usage('the value is not taken as an argument, so it stays out of shell history', 'pipe it on standard input, read it from @FILE, or (if you accept the risk) pass --value TEXT')
+      usage(
+        'the value is not taken as an argument, so it stays out of shell history',
+        'pipe it on standard input, read it from @FILE, or (if you accept the risk) pass --value TEXT',
+      )
     }
     if (source !== undefined && value !== undefined) usage('give the value either as @FILE or with --value, not both')
-    if (value !== undefined) this.note(this.color('yellow', 'Warning: --value puts the secret in your shell history; prefer standard input or @FILE.'))
+    if (value !== undefined)
+      this.note(
+        this.color('yellow', 'Warning: --value puts the secret in your shell history; prefer standard input or @FILE.'),
+      )
     return {[name]: await readValue(name, this.source(name, source, value))}
   }
 

@@ -47,7 +47,12 @@ export class SecretsClient {
     for (let attempt = 0; ; attempt++) {
       const timestamp = Math.floor(Date.now() / 1000)
       const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
-      const response = await this.send('POST', '/login', {address: wallet.address, signature, timestamp, ...(job ? {job} : {})})
+      const response = await this.send('POST', '/login', {
+        address: wallet.address,
+        signature,
+        timestamp,
+        ...(job ? {job} : {}),
+      })
       if (response.ok) {
         const {token} = (await response.json()) as {token: string}
         this.token = token
@@ -85,7 +90,11 @@ export class SecretsClient {
     if (token) headers.authorization = `Bearer ${token}`
     if (body !== undefined) headers['content-type'] = 'application/json'
     try {
-      return await fetch(`${this.url}${path}`, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)})
+      return await fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
     } catch (error) {
       const reason = (error as {cause?: {code?: string}}).cause?.code ?? (error as Error).message
       throw new GpunetError('secrets_unreachable', `cannot reach the secrets service at ${this.url} (${reason})`, {
@@ -109,16 +118,23 @@ async function serviceError(response: Response, url: string): Promise<GpunetErro
   }
   const status = response.status
   const exitCode: ExitCodeValue =
-    status === 404 ? ExitCode.NOT_FOUND
-    : status === 401 || status === 403 ? ExitCode.DENIED
-    : status === 400 || status === 413 ? ExitCode.INVALID_INPUT
-    : ExitCode.UNAVAILABLE
+    status === 404
+      ? ExitCode.NOT_FOUND
+      : status === 401 || status === 403
+        ? ExitCode.DENIED
+        : status === 400 || status === 413
+          ? ExitCode.INVALID_INPUT
+          : ExitCode.UNAVAILABLE
   const retry = response.headers.get('retry-after')
   const hint =
-    status === 429 ? `wait ${retry ?? 'a minute'} s and try again`
-    : status >= 500 ? `the service at ${url} is failing; try again later`
-    : status === 401 ? 'check that the wallet and the service are the ones you meant; the login was refused'
-    : status === 404 ? 'list your secrets with: gpunet secrets get'
-    : undefined
+    status === 429
+      ? `wait ${retry ?? 'a minute'} s and try again`
+      : status >= 500
+        ? `the service at ${url} is failing; try again later`
+        : status === 401
+          ? 'check that the wallet and the service are the ones you meant; the login was refused'
+          : status === 404
+            ? 'list your secrets with: gpunet secrets get'
+            : undefined
   return new GpunetError(code, message, {exitCode, hint})
 }

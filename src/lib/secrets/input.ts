@@ -7,7 +7,8 @@ import {readStdin} from '../stdin.js'
 import {secretProblem} from './limits.js'
 
 /** Where `secrets set` takes a value from: standard input (the default), `@file`, or `--value` text. */
-export type ValueSource = {kind: 'stdin'; read: () => Promise<string>} | {kind: 'file'; path: string} | {kind: 'text'; text: string}
+export type ValueSource =
+  {kind: 'stdin'; read: () => Promise<string>} | {kind: 'file'; path: string} | {kind: 'text'; text: string}
 
 /**
  * The value to store. A file is taken byte for byte; standard input loses one trailing newline, the one `echo`
@@ -41,13 +42,18 @@ export async function readEnvFile(path: string): Promise<Record<string, string>>
 /** Refuses a name or value the service would refuse, before anything is sent. */
 export function checkSecret(name: string, value: string, file?: string): void {
   const problem = secretProblem(name, value)
-  if (problem) throw new GpunetError(problem.code, file ? `${file}: ${problem.message}` : problem.message, {exitCode: ExitCode.INVALID_INPUT})
+  if (problem)
+    throw new GpunetError(problem.code, file ? `${file}: ${problem.message}` : problem.message, {
+      exitCode: ExitCode.INVALID_INPUT,
+    })
 }
 
 async function readInputFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8')
   } catch (error) {
-    throw new GpunetError('unreadable_file', `cannot read ${path}: ${describeReadError(error)}`, {exitCode: ExitCode.INVALID_INPUT})
+    throw new GpunetError('unreadable_file', `cannot read ${path}: ${describeReadError(error)}`, {
+      exitCode: ExitCode.INVALID_INPUT,
+    })
   }
 }

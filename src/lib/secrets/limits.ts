@@ -14,7 +14,10 @@ export function secretProblem(name: string, value: unknown): {code: string; mess
   if (typeof value !== 'string') return {code: 'invalid_value', message: `the value of ${name} must be a string`}
   const size = Buffer.byteLength(value, 'utf8')
   if (size > MAX_VALUE_BYTES) {
-    return {code: 'value_too_large', message: `the value of ${name} is ${size} bytes; the limit is ${MAX_VALUE_BYTES} bytes (64 KiB)`}
+    return {
+      code: 'value_too_large',
+      message: `the value of ${name} is ${size} bytes; the limit is ${MAX_VALUE_BYTES} bytes (64 KiB)`,
+    }
   }
   return undefined
 }

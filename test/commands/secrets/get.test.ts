@@ -43,14 +43,19 @@ describe('gpunet secrets get', () => {
     const human = await runCli(['secrets', 'get', 'NOPE'], {env: f.env})
     assert.equal(human.code, 7)
     assert.equal(human.stdout, '')
-    assert.match(human.stderr, /Error: no secret named NOPE on localnet\nHint: list your secrets with: gpunet secrets get/)
+    assert.match(
+      human.stderr,
+      /Error: no secret named NOPE on localnet\nHint: list your secrets with: gpunet secrets get/,
+    )
     const json = await runCli(['secrets', 'get', 'NOPE', '--json'], {env: f.env})
     assert.equal(json.code, 7)
     assert.equal(JSON.parse(json.stdout).error.code, 'not_found')
   })
 
   it('exits 5 when the service is unreachable', async () => {
-    const result = await runCli(['secrets', 'get', '--json'], {env: {...f.env, GPUNET_SECRETS_URL: 'http://127.0.0.1:9'}})
+    const result = await runCli(['secrets', 'get', '--json'], {
+      env: {...f.env, GPUNET_SECRETS_URL: 'http://127.0.0.1:9'},
+    })
     assert.equal(result.code, 5)
     const error = JSON.parse(result.stdout).error
     assert.equal(error.code, 'secrets_unreachable')
@@ -60,7 +65,10 @@ describe('gpunet secrets get', () => {
   it('names the missing setting for devnet, and points to `secrets serve` on localnet', async () => {
     const devnet = await runCli(['secrets', 'get', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
     assert.equal(devnet.code, 2)
-    assert.match(devnet.stderr, /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL, set GPUNET_SECRETS_URL, or set "networks": \{"devnet": \{"secretsUrl": "…"\}\} in .*config\.json/)
+    assert.match(
+      devnet.stderr,
+      /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL, set GPUNET_SECRETS_URL, or set "networks": \{"devnet": \{"secretsUrl": "…"\}\} in .*config\.json/,
+    )
     const localnet = await runCli(['secrets', 'get'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
     assert.equal(localnet.code, 2)
     assert.match(localnet.stderr, /gpunet secrets serve/)
@@ -73,7 +81,9 @@ describe('gpunet secrets get', () => {
     await mkdir(dir, {recursive: true})
     await writeFile(join(dir, 'config.json'), JSON.stringify({networks: {devnet: {secretsUrl: f.url}}}))
     try {
-      const result = await runCli(['secrets', 'get', 'DB', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
+      const result = await runCli(['secrets', 'get', 'DB', '--network', 'devnet'], {
+        env: {...f.env, GPUNET_SECRETS_URL: ''},
+      })
       assert.equal(result.code, 0, result.stderr)
       assert.equal(result.stdout, 'db value')
     } finally {

@@ -95,8 +95,10 @@ forEachAdapter('gpunet secrets serve', (adapter) => {
 
       const second = await serve(store.args)
       try {
-        const stored = (await call(second.url, 'GET', '/secrets', {token: await login(second.url, wallet)})).body as Record<string, string>
-        for (const [name, value] of acknowledged) assert.equal(stored[name], value, `${name} lost or stale after kill -9`)
+        const stored = (await call(second.url, 'GET', '/secrets', {token: await login(second.url, wallet)}))
+          .body as Record<string, string>
+        for (const [name, value] of acknowledged)
+          assert.equal(stored[name], value, `${name} lost or stale after kill -9`)
       } finally {
         assert.equal(await stop(second, 'SIGTERM'), 0)
       }

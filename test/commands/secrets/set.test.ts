@@ -12,7 +12,8 @@ describe('gpunet secrets set', () => {
   })
   afterEach(async () => f.stop())
 
-  const stored = async () => JSON.parse((await runCli(['secrets', 'get', '--show-values', '--json'], {env: f.env})).stdout).secrets
+  const stored = async () =>
+    JSON.parse((await runCli(['secrets', 'get', '--show-values', '--json'], {env: f.env})).stdout).secrets
 
   it('reads the value from standard input, dropping one trailing newline', async () => {
     const result = await runCli(['secrets', 'set', 'DB_PASS'], {stdin: 'hunter2\n', env: f.env})
@@ -61,7 +62,9 @@ describe('gpunet secrets set', () => {
   })
 
   it('exits 3 on an invalid name or an unreadable file, before contacting the service', async () => {
-    const badName = await runCli(['secrets', 'set', 'naïve', '--value', 'x', '--json'], {env: {...f.env, GPUNET_SECRETS_URL: 'http://127.0.0.1:1'}})
+    const badName = await runCli(['secrets', 'set', 'naïve', '--value', 'x', '--json'], {
+      env: {...f.env, GPUNET_SECRETS_URL: 'http://127.0.0.1:1'},
+    })
     assert.equal(badName.code, 3)
     assert.equal(JSON.parse(badName.stdout).error.code, 'invalid_name')
     const missing = await runCli(['secrets', 'set', 'X', '@/nonexistent/file'], {env: f.env})
@@ -82,7 +85,8 @@ describe('gpunet secrets set', () => {
   })
 
   it('creates the localnet wallet and caches the token in 0600 files, logging in once', async () => {
-    for (const name of ['A', 'B', 'C']) assert.equal((await runCli(['secrets', 'set', name, '--value', 'v'], {env: f.env})).code, 0)
+    for (const name of ['A', 'B', 'C'])
+      assert.equal((await runCli(['secrets', 'set', name, '--value', 'v'], {env: f.env})).code, 0)
     assert.equal(f.service.lines.filter((l) => l.includes('POST /login')).length, 1)
     assert.equal((await stat(join(f.home, '.config', 'gpunet', 'wallet.json'))).mode & 0o777, 0o600)
     assert.equal((await stat(join(f.home, '.config', 'gpunet', 'secrets-tokens.json'))).mode & 0o777, 0o600)

@@ -5,13 +5,19 @@ import {BIN, runCli} from '../../helpers/cli.js'
 import {cliFixture} from '../../helpers/secrets.js'
 
 const hasScript = spawnSync('script', ['--version']).status === 0
-if (!hasScript) process.stderr.write('\n!!! SKIPPING the terminal tests of gpunet secrets: util-linux `script` is not installed.\n')
+if (!hasScript)
+  process.stderr.write('\n!!! SKIPPING the terminal tests of gpunet secrets: util-linux `script` is not installed.\n')
 
 /**
  * Runs gpunet in a pseudo-terminal (util-linux `script`), typing `answer` once `prompt` shows, so the
  * terminal-only behaviour (hidden input, confirmation, trailing newline) is exercised as a person meets it.
  */
-function runInTerminal(args: string[], env: NodeJS.ProcessEnv, prompt?: string, answer?: string): Promise<{code: number | null; output: string}> {
+function runInTerminal(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  prompt?: string,
+  answer?: string,
+): Promise<{code: number | null; output: string}> {
   const command = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
   const child = spawn('script', ['-qec', command, '/dev/null'], {env: {...process.env, NO_COLOR: '1', ...env}})
   let output = ''

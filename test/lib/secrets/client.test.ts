@@ -46,11 +46,19 @@ describe('SecretsClient', () => {
     const node = newWallet()
     const job = newAddress()
     await new SecretsClient({url: s.url, wallet: poster, cache: null}).set({USED: 'u', UNUSED: 'x'})
-    authority.jobs.set(job, {node: node.address, poster: poster.address, endsAt: Math.floor(Date.now() / 1000) + 300, running: true})
+    authority.jobs.set(job, {
+      node: node.address,
+      poster: poster.address,
+      endsAt: Math.floor(Date.now() / 1000) + 300,
+      running: true,
+    })
     authority.definitions.set(job, {ops: [{args: {cmd: ['run', '--key', '%%secrets.USED%%']}}]})
     const client = new SecretsClient({url: s.url, wallet: node, job, cache: null})
     assert.deepEqual(await client.list(), {USED: 'u'})
-    await assert.rejects(client.set({USED: 'changed'}), (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'read_only_token')
+    await assert.rejects(
+      client.set({USED: 'changed'}),
+      (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'read_only_token',
+    )
   })
 
   it('maps refusals to exit codes: 7 unknown name, 3 bad input, 6 refused job login', async () => {
@@ -58,6 +66,9 @@ describe('SecretsClient', () => {
     await assert.rejects(client.delete('MISSING'), (error) => isGpunetError(error) && error.exitCode === 7)
     await assert.rejects(client.set({A: 'x'.repeat(70_000)}), (error) => isGpunetError(error) && error.exitCode === 3)
     const stranger = new SecretsClient({url: s.url, wallet: newWallet(), job: newAddress(), cache: null})
-    await assert.rejects(stranger.list(), (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'unknown_job')
+    await assert.rejects(
+      stranger.list(),
+      (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'unknown_job',
+    )
   })
 })

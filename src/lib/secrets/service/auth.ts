@@ -47,12 +47,19 @@ export function parseLogin(params: Record<string, unknown>): LoginRequest {
   const signature = base58Param(params, 'signature', 64, true) as string
   const job = base58Param(params, 'job', 32, false)
   const raw = params.timestamp
-  const timestamp = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(timestamp)) throw badRequest('invalid_timestamp', 'timestamp must be an integer (unix seconds)')
+  const timestamp =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(timestamp))
+    throw badRequest('invalid_timestamp', 'timestamp must be an integer (unix seconds)')
   return {address, signature, timestamp, ...(job ? {job} : {})}
 }
 
-function base58Param(params: Record<string, unknown>, name: string, bytes: number, required: boolean): string | undefined {
+function base58Param(
+  params: Record<string, unknown>,
+  name: string,
+  bytes: number,
+  required: boolean,
+): string | undefined {
   const value = params[name]
   if (value === undefined || value === '') {
     if (required) throw badRequest('missing_parameter', `${name} is required`)
@@ -72,20 +79,38 @@ function base58Param(params: Record<string, unknown>, name: string, bytes: numbe
  */
 export function verifyLoginSignature(login: LoginRequest, now: number, skewSeconds: number): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
-    throw new HttpError(401, 'stale_timestamp', `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`)
+    throw new HttpError(
+      401,
+      'stale_timestamp',
+      `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`,
+    )
   }
   const message = new TextEncoder().encode(loginMessage(login.timestamp))
   const valid = verifySignature(bs58.decode(login.signature), message, bs58.decode(login.address))
-  if (!valid) throw new HttpError(401, 'invalid_signature', `the signature is not ${loginMessage(login.timestamp)} signed by ${login.address}`)
+  if (!valid)
+    throw new HttpError(
+      401,
+      'invalid_signature',
+      `the signature is not ${loginMessage(login.timestamp)} signed by ${login.address}`,
+    )
 }
 
 /**
  * The scope and end of a job token: only for the node that runs the job, until the job ends, for the names the
  * job's definition refers to.
  */
-export async function jobScope(authority: JobAuthority | undefined, node: string, job: string, now: number): Promise<{scope: TokenScope; endsAt: number}> {
+export async function jobScope(
+  authority: JobAuthority | undefined,
+  node: string,
+  job: string,
+  now: number,
+): Promise<{scope: TokenScope; endsAt: number}> {
   if (!authority) {
-    throw new HttpError(503, 'job_login_unavailable', 'this service is not connected to a chain, so it cannot issue job tokens')
+    throw new HttpError(
+      503,
+      'job_login_unavailable',
+      'this service is not connected to a chain, so it cannot issue job tokens',
+    )
   }
   let record: JobRecord | null
   let definition: unknown
@@ -98,7 +123,10 @@ export async function jobScope(authority: JobAuthority | undefined, node: string
   if (!record) throw new HttpError(403, 'unknown_job', `no job ${job} exists`)
   if (record.node !== node) throw new HttpError(403, 'not_job_node', `${node} is not the node running job ${job}`)
   if (!record.running || record.endsAt <= now) throw new HttpError(403, 'job_not_running', `job ${job} is not running`)
-  return {scope: {kind: 'job', job, poster: record.poster, names: findSecretReferences(definition)}, endsAt: record.endsAt}
+  return {
+    scope: {kind: 'job', job, poster: record.poster, names: findSecretReferences(definition)},
+    endsAt: record.endsAt,
+  }
 }
 
 /** Issues and checks login tokens: HS256 pinned both ways, so neither `alg: none` nor another algorithm passes. */
@@ -107,7 +135,10 @@ export class TokenIssuer {
 
   /** A signed JWT for `subject` with `scope`, expiring at `expiresAt` (unix s). */
   async issue(subject: string, scope: TokenScope, expiresAt: number): Promise<string> {
-    const claims = scope.kind === 'owner' ? {scope: 'owner'} : {scope: 'job', job: scope.job, poster: scope.poster, names: scope.names}
+    const claims =
+      scope.kind === 'owner'
+        ? {scope: 'owner'}
+        : {scope: 'job', job: scope.job, poster: scope.poster, names: scope.names}
     return new SignJWT(claims)
       .setProtectedHeader({alg: ALGORITHM, typ: 'JWT'})
       .setSubject(subject)
@@ -122,19 +153,30 @@ export class TokenIssuer {
   /** The scope of a valid token; 401 for a missing, malformed, tampered or expired one. */
   async verify(authorization: string | undefined): Promise<TokenScope> {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')
-    if (!match) throw new HttpError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
+    if (!match)
+      throw new HttpError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
     try {
-      const {payload} = await jwtVerify(match[1] as string, this.key, {algorithms: [ALGORITHM], issuer: ISSUER, audience: ISSUER})
+      const {payload} = await jwtVerify(match[1] as string, this.key, {
+        algorithms: [ALGORITHM],
+        issuer: ISSUER,
+        audience: ISSUER,
+      })
       const subject = payload.sub as string
       if (payload.scope === 'owner') return {kind: 'owner', owner: subject}
       const names = payload.names
-      if (payload.scope === 'job' && typeof payload.job === 'string' && typeof payload.poster === 'string' && Array.isArray(names)) {
+      if (
+        payload.scope === 'job' &&
+        typeof payload.job === 'string' &&
+        typeof payload.poster === 'string' &&
+        Array.isArray(names)
+      ) {
         return {kind: 'job', job: payload.job, poster: payload.poster, names: names.map(String)}
       }
       throw new HttpError(401, 'invalid_token', 'the token has no valid scope')
     } catch (error) {
       if (error instanceof HttpError) throw error
-      if (error instanceof joseErrors.JWTExpired) throw new HttpError(401, 'token_expired', 'the token has expired; log in again')
+      if (error instanceof joseErrors.JWTExpired)
+        throw new HttpError(401, 'token_expired', 'the token has expired; log in again')
       throw new HttpError(401, 'invalid_token', 'the token is not valid')
     }
   }

@@ -86,7 +86,9 @@ export class SecretCipher {
     const decipher = createDecipheriv('aes-256-gcm', this.key, iv)
     decipher.setAAD(associatedData(owner, name))
     decipher.setAuthTag(tag)
-    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    )
   }
 }
 

@@ -8,7 +8,13 @@ import {openSqliteStorage} from './sqlite.js'
 export {type JobAuthority, type JobRecord, loginMessage} from './auth.js'
 export {KEY_ENV, loadMasterKey} from './crypto.js'
 export {openPostgresStorage} from './postgres.js'
-export {createSecretsService, DEFAULT_LIMITS, type SecretsService, type SecretsServiceOptions, type ServiceLimits} from './server.js'
+export {
+  createSecretsService,
+  DEFAULT_LIMITS,
+  type SecretsService,
+  type SecretsServiceOptions,
+  type ServiceLimits,
+} from './server.js'
 export {openSqliteStorage} from './sqlite.js'
 export type {SecretStorage} from './storage.js'
 
@@ -21,11 +27,15 @@ export interface OpenServiceOptions extends Omit<SecretsServiceOptions, 'storage
 }
 
 /** The service as `gpunet secrets serve` runs it: key from the environment or `<dataDir>/secrets.key`, storage by URL. */
-export async function openSecretsService(options: OpenServiceOptions): Promise<{service: SecretsService; storage: string; key: string}> {
+export async function openSecretsService(
+  options: OpenServiceOptions,
+): Promise<{service: SecretsService; storage: string; key: string}> {
   const {dataDir, databaseUrl, env, ...rest} = options
   const keyFile = join(dataDir, 'secrets.key')
   const masterKey = await loadMasterKey(keyFile, env)
-  const storage = databaseUrl ? await openPostgresStorage({connectionString: databaseUrl}) : openSqliteStorage(join(dataDir, 'secrets.db'))
+  const storage = databaseUrl
+    ? await openPostgresStorage({connectionString: databaseUrl})
+    : openSqliteStorage(join(dataDir, 'secrets.db'))
   const where = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${join(dataDir, 'secrets.db')}`
   const key = (env ?? process.env)[KEY_ENV] ? KEY_ENV : keyFile
   return {service: createSecretsService({...rest, storage, masterKey}), storage: where, key}

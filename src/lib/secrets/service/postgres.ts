@@ -28,7 +28,9 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
     await client.query(`CREATE TABLE IF NOT EXISTS secrets (
       owner TEXT NOT NULL, name TEXT NOT NULL, sealed BYTEA NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       PRIMARY KEY (owner, name))`)
-    await client.query(`CREATE TABLE IF NOT EXISTS used_signatures (signature TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`)
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS used_signatures (signature TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`,
+    )
     await client.query('CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at)')
     await client.query('COMMIT')
   })
@@ -36,7 +38,10 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   return {
     async list(owner, names) {
       const result = names
-        ? await pool.query<SealedSecret>('SELECT name, sealed FROM secrets WHERE owner = $1 AND name = ANY($2) ORDER BY name', [owner, names])
+        ? await pool.query<SealedSecret>(
+            'SELECT name, sealed FROM secrets WHERE owner = $1 AND name = ANY($2) ORDER BY name',
+            [owner, names],
+          )
         : await pool.query<SealedSecret>('SELECT name, sealed FROM secrets WHERE owner = $1 ORDER BY name', [owner])
       return result.rows
     },
@@ -51,7 +56,9 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
              ON CONFLICT (owner, name) DO UPDATE SET sealed = excluded.sealed, updated_at = now()`,
             [owner, secrets.map((s) => s.name), secrets.map((s) => s.sealed)],
           )
-          const {rows} = await client.query<{n: number}>('SELECT count(*)::int AS n FROM secrets WHERE owner = $1', [owner])
+          const {rows} = await client.query<{n: number}>('SELECT count(*)::int AS n FROM secrets WHERE owner = $1', [
+            owner,
+          ])
           if ((rows[0]?.n ?? 0) > maxPerOwner) throw new OwnerLimitError(maxPerOwner)
           await client.query('COMMIT')
         } catch (error) {

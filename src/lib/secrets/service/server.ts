@@ -71,17 +71,24 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     const path = request.url.split('?')[0]
     const who = subjects.get(request)
     const ms = reply.elapsedTime.toFixed(1)
-    log(`${new Date().toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`)
+    log(
+      `${new Date().toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
+    )
   })
 
   app.setErrorHandler((error: FastifyError | Error, _request, reply) => {
     const failure = toHttpError(error, limits)
     if (failure.status >= 500 && !(error instanceof HttpError)) log(`internal error: ${error.name}: ${error.message}`)
-    return reply.code(failure.status).headers(failure.headers).send({error: {code: failure.code, message: failure.message}})
+    return reply
+      .code(failure.status)
+      .headers(failure.headers)
+      .send({error: {code: failure.code, message: failure.message}})
   })
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
+    reply
+      .code(404)
+      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
   })
 
   app.get('/health', async () => {
@@ -104,7 +111,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       limitOrThrow(perAddress, login.address)
       // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
       const fresh = await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now)
-      if (!fresh) throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
+      if (!fresh)
+        throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
       let expiresAt = now + limits.tokenTtlSeconds
       let scope: TokenScope = {kind: 'owner', owner: login.address}
       if (login.job) {
@@ -125,7 +133,12 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
 
   async function ownerOnly(request: FastifyRequest): Promise<string> {
     const scope = await authorize(request)
-    if (scope.kind !== 'owner') throw new HttpError(403, 'read_only_token', 'a job token can only read secrets; log in without job to change them')
+    if (scope.kind !== 'owner')
+      throw new HttpError(
+        403,
+        'read_only_token',
+        'a job token can only read secrets; log in without job to change them',
+      )
     return scope.owner
   }
 
@@ -140,7 +153,11 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   app.post('/secrets', async (request, reply) => {
     const owner = await ownerOnly(request)
     const secrets = parseSecrets(bodyParams(request).secrets)
-    await storage.put(owner, secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})), limits.secretsPerOwner)
+    await storage.put(
+      owner,
+      secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
+      limits.secretsPerOwner,
+    )
     return ok(reply)
   })
 
@@ -152,7 +169,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       throw badRequest('conflicting_key', 'key is given in both the query and the body, with different values')
     }
     const key = fromQuery ?? fromBody
-    if (typeof key !== 'string' || key === '') throw badRequest('missing_parameter', 'key is required (the name of the secret to delete)')
+    if (typeof key !== 'string' || key === '')
+      throw badRequest('missing_parameter', 'key is required (the name of the secret to delete)')
     const problem = secretProblem(key, '')
     if (problem) throw badRequest(problem.code, problem.message)
     if (!(await storage.delete(owner, key))) throw new HttpError(404, 'not_found', `no secret named ${key}`)
@@ -192,7 +210,8 @@ function limitOrThrow(limiter: RateLimiter, key: string): void {
 function bodyParams(request: FastifyRequest): Record<string, unknown> {
   const body = request.body
   if (body === undefined || body === null) return {}
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalid_body', 'the body must be a JSON object or a form')
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('invalid_body', 'the body must be a JSON object or a form')
   return body as Record<string, unknown>
 }
 
@@ -227,11 +246,16 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   }
   const code = (error as FastifyError).code
   const status = (error as FastifyError).statusCode ?? 500
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, 'body_too_large', `the body is larger than ${limits.bodyBytes} bytes`)
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new HttpError(413, 'body_too_large', `the body is larger than ${limits.bodyBytes} bytes`)
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new HttpError(415, 'unsupported_media_type', 'send application/json or application/x-www-form-urlencoded')
   }
-  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+  if (
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    error instanceof SyntaxError
+  ) {
     return badRequest('malformed_body', 'the body is not valid JSON')
   }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')

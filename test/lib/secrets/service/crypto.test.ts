@@ -46,6 +46,9 @@ describe('secrets crypto', () => {
     const key = randomBytes(32)
     assert.deepEqual(await loadMasterKey('/nonexistent/key', {GPUNET_SECRETS_KEY: key.toString('base64')}), key)
     assert.deepEqual(await loadMasterKey('/nonexistent/key', {GPUNET_SECRETS_KEY: key.toString('hex')}), key)
-    await assert.rejects(loadMasterKey('/nonexistent/key', {GPUNET_SECRETS_KEY: 'c2hvcnQ='}), (error) => isGpunetError(error) && error.code === 'key_invalid')
+    await assert.rejects(
+      loadMasterKey('/nonexistent/key', {GPUNET_SECRETS_KEY: 'c2hvcnQ='}),
+      (error) => isGpunetError(error) && error.code === 'key_invalid',
+    )
   })
 })

@@ -39,7 +39,11 @@ forEachAdapter('secrets service', (adapter) => {
     s = await startService(adapter, {
       masterKey,
       authority,
-      limits: {secretsPerOwner: 50, loginPerAddress: {limit: 1000, windowMs: 60_000}, loginPerIp: {limit: 100_000, windowMs: 60_000}},
+      limits: {
+        secretsPerOwner: 50,
+        loginPerAddress: {limit: 1000, windowMs: 60_000},
+        loginPerIp: {limit: 100_000, windowMs: 60_000},
+      },
     })
   })
   after(async () => s.stop())
@@ -60,41 +64,94 @@ forEachAdapter('secrets service', (adapter) => {
 
       it('stores, lists, replaces and deletes secrets, answering OK as text', async () => {
         const token = await login(s.url, newWallet(), {encoding})
-        const first = await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {API_KEY: 'one', 'db.pass-word': 'p=w&d %'}}})
+        const first = await call(s.url, 'POST', '/secrets', {
+          token,
+          encoding,
+          params: {secrets: {API_KEY: 'one', 'db.pass-word': 'p=w&d %'}},
+        })
         assert.equal(first.status, 200)
         assert.equal(first.text, 'OK')
         assert.match(first.headers.get('content-type') ?? '', /^text\/plain/)
-        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {API_KEY: 'one', 'db.pass-word': 'p=w&d %'})
+        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {
+          API_KEY: 'one',
+          'db.pass-word': 'p=w&d %',
+        })
 
-        assert.equal((await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {API_KEY: 'two'}}})).status, 200)
-        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {API_KEY: 'two', 'db.pass-word': 'p=w&d %'})
+        assert.equal(
+          (await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {API_KEY: 'two'}}})).status,
+          200,
+        )
+        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {
+          API_KEY: 'two',
+          'db.pass-word': 'p=w&d %',
+        })
 
         const deleted = await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {key: 'API_KEY'}})
         assert.equal(deleted.status, 200)
         assert.equal(deleted.text, 'OK')
         assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {'db.pass-word': 'p=w&d %'})
-        assertError(await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {key: 'API_KEY'}}), 404, 'not_found')
+        assertError(
+          await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {key: 'API_KEY'}}),
+          404,
+          'not_found',
+        )
       })
 
       it('refuses missing or malformed parameters with 400', async () => {
         const token = await login(s.url, newWallet(), {encoding})
-        assertError(await call(s.url, 'POST', '/secrets', {token, encoding, params: {other: 'x'}}), 400, 'missing_parameter')
-        assertError(await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {}}}), 400, 'invalid_secrets')
-        assertError(await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {A: 1}}}), 400, 'invalid_value')
-        assertError(await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {nokey: 'x'}}), 400, 'missing_parameter')
+        assertError(
+          await call(s.url, 'POST', '/secrets', {token, encoding, params: {other: 'x'}}),
+          400,
+          'missing_parameter',
+        )
+        assertError(
+          await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {}}}),
+          400,
+          'invalid_secrets',
+        )
+        assertError(
+          await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {A: 1}}}),
+          400,
+          'invalid_value',
+        )
+        assertError(
+          await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {nokey: 'x'}}),
+          400,
+          'missing_parameter',
+        )
         const noAddress = signLogin(newWallet())
         delete noAddress.address
         assertError(await call(s.url, 'POST', '/login', {encoding, params: noAddress}), 400, 'missing_parameter')
-        assertError(await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), address: 'not-base58!'}}), 400, 'invalid_address')
-        assertError(await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), timestamp: '12.5'}}), 400, 'invalid_timestamp')
-        assertError(await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), job: 'short'}}), 400, 'invalid_job')
+        assertError(
+          await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), address: 'not-base58!'}}),
+          400,
+          'invalid_address',
+        )
+        assertError(
+          await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), timestamp: '12.5'}}),
+          400,
+          'invalid_timestamp',
+        )
+        assertError(
+          await call(s.url, 'POST', '/login', {encoding, params: {...signLogin(newWallet()), job: 'short'}}),
+          400,
+          'invalid_job',
+        )
       })
 
       it('refuses non-ASCII names', async () => {
         const token = await login(s.url, newWallet(), {encoding})
         for (const name of ['naïve', '秘密', 'KEY\u00a0X', 'emoji😀']) {
-          assertError(await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {[name]: 'v'}}}), 400, 'invalid_name')
-          assertError(await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {key: name}}), 400, 'invalid_name')
+          assertError(
+            await call(s.url, 'POST', '/secrets', {token, encoding, params: {secrets: {[name]: 'v'}}}),
+            400,
+            'invalid_name',
+          )
+          assertError(
+            await call(s.url, 'DELETE', '/secrets', {token, encoding, params: {key: name}}),
+            400,
+            'invalid_name',
+          )
         }
         assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {})
       })
@@ -136,15 +193,33 @@ forEachAdapter('secrets service', (adapter) => {
 
     it('refuses stale and future timestamps, and accepts one within 60 seconds', async () => {
       const wallet = newWallet()
-      assertError(await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() - 75})}), 401, 'stale_timestamp')
-      assertError(await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() + 75})}), 401, 'stale_timestamp')
-      assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() - 45})})).status, 200)
-      assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() + 45})})).status, 200)
+      assertError(
+        await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() - 75})}),
+        401,
+        'stale_timestamp',
+      )
+      assertError(
+        await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() + 75})}),
+        401,
+        'stale_timestamp',
+      )
+      assert.equal(
+        (await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() - 45})})).status,
+        200,
+      )
+      assert.equal(
+        (await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now() + 45})})).status,
+        200,
+      )
     })
 
     it('refuses a signature of another message', async () => {
       const params = signLogin(newWallet(), {timestamp: now() - 1})
-      assertError(await call(s.url, 'POST', '/login', {params: {...params, timestamp: now()}}), 401, 'invalid_signature')
+      assertError(
+        await call(s.url, 'POST', '/login', {params: {...params, timestamp: now()}}),
+        401,
+        'invalid_signature',
+      )
     })
 
     it('refuses a signature made by another key', async () => {
@@ -157,7 +232,11 @@ forEachAdapter('secrets service', (adapter) => {
       const params = signLogin(newWallet())
       const bytes = bs58.decode(params.signature as string)
       bytes[10] = (bytes[10] as number) ^ 1
-      assertError(await call(s.url, 'POST', '/login', {params: {...params, signature: bs58.encode(bytes)}}), 401, 'invalid_signature')
+      assertError(
+        await call(s.url, 'POST', '/login', {params: {...params, signature: bs58.encode(bytes)}}),
+        401,
+        'invalid_signature',
+      )
     })
   })
 
@@ -165,7 +244,11 @@ forEachAdapter('secrets service', (adapter) => {
     it('refuses a missing, garbage or foreign bearer token', async () => {
       assertError(await call(s.url, 'GET', '/secrets'), 401, 'missing_token')
       assertError(await call(s.url, 'GET', '/secrets', {token: 'garbage'}), 401, 'invalid_token')
-      const foreign = await new TokenIssuer(randomBytes(32)).issue(newWallet().address, {kind: 'owner', owner: 'x'}, Math.floor(Date.now() / 1000) + 60)
+      const foreign = await new TokenIssuer(randomBytes(32)).issue(
+        newWallet().address,
+        {kind: 'owner', owner: 'x'},
+        Math.floor(Date.now() / 1000) + 60,
+      )
       assertError(await call(s.url, 'GET', '/secrets', {token: foreign}), 401, 'invalid_token')
     })
 
@@ -185,13 +268,19 @@ forEachAdapter('secrets service', (adapter) => {
       const claims = decodeJwt(await login(s.url, wallet))
       const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`
       assertError(await call(s.url, 'GET', '/secrets', {token: none}), 401, 'invalid_token')
-      const hs512 = await new SignJWT(claims).setProtectedHeader({alg: 'HS512'}).sign(deriveKey(masterKey, 'login-tokens'))
+      const hs512 = await new SignJWT(claims)
+        .setProtectedHeader({alg: 'HS512'})
+        .sign(deriveKey(masterKey, 'login-tokens'))
       assertError(await call(s.url, 'GET', '/secrets', {token: hs512}), 401, 'invalid_token')
     })
 
     it('refuses an expired token', async () => {
       const wallet = newWallet()
-      const expired = await new TokenIssuer(deriveKey(masterKey, 'login-tokens')).issue(wallet.address, {kind: 'owner', owner: wallet.address}, Math.floor(Date.now() / 1000) - 5)
+      const expired = await new TokenIssuer(deriveKey(masterKey, 'login-tokens')).issue(
+        wallet.address,
+        {kind: 'owner', owner: wallet.address},
+        Math.floor(Date.now() / 1000) - 5,
+      )
       assertError(await call(s.url, 'GET', '/secrets', {token: expired}), 401, 'token_expired')
     })
   })
@@ -204,12 +293,29 @@ forEachAdapter('secrets service', (adapter) => {
 
     before(async () => {
       posterToken = await login(s.url, poster)
-      await call(s.url, 'POST', '/secrets', {token: posterToken, params: {secrets: {HF_TOKEN: 'hf', DB_PASS: 'db', UNREFERENCED: 'never'}}})
-      authority.jobs.set(job, {node: node.address, poster: poster.address, endsAt: Math.floor(Date.now() / 1000) + 600, running: true})
+      await call(s.url, 'POST', '/secrets', {
+        token: posterToken,
+        params: {secrets: {HF_TOKEN: 'hf', DB_PASS: 'db', UNREFERENCED: 'never'}},
+      })
+      authority.jobs.set(job, {
+        node: node.address,
+        poster: poster.address,
+        endsAt: Math.floor(Date.now() / 1000) + 600,
+        running: true,
+      })
       authority.definitions.set(job, {
         version: '0.1',
         type: 'container',
-        ops: [{id: 'a', type: 'container/run', args: {image: 'x', env: {HF: '%%secrets.HF_TOKEN%%', DB: 'u:%%secrets.DB_PASS%%', M: '%%secrets.MISSING%%'}}}],
+        ops: [
+          {
+            id: 'a',
+            type: 'container/run',
+            args: {
+              image: 'x',
+              env: {HF: '%%secrets.HF_TOKEN%%', DB: 'u:%%secrets.DB_PASS%%', M: '%%secrets.MISSING%%'},
+            },
+          },
+        ],
       })
     })
 
@@ -229,19 +335,44 @@ forEachAdapter('secrets service', (adapter) => {
 
     it('can neither write nor delete', async () => {
       const token = await login(s.url, node, {job})
-      assertError(await call(s.url, 'POST', '/secrets', {token, params: {secrets: {HF_TOKEN: 'overwritten'}}}), 403, 'read_only_token')
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, params: {secrets: {HF_TOKEN: 'overwritten'}}}),
+        403,
+        'read_only_token',
+      )
       assertError(await call(s.url, 'DELETE', '/secrets', {token, params: {key: 'HF_TOKEN'}}), 403, 'read_only_token')
-      assert.equal(((await call(s.url, 'GET', '/secrets', {token: posterToken})).body as Record<string, string>).HF_TOKEN, 'hf')
+      assert.equal(
+        ((await call(s.url, 'GET', '/secrets', {token: posterToken})).body as Record<string, string>).HF_TOKEN,
+        'hf',
+      )
     })
 
     it('is refused to another node, for an unknown job and for a job that is not running', async () => {
       assertError(await call(s.url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
-      assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: newAddress()})}), 403, 'unknown_job')
+      assertError(
+        await call(s.url, 'POST', '/login', {params: signLogin(node, {job: newAddress()})}),
+        403,
+        'unknown_job',
+      )
       const stopped = newAddress()
-      authority.jobs.set(stopped, {node: node.address, poster: poster.address, endsAt: Math.floor(Date.now() / 1000) + 600, running: false})
-      assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: stopped})}), 403, 'job_not_running')
+      authority.jobs.set(stopped, {
+        node: node.address,
+        poster: poster.address,
+        endsAt: Math.floor(Date.now() / 1000) + 600,
+        running: false,
+      })
+      assertError(
+        await call(s.url, 'POST', '/login', {params: signLogin(node, {job: stopped})}),
+        403,
+        'job_not_running',
+      )
       const ended = newAddress()
-      authority.jobs.set(ended, {node: node.address, poster: poster.address, endsAt: Math.floor(Date.now() / 1000) - 1, running: true})
+      authority.jobs.set(ended, {
+        node: node.address,
+        poster: poster.address,
+        endsAt: Math.floor(Date.now() / 1000) - 1,
+        running: true,
+      })
       assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: ended})}), 403, 'job_not_running')
     })
 
@@ -253,15 +384,32 @@ forEachAdapter('secrets service', (adapter) => {
   describe('limits and malformed bodies', () => {
     it('refuses a body over the limit with 413', async () => {
       const token = await login(s.url, newWallet())
-      const answer = await call(s.url, 'POST', '/secrets', {token, params: {secrets: {BIG: 'x'.repeat(1024 * 1024 + 1)}}})
+      const answer = await call(s.url, 'POST', '/secrets', {
+        token,
+        params: {secrets: {BIG: 'x'.repeat(1024 * 1024 + 1)}},
+      })
       assertError(answer, 413, 'body_too_large')
-      assertError(await call(s.url, 'POST', '/login', {rawBody: `address=${'x'.repeat(1024 * 1024 + 1)}`, contentType: 'application/x-www-form-urlencoded'}), 413, 'body_too_large')
+      assertError(
+        await call(s.url, 'POST', '/login', {
+          rawBody: `address=${'x'.repeat(1024 * 1024 + 1)}`,
+          contentType: 'application/x-www-form-urlencoded',
+        }),
+        413,
+        'body_too_large',
+      )
     })
 
     it('stores a value of 64 KiB and refuses one byte more', async () => {
       const token = await login(s.url, newWallet())
-      assert.equal((await call(s.url, 'POST', '/secrets', {token, params: {secrets: {MAX: 'é'.repeat(32 * 1024)}}})).status, 200)
-      assertError(await call(s.url, 'POST', '/secrets', {token, params: {secrets: {OVER: `${'é'.repeat(32 * 1024)}x`}}}), 400, 'value_too_large')
+      assert.equal(
+        (await call(s.url, 'POST', '/secrets', {token, params: {secrets: {MAX: 'é'.repeat(32 * 1024)}}})).status,
+        200,
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, params: {secrets: {OVER: `${'é'.repeat(32 * 1024)}x`}}}),
+        400,
+        'value_too_large',
+      )
       assert.deepEqual(Object.keys((await call(s.url, 'GET', '/secrets', {token})).body as object), ['MAX'])
     })
 
@@ -269,23 +417,58 @@ forEachAdapter('secrets service', (adapter) => {
       const token = await login(s.url, newWallet())
       const many = Object.fromEntries(Array.from({length: 49}, (_, i) => [`S${i}`, 'v']))
       assert.equal((await call(s.url, 'POST', '/secrets', {token, params: {secrets: many}})).status, 200)
-      assertError(await call(s.url, 'POST', '/secrets', {token, params: {secrets: {NEW1: 'v', NEW2: 'v'}}}), 400, 'too_many_secrets')
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, params: {secrets: {NEW1: 'v', NEW2: 'v'}}}),
+        400,
+        'too_many_secrets',
+      )
       assert.equal(Object.keys((await call(s.url, 'GET', '/secrets', {token})).body as object).length, 49)
-      assert.equal((await call(s.url, 'POST', '/secrets', {token, params: {secrets: {S0: 'replaced', NEW1: 'v'}}})).status, 200)
+      assert.equal(
+        (await call(s.url, 'POST', '/secrets', {token, params: {secrets: {S0: 'replaced', NEW1: 'v'}}})).status,
+        200,
+      )
     })
 
     it('refuses malformed JSON, malformed forms and bodies that are not objects', async () => {
       const token = await login(s.url, newWallet())
       const json = 'application/json'
       const form = 'application/x-www-form-urlencoded'
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: '{"secrets": {"A": "1"', contentType: json}), 400, 'malformed_body')
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: '{"secrets": {"A": "1"', contentType: json}),
+        400,
+        'malformed_body',
+      )
       assertError(await call(s.url, 'POST', '/login', {rawBody: '', contentType: json}), 400, 'malformed_body')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: '["A"]', contentType: json}), 400, 'invalid_body')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: '"A"', contentType: json}), 400, 'invalid_body')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%7Bbroken', contentType: form}), 400, 'invalid_secrets')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%ZZ%', contentType: form}), 400, 'invalid_secrets')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=1&secrets=2', contentType: form}), 400, 'invalid_secrets')
-      assertError(await call(s.url, 'POST', '/secrets', {token, rawBody: '<x/>', contentType: 'application/xml'}), 415, 'unsupported_media_type')
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: '["A"]', contentType: json}),
+        400,
+        'invalid_body',
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: '"A"', contentType: json}),
+        400,
+        'invalid_body',
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%7Bbroken', contentType: form}),
+        400,
+        'invalid_secrets',
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%ZZ%', contentType: form}),
+        400,
+        'invalid_secrets',
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=1&secrets=2', contentType: form}),
+        400,
+        'invalid_secrets',
+      )
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, rawBody: '<x/>', contentType: 'application/xml'}),
+        415,
+        'unsupported_media_type',
+      )
       assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {})
     })
 
@@ -296,28 +479,36 @@ forEachAdapter('secrets service', (adapter) => {
   })
 
   it('loses and mixes up nothing with 100 concurrent writers on overlapping names', async () => {
-    const owners = await Promise.all(Array.from({length: 4}, async () => {
-      const wallet = newWallet()
-      return {wallet, token: await login(s.url, wallet)}
-    }))
+    const owners = await Promise.all(
+      Array.from({length: 4}, async () => {
+        const wallet = newWallet()
+        return {wallet, token: await login(s.url, wallet)}
+      }),
+    )
     const writes = Array.from({length: 100}, (_, i) => ({owner: i % 4, i}))
     const answers = await Promise.all(
       writes.map(({owner, i}) =>
         call(s.url, 'POST', '/secrets', {
           token: owners[owner]?.token,
           encoding: i % 2 ? 'json' : 'form',
-          params: {secrets: {[`SHARED_${i % 5}`]: `owner${owner}-writer${i}`, [`OWN_${i}`]: `owner${owner}-writer${i}`}},
+          params: {
+            secrets: {[`SHARED_${i % 5}`]: `owner${owner}-writer${i}`, [`OWN_${i}`]: `owner${owner}-writer${i}`},
+          },
         }),
       ),
     )
-    assert.deepEqual(answers.map((a) => a.status), Array(100).fill(200))
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(100).fill(200),
+    )
     for (const [index, {token}] of owners.entries()) {
       const stored = (await call(s.url, 'GET', '/secrets', {token})).body as Record<string, string>
       const mine = writes.filter((w) => w.owner === index)
       for (const {i} of mine) assert.equal(stored[`OWN_${i}`], `owner${index}-writer${i}`)
       for (let k = 0; k < 5; k++) {
         const writers = mine.filter(({i}) => i % 5 === k).map(({i}) => `owner${index}-writer${i}`)
-        if (writers.length > 0) assert.ok(writers.includes(stored[`SHARED_${k}`] as string), `SHARED_${k} = ${stored[`SHARED_${k}`]}`)
+        if (writers.length > 0)
+          assert.ok(writers.includes(stored[`SHARED_${k}`] as string), `SHARED_${k} = ${stored[`SHARED_${k}`]}`)
       }
       assert.equal(Object.keys(stored).length, mine.length + new Set(mine.map(({i}) => i % 5)).size)
     }
@@ -346,28 +537,39 @@ forEachAdapter('secrets service', (adapter) => {
     const before = s.lines.length
     const params = signLogin(newWallet())
     const token = (await call(s.url, 'POST', '/login', {params})).body as {token: string}
-    await call(s.url, 'POST', '/secrets', {token: token.token, params: {secrets: {LOGGED: 'value-that-must-not-be-logged'}}})
+    await call(s.url, 'POST', '/secrets', {
+      token: token.token,
+      params: {secrets: {LOGGED: 'value-that-must-not-be-logged'}},
+    })
     await call(s.url, 'DELETE', '/secrets?key=LOGGED', {token: token.token})
     const lines = s.lines.slice(before)
     assert.equal(lines.length, 3)
     assert.match(lines[0] as string, /POST \/login 200/)
     assert.match(lines[2] as string, /DELETE \/secrets 200/)
     const all = lines.join('\n')
-    for (const hidden of ['value-that-must-not-be-logged', token.token, params.signature as string]) assert.ok(!all.includes(hidden))
+    for (const hidden of ['value-that-must-not-be-logged', token.token, params.signature as string])
+      assert.ok(!all.includes(hidden))
   })
 })
 
 forEachAdapter('secrets service rate limits', (adapter) => {
   it('answers 429 with Retry-After per address and per client IP on /login', async () => {
-    const s = await startService(adapter, {limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginPerIp: {limit: 8, windowMs: 60_000}}})
+    const s = await startService(adapter, {
+      limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginPerIp: {limit: 8, windowMs: 60_000}},
+    })
     try {
       const wallet = newWallet()
       const now = Math.floor(Date.now() / 1000)
-      for (let i = 0; i < 3; i++) assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now - i})})).status, 200)
+      for (let i = 0; i < 3; i++)
+        assert.equal(
+          (await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now - i})})).status,
+          200,
+        )
       const limited = await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now - 3})})
       assertError(limited, 429, 'rate_limited')
       assert.ok(Number(limited.headers.get('retry-after')) >= 1)
-      for (let i = 0; i < 4; i++) assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})).status, 200)
+      for (let i = 0; i < 4; i++)
+        assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})).status, 200)
       const byIp = await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})
       assertError(byIp, 429, 'rate_limited')
       assert.ok(Number(byIp.headers.get('retry-after')) >= 1)
