@@ -112,20 +112,23 @@ export async function jobScope(
       'this service is not connected to a chain, so it cannot issue job tokens',
     )
   }
-  let record: JobRecord | null
-  let definition: unknown
-  try {
-    record = await authority.getJob(job)
-    definition = record ? await authority.getDefinition(job) : undefined
-  } catch {
-    throw new HttpError(503, 'chain_unavailable', 'the chain could not be read to check the job; try again')
-  }
+  const record = await unavailableOnFailure(() => authority.getJob(job))
   if (!record) throw new HttpError(403, 'unknown_job', `no job ${job} exists`)
   if (record.node !== node) throw new HttpError(403, 'not_job_node', `${node} is not the node running job ${job}`)
   if (!record.running || record.endsAt <= now) throw new HttpError(403, 'job_not_running', `job ${job} is not running`)
+  // Fetched only for a login that passed the checks: the definition may come from a slower content store.
+  const definition = await unavailableOnFailure(() => authority.getDefinition(job))
   return {
     scope: {kind: 'job', job, poster: record.poster, names: findSecretReferences(definition)},
     endsAt: record.endsAt,
+  }
+}
+
+async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch {
+    throw new HttpError(503, 'chain_unavailable', 'the chain or the job definition could not be read; try again')
   }
 }
 

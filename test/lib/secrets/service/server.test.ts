@@ -3,7 +3,7 @@ import {decodeJwt, decodeProtectedHeader, SignJWT} from 'jose'
 import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
 
-import {TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
+import {type JobRecord, TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
 import {deriveKey} from '../../../../src/lib/secrets/service/crypto.js'
 import type {SecretStorage} from '../../../../src/lib/secrets/service/storage.js'
 import {
@@ -573,6 +573,42 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       const byIp = await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})
       assertError(byIp, 429, 'rate_limited')
       assert.ok(Number(byIp.headers.get('retry-after')) >= 1)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('answers 503 to job logins without a chain, or when the chain fails, and reads no definition for a refused one', async () => {
+    const without = await startService(adapter)
+    try {
+      const answer = await call(without.url, 'POST', '/login', {params: signLogin(newWallet(), {job: newAddress()})})
+      assertError(answer, 503, 'job_login_unavailable')
+    } finally {
+      await without.stop()
+    }
+    let definitionsRead = 0
+    const job = newAddress()
+    const flaky = new MemoryAuthority()
+    flaky.jobs.set(job, {
+      node: newAddress(),
+      poster: newAddress(),
+      endsAt: Math.floor(Date.now() / 1000) + 60,
+      running: true,
+    })
+    flaky.getDefinition = async () => {
+      definitionsRead++
+      throw new Error('ipfs gateway timeout at 10.1.2.3')
+    }
+    const s = await startService(adapter, {authority: flaky})
+    try {
+      assertError(await call(s.url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
+      assert.equal(definitionsRead, 0)
+      const node = newWallet()
+      flaky.jobs.set(job, {...(flaky.jobs.get(job) as JobRecord), node: node.address})
+      const answer = await call(s.url, 'POST', '/login', {params: signLogin(node, {job})})
+      assertError(answer, 503, 'chain_unavailable')
+      assert.ok(!answer.text.includes('10.1.2.3'))
+      assert.equal(definitionsRead, 1)
     } finally {
       await s.stop()
     }
