@@ -116,8 +116,12 @@ async function dropSchema(connectionString: string, schema: string): Promise<voi
  * Declares `suite` for each adapter. Without a PostgreSQL URL the PostgreSQL suites fail under CI=true and are
  * skipped elsewhere, with a notice naming the variable.
  */
-export function forEachAdapter(title: string, suite: (adapter: Adapter) => void): void {
-  for (const adapter of [sqliteAdapter, postgresAdapter]) {
+export function forEachAdapter(
+  title: string,
+  suite: (adapter: Adapter) => void,
+  adapters: Adapter[] = [sqliteAdapter, postgresAdapter],
+): void {
+  for (const adapter of adapters) {
     const reason = adapter.unavailable()
     if (reason && process.env.CI !== 'true') {
       process.stderr.write(
