@@ -433,42 +433,19 @@ forEachAdapter('secrets service', (adapter) => {
       const token = await login(s.url, newWallet())
       const json = 'application/json'
       const form = 'application/x-www-form-urlencoded'
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: '{"secrets": {"A": "1"', contentType: json}),
-        400,
-        'malformed_body',
-      )
-      assertError(await call(s.url, 'POST', '/login', {rawBody: '', contentType: json}), 400, 'malformed_body')
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: '["A"]', contentType: json}),
-        400,
-        'invalid_body',
-      )
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: '"A"', contentType: json}),
-        400,
-        'invalid_body',
-      )
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%7Bbroken', contentType: form}),
-        400,
-        'invalid_secrets',
-      )
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=%ZZ%', contentType: form}),
-        400,
-        'invalid_secrets',
-      )
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: 'secrets=1&secrets=2', contentType: form}),
-        400,
-        'invalid_secrets',
-      )
-      assertError(
-        await call(s.url, 'POST', '/secrets', {token, rawBody: '<x/>', contentType: 'application/xml'}),
-        415,
-        'unsupported_media_type',
-      )
+      const cases: Array<[string, string, string, number, string]> = [
+        ['/secrets', '{"secrets": {"A": "1"', json, 400, 'malformed_body'],
+        ['/login', '', json, 400, 'malformed_body'],
+        ['/secrets', '["A"]', json, 400, 'invalid_body'],
+        ['/secrets', '"A"', json, 400, 'invalid_body'],
+        ['/secrets', 'secrets=%7Bbroken', form, 400, 'invalid_secrets'],
+        ['/secrets', 'secrets=%ZZ%', form, 400, 'invalid_secrets'],
+        ['/secrets', 'secrets=1&secrets=2', form, 400, 'invalid_secrets'],
+        ['/secrets', '<x/>', 'application/xml', 415, 'unsupported_media_type'],
+      ]
+      for (const [path, rawBody, contentType, status, code] of cases) {
+        assertError(await call(s.url, 'POST', path, {token, rawBody, contentType}), status, code)
+      }
       assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {})
     })
 
