@@ -291,18 +291,19 @@ forEachAdapter('secrets service', (adapter) => {
     const job = newAddress()
     let posterToken: string
 
+    /** Puts a job run by `node` for `poster` on the test chain, running for ten more minutes unless told. */
+    function addJob(address: string, record: Partial<JobRecord> = {}): void {
+      const endsAt = Math.floor(Date.now() / 1000) + 600
+      authority.jobs.set(address, {node: node.address, poster: poster.address, endsAt, running: true, ...record})
+    }
+
     before(async () => {
       posterToken = await login(s.url, poster)
       await call(s.url, 'POST', '/secrets', {
         token: posterToken,
         params: {secrets: {HF_TOKEN: 'hf', DB_PASS: 'db', UNREFERENCED: 'never'}},
       })
-      authority.jobs.set(job, {
-        node: node.address,
-        poster: poster.address,
-        endsAt: Math.floor(Date.now() / 1000) + 600,
-        running: true,
-      })
+      addJob(job)
       authority.definitions.set(job, {
         version: '0.1',
         type: 'container',
@@ -328,7 +329,7 @@ forEachAdapter('secrets service', (adapter) => {
     it('lives no longer than the job has left', async () => {
       const shortJob = newAddress()
       const endsAt = Math.floor(Date.now() / 1000) + 90
-      authority.jobs.set(shortJob, {node: node.address, poster: poster.address, endsAt, running: true})
+      addJob(shortJob, {endsAt})
       authority.definitions.set(shortJob, {})
       assert.equal(decodeJwt(await login(s.url, node, {job: shortJob})).exp, endsAt)
     })
@@ -355,24 +356,14 @@ forEachAdapter('secrets service', (adapter) => {
         'unknown_job',
       )
       const stopped = newAddress()
-      authority.jobs.set(stopped, {
-        node: node.address,
-        poster: poster.address,
-        endsAt: Math.floor(Date.now() / 1000) + 600,
-        running: false,
-      })
+      addJob(stopped, {running: false})
       assertError(
         await call(s.url, 'POST', '/login', {params: signLogin(node, {job: stopped})}),
         403,
         'job_not_running',
       )
       const ended = newAddress()
-      authority.jobs.set(ended, {
-        node: node.address,
-        poster: poster.address,
-        endsAt: Math.floor(Date.now() / 1000) - 1,
-        running: true,
-      })
+      addJob(ended, {endsAt: Math.floor(Date.now() / 1000) - 1})
       assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: ended})}), 403, 'job_not_running')
     })
 
