@@ -1,0 +1,42 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {networkFlags} from '../../flags.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import type {Network} from '../../lib/network.js'
+import {canPrompt, confirm} from '../../lib/prompt.js'
+import {connectSecrets} from '../../lib/secrets/connect.js'
+
+export default class SecretsDelete extends BaseCommand {
+  static override summary = 'Delete a secret from the secrets service.'
+  static override description = `Asks for confirmation at a terminal unless --yes. Jobs that refer to the secret as %%secrets.NAME%% will no longer receive it. Exits 7 when no secret has that name.`
+
+  static override examples = [
+    '<%= config.bin %> secrets delete HF_TOKEN',
+    '<%= config.bin %> secrets delete OLD_KEY --yes --json',
+  ]
+
+  static override args = {
+    name: Args.string({description: 'the secret to delete', required: true, ignoreStdin: true}),
+  }
+
+  static override flags = {
+    ...networkFlags,
+    yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation', default: false}),
+  }
+
+  async run(): Promise<{network: string; url: string; deleted: string}> {
+    const {args, flags} = await this.parse(SecretsDelete)
+    const client = await connectSecrets({
+      network: flags.network as Network,
+      secretsUrl: flags['secrets-url'],
+      wallet: flags.wallet,
+    })
+    if (!flags.yes && canPrompt() && !(await confirm(`Delete the secret ${args.name} on ${flags.network}?`))) {
+      throw new GpunetError('cancelled', 'nothing was deleted', {exitCode: ExitCode.FAILURE})
+    }
+    await client.delete(args.name)
+    this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
+    return {network: flags.network, url: client.url, deleted: args.name}
+  }
+}

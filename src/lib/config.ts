@@ -1,0 +1,36 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {ExitCode, GpunetError} from './errors.js'
+import type {Network} from './network.js'
+import {configDir} from './private-file.js'
+
+/** What `~/.config/gpunet/config.json` may set per network, below flags and environment variables. */
+export interface NetworkConfig {
+  secretsUrl?: string
+}
+
+/** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
+export function configFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), 'config.json')
+}
+
+/** The settings of one network from the config file (`{"networks": {"devnet": {"secretsUrl": "…"}}}`); none without a file. */
+export function networkConfig(network: Network, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
+  const file = configFile(env)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return {}
+  }
+  try {
+    const config = JSON.parse(text) as {networks?: Record<string, NetworkConfig>}
+    return config.networks?.[network] ?? {}
+  } catch {
+    throw new GpunetError('config_invalid', `${file} is not valid JSON`, {
+      exitCode: ExitCode.INVALID_INPUT,
+      hint: 'fix or remove the file',
+    })
+  }
+}

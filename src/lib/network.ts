@@ -1,0 +1,41 @@
+import {configFile, networkConfig} from './config.js'
+import {ExitCode, GpunetError} from './errors.js'
+
+/** The networks gpunet talks to; localnet is the default so nobody spends real tokens by accident. */
+export const NETWORKS = ['localnet', 'devnet', 'mainnet'] as const
+export type Network = (typeof NETWORKS)[number]
+
+/** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL` > config file, or an error naming them. */
+export function resolveSecretsUrl(network: Network, flag?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const url = flag || env.GPUNET_SECRETS_URL || networkConfig(network, env).secretsUrl
+  if (url) return checkUrl(url)
+  const inConfig = `"networks": {"${network}": {"secretsUrl": "…"}} in ${configFile(env)}`
+  if (network === 'localnet') {
+    throw new GpunetError('secrets_url_missing', 'no secrets service is configured for localnet', {
+      exitCode: ExitCode.USAGE,
+      hint: `start one with \`gpunet secrets serve\`, then give its URL with --secrets-url, GPUNET_SECRETS_URL or ${inConfig}`,
+    })
+  }
+  throw new GpunetError('secrets_url_missing', `no secrets service URL is configured for ${network}`, {
+    exitCode: ExitCode.USAGE,
+    hint: `pass --secrets-url URL, set GPUNET_SECRETS_URL, or set ${inConfig}`,
+  })
+}
+
+function checkUrl(url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" is not a URL`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'use a full URL such as http://127.0.0.1:8787',
+    })
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" must use http or https`, {
+      exitCode: ExitCode.USAGE,
+    })
+  }
+  return url.replace(/\/+$/, '')
+}

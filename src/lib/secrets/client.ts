@@ -1,0 +1,140 @@
+import bs58 from 'bs58'
+
+import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
+import type {Wallet} from '../wallet.js'
+import {TokenCache} from './token-cache.js'
+
+export interface SecretsClientOptions {
+  /** Base URL of the secrets service. */
+  url: string
+  wallet: Wallet
+  /** A job address: log in as the node running it, to read the poster's secrets the job refers to. */
+  job?: string
+  /** Where tokens are cached; `null` disables caching. */
+  cache?: TokenCache | null
+}
+
+/** Talks to a secrets service: logs in with the wallet's signature when needed and keeps the token cached. */
+export class SecretsClient {
+  readonly url: string
+  private readonly cache: TokenCache | null
+  private token: string | undefined
+
+  constructor(private readonly options: SecretsClientOptions) {
+    this.url = options.url.replace(/\/+$/, '')
+    this.cache = options.cache === undefined ? new TokenCache() : options.cache
+  }
+
+  /** All readable secrets, name → value (the owner's, or the job's referenced ones). */
+  async list(): Promise<Record<string, string>> {
+    const response = await this.authorized('GET', '/secrets')
+    return (await response.json()) as Record<string, string>
+  }
+
+  /** Stores secrets in one request, replacing values of names that exist. */
+  async set(secrets: Record<string, string>): Promise<void> {
+    await this.authorized('POST', '/secrets', {secrets})
+  }
+
+  /** Deletes one secret; a GpunetError with exit code 7 when it does not exist. */
+  async delete(name: string): Promise<void> {
+    await this.authorized('DELETE', '/secrets', {key: name})
+  }
+
+  /** Signs `service_secret_<timestamp>` and exchanges it for a token (cached per URL, address and job). */
+  async login(): Promise<string> {
+    const {wallet, job} = this.options
+    for (let attempt = 0; ; attempt++) {
+      const timestamp = Math.floor(Date.now() / 1000)
+      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
+      const response = await this.send('POST', '/login', {
+        address: wallet.address,
+        signature,
+        timestamp,
+        ...(job ? {job} : {}),
+      })
+      if (response.ok) {
+        const {token} = (await response.json()) as {token: string}
+        this.token = token
+        await this.cache?.set(this.cacheKey(), token)
+        return token
+      }
+      const failure = await serviceError(response, this.url)
+      // Signatures are deterministic: two logins within one second sign the same text, and the second is a replay.
+      if (failure.code === 'replayed_signature' && attempt === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5))
+        continue
+      }
+      throw failure
+    }
+  }
+
+  private cacheKey(): string {
+    return `${this.url} ${this.options.wallet.address}${this.options.job ? ` job=${this.options.job}` : ''}`
+  }
+
+  /** Sends with a token; logs in again once when the token is refused (expired, or the service's key changed). */
+  private async authorized(method: string, path: string, body?: unknown): Promise<Response> {
+    this.token ??= (await this.cache?.get(this.cacheKey())) ?? (await this.login())
+    let response = await this.send(method, path, body, this.token)
+    if (response.status === 401) {
+      await this.cache?.delete(this.cacheKey())
+      response = await this.send(method, path, body, await this.login())
+    }
+    if (!response.ok) throw await serviceError(response, this.url)
+    return response
+  }
+
+  private async send(method: string, path: string, body?: unknown, token?: string): Promise<Response> {
+    const headers: Record<string, string> = {accept: 'application/json'}
+    if (token) headers.authorization = `Bearer ${token}`
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    try {
+      return await fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    } catch (error) {
+      const reason = (error as {cause?: {code?: string}}).cause?.code ?? (error as Error).message
+      throw new GpunetError('secrets_unreachable', `cannot reach the secrets service at ${this.url} (${reason})`, {
+        exitCode: ExitCode.UNAVAILABLE,
+        hint: 'check the URL (--secrets-url or GPUNET_SECRETS_URL) and that the service is running',
+      })
+    }
+  }
+}
+
+/** The service's `{"error":{code,message}}` as a GpunetError with the exit code that fits its status. */
+async function serviceError(response: Response, url: string): Promise<GpunetError> {
+  let code = 'secrets_service_error'
+  let message = `the secrets service answered ${response.status}`
+  try {
+    const body = (await response.json()) as {error?: {code?: unknown; message?: unknown}}
+    if (typeof body.error?.code === 'string') code = body.error.code
+    if (typeof body.error?.message === 'string') message = body.error.message
+  } catch {
+    // Not our service's error shape (a proxy page, say): keep the status line.
+  }
+  const status = response.status
+  const exitCode: ExitCodeValue =
+    status === 404
+      ? ExitCode.NOT_FOUND
+      : status === 401 || status === 403
+        ? ExitCode.DENIED
+        : status === 400 || status === 413
+          ? ExitCode.INVALID_INPUT
+          : ExitCode.UNAVAILABLE
+  const retry = response.headers.get('retry-after')
+  const hint =
+    status === 429
+      ? `wait ${retry ?? 'a minute'} s and try again`
+      : status >= 500
+        ? `the service at ${url} is failing; try again later`
+        : status === 401
+          ? 'check that the wallet and the service are the ones you meant; the login was refused'
+          : status === 404
+            ? 'list your secrets with: gpunet secrets get'
+            : undefined
+  return new GpunetError(code, message, {exitCode, hint})
+}

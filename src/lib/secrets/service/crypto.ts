@@ -1,0 +1,98 @@
+import {createCipheriv, createDecipheriv, hkdfSync, randomBytes} from 'node:crypto'
+import {readFile, stat} from 'node:fs/promises'
+
+import {describeReadError} from '../../definition/check.js'
+import {ExitCode, GpunetError} from '../../errors.js'
+import {writePrivateFile} from '../../private-file.js'
+
+/** The environment variable that holds the master key (32 bytes, base64 or hex); wins over the key file. */
+export const KEY_ENV = 'GPUNET_SECRETS_KEY'
+
+const FORMAT = 1 // first byte of every sealed value, so the format can change without guessing
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
+/**
+ * The master key: from `GPUNET_SECRETS_KEY`, else from `keyFile`, which is created (mode 0600) on first start.
+ * Every instance that shares a database must share this key.
+ */
+export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+  const fromEnv = env[KEY_ENV]
+  if (fromEnv) return decodeKey(fromEnv, KEY_ENV)
+  try {
+    const info = await stat(keyFile)
+    if ((info.mode & 0o077) !== 0) {
+      throw new GpunetError('key_file_exposed', `the key file ${keyFile} is readable by other users`, {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint: `run: chmod 600 ${keyFile}`,
+      })
+    }
+    return decodeKey(await readFile(keyFile, 'utf8'), keyFile)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      if (error instanceof GpunetError) throw error
+      throw new GpunetError('key_file_unreadable', `cannot read the key file ${keyFile}: ${describeReadError(error)}`, {
+        exitCode: ExitCode.INVALID_INPUT,
+      })
+    }
+  }
+  const key = randomBytes(32)
+  await writePrivateFile(keyFile, `${key.toString('base64')}\n`)
+  return key
+}
+
+function decodeKey(text: string, source: string): Buffer {
+  const trimmed = text.trim()
+  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64')
+  if (key.length !== 32) {
+    throw new GpunetError('key_invalid', `${source} does not hold a 32-byte key`, {
+      exitCode: ExitCode.INVALID_INPUT,
+      hint: 'make one with: openssl rand -base64 32',
+    })
+  }
+  return key
+}
+
+/** Derives a purpose-bound subkey, so the encryption key and the token-signing key are never the same bytes. */
+export function deriveKey(master: Buffer, purpose: 'secret-values' | 'login-tokens'): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `gpunet-secrets/${purpose}`, 32))
+}
+
+/**
+ * AES-256-GCM sealing of secret values. Owner and name are the associated data: a sealed value moved to another
+ * row (another owner or another name) fails authentication instead of decrypting.
+ */
+export class SecretCipher {
+  private readonly key: Buffer
+
+  constructor(master: Buffer) {
+    this.key = deriveKey(master, 'secret-values')
+  }
+
+  /** Encrypts a value for the row (owner, name). */
+  seal(owner: string, name: string, value: string): Buffer {
+    const iv = randomBytes(IV_BYTES)
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv)
+    cipher.setAAD(associatedData(owner, name))
+    const body = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()])
+    return Buffer.concat([Buffer.from([FORMAT]), iv, cipher.getAuthTag(), body])
+  }
+
+  /** Decrypts a value of the row (owner, name); throws when it was sealed for another row or altered. */
+  open(owner: string, name: string, sealed: Buffer): string {
+    if (sealed[0] !== FORMAT || sealed.length < 1 + IV_BYTES + TAG_BYTES) throw new Error('unknown sealed value format')
+    const iv = sealed.subarray(1, 1 + IV_BYTES)
+    const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES)
+    const decipher = createDecipheriv('aes-256-gcm', this.key, iv)
+    decipher.setAAD(associatedData(owner, name))
+    decipher.setAuthTag(tag)
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    )
+  }
+}
+
+function associatedData(owner: string, name: string): Buffer {
+  // JSON keeps the pair unambiguous whatever characters the parts contain.
+  return Buffer.from(JSON.stringify(['gpunet-secret', owner, name]), 'utf8')
+}

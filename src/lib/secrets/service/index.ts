@@ -1,0 +1,53 @@
+import {join} from 'node:path'
+
+import {KEY_ENV, loadMasterKey} from './crypto.js'
+import {openPostgresStorage} from './postgres.js'
+import {createSecretsService, type SecretsService, type SecretsServiceOptions} from './server.js'
+import {openSqliteStorage} from './sqlite.js'
+
+export {type JobAuthority, type JobRecord, loginMessage} from './auth.js'
+export {KEY_ENV, loadMasterKey} from './crypto.js'
+export {openPostgresStorage} from './postgres.js'
+export {
+  createSecretsService,
+  DEFAULT_LIMITS,
+  type SecretsService,
+  type SecretsServiceOptions,
+  type ServiceLimits,
+} from './server.js'
+export {openSqliteStorage} from './sqlite.js'
+export type {SecretStorage} from './storage.js'
+
+export interface OpenServiceOptions extends Omit<SecretsServiceOptions, 'storage' | 'masterKey'> {
+  /** Holds the SQLite file and the key file. */
+  dataDir: string
+  /** postgres://… to share one database between instances instead of the SQLite file. */
+  databaseUrl?: string
+  env?: NodeJS.ProcessEnv
+}
+
+/** The service as `gpunet secrets serve` runs it: key from the environment or `<dataDir>/secrets.key`, storage by URL. */
+export async function openSecretsService(
+  options: OpenServiceOptions,
+): Promise<{service: SecretsService; storage: string; key: string}> {
+  const {dataDir, databaseUrl, env, ...rest} = options
+  const keyFile = join(dataDir, 'secrets.key')
+  const masterKey = await loadMasterKey(keyFile, env)
+  const storage = databaseUrl
+    ? await openPostgresStorage({connectionString: databaseUrl})
+    : openSqliteStorage(join(dataDir, 'secrets.db'))
+  const where = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${join(dataDir, 'secrets.db')}`
+  const key = (env ?? process.env)[KEY_ENV] ? KEY_ENV : keyFile
+  return {service: createSecretsService({...rest, storage, masterKey}), storage: where, key}
+}
+
+/** The database URL without its password, for logs. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}

@@ -1,0 +1,263 @@
+import formbody from '@fastify/formbody'
+import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
+
+import {secretProblem} from '../limits.js'
+import {jobScope, type JobAuthority, parseLogin, TokenIssuer, type TokenScope, verifyLoginSignature} from './auth.js'
+import {deriveKey, SecretCipher} from './crypto.js'
+import {badRequest, HttpError} from './http-error.js'
+import {type RateLimit, RateLimiter} from './rate-limit.js'
+import {OwnerLimitError, type SecretStorage} from './storage.js'
+
+/** The service's limits; every one has a default, tests and benchmarks lower or raise them. */
+export interface ServiceLimits {
+  /** Largest request body, in bytes (413 above). */
+  bodyBytes: number
+  secretsPerOwner: number
+  /** Lifetime of a token, at most one hour. */
+  tokenTtlSeconds: number
+  /** How far the signed timestamp may be from the server's clock. */
+  clockSkewSeconds: number
+  loginPerAddress: RateLimit
+  loginPerIp: RateLimit
+}
+
+export const DEFAULT_LIMITS: ServiceLimits = {
+  bodyBytes: 1024 * 1024,
+  secretsPerOwner: 1000,
+  tokenTtlSeconds: 3600,
+  clockSkewSeconds: 60,
+  loginPerAddress: {limit: 30, windowMs: 60_000},
+  loginPerIp: {limit: 300, windowMs: 60_000},
+}
+
+export interface SecretsServiceOptions {
+  /** Where secrets live; the service owns it and closes it on `close()`. */
+  storage: SecretStorage
+  /** 32 bytes; every instance sharing a database needs the same one (see `loadMasterKey`). */
+  masterKey: Buffer
+  /** The chain, for job-scoped logins; without it job logins answer 503. */
+  authority?: JobAuthority
+  limits?: Partial<ServiceLimits>
+  /** Receives one line per request (never a value, a token or a signature). */
+  log?: (line: string) => void
+  /** Take the client IP from X-Forwarded-For (only behind a proxy you run). */
+  trustProxy?: boolean
+}
+
+/** A secrets service instance: an HTTP server that is not listening until `listen`. */
+export interface SecretsService {
+  /** The base URL once listening, e.g. http://127.0.0.1:8787. */
+  readonly url: string
+  listen(port?: number, host?: string): Promise<string>
+  close(): Promise<void>
+}
+
+/** Builds the secrets service: POST /login, GET/POST/DELETE /secrets and GET /health. */
+export function createSecretsService(options: SecretsServiceOptions): SecretsService {
+  const limits = {...DEFAULT_LIMITS, ...options.limits}
+  limits.tokenTtlSeconds = Math.min(limits.tokenTtlSeconds, 3600)
+  const {storage, authority} = options
+  const log = options.log ?? (() => {})
+  const cipher = new SecretCipher(options.masterKey)
+  const tokens = new TokenIssuer(deriveKey(options.masterKey, 'login-tokens'))
+  const perAddress = new RateLimiter(limits.loginPerAddress)
+  const perIp = new RateLimiter(limits.loginPerIp)
+  const subjects = new WeakMap<FastifyRequest, string>()
+
+  const app = Fastify({bodyLimit: limits.bodyBytes, logger: false, trustProxy: options.trustProxy ?? false})
+  app.register(formbody, {bodyLimit: limits.bodyBytes})
+
+  app.addHook('onResponse', async (request, reply) => {
+    const path = request.url.split('?')[0]
+    const who = subjects.get(request)
+    const ms = reply.elapsedTime.toFixed(1)
+    log(
+      `${new Date().toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
+    )
+  })
+
+  app.setErrorHandler((error: FastifyError | Error, _request, reply) => {
+    const failure = toHttpError(error, limits)
+    if (failure.status >= 500 && !(error instanceof HttpError)) log(`internal error: ${error.name}: ${error.message}`)
+    return reply
+      .code(failure.status)
+      .headers(failure.headers)
+      .send({error: {code: failure.code, message: failure.message}})
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
+  })
+
+  app.get('/health', async () => {
+    try {
+      await storage.ping()
+    } catch {
+      throw new HttpError(503, 'storage_unavailable', 'the storage does not answer')
+    }
+    return {status: 'ok'}
+  })
+
+  app.post('/login', {
+    onRequest: async (request) => limitOrThrow(perIp, request.ip),
+    handler: async (request) => {
+      const login = parseLogin(bodyParams(request))
+      subjects.set(request, login.address)
+      const now = Math.floor(Date.now() / 1000)
+      verifyLoginSignature(login, now, limits.clockSkewSeconds)
+      // Counted after the signature check, so nobody can lock an address out by sending bogus logins for it.
+      limitOrThrow(perAddress, login.address)
+      // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
+      const fresh = await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now)
+      if (!fresh)
+        throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
+      let expiresAt = now + limits.tokenTtlSeconds
+      let scope: TokenScope = {kind: 'owner', owner: login.address}
+      if (login.job) {
+        const job = await jobScope(authority, login.address, login.job, now)
+        scope = job.scope
+        expiresAt = Math.min(expiresAt, job.endsAt)
+      }
+      return {token: await tokens.issue(login.address, scope, expiresAt)}
+    },
+  })
+
+  /** The scope of the request's token, remembered for the request log. */
+  async function authorize(request: FastifyRequest): Promise<TokenScope> {
+    const scope = await tokens.verify(request.headers.authorization)
+    subjects.set(request, scope.kind === 'owner' ? scope.owner : `${scope.poster} job=${scope.job}`)
+    return scope
+  }
+
+  async function ownerOnly(request: FastifyRequest): Promise<string> {
+    const scope = await authorize(request)
+    if (scope.kind !== 'owner')
+      throw new HttpError(
+        403,
+        'read_only_token',
+        'a job token can only read secrets; log in without job to change them',
+      )
+    return scope.owner
+  }
+
+  app.get('/secrets', async (request) => {
+    const scope = await authorize(request)
+    const owner = scope.kind === 'owner' ? scope.owner : scope.poster
+    const sealed = await storage.list(owner, scope.kind === 'job' ? scope.names : undefined)
+    // fromEntries defines own properties, so a name such as "__proto__" stays an ordinary key.
+    return Object.fromEntries(sealed.map((s) => [s.name, cipher.open(owner, s.name, s.sealed)]))
+  })
+
+  app.post('/secrets', async (request, reply) => {
+    const owner = await ownerOnly(request)
+    const secrets = parseSecrets(bodyParams(request).secrets)
+    await storage.put(
+      owner,
+      secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
+      limits.secretsPerOwner,
+    )
+    return ok(reply)
+  })
+
+  app.delete('/secrets', async (request, reply) => {
+    const owner = await ownerOnly(request)
+    const fromQuery = (request.query as Record<string, unknown>).key
+    const fromBody = bodyParams(request).key
+    if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
+      throw badRequest('conflicting_key', 'key is given in both the query and the body, with different values')
+    }
+    const key = fromQuery ?? fromBody
+    if (typeof key !== 'string' || key === '')
+      throw badRequest('missing_parameter', 'key is required (the name of the secret to delete)')
+    const problem = secretProblem(key, '')
+    if (problem) throw badRequest(problem.code, problem.message)
+    if (!(await storage.delete(owner, key))) throw new HttpError(404, 'not_found', `no secret named ${key}`)
+    return ok(reply)
+  })
+
+  let url = ''
+  return {
+    get url() {
+      return url
+    },
+    async listen(port = 0, host = '127.0.0.1') {
+      url = await app.listen({port, host})
+      return url
+    },
+    async close() {
+      await app.close()
+      await storage.close()
+    },
+  }
+}
+
+function ok(reply: FastifyReply): FastifyReply {
+  return reply.type('text/plain; charset=utf-8').send('OK')
+}
+
+function limitOrThrow(limiter: RateLimiter, key: string): void {
+  const verdict = limiter.hit(key)
+  if (!verdict.allowed) {
+    throw new HttpError(429, 'rate_limited', `too many login attempts; retry in ${verdict.retryAfter} s`, {
+      'retry-after': String(verdict.retryAfter),
+    })
+  }
+}
+
+/** The request parameters from a JSON object or a form body; `{}` without a body. */
+function bodyParams(request: FastifyRequest): Record<string, unknown> {
+  const body = request.body
+  if (body === undefined || body === null) return {}
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('invalid_body', 'the body must be a JSON object or a form')
+  return body as Record<string, unknown>
+}
+
+/** `secrets`: a JSON object of name → value, or its JSON text (as a form field carries it). */
+function parseSecrets(raw: unknown): Array<[string, string]> {
+  if (raw === undefined) throw badRequest('missing_parameter', 'secrets is required (an object of names to values)')
+  let value = raw
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      throw badRequest('invalid_secrets', 'secrets must be a JSON object of names to values')
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('invalid_secrets', 'secrets must be a JSON object of names to values')
+  }
+  const entries = Object.entries(value)
+  if (entries.length === 0) throw badRequest('invalid_secrets', 'secrets must name at least one secret')
+  for (const [name, secret] of entries) {
+    const problem = secretProblem(name, secret)
+    if (problem) throw badRequest(problem.code, problem.message)
+  }
+  return entries as Array<[string, string]>
+}
+
+/** Maps anything thrown to the status and code the client sees; a 500 never carries internals. */
+function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpError {
+  if (error instanceof HttpError) return error
+  if (error instanceof OwnerLimitError) {
+    return badRequest('too_many_secrets', `an owner may hold at most ${error.limit} secrets; delete some first`)
+  }
+  const code = (error as FastifyError).code
+  const status = (error as FastifyError).statusCode ?? 500
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new HttpError(413, 'body_too_large', `the body is larger than ${limits.bodyBytes} bytes`)
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new HttpError(415, 'unsupported_media_type', 'send application/json or application/x-www-form-urlencoded')
+  }
+  if (
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    error instanceof SyntaxError
+  ) {
+    return badRequest('malformed_body', 'the body is not valid JSON')
+  }
+  if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
+  return new HttpError(500, 'internal', 'internal error')
+}

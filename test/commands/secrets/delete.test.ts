@@ -1,0 +1,39 @@
+import {strict as assert} from 'node:assert'
+
+import {runCli} from '../../helpers/cli.js'
+import {cliFixture} from '../../helpers/secrets.js'
+
+describe('gpunet secrets delete', () => {
+  let f: Awaited<ReturnType<typeof cliFixture>>
+  before(async () => {
+    f = await cliFixture()
+    assert.equal((await runCli(['secrets', 'set', '--from-env-file', '-'], {stdin: 'A=1\nB=2\n', env: f.env})).code, 0)
+  })
+  after(async () => f.stop())
+
+  it('deletes without asking when standard input is not a terminal', async () => {
+    const result = await runCli(['secrets', 'delete', 'A'], {env: f.env})
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /✔ Deleted A on localnet/)
+    assert.equal((await runCli(['secrets', 'get', 'A'], {env: f.env})).code, 7)
+  })
+
+  it('prints one JSON document under --json', async () => {
+    const result = await runCli(['secrets', 'delete', 'B', '--yes', '--json'], {env: f.env})
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(JSON.parse(result.stdout), {network: 'localnet', url: f.url, deleted: 'B'})
+  })
+
+  it('exits 7 for an unknown name', async () => {
+    const result = await runCli(['secrets', 'delete', 'NEVER_SET', '--yes'], {env: f.env})
+    assert.equal(result.code, 7)
+    assert.equal(result.stdout, '')
+    assert.match(result.stderr, /Error: no secret named NEVER_SET/)
+  })
+
+  it('exits 2 without a name', async () => {
+    const result = await runCli(['secrets', 'delete'], {env: f.env})
+    assert.equal(result.code, 2)
+    assert.match(result.stderr, /Missing 1 required arg/)
+  })
+})

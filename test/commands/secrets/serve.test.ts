@@ -1,0 +1,155 @@
+import pg from 'pg'
+import {strict as assert} from 'node:assert'
+import {type ChildProcess, spawn} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
+import {once} from 'node:events'
+import {stat} from 'node:fs/promises'
+import {join} from 'node:path'
+
+import {BIN, runCli} from '../../helpers/cli.js'
+import {type Adapter, call, DATABASE_URL_ENV, forEachAdapter, login, newWallet, tempDir} from '../../helpers/secrets.js'
+
+interface Server {
+  child: ChildProcess
+  url: string
+  stderr: () => string
+}
+
+/** `gpunet secrets serve` in a child process, resolved once it prints its URL. */
+async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
+  const child = spawn(process.execPath, [BIN, 'secrets', 'serve', '--port', '0', ...args], {
+    env: {...process.env, NO_COLOR: '1', ...env},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match) resolve(match[1] as string)
+    })
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
+  })
+  return {child, url, stderr: () => stderr}
+}
+
+async function stop(server: Server, signal: NodeJS.Signals): Promise<number | null> {
+  if (server.child.exitCode !== null) return server.child.exitCode
+  const exited = once(server.child, 'exit')
+  server.child.kill(signal)
+  const [code] = await exited
+  return code as number | null
+}
+
+/** The storage flags for a fresh store of `adapter`: a data folder, plus a database of its own for PostgreSQL. */
+async function freshStore(adapter: Adapter): Promise<{args: string[]; cleanup: () => Promise<void>; dataDir: string}> {
+  const {dir, remove} = await tempDir()
+  if (adapter.name === 'SQLite') return {args: ['--data-dir', dir], cleanup: remove, dataDir: dir}
+  const admin = new pg.Client({connectionString: process.env[DATABASE_URL_ENV]})
+  await admin.connect()
+  const database = `gpunet_serve_${randomBytes(6).toString('hex')}`
+  await admin.query(`CREATE DATABASE ${database}`)
+  const url = new URL(process.env[DATABASE_URL_ENV] as string)
+  url.pathname = `/${database}`
+  return {
+    args: ['--data-dir', dir, '--database-url', url.toString()],
+    dataDir: dir,
+    async cleanup() {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      await admin.end()
+      await remove()
+    },
+  }
+}
+
+forEachAdapter('gpunet secrets serve', (adapter) => {
+  it('keeps every acknowledged write through kill -9 and a restart', async function () {
+    this.timeout(60_000)
+    const store = await freshStore(adapter)
+    try {
+      const first = await serve(store.args)
+      const wallet = newWallet()
+      const token = await login(first.url, wallet)
+      const acknowledged = new Map<string, string>()
+      let n = 0
+      const writer = async () => {
+        for (;;) {
+          const i = n++
+          const name = `K${i % 150}`
+          const value = `write-${i}-${randomBytes(4).toString('hex')}`
+          try {
+            const answer = await call(first.url, 'POST', '/secrets', {token, params: {secrets: {[name]: value}}})
+            if (answer.status !== 200) throw new Error(`write answered ${answer.status}`)
+            acknowledged.set(name, value)
+          } catch {
+            return // the server is gone
+          }
+        }
+      }
+      const writers = Array.from({length: 6}, writer)
+      while (acknowledged.size < 100) await new Promise((resolve) => setTimeout(resolve, 10))
+      assert.equal(await stop(first, 'SIGKILL'), null)
+      await Promise.all(writers)
+
+      const second = await serve(store.args)
+      try {
+        const stored = (await call(second.url, 'GET', '/secrets', {token: await login(second.url, wallet)}))
+          .body as Record<string, string>
+        for (const [name, value] of acknowledged)
+          assert.equal(stored[name], value, `${name} lost or stale after kill -9`)
+      } finally {
+        assert.equal(await stop(second, 'SIGTERM'), 0)
+      }
+      if (adapter.name === 'SQLite') assert.equal((await stat(join(store.dataDir, 'secrets.key'))).mode & 0o777, 0o600)
+    } finally {
+      await store.cleanup()
+    }
+  })
+})
+
+describe('gpunet secrets serve (command)', () => {
+  it('prints its URL on stdout, logs requests on stderr and stops cleanly on SIGTERM', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const server = await serve(['--data-dir', dir])
+      assert.equal((await call(server.url, 'GET', '/health')).status, 200)
+      assert.equal(await stop(server, 'SIGTERM'), 0)
+      assert.match(server.stderr(), /Storage: SQLite .*secrets\.db/)
+      assert.match(server.stderr(), /GET \/health 200/)
+    } finally {
+      await remove()
+    }
+  })
+
+  it('exits 2 with a hint when the port is taken', async () => {
+    const {dir, remove} = await tempDir()
+    const server = await serve(['--data-dir', dir])
+    try {
+      const port = new URL(server.url).port
+      const result = await runCli(['secrets', 'serve', '--port', port, '--data-dir', dir])
+      assert.equal(result.code, 2)
+      assert.equal(result.stdout, '')
+      assert.match(result.stderr, /cannot listen on 127\.0\.0\.1:\d+/)
+      assert.match(result.stderr, /Hint: choose another --port/)
+    } finally {
+      await stop(server, 'SIGTERM')
+      await remove()
+    }
+  })
+
+  it('refuses a key file other users can read', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const {writeFile} = await import('node:fs/promises')
+      await writeFile(join(dir, 'secrets.key'), `${randomBytes(32).toString('base64')}\n`, {mode: 0o644})
+      const result = await runCli(['secrets', 'serve', '--port', '0', '--data-dir', dir])
+      assert.equal(result.code, 3)
+      assert.match(result.stderr, /readable by other users/)
+      assert.match(result.stderr, /chmod 600/)
+    } finally {
+      await remove()
+    }
+  })
+})

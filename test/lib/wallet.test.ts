@@ -1,0 +1,74 @@
+import bs58 from 'bs58'
+import {strict as assert} from 'node:assert'
+import {stat, writeFile} from 'node:fs/promises'
+import {join} from 'node:path'
+
+import {verifySignature} from '../../src/lib/ed25519.js'
+import {isGpunetError} from '../../src/lib/errors.js'
+import {loadWallet, walletPath} from '../../src/lib/wallet.js'
+import {newWallet, tempDir} from '../helpers/secrets.js'
+
+describe('wallet', () => {
+  it('loads a Solana keypair file and signs as its address', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const source = newWallet()
+      const file = join(dir, 'id.json')
+      await writeFile(file, JSON.stringify([...source.bytes]))
+      const wallet = await loadWallet({path: file})
+      assert.equal(wallet.address, source.address)
+      const message = new TextEncoder().encode('service_secret_1')
+      assert.ok(verifySignature(wallet.sign(message), message, bs58.decode(wallet.address)))
+      assert.ok(
+        !verifySignature(
+          wallet.sign(message),
+          new TextEncoder().encode('service_secret_2'),
+          bs58.decode(wallet.address),
+        ),
+      )
+    } finally {
+      await remove()
+    }
+  })
+
+  it('resolves --wallet, then GPUNET_WALLET, then the default path', () => {
+    const env = {HOME: '/home/u', XDG_CONFIG_HOME: ''}
+    assert.deepEqual(walletPath({path: '/a.json', env: {...env, GPUNET_WALLET: '/b.json'}}), {
+      file: '/a.json',
+      isDefault: false,
+    })
+    assert.deepEqual(walletPath({env: {...env, GPUNET_WALLET: '/b.json'}}), {file: '/b.json', isDefault: false})
+    assert.deepEqual(walletPath({env}), {file: '/home/u/.config/gpunet/wallet.json', isDefault: true})
+  })
+
+  it('creates a missing default wallet with mode 0600 only when asked', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const env = {HOME: dir}
+      await assert.rejects(loadWallet({env}), (error) => isGpunetError(error) && error.code === 'wallet_unreadable')
+      const created = await loadWallet({env, createIfMissing: true})
+      const file = join(dir, '.config', 'gpunet', 'wallet.json')
+      assert.equal((await stat(file)).mode & 0o777, 0o600)
+      assert.equal((await loadWallet({env})).address, created.address)
+    } finally {
+      await remove()
+    }
+  })
+
+  it('refuses files that are not keypairs, or whose halves do not match', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'bad.json')
+      await writeFile(file, '[1, 2, 3]')
+      await assert.rejects(
+        loadWallet({path: file}),
+        (error) => isGpunetError(error) && error.code === 'wallet_invalid' && error.exitCode === 3,
+      )
+      const mismatched = [...newWallet().bytes.slice(0, 32), ...newWallet().bytes.slice(32)]
+      await writeFile(file, JSON.stringify(mismatched))
+      await assert.rejects(loadWallet({path: file}), /does not match/)
+    } finally {
+      await remove()
+    }
+  })
+})
