@@ -99,5 +99,8 @@ export function transactionErrorMessage(err: TransactionErrorJson): string {
     else text = `Failed to serialize or deserialize account data: ${inner.BorshIoError}`
     return `Error processing Instruction ${index}: ${text}`
   }
+  if ('InsufficientFundsForRent' in err) {
+    return `Transaction results in an account (${err.InsufficientFundsForRent.account_index}) with insufficient funds for rent`
+  }
   return JSON.stringify(err)
 }
