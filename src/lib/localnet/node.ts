@@ -5,10 +5,7 @@
 import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 
-import {
-  createAssociatedTokenAccountIdempotentInstruction, createInitializeMint2Instruction, createMintToInstruction,
-  getAssociatedTokenAddressSync, MINT_SIZE, TOKEN_PROGRAM_ID,
-} from '@solana/spl-token'
+import {createInitializeMint2Instruction, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY, Transaction, type TransactionInstruction} from '@solana/web3.js'
 import {LiteSVM} from 'litesvm'
 
@@ -18,6 +15,7 @@ import {NETWORKS, TOKEN_DECIMALS} from '../market/networks.js'
 import {findVaultAddress} from '../market/pda.js'
 import {loadOrCreateKeypair, readKeypair} from '../market/wallet.js'
 import {Chain} from './chain.js'
+import {faucetInstructions, type FundAmounts} from './faucet.js'
 import {writeAccount} from './ledger.js'
 import {localnetFiles} from './paths.js'
 import {ChainStore} from './persistence.js'
@@ -136,20 +134,9 @@ export class Localnet {
     return new PublicKey(this.genesis.market)
   }
 
-  /** Sends SOL (lamports) and payment tokens (base units) from the faucet; returns the transaction signature. */
-  fund(owner: PublicKey, amounts: {lamports?: bigint; tokens?: bigint}): string {
-    const instructions: TransactionInstruction[] = []
-    if (amounts.lamports) {
-      instructions.push(SystemProgram.transfer({fromPubkey: this.faucet.publicKey, toPubkey: owner, lamports: amounts.lamports}))
-    }
-    if (amounts.tokens) {
-      const account = getAssociatedTokenAddressSync(this.mint, owner, true)
-      instructions.push(
-        createAssociatedTokenAccountIdempotentInstruction(this.faucet.publicKey, account, owner, this.mint),
-        createMintToInstruction(this.mint, account, this.faucet.publicKey, amounts.tokens),
-      )
-    }
-    return this.submit(instructions, [])
+  /** Sends SOL and payment tokens from the faucet (`requestAirdrop`, first start); returns the signature. */
+  fund(owner: PublicKey, amounts: FundAmounts): string {
+    return this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
   }
 
   /** Signs with the faucet (fee payer) and `signers`, and lands the transaction or throws. */

@@ -5,6 +5,11 @@ import {join, resolve} from 'node:path'
 /** Default JSON-RPC port; the WebSocket endpoint listens on the next one, as Solana clients expect. */
 export const DEFAULT_PORT = 28899
 
+/** `GPUNET_LOCALNET_PORT`, else the default port; 0 picks a free pair. */
+export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
+  return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
+}
+
 /** `GPUNET_LOCALNET_DIR`, else `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.GPUNET_LOCALNET_DIR) return resolve(env.GPUNET_LOCALNET_DIR)
@@ -20,6 +25,8 @@ export function localnetFiles(dataDir: string) {
     faucet: join(dataDir, 'faucet.json'),
     /** Written by the running process: its pid and URLs; removed when it stops. */
     runtime: join(dataDir, 'localnet.json'),
+    /** Holds the pid of the process serving this directory. */
+    lock: join(dataDir, 'lock'),
     /** Output of a localnet started in the background. */
     log: join(dataDir, 'localnet.log'),
     /** Content store files. */
