@@ -8,7 +8,12 @@ const PREFIX = [0x12, 0x20]
 
 /** The 32 bytes a JobAccount stores for a CIDv0 ("Qm..."). */
 export function ipfsHashToBytes(cid: string): Uint8Array {
-  const multihash = base58btc.baseDecode(cid)
+  let multihash: Uint8Array
+  try {
+    multihash = base58btc.baseDecode(cid)
+  } catch {
+    throw new RangeError(`not a CIDv0 (base58): ${cid}`)
+  }
   if (multihash.length !== 34 || multihash[0] !== PREFIX[0] || multihash[1] !== PREFIX[1]) {
     throw new RangeError(`not a CIDv0 (sha2-256 multihash): ${cid}`)
   }
