@@ -1,0 +1,95 @@
+import {strict as assert} from 'node:assert'
+import {type ChildProcess, spawn} from 'node:child_process'
+import {once} from 'node:events'
+import {readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+
+import {getAccount, getAssociatedTokenAddressSync} from '@solana/spl-token'
+import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, sendAndConfirmTransaction, SystemProgram, Transaction} from '@solana/web3.js'
+
+import {localnetFiles} from '../../../src/lib/localnet/paths.js'
+import type {LocalnetRuntime} from '../../../src/lib/localnet/server.js'
+import {decodeMarketAccount} from '../../../src/lib/market/index.js'
+import {removeDir, startTestLocalnet, tempDir} from '../../helpers/localnet.js'
+
+const MAIN = fileURLToPath(new URL('../../../src/lib/localnet/main.ts', import.meta.url))
+
+describe('localnet persistence', function () {
+  this.timeout(60_000)
+
+  it('keeps balances, token accounts and program accounts across stop and start', async () => {
+    const first = await startTestLocalnet()
+    const bob = Keypair.generate()
+    await sendAndConfirmTransaction(first.connection, new Transaction().add(
+      SystemProgram.transfer({fromPubkey: first.wallet.publicKey, toPubkey: bob.publicKey, lamports: 3 * LAMPORTS_PER_SOL}),
+    ), [first.wallet])
+    const walletLamports = await first.connection.getBalance(first.wallet.publicKey)
+    const market = (await first.connection.getAccountInfo(first.market))!.data
+    await first.close()
+
+    const second = await startTestLocalnet({dataDir: first.dataDir, wallet: first.wallet})
+    try {
+      assert.equal(await second.connection.getBalance(bob.publicKey), 3 * LAMPORTS_PER_SOL)
+      assert.equal(await second.connection.getBalance(first.wallet.publicKey), walletLamports)
+      assert.ok(second.mint.equals(first.mint) && second.market.equals(first.market))
+      assert.deepEqual((await second.connection.getAccountInfo(second.market))!.data, market)
+      const tokens = await getAccount(second.connection, getAssociatedTokenAddressSync(second.mint, first.wallet.publicKey))
+      assert.equal(tokens.amount, 1000n * 10n ** 6n)
+    } finally {
+      await second.close()
+      removeDir(first.dataDir)
+    }
+  })
+
+  describe('after kill -9', () => {
+    let child: ChildProcess | undefined
+    const dataDir = tempDir()
+
+    /** Runs the localnet's process entry from source, as `localnet start --detach` runs the built one. */
+    async function spawnLocalnet(): Promise<{runtime: LocalnetRuntime; connection: Connection}> {
+      child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--data-dir', dataDir, '--port', '0'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: {...process.env, GPUNET_WALLET: `${dataDir}/wallet.json`},
+      })
+      const [line] = (await once(child.stdout!, 'data')) as [Buffer]
+      assert.match(String(line), /^localnet ready at /)
+      const runtime = JSON.parse(readFileSync(localnetFiles(dataDir).runtime, 'utf8')) as LocalnetRuntime
+      return {runtime, connection: new Connection(runtime.rpcUrl, 'confirmed')}
+    }
+
+    after(() => {
+      child?.kill('SIGKILL')
+      removeDir(dataDir)
+    })
+
+    // Plain sendTransaction calls, no confirmation subscription: a killed server must not leave web3.js
+    // reconnecting a WebSocket, and an answered sendTransaction is what must survive.
+    it('keeps every answered transaction', async () => {
+      const {connection} = await spawnLocalnet()
+      const payer = Keypair.generate()
+      await connection.requestAirdrop(payer.publicKey, 5 * LAMPORTS_PER_SOL)
+      const recipients = Array.from({length: 5}, () => Keypair.generate())
+      for (const [i, to] of recipients.entries()) {
+        const tx = new Transaction({feePayer: payer.publicKey, ...(await connection.getLatestBlockhash())})
+        tx.add(SystemProgram.transfer({fromPubkey: payer.publicKey, toPubkey: to.publicKey, lamports: (i + 1) * LAMPORTS_PER_SOL / 10}))
+        tx.sign(payer)
+        await connection.sendRawTransaction(tx.serialize())
+      }
+      const payerLamports = await connection.getBalance(payer.publicKey)
+
+      child!.kill('SIGKILL')
+      await once(child!, 'exit')
+
+      const restarted = await spawnLocalnet()
+      for (const [i, to] of recipients.entries()) {
+        assert.equal(await restarted.connection.getBalance(to.publicKey), (i + 1) * LAMPORTS_PER_SOL / 10)
+      }
+      assert.equal(await restarted.connection.getBalance(payer.publicKey), payerLamports)
+      const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as {market: string}
+      const marketInfo = await restarted.connection.getAccountInfo(new PublicKey(genesis.market))
+      assert.equal(decodeMarketAccount(marketInfo!.data).jobTimeout, 7200n)
+      child!.kill('SIGTERM')
+      await once(child!, 'exit')
+    })
+  })
+})
