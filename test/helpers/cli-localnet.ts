@@ -1,0 +1,39 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {isAlive} from '../../src/lib/localnet/control.js'
+import {type CliResult, runCli} from './cli.js'
+import {removeDir, tempDir} from './localnet.js'
+
+/** An isolated home for CLI tests: localnet data, wallet and XDG folders in one temp directory, free ports. */
+export interface CliSandbox {
+  dir: string
+  dataDir: string
+  env: NodeJS.ProcessEnv
+  run(args: string[]): Promise<CliResult>
+  /** Stops any localnet the test started (by its pid) and removes the directory. */
+  cleanup(): Promise<void>
+}
+
+export function cliSandbox(): CliSandbox {
+  const dir = tempDir('gpunet-cli-')
+  const dataDir = join(dir, 'localnet')
+  const env = {
+    GPUNET_LOCALNET_DIR: dataDir, GPUNET_LOCALNET_PORT: '0', GPUNET_WALLET: join(dir, 'wallet.json'),
+    XDG_CONFIG_HOME: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'),
+  }
+  return {
+    dir, dataDir, env,
+    run: (args) => runCli(args, {env}),
+    async cleanup() {
+      await runCli(['localnet', 'stop'], {env})
+      try {
+        const {pid} = JSON.parse(readFileSync(join(dataDir, 'localnet.json'), 'utf8')) as {pid: number}
+        if (isAlive(pid)) process.kill(pid, 'SIGKILL')
+      } catch {
+        // no runtime file: nothing runs
+      }
+      removeDir(dir)
+    },
+  }
+}
