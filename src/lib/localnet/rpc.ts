@@ -25,8 +25,8 @@ export class RpcError extends Error {
 const INVALID_PARAMS = -32602
 /** The version the localnet reports; it follows the shapes of this Agave release. */
 export const SOLANA_CORE_VERSION = '2.2.0'
-/** Rent epoch of rent-exempt accounts, as a node reports it (u64::MAX). */
-const RENT_EXEMPT_EPOCH = 18446744073709551615
+/** Rent epoch of rent-exempt accounts, as a node reports it: u64::MAX, which JSON readers see as 2^64. */
+const RENT_EXEMPT_EPOCH = 2 ** 64
 
 type Params = unknown[]
 type Config = {encoding?: string; dataSlice?: {offset: number; length: number}; filters?: Filter[]; withContext?: boolean}

@@ -91,8 +91,8 @@ describe('localnet jobs program', function () {
   }
 
   it('opened a default market with the reference layout, open to any node', async () => {
-    const info = await t.connection.getAccountInfo(t.market)
-    assert.ok(info?.owner.equals(t.programId))
+    const info = (await t.connection.getAccountInfo(t.market))!
+    assert.ok(info.owner.equals(t.programId))
     assert.deepEqual(info.data.subarray(0, 8), accountDiscriminator('MarketAccount'))
     const m = await market()
     assert.equal(m.jobTimeout, 7200n)
@@ -252,7 +252,7 @@ describe('localnet jobs program', function () {
     const {payer, job: jobKey} = await list(account(10_000_000n), 2000n)
     // the node was waiting: `list` started the job on it, in the run account the poster passed
     const [running] = await runsOf(jobKey.publicKey)
-    assert.ok(running?.node.equals(node.keypair.publicKey))
+    assert.ok(running && running.node.equals(node.keypair.publicKey))
 
     // the run's rent goes back to whoever paid it: here the poster
     const quit = jobsInstruction(t.programId, 'quit', {job: jobKey.publicKey, run: running.pubkey, payer: payer.keypair.publicKey, authority: node.keypair.publicKey}, {})

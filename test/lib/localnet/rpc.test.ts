@@ -75,7 +75,7 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
   it('refuses a tampered signature as a node does (-32003) and moves nothing', async () => {
     const before = await t.connection.getBalance(t.wallet.publicKey)
     const raw = (await signedTransfer(t, t.wallet, 1_000_000)).serialize()
-    raw[raw.length - 1] ^= 0xff // flip a byte of the signed message
+    raw.writeUInt8(raw.readUInt8(raw.length - 1) ^ 0xff, raw.length - 1) // flip a byte of the signed message
     const answer = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [raw.toString('base64'), {encoding: 'base64'}])
     assert.deepEqual(answer.error, {code: -32003, message: 'Transaction signature verification failure'})
     assert.equal(await t.connection.getBalance(t.wallet.publicKey), before)

@@ -76,7 +76,7 @@ export const HANDLERS: Handlers = {
   },
 
   extend(ctx, args) {
-    const market = loadMarket(ctx)
+    loadMarket(ctx)
     const job = loadJob(ctx)
     if (!job.project.equals(ctx.key('authority'))) fail(JobsError.JobInvalidProject, 'only the job\'s project can extend it')
     if (job.state !== JobState.QUEUED) fail(JobsError.JobInWrongState, 'the job is not queued or running')
@@ -86,7 +86,7 @@ export const HANDLERS: Handlers = {
   },
 
   end(ctx) {
-    const market = loadMarket(ctx)
+    loadMarket(ctx)
     const job = loadJob(ctx)
     if (!job.project.equals(ctx.key('authority'))) fail(JobsError.JobInvalidProject, 'only the job\'s project can end it')
     const run = loadRun(ctx, job)
@@ -134,7 +134,7 @@ export const HANDLERS: Handlers = {
   },
 
   finish(ctx, args) {
-    const market = loadMarket(ctx)
+    loadMarket(ctx)
     const job = loadJob(ctx)
     const run = loadRun(ctx, job)
     hasOne(run.node, ctx.key('authority'), 'authority')
