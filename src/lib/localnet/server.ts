@@ -60,6 +60,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   const rpc = new RpcHandler(node)
   const services = [contentService(node.content), ...(options.services ?? [])]
   const http = createServer((req, res) => void route(req, res, rpc, services))
+  // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
+  // socket the server is closing at that moment.
+  http.keepAliveTimeout = 65_000
   const wsHttp = createServer((_req, res) => sendJson(res, 400, {error: 'this port serves WebSocket subscriptions'}))
   const wss = new WebSocketServer({noServer: true})
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>

@@ -1,0 +1,2 @@
+import bench from './bench/localnet.bench.ts'
+await bench()
