@@ -1,20 +1,21 @@
 /**
  * Localnet throughput and start-up: transactions per second of plain SOL transfers and of the jobs program's
- * `list` over JSON-RPC (sequential and 16 in flight), and the cold start of the localnet process, against
- * `node -e 0` measured in the same run. Everything runs on 127.0.0.1 in a temp directory.
+ * `list`, sent over JSON-RPC to a localnet process (sequential and 16 in flight), and the cold start of that
+ * process against `node -e 0` measured in the same run. Everything runs on 127.0.0.1 in a temp directory.
  */
-import {spawn} from 'node:child_process'
+import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
 
-import {startLocalnet} from '../src/lib/localnet/server.js'
-import {findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../src/lib/market/index.js'
+import type {GenesisRecord} from '../src/lib/localnet/node.js'
+import {localnetFiles} from '../src/lib/localnet/paths.js'
+import {findVaultAddress, ipfsHashToBytes, jobsInstruction, writeKeypair} from '../src/lib/market/index.js'
 
 const TRANSACTIONS = 400
 const IN_FLIGHT = 16
@@ -31,27 +32,32 @@ export default async function bench(): Promise<void> {
   }
 }
 
+/** Transactions per second against a localnet process, as a client sees it over JSON-RPC. */
 async function throughput(dataDir: string): Promise<void> {
   const payer = Keypair.generate()
-  const ln = await startLocalnet({dataDir, port: 0, wallet: payer.publicKey})
+  mkdirSync(dataDir, {recursive: true})
+  writeKeypair(join(dataDir, 'wallet.json'), payer) // funded by the first start: 100 SOL, 1000 tokens
+  const {child, rpcUrl} = await spawnLocalnet(dataDir)
   try {
-    const {chain} = ln.node
-    ln.node.fund(payer.publicKey, {lamports: BigInt(1000 * LAMPORTS_PER_SOL), tokens: 10n ** 15n})
+    const connection = new Connection(rpcUrl, 'confirmed')
+    const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as GenesisRecord
+    const [programId, market, mint] = [new PublicKey(genesis.programId), new PublicKey(genesis.market), new PublicKey(genesis.mint)]
+    const [vault] = findVaultAddress(programId, market, mint)
+    const {blockhash, lastValidBlockHeight} = await connection.getLatestBlockhash()
     const sign = (instructions: TransactionInstruction[], signers: Keypair[]) => {
-      const tx = new Transaction({feePayer: payer.publicKey, ...chain.latestBlockhash()}).add(...instructions)
+      const tx = new Transaction({feePayer: payer.publicKey, blockhash, lastValidBlockHeight}).add(...instructions)
       tx.sign(payer, ...signers)
       return tx.serialize().toString('base64')
     }
     const transfers = (count: number) => Array.from({length: count}, () =>
       sign([SystemProgram.transfer({fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL / 100})], []))
-    const [vault] = findVaultAddress(chain.programId, ln.node.market, ln.node.mint)
     const lists = (count: number) => Array.from({length: count}, () => {
       const job = Keypair.generate()
       const run = Keypair.generate()
       const any = Keypair.generate().publicKey
-      return sign([jobsInstruction(chain.programId, 'list', {
-        job: job.publicKey, market: ln.node.market, run: run.publicKey, user: getAssociatedTokenAddressSync(ln.node.mint, payer.publicKey),
-        vault, payer: payer.publicKey, rewardsReflection: any, rewardsVault: any, authority: payer.publicKey, rewardsProgram: any,
+      return sign([jobsInstruction(programId, 'list', {
+        job: job.publicKey, market, run: run.publicKey, user: getAssociatedTokenAddressSync(mint, payer.publicKey), vault,
+        payer: payer.publicKey, rewardsReflection: any, rewardsVault: any, authority: payer.publicKey, rewardsProgram: any,
         tokenProgram: TOKEN_PROGRAM_ID, systemProgram: SystemProgram.programId,
       }, {ipfsJob: ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'), timeout: 60n})], [job, run])
     })
@@ -59,12 +65,13 @@ async function throughput(dataDir: string): Promise<void> {
     for (const [name, build, count] of [['SOL transfer', transfers, TRANSACTIONS], ['jobs program list', lists, 150]] as const) {
       // Signed before the clock starts: the figures are the localnet's, not the client's signing.
       const [first, second] = [build(count), build(count)]
-      const sequential = await send(ln.runtime.rpcUrl, first, 1)
-      const parallel = await send(ln.runtime.rpcUrl, second, IN_FLIGHT)
+      const sequential = await send(rpcUrl, first, 1)
+      const parallel = await send(rpcUrl, second, IN_FLIGHT)
       process.stdout.write(`${name.padEnd(18)} ${sequential.toFixed(0).padStart(6)} tx/s sequential, ${parallel.toFixed(0).padStart(6)} tx/s with ${IN_FLIGHT} in flight\n`)
     }
   } finally {
-    await ln.close()
+    child.kill('SIGTERM')
+    await once(child, 'exit')
   }
 }
 
@@ -95,14 +102,20 @@ async function coldStart(dataDir: string): Promise<void> {
   process.stdout.write(`localnet restart   ${warm.toFixed(0).padStart(6)} ms  (${(warm / node).toFixed(1)}× node -e 0; loads the saved chain), median of ${STARTS}\n`)
 }
 
-/** Milliseconds from spawning the localnet process until it answers, then stops it. */
-async function timeLocalnet(dataDir: string): Promise<number> {
-  const started = performance.now()
+/** Starts the built localnet process on free ports; resolves once it answers. */
+async function spawnLocalnet(dataDir: string): Promise<{child: ChildProcess; rpcUrl: string}> {
   const child = spawn(process.execPath, [MAIN, '--data-dir', dataDir, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {...process.env, GPUNET_WALLET: join(dataDir, 'wallet.json')},
   })
-  await once(child.stdout!, 'data')
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer]
+  return {child, rpcUrl: /at (\S+)/.exec(String(line))![1]!}
+}
+
+/** Milliseconds from spawning the localnet process until it answers, then stops it. */
+async function timeLocalnet(dataDir: string): Promise<number> {
+  const started = performance.now()
+  const {child} = await spawnLocalnet(dataDir)
   const elapsed = performance.now() - started
   child.kill('SIGTERM')
   await once(child, 'exit')

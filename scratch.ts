@@ -1,2 +1,0 @@
-import bench from './bench/localnet.bench.ts'
-await bench()
