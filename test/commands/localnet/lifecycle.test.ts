@@ -1,8 +1,11 @@
 import {strict as assert} from 'node:assert'
+import {spawn} from 'node:child_process'
+import {once} from 'node:events'
 import {existsSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {isAlive, type LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {BIN} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 
 describe('gpunet localnet start / status / stop / reset', function () {
@@ -65,6 +68,23 @@ describe('gpunet localnet start / status / stop / reset', function () {
 
     const restarted = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
     assert.equal(restarted.market, status.market, 'a restart keeps the chain')
+  })
+
+  it('start in the foreground prints one --json document when ready and saves the chain on Ctrl+C', async () => {
+    const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json'], {env: {...process.env, ...box.env}})
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    const [chunk] = (await once(child.stdout, 'data')) as [Buffer]
+    const status = JSON.parse(String(chunk)) as LocalnetStatus
+    assert.equal(status.running, true)
+    assert.equal(status.pid, child.pid)
+    child.kill('SIGINT')
+    const [code] = (await once(child, 'exit')) as [number]
+    assert.equal(code, 0)
+    assert.match(stderr, /Press Ctrl\+C to stop/)
+    assert.match(stderr, /Localnet stopped\./)
+    assert.equal(existsSync(join(box.dataDir, 'localnet.json')), false)
+    assert.equal(existsSync(join(box.dataDir, 'chain', 'chain.bin')), true)
   })
 
   it('reset wipes the chain and restarts a running localnet fresh', async () => {
