@@ -37,6 +37,19 @@ export async function startTestLocalnet(options: {dataDir?: string; slotMs?: num
   }
 }
 
+/** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
+export function useLocalnet(options: {slotMs?: number} = {}): TestLocalnet {
+  const t = {} as TestLocalnet
+  before(async () => {
+    Object.assign(t, await startTestLocalnet(options))
+  })
+  after(async () => {
+    await t.close()
+    removeDir(t.dataDir)
+  })
+  return t
+}
+
 /** Removes a temp directory. */
 export function removeDir(dir: string): void {
   rmSync(dir, {recursive: true, force: true})

@@ -6,6 +6,7 @@ import {AccountLayout, ACCOUNT_SIZE, MintLayout, MINT_SIZE, TOKEN_PROGRAM_ID} fr
 import {PublicKey} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
+import {formatAmount} from '../market/amounts.js'
 import {ChainInputError, type Execution, LAMPORTS_PER_SIGNATURE} from './chain.js'
 import type {AccountState} from './ledger.js'
 import type {Localnet} from './node.js'
@@ -259,10 +260,7 @@ function matchesFilter(data: Buffer, filter: Filter): boolean {
 }
 
 function tokenAmount(amount: bigint, decimals: number) {
-  const ui = Number(amount) / 10 ** decimals
-  const whole = amount / 10n ** BigInt(decimals)
-  const fraction = (amount % 10n ** BigInt(decimals)).toString().padStart(decimals, '0').replace(/0+$/, '')
-  return {amount: amount.toString(), decimals, uiAmount: ui, uiAmountString: fraction ? `${whole}.${fraction}` : `${whole}`}
+  return {amount: amount.toString(), decimals, uiAmount: Number(amount) / 10 ** decimals, uiAmountString: formatAmount(amount, decimals)}
 }
 
 /** The `jsonParsed` form of an SPL token account or mint; null for anything else. */

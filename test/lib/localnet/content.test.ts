@@ -1,19 +1,11 @@
 import {strict as assert} from 'node:assert'
 
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
-import {removeDir, startTestLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
+import {useLocalnet} from '../../helpers/localnet.js'
 
 describe('localnet content store over the IPFS HTTP API', function () {
   this.timeout(30_000)
-  let t: TestLocalnet
-
-  before(async () => {
-    t = await startTestLocalnet()
-  })
-  after(async () => {
-    await t.close()
-    removeDir(t.dataDir)
-  })
+  const t = useLocalnet()
 
   it('adds a file with POST /api/v0/add and serves it at /ipfs/<cid>', async () => {
     const body = new FormData()

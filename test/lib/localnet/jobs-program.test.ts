@@ -7,7 +7,7 @@ import {
   accountDiscriminator, decodeJobAccount, decodeMarketAccount, decodeRunAccount, findVaultAddress, ipfsHashToBytes,
   JOB_ACCOUNT_SIZE, jobsInstruction, JobState, QueueType, RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
-import {removeDir, rpc, startTestLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
+import {rpc, useLocalnet} from '../../helpers/localnet.js'
 
 const CID = 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'
 const RESULT = 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD'
@@ -16,16 +16,11 @@ const ANY = () => Keypair.generate().publicKey
 
 describe('localnet jobs program', function () {
   this.timeout(60_000)
-  let t: TestLocalnet
+  const t = useLocalnet()
   let vault: PublicKey
 
-  before(async () => {
-    t = await startTestLocalnet()
+  before(() => {
     ;[vault] = findVaultAddress(t.programId, t.market, t.mint)
-  })
-  after(async () => {
-    await t.close()
-    removeDir(t.dataDir)
   })
 
   let unique = 0

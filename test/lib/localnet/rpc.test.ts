@@ -7,7 +7,7 @@ import {
   Keypair, LAMPORTS_PER_SOL, SendTransactionError, sendAndConfirmTransaction, SystemProgram, Transaction,
 } from '@solana/web3.js'
 
-import {removeDir, rpc, startTestLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
+import {removeDir, rpc, startTestLocalnet, type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
 
 /** A signed transfer of `lamports` from `from`, with the localnet's current blockhash. */
 async function signedTransfer(t: TestLocalnet, from: Keypair, lamports: number, to = Keypair.generate().publicKey): Promise<Transaction> {
@@ -19,15 +19,7 @@ async function signedTransfer(t: TestLocalnet, from: Keypair, lamports: number, 
 
 describe('localnet JSON-RPC with a web3.js Connection', function () {
   this.timeout(60_000)
-  let t: TestLocalnet
-
-  before(async () => {
-    t = await startTestLocalnet()
-  })
-  after(async () => {
-    await t.close()
-    removeDir(t.dataDir)
-  })
+  const t = useLocalnet()
 
   it('answers getVersion, getHealth, getSlot and rent as a node does', async () => {
     assert.equal((await t.connection.getVersion())['solana-core'], '2.2.0')
