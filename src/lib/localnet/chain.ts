@@ -103,7 +103,7 @@ export class Chain {
     this.syncClock()
     const accounts = this.accounts(tx)
     const outcome = this.callsJobsProgram(tx, accounts) ? this.runJobs(tx, accounts) : this.runLitesvm(tx, accounts)
-    if (outcome.charged === false) {
+    if (!outcome.charged) {
       return options.skipPreflight ? {kind: 'dropped', signature: tx.signature} : {kind: 'preflight-failed', execution: outcome.execution}
     }
     if (outcome.execution.err && !options.skipPreflight) {
@@ -178,8 +178,8 @@ export class Chain {
     const err = 'err' in result ? litesvmErrorToJson(result) : null
     return {
       execution: execution('err' in result ? result.meta() : result, err),
-      // litesvm charges the fee of a transaction that fails in an instruction, not of one refused before.
-      charged: err === null || (typeof err === 'object' && 'InstructionError' in err),
+      // A transaction refused before execution (no fee taken) never lands; one that fails after it pays its fee.
+      charged: err === null || readAccount(this.svm, writable[0]!)?.lamports !== before[0]![1]?.lamports,
       discard: () => before.forEach(([k, state]) => writeAccount(this.svm, k, state)),
       keep: () => writable.map((k) => [k, readAccount(this.svm, k)]),
     }
