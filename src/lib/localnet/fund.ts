@@ -1,6 +1,6 @@
 /** `localnet fund`: the faucet's transfer sent through the localnet's JSON-RPC, as any client sends one. */
 import {getAccount, getAssociatedTokenAddressSync} from '@solana/spl-token'
-import {Connection, PublicKey, sendAndConfirmTransaction, Transaction} from '@solana/web3.js'
+import {Connection, PublicKey, SendTransactionError, sendAndConfirmTransaction, Transaction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {readKeypair} from '../market/wallet.js'
@@ -24,7 +24,9 @@ export async function fundFromFaucet(dataDir: string, runtime: LocalnetRuntime, 
   try {
     signature = await sendAndConfirmTransaction(connection, tx, [faucet])
   } catch (error) {
-    throw new GpunetError('fund_failed', `the faucet transfer failed: ${(error as Error).message.split('\n')[0]}`, {
+    // A refused transaction's reason (e.g. "custom program error: 0x1") is in its simulation message.
+    const reason = error instanceof SendTransactionError ? error.transactionError.message : (error as Error).message
+    throw new GpunetError('fund_failed', `the faucet transfer failed: ${reason}`, {
       exitCode: ExitCode.UNAVAILABLE,
       hint: 'Check the localnet with "gpunet localnet status".',
       cause: error,

@@ -1,7 +1,10 @@
 import {strict as assert} from 'node:assert'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
 
+import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 
 describe('gpunet localnet fund', function () {
@@ -33,6 +36,25 @@ describe('gpunet localnet fund', function () {
     assert.equal(report.address, address)
     assert.deepEqual(report.sol, {added: '1.5', balance: '1.5'})
     assert.equal(report.tokens.balance, '0')
+  })
+
+  it('reports a transfer the faucet cannot make with exit 5', async () => {
+    const result = await box.run(['localnet', 'fund', Keypair.generate().publicKey.toBase58(), '--sol', '5000000000'])
+    assert.equal(result.code, 5)
+    assert.match(result.stderr, /Error: the faucet transfer failed: Transaction simulation failed: Error processing Instruction 1: custom program error: 0x1\n/)
+    assert.match(result.stderr, /Hint: Check the localnet with "gpunet localnet status"/)
+    assert.equal(result.stdout, '')
+  })
+
+  it('refuses an unreadable wallet file with exit 3', async () => {
+    const wallet = join(box.dir, 'broken-wallet.json')
+    writeFileSync(wallet, 'not json')
+    const result = await runCli(['localnet', 'fund', '--json'], {env: {...box.env, GPUNET_WALLET: wallet}})
+    assert.equal(result.code, 3)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'wallet_unreadable')
+    assert.match(error.message, /cannot read the keypair file .*broken-wallet\.json/)
+    assert.match(error.hint, /JSON array of 64 numbers/)
   })
 
   it('refuses a bad address, a bad amount and nothing to send with exit 2', async () => {

@@ -113,11 +113,17 @@ describe('gpunet localnet start / status / stop / reset', function () {
     await new Promise((r) => blocker.once('listening', r))
     const port = (blocker.address() as {port: number}).port
     try {
-      const result = await box.run(['localnet', 'start', '--detach', '--port', String(port)])
-      assert.equal(result.code, 5)
-      assert.match(result.stderr, /Error: the localnet did not start: .*in use/)
-      assert.match(result.stderr, /Hint: /)
-      assert.equal(result.stdout, '')
+      const detached = await box.run(['localnet', 'start', '--detach', '--port', String(port)])
+      assert.equal(detached.code, 5)
+      assert.match(detached.stderr, /Error: the localnet did not start: .*in use/)
+      assert.match(detached.stderr, /Hint: /)
+      assert.equal(detached.stdout, '')
+      const foreground = await box.run(['localnet', 'start', '--port', String(port), '--json'])
+      assert.equal(foreground.code, 5)
+      const {error} = JSON.parse(foreground.stdout) as {error: {code: string; message: string; hint: string}}
+      assert.equal(error.code, 'port_in_use')
+      assert.equal(error.message, `port ${port} or ${port + 1} is in use on 127.0.0.1`)
+      assert.match(error.hint, /--port 0 for any free pair/)
     } finally {
       blocker.close()
     }
