@@ -8,11 +8,10 @@ import {
   JOB_ACCOUNT_SIZE, jobsInstruction, JobState, QueueType, RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
 import {rpc, useLocalnet} from '../../helpers/localnet.js'
+import {anyKey, JOB_CID, listInstruction} from '../../helpers/market.js'
 
-const CID = 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'
 const RESULT = 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD'
 const PRICE = 100n
-const ANY = () => Keypair.generate().publicKey
 
 describe('localnet jobs program', function () {
   this.timeout(60_000)
@@ -47,11 +46,10 @@ describe('localnet jobs program', function () {
   const job = async (key: PublicKey) => decodeJobAccount((await t.connection.getAccountInfo(key))!.data)
 
   function listIx(payer: {keypair: Keypair; tokens: PublicKey}, jobKey: Keypair, run: Keypair, timeout = 3600n, authority = payer.keypair.publicKey) {
-    return jobsInstruction(t.programId, 'list', {
-      job: jobKey.publicKey, market: t.market, run: run.publicKey, user: payer.tokens, vault, payer: payer.keypair.publicKey,
-      rewardsReflection: ANY(), rewardsVault: ANY(), authority, rewardsProgram: ANY(), tokenProgram: TOKEN_PROGRAM_ID,
-      systemProgram: SystemProgram.programId,
-    }, {ipfsJob: ipfsHashToBytes(CID), timeout})
+    return listInstruction({
+      programId: t.programId, market: t.market, mint: t.mint, payer: payer.keypair.publicKey, job: jobKey.publicKey, run: run.publicKey,
+      timeout, authority,
+    })
   }
 
   async function list(payer = account(10_000_000n), timeout = 3600n): Promise<{payer: typeof payer; job: Keypair}> {
@@ -64,7 +62,7 @@ describe('localnet jobs program', function () {
 
   function workIx(node: Keypair, run: Keypair) {
     return jobsInstruction(t.programId, 'work', {
-      run: run.publicKey, market: t.market, payer: node.publicKey, stake: ANY(), nft: ANY(), metadata: ANY(),
+      run: run.publicKey, market: t.market, payer: node.publicKey, stake: anyKey(), nft: anyKey(), metadata: anyKey(),
       authority: node.publicKey, systemProgram: SystemProgram.programId,
     }, {})
   }
@@ -109,7 +107,7 @@ describe('localnet jobs program', function () {
     assert.equal(j.price, PRICE)
     assert.equal(j.timeout, 3600n)
     assert.ok(j.payer.equals(payer.keypair.publicKey) && j.project.equals(payer.keypair.publicKey) && j.market.equals(t.market))
-    assert.deepEqual(j.ipfsJob, ipfsHashToBytes(CID))
+    assert.deepEqual(j.ipfsJob, ipfsHashToBytes(JOB_CID))
     assert.equal(await balance(vault), vaultBefore + PRICE * 3600n)
     assert.equal(await balance(payer.tokens), 10_000_000n - PRICE * 3600n)
     const m = await market()
@@ -230,8 +228,8 @@ describe('localnet jobs program', function () {
   it('extend takes the extra deposit and refuses a timeout that is not larger', async () => {
     const {payer, job: jobKey} = await list(account(10_000_000n), 1000n)
     const extendIx = (timeout: bigint) => jobsInstruction(t.programId, 'extend', {
-      job: jobKey.publicKey, market: t.market, user: payer.tokens, vault, rewardsReflection: ANY(), rewardsVault: ANY(),
-      authority: payer.keypair.publicKey, payer: payer.keypair.publicKey, rewardsProgram: ANY(), tokenProgram: TOKEN_PROGRAM_ID,
+      job: jobKey.publicKey, market: t.market, user: payer.tokens, vault, rewardsReflection: anyKey(), rewardsVault: anyKey(),
+      authority: payer.keypair.publicKey, payer: payer.keypair.publicKey, rewardsProgram: anyKey(), tokenProgram: TOKEN_PROGRAM_ID,
     }, {timeout})
     assert.equal((await send([extendIx(1500n)], [payer.keypair])).error, undefined)
     assert.equal((await job(jobKey.publicKey)).timeout, 1500n)
@@ -258,7 +256,7 @@ describe('localnet jobs program', function () {
     const other = account()
     const run2 = Keypair.generate()
     const claim = jobsInstruction(t.programId, 'claim', {
-      job: jobKey.publicKey, run: run2.publicKey, market: t.market, stake: ANY(), nft: ANY(), metadata: ANY(),
+      job: jobKey.publicKey, run: run2.publicKey, market: t.market, stake: anyKey(), nft: anyKey(), metadata: anyKey(),
       payer: other.keypair.publicKey, authority: other.keypair.publicKey, systemProgram: SystemProgram.programId,
     }, {})
     assert.equal((await send([claim], [other.keypair, run2])).error, undefined)

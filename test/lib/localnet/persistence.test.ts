@@ -2,6 +2,7 @@ import {strict as assert} from 'node:assert'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {getAccount, getAssociatedTokenAddressSync} from '@solana/spl-token'
@@ -9,8 +10,10 @@ import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, sendAndConfirmTransact
 
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import type {LocalnetRuntime} from '../../../src/lib/localnet/server.js'
-import {decodeMarketAccount} from '../../../src/lib/market/index.js'
+import type {GenesisRecord} from '../../../src/lib/localnet/node.js'
+import {decodeJobAccount, decodeMarketAccount, writeKeypair} from '../../../src/lib/market/index.js'
 import {removeDir, startTestLocalnet, tempDir} from '../../helpers/localnet.js'
+import {listInstruction} from '../../helpers/market.js'
 
 const MAIN = fileURLToPath(new URL('../../../src/lib/localnet/main.ts', import.meta.url))
 
@@ -44,12 +47,14 @@ describe('localnet persistence', function () {
   describe('after kill -9', () => {
     let child: ChildProcess | undefined
     const dataDir = tempDir()
+    const walletPath = join(dataDir, 'wallet.json')
 
     /** Runs the localnet's process entry from source, as `localnet start --detach` runs the built one. */
+    const wallet = Keypair.generate()
     async function spawnLocalnet(): Promise<{runtime: LocalnetRuntime; connection: Connection}> {
       child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--data-dir', dataDir, '--port', '0'], {
         stdio: ['ignore', 'pipe', 'inherit'],
-        env: {...process.env, GPUNET_WALLET: `${dataDir}/wallet.json`},
+        env: {...process.env, GPUNET_WALLET: walletPath},
       })
       const [line] = (await once(child.stdout!, 'data')) as [Buffer]
       assert.match(String(line), /^localnet ready at /)
@@ -64,7 +69,8 @@ describe('localnet persistence', function () {
 
     // Plain sendTransaction calls, no confirmation subscription: a killed server must not leave web3.js
     // reconnecting a WebSocket, and an answered sendTransaction is what must survive.
-    it('keeps every answered transaction', async () => {
+    it('keeps every answered transaction, jobs program accounts included', async () => {
+      writeKeypair(walletPath, wallet) // funded by the first start
       const {connection} = await spawnLocalnet()
       const payer = Keypair.generate()
       await connection.requestAirdrop(payer.publicKey, 5 * LAMPORTS_PER_SOL)
@@ -76,6 +82,14 @@ describe('localnet persistence', function () {
         await connection.sendRawTransaction(tx.serialize())
       }
       const payerLamports = await connection.getBalance(payer.publicKey)
+      const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as GenesisRecord
+      const [programId, market, mint] = [genesis.programId, genesis.market, genesis.mint].map((k) => new PublicKey(k)) as [PublicKey, PublicKey, PublicKey]
+      const job = Keypair.generate()
+      const run = Keypair.generate()
+      const list = new Transaction({feePayer: wallet.publicKey, ...(await connection.getLatestBlockhash())})
+        .add(listInstruction({programId, market, mint, payer: wallet.publicKey, job: job.publicKey, run: run.publicKey, timeout: 600n}))
+      list.sign(wallet, job, run)
+      await connection.sendRawTransaction(list.serialize())
 
       child!.kill('SIGKILL')
       await once(child!, 'exit')
@@ -85,9 +99,11 @@ describe('localnet persistence', function () {
         assert.equal(await restarted.connection.getBalance(to.publicKey), (i + 1) * LAMPORTS_PER_SOL / 10)
       }
       assert.equal(await restarted.connection.getBalance(payer.publicKey), payerLamports)
-      const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as {market: string}
-      const marketInfo = await restarted.connection.getAccountInfo(new PublicKey(genesis.market))
-      assert.equal(decodeMarketAccount(marketInfo!.data).jobTimeout, 7200n)
+      const marketAccount = decodeMarketAccount((await restarted.connection.getAccountInfo(market))!.data)
+      assert.ok(marketAccount.queue.some((k) => k.equals(job.publicKey)), 'the queue written by list survived')
+      const jobAccount = decodeJobAccount((await restarted.connection.getAccountInfo(job.publicKey))!.data)
+      assert.equal(jobAccount.timeout, 600n)
+      assert.ok(jobAccount.payer.equals(wallet.publicKey))
       child!.kill('SIGTERM')
       await once(child!, 'exit')
     })
