@@ -26,9 +26,7 @@ interface FundReport {
 
 export default class LocalnetFund extends BaseCommand {
   static override summary = 'Send SOL and payment tokens from the localnet faucet to an address (your wallet by default).'
-  static override description = `Starts a localnet in the background when none runs. Without --sol and --tokens, sends
-${DEFAULT_FUNDING.sol} SOL and ${DEFAULT_FUNDING.tokens} tokens. The tokens land in the address's associated token account,
-created when missing.`
+  static override description = `Starts a localnet in the background when none runs. Without --sol and --tokens, sends ${DEFAULT_FUNDING.sol} SOL and ${DEFAULT_FUNDING.tokens} tokens. The tokens land in the address's associated token account, created when missing.`
 
   static override examples = [
     '<%= config.bin %> localnet fund',

@@ -5,8 +5,7 @@ import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
 
 export default class LocalnetReset extends BaseCommand {
   static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'
-  static override description = `A running localnet is stopped first and started again, fresh, on the same port. Your wallet file
-is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
+  static override description = `A running localnet is stopped first and started again, fresh, on the same port. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
 
   static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --json']
 

@@ -6,8 +6,7 @@ import {statusLines} from '../../lib/localnet/format.js'
 
 export default class LocalnetStatusCommand extends BaseCommand {
   static override summary = 'Show whether the localnet runs, with its URLs, market, token mint and program id.'
-  static override description = `Exits 0 when the localnet runs and answers, 7 when it does not (the status is printed either way).
-"secretsUrl" and "gatewayUrl" are null until those services are part of the localnet.`
+  static override description = `Exits 0 when the localnet runs and answers, 7 when it does not (the status is printed either way). "secretsUrl" and "gatewayUrl" are null until those services are part of the localnet.`
 
   static override examples = [
     '<%= config.bin %> localnet status',
