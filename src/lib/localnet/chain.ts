@@ -5,13 +5,12 @@
  */
 import {EventEmitter} from 'node:events'
 
-import {getTransactionDecoder} from '@solana/kit'
 import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
-import type {LiteSVM, TransactionMetadata} from 'litesvm'
+import {FailedTransactionMetadata, type LiteSvm, SimulatedTransactionInfo, type TransactionMetadata} from 'litesvm/dist/internal.js'
 
 import {executeJobsInstruction} from './jobs-program/execute.js'
 import {InstructionFailure} from './jobs-program/errors.js'
-import {type AccountState, Overlay, readAccount, writeAccount} from './ledger.js'
+import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
 import {
@@ -46,10 +45,9 @@ export class ChainInputError extends Error {}
 export class Chain {
   /** Emits `signature` (signature, status) when a transaction lands. */
   readonly events = new EventEmitter()
-  private readonly decodeKit = getTransactionDecoder()
 
   constructor(
-    readonly svm: LiteSVM,
+    readonly svm: LiteSvm,
     readonly programId: PublicKey,
     readonly clock: SlotClock,
     private readonly statuses: Map<string, SignatureStatus>,
@@ -57,7 +55,9 @@ export class Chain {
   ) {
     // The localnet checks signatures and blockhashes itself (one rule for both execution paths), and keeps its
     // own signature history so a transaction refused at preflight can be sent again.
-    svm.withSigverify(false).withBlockhashCheck(false).withTransactionHistory(0n)
+    svm.setSigverify(false)
+    svm.setBlockhashCheck(false)
+    svm.setTransactionHistory(0n)
   }
 
   slot(): number {
@@ -75,10 +75,7 @@ export class Chain {
 
   /** Every account owned by `owner`. */
   programAccounts(owner: PublicKey): {pubkey: PublicKey; account: AccountState}[] {
-    return this.svm.getProgramAccounts(owner.toBase58() as Parameters<LiteSVM['getProgramAccounts']>[0]).map((a) => ({
-      pubkey: new PublicKey(a.address),
-      account: {lamports: BigInt(a.lamports), owner, data: Buffer.from(a.data), executable: a.executable},
-    }))
+    return this.svm.getProgramAccounts(owner.toBytes()).map((a) => ({pubkey: new PublicKey(a.address), account: toState(a.account())}))
   }
 
   rentExempt(size: number): bigint {
@@ -124,8 +121,8 @@ export class Chain {
     this.syncClock()
     const accounts = this.accounts(tx)
     if (this.callsJobsProgram(tx, accounts)) return this.runJobs(tx, accounts).execution
-    const result = this.svm.simulateTransaction(this.decodeKit.decode(tx.raw))
-    return execution(result.meta(), 'err' in result ? litesvmErrorToJson(result) : null)
+    const result = tx.message.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.raw) : this.svm.simulateVersionedTransaction(tx.raw)
+    return execution(result.meta(), result instanceof SimulatedTransactionInfo ? null : litesvmErrorToJson(result))
   }
 
   /** Writes the snapshot and empties the journal (on shutdown, and when the journal grows long). */
@@ -161,7 +158,7 @@ export class Chain {
     this.svm.setClock(clock)
   }
 
-  private land(signature: string, err: TransactionErrorJson | null, writes: [string, AccountState | null][]): void {
+  private land(signature: string, err: TransactionErrorJson | null, writes: [PublicKey, AccountState | null][]): void {
     const status = {slot: this.clock.slot(), err}
     this.statuses.set(signature, status)
     trimStatuses(this.statuses)
@@ -172,12 +169,13 @@ export class Chain {
 
   /** Runs a transaction through litesvm, which applies it at once; `discard` puts the accounts back. */
   private runLitesvm(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
-    const writable = accounts.filter((a) => a.isWritable).map((a) => a.pubkey.toBase58())
+    const writable = accounts.filter((a) => a.isWritable).map((a) => a.pubkey)
     const before = writable.map((k) => [k, readAccount(this.svm, k)] as const)
-    const result = this.svm.sendTransaction(this.decodeKit.decode(tx.raw))
-    const err = 'err' in result ? litesvmErrorToJson(result) : null
+    const result = tx.message.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.raw) : this.svm.sendVersionedTransaction(tx.raw)
+    const failure = result instanceof FailedTransactionMetadata ? result : null
+    const err = failure ? litesvmErrorToJson(failure) : null
     return {
-      execution: execution('err' in result ? result.meta() : result, err),
+      execution: execution(failure ? failure.meta() : (result as TransactionMetadata), err),
       // A transaction refused before execution (no fee taken) never lands; one that fails after it pays its fee.
       charged: err === null || readAccount(this.svm, writable[0]!)?.lamports !== before[0]![1]?.lamports,
       discard: () => before.forEach(([k, state]) => writeAccount(this.svm, k, state)),
@@ -257,7 +255,7 @@ interface RunOutcome {
   /** Leaves the accounts as they were before the transaction. */
   discard: () => void
   /** Applies the transaction and returns the final state of every account it wrote. */
-  keep: () => [string, AccountState | null][]
+  keep: () => [PublicKey, AccountState | null][]
 }
 
 function execution(meta: TransactionMetadata, err: TransactionErrorJson | null): Execution {

@@ -2,9 +2,10 @@
  * Account state read from and written to litesvm, and an overlay that buffers writes so a transaction the
  * localnet executes itself is applied whole or not at all.
  */
-import {type Address, address, lamports} from '@solana/kit'
 import {PublicKey, SystemProgram} from '@solana/web3.js'
-import type {LiteSVM} from 'litesvm'
+// litesvm's native class, which takes and gives raw 32-byte keys: its @solana/kit wrapper converts every
+// address through base58, which cost more than running the transaction.
+import {Account, type LiteSvm} from 'litesvm/dist/internal.js'
 
 export interface AccountState {
   lamports: bigint
@@ -13,59 +14,47 @@ export interface AccountState {
   executable: boolean
 }
 
-const SYSTEM = address(SystemProgram.programId.toBase58())
+const SYSTEM = SystemProgram.programId.toBytes()
 
 /** Reads an account from litesvm; null when it does not exist (zero lamports). */
-export function readAccount(svm: LiteSVM, key: PublicKey | string): AccountState | null {
-  const found = svm.getAccount(toAddress(key))
-  if (!found.exists) return null
-  return {
-    lamports: BigInt(found.lamports),
-    owner: new PublicKey(found.programAddress),
-    data: Buffer.from(found.data),
-    executable: found.executable,
-  }
+export function readAccount(svm: LiteSvm, key: PublicKey): AccountState | null {
+  const found = svm.getAccount(key.toBytes())
+  return found && found.lamports() > 0n ? toState(found) : null
+}
+
+/** Our view of one of litesvm's accounts. */
+export function toState(account: Account): AccountState {
+  return {lamports: account.lamports(), owner: new PublicKey(account.owner()), data: Buffer.from(account.data()), executable: account.executable()}
 }
 
 /** Writes an account into litesvm; null deletes it (an account with zero lamports does not exist). */
-export function writeAccount(svm: LiteSVM, key: PublicKey | string, state: AccountState | null): void {
-  const data = state?.data ?? new Uint8Array()
-  svm.setAccount({
-    address: toAddress(key),
-    lamports: lamports(state?.lamports ?? 0n),
-    programAddress: state ? address(state.owner.toBase58()) : SYSTEM,
-    executable: state?.executable ?? false,
-    data,
-    space: BigInt(data.length),
-  })
-}
-
-function toAddress(key: PublicKey | string): Address {
-  return address(typeof key === 'string' ? key : key.toBase58())
+export function writeAccount(svm: LiteSvm, key: PublicKey, state: AccountState | null): void {
+  const account = state
+    ? new Account(state.lamports, state.data, state.owner.toBytes(), state.executable, 0n)
+    : new Account(0n, new Uint8Array(), SYSTEM, false, 0n)
+  svm.setAccount(key.toBytes(), account)
 }
 
 /** Buffered writes over litesvm's state, committed together. */
 export class Overlay {
-  private readonly writes = new Map<string, AccountState | null>()
+  // Keyed by the key's bytes in hex: cheaper than base58 on this hot path.
+  private readonly writes = new Map<string, {key: PublicKey; state: AccountState | null}>()
 
-  constructor(private readonly svm: LiteSVM) {}
+  constructor(private readonly svm: LiteSvm) {}
 
   get(key: PublicKey): AccountState | null {
-    const k = key.toBase58()
-    if (this.writes.has(k)) {
-      const state = this.writes.get(k)!
-      return state && {...state, data: Buffer.from(state.data)}
-    }
-    return readAccount(this.svm, k)
+    const written = this.writes.get(key.toBuffer().toString('hex'))
+    if (!written) return readAccount(this.svm, key)
+    return written.state && {...written.state, data: Buffer.from(written.state.data)}
   }
 
   set(key: PublicKey, state: AccountState | null): void {
-    this.writes.set(key.toBase58(), state && state.lamports > 0n ? state : null)
+    this.writes.set(key.toBuffer().toString('hex'), {key, state: state && state.lamports > 0n ? state : null})
   }
 
-  /** Writes every buffered change into litesvm and returns the addresses changed. */
-  commit(): string[] {
-    for (const [key, state] of this.writes) writeAccount(this.svm, key, state)
-    return [...this.writes.keys()]
+  /** Writes every buffered change into litesvm and returns the accounts changed. */
+  commit(): PublicKey[] {
+    for (const {key, state} of this.writes.values()) writeAccount(this.svm, key, state)
+    return [...this.writes.values()].map((w) => w.key)
   }
 }

@@ -7,7 +7,7 @@ import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 
 import {createInitializeMint2Instruction, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY, Transaction, type TransactionInstruction} from '@solana/web3.js'
-import {LiteSVM} from 'litesvm'
+import {LiteSvm} from 'litesvm/dist/internal.js'
 
 import {ContentStore} from '../ipfs/store.js'
 import {jobsInstruction} from '../market/instructions.js'
@@ -90,7 +90,7 @@ export class Localnet {
     const programId = NETWORKS.localnet.programId
     const seed = randomBytes(32).toString('hex')
     const genesisMs = Date.now()
-    const chain = new Chain(new LiteSVM(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)
+    const chain = new Chain(new LiteSvm(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)
     writeAccount(chain.svm, faucet.publicKey, {lamports: FAUCET_LAMPORTS, owner: SystemProgram.programId, data: Buffer.alloc(0), executable: false})
 
     const mint = Keypair.generate()

@@ -8,7 +8,7 @@ import {appendFileSync, existsSync, readFileSync, renameSync, writeFileSync} fro
 import {join} from 'node:path'
 
 import {PublicKey} from '@solana/web3.js'
-import {LiteSVM} from 'litesvm'
+import {LiteSvm} from 'litesvm/dist/internal.js'
 
 import {type AccountState, writeAccount} from './ledger.js'
 import type {TransactionErrorJson} from './tx-error.js'
@@ -51,20 +51,20 @@ export class ChainStore {
   }
 
   /** Loads the snapshot and replays the journal into it. */
-  load(): {svm: LiteSVM; statuses: Map<string, SignatureStatus>} {
-    const svm = LiteSVM.loadFromFile(this.snapshot)
+  load(): {svm: LiteSvm; statuses: Map<string, SignatureStatus>} {
+    const svm = LiteSvm.loadFromFile(this.snapshot)
     const statuses = new Map<string, SignatureStatus>(
       existsSync(this.signatures) ? (JSON.parse(readFileSync(this.signatures, 'utf8')) as [string, SignatureStatus][]) : [],
     )
     for (const record of this.readJournal()) {
-      for (const account of record.accounts) writeAccount(svm, account[0], decodeAccount(account))
+      for (const account of record.accounts) writeAccount(svm, new PublicKey(account[0]), decodeAccount(account))
       statuses.set(record.sig, {slot: record.slot, err: record.err})
     }
     return {svm, statuses}
   }
 
   /** Appends a transaction's effects; synchronous so the record is in the OS before the client hears back. */
-  append(sig: string, status: SignatureStatus, accounts: [string, AccountState | null][]): void {
+  append(sig: string, status: SignatureStatus, accounts: [PublicKey, AccountState | null][]): void {
     const record: JournalRecord = {sig, slot: status.slot, err: status.err, accounts: accounts.map(([k, s]) => encodeAccount(k, s))}
     appendFileSync(this.journal, `${JSON.stringify(record)}\n`)
     this.records++
@@ -76,7 +76,7 @@ export class ChainStore {
   }
 
   /** Writes a fresh snapshot (atomically, by rename) and empties the journal. */
-  compact(svm: LiteSVM, statuses: Map<string, SignatureStatus>): void {
+  compact(svm: LiteSvm, statuses: Map<string, SignatureStatus>): void {
     svm.saveToFile(`${this.snapshot}.tmp`)
     renameSync(`${this.snapshot}.tmp`, this.snapshot)
     const kept = [...statuses].slice(-MAX_STATUSES)
@@ -111,8 +111,9 @@ export function trimStatuses(statuses: Map<string, SignatureStatus>): void {
   }
 }
 
-function encodeAccount(key: string, s: AccountState | null): AccountRecord {
-  return s ? [key, s.lamports.toString(), s.owner.toBase58(), s.executable, s.data.toString('base64')] : [key, null]
+function encodeAccount(key: PublicKey, s: AccountState | null): AccountRecord {
+  const address = key.toBase58()
+  return s ? [address, s.lamports.toString(), s.owner.toBase58(), s.executable, s.data.toString('base64')] : [address, null]
 }
 
 function decodeAccount(record: AccountRecord): AccountState | null {

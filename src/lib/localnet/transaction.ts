@@ -1,5 +1,5 @@
 /** A wire transaction as the localnet sees it: decoded once, signatures checked, accounts resolved. */
-import {createPublicKey, verify} from 'node:crypto'
+import {createPublicKey, type KeyObject, verify} from 'node:crypto'
 
 import {AddressLookupTableAccount, PublicKey, VersionedTransaction, type VersionedMessage} from '@solana/web3.js'
 
@@ -47,6 +47,21 @@ export function decodeTransaction(raw: Uint8Array): DecodedTransaction {
   }
 }
 
+// Fee payers sign transaction after transaction: keep their parsed keys.
+const keyCache = new Map<string, KeyObject>()
+
+function verifyingKey(signer: PublicKey): KeyObject {
+  const bytes = signer.toBuffer()
+  const id = bytes.toString('hex')
+  let key = keyCache.get(id)
+  if (!key) {
+    key = createPublicKey({key: Buffer.concat([ED25519_SPKI_PREFIX, bytes]), format: 'der', type: 'spki'})
+    if (keyCache.size >= 1024) keyCache.delete(keyCache.keys().next().value!)
+    keyCache.set(id, key)
+  }
+  return key
+}
+
 /** True when every required signature is present and valid for the message. */
 export function verifySignatures(tx: DecodedTransaction): boolean {
   const required = tx.message.header.numRequiredSignatures
@@ -54,8 +69,7 @@ export function verifySignatures(tx: DecodedTransaction): boolean {
   return tx.signatures.every((sig, i) => {
     const signer = tx.message.staticAccountKeys[i]
     if (!signer) return false
-    const key = createPublicKey({key: Buffer.concat([ED25519_SPKI_PREFIX, signer.toBuffer()]), format: 'der', type: 'spki'})
-    return verify(null, tx.messageBytes, key, sig)
+    return verify(null, tx.messageBytes, verifyingKey(signer), sig)
   })
 }
 
