@@ -20,11 +20,13 @@ export function listInstruction(options: {
   timeout: bigint
   /** The job's project; the payer by default. */
   authority?: PublicKey
+  /** The definition's CIDv0; JOB_CID by default. */
+  cid?: string
 }): TransactionInstruction {
   const {programId, market, mint, payer, job, run, timeout} = options
   return jobsInstruction(programId, 'list', {
     job, market, run, user: getAssociatedTokenAddressSync(mint, payer, true), vault: findVaultAddress(programId, market, mint)[0], payer,
     rewardsReflection: anyKey(), rewardsVault: anyKey(), authority: options.authority ?? payer, rewardsProgram: anyKey(),
     tokenProgram: TOKEN_PROGRAM_ID, systemProgram: SystemProgram.programId,
-  }, {ipfsJob: ipfsHashToBytes(JOB_CID), timeout})
+  }, {ipfsJob: ipfsHashToBytes(options.cid ?? JOB_CID), timeout})
 }

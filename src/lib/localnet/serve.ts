@@ -32,11 +32,13 @@ export async function serveUntilSignal(options: ServeOptions, onReady: (runtime:
       }
       throw error
     }
-    onReady(running.runtime)
-    await new Promise<void>((resolve) => {
+    // Listening for the signals before announcing readiness: whoever reads the announcement may stop us at once.
+    const stopped = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    onReady(running.runtime)
+    await stopped
     await running.close()
   } finally {
     release()
