@@ -1,14 +1,14 @@
 /**
  * Localnet throughput and start-up: transactions per second of plain SOL transfers and of the jobs program's
- * `list`, sent over JSON-RPC to a localnet process (sequential and 16 in flight), and the cold start of that
- * process against `node -e 0` measured in the same run. Everything runs on 127.0.0.1 in a temp directory.
+ * `list`, sent over JSON-RPC to a `gpunet localnet start` process (sequential and 16 in flight), and the cold
+ * start of that command against `node -e 0` measured in the same run. Everything runs on 127.0.0.1 in a temp
+ * directory.
  */
-import {type ChildProcess, spawn} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
@@ -16,11 +16,11 @@ import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transac
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
 import {findVaultAddress, ipfsHashToBytes, jobsInstruction, writeKeypair} from '../src/lib/market/index.js'
+import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
 
 const TRANSACTIONS = 400
 const IN_FLIGHT = 16
 const STARTS = 5
-const MAIN = fileURLToPath(new URL('../dist/lib/localnet/main.js', import.meta.url))
 
 export default async function bench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpunet-bench-'))
@@ -37,7 +37,8 @@ async function throughput(dataDir: string): Promise<void> {
   const payer = Keypair.generate()
   mkdirSync(dataDir, {recursive: true})
   writeKeypair(join(dataDir, 'wallet.json'), payer) // funded by the first start: 100 SOL, 1000 tokens
-  const {child, rpcUrl} = await spawnLocalnet(dataDir)
+  const {child, status} = await spawnForegroundLocalnet(dataDir, {GPUNET_WALLET: join(dataDir, 'wallet.json')})
+  const rpcUrl = status.rpcUrl!
   try {
     const connection = new Connection(rpcUrl, 'confirmed')
     const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as GenesisRecord
@@ -98,24 +99,14 @@ async function coldStart(dataDir: string): Promise<void> {
   const first = await timeLocalnet(dataDir)
   const warm = await median(() => timeLocalnet(dataDir))
   process.stdout.write(`node -e 0          ${node.toFixed(0).padStart(6)} ms\n`)
-  process.stdout.write(`localnet 1st start ${first.toFixed(0).padStart(6)} ms  (${(first / node).toFixed(1)}× node -e 0; creates token, market, wallet funds)\n`)
+  process.stdout.write(`localnet 1st start ${first.toFixed(0).padStart(6)} ms  (${(first / node).toFixed(1)}× node -e 0; gpunet localnet start until it answers; creates token, market, wallet funds)\n`)
   process.stdout.write(`localnet restart   ${warm.toFixed(0).padStart(6)} ms  (${(warm / node).toFixed(1)}× node -e 0; loads the saved chain), median of ${STARTS}\n`)
 }
 
-/** Starts the built localnet process on free ports; resolves once it answers. */
-async function spawnLocalnet(dataDir: string): Promise<{child: ChildProcess; rpcUrl: string}> {
-  const child = spawn(process.execPath, [MAIN, '--data-dir', dataDir, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: {...process.env, GPUNET_WALLET: join(dataDir, 'wallet.json')},
-  })
-  const [line] = (await once(child.stdout!, 'data')) as [Buffer]
-  return {child, rpcUrl: /at (\S+)/.exec(String(line))![1]!}
-}
-
-/** Milliseconds from spawning the localnet process until it answers, then stops it. */
+/** Milliseconds from running `gpunet localnet start` until it answers, then stops it. */
 async function timeLocalnet(dataDir: string): Promise<number> {
   const started = performance.now()
-  const {child} = await spawnLocalnet(dataDir)
+  const {child} = await spawnForegroundLocalnet(dataDir, {GPUNET_WALLET: join(dataDir, 'wallet.json')})
   const elapsed = performance.now() - started
   child.kill('SIGTERM')
   await once(child, 'exit')

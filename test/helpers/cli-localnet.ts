@@ -1,8 +1,9 @@
+import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {isAlive} from '../../src/lib/localnet/control.js'
-import {type CliResult, runCli} from './cli.js'
+import {isAlive, type LocalnetStatus} from '../../src/lib/localnet/control.js'
+import {BIN, type CliResult, runCli} from './cli.js'
 import {removeDir, tempDir} from './localnet.js'
 
 /** An isolated home for CLI tests: localnet data, wallet and XDG folders in one temp directory, free ports. */
@@ -36,4 +37,25 @@ export function cliSandbox(): CliSandbox {
       removeDir(dir)
     },
   }
+}
+
+/** Runs `gpunet localnet start --json` in the foreground; resolves with the process and its status once it answers. */
+export async function spawnForegroundLocalnet(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{child: ChildProcessWithoutNullStreams; status: LocalnetStatus}> {
+  const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0'], {
+    env: {...process.env, NO_COLOR: '1', ...env},
+  })
+  let stdout = ''
+  child.stdout.setEncoding('utf8')
+  for await (const chunk of child.stdout) {
+    stdout += chunk as string
+    try {
+      return {child, status: JSON.parse(stdout) as LocalnetStatus}
+    } catch {
+      // the document is not complete yet
+    }
+  }
+  throw new Error(`the localnet exited before it was ready: ${stdout}`)
 }

@@ -4,9 +4,10 @@
  */
 import {spawn} from 'node:child_process'
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync} from 'node:fs'
-import {fileURLToPath} from 'node:url'
+import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
+import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import {localnetFiles} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
@@ -84,13 +85,6 @@ export async function localnetStatus(dataDir: string): Promise<LocalnetStatus> {
   }
 }
 
-/** The process entry of a localnet: the compiled main.js, or main.ts run through tsx when running from source. */
-function entryCommand(): string[] {
-  const fromSource = import.meta.url.endsWith('.ts')
-  const entry = fileURLToPath(new URL(fromSource ? './main.ts' : './main.js', import.meta.url))
-  return fromSource ? ['--import', 'tsx', entry] : [entry]
-}
-
 /** Starts a localnet as a background process and waits until it answers. */
 export async function startInBackground(dataDir: string, port: number): Promise<LocalnetRuntime> {
   const files = localnetFiles(dataDir)
@@ -98,7 +92,9 @@ export async function startInBackground(dataDir: string, port: number): Promise<
   if (existing) return existing
   mkdirSync(dataDir, {recursive: true})
   const log = openSync(files.log, 'w')
-  const child = spawn(process.execPath, [...entryCommand(), '--data-dir', dataDir, '--port', String(port)], {
+  // The CLI itself, in the foreground mode of `localnet start`: the one entry that exists however it was built.
+  const cli = join(packageRoot(), 'bin', 'run.js')
+  const child = spawn(process.execPath, [cli, 'localnet', 'start', '--data-dir', dataDir, '--port', String(port)], {
     detached: true,
     stdio: ['ignore', log, log],
     env: process.env,

@@ -1,12 +1,10 @@
 import {strict as assert} from 'node:assert'
-import {spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {existsSync, statSync} from 'node:fs'
+import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {isAlive, type LocalnetStatus} from '../../../src/lib/localnet/control.js'
-import {BIN} from '../../helpers/cli.js'
-import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 
 describe('gpunet localnet start / status / stop / reset', function () {
   this.timeout(60_000)
@@ -71,20 +69,31 @@ describe('gpunet localnet start / status / stop / reset', function () {
   })
 
   it('start in the foreground prints one --json document when ready and saves the chain on Ctrl+C', async () => {
-    const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json'], {env: {...process.env, ...box.env}})
+    const {child, status} = await spawnForegroundLocalnet(box.dataDir, box.env)
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const [chunk] = (await once(child.stdout, 'data')) as [Buffer]
-    const status = JSON.parse(String(chunk)) as LocalnetStatus
     assert.equal(status.running, true)
     assert.equal(status.pid, child.pid)
     child.kill('SIGINT')
     const [code] = (await once(child, 'exit')) as [number]
     assert.equal(code, 0)
-    assert.match(stderr, /Press Ctrl\+C to stop/)
     assert.match(stderr, /Localnet stopped\./)
     assert.equal(existsSync(join(box.dataDir, 'localnet.json')), false)
     assert.equal(existsSync(join(box.dataDir, 'chain', 'chain.bin')), true)
+  })
+
+  it('start refuses a data directory another live process holds (exit 1), and takes over a stale lock', async () => {
+    mkdirSync(box.dataDir, {recursive: true})
+    // this test's own pid: a live process holds the lock
+    writeFileSync(join(box.dataDir, 'lock'), String(process.pid))
+    const refused = await box.run(['localnet', 'start'])
+    assert.equal(refused.code, 1)
+    assert.equal(refused.stderr, `Error: a localnet (pid ${process.pid}) already uses ${box.dataDir}\nHint: Stop it with "gpunet localnet stop", or use another --data-dir.\n`)
+    // a pid that cannot be alive: the lock is stale
+    writeFileSync(join(box.dataDir, 'lock'), '999999999')
+    const started = await box.run(['localnet', 'start', '--detach', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    assert.equal((JSON.parse(started.stdout) as LocalnetStatus).running, true)
   })
 
   it('reset wipes the chain and restarts a running localnet fresh', async () => {

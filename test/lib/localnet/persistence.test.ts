@@ -1,21 +1,19 @@
 import {strict as assert} from 'node:assert'
-import {type ChildProcess, spawn} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {once} from 'node:events'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
 
 import {getAccount, getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, sendAndConfirmTransaction, SystemProgram, Transaction} from '@solana/web3.js'
 
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
-import type {LocalnetRuntime} from '../../../src/lib/localnet/server.js'
 import type {GenesisRecord} from '../../../src/lib/localnet/node.js'
 import {decodeJobAccount, decodeMarketAccount, writeKeypair} from '../../../src/lib/market/index.js'
+import {spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 import {removeDir, startTestLocalnet, tempDir} from '../../helpers/localnet.js'
 import {listInstruction} from '../../helpers/market.js'
 
-const MAIN = fileURLToPath(new URL('../../../src/lib/localnet/main.ts', import.meta.url))
 
 describe('localnet persistence', function () {
   this.timeout(60_000)
@@ -48,18 +46,13 @@ describe('localnet persistence', function () {
     let child: ChildProcess | undefined
     const dataDir = tempDir()
     const walletPath = join(dataDir, 'wallet.json')
-
-    /** Runs the localnet's process entry from source, as `localnet start --detach` runs the built one. */
     const wallet = Keypair.generate()
-    async function spawnLocalnet(): Promise<{runtime: LocalnetRuntime; connection: Connection}> {
-      child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--data-dir', dataDir, '--port', '0'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: {...process.env, GPUNET_WALLET: walletPath},
-      })
-      const [line] = (await once(child.stdout!, 'data')) as [Buffer]
-      assert.match(String(line), /^localnet ready at /)
-      const runtime = JSON.parse(readFileSync(localnetFiles(dataDir).runtime, 'utf8')) as LocalnetRuntime
-      return {runtime, connection: new Connection(runtime.rpcUrl, 'confirmed')}
+
+    /** Runs the built CLI's `localnet start`, the process `localnet start --detach` leaves in the background. */
+    async function spawnLocalnet(): Promise<{connection: Connection}> {
+      const started = await spawnForegroundLocalnet(dataDir, {GPUNET_WALLET: walletPath})
+      child = started.child
+      return {connection: new Connection(started.status.rpcUrl!, 'confirmed')}
     }
 
     after(() => {
