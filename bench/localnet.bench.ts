@@ -11,7 +11,15 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {
+  Connection,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
 
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
@@ -42,7 +50,11 @@ async function throughput(dataDir: string): Promise<void> {
   try {
     const connection = new Connection(rpcUrl, 'confirmed')
     const genesis = JSON.parse(readFileSync(localnetFiles(dataDir).genesis, 'utf8')) as GenesisRecord
-    const [programId, market, mint] = [new PublicKey(genesis.programId), new PublicKey(genesis.market), new PublicKey(genesis.mint)]
+    const [programId, market, mint] = [
+      new PublicKey(genesis.programId),
+      new PublicKey(genesis.market),
+      new PublicKey(genesis.mint),
+    ]
     const [vault] = findVaultAddress(programId, market, mint)
     const {blockhash, lastValidBlockHeight} = await connection.getLatestBlockhash()
     const sign = (instructions: TransactionInstruction[], signers: Keypair[]) => {
@@ -50,25 +62,61 @@ async function throughput(dataDir: string): Promise<void> {
       tx.sign(payer, ...signers)
       return tx.serialize().toString('base64')
     }
-    const transfers = (count: number) => Array.from({length: count}, () =>
-      sign([SystemProgram.transfer({fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: LAMPORTS_PER_SOL / 100})], []))
-    const lists = (count: number) => Array.from({length: count}, () => {
-      const job = Keypair.generate()
-      const run = Keypair.generate()
-      const any = Keypair.generate().publicKey
-      return sign([jobsInstruction(programId, 'list', {
-        job: job.publicKey, market, run: run.publicKey, user: getAssociatedTokenAddressSync(mint, payer.publicKey), vault,
-        payer: payer.publicKey, rewardsReflection: any, rewardsVault: any, authority: payer.publicKey, rewardsProgram: any,
-        tokenProgram: TOKEN_PROGRAM_ID, systemProgram: SystemProgram.programId,
-      }, {ipfsJob: ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'), timeout: 60n})], [job, run])
-    })
+    const transfers = (count: number) =>
+      Array.from({length: count}, () =>
+        sign(
+          [
+            SystemProgram.transfer({
+              fromPubkey: payer.publicKey,
+              toPubkey: Keypair.generate().publicKey,
+              lamports: LAMPORTS_PER_SOL / 100,
+            }),
+          ],
+          [],
+        ),
+      )
+    const lists = (count: number) =>
+      Array.from({length: count}, () => {
+        const job = Keypair.generate()
+        const run = Keypair.generate()
+        const any = Keypair.generate().publicKey
+        return sign(
+          [
+            jobsInstruction(
+              programId,
+              'list',
+              {
+                job: job.publicKey,
+                market,
+                run: run.publicKey,
+                user: getAssociatedTokenAddressSync(mint, payer.publicKey),
+                vault,
+                payer: payer.publicKey,
+                rewardsReflection: any,
+                rewardsVault: any,
+                authority: payer.publicKey,
+                rewardsProgram: any,
+                tokenProgram: TOKEN_PROGRAM_ID,
+                systemProgram: SystemProgram.programId,
+              },
+              {ipfsJob: ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'), timeout: 60n},
+            ),
+          ],
+          [job, run],
+        )
+      })
     // The market queue holds at most 314 jobs, so the two rounds of `list` stay under that.
-    for (const [name, build, count] of [['SOL transfer', transfers, TRANSACTIONS], ['jobs program list', lists, 150]] as const) {
+    for (const [name, build, count] of [
+      ['SOL transfer', transfers, TRANSACTIONS],
+      ['jobs program list', lists, 150],
+    ] as const) {
       // Signed before the clock starts: the figures are the localnet's, not the client's signing.
       const [first, second] = [build(count), build(count)]
       const sequential = await send(rpcUrl, first, 1)
       const parallel = await send(rpcUrl, second, IN_FLIGHT)
-      process.stdout.write(`${name.padEnd(18)} ${sequential.toFixed(0).padStart(6)} tx/s sequential, ${parallel.toFixed(0).padStart(6)} tx/s with ${IN_FLIGHT} in flight\n`)
+      process.stdout.write(
+        `${name.padEnd(18)} ${sequential.toFixed(0).padStart(6)} tx/s sequential, ${parallel.toFixed(0).padStart(6)} tx/s with ${IN_FLIGHT} in flight\n`,
+      )
     }
   } finally {
     child.kill('SIGTERM')
@@ -80,17 +128,20 @@ async function throughput(dataDir: string): Promise<void> {
 async function send(url: string, transactions: string[], inFlight: number): Promise<number> {
   let next = 0
   const started = performance.now()
-  await Promise.all(Array.from({length: inFlight}, async () => {
-    while (next < transactions.length) {
-      const tx = transactions[next++]!
-      const res = await fetch(url, {
-        method: 'POST', headers: {'content-type': 'application/json'},
-        body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, {encoding: 'base64'}]}),
-      })
-      const answer = (await res.json()) as {error?: {message: string}}
-      if (answer.error) throw new Error(`sendTransaction failed: ${answer.error.message}`)
-    }
-  }))
+  await Promise.all(
+    Array.from({length: inFlight}, async () => {
+      while (next < transactions.length) {
+        const tx = transactions[next++]!
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: {'content-type': 'application/json'},
+          body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [tx, {encoding: 'base64'}]}),
+        })
+        const answer = (await res.json()) as {error?: {message: string}}
+        if (answer.error) throw new Error(`sendTransaction failed: ${answer.error.message}`)
+      }
+    }),
+  )
   return transactions.length / ((performance.now() - started) / 1000)
 }
 
@@ -99,8 +150,12 @@ async function coldStart(dataDir: string): Promise<void> {
   const first = await timeLocalnet(dataDir)
   const warm = await median(() => timeLocalnet(dataDir))
   process.stdout.write(`node -e 0          ${node.toFixed(0).padStart(6)} ms\n`)
-  process.stdout.write(`localnet 1st start ${first.toFixed(0).padStart(6)} ms  (${(first / node).toFixed(1)}× node -e 0; gpunet localnet start until it answers; creates token, market, wallet funds)\n`)
-  process.stdout.write(`localnet restart   ${warm.toFixed(0).padStart(6)} ms  (${(warm / node).toFixed(1)}× node -e 0; loads the saved chain), median of ${STARTS}\n`)
+  process.stdout.write(
+    `localnet 1st start ${first.toFixed(0).padStart(6)} ms  (${(first / node).toFixed(1)}× node -e 0; gpunet localnet start until it answers; creates token, market, wallet funds)\n`,
+  )
+  process.stdout.write(
+    `localnet restart   ${warm.toFixed(0).padStart(6)} ms  (${(warm / node).toFixed(1)}× node -e 0; loads the saved chain), median of ${STARTS}\n`,
+  )
 }
 
 /** Milliseconds from running `gpunet localnet start` until it answers, then stops it. */

@@ -20,11 +20,16 @@ export function cliSandbox(): CliSandbox {
   const dir = tempDir('gpunet-cli-')
   const dataDir = join(dir, 'localnet')
   const env = {
-    GPUNET_LOCALNET_DIR: dataDir, GPUNET_LOCALNET_PORT: '0', GPUNET_WALLET: join(dir, 'wallet.json'),
-    XDG_CONFIG_HOME: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'),
+    GPUNET_LOCALNET_DIR: dataDir,
+    GPUNET_LOCALNET_PORT: '0',
+    GPUNET_WALLET: join(dir, 'wallet.json'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'data'),
   }
   return {
-    dir, dataDir, env,
+    dir,
+    dataDir,
+    env,
     run: (args) => runCli(args, {env}),
     async cleanup() {
       await runCli(['localnet', 'stop'], {env})

@@ -24,15 +24,22 @@ export interface TestLocalnet {
 }
 
 /** Starts a real localnet in this process on free ports in a temp directory. */
-export async function startTestLocalnet(options: {dataDir?: string; slotMs?: number; wallet?: Keypair} = {}): Promise<TestLocalnet> {
+export async function startTestLocalnet(
+  options: {dataDir?: string; slotMs?: number; wallet?: Keypair} = {},
+): Promise<TestLocalnet> {
   const dataDir = options.dataDir ?? tempDir()
   const wallet = options.wallet ?? Keypair.generate()
   const ln = await startLocalnet({dataDir, port: 0, slotMs: options.slotMs, wallet: wallet.publicKey})
   // No wsEndpoint: web3.js derives it (port + 1) as it does for any node.
   const connection = new Connection(ln.runtime.rpcUrl, 'confirmed')
   return {
-    ln, connection, wallet, dataDir,
-    mint: ln.node.mint, market: ln.node.market, programId: ln.node.chain.programId,
+    ln,
+    connection,
+    wallet,
+    dataDir,
+    mint: ln.node.mint,
+    market: ln.node.market,
+    programId: ln.node.chain.programId,
     close: () => ln.close(),
   }
 }
@@ -63,7 +70,15 @@ export async function fundedKeypair(t: TestLocalnet, sol = 10): Promise<Keypair>
 }
 
 /** A raw JSON-RPC call, to assert exact answers and error shapes. */
-export async function rpc(url: string, method: string, params: unknown[] = []): Promise<{result?: unknown; error?: {code: number; message: string; data?: {err: unknown; logs: string[]}}}> {
-  const res = await fetch(url, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify({jsonrpc: '2.0', id: 1, method, params})})
+export async function rpc(
+  url: string,
+  method: string,
+  params: unknown[] = [],
+): Promise<{result?: unknown; error?: {code: number; message: string; data?: {err: unknown; logs: string[]}}}> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify({jsonrpc: '2.0', id: 1, method, params}),
+  })
   return (await res.json()) as never
 }

@@ -24,9 +24,23 @@ export function listInstruction(options: {
   cid?: string
 }): TransactionInstruction {
   const {programId, market, mint, payer, job, run, timeout} = options
-  return jobsInstruction(programId, 'list', {
-    job, market, run, user: getAssociatedTokenAddressSync(mint, payer, true), vault: findVaultAddress(programId, market, mint)[0], payer,
-    rewardsReflection: anyKey(), rewardsVault: anyKey(), authority: options.authority ?? payer, rewardsProgram: anyKey(),
-    tokenProgram: TOKEN_PROGRAM_ID, systemProgram: SystemProgram.programId,
-  }, {ipfsJob: ipfsHashToBytes(options.cid ?? JOB_CID), timeout})
+  return jobsInstruction(
+    programId,
+    'list',
+    {
+      job,
+      market,
+      run,
+      user: getAssociatedTokenAddressSync(mint, payer, true),
+      vault: findVaultAddress(programId, market, mint)[0],
+      payer,
+      rewardsReflection: anyKey(),
+      rewardsVault: anyKey(),
+      authority: options.authority ?? payer,
+      rewardsProgram: anyKey(),
+      tokenProgram: TOKEN_PROGRAM_ID,
+      systemProgram: SystemProgram.programId,
+    },
+    {ipfsJob: ipfsHashToBytes(options.cid ?? JOB_CID), timeout},
+  )
 }

@@ -25,7 +25,8 @@ interface FundReport {
 }
 
 export default class LocalnetFund extends BaseCommand {
-  static override summary = 'Send SOL and payment tokens from the localnet faucet to an address (your wallet by default).'
+  static override summary =
+    'Send SOL and payment tokens from the localnet faucet to an address (your wallet by default).'
   static override description = `Starts a localnet in the background when none runs. Without --sol and --tokens, sends ${DEFAULT_FUNDING.sol} SOL and ${DEFAULT_FUNDING.tokens} tokens. The tokens land in the address's associated token account, created when missing.`
 
   static override examples = [
@@ -35,12 +36,18 @@ export default class LocalnetFund extends BaseCommand {
   ]
 
   static override args = {
-    address: Args.string({description: 'address to fund [default: your wallet, $GPUNET_WALLET or ~/.config/gpunet/wallet.json]'}),
+    address: Args.string({
+      description: 'address to fund [default: your wallet, $GPUNET_WALLET or ~/.config/gpunet/wallet.json]',
+    }),
   }
 
   static override flags = {
-    sol: Flags.string({description: `SOL to send (decimals allowed) [default: ${DEFAULT_FUNDING.sol} when --tokens is not given]`}),
-    tokens: Flags.string({description: `payment tokens to send [default: ${DEFAULT_FUNDING.tokens} when --sol is not given]`}),
+    sol: Flags.string({
+      description: `SOL to send (decimals allowed) [default: ${DEFAULT_FUNDING.sol} when --tokens is not given]`,
+    }),
+    tokens: Flags.string({
+      description: `payment tokens to send [default: ${DEFAULT_FUNDING.tokens} when --sol is not given]`,
+    }),
     'data-dir': dataDirFlag,
   }
 

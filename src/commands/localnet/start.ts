@@ -7,7 +7,8 @@ import {statusLines} from '../../lib/localnet/format.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 
 export default class LocalnetStart extends BaseCommand {
-  static override summary = 'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
+  static override summary =
+    'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
   static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.`
 
   static override examples = [

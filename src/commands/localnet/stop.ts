@@ -6,7 +6,10 @@ export default class LocalnetStop extends BaseCommand {
   static override summary = 'Stop the localnet; its chain and content stay in the data directory for the next start.'
   static override description = 'Does nothing (and exits 0) when no localnet runs for the data directory.'
 
-  static override examples = ['<%= config.bin %> localnet stop', '<%= config.bin %> localnet stop --data-dir /tmp/gpunet-localnet']
+  static override examples = [
+    '<%= config.bin %> localnet stop',
+    '<%= config.bin %> localnet stop --data-dir /tmp/gpunet-localnet',
+  ]
 
   static override flags = {'data-dir': dataDirFlag}
 
@@ -14,7 +17,11 @@ export default class LocalnetStop extends BaseCommand {
     const {flags} = await this.parse(LocalnetStop)
     const dataDir = flags['data-dir']
     const pid = await stopLocalnet(dataDir)
-    this.say(pid === null ? `No localnet is running for ${dataDir}.` : `Stopped the localnet (pid ${pid}); its state is kept in ${dataDir}.`)
+    this.say(
+      pid === null
+        ? `No localnet is running for ${dataDir}.`
+        : `Stopped the localnet (pid ${pid}); its state is kept in ${dataDir}.`,
+    )
     return {stopped: pid !== null, pid, dataDir}
   }
 }

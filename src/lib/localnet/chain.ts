@@ -6,7 +6,12 @@
 import {EventEmitter} from 'node:events'
 
 import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
-import {FailedTransactionMetadata, type LiteSvm, SimulatedTransactionInfo, type TransactionMetadata} from 'litesvm/dist/internal.js'
+import {
+  FailedTransactionMetadata,
+  type LiteSvm,
+  SimulatedTransactionInfo,
+  type TransactionMetadata,
+} from 'litesvm/dist/internal.js'
 
 import {executeJobsInstruction} from './jobs-program/execute.js'
 import {InstructionFailure} from './jobs-program/errors.js'
@@ -14,7 +19,12 @@ import {type AccountState, Overlay, readAccount, toState, writeAccount} from './
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
 import {
-  decodeTransaction, type DecodedTransaction, MalformedTransaction, resolveAccounts, type ResolvedAccount, verifySignatures,
+  decodeTransaction,
+  type DecodedTransaction,
+  MalformedTransaction,
+  resolveAccounts,
+  type ResolvedAccount,
+  verifySignatures,
 } from './transaction.js'
 import {litesvmErrorToJson, type TransactionErrorJson} from './tx-error.js'
 
@@ -75,7 +85,9 @@ export class Chain {
 
   /** Every account owned by `owner`. */
   programAccounts(owner: PublicKey): {pubkey: PublicKey; account: AccountState}[] {
-    return this.svm.getProgramAccounts(owner.toBytes()).map((a) => ({pubkey: new PublicKey(a.address), account: toState(a.account())}))
+    return this.svm
+      .getProgramAccounts(owner.toBytes())
+      .map((a) => ({pubkey: new PublicKey(a.address), account: toState(a.account())}))
   }
 
   rentExempt(size: number): bigint {
@@ -92,16 +104,22 @@ export class Chain {
     if (!verifySignatures(tx)) return {kind: 'bad-signature'}
     const txError = this.statuses.has(tx.signature)
       ? 'AlreadyProcessed'
-      : this.clock.recentSlotOf(tx.message.recentBlockhash) === null ? 'BlockhashNotFound' : null
+      : this.clock.recentSlotOf(tx.message.recentBlockhash) === null
+        ? 'BlockhashNotFound'
+        : null
     if (txError) {
       // A node drops such a transaction without a trace; only preflight tells the sender why.
-      return options.skipPreflight ? {kind: 'dropped', signature: tx.signature} : {kind: 'preflight-failed', execution: failed(txError)}
+      return options.skipPreflight
+        ? {kind: 'dropped', signature: tx.signature}
+        : {kind: 'preflight-failed', execution: failed(txError)}
     }
     this.syncClock()
     const accounts = this.accounts(tx)
     const outcome = this.callsJobsProgram(tx, accounts) ? this.runJobs(tx, accounts) : this.runLitesvm(tx, accounts)
     if (!outcome.charged) {
-      return options.skipPreflight ? {kind: 'dropped', signature: tx.signature} : {kind: 'preflight-failed', execution: outcome.execution}
+      return options.skipPreflight
+        ? {kind: 'dropped', signature: tx.signature}
+        : {kind: 'preflight-failed', execution: outcome.execution}
     }
     if (outcome.execution.err && !options.skipPreflight) {
       outcome.discard()
@@ -112,7 +130,10 @@ export class Chain {
   }
 
   /** Runs a transaction without keeping its effects, as `simulateTransaction` does. */
-  simulate(raw: Uint8Array, options: {sigVerify?: boolean; replaceRecentBlockhash?: boolean} = {}): Execution | 'bad-signature' {
+  simulate(
+    raw: Uint8Array,
+    options: {sigVerify?: boolean; replaceRecentBlockhash?: boolean} = {},
+  ): Execution | 'bad-signature' {
     const tx = this.decode(raw)
     if (options.sigVerify && !verifySignatures(tx)) return 'bad-signature'
     if (!options.replaceRecentBlockhash && this.clock.recentSlotOf(tx.message.recentBlockhash) === null) {
@@ -121,7 +142,10 @@ export class Chain {
     this.syncClock()
     const accounts = this.accounts(tx)
     if (this.callsJobsProgram(tx, accounts)) return this.runJobs(tx, accounts).execution
-    const result = tx.message.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.raw) : this.svm.simulateVersionedTransaction(tx.raw)
+    const result =
+      tx.message.version === 'legacy'
+        ? this.svm.simulateLegacyTransaction(tx.raw)
+        : this.svm.simulateVersionedTransaction(tx.raw)
     return execution(result.meta(), result instanceof SimulatedTransactionInfo ? null : litesvmErrorToJson(result))
   }
 
@@ -171,7 +195,10 @@ export class Chain {
   private runLitesvm(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
     const writable = accounts.filter((a) => a.isWritable).map((a) => a.pubkey)
     const before = writable.map((k) => [k, readAccount(this.svm, k)] as const)
-    const result = tx.message.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.raw) : this.svm.sendVersionedTransaction(tx.raw)
+    const result =
+      tx.message.version === 'legacy'
+        ? this.svm.sendLegacyTransaction(tx.raw)
+        : this.svm.sendVersionedTransaction(tx.raw)
     const failure = result instanceof FailedTransactionMetadata ? result : null
     const err = failure ? litesvmErrorToJson(failure) : null
     return {
@@ -210,7 +237,10 @@ export class Chain {
       }
       try {
         if (!program.equals(this.programId)) {
-          throw new InstructionFailure('UnsupportedProgramId', 'the localnet runs jobs program transactions with ComputeBudget instructions only')
+          throw new InstructionFailure(
+            'UnsupportedProgramId',
+            'the localnet runs jobs program transactions with ComputeBudget instructions only',
+          )
         }
         executeJobsInstruction({
           programId: this.programId,
@@ -226,7 +256,10 @@ export class Chain {
         if (!(error instanceof InstructionFailure)) throw error
         err = {InstructionError: [index, error.error]}
         logs.push(`Program log: Error: ${error.message}`)
-        const code = typeof error.error === 'object' && 'Custom' in error.error ? `custom program error: 0x${error.error.Custom.toString(16)}` : String(error.error)
+        const code =
+          typeof error.error === 'object' && 'Custom' in error.error
+            ? `custom program error: 0x${error.error.Custom.toString(16)}`
+            : String(error.error)
         logs.push(`Program ${program.toBase58()} failed: ${code}`)
       }
     })

@@ -19,16 +19,22 @@ export function contentService(store: ContentStore): SubService {
 async function add(store: ContentStore, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'POST') return sendJson(res, 405, {Message: 'add takes a POST', Code: 0, Type: 'error'})
   const body = await readBody(req, MAX_UPLOAD)
-  if (body === null) return sendJson(res, 413, {Message: `upload larger than ${MAX_UPLOAD} bytes`, Code: 0, Type: 'error'})
+  if (body === null)
+    return sendJson(res, 413, {Message: `upload larger than ${MAX_UPLOAD} bytes`, Code: 0, Type: 'error'})
   let form: FormData
   try {
     // Node's fetch Request parses multipart/form-data as browsers do.
-    form = await new Request('http://localhost/', {method: 'POST', headers: {'content-type': req.headers['content-type'] ?? ''}, body: new Uint8Array(body)}).formData()
+    form = await new Request('http://localhost/', {
+      method: 'POST',
+      headers: {'content-type': req.headers['content-type'] ?? ''},
+      body: new Uint8Array(body),
+    }).formData()
   } catch {
     return sendJson(res, 400, {Message: 'expected a multipart/form-data body with a file', Code: 0, Type: 'error'})
   }
   const files = [...form.values()].filter((v): v is File => typeof v !== 'string')
-  if (files.length === 0) return sendJson(res, 400, {Message: 'file argument \'path\' is required', Code: 1, Type: 'error'})
+  if (files.length === 0)
+    return sendJson(res, 400, {Message: "file argument 'path' is required", Code: 1, Type: 'error'})
   // `ipfs add` answers one JSON object per file, one per line.
   const lines: string[] = []
   for (const file of files) {
@@ -49,8 +55,11 @@ function get(store: ContentStore, req: IncomingMessage, res: ServerResponse, pat
     return
   }
   res.writeHead(200, {
-    'content-type': 'application/octet-stream', 'content-length': bytes.length, etag: `"${cid}"`,
-    'cache-control': 'public, max-age=29030400, immutable', 'x-ipfs-path': `/ipfs/${cid}`,
+    'content-type': 'application/octet-stream',
+    'content-length': bytes.length,
+    etag: `"${cid}"`,
+    'cache-control': 'public, max-age=29030400, immutable',
+    'x-ipfs-path': `/ipfs/${cid}`,
   })
   res.end(req.method === 'HEAD' ? undefined : bytes)
 }

@@ -149,11 +149,17 @@ export async function resetLocalnet(dataDir: string): Promise<boolean> {
  * The localnet a command should talk to: the running one, or one started in the background now, which it
  * announces on stderr through `note`.
  */
-export async function ensureLocalnet(dataDir: string, port: number, note: (line: string) => void): Promise<LocalnetRuntime> {
+export async function ensureLocalnet(
+  dataDir: string,
+  port: number,
+  note: (line: string) => void,
+): Promise<LocalnetRuntime> {
   const running = await runningLocalnet(dataDir)
   if (running) return running
   const runtime = await startInBackground(dataDir, port)
-  note(`Started a localnet in the background at ${runtime.rpcUrl} (data in ${dataDir}); stop it with "gpunet localnet stop".`)
+  note(
+    `Started a localnet in the background at ${runtime.rpcUrl} (data in ${dataDir}); stop it with "gpunet localnet stop".`,
+  )
   return runtime
 }
 

@@ -16,7 +16,13 @@ export interface FundResult {
 }
 
 /** Sends SOL and tokens from the localnet's faucet to `owner` and returns the new balances. */
-export async function fundFromFaucet(dataDir: string, runtime: LocalnetRuntime, mint: PublicKey, owner: PublicKey, amounts: FundAmounts): Promise<FundResult> {
+export async function fundFromFaucet(
+  dataDir: string,
+  runtime: LocalnetRuntime,
+  mint: PublicKey,
+  owner: PublicKey,
+  amounts: FundAmounts,
+): Promise<FundResult> {
   const faucet = readKeypair(localnetFiles(dataDir).faucet)
   const connection = new Connection(runtime.rpcUrl, {commitment: 'confirmed', wsEndpoint: runtime.wsUrl})
   const tx = new Transaction().add(...faucetInstructions(faucet.publicKey, mint, owner, amounts))
@@ -33,6 +39,9 @@ export async function fundFromFaucet(dataDir: string, runtime: LocalnetRuntime, 
     })
   }
   const lamports = BigInt(await connection.getBalance(owner))
-  const tokens = await getAccount(connection, getAssociatedTokenAddressSync(mint, owner, true)).then((a) => a.amount, () => 0n)
+  const tokens = await getAccount(connection, getAssociatedTokenAddressSync(mint, owner, true)).then(
+    (a) => a.amount,
+    () => 0n,
+  )
   return {signature, lamports, tokens}
 }

@@ -50,8 +50,12 @@ export function localnetJobAuthority(node: Localnet): LocalnetJobAuthority {
       const found = readJob(address)
       if (!found) return null
       const {key, job} = found
-      const run = chain.programAccounts(chain.programId)
-        .filter(({account}) => account.data.length === RUN_ACCOUNT_SIZE && key.equals(new PublicKey(account.data.subarray(8, 40))))
+      const run = chain
+        .programAccounts(chain.programId)
+        .filter(
+          ({account}) =>
+            account.data.length === RUN_ACCOUNT_SIZE && key.equals(new PublicKey(account.data.subarray(8, 40))),
+        )
         .map(({account}) => decodeRunAccount(account.data))[0]
       const running = run !== undefined && job.state === JobState.QUEUED
       const finishedBy = job.node.equals(PublicKey.default) ? null : job.node.toBase58()

@@ -24,7 +24,12 @@ export function readAccount(svm: LiteSvm, key: PublicKey): AccountState | null {
 
 /** Our view of one of litesvm's accounts. */
 export function toState(account: Account): AccountState {
-  return {lamports: account.lamports(), owner: new PublicKey(account.owner()), data: Buffer.from(account.data()), executable: account.executable()}
+  return {
+    lamports: account.lamports(),
+    owner: new PublicKey(account.owner()),
+    data: Buffer.from(account.data()),
+    executable: account.executable(),
+  }
 }
 
 /** Writes an account into litesvm; null deletes it (an account with zero lamports does not exist). */

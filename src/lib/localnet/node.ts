@@ -6,7 +6,15 @@ import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 
 import {createInitializeMint2Instruction, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  SYSVAR_RENT_PUBKEY,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
 import {LiteSvm} from 'litesvm/dist/internal.js'
 
 import {ContentStore} from '../ipfs/store.js'
@@ -91,34 +99,75 @@ export class Localnet {
     const seed = randomBytes(32).toString('hex')
     const genesisMs = Date.now()
     const chain = new Chain(new LiteSvm(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)
-    writeAccount(chain.svm, faucet.publicKey, {lamports: FAUCET_LAMPORTS, owner: SystemProgram.programId, data: Buffer.alloc(0), executable: false})
+    writeAccount(chain.svm, faucet.publicKey, {
+      lamports: FAUCET_LAMPORTS,
+      owner: SystemProgram.programId,
+      data: Buffer.alloc(0),
+      executable: false,
+    })
 
     const mint = Keypair.generate()
     const market = Keypair.generate()
     const [vault] = findVaultAddress(programId, market.publicKey, mint.publicKey)
-    const node = new Localnet(chain, {
-      version: 1, seed, genesisMs, programId: programId.toBase58(), mint: mint.publicKey.toBase58(),
-      market: market.publicKey.toBase58(), faucet: faucet.publicKey.toBase58(), createdAt: new Date(genesisMs).toISOString(),
-    }, content, faucet)
-    node.submit([
-      SystemProgram.createAccount({
-        fromPubkey: faucet.publicKey, newAccountPubkey: mint.publicKey, space: MINT_SIZE,
-        lamports: Number(chain.rentExempt(MINT_SIZE)), programId: TOKEN_PROGRAM_ID,
-      }),
-      createInitializeMint2Instruction(mint.publicKey, TOKEN_DECIMALS, faucet.publicKey, null),
-    ], [mint])
-    node.submit([
-      jobsInstruction(programId, 'open', {
-        mint: mint.publicKey, market: market.publicKey, vault, authority: faucet.publicKey,
-        accessKey: SystemProgram.programId, rent: SYSVAR_RENT_PUBKEY, systemProgram: SystemProgram.programId,
-        tokenProgram: TOKEN_PROGRAM_ID,
-      }, {
-        jobExpiration: DEFAULT_MARKET.jobExpiration, jobPrice: DEFAULT_MARKET.jobPrice, jobTimeout: DEFAULT_MARKET.jobTimeout,
-        jobType: 0, nodeXnosMinimum: 0n,
-      }),
-    ], [market])
+    const node = new Localnet(
+      chain,
+      {
+        version: 1,
+        seed,
+        genesisMs,
+        programId: programId.toBase58(),
+        mint: mint.publicKey.toBase58(),
+        market: market.publicKey.toBase58(),
+        faucet: faucet.publicKey.toBase58(),
+        createdAt: new Date(genesisMs).toISOString(),
+      },
+      content,
+      faucet,
+    )
+    node.submit(
+      [
+        SystemProgram.createAccount({
+          fromPubkey: faucet.publicKey,
+          newAccountPubkey: mint.publicKey,
+          space: MINT_SIZE,
+          lamports: Number(chain.rentExempt(MINT_SIZE)),
+          programId: TOKEN_PROGRAM_ID,
+        }),
+        createInitializeMint2Instruction(mint.publicKey, TOKEN_DECIMALS, faucet.publicKey, null),
+      ],
+      [mint],
+    )
+    node.submit(
+      [
+        jobsInstruction(
+          programId,
+          'open',
+          {
+            mint: mint.publicKey,
+            market: market.publicKey,
+            vault,
+            authority: faucet.publicKey,
+            accessKey: SystemProgram.programId,
+            rent: SYSVAR_RENT_PUBKEY,
+            systemProgram: SystemProgram.programId,
+            tokenProgram: TOKEN_PROGRAM_ID,
+          },
+          {
+            jobExpiration: DEFAULT_MARKET.jobExpiration,
+            jobPrice: DEFAULT_MARKET.jobPrice,
+            jobTimeout: DEFAULT_MARKET.jobTimeout,
+            jobType: 0,
+            nodeXnosMinimum: 0n,
+          },
+        ),
+      ],
+      [market],
+    )
     if (options.wallet) {
-      node.fund(options.wallet, {lamports: BigInt(DEFAULT_FUNDING.sol * LAMPORTS_PER_SOL), tokens: BigInt(DEFAULT_FUNDING.tokens) * 10n ** BigInt(TOKEN_DECIMALS)})
+      node.fund(options.wallet, {
+        lamports: BigInt(DEFAULT_FUNDING.sol * LAMPORTS_PER_SOL),
+        tokens: BigInt(DEFAULT_FUNDING.tokens) * 10n ** BigInt(TOKEN_DECIMALS),
+      })
     }
     chain.compact()
     // Written last: a first start cut short starts over instead of loading half a genesis.
@@ -145,7 +194,10 @@ export class Localnet {
     tx.sign(this.faucet, ...signers)
     const outcome = this.chain.send(tx.serialize())
     if (outcome.kind === 'landed' && !outcome.execution.err) return outcome.signature
-    const reason = outcome.kind === 'preflight-failed' && outcome.execution.err ? transactionErrorMessage(outcome.execution.err) : outcome.kind
+    const reason =
+      outcome.kind === 'preflight-failed' && outcome.execution.err
+        ? transactionErrorMessage(outcome.execution.err)
+        : outcome.kind
     throw new Error(`localnet faucet transaction failed: ${reason}`)
   }
 }

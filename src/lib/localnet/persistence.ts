@@ -54,7 +54,9 @@ export class ChainStore {
   load(): {svm: LiteSvm; statuses: Map<string, SignatureStatus>} {
     const svm = LiteSvm.loadFromFile(this.snapshot)
     const statuses = new Map<string, SignatureStatus>(
-      existsSync(this.signatures) ? (JSON.parse(readFileSync(this.signatures, 'utf8')) as [string, SignatureStatus][]) : [],
+      existsSync(this.signatures)
+        ? (JSON.parse(readFileSync(this.signatures, 'utf8')) as [string, SignatureStatus][])
+        : [],
     )
     for (const record of this.readJournal()) {
       for (const account of record.accounts) writeAccount(svm, new PublicKey(account[0]), decodeAccount(account))
@@ -65,7 +67,12 @@ export class ChainStore {
 
   /** Appends a transaction's effects; synchronous so the record is in the OS before the client hears back. */
   append(sig: string, status: SignatureStatus, accounts: [PublicKey, AccountState | null][]): void {
-    const record: JournalRecord = {sig, slot: status.slot, err: status.err, accounts: accounts.map(([k, s]) => encodeAccount(k, s))}
+    const record: JournalRecord = {
+      sig,
+      slot: status.slot,
+      err: status.err,
+      accounts: accounts.map(([k, s]) => encodeAccount(k, s)),
+    }
     appendFileSync(this.journal, `${JSON.stringify(record)}\n`)
     this.records++
   }
@@ -113,7 +120,9 @@ export function trimStatuses(statuses: Map<string, SignatureStatus>): void {
 
 function encodeAccount(key: PublicKey, s: AccountState | null): AccountRecord {
   const address = key.toBase58()
-  return s ? [address, s.lamports.toString(), s.owner.toBase58(), s.executable, s.data.toString('base64')] : [address, null]
+  return s
+    ? [address, s.lamports.toString(), s.owner.toBase58(), s.executable, s.data.toString('base64')]
+    : [address, null]
 }
 
 function decodeAccount(record: AccountRecord): AccountState | null {

@@ -30,7 +30,12 @@ export const SOLANA_CORE_VERSION = '2.2.0'
 const RENT_EXEMPT_EPOCH = 2 ** 64
 
 type Params = unknown[]
-type Config = {encoding?: string; dataSlice?: {offset: number; length: number}; filters?: Filter[]; withContext?: boolean}
+type Config = {
+  encoding?: string
+  dataSlice?: {offset: number; length: number}
+  filters?: Filter[]
+  withContext?: boolean
+}
 type Filter = {dataSize?: number; memcmp?: {offset: number; bytes: string; encoding?: string}}
 
 /** Dispatches JSON-RPC calls to the localnet. */
@@ -46,7 +51,14 @@ export class RpcHandler {
       getBlockHeight: () => chain.slot(),
       getEpochInfo: () => {
         const slot = chain.slot()
-        return {absoluteSlot: slot, blockHeight: slot, epoch: 0, slotIndex: slot, slotsInEpoch: 432_000, transactionCount: null}
+        return {
+          absoluteSlot: slot,
+          blockHeight: slot,
+          epoch: 0,
+          slotIndex: slot,
+          slotsInEpoch: 432_000,
+          transactionCount: null,
+        }
       },
       getGenesisHash: () => node.chain.clock.blockhash(0),
       getLatestBlockhash: () => this.context(chain.latestBlockhash()),
@@ -69,13 +81,16 @@ export class RpcHandler {
         if (!Array.isArray(keys)) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of addresses')
         if (keys.length > 100) throw new RpcError(INVALID_PARAMS, 'Too many inputs provided; max 100')
         const cfg = config(p, 1)
-        return this.context(keys.map((_, i) => {
-          return this.encodeAccount(chain.account(keyParam(keys, i)), cfg)
-        }))
+        return this.context(
+          keys.map((_, i) => {
+            return this.encodeAccount(chain.account(keyParam(keys, i)), cfg)
+          }),
+        )
       },
       getProgramAccounts: (p) => {
         const cfg = config(p, 1)
-        const matches = chain.programAccounts(keyParam(p, 0))
+        const matches = chain
+          .programAccounts(keyParam(p, 0))
           .filter(({account}) => (cfg.filters ?? []).every((f) => matchesFilter(account.data, f)))
           .map(({pubkey, account}) => ({pubkey: pubkey.toBase58(), account: this.encodeAccount(account, cfg)}))
         return cfg.withContext ? this.context(matches) : matches
@@ -91,14 +106,16 @@ export class RpcHandler {
       },
       getTokenSupply: (p) => {
         const mint = chain.account(keyParam(p, 0))
-        if (!mint || mint.data.length !== MINT_SIZE) throw new RpcError(INVALID_PARAMS, 'Invalid param: not a Token mint')
+        if (!mint || mint.data.length !== MINT_SIZE)
+          throw new RpcError(INVALID_PARAMS, 'Invalid param: not a Token mint')
         const decoded = MintLayout.decode(mint.data)
         return this.context(tokenAmount(decoded.supply, decoded.decimals))
       },
       getTokenAccountsByOwner: (p) => {
         const owner = keyParam(p, 0)
         const filter = (p[1] ?? {}) as {mint?: string; programId?: string}
-        if (!filter.mint && !filter.programId) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected {mint} or {programId}')
+        if (!filter.mint && !filter.programId)
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: expected {mint} or {programId}')
         if (filter.programId && filter.programId !== TOKEN_PROGRAM_ID.toBase58()) return this.context([])
         const cfg = config(p, 2)
         const accounts = chain.programAccounts(TOKEN_PROGRAM_ID).filter(({account}) => {
@@ -106,25 +123,34 @@ export class RpcHandler {
           const token = AccountLayout.decode(account.data)
           return token.owner.equals(owner) && (!filter.mint || token.mint.toBase58() === filter.mint)
         })
-        return this.context(accounts.map(({pubkey, account}) => ({pubkey: pubkey.toBase58(), account: this.encodeAccount(account, cfg)})))
+        return this.context(
+          accounts.map(({pubkey, account}) => ({pubkey: pubkey.toBase58(), account: this.encodeAccount(account, cfg)})),
+        )
       },
       getSignatureStatuses: (p) => {
         const signatures = p[0]
-        if (!Array.isArray(signatures)) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of signatures')
-        return this.context(signatures.map((sig) => {
-          const status = chain.status(String(sig))
-          if (!status) return null
-          return {
-            slot: status.slot, confirmations: null, err: status.err,
-            status: status.err ? {Err: status.err} : {Ok: null}, confirmationStatus: 'finalized',
-          }
-        }))
+        if (!Array.isArray(signatures))
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of signatures')
+        return this.context(
+          signatures.map((sig) => {
+            const status = chain.status(String(sig))
+            if (!status) return null
+            return {
+              slot: status.slot,
+              confirmations: null,
+              err: status.err,
+              status: status.err ? {Err: status.err} : {Ok: null},
+              confirmationStatus: 'finalized',
+            }
+          }),
+        )
       },
       sendTransaction: (p) => this.sendTransaction(p),
       simulateTransaction: (p) => this.simulateTransaction(p),
       requestAirdrop: (p) => {
         const lamports = numberParam(p, 1, 'lamports')
-        if (!Number.isSafeInteger(lamports) || lamports <= 0) throw new RpcError(INVALID_PARAMS, 'Invalid params: lamports must be a positive integer')
+        if (!Number.isSafeInteger(lamports) || lamports <= 0)
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: lamports must be a positive integer')
         return node.fund(keyParam(p, 0), {lamports: BigInt(lamports)})
       },
     }
@@ -154,7 +180,11 @@ export class RpcHandler {
     if (outcome.kind === 'bad-signature') throw new RpcError(-32003, 'Transaction signature verification failure')
     if (outcome.kind === 'preflight-failed') {
       const {err} = outcome.execution
-      throw new RpcError(-32002, `Transaction simulation failed: ${transactionErrorMessage(err!)}`, simulationValue(outcome.execution))
+      throw new RpcError(
+        -32002,
+        `Transaction simulation failed: ${transactionErrorMessage(err!)}`,
+        simulationValue(outcome.execution),
+      )
     }
     return outcome.signature
   }
@@ -182,7 +212,13 @@ export class RpcHandler {
   /** An account as a node encodes it; `jsonParsed` is understood for SPL token accounts and mints. */
   private encodeAccount(account: AccountState | null, cfg: Config): unknown {
     if (!account) return null
-    const base = {executable: account.executable, lamports: Number(account.lamports), owner: account.owner.toBase58(), rentEpoch: RENT_EXEMPT_EPOCH, space: account.data.length}
+    const base = {
+      executable: account.executable,
+      lamports: Number(account.lamports),
+      owner: account.owner.toBase58(),
+      rentEpoch: RENT_EXEMPT_EPOCH,
+      space: account.data.length,
+    }
     const encoding = cfg.encoding ?? 'base58'
     if (encoding === 'jsonParsed') {
       const parsed = parseTokenAccount(account, (mint) => this.decimals(mint))
@@ -191,7 +227,11 @@ export class RpcHandler {
     let data = account.data
     if (cfg.dataSlice) data = data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length)
     if (encoding === 'base58') {
-      if (data.length > 128) throw new RpcError(INVALID_PARAMS, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.')
+      if (data.length > 128)
+        throw new RpcError(
+          INVALID_PARAMS,
+          'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.',
+        )
       return {...base, data: [base58btc.baseEncode(data), 'base58']}
     }
     if (encoding === 'base64' || encoding === 'jsonParsed') return {...base, data: [data.toString('base64'), 'base64']}
@@ -200,12 +240,20 @@ export class RpcHandler {
 }
 
 function rpcError(id: unknown, error: RpcError): Record<string, unknown> {
-  return {jsonrpc: '2.0', error: {code: error.code, message: error.message, ...(error.data === undefined ? {} : {data: error.data})}, id}
+  return {
+    jsonrpc: '2.0',
+    error: {code: error.code, message: error.message, ...(error.data === undefined ? {} : {data: error.data})},
+    id,
+  }
 }
 
 function simulationValue(execution: Execution) {
   return {
-    accounts: null, err: execution.err, innerInstructions: null, logs: execution.logs, returnData: null,
+    accounts: null,
+    err: execution.err,
+    innerInstructions: null,
+    logs: execution.logs,
+    returnData: null,
     unitsConsumed: execution.unitsConsumed,
   }
 }
@@ -217,13 +265,15 @@ function config(p: Params, index: number): Config {
 
 function stringParam(p: Params, index: number, what: string): string {
   const value = p[index]
-  if (typeof value !== 'string') throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
+  if (typeof value !== 'string')
+    throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
   return value
 }
 
 function numberParam(p: Params, index: number, what: string): number {
   const value = p[index]
-  if (typeof value !== 'number') throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
+  if (typeof value !== 'number')
+    throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
   return value
 }
 
@@ -260,7 +310,12 @@ function matchesFilter(data: Buffer, filter: Filter): boolean {
 }
 
 function tokenAmount(amount: bigint, decimals: number) {
-  return {amount: amount.toString(), decimals, uiAmount: Number(amount) / 10 ** decimals, uiAmountString: formatAmount(amount, decimals)}
+  return {
+    amount: amount.toString(),
+    decimals,
+    uiAmount: Number(amount) / 10 ** decimals,
+    uiAmountString: formatAmount(amount, decimals),
+  }
 }
 
 /** The `jsonParsed` form of an SPL token account or mint; null for anything else. */
@@ -269,12 +324,16 @@ function parseTokenAccount(account: AccountState, decimalsOf: (mint: PublicKey) 
   if (account.data.length === ACCOUNT_SIZE) {
     const t = AccountLayout.decode(account.data)
     return {
-      program: 'spl-token', space: ACCOUNT_SIZE,
+      program: 'spl-token',
+      space: ACCOUNT_SIZE,
       parsed: {
         type: 'account',
         info: {
-          isNative: t.isNativeOption === 1, mint: t.mint.toBase58(), owner: t.owner.toBase58(),
-          state: t.state === 2 ? 'frozen' : 'initialized', tokenAmount: tokenAmount(t.amount, decimalsOf(t.mint)),
+          isNative: t.isNativeOption === 1,
+          mint: t.mint.toBase58(),
+          owner: t.owner.toBase58(),
+          state: t.state === 2 ? 'frozen' : 'initialized',
+          tokenAmount: tokenAmount(t.amount, decimalsOf(t.mint)),
         },
       },
     }
@@ -282,12 +341,15 @@ function parseTokenAccount(account: AccountState, decimalsOf: (mint: PublicKey) 
   if (account.data.length === MINT_SIZE) {
     const m = MintLayout.decode(account.data)
     return {
-      program: 'spl-token', space: MINT_SIZE,
+      program: 'spl-token',
+      space: MINT_SIZE,
       parsed: {
         type: 'mint',
         info: {
-          decimals: m.decimals, freezeAuthority: m.freezeAuthorityOption ? m.freezeAuthority.toBase58() : null,
-          isInitialized: m.isInitialized, mintAuthority: m.mintAuthorityOption ? m.mintAuthority.toBase58() : null,
+          decimals: m.decimals,
+          freezeAuthority: m.freezeAuthorityOption ? m.freezeAuthority.toBase58() : null,
+          isInitialized: m.isInitialized,
+          mintAuthority: m.mintAuthorityOption ? m.mintAuthority.toBase58() : null,
           supply: m.supply.toString(),
         },
       },

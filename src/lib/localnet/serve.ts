@@ -13,7 +13,10 @@ export interface ServeOptions {
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */
-export async function serveUntilSignal(options: ServeOptions, onReady: (runtime: LocalnetRuntime) => void): Promise<void> {
+export async function serveUntilSignal(
+  options: ServeOptions,
+  onReady: (runtime: LocalnetRuntime) => void,
+): Promise<void> {
   mkdirSync(options.dataDir, {recursive: true})
   const release = acquireLock(options.dataDir)
   try {

@@ -79,8 +79,13 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
 
   const base = `http://${LOCALNET_HOST}:${port}`
   const runtime: LocalnetRuntime = {
-    pid: process.pid, rpcUrl: base, wsUrl: `ws://${LOCALNET_HOST}:${port + 1}`, contentStoreUrl: base,
-    secretsUrl: null, gatewayUrl: null, startedAt: new Date().toISOString(),
+    pid: process.pid,
+    rpcUrl: base,
+    wsUrl: `ws://${LOCALNET_HOST}:${port + 1}`,
+    contentStoreUrl: base,
+    secretsUrl: null,
+    gatewayUrl: null,
+    startedAt: new Date().toISOString(),
   }
   const files = localnetFiles(options.dataDir)
   writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
@@ -101,7 +106,12 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   return {node, runtime, close}
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, rpc: RpcHandler, services: SubService[]): Promise<void> {
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rpc: RpcHandler,
+  services: SubService[],
+): Promise<void> {
   try {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname
     const service = services.find((s) => s.matches(path))
@@ -113,7 +123,8 @@ async function route(req: IncomingMessage, res: ServerResponse, rpc: RpcHandler,
     }
     if (req.method !== 'POST' || path !== '/') return sendJson(res, 404, {error: `no route for ${req.method} ${path}`})
     const body = await readBody(req, MAX_RPC_BODY)
-    if (body === null) return sendJson(res, 413, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})
+    if (body === null)
+      return sendJson(res, 413, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})
     let request: unknown
     try {
       request = JSON.parse(body.toString('utf8'))

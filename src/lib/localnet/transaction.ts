@@ -74,7 +74,10 @@ export function verifySignatures(tx: DecodedTransaction): boolean {
 }
 
 /** Every account the transaction uses, address lookup tables resolved, with its signer and writable flags. */
-export function resolveAccounts(tx: DecodedTransaction, readTable: (key: PublicKey) => Uint8Array | null): ResolvedAccount[] {
+export function resolveAccounts(
+  tx: DecodedTransaction,
+  readTable: (key: PublicKey) => Uint8Array | null,
+): ResolvedAccount[] {
   const message = tx.message
   const tables = message.addressTableLookups.map((lookup) => {
     const data = readTable(lookup.accountKey)
@@ -82,6 +85,14 @@ export function resolveAccounts(tx: DecodedTransaction, readTable: (key: PublicK
     return new AddressLookupTableAccount({key: lookup.accountKey, state: AddressLookupTableAccount.deserialize(data)})
   })
   const keys = message.getAccountKeys({addressLookupTableAccounts: tables})
-  const all = [...keys.staticAccountKeys, ...(keys.accountKeysFromLookups?.writable ?? []), ...(keys.accountKeysFromLookups?.readonly ?? [])]
-  return all.map((pubkey, i) => ({pubkey, isSigner: message.isAccountSigner(i), isWritable: message.isAccountWritable(i)}))
+  const all = [
+    ...keys.staticAccountKeys,
+    ...(keys.accountKeysFromLookups?.writable ?? []),
+    ...(keys.accountKeysFromLookups?.readonly ?? []),
+  ]
+  return all.map((pubkey, i) => ({
+    pubkey,
+    isSigner: message.isAccountSigner(i),
+    isWritable: message.isAccountWritable(i),
+  }))
 }

@@ -15,10 +15,13 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain): void {
 
   const notify = (id: number, slot: number, err: SignatureStatus['err']) => {
     subscriptions.delete(id)
-    socket.send(JSON.stringify({
-      jsonrpc: '2.0', method: 'signatureNotification',
-      params: {result: {context: {apiVersion: SOLANA_CORE_VERSION, slot}, value: {err}}, subscription: id},
-    }))
+    socket.send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'signatureNotification',
+        params: {result: {context: {apiVersion: SOLANA_CORE_VERSION, slot}, value: {err}}, subscription: id},
+      }),
+    )
   }
   const onSignature = (signature: string, status: SignatureStatus) => {
     for (const [id, wanted] of subscriptions) if (wanted === signature) notify(id, status.slot, status.err)

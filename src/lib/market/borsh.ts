@@ -99,7 +99,8 @@ export class BorshReader {
   }
 
   private take(n: number): Buffer {
-    if (this.offset + n > this.buf.length) throw new RangeError(`data too short: need ${this.offset + n} bytes, have ${this.buf.length}`)
+    if (this.offset + n > this.buf.length)
+      throw new RangeError(`data too short: need ${this.offset + n} bytes, have ${this.buf.length}`)
     const out = this.buf.subarray(this.offset, this.offset + n)
     this.offset += n
     return out

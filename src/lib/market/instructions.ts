@@ -15,96 +15,242 @@ type AccountSpec = readonly [string, boolean, boolean]
 const SPECS = {
   open: {
     accounts: [
-      ['mint', false, false], ['market', true, true], ['vault', true, false], ['authority', true, true],
-      ['accessKey', false, false], ['rent', false, false], ['systemProgram', false, false], ['tokenProgram', false, false],
+      ['mint', false, false],
+      ['market', true, true],
+      ['vault', true, false],
+      ['authority', true, true],
+      ['accessKey', false, false],
+      ['rent', false, false],
+      ['systemProgram', false, false],
+      ['tokenProgram', false, false],
     ],
-    args: [['jobExpiration', 'i64'], ['jobPrice', 'u64'], ['jobTimeout', 'i64'], ['jobType', 'u8'], ['nodeXnosMinimum', 'u128']],
+    args: [
+      ['jobExpiration', 'i64'],
+      ['jobPrice', 'u64'],
+      ['jobTimeout', 'i64'],
+      ['jobType', 'u8'],
+      ['nodeXnosMinimum', 'u128'],
+    ],
   },
   update: {
-    accounts: [['market', true, false], ['accessKey', false, false], ['authority', false, true]],
-    args: [['jobExpiration', 'i64'], ['jobPrice', 'u64'], ['jobType', 'u8'], ['nodeStakeMinimum', 'u128'], ['jobTimeout', 'i64']],
+    accounts: [
+      ['market', true, false],
+      ['accessKey', false, false],
+      ['authority', false, true],
+    ],
+    args: [
+      ['jobExpiration', 'i64'],
+      ['jobPrice', 'u64'],
+      ['jobType', 'u8'],
+      ['nodeStakeMinimum', 'u128'],
+      ['jobTimeout', 'i64'],
+    ],
   },
   close: {
-    accounts: [['market', true, false], ['vault', true, false], ['user', true, false], ['authority', false, true], ['tokenProgram', false, false]],
+    accounts: [
+      ['market', true, false],
+      ['vault', true, false],
+      ['user', true, false],
+      ['authority', false, true],
+      ['tokenProgram', false, false],
+    ],
     args: [],
   },
   closeAdmin: {
-    accounts: [['market', true, false], ['vault', true, false], ['user', true, false], ['authority', false, true], ['tokenProgram', false, false]],
+    accounts: [
+      ['market', true, false],
+      ['vault', true, false],
+      ['user', true, false],
+      ['authority', false, true],
+      ['tokenProgram', false, false],
+    ],
     args: [],
   },
   assign: {
     accounts: [
-      ['job', true, true], ['market', true, false], ['run', true, true], ['node', false, false], ['user', true, false],
-      ['vault', true, false], ['payer', true, true], ['rewardsReflection', true, false], ['rewardsVault', true, false],
-      ['authority', false, true], ['rewardsProgram', false, false], ['tokenProgram', false, false], ['systemProgram', false, false],
+      ['job', true, true],
+      ['market', true, false],
+      ['run', true, true],
+      ['node', false, false],
+      ['user', true, false],
+      ['vault', true, false],
+      ['payer', true, true],
+      ['rewardsReflection', true, false],
+      ['rewardsVault', true, false],
+      ['authority', false, true],
+      ['rewardsProgram', false, false],
+      ['tokenProgram', false, false],
+      ['systemProgram', false, false],
     ],
-    args: [['ipfsJob', 'bytes32'], ['timeout', 'i64']],
+    args: [
+      ['ipfsJob', 'bytes32'],
+      ['timeout', 'i64'],
+    ],
   },
   list: {
     accounts: [
-      ['job', true, true], ['market', true, false], ['run', true, true], ['user', true, false], ['vault', true, false],
-      ['payer', true, true], ['rewardsReflection', true, false], ['rewardsVault', true, false], ['authority', false, true],
-      ['rewardsProgram', false, false], ['tokenProgram', false, false], ['systemProgram', false, false],
+      ['job', true, true],
+      ['market', true, false],
+      ['run', true, true],
+      ['user', true, false],
+      ['vault', true, false],
+      ['payer', true, true],
+      ['rewardsReflection', true, false],
+      ['rewardsVault', true, false],
+      ['authority', false, true],
+      ['rewardsProgram', false, false],
+      ['tokenProgram', false, false],
+      ['systemProgram', false, false],
     ],
-    args: [['ipfsJob', 'bytes32'], ['timeout', 'i64']],
+    args: [
+      ['ipfsJob', 'bytes32'],
+      ['timeout', 'i64'],
+    ],
   },
   delist: {
     accounts: [
-      ['job', true, false], ['market', true, false], ['deposit', true, false], ['payer', true, false], ['vault', true, false],
-      ['tokenProgram', false, false], ['authority', true, true],
+      ['job', true, false],
+      ['market', true, false],
+      ['deposit', true, false],
+      ['payer', true, false],
+      ['vault', true, false],
+      ['tokenProgram', false, false],
+      ['authority', true, true],
     ],
     args: [],
   },
   recover: {
     accounts: [
-      ['job', true, false], ['market', false, false], ['vault', true, false], ['user', true, false], ['payer', true, false],
-      ['authority', false, true], ['tokenProgram', false, false],
+      ['job', true, false],
+      ['market', false, false],
+      ['vault', true, false],
+      ['user', true, false],
+      ['payer', true, false],
+      ['authority', false, true],
+      ['tokenProgram', false, false],
     ],
     args: [],
   },
   extend: {
     accounts: [
-      ['job', true, false], ['market', false, false], ['user', true, false], ['vault', true, false],
-      ['rewardsReflection', true, false], ['rewardsVault', true, false], ['authority', false, true], ['payer', false, true],
-      ['rewardsProgram', false, false], ['tokenProgram', false, false],
+      ['job', true, false],
+      ['market', false, false],
+      ['user', true, false],
+      ['vault', true, false],
+      ['rewardsReflection', true, false],
+      ['rewardsVault', true, false],
+      ['authority', false, true],
+      ['payer', false, true],
+      ['rewardsProgram', false, false],
+      ['tokenProgram', false, false],
     ],
     args: [['timeout', 'i64']],
   },
   end: {
     accounts: [
-      ['job', true, false], ['market', false, false], ['run', true, false], ['deposit', true, false], ['user', true, false],
-      ['vault', true, false], ['payer', true, false], ['authority', true, true], ['tokenProgram', false, false],
+      ['job', true, false],
+      ['market', false, false],
+      ['run', true, false],
+      ['deposit', true, false],
+      ['user', true, false],
+      ['vault', true, false],
+      ['payer', true, false],
+      ['authority', true, true],
+      ['tokenProgram', false, false],
     ],
     args: [],
   },
   work: {
     accounts: [
-      ['run', true, true], ['market', true, false], ['payer', true, true], ['stake', false, false], ['nft', false, false],
-      ['metadata', false, false], ['authority', false, true], ['systemProgram', false, false],
+      ['run', true, true],
+      ['market', true, false],
+      ['payer', true, true],
+      ['stake', false, false],
+      ['nft', false, false],
+      ['metadata', false, false],
+      ['authority', false, true],
+      ['systemProgram', false, false],
     ],
     args: [],
   },
-  stop: {accounts: [['market', true, false], ['node', false, false], ['authority', false, true]], args: []},
+  stop: {
+    accounts: [
+      ['market', true, false],
+      ['node', false, false],
+      ['authority', false, true],
+    ],
+    args: [],
+  },
   claim: {
     accounts: [
-      ['job', true, false], ['run', true, true], ['market', false, false], ['stake', false, false], ['nft', false, false],
-      ['metadata', false, false], ['payer', true, true], ['authority', false, true], ['systemProgram', false, false],
+      ['job', true, false],
+      ['run', true, true],
+      ['market', false, false],
+      ['stake', false, false],
+      ['nft', false, false],
+      ['metadata', false, false],
+      ['payer', true, true],
+      ['authority', false, true],
+      ['systemProgram', false, false],
     ],
     args: [],
   },
-  complete: {accounts: [['job', true, false], ['authority', false, true]], args: [['ipfsResult', 'bytes32']]},
-  finish: {
+  complete: {
     accounts: [
-      ['job', true, false], ['run', true, false], ['market', false, false], ['vault', true, false], ['deposit', true, false],
-      ['user', true, false], ['payerJob', true, false], ['payerRun', true, false], ['project', true, false],
-      ['authority', false, true], ['tokenProgram', false, false],
+      ['job', true, false],
+      ['authority', false, true],
     ],
     args: [['ipfsResult', 'bytes32']],
   },
-  quit: {accounts: [['job', true, false], ['run', true, false], ['payer', true, false], ['authority', false, true]], args: []},
-  quitAdmin: {accounts: [['run', true, false], ['payer', true, false], ['authority', false, true]], args: []},
-  clean: {accounts: [['job', true, false], ['market', false, false], ['payer', true, false]], args: []},
-  cleanAdmin: {accounts: [['job', true, false], ['payer', true, false], ['authority', false, true]], args: []},
+  finish: {
+    accounts: [
+      ['job', true, false],
+      ['run', true, false],
+      ['market', false, false],
+      ['vault', true, false],
+      ['deposit', true, false],
+      ['user', true, false],
+      ['payerJob', true, false],
+      ['payerRun', true, false],
+      ['project', true, false],
+      ['authority', false, true],
+      ['tokenProgram', false, false],
+    ],
+    args: [['ipfsResult', 'bytes32']],
+  },
+  quit: {
+    accounts: [
+      ['job', true, false],
+      ['run', true, false],
+      ['payer', true, false],
+      ['authority', false, true],
+    ],
+    args: [],
+  },
+  quitAdmin: {
+    accounts: [
+      ['run', true, false],
+      ['payer', true, false],
+      ['authority', false, true],
+    ],
+    args: [],
+  },
+  clean: {
+    accounts: [
+      ['job', true, false],
+      ['market', false, false],
+      ['payer', true, false],
+    ],
+    args: [],
+  },
+  cleanAdmin: {
+    accounts: [
+      ['job', true, false],
+      ['payer', true, false],
+      ['authority', false, true],
+    ],
+    args: [],
+  },
 } as const satisfies Record<string, {accounts: readonly AccountSpec[]; args: readonly (readonly [string, ArgType])[]}>
 
 export type JobsInstructionName = keyof typeof SPECS
@@ -127,7 +273,10 @@ export function instructionAccountSpecs(name: JobsInstructionName): readonly Acc
 }
 
 /** Encodes an instruction's data: discriminator then Borsh arguments. */
-export function encodeJobsInstructionData<N extends JobsInstructionName>(name: N, args: JobsInstructionArgs<N>): Buffer {
+export function encodeJobsInstructionData<N extends JobsInstructionName>(
+  name: N,
+  args: JobsInstructionArgs<N>,
+): Buffer {
   const w = new BorshWriter().fixed(instructionDiscriminator(name), 8)
   const values = args as Record<string, unknown>
   for (const [arg, type] of SPECS[name].args as readonly (readonly [string, ArgType])[]) {
@@ -142,7 +291,9 @@ export function encodeJobsInstructionData<N extends JobsInstructionName>(name: N
 }
 
 /** A decoded instruction: its name and arguments, or null when the discriminator is not one of the program's. */
-export type DecodedJobsInstruction = {[N in JobsInstructionName]: {name: N; args: JobsInstructionArgs<N>}}[JobsInstructionName]
+export type DecodedJobsInstruction = {
+  [N in JobsInstructionName]: {name: N; args: JobsInstructionArgs<N>}
+}[JobsInstructionName]
 
 /** Decodes an instruction's data; throws RangeError when the arguments are truncated. */
 export function decodeJobsInstructionData(data: Uint8Array): DecodedJobsInstruction | null {
@@ -171,7 +322,11 @@ export function jobsInstruction<N extends JobsInstructionName>(
   const named = accounts as Record<string, PublicKey>
   return new TransactionInstruction({
     programId,
-    keys: SPECS[name].accounts.map(([account, isWritable, isSigner]) => ({pubkey: named[account]!, isSigner, isWritable})),
+    keys: SPECS[name].accounts.map(([account, isWritable, isSigner]) => ({
+      pubkey: named[account]!,
+      isSigner,
+      isWritable,
+    })),
     data: encodeJobsInstructionData(name, args),
   })
 }

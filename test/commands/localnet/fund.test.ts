@@ -32,7 +32,11 @@ describe('gpunet localnet fund', function () {
     const result = await box.run(['localnet', 'fund', address, '--sol', '1.5', '--json'])
     assert.equal(result.code, 0, result.stderr)
     assert.equal(result.stderr, '')
-    const report = JSON.parse(result.stdout) as {address: string; sol: {added: string; balance: string}; tokens: {balance: string}}
+    const report = JSON.parse(result.stdout) as {
+      address: string
+      sol: {added: string; balance: string}
+      tokens: {balance: string}
+    }
     assert.equal(report.address, address)
     assert.deepEqual(report.sol, {added: '1.5', balance: '1.5'})
     assert.equal(report.tokens.balance, '0')
@@ -41,7 +45,10 @@ describe('gpunet localnet fund', function () {
   it('reports a transfer the faucet cannot make with exit 5', async () => {
     const result = await box.run(['localnet', 'fund', Keypair.generate().publicKey.toBase58(), '--sol', '5000000000'])
     assert.equal(result.code, 5)
-    assert.match(result.stderr, /Error: the faucet transfer failed: Transaction simulation failed: Error processing Instruction 1: custom program error: 0x1\n/)
+    assert.match(
+      result.stderr,
+      /Error: the faucet transfer failed: Transaction simulation failed: Error processing Instruction 1: custom program error: 0x1\n/,
+    )
     assert.match(result.stderr, /Hint: Check the localnet with "gpunet localnet status"/)
     assert.equal(result.stdout, '')
   })

@@ -44,7 +44,11 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.equal(statSync(box.env.GPUNET_WALLET!).mode & 0o777, 0o600)
     assert.equal(statSync(join(box.dataDir, 'faucet.json')).mode & 0o777, 0o600)
 
-    const health = await fetch(status.rpcUrl!, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}'})
+    const health = await fetch(status.rpcUrl!, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}',
+    })
     assert.deepEqual(await health.json(), {jsonrpc: '2.0', result: 'ok', id: 1})
 
     const human = await box.run(['localnet', 'status'])
@@ -88,7 +92,10 @@ describe('gpunet localnet start / status / stop / reset', function () {
     writeFileSync(join(box.dataDir, 'lock'), String(process.pid))
     const refused = await box.run(['localnet', 'start'])
     assert.equal(refused.code, 1)
-    assert.equal(refused.stderr, `Error: a localnet (pid ${process.pid}) already uses ${box.dataDir}\nHint: Stop it with "gpunet localnet stop", or use another --data-dir.\n`)
+    assert.equal(
+      refused.stderr,
+      `Error: a localnet (pid ${process.pid}) already uses ${box.dataDir}\nHint: Stop it with "gpunet localnet stop", or use another --data-dir.\n`,
+    )
     // a pid that cannot be alive: the lock is stale
     writeFileSync(join(box.dataDir, 'lock'), '999999999')
     const started = await box.run(['localnet', 'start', '--detach', '--json'])

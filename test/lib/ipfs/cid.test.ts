@@ -6,8 +6,14 @@ import {removeDir, tempDir} from '../../helpers/localnet.js'
 
 describe('CIDv0 as ipfs add computes it', () => {
   it('matches the CIDs and sizes go-ipfs gives for small files', () => {
-    assert.deepEqual(computeCidV0(Buffer.from('hello world')), {cid: 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD', size: 19})
-    assert.deepEqual(computeCidV0(Buffer.from('hello world\n')), {cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o', size: 20})
+    assert.deepEqual(computeCidV0(Buffer.from('hello world')), {
+      cid: 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD',
+      size: 19,
+    })
+    assert.deepEqual(computeCidV0(Buffer.from('hello world\n')), {
+      cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o',
+      size: 20,
+    })
     assert.equal(computeCidV0(new Uint8Array()).cid, 'QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH')
   })
 

@@ -12,7 +12,11 @@ describe('localnet content store over the IPFS HTTP API', function () {
     body.append('file', new Blob(['hello world\n']), 'job.json')
     const res = await fetch(`${t.ln.runtime.contentStoreUrl}/api/v0/add`, {method: 'POST', body})
     assert.equal(res.status, 200)
-    assert.deepEqual(await res.json(), {Name: 'job.json', Hash: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o', Size: '20'})
+    assert.deepEqual(await res.json(), {
+      Name: 'job.json',
+      Hash: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o',
+      Size: '20',
+    })
     const got = await fetch(`${t.ln.runtime.contentStoreUrl}/ipfs/QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o`)
     assert.equal(got.status, 200)
     assert.equal(await got.text(), 'hello world\n')
@@ -22,8 +26,13 @@ describe('localnet content store over the IPFS HTTP API', function () {
     const body = new FormData()
     body.append('file', new Blob(['a']), 'a')
     body.append('file', new Blob(['b']), 'b')
-    const lines = (await (await fetch(`${t.ln.runtime.contentStoreUrl}/api/v0/add`, {method: 'POST', body})).text()).trim().split('\n')
-    assert.deepEqual(lines.map((l) => (JSON.parse(l) as {Hash: string}).Hash), [computeCidV0(Buffer.from('a')).cid, computeCidV0(Buffer.from('b')).cid])
+    const lines = (await (await fetch(`${t.ln.runtime.contentStoreUrl}/api/v0/add`, {method: 'POST', body})).text())
+      .trim()
+      .split('\n')
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as {Hash: string}).Hash),
+      [computeCidV0(Buffer.from('a')).cid, computeCidV0(Buffer.from('b')).cid],
+    )
   })
 
   it('refuses an add without a file and answers 404 for unknown content', async () => {

@@ -12,35 +12,70 @@ describe('localnet job authority (for the secrets service)', function () {
   const t = useLocalnet()
 
   async function send(instructions: TransactionInstruction[], signers: Keypair[]) {
-    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(...instructions)
+    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(
+      ...instructions,
+    )
     tx.sign(...signers)
     await t.connection.sendRawTransaction(tx.serialize())
   }
 
   it('knows the node running a job, its poster, its paid end and its definition', async () => {
     const authority = localnetJobAuthority(t.ln.node)
-    const definition = {version: '0.1', type: 'container', ops: [{id: 'x', args: {env: {TOKEN: '%%secrets.HF_TOKEN%%'}}}]}
+    const definition = {
+      version: '0.1',
+      type: 'container',
+      ops: [{id: 'x', args: {env: {TOKEN: '%%secrets.HF_TOKEN%%'}}}],
+    }
     const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
     const job = Keypair.generate()
     const run = Keypair.generate()
-    await send([listInstruction({
-      programId: t.programId, market: t.market, mint: t.mint, payer: t.wallet.publicKey, job: job.publicKey, run: run.publicKey,
-      timeout: 900n, cid,
-    })], [t.wallet, job, run])
+    await send(
+      [
+        listInstruction({
+          programId: t.programId,
+          market: t.market,
+          mint: t.mint,
+          payer: t.wallet.publicKey,
+          job: job.publicKey,
+          run: run.publicKey,
+          timeout: 900n,
+          cid,
+        }),
+      ],
+      [t.wallet, job, run],
+    )
 
     const queued = await authority.getJob(job.publicKey.toBase58())
     assert.deepEqual(queued && {node: queued.node, poster: queued.poster, running: queued.running}, {
-      node: null, poster: t.wallet.publicKey.toBase58(), running: false,
+      node: null,
+      poster: t.wallet.publicKey.toBase58(),
+      running: false,
     })
     assert.deepEqual(await authority.getDefinition(job.publicKey.toBase58()), definition)
 
     const node = Keypair.generate()
     t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
     const nodeRun = Keypair.generate()
-    await send([jobsInstruction(t.programId, 'work', {
-      run: nodeRun.publicKey, market: t.market, payer: node.publicKey, stake: anyKey(), nft: anyKey(), metadata: anyKey(),
-      authority: node.publicKey, systemProgram: SystemProgram.programId,
-    }, {})], [node, nodeRun])
+    await send(
+      [
+        jobsInstruction(
+          t.programId,
+          'work',
+          {
+            run: nodeRun.publicKey,
+            market: t.market,
+            payer: node.publicKey,
+            stake: anyKey(),
+            nft: anyKey(),
+            metadata: anyKey(),
+            authority: node.publicKey,
+            systemProgram: SystemProgram.programId,
+          },
+          {},
+        ),
+      ],
+      [node, nodeRun],
+    )
     const running = await authority.getJob(job.publicKey.toBase58())
     assert.equal(running?.node, node.publicKey.toBase58())
     assert.equal(running?.running, true)
@@ -55,9 +90,20 @@ describe('localnet job authority (for the secrets service)', function () {
     assert.equal(await authority.getJob('not an address'), null)
     const job = Keypair.generate()
     const run = Keypair.generate()
-    await send([listInstruction({
-      programId: t.programId, market: t.market, mint: t.mint, payer: t.wallet.publicKey, job: job.publicKey, run: run.publicKey, timeout: 60n,
-    })], [t.wallet, job, run])
+    await send(
+      [
+        listInstruction({
+          programId: t.programId,
+          market: t.market,
+          mint: t.mint,
+          payer: t.wallet.publicKey,
+          job: job.publicKey,
+          run: run.publicKey,
+          timeout: 60n,
+        }),
+      ],
+      [t.wallet, job, run],
+    )
     await assert.rejects(authority.getDefinition(job.publicKey.toBase58()), /the content store does not hold Qm/)
   })
 })

@@ -1,11 +1,28 @@
 import {strict as assert} from 'node:assert'
 
 import {getAccount, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {ComputeBudgetProgram, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
 
 import {
-  accountDiscriminator, decodeJobAccount, decodeMarketAccount, decodeRunAccount, findVaultAddress, ipfsHashToBytes,
-  JOB_ACCOUNT_SIZE, jobsInstruction, JobState, QueueType, RUN_ACCOUNT_SIZE,
+  accountDiscriminator,
+  decodeJobAccount,
+  decodeMarketAccount,
+  decodeRunAccount,
+  findVaultAddress,
+  ipfsHashToBytes,
+  JOB_ACCOUNT_SIZE,
+  jobsInstruction,
+  JobState,
+  QueueType,
+  RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
 import {rpc, useLocalnet} from '../../helpers/localnet.js'
 import {anyKey, JOB_CID, listInstruction} from '../../helpers/market.js'
@@ -28,8 +45,10 @@ describe('localnet jobs program', function () {
    * each time keeps a repeated transaction from being refused as already processed.
    */
   async function send(instructions: TransactionInstruction[], signers: Keypair[]) {
-    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())})
-      .add(ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}), ...instructions)
+    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(
+      ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}),
+      ...instructions,
+    )
     tx.sign(...signers)
     return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
   }
@@ -45,10 +64,22 @@ describe('localnet jobs program', function () {
   const market = async () => decodeMarketAccount((await t.connection.getAccountInfo(t.market))!.data)
   const job = async (key: PublicKey) => decodeJobAccount((await t.connection.getAccountInfo(key))!.data)
 
-  function listIx(payer: {keypair: Keypair; tokens: PublicKey}, jobKey: Keypair, run: Keypair, timeout = 3600n, authority = payer.keypair.publicKey) {
+  function listIx(
+    payer: {keypair: Keypair; tokens: PublicKey},
+    jobKey: Keypair,
+    run: Keypair,
+    timeout = 3600n,
+    authority = payer.keypair.publicKey,
+  ) {
     return listInstruction({
-      programId: t.programId, market: t.market, mint: t.mint, payer: payer.keypair.publicKey, job: jobKey.publicKey, run: run.publicKey,
-      timeout, authority,
+      programId: t.programId,
+      market: t.market,
+      mint: t.mint,
+      payer: payer.keypair.publicKey,
+      job: jobKey.publicKey,
+      run: run.publicKey,
+      timeout,
+      authority,
     })
   }
 
@@ -61,10 +92,21 @@ describe('localnet jobs program', function () {
   }
 
   function workIx(node: Keypair, run: Keypair) {
-    return jobsInstruction(t.programId, 'work', {
-      run: run.publicKey, market: t.market, payer: node.publicKey, stake: anyKey(), nft: anyKey(), metadata: anyKey(),
-      authority: node.publicKey, systemProgram: SystemProgram.programId,
-    }, {})
+    return jobsInstruction(
+      t.programId,
+      'work',
+      {
+        run: run.publicKey,
+        market: t.market,
+        payer: node.publicKey,
+        stake: anyKey(),
+        nft: anyKey(),
+        metadata: anyKey(),
+        authority: node.publicKey,
+        systemProgram: SystemProgram.programId,
+      },
+      {},
+    )
   }
 
   /** Lets nodes take the jobs earlier tests left queued, so the next `list` or `work` starts from an empty queue. */
@@ -106,7 +148,9 @@ describe('localnet jobs program', function () {
     assert.equal(j.state, JobState.QUEUED)
     assert.equal(j.price, PRICE)
     assert.equal(j.timeout, 3600n)
-    assert.ok(j.payer.equals(payer.keypair.publicKey) && j.project.equals(payer.keypair.publicKey) && j.market.equals(t.market))
+    assert.ok(
+      j.payer.equals(payer.keypair.publicKey) && j.project.equals(payer.keypair.publicKey) && j.market.equals(t.market),
+    )
     assert.deepEqual(j.ipfsJob, ipfsHashToBytes(JOB_CID))
     assert.equal(await balance(vault), vaultBefore + PRICE * 3600n)
     assert.equal(await balance(payer.tokens), 10_000_000n - PRICE * 3600n)
@@ -116,12 +160,18 @@ describe('localnet jobs program', function () {
     // with no node waiting, the run account is not kept
     assert.deepEqual(await runsOf(jobKey.publicKey), [])
     const byPayer = await t.connection.getProgramAccounts(t.programId, {
-      filters: [{dataSize: JOB_ACCOUNT_SIZE}, {memcmp: {offset: 8 + 32 * 4, bytes: payer.keypair.publicKey.toBase58()}}],
+      filters: [
+        {dataSize: JOB_ACCOUNT_SIZE},
+        {memcmp: {offset: 8 + 32 * 4, bytes: payer.keypair.publicKey.toBase58()}},
+      ],
     })
-    assert.deepEqual(byPayer.map((a) => a.pubkey.toBase58()), [jobKey.publicKey.toBase58()])
+    assert.deepEqual(
+      byPayer.map((a) => a.pubkey.toBase58()),
+      [jobKey.publicKey.toBase58()],
+    )
   })
 
-  it('list without the payer\'s signature fails (AccountNotSigner) and moves nothing', async () => {
+  it("list without the payer's signature fails (AccountNotSigner) and moves nothing", async () => {
     const payer = account(10_000_000n)
     const authority = Keypair.generate()
     t.ln.node.fund(authority.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
@@ -140,7 +190,7 @@ describe('localnet jobs program', function () {
     assert.equal(await t.connection.getAccountInfo(jobKey.publicKey), null)
   })
 
-  it('list with too few tokens fails with the token program\'s insufficient funds and moves nothing', async () => {
+  it("list with too few tokens fails with the token program's insufficient funds and moves nothing", async () => {
     const payer = account(PRICE * 3600n - 1n)
     const jobKey = Keypair.generate()
     const run = Keypair.generate()
@@ -166,11 +216,24 @@ describe('localnet jobs program', function () {
     assert.equal((await market()).queueType, QueueType.EMPTY)
 
     const vaultBefore = await balance(vault)
-    const finish = jobsInstruction(t.programId, 'finish', {
-      job: jobKey.publicKey, run: run.publicKey, market: t.market, vault, deposit: payer.tokens, user: node.tokens,
-      payerJob: payer.keypair.publicKey, payerRun: node.keypair.publicKey, project: payer.keypair.publicKey,
-      authority: node.keypair.publicKey, tokenProgram: TOKEN_PROGRAM_ID,
-    }, {ipfsResult: ipfsHashToBytes(RESULT)})
+    const finish = jobsInstruction(
+      t.programId,
+      'finish',
+      {
+        job: jobKey.publicKey,
+        run: run.publicKey,
+        market: t.market,
+        vault,
+        deposit: payer.tokens,
+        user: node.tokens,
+        payerJob: payer.keypair.publicKey,
+        payerRun: node.keypair.publicKey,
+        project: payer.keypair.publicKey,
+        authority: node.keypair.publicKey,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {ipfsResult: ipfsHashToBytes(RESULT)},
+    )
     assert.equal((await send([finish], [node.keypair])).error, undefined)
     const done = await job(jobKey.publicKey)
     assert.equal(done.state, JobState.DONE)
@@ -194,7 +257,9 @@ describe('localnet jobs program', function () {
     let m = await market()
     assert.equal(m.queueType, QueueType.NODE)
     const twice = Keypair.generate()
-    assert.deepEqual((await send([workIx(node.keypair, twice)], [node.keypair, twice])).error?.data?.err, {InstructionError: [1, {Custom: 6014}]})
+    assert.deepEqual((await send([workIx(node.keypair, twice)], [node.keypair, twice])).error?.data?.err, {
+      InstructionError: [1, {Custom: 6014}],
+    })
 
     const {job: jobKey} = await list()
     const [started] = await runsOf(jobKey.publicKey)
@@ -204,7 +269,12 @@ describe('localnet jobs program', function () {
     const other = account()
     const run2 = Keypair.generate()
     assert.equal((await send([workIx(other.keypair, run2)], [other.keypair, run2])).error, undefined)
-    const stop = jobsInstruction(t.programId, 'stop', {market: t.market, node: other.keypair.publicKey, authority: other.keypair.publicKey}, {})
+    const stop = jobsInstruction(
+      t.programId,
+      'stop',
+      {market: t.market, node: other.keypair.publicKey, authority: other.keypair.publicKey},
+      {},
+    )
     assert.equal((await send([stop], [other.keypair])).error, undefined)
     m = await market()
     assert.equal(m.queueType, QueueType.EMPTY)
@@ -213,12 +283,25 @@ describe('localnet jobs program', function () {
 
   it('delist refunds the deposit and closes the job; only the project may delist', async () => {
     const {payer, job: jobKey} = await list(account(10_000_000n), 1000n)
-    const delistIx = (authority: Keypair) => jobsInstruction(t.programId, 'delist', {
-      job: jobKey.publicKey, market: t.market, deposit: payer.tokens, payer: payer.keypair.publicKey, vault,
-      tokenProgram: TOKEN_PROGRAM_ID, authority: authority.publicKey,
-    }, {})
+    const delistIx = (authority: Keypair) =>
+      jobsInstruction(
+        t.programId,
+        'delist',
+        {
+          job: jobKey.publicKey,
+          market: t.market,
+          deposit: payer.tokens,
+          payer: payer.keypair.publicKey,
+          vault,
+          tokenProgram: TOKEN_PROGRAM_ID,
+          authority: authority.publicKey,
+        },
+        {},
+      )
     const stranger = account()
-    assert.deepEqual((await send([delistIx(stranger.keypair)], [stranger.keypair])).error?.data?.err, {InstructionError: [1, {Custom: 6007}]})
+    assert.deepEqual((await send([delistIx(stranger.keypair)], [stranger.keypair])).error?.data?.err, {
+      InstructionError: [1, {Custom: 6007}],
+    })
     assert.equal((await send([delistIx(payer.keypair)], [payer.keypair])).error, undefined)
     assert.equal(await balance(payer.tokens), 10_000_000n)
     assert.equal(await t.connection.getAccountInfo(jobKey.publicKey), null)
@@ -227,14 +310,30 @@ describe('localnet jobs program', function () {
 
   it('extend takes the extra deposit and refuses a timeout that is not larger', async () => {
     const {payer, job: jobKey} = await list(account(10_000_000n), 1000n)
-    const extendIx = (timeout: bigint) => jobsInstruction(t.programId, 'extend', {
-      job: jobKey.publicKey, market: t.market, user: payer.tokens, vault, rewardsReflection: anyKey(), rewardsVault: anyKey(),
-      authority: payer.keypair.publicKey, payer: payer.keypair.publicKey, rewardsProgram: anyKey(), tokenProgram: TOKEN_PROGRAM_ID,
-    }, {timeout})
+    const extendIx = (timeout: bigint) =>
+      jobsInstruction(
+        t.programId,
+        'extend',
+        {
+          job: jobKey.publicKey,
+          market: t.market,
+          user: payer.tokens,
+          vault,
+          rewardsReflection: anyKey(),
+          rewardsVault: anyKey(),
+          authority: payer.keypair.publicKey,
+          payer: payer.keypair.publicKey,
+          rewardsProgram: anyKey(),
+          tokenProgram: TOKEN_PROGRAM_ID,
+        },
+        {timeout},
+      )
     assert.equal((await send([extendIx(1500n)], [payer.keypair])).error, undefined)
     assert.equal((await job(jobKey.publicKey)).timeout, 1500n)
     assert.equal(await balance(payer.tokens), 10_000_000n - PRICE * 1500n)
-    assert.deepEqual((await send([extendIx(1500n)], [payer.keypair])).error?.data?.err, {InstructionError: [1, {Custom: 6008}]})
+    assert.deepEqual((await send([extendIx(1500n)], [payer.keypair])).error?.data?.err, {
+      InstructionError: [1, {Custom: 6008}],
+    })
   })
 
   it('end stops a running job; quit hands a job back, and another node can claim it', async () => {
@@ -248,24 +347,53 @@ describe('localnet jobs program', function () {
     assert.ok(running && running.node.equals(node.keypair.publicKey))
 
     // the run's rent goes back to whoever paid it: here the poster
-    const quit = jobsInstruction(t.programId, 'quit', {job: jobKey.publicKey, run: running.pubkey, payer: payer.keypair.publicKey, authority: node.keypair.publicKey}, {})
+    const quit = jobsInstruction(
+      t.programId,
+      'quit',
+      {job: jobKey.publicKey, run: running.pubkey, payer: payer.keypair.publicKey, authority: node.keypair.publicKey},
+      {},
+    )
     assert.equal((await send([quit], [node.keypair])).error, undefined)
     assert.deepEqual(await runsOf(jobKey.publicKey), [])
     assert.equal((await job(jobKey.publicKey)).state, JobState.QUEUED)
 
     const other = account()
     const run2 = Keypair.generate()
-    const claim = jobsInstruction(t.programId, 'claim', {
-      job: jobKey.publicKey, run: run2.publicKey, market: t.market, stake: anyKey(), nft: anyKey(), metadata: anyKey(),
-      payer: other.keypair.publicKey, authority: other.keypair.publicKey, systemProgram: SystemProgram.programId,
-    }, {})
+    const claim = jobsInstruction(
+      t.programId,
+      'claim',
+      {
+        job: jobKey.publicKey,
+        run: run2.publicKey,
+        market: t.market,
+        stake: anyKey(),
+        nft: anyKey(),
+        metadata: anyKey(),
+        payer: other.keypair.publicKey,
+        authority: other.keypair.publicKey,
+        systemProgram: SystemProgram.programId,
+      },
+      {},
+    )
     assert.equal((await send([claim], [other.keypair, run2])).error, undefined)
     assert.ok((await runsOf(jobKey.publicKey))[0]?.node.equals(other.keypair.publicKey))
 
-    const end = jobsInstruction(t.programId, 'end', {
-      job: jobKey.publicKey, market: t.market, run: run2.publicKey, deposit: payer.tokens, user: other.tokens, vault,
-      payer: other.keypair.publicKey, authority: payer.keypair.publicKey, tokenProgram: TOKEN_PROGRAM_ID,
-    }, {})
+    const end = jobsInstruction(
+      t.programId,
+      'end',
+      {
+        job: jobKey.publicKey,
+        market: t.market,
+        run: run2.publicKey,
+        deposit: payer.tokens,
+        user: other.tokens,
+        vault,
+        payer: other.keypair.publicKey,
+        authority: payer.keypair.publicKey,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {},
+    )
     assert.equal((await send([end], [payer.keypair])).error, undefined)
     const stopped = await job(jobKey.publicKey)
     assert.equal(stopped.state, JobState.STOPPED)

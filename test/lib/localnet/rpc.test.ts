@@ -1,16 +1,31 @@
 import {strict as assert} from 'node:assert'
 
 import {
-  createTransferInstruction, getAccount, getAssociatedTokenAddressSync, getOrCreateAssociatedTokenAccount, TOKEN_PROGRAM_ID, transfer,
+  createTransferInstruction,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  getOrCreateAssociatedTokenAccount,
+  TOKEN_PROGRAM_ID,
+  transfer,
 } from '@solana/spl-token'
 import {
-  Keypair, LAMPORTS_PER_SOL, SendTransactionError, sendAndConfirmTransaction, SystemProgram, Transaction,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  SendTransactionError,
+  sendAndConfirmTransaction,
+  SystemProgram,
+  Transaction,
 } from '@solana/web3.js'
 
 import {removeDir, rpc, startTestLocalnet, type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
 
 /** A signed transfer of `lamports` from `from`, with the localnet's current blockhash. */
-async function signedTransfer(t: TestLocalnet, from: Keypair, lamports: number, to = Keypair.generate().publicKey): Promise<Transaction> {
+async function signedTransfer(
+  t: TestLocalnet,
+  from: Keypair,
+  lamports: number,
+  to = Keypair.generate().publicKey,
+): Promise<Transaction> {
   const tx = new Transaction({feePayer: from.publicKey, ...(await t.connection.getLatestBlockhash())})
   tx.add(SystemProgram.transfer({fromPubkey: from.publicKey, toPubkey: to, lamports}))
   tx.sign(from)
@@ -37,7 +52,9 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     await t.connection.confirmTransaction({signature: airdrop, ...(await t.connection.getLatestBlockhash())})
     assert.equal(await t.connection.getBalance(alice.publicKey), 2 * LAMPORTS_PER_SOL)
 
-    const tx = new Transaction().add(SystemProgram.transfer({fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: LAMPORTS_PER_SOL / 2}))
+    const tx = new Transaction().add(
+      SystemProgram.transfer({fromPubkey: alice.publicKey, toPubkey: bob.publicKey, lamports: LAMPORTS_PER_SOL / 2}),
+    )
     const signature = await sendAndConfirmTransaction(t.connection, tx, [alice])
     assert.equal(await t.connection.getBalance(bob.publicKey), LAMPORTS_PER_SOL / 2)
     // the fee is 5000 lamports per signature
@@ -56,7 +73,10 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     const balance = await t.connection.getTokenAccountBalance(to.address)
     assert.deepEqual(balance.value, {amount: '2500000', decimals: 6, uiAmount: 2.5, uiAmountString: '2.5'})
     const owned = await t.connection.getTokenAccountsByOwner(bob.publicKey, {mint: t.mint})
-    assert.deepEqual(owned.value.map((a) => a.pubkey.toBase58()), [to.address.toBase58()])
+    assert.deepEqual(
+      owned.value.map((a) => a.pubkey.toBase58()),
+      [to.address.toBase58()],
+    )
     const parsed = await t.connection.getParsedTokenAccountsByOwner(bob.publicKey, {programId: TOKEN_PROGRAM_ID})
     assert.equal(parsed.value[0]?.account.data.parsed.info.tokenAmount.amount, '2500000')
     const [a, missing] = await t.connection.getMultipleAccountsInfo([to.address, Keypair.generate().publicKey])
@@ -74,8 +94,18 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
   })
 
   it('refuses a blockhash it never issued with BlockhashNotFound', async () => {
-    const tx = new Transaction({feePayer: t.wallet.publicKey, blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: 0})
-    tx.add(SystemProgram.transfer({fromPubkey: t.wallet.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000}))
+    const tx = new Transaction({
+      feePayer: t.wallet.publicKey,
+      blockhash: Keypair.generate().publicKey.toBase58(),
+      lastValidBlockHeight: 0,
+    })
+    tx.add(
+      SystemProgram.transfer({
+        fromPubkey: t.wallet.publicKey,
+        toPubkey: Keypair.generate().publicKey,
+        lamports: 1_000_000,
+      }),
+    )
     tx.sign(t.wallet)
     await assert.rejects(t.connection.sendRawTransaction(tx.serialize()), (error: SendTransactionError) => {
       assert.match(error.message, /Transaction simulation failed: Blockhash not found/)
@@ -88,7 +118,10 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     t.ln.node.fund(payer.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
     const tx = await signedTransfer(t, payer, LAMPORTS_PER_SOL / 4)
     await t.connection.sendRawTransaction(tx.serialize())
-    const again = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
+    const again = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [
+      tx.serialize().toString('base64'),
+      {encoding: 'base64'},
+    ])
     assert.equal(again.error?.code, -32002)
     assert.equal(again.error?.message, 'Transaction simulation failed: This transaction has already been processed')
     assert.equal(again.error?.data?.err, 'AlreadyProcessed')
@@ -96,7 +129,10 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     assert.equal(balance, 0.75 * LAMPORTS_PER_SOL - 5000)
 
     const over = await signedTransfer(t, payer, LAMPORTS_PER_SOL)
-    const refused = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [over.serialize().toString('base64'), {encoding: 'base64'}])
+    const refused = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [
+      over.serialize().toString('base64'),
+      {encoding: 'base64'},
+    ])
     assert.deepEqual(refused.error?.data?.err, {InstructionError: [0, {Custom: 1}]})
     assert.match(refused.error!.message, /Error processing Instruction 0: custom program error: 0x1/)
     assert.ok(refused.error?.data?.logs.some((l) => l.includes('insufficient lamports')))
@@ -116,7 +152,14 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
   it('simulates without changing state, unsigned when sigVerify is off', async () => {
     const to = Keypair.generate().publicKey
     const tx = new Transaction({feePayer: t.wallet.publicKey, ...(await t.connection.getLatestBlockhash())})
-    tx.add(createTransferInstruction(getAssociatedTokenAddressSync(t.mint, t.wallet.publicKey), getAssociatedTokenAddressSync(t.mint, to), t.wallet.publicKey, 1n))
+    tx.add(
+      createTransferInstruction(
+        getAssociatedTokenAddressSync(t.mint, t.wallet.publicKey),
+        getAssociatedTokenAddressSync(t.mint, to),
+        t.wallet.publicKey,
+        1n,
+      ),
+    )
     const simulated = await t.connection.simulateTransaction(tx)
     // the destination token account does not exist: the token program fails
     assert.notEqual(simulated.value.err, null)
@@ -135,9 +178,15 @@ describe('localnet blockhash expiry', function () {
     const t = await startTestLocalnet({slotMs: 2})
     try {
       const tx = await signedTransfer(t, t.wallet, LAMPORTS_PER_SOL)
-      assert.deepEqual(((await rpc(t.ln.runtime.rpcUrl, 'isBlockhashValid', [tx.recentBlockhash])).result as {value: boolean}).value, true)
+      assert.deepEqual(
+        ((await rpc(t.ln.runtime.rpcUrl, 'isBlockhashValid', [tx.recentBlockhash])).result as {value: boolean}).value,
+        true,
+      )
       await new Promise((r) => setTimeout(r, 400))
-      const answer = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
+      const answer = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [
+        tx.serialize().toString('base64'),
+        {encoding: 'base64'},
+      ])
       assert.equal(answer.error?.code, -32002)
       assert.equal(answer.error?.data?.err, 'BlockhashNotFound')
     } finally {

@@ -5,13 +5,34 @@ import {readFileSync} from 'node:fs'
 import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {
-  accountDiscriminator, bytesToIpfsHash, decodeJobAccount, decodeJobsInstructionData, decodeMarketAccount, decodeRunAccount,
-  encodeJobAccount, encodeListInstruction, encodeMarketAccount, encodeRunAccount, instructionAccountSpecs, instructionDiscriminator,
-  ipfsHashToBytes, JOB_ACCOUNT_SIZE, JobState, type JobsInstructionName, MARKET_ACCOUNT_SIZE, NETWORKS, QueueType, RUN_ACCOUNT_SIZE,
+  accountDiscriminator,
+  bytesToIpfsHash,
+  decodeJobAccount,
+  decodeJobsInstructionData,
+  decodeMarketAccount,
+  decodeRunAccount,
+  encodeJobAccount,
+  encodeListInstruction,
+  encodeMarketAccount,
+  encodeRunAccount,
+  instructionAccountSpecs,
+  instructionDiscriminator,
+  ipfsHashToBytes,
+  JOB_ACCOUNT_SIZE,
+  JobState,
+  type JobsInstructionName,
+  MARKET_ACCOUNT_SIZE,
+  NETWORKS,
+  QueueType,
+  RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
 
 interface Idl {
-  instructions: {name: string; accounts: {name: string; isMut: boolean; isSigner: boolean}[]; args: {name: string; type: unknown}[]}[]
+  instructions: {
+    name: string
+    accounts: {name: string; isMut: boolean; isSigner: boolean}[]
+    args: {name: string; type: unknown}[]
+  }[]
   accounts: {name: string; type: {fields: {name: string; type: unknown}[]}}[]
 }
 const idl = JSON.parse(readFileSync(new URL('../../fixtures/jobs-program-idl.json', import.meta.url), 'utf8')) as Idl
@@ -20,12 +41,18 @@ const key = () => Keypair.generate().publicKey
 describe('market codecs', () => {
   it('computes Anchor discriminators as the reference states', () => {
     assert.deepEqual([...instructionDiscriminator('list')], [54, 174, 193, 67, 17, 41, 132, 38])
-    assert.deepEqual(accountDiscriminator('JobAccount'), createHash('sha256').update('account:JobAccount').digest().subarray(0, 8))
+    assert.deepEqual(
+      accountDiscriminator('JobAccount'),
+      createHash('sha256').update('account:JobAccount').digest().subarray(0, 8),
+    )
     // camelCase IDL names hash as their snake_case Rust names
-    assert.deepEqual(instructionDiscriminator('closeAdmin'), createHash('sha256').update('global:close_admin').digest().subarray(0, 8))
+    assert.deepEqual(
+      instructionDiscriminator('closeAdmin'),
+      createHash('sha256').update('global:close_admin').digest().subarray(0, 8),
+    )
   })
 
-  it('lays out every instruction\'s accounts and flags exactly as the IDL', () => {
+  it("lays out every instruction's accounts and flags exactly as the IDL", () => {
     for (const ix of idl.instructions) {
       const specs = instructionAccountSpecs(ix.name as JobsInstructionName)
       assert.deepEqual(
@@ -39,11 +66,14 @@ describe('market codecs', () => {
   it('sizes accounts from the IDL field types', () => {
     const sizes: Record<string, number> = {publicKey: 32, i64: 8, u64: 8, u8: 1, u128: 16}
     const size = (name: string) =>
-      8 + idl.accounts.find((a) => a.name === name)!.type.fields.reduce((sum, f) => {
-        if (typeof f.type === 'string') return sum + sizes[f.type]!
-        if ((f.type as {array?: unknown}).array) return sum + 32
-        return sum + 4 // the queue's u32 length; its capacity is reserved after it
-      }, 0)
+      8 +
+      idl.accounts
+        .find((a) => a.name === name)!
+        .type.fields.reduce((sum, f) => {
+          if (typeof f.type === 'string') return sum + sizes[f.type]!
+          if ((f.type as {array?: unknown}).array) return sum + 32
+          return sum + 4 // the queue's u32 length; its capacity is reserved after it
+        }, 0)
     assert.equal(JOB_ACCOUNT_SIZE, size('jobAccount'))
     assert.equal(RUN_ACCOUNT_SIZE, size('runAccount'))
     assert.equal(MARKET_ACCOUNT_SIZE, size('marketAccount') + 314 * 32)
@@ -51,8 +81,17 @@ describe('market codecs', () => {
 
   it('encodes a JobAccount in field order and decodes it back', () => {
     const job = {
-      ipfsJob: new Uint8Array(32).fill(7), ipfsResult: new Uint8Array(32), market: key(), node: PublicKey.default, payer: key(),
-      price: 100n, project: key(), state: JobState.QUEUED, timeEnd: 0n, timeStart: -5n, timeout: 7200n,
+      ipfsJob: new Uint8Array(32).fill(7),
+      ipfsResult: new Uint8Array(32),
+      market: key(),
+      node: PublicKey.default,
+      payer: key(),
+      price: 100n,
+      project: key(),
+      state: JobState.QUEUED,
+      timeEnd: 0n,
+      timeStart: -5n,
+      timeout: 7200n,
     }
     const bytes = encodeJobAccount(job)
     assert.equal(bytes.length, JOB_ACCOUNT_SIZE)
@@ -66,8 +105,17 @@ describe('market codecs', () => {
 
   it('round-trips MarketAccount (with its queue) and RunAccount', () => {
     const market = {
-      authority: key(), jobExpiration: 86_400n, jobPrice: 100n, jobTimeout: 7200n, jobType: 0, vault: key(), vaultBump: 254,
-      nodeAccessKey: PublicKey.default, nodeXnosMinimum: (1n << 100n) + 3n, queueType: QueueType.JOB, queue: [key(), key()],
+      authority: key(),
+      jobExpiration: 86_400n,
+      jobPrice: 100n,
+      jobTimeout: 7200n,
+      jobType: 0,
+      vault: key(),
+      vaultBump: 254,
+      nodeAccessKey: PublicKey.default,
+      nodeXnosMinimum: (1n << 100n) + 3n,
+      queueType: QueueType.JOB,
+      queue: [key(), key()],
     }
     const bytes = encodeMarketAccount(market)
     assert.equal(bytes.length, MARKET_ACCOUNT_SIZE)
@@ -81,14 +129,27 @@ describe('market codecs', () => {
     assert.throws(() => decodeJobAccount(run), /not a JobAccount/)
   })
 
-  it('builds a list instruction in the IDL\'s account order and decodes its arguments', () => {
+  it("builds a list instruction in the IDL's account order and decodes its arguments", () => {
     const accounts = {
-      job: key(), market: key(), run: key(), user: key(), vault: key(), payer: key(), rewardsReflection: key(), rewardsVault: key(),
-      authority: key(), rewardsProgram: key(), tokenProgram: key(), systemProgram: key(),
+      job: key(),
+      market: key(),
+      run: key(),
+      user: key(),
+      vault: key(),
+      payer: key(),
+      rewardsReflection: key(),
+      rewardsVault: key(),
+      authority: key(),
+      rewardsProgram: key(),
+      tokenProgram: key(),
+      systemProgram: key(),
     }
     const ipfsJob = ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
     const ix = encodeListInstruction(NETWORKS.mainnet.programId, accounts, {ipfsJob, timeout: 3600n})
-    assert.deepEqual(ix.keys.map((k) => k.pubkey), Object.values(accounts))
+    assert.deepEqual(
+      ix.keys.map((k) => k.pubkey),
+      Object.values(accounts),
+    )
     assert.deepEqual([ix.keys[0]!.isSigner, ix.keys[0]!.isWritable], [true, true]) // job
     assert.deepEqual([ix.keys[8]!.isSigner, ix.keys[8]!.isWritable], [true, false]) // authority
     assert.equal(ix.data.length, 8 + 32 + 8)

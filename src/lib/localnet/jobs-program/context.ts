@@ -2,7 +2,13 @@
  * What a jobs program instruction runs against: its named accounts, the buffered ledger, the clock and rent, and
  * the system-program and SPL-token effects the real program performs through CPI (create, close, transfer).
  */
-import {AccountLayout, ACCOUNT_SIZE, AccountState as TokenState, TOKEN_PROGRAM_ID, type RawAccount} from '@solana/spl-token'
+import {
+  AccountLayout,
+  ACCOUNT_SIZE,
+  AccountState as TokenState,
+  TOKEN_PROGRAM_ID,
+  type RawAccount,
+} from '@solana/spl-token'
 import {PublicKey, SystemProgram} from '@solana/web3.js'
 
 import type {AccountState, Overlay} from '../ledger.js'
@@ -40,7 +46,8 @@ export class JobsContext {
   load<T>(name: string, decode: (data: Uint8Array) => T): T {
     const state = this.ledger.get(this.key(name))
     if (!state) fail(AnchorError.AccountNotInitialized, `${name}: the account is not initialized`)
-    if (!state.owner.equals(this.programId)) fail(AnchorError.AccountOwnedByWrongProgram, `${name}: owned by the wrong program`)
+    if (!state.owner.equals(this.programId))
+      fail(AnchorError.AccountOwnedByWrongProgram, `${name}: owned by the wrong program`)
     try {
       return decode(state.data)
     } catch {
@@ -81,8 +88,10 @@ export class JobsContext {
   tokenAccount(name: string): RawAccount {
     const state = this.ledger.get(this.key(name))
     if (!state) fail(AnchorError.AccountNotInitialized, `${name}: the token account does not exist`)
-    if (!state.owner.equals(TOKEN_PROGRAM_ID)) fail(AnchorError.AccountOwnedByWrongProgram, `${name}: not an SPL token account`)
-    if (state.data.length !== ACCOUNT_SIZE) fail(AnchorError.AccountDidNotDeserialize, `${name}: not an SPL token account`)
+    if (!state.owner.equals(TOKEN_PROGRAM_ID))
+      fail(AnchorError.AccountOwnedByWrongProgram, `${name}: not an SPL token account`)
+    if (state.data.length !== ACCOUNT_SIZE)
+      fail(AnchorError.AccountDidNotDeserialize, `${name}: not an SPL token account`)
     return AccountLayout.decode(state.data)
   }
 
@@ -91,8 +100,17 @@ export class JobsContext {
     const data = Buffer.alloc(ACCOUNT_SIZE)
     AccountLayout.encode(
       {
-        mint, owner: authority, amount: 0n, delegateOption: 0, delegate: PublicKey.default, state: TokenState.Initialized,
-        isNativeOption: 0, isNative: 0n, delegatedAmount: 0n, closeAuthorityOption: 0, closeAuthority: PublicKey.default,
+        mint,
+        owner: authority,
+        amount: 0n,
+        delegateOption: 0,
+        delegate: PublicKey.default,
+        state: TokenState.Initialized,
+        isNativeOption: 0,
+        isNative: 0n,
+        delegatedAmount: 0n,
+        closeAuthorityOption: 0,
+        closeAuthority: PublicKey.default,
       },
       data,
     )
@@ -103,10 +121,13 @@ export class JobsContext {
   transferTokens(fromName: string, toName: string, authority: PublicKey, amount: bigint): void {
     const from = this.tokenAccount(fromName)
     const to = this.tokenAccount(toName)
-    if (from.state === TokenState.Frozen || to.state === TokenState.Frozen) fail(CpiError.TokenAccountFrozen, 'token account is frozen')
+    if (from.state === TokenState.Frozen || to.state === TokenState.Frozen)
+      fail(CpiError.TokenAccountFrozen, 'token account is frozen')
     if (!from.mint.equals(to.mint)) fail(CpiError.TokenMintMismatch, `${fromName} and ${toName} hold different tokens`)
-    if (!from.owner.equals(authority)) fail(CpiError.TokenOwnerMismatch, `${fromName} is not owned by ${authority.toBase58()}`)
-    if (from.amount < amount) fail(CpiError.TokenInsufficientFunds, `${fromName}: insufficient funds (${from.amount} < ${amount})`)
+    if (!from.owner.equals(authority))
+      fail(CpiError.TokenOwnerMismatch, `${fromName} is not owned by ${authority.toBase58()}`)
+    if (from.amount < amount)
+      fail(CpiError.TokenInsufficientFunds, `${fromName}: insufficient funds (${from.amount} < ${amount})`)
     if (amount === 0n) return
     this.log(`Program ${TOKEN_PROGRAM_ID.toBase58()} invoke [2]`)
     this.log('Program log: Instruction: Transfer')

@@ -30,14 +30,19 @@ export function executeJobsInstruction(input: JobsInstructionInput): void {
   input.log(`Program log: Instruction: ${title}`)
   const handler = HANDLERS[decoded.name] as ((ctx: JobsContext, args: unknown) => void) | undefined
   if (!handler) {
-    throw new InstructionFailure('InvalidInstructionData', `instruction ${decoded.name} is not emulated by the localnet`)
+    throw new InstructionFailure(
+      'InvalidInstructionData',
+      `instruction ${decoded.name} is not emulated by the localnet`,
+    )
   }
   const specs = instructionAccountSpecs(decoded.name)
-  if (input.accounts.length < specs.length) fail(AnchorError.AccountNotEnoughKeys, 'not enough account keys given to the instruction')
+  if (input.accounts.length < specs.length)
+    fail(AnchorError.AccountNotEnoughKeys, 'not enough account keys given to the instruction')
   const named = new Map<string, InstructionAccount>()
   specs.forEach(([name, writable, signer], i) => {
     const account = input.accounts[i]!
-    if (signer && !account.isSigner) fail(AnchorError.AccountNotSigner, `${name}: the account must sign the transaction`)
+    if (signer && !account.isSigner)
+      fail(AnchorError.AccountNotSigner, `${name}: the account must sign the transaction`)
     if (writable && !account.isWritable) fail(AnchorError.ConstraintMut, `${name}: the account must be writable`)
     named.set(name, account)
   })

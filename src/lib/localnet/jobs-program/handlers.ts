@@ -6,8 +6,18 @@
 import {PublicKey, SystemProgram} from '@solana/web3.js'
 
 import {
-  decodeJobAccount, decodeMarketAccount, decodeRunAccount, encodeJobAccount, encodeMarketAccount, encodeRunAccount,
-  JobState, MARKET_QUEUE_LENGTH, QueueType, type JobAccount, type MarketAccount, type RunAccount,
+  decodeJobAccount,
+  decodeMarketAccount,
+  decodeRunAccount,
+  encodeJobAccount,
+  encodeMarketAccount,
+  encodeRunAccount,
+  JobState,
+  MARKET_QUEUE_LENGTH,
+  QueueType,
+  type JobAccount,
+  type MarketAccount,
+  type RunAccount,
 } from '../../market/accounts.js'
 import type {DecodedJobsInstruction} from '../../market/instructions.js'
 import {findVaultAddress} from '../../market/pda.js'
@@ -63,11 +73,13 @@ export const HANDLERS: Handlers = {
   delist(ctx) {
     const market = loadMarket(ctx)
     const job = loadJob(ctx)
-    if (!job.project.equals(ctx.key('authority'))) fail(JobsError.JobInvalidProject, 'only the job\'s project can delist it')
+    if (!job.project.equals(ctx.key('authority')))
+      fail(JobsError.JobInvalidProject, "only the job's project can delist it")
     if (job.state !== JobState.QUEUED) fail(JobsError.JobInWrongState, 'the job is not queued')
     hasOne(job.payer, ctx.key('payer'), 'payer')
     const at = market.queue.findIndex((k) => k.equals(ctx.key('job')))
-    if (market.queueType !== QueueType.JOB || at < 0) fail(JobsError.NotInMarketQueue, 'the job is not in the market queue')
+    if (market.queueType !== QueueType.JOB || at < 0)
+      fail(JobsError.NotInMarketQueue, 'the job is not in the market queue')
     market.queue.splice(at, 1)
     if (market.queue.length === 0) market.queueType = QueueType.EMPTY
     ctx.store('market', encodeMarketAccount(market))
@@ -78,9 +90,11 @@ export const HANDLERS: Handlers = {
   extend(ctx, args) {
     loadMarket(ctx)
     const job = loadJob(ctx)
-    if (!job.project.equals(ctx.key('authority'))) fail(JobsError.JobInvalidProject, 'only the job\'s project can extend it')
+    if (!job.project.equals(ctx.key('authority')))
+      fail(JobsError.JobInvalidProject, "only the job's project can extend it")
     if (job.state !== JobState.QUEUED) fail(JobsError.JobInWrongState, 'the job is not queued or running')
-    if (args.timeout <= job.timeout) fail(JobsError.JobTimeoutNotGreater, 'the new timeout must be larger than the current one')
+    if (args.timeout <= job.timeout)
+      fail(JobsError.JobTimeoutNotGreater, 'the new timeout must be larger than the current one')
     ctx.transferTokens('user', 'vault', ctx.key('payer'), job.price * (args.timeout - job.timeout))
     ctx.store('job', encodeJobAccount({...job, timeout: args.timeout}))
   },
@@ -88,7 +102,8 @@ export const HANDLERS: Handlers = {
   end(ctx) {
     loadMarket(ctx)
     const job = loadJob(ctx)
-    if (!job.project.equals(ctx.key('authority'))) fail(JobsError.JobInvalidProject, 'only the job\'s project can end it')
+    if (!job.project.equals(ctx.key('authority')))
+      fail(JobsError.JobInvalidProject, "only the job's project can end it")
     const run = loadRun(ctx, job)
     hasOne(run.payer, ctx.key('payer'), 'payer')
     settle(ctx, job, run, JobState.STOPPED, job.ipfsResult)
@@ -103,7 +118,8 @@ export const HANDLERS: Handlers = {
       startRun(ctx, market.queue.shift()!, node)
       if (market.queue.length === 0) market.queueType = QueueType.EMPTY
     } else {
-      if (market.queue.some((k) => k.equals(node))) fail(JobsError.NodeAlreadyQueued, 'the node is already in the queue')
+      if (market.queue.some((k) => k.equals(node)))
+        fail(JobsError.NodeAlreadyQueued, 'the node is already in the queue')
       if (market.queue.length >= MARKET_QUEUE_LENGTH) fail(JobsError.MarketInWrongState, 'the market queue is full')
       market.queue.push(node)
       market.queueType = QueueType.NODE
@@ -114,8 +130,10 @@ export const HANDLERS: Handlers = {
   stop(ctx) {
     const market = loadMarket(ctx)
     const node = ctx.key('node')
-    if (!node.equals(ctx.key('authority'))) fail(AnchorError.ConstraintAddress, 'only the node itself can leave the queue')
-    if (market.queueType !== QueueType.NODE) fail(JobsError.NodeQueueDoesNotMatch, 'the market queue does not hold nodes')
+    if (!node.equals(ctx.key('authority')))
+      fail(AnchorError.ConstraintAddress, 'only the node itself can leave the queue')
+    if (market.queueType !== QueueType.NODE)
+      fail(JobsError.NodeQueueDoesNotMatch, 'the market queue does not hold nodes')
     const at = market.queue.findIndex((k) => k.equals(node))
     if (at < 0) fail(JobsError.NotInMarketQueue, 'the node is not in the market queue')
     market.queue.splice(at, 1)
@@ -129,7 +147,8 @@ export const HANDLERS: Handlers = {
     const job = loadJob(ctx)
     if (job.state !== JobState.QUEUED) fail(JobsError.JobInWrongState, 'the job is not queued')
     // A job still in the queue goes to the next node that calls `work`; only a job a node quit can be claimed.
-    if (market.queue.some((k) => k.equals(ctx.key('job')))) fail(JobsError.JobInWrongState, 'the job is waiting in the market queue')
+    if (market.queue.some((k) => k.equals(ctx.key('job'))))
+      fail(JobsError.JobInWrongState, 'the job is waiting in the market queue')
     startRun(ctx, ctx.key('job'), ctx.key('authority'))
   },
 
@@ -140,7 +159,7 @@ export const HANDLERS: Handlers = {
     hasOne(run.node, ctx.key('authority'), 'authority')
     hasOne(job.payer, ctx.key('payerJob'), 'payerJob')
     hasOne(run.payer, ctx.key('payerRun'), 'payerRun')
-    if (!job.project.equals(ctx.key('project'))) fail(JobsError.JobInvalidProject, 'project: not the job\'s project')
+    if (!job.project.equals(ctx.key('project'))) fail(JobsError.JobInvalidProject, "project: not the job's project")
     if (args.ipfsResult.every((b) => b === 0)) fail(JobsError.JobResultNull, 'the job result can not be empty')
     settle(ctx, job, run, JobState.DONE, args.ipfsResult)
     ctx.close('run', 'payerRun')
@@ -186,8 +205,17 @@ function postJob(ctx: JobsContext, market: MarketAccount, ipfsJob: Uint8Array, t
   if (timeout <= 0n) fail(AnchorError.ConstraintRaw, 'the timeout must be positive')
   if (ipfsJob.every((b) => b === 0)) fail(JobsError.InvalidJobAccount, 'the job definition hash can not be empty')
   const job: JobAccount = {
-    ipfsJob, ipfsResult: new Uint8Array(32), market: ctx.key('market'), node: PublicKey.default, payer: ctx.key('payer'),
-    price: market.jobPrice, project: ctx.key('authority'), state: JobState.QUEUED, timeEnd: 0n, timeStart: 0n, timeout,
+    ipfsJob,
+    ipfsResult: new Uint8Array(32),
+    market: ctx.key('market'),
+    node: PublicKey.default,
+    payer: ctx.key('payer'),
+    price: market.jobPrice,
+    project: ctx.key('authority'),
+    state: JobState.QUEUED,
+    timeEnd: 0n,
+    timeStart: 0n,
+    timeout,
   }
   ctx.create('job', 'payer', ctx.programId, encodeJobAccount(job))
   ctx.transferTokens('user', 'vault', ctx.key('payer'), market.jobPrice * timeout)
@@ -195,7 +223,12 @@ function postJob(ctx: JobsContext, market: MarketAccount, ipfsJob: Uint8Array, t
 
 /** Creates the run account of `job` starting now on `node`, paid by the instruction's payer. */
 function startRun(ctx: JobsContext, job: PublicKey, node: PublicKey): void {
-  ctx.create('run', 'payer', ctx.programId, encodeRunAccount({job, node, payer: ctx.key('payer'), state: 0, time: ctx.now}))
+  ctx.create(
+    'run',
+    'payer',
+    ctx.programId,
+    encodeRunAccount({job, node, payer: ctx.key('payer'), state: 0, time: ctx.now}),
+  )
 }
 
 /** Pays the node for the time it ran (at most the timeout), refunds the rest of the deposit and closes the job. */
@@ -211,7 +244,8 @@ function settle(ctx: JobsContext, job: JobAccount, run: RunAccount, state: numbe
 /** Pays tokens out of the vault (signed by the vault PDA) into a token account that must belong to `owner`. */
 function payOut(ctx: JobsContext, name: string, owner: PublicKey, amount: bigint): void {
   const account = ctx.tokenAccount(name)
-  if (!account.owner.equals(owner)) fail(AnchorError.ConstraintTokenOwner, `${name}: the token account does not belong to ${owner.toBase58()}`)
+  if (!account.owner.equals(owner))
+    fail(AnchorError.ConstraintTokenOwner, `${name}: the token account does not belong to ${owner.toBase58()}`)
   ctx.transferTokens('vault', name, ctx.key('vault'), amount)
 }
 
@@ -220,6 +254,6 @@ function checkNodeAccess(market: MarketAccount): void {
   if (!market.nodeAccessKey.equals(SystemProgram.programId)) {
     fail(JobsError.NodeKeyInvalidCollection, 'this market requires an access NFT, which the localnet does not emulate')
   }
-  if (market.nodeXnosMinimum > 0n) fail(JobsError.NodeNotEnoughStake, 'this market requires a stake, which the localnet does not emulate')
+  if (market.nodeXnosMinimum > 0n)
+    fail(JobsError.NodeNotEnoughStake, 'this market requires a stake, which the localnet does not emulate')
 }
-
