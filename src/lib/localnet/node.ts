@@ -19,7 +19,7 @@ import {LiteSvm} from 'litesvm/dist/internal.js'
 
 import {ContentStore} from '../ipfs/store.js'
 import {jobsInstruction} from '../market/instructions.js'
-import {NETWORKS, TOKEN_DECIMALS} from '../market/networks.js'
+import {NETWORK_PRESETS, TOKEN_DECIMALS} from '../market/networks.js'
 import {findVaultAddress} from '../market/pda.js'
 import {loadOrCreateKeypair, readKeypair} from '../market/wallet.js'
 import {Chain} from './chain.js'
@@ -95,7 +95,7 @@ export class Localnet {
   private static create(options: LocalnetOptions, store: ChainStore, content: ContentStore): Localnet {
     const files = localnetFiles(options.dataDir)
     const {keypair: faucet} = loadOrCreateKeypair(files.faucet)
-    const programId = NETWORKS.localnet.programId
+    const programId = NETWORK_PRESETS.localnet.programId
     const seed = randomBytes(32).toString('hex')
     const genesisMs = Date.now()
     const chain = new Chain(new LiteSvm(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)

@@ -20,7 +20,7 @@ const DEFAULT_MARKET = new PublicKey('7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc
 /** Decimals of the payment token on every network. */
 export const TOKEN_DECIMALS = 6
 
-export const NETWORKS: Record<NetworkName, NetworkPreset> = {
+export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
   // The localnet runs the jobs program under the mainnet program id so a client built for one finds it on both.
   localnet: {name: 'localnet', rpcUrl: null, programId: MAINNET_PROGRAM_ID, mint: null, market: null},
   devnet: {

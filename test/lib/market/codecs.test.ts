@@ -22,7 +22,7 @@ import {
   JobState,
   type JobsInstructionName,
   MARKET_ACCOUNT_SIZE,
-  NETWORKS,
+  NETWORK_PRESETS,
   QueueType,
   RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
@@ -145,7 +145,7 @@ describe('market codecs', () => {
       systemProgram: key(),
     }
     const ipfsJob = ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
-    const ix = encodeListInstruction(NETWORKS.mainnet.programId, accounts, {ipfsJob, timeout: 3600n})
+    const ix = encodeListInstruction(NETWORK_PRESETS.mainnet.programId, accounts, {ipfsJob, timeout: 3600n})
     assert.deepEqual(
       ix.keys.map((k) => k.pubkey),
       Object.values(accounts),
@@ -166,9 +166,9 @@ describe('market codecs', () => {
   })
 
   it('has the reference program ids and mints for devnet and mainnet', () => {
-    assert.equal(NETWORKS.mainnet.programId.toBase58(), 'nosJhNRqr2bc9g1nfGDcXXTXvYUmxD4cVwy2pMWhrYM')
-    assert.equal(NETWORKS.devnet.programId.toBase58(), 'nosJTmGQxvwXy23vng5UjkTbfv91Bzf9jEuro78dAGR')
-    assert.equal(NETWORKS.devnet.mint?.toBase58(), 'devr1BGQndEW5k5zfvG5FsLyZv1Ap73vNgAHcQ9sUVP')
-    assert.equal(NETWORKS.mainnet.market?.toBase58(), '7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41')
+    assert.equal(NETWORK_PRESETS.mainnet.programId.toBase58(), 'nosJhNRqr2bc9g1nfGDcXXTXvYUmxD4cVwy2pMWhrYM')
+    assert.equal(NETWORK_PRESETS.devnet.programId.toBase58(), 'nosJTmGQxvwXy23vng5UjkTbfv91Bzf9jEuro78dAGR')
+    assert.equal(NETWORK_PRESETS.devnet.mint?.toBase58(), 'devr1BGQndEW5k5zfvG5FsLyZv1Ap73vNgAHcQ9sUVP')
+    assert.equal(NETWORK_PRESETS.mainnet.market?.toBase58(), '7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41')
   })
 })
