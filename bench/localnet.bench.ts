@@ -10,7 +10,6 @@ import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {
   Connection,
   Keypair,
@@ -23,8 +22,9 @@ import {
 
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
-import {findVaultAddress, ipfsHashToBytes, jobsInstruction, writeKeypair} from '../src/lib/market/index.js'
+import {writeKeypair} from '../src/lib/market/index.js'
 import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
+import {listInstruction} from '../test/helpers/market.js'
 
 const TRANSACTIONS = 400
 const IN_FLIGHT = 16
@@ -55,7 +55,6 @@ async function throughput(dataDir: string): Promise<void> {
       new PublicKey(genesis.market),
       new PublicKey(genesis.mint),
     ]
-    const [vault] = findVaultAddress(programId, market, mint)
     const {blockhash, lastValidBlockHeight} = await connection.getLatestBlockhash()
     const sign = (instructions: TransactionInstruction[], signers: Keypair[]) => {
       const tx = new Transaction({feePayer: payer.publicKey, blockhash, lastValidBlockHeight}).add(...instructions)
@@ -79,31 +78,16 @@ async function throughput(dataDir: string): Promise<void> {
       Array.from({length: count}, () => {
         const job = Keypair.generate()
         const run = Keypair.generate()
-        const any = Keypair.generate().publicKey
-        return sign(
-          [
-            jobsInstruction(
-              programId,
-              'list',
-              {
-                job: job.publicKey,
-                market,
-                run: run.publicKey,
-                user: getAssociatedTokenAddressSync(mint, payer.publicKey),
-                vault,
-                payer: payer.publicKey,
-                rewardsReflection: any,
-                rewardsVault: any,
-                authority: payer.publicKey,
-                rewardsProgram: any,
-                tokenProgram: TOKEN_PROGRAM_ID,
-                systemProgram: SystemProgram.programId,
-              },
-              {ipfsJob: ipfsHashToBytes('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'), timeout: 60n},
-            ),
-          ],
-          [job, run],
-        )
+        const ix = listInstruction({
+          programId,
+          market,
+          mint,
+          payer: payer.publicKey,
+          job: job.publicKey,
+          run: run.publicKey,
+          timeout: 60n,
+        })
+        return sign([ix], [job, run])
       })
     // The market queue holds at most 314 jobs, so the two rounds of `list` stay under that.
     for (const [name, build, count] of [

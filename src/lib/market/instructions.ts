@@ -12,6 +12,18 @@ type ArgType = 'u8' | 'u64' | 'i64' | 'u128' | 'bytes32'
 /** [name, writable, signer] */
 type AccountSpec = readonly [string, boolean, boolean]
 
+// `close` and `closeAdmin` take the same accounts (the IDL lists them twice).
+const CLOSE_MARKET = {
+  accounts: [
+    ['market', true, false],
+    ['vault', true, false],
+    ['user', true, false],
+    ['authority', false, true],
+    ['tokenProgram', false, false],
+  ],
+  args: [],
+} as const
+
 const SPECS = {
   open: {
     accounts: [
@@ -46,26 +58,8 @@ const SPECS = {
       ['jobTimeout', 'i64'],
     ],
   },
-  close: {
-    accounts: [
-      ['market', true, false],
-      ['vault', true, false],
-      ['user', true, false],
-      ['authority', false, true],
-      ['tokenProgram', false, false],
-    ],
-    args: [],
-  },
-  closeAdmin: {
-    accounts: [
-      ['market', true, false],
-      ['vault', true, false],
-      ['user', true, false],
-      ['authority', false, true],
-      ['tokenProgram', false, false],
-    ],
-    args: [],
-  },
+  close: CLOSE_MARKET,
+  closeAdmin: CLOSE_MARKET,
   assign: {
     accounts: [
       ['job', true, true],

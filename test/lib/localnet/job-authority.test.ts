@@ -1,23 +1,14 @@
 import {strict as assert} from 'node:assert'
 
-import {Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {Keypair, LAMPORTS_PER_SOL} from '@solana/web3.js'
 
 import {localnetJobAuthority} from '../../../src/lib/localnet/job-authority.js'
-import {jobsInstruction} from '../../../src/lib/market/index.js'
 import {useLocalnet} from '../../helpers/localnet.js'
-import {anyKey, listInstruction} from '../../helpers/market.js'
+import {listWithWallet, sendInstructions, workInstruction} from '../../helpers/market.js'
 
 describe('localnet job authority (for the secrets service)', function () {
   this.timeout(30_000)
   const t = useLocalnet()
-
-  async function send(instructions: TransactionInstruction[], signers: Keypair[]) {
-    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(
-      ...instructions,
-    )
-    tx.sign(...signers)
-    await t.connection.sendRawTransaction(tx.serialize())
-  }
 
   it('knows the node running a job, its poster, its paid end and its definition', async () => {
     const authority = localnetJobAuthority(t.ln.node)
@@ -27,56 +18,21 @@ describe('localnet job authority (for the secrets service)', function () {
       ops: [{id: 'x', args: {env: {TOKEN: '%%secrets.HF_TOKEN%%'}}}],
     }
     const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
-    const job = Keypair.generate()
-    const run = Keypair.generate()
-    await send(
-      [
-        listInstruction({
-          programId: t.programId,
-          market: t.market,
-          mint: t.mint,
-          payer: t.wallet.publicKey,
-          job: job.publicKey,
-          run: run.publicKey,
-          timeout: 900n,
-          cid,
-        }),
-      ],
-      [t.wallet, job, run],
-    )
+    const job = await listWithWallet(t, 900n, cid)
 
-    const queued = await authority.getJob(job.publicKey.toBase58())
+    const queued = await authority.getJob(job.toBase58())
     assert.deepEqual(queued && {node: queued.node, poster: queued.poster, running: queued.running}, {
       node: null,
       poster: t.wallet.publicKey.toBase58(),
       running: false,
     })
-    assert.deepEqual(await authority.getDefinition(job.publicKey.toBase58()), definition)
+    assert.deepEqual(await authority.getDefinition(job.toBase58()), definition)
 
     const node = Keypair.generate()
     t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
     const nodeRun = Keypair.generate()
-    await send(
-      [
-        jobsInstruction(
-          t.programId,
-          'work',
-          {
-            run: nodeRun.publicKey,
-            market: t.market,
-            payer: node.publicKey,
-            stake: anyKey(),
-            nft: anyKey(),
-            metadata: anyKey(),
-            authority: node.publicKey,
-            systemProgram: SystemProgram.programId,
-          },
-          {},
-        ),
-      ],
-      [node, nodeRun],
-    )
-    const running = await authority.getJob(job.publicKey.toBase58())
+    await sendInstructions(t, [workInstruction(t, node.publicKey, nodeRun.publicKey)], [node, nodeRun])
+    const running = await authority.getJob(job.toBase58())
     assert.equal(running?.node, node.publicKey.toBase58())
     assert.equal(running?.running, true)
     const now = Math.floor(Date.now() / 1000)
@@ -88,22 +44,7 @@ describe('localnet job authority (for the secrets service)', function () {
     assert.equal(await authority.getJob(Keypair.generate().publicKey.toBase58()), null)
     assert.equal(await authority.getJob(t.market.toBase58()), null)
     assert.equal(await authority.getJob('not an address'), null)
-    const job = Keypair.generate()
-    const run = Keypair.generate()
-    await send(
-      [
-        listInstruction({
-          programId: t.programId,
-          market: t.market,
-          mint: t.mint,
-          payer: t.wallet.publicKey,
-          job: job.publicKey,
-          run: run.publicKey,
-          timeout: 60n,
-        }),
-      ],
-      [t.wallet, job, run],
-    )
-    await assert.rejects(authority.getDefinition(job.publicKey.toBase58()), /the content store does not hold Qm/)
+    const job = await listWithWallet(t, 60n)
+    await assert.rejects(authority.getDefinition(job.toBase58()), /the content store does not hold Qm/)
   })
 })

@@ -1,15 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import {getAccount, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {
-  ComputeBudgetProgram,
-  Keypair,
-  LAMPORTS_PER_SOL,
-  PublicKey,
-  SystemProgram,
-  Transaction,
-  type TransactionInstruction,
-} from '@solana/web3.js'
+import {Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, type TransactionInstruction} from '@solana/web3.js'
 
 import {
   accountDiscriminator,
@@ -24,8 +16,8 @@ import {
   QueueType,
   RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
-import {rpc, useLocalnet} from '../../helpers/localnet.js'
-import {anyKey, JOB_CID, listInstruction} from '../../helpers/market.js'
+import {useLocalnet} from '../../helpers/localnet.js'
+import {anyKey, JOB_CID, listInstruction, sendInstructions, workInstruction} from '../../helpers/market.js'
 
 const RESULT = 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD'
 const PRICE = 100n
@@ -39,19 +31,8 @@ describe('localnet jobs program', function () {
     ;[vault] = findVaultAddress(t.programId, t.market, t.mint)
   })
 
-  let unique = 0
-  /**
-   * Sends instructions over JSON-RPC; returns the signature or the node's error. A compute-unit limit that differs
-   * each time keeps a repeated transaction from being refused as already processed.
-   */
-  async function send(instructions: TransactionInstruction[], signers: Keypair[]) {
-    const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(
-      ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}),
-      ...instructions,
-    )
-    tx.sign(...signers)
-    return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
-  }
+  const send = (instructions: TransactionInstruction[], signers: Keypair[]) =>
+    sendInstructions(t, instructions, signers)
 
   /** A keypair with SOL and `tokens` base units in its associated token account. */
   function account(tokens = 1n): {keypair: Keypair; tokens: PublicKey} {
@@ -91,23 +72,7 @@ describe('localnet jobs program', function () {
     return {payer, job: jobKey}
   }
 
-  function workIx(node: Keypair, run: Keypair) {
-    return jobsInstruction(
-      t.programId,
-      'work',
-      {
-        run: run.publicKey,
-        market: t.market,
-        payer: node.publicKey,
-        stake: anyKey(),
-        nft: anyKey(),
-        metadata: anyKey(),
-        authority: node.publicKey,
-        systemProgram: SystemProgram.programId,
-      },
-      {},
-    )
-  }
+  const workIx = (node: Keypair, run: Keypair) => workInstruction(t, node.publicKey, run.publicKey)
 
   /** Lets nodes take the jobs earlier tests left queued, so the next `list` or `work` starts from an empty queue. */
   async function drainQueue() {
