@@ -12,258 +12,102 @@ type ArgType = 'u8' | 'u64' | 'i64' | 'u128' | 'bytes32'
 /** [name, writable, signer] */
 type AccountSpec = readonly [string, boolean, boolean]
 
-// `close` and `closeAdmin` take the same accounts (the IDL lists them twice).
-const CLOSE_MARKET = {
-  accounts: [
-    ['market', true, false],
-    ['vault', true, false],
-    ['user', true, false],
-    ['authority', false, true],
-    ['tokenProgram', false, false],
-  ],
-  args: [],
-} as const
-
+/**
+ * Each instruction's accounts in the IDL's order (`:w` writable, `:s` signer) and its arguments (`name:type`):
+ * compact enough to read against the IDL it copies (test/lib/market/codecs.test.ts checks it against the IDL).
+ */
 const SPECS = {
   open: {
-    accounts: [
-      ['mint', false, false],
-      ['market', true, true],
-      ['vault', true, false],
-      ['authority', true, true],
-      ['accessKey', false, false],
-      ['rent', false, false],
-      ['systemProgram', false, false],
-      ['tokenProgram', false, false],
-    ],
-    args: [
-      ['jobExpiration', 'i64'],
-      ['jobPrice', 'u64'],
-      ['jobTimeout', 'i64'],
-      ['jobType', 'u8'],
-      ['nodeXnosMinimum', 'u128'],
-    ],
+    accounts: 'mint market:ws vault:w authority:ws accessKey rent systemProgram tokenProgram',
+    args: 'jobExpiration:i64 jobPrice:u64 jobTimeout:i64 jobType:u8 nodeXnosMinimum:u128',
   },
   update: {
-    accounts: [
-      ['market', true, false],
-      ['accessKey', false, false],
-      ['authority', false, true],
-    ],
-    args: [
-      ['jobExpiration', 'i64'],
-      ['jobPrice', 'u64'],
-      ['jobType', 'u8'],
-      ['nodeStakeMinimum', 'u128'],
-      ['jobTimeout', 'i64'],
-    ],
+    accounts: 'market:w accessKey authority:s',
+    args: 'jobExpiration:i64 jobPrice:u64 jobType:u8 nodeStakeMinimum:u128 jobTimeout:i64',
   },
-  close: CLOSE_MARKET,
-  closeAdmin: CLOSE_MARKET,
+  close: {accounts: 'market:w vault:w user:w authority:s tokenProgram', args: ''},
+  closeAdmin: {accounts: 'market:w vault:w user:w authority:s tokenProgram', args: ''},
   assign: {
-    accounts: [
-      ['job', true, true],
-      ['market', true, false],
-      ['run', true, true],
-      ['node', false, false],
-      ['user', true, false],
-      ['vault', true, false],
-      ['payer', true, true],
-      ['rewardsReflection', true, false],
-      ['rewardsVault', true, false],
-      ['authority', false, true],
-      ['rewardsProgram', false, false],
-      ['tokenProgram', false, false],
-      ['systemProgram', false, false],
-    ],
-    args: [
-      ['ipfsJob', 'bytes32'],
-      ['timeout', 'i64'],
-    ],
+    accounts:
+      'job:ws market:w run:ws node user:w vault:w payer:ws rewardsReflection:w rewardsVault:w authority:s rewardsProgram tokenProgram systemProgram',
+    args: 'ipfsJob:bytes32 timeout:i64',
   },
   list: {
-    accounts: [
-      ['job', true, true],
-      ['market', true, false],
-      ['run', true, true],
-      ['user', true, false],
-      ['vault', true, false],
-      ['payer', true, true],
-      ['rewardsReflection', true, false],
-      ['rewardsVault', true, false],
-      ['authority', false, true],
-      ['rewardsProgram', false, false],
-      ['tokenProgram', false, false],
-      ['systemProgram', false, false],
-    ],
-    args: [
-      ['ipfsJob', 'bytes32'],
-      ['timeout', 'i64'],
-    ],
+    accounts:
+      'job:ws market:w run:ws user:w vault:w payer:ws rewardsReflection:w rewardsVault:w authority:s rewardsProgram tokenProgram systemProgram',
+    args: 'ipfsJob:bytes32 timeout:i64',
   },
-  delist: {
-    accounts: [
-      ['job', true, false],
-      ['market', true, false],
-      ['deposit', true, false],
-      ['payer', true, false],
-      ['vault', true, false],
-      ['tokenProgram', false, false],
-      ['authority', true, true],
-    ],
-    args: [],
-  },
-  recover: {
-    accounts: [
-      ['job', true, false],
-      ['market', false, false],
-      ['vault', true, false],
-      ['user', true, false],
-      ['payer', true, false],
-      ['authority', false, true],
-      ['tokenProgram', false, false],
-    ],
-    args: [],
-  },
+  delist: {accounts: 'job:w market:w deposit:w payer:w vault:w tokenProgram authority:ws', args: ''},
+  recover: {accounts: 'job:w market vault:w user:w payer:w authority:s tokenProgram', args: ''},
   extend: {
-    accounts: [
-      ['job', true, false],
-      ['market', false, false],
-      ['user', true, false],
-      ['vault', true, false],
-      ['rewardsReflection', true, false],
-      ['rewardsVault', true, false],
-      ['authority', false, true],
-      ['payer', false, true],
-      ['rewardsProgram', false, false],
-      ['tokenProgram', false, false],
-    ],
-    args: [['timeout', 'i64']],
+    accounts:
+      'job:w market user:w vault:w rewardsReflection:w rewardsVault:w authority:s payer:s rewardsProgram tokenProgram',
+    args: 'timeout:i64',
   },
-  end: {
-    accounts: [
-      ['job', true, false],
-      ['market', false, false],
-      ['run', true, false],
-      ['deposit', true, false],
-      ['user', true, false],
-      ['vault', true, false],
-      ['payer', true, false],
-      ['authority', true, true],
-      ['tokenProgram', false, false],
-    ],
-    args: [],
-  },
-  work: {
-    accounts: [
-      ['run', true, true],
-      ['market', true, false],
-      ['payer', true, true],
-      ['stake', false, false],
-      ['nft', false, false],
-      ['metadata', false, false],
-      ['authority', false, true],
-      ['systemProgram', false, false],
-    ],
-    args: [],
-  },
-  stop: {
-    accounts: [
-      ['market', true, false],
-      ['node', false, false],
-      ['authority', false, true],
-    ],
-    args: [],
-  },
-  claim: {
-    accounts: [
-      ['job', true, false],
-      ['run', true, true],
-      ['market', false, false],
-      ['stake', false, false],
-      ['nft', false, false],
-      ['metadata', false, false],
-      ['payer', true, true],
-      ['authority', false, true],
-      ['systemProgram', false, false],
-    ],
-    args: [],
-  },
-  complete: {
-    accounts: [
-      ['job', true, false],
-      ['authority', false, true],
-    ],
-    args: [['ipfsResult', 'bytes32']],
-  },
+  end: {accounts: 'job:w market run:w deposit:w user:w vault:w payer:w authority:ws tokenProgram', args: ''},
+  work: {accounts: 'run:ws market:w payer:ws stake nft metadata authority:s systemProgram', args: ''},
+  stop: {accounts: 'market:w node authority:s', args: ''},
+  claim: {accounts: 'job:w run:ws market stake nft metadata payer:ws authority:s systemProgram', args: ''},
+  complete: {accounts: 'job:w authority:s', args: 'ipfsResult:bytes32'},
   finish: {
-    accounts: [
-      ['job', true, false],
-      ['run', true, false],
-      ['market', false, false],
-      ['vault', true, false],
-      ['deposit', true, false],
-      ['user', true, false],
-      ['payerJob', true, false],
-      ['payerRun', true, false],
-      ['project', true, false],
-      ['authority', false, true],
-      ['tokenProgram', false, false],
-    ],
-    args: [['ipfsResult', 'bytes32']],
+    accounts: 'job:w run:w market vault:w deposit:w user:w payerJob:w payerRun:w project:w authority:s tokenProgram',
+    args: 'ipfsResult:bytes32',
   },
-  quit: {
-    accounts: [
-      ['job', true, false],
-      ['run', true, false],
-      ['payer', true, false],
-      ['authority', false, true],
-    ],
-    args: [],
-  },
-  quitAdmin: {
-    accounts: [
-      ['run', true, false],
-      ['payer', true, false],
-      ['authority', false, true],
-    ],
-    args: [],
-  },
-  clean: {
-    accounts: [
-      ['job', true, false],
-      ['market', false, false],
-      ['payer', true, false],
-    ],
-    args: [],
-  },
-  cleanAdmin: {
-    accounts: [
-      ['job', true, false],
-      ['payer', true, false],
-      ['authority', false, true],
-    ],
-    args: [],
-  },
-} as const satisfies Record<string, {accounts: readonly AccountSpec[]; args: readonly (readonly [string, ArgType])[]}>
+  quit: {accounts: 'job:w run:w payer:w authority:s', args: ''},
+  quitAdmin: {accounts: 'run:w payer:w authority:s', args: ''},
+  clean: {accounts: 'job:w market payer:w', args: ''},
+  cleanAdmin: {accounts: 'job:w payer:w authority:s', args: ''},
+} as const
 
-export type JobsInstructionName = keyof typeof SPECS
 type Spec<N extends JobsInstructionName> = (typeof SPECS)[N]
+/** The names in a space-separated spec, flags dropped: 'job:ws market:w' → 'job' | 'market'. */
+type SpecNames<S extends string> = S extends `${infer Head} ${infer Rest}`
+  ? SpecNames<Head> | SpecNames<Rest>
+  : S extends `${infer Name}:${string}`
+    ? Name
+    : S extends ''
+      ? never
+      : S
+/** The arguments in a spec with their TypeScript types: 'timeout:i64' → {timeout: bigint}. */
+type SpecArgs<S extends string> = S extends `${infer Head} ${infer Rest}`
+  ? SpecArgs<Head> & SpecArgs<Rest>
+  : S extends `${infer Name}:${infer Type extends ArgType}`
+    ? {[K in Name]: ArgValue<Type>}
+    : unknown
 type ArgValue<T extends ArgType> = T extends 'u8' ? number : T extends 'bytes32' ? Uint8Array : bigint
 
+export type JobsInstructionName = keyof typeof SPECS
 /** The named accounts an instruction takes, e.g. `{job, market, run, ...}` for `list`. */
-export type JobsInstructionAccounts<N extends JobsInstructionName> = {[K in Spec<N>['accounts'][number][0]]: PublicKey}
+export type JobsInstructionAccounts<N extends JobsInstructionName> = {[K in SpecNames<Spec<N>['accounts']>]: PublicKey}
 /** The arguments an instruction takes, e.g. `{ipfsJob, timeout}` for `list`. */
 export type JobsInstructionArgs<N extends JobsInstructionName> = {
-  [A in Spec<N>['args'][number] as A[0]]: ArgValue<A[1]>
+  [K in keyof SpecArgs<Spec<N>['args']>]: SpecArgs<Spec<N>['args']>[K]
 }
 
 const NAMES = Object.keys(SPECS) as JobsInstructionName[]
 const BY_DISCRIMINATOR = new Map(NAMES.map((name) => [instructionDiscriminator(name).toString('hex'), name]))
+const ACCOUNTS = new Map(
+  NAMES.map((name) => [
+    name,
+    SPECS[name].accounts.split(' ').map((entry): AccountSpec => {
+      const [account, flags = ''] = entry.split(':')
+      return [account!, flags.includes('w'), flags.includes('s')]
+    }),
+  ]),
+)
+const ARGS = new Map(
+  NAMES.map((name) => [
+    name,
+    SPECS[name].args
+      .split(' ')
+      .filter(Boolean)
+      .map((entry) => entry.split(':') as [string, ArgType]),
+  ]),
+)
 
 /** The IDL's account list of an instruction: names in order with their writable and signer flags. */
 export function instructionAccountSpecs(name: JobsInstructionName): readonly AccountSpec[] {
-  return SPECS[name].accounts
+  return ACCOUNTS.get(name)!
 }
 
 /** Encodes an instruction's data: discriminator then Borsh arguments. */
@@ -273,7 +117,7 @@ export function encodeJobsInstructionData<N extends JobsInstructionName>(
 ): Buffer {
   const w = new BorshWriter().fixed(instructionDiscriminator(name), 8)
   const values = args as Record<string, unknown>
-  for (const [arg, type] of SPECS[name].args as readonly (readonly [string, ArgType])[]) {
+  for (const [arg, type] of ARGS.get(name)!) {
     const v = values[arg]
     if (type === 'u8') w.u8(v as number)
     else if (type === 'bytes32') w.fixed(v as Uint8Array, 32)
@@ -296,7 +140,7 @@ export function decodeJobsInstructionData(data: Uint8Array): DecodedJobsInstruct
   if (!name) return null
   const r = new BorshReader(data, 8)
   const args: Record<string, unknown> = {}
-  for (const [arg, type] of SPECS[name].args as readonly (readonly [string, ArgType])[]) {
+  for (const [arg, type] of ARGS.get(name)!) {
     if (type === 'u8') args[arg] = r.u8()
     else if (type === 'bytes32') args[arg] = r.fixed(32)
     else if (type === 'u128') args[arg] = r.u128()
@@ -316,7 +160,7 @@ export function jobsInstruction<N extends JobsInstructionName>(
   const named = accounts as Record<string, PublicKey>
   return new TransactionInstruction({
     programId,
-    keys: SPECS[name].accounts.map(([account, isWritable, isSigner]) => ({
+    keys: instructionAccountSpecs(name).map(([account, isWritable, isSigner]) => ({
       pubkey: named[account]!,
       isSigner,
       isWritable,
