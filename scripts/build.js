@@ -44,12 +44,14 @@ await build({
   // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
   // parsers that are only imported on demand (YAML files, locating errors, code frames) load as Node loads
   // them, since a bundled CommonJS chunk would only offer a default export to `await import()`. ws asks for
-  // its optional native addons (bufferutil, utf-8-validate) and works without them.
+  // its optional native addons (bufferutil, utf-8-validate) and works without them; bigint-buffer (from the
+  // Solana libraries) finds its optional addon relative to its own folder and falls back to JS without it.
   external: [
     'typescript',
     'ts-node',
     'tsx',
     'better-sqlite3',
+    'bigint-buffer',
     'litesvm',
     'pg-native',
     'yaml',

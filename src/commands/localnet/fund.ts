@@ -1,0 +1,97 @@
+import {Args, Flags} from '@oclif/core'
+import {PublicKey} from '@solana/web3.js'
+
+import {BaseCommand} from '../../base-command.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {ensureLocalnet, localnetStatus} from '../../lib/localnet/control.js'
+import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {fundFromFaucet} from '../../lib/localnet/fund.js'
+import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
+import {defaultPort} from '../../lib/localnet/paths.js'
+import {formatAmount, parseAmount} from '../../lib/market/amounts.js'
+import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
+import {defaultWalletPath, loadOrCreateKeypair} from '../../lib/market/wallet.js'
+
+/** A SOL is 10^9 lamports. */
+const SOL_DECIMALS = 9
+
+interface FundReport {
+  network: 'localnet'
+  address: string
+  mint: string
+  signature: string
+  sol: {added: string; balance: string}
+  tokens: {added: string; balance: string}
+}
+
+export default class LocalnetFund extends BaseCommand {
+  static override summary =
+    'Send SOL and payment tokens from the localnet faucet to an address (your wallet by default).'
+  static override description = `Starts a localnet in the background when none runs. Without --sol and --tokens, sends ${DEFAULT_FUNDING.sol} SOL and ${DEFAULT_FUNDING.tokens} tokens. The tokens land in the address's associated token account, created when missing.`
+
+  static override examples = [
+    '<%= config.bin %> localnet fund',
+    '<%= config.bin %> localnet fund 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin --sol 2 --tokens 50',
+    '<%= config.bin %> localnet fund --tokens 0.5 --json',
+  ]
+
+  static override args = {
+    address: Args.string({
+      description: 'address to fund [default: your wallet, $GPUNET_WALLET or ~/.config/gpunet/wallet.json]',
+    }),
+  }
+
+  static override flags = {
+    sol: Flags.string({
+      description: `SOL to send (decimals allowed) [default: ${DEFAULT_FUNDING.sol} when --tokens is not given]`,
+    }),
+    tokens: Flags.string({
+      description: `payment tokens to send [default: ${DEFAULT_FUNDING.tokens} when --sol is not given]`,
+    }),
+    'data-dir': dataDirFlag,
+  }
+
+  async run(): Promise<FundReport> {
+    const {args, flags} = await this.parse(LocalnetFund)
+    const both = flags.sol === undefined && flags.tokens === undefined
+    const lamports = parseAmount(flags.sol ?? (both ? String(DEFAULT_FUNDING.sol) : '0'), SOL_DECIMALS, 'SOL')
+    const tokens = parseAmount(flags.tokens ?? (both ? String(DEFAULT_FUNDING.tokens) : '0'), TOKEN_DECIMALS, 'token')
+    if (lamports === 0n && tokens === 0n) {
+      throw new GpunetError('nothing_to_fund', 'nothing to send: --sol and --tokens are both 0', {
+        exitCode: ExitCode.USAGE,
+        hint: 'Give a positive amount, e.g. --sol 1 or --tokens 10.',
+      })
+    }
+    const owner = args.address ? parseAddress(args.address) : loadOrCreateKeypair(defaultWalletPath()).keypair.publicKey
+
+    const dataDir = flags['data-dir']
+    const runtime = await ensureLocalnet(dataDir, defaultPort(), (line) => this.note(line))
+    const status = await localnetStatus(dataDir)
+    const mint = new PublicKey(status.mint!)
+    const result = await fundFromFaucet(dataDir, runtime, mint, owner, {lamports, tokens})
+
+    const report: FundReport = {
+      network: 'localnet',
+      address: owner.toBase58(),
+      mint: mint.toBase58(),
+      signature: result.signature,
+      sol: {added: formatAmount(lamports, SOL_DECIMALS), balance: formatAmount(result.lamports, SOL_DECIMALS)},
+      tokens: {added: formatAmount(tokens, TOKEN_DECIMALS), balance: formatAmount(result.tokens, TOKEN_DECIMALS)},
+    }
+    this.say(`Funded ${report.address} on localnet: +${report.sol.added} SOL, +${report.tokens.added} tokens`)
+    this.say(`  Balance      ${report.sol.balance} SOL, ${report.tokens.balance} tokens`)
+    this.say(`  Signature    ${report.signature}`)
+    return report
+  }
+}
+
+function parseAddress(text: string): PublicKey {
+  try {
+    return new PublicKey(text)
+  } catch {
+    throw new GpunetError('invalid_address', `"${text}" is not a Solana address`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'An address is 32 bytes in base58, e.g. 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin.',
+    })
+  }
+}

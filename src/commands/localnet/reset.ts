@@ -1,0 +1,26 @@
+import {BaseCommand} from '../../base-command.js'
+import {resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
+import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
+
+export default class LocalnetReset extends BaseCommand {
+  static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'
+  static override description = `A running localnet is stopped first and started again, fresh, on the same port. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
+
+  static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --json']
+
+  static override flags = {'data-dir': dataDirFlag}
+
+  async run(): Promise<{reset: boolean; restarted: boolean; dataDir: string; rpcUrl: string | null}> {
+    const {flags} = await this.parse(LocalnetReset)
+    const dataDir = flags['data-dir']
+    const running = await runningLocalnet(dataDir)
+    const existed = await resetLocalnet(dataDir)
+    this.say(existed ? `Wiped the localnet in ${dataDir}.` : `There was no localnet in ${dataDir}.`)
+    if (!running) return {reset: existed, restarted: false, dataDir, rpcUrl: null}
+    const port = Number(new URL(running.rpcUrl).port) || DEFAULT_PORT
+    const fresh = await startInBackground(dataDir, port)
+    this.say(`Started a fresh localnet at ${fresh.rpcUrl}.`)
+    return {reset: existed, restarted: true, dataDir, rpcUrl: fresh.rpcUrl}
+  }
+}

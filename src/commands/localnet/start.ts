@@ -1,0 +1,52 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
+import {dataDirFlag, portFlag} from '../../lib/localnet/flags.js'
+import {statusLines} from '../../lib/localnet/format.js'
+import {serveUntilSignal} from '../../lib/localnet/serve.js'
+
+export default class LocalnetStart extends BaseCommand {
+  static override summary =
+    'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
+  static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.`
+
+  static override examples = [
+    '<%= config.bin %> localnet start',
+    '<%= config.bin %> localnet start --detach',
+    '<%= config.bin %> localnet start --detach --port 0 --data-dir /tmp/gpunet-localnet --json',
+  ]
+
+  static override flags = {
+    detach: Flags.boolean({char: 'd', description: 'start in the background and return once it answers'}),
+    'data-dir': dataDirFlag,
+    port: portFlag,
+  }
+
+  async run(): Promise<LocalnetStatus | undefined> {
+    const {flags} = await this.parse(LocalnetStart)
+    const dataDir = flags['data-dir']
+    if (await runningLocalnet(dataDir)) {
+      this.note(`A localnet already serves ${dataDir}.`)
+      return this.report(await localnetStatus(dataDir), 'running')
+    }
+    if (flags.detach) {
+      await startInBackground(dataDir, flags.port)
+      return this.report(await localnetStatus(dataDir), 'started in the background')
+    }
+    await serveUntilSignal({dataDir, port: flags.port}, async () => {
+      const status = await localnetStatus(dataDir)
+      if (this.jsonEnabled()) this.logJson(status)
+      else this.report(status, 'running')
+      this.note('Press Ctrl+C to stop; the chain is saved in the data directory.')
+    })
+    this.note('Localnet stopped.')
+    return undefined
+  }
+
+  private report(status: LocalnetStatus, state: string): LocalnetStatus {
+    this.say(`Localnet ${state} (pid ${status.pid})`)
+    for (const line of statusLines(status)) this.say(line)
+    return status
+  }
+}

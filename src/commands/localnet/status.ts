@@ -1,0 +1,31 @@
+import {BaseCommand} from '../../base-command.js'
+import {ExitCode} from '../../lib/errors.js'
+import {type LocalnetStatus, localnetStatus} from '../../lib/localnet/control.js'
+import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {statusLines} from '../../lib/localnet/format.js'
+
+export default class LocalnetStatusCommand extends BaseCommand {
+  static override summary = 'Show whether the localnet runs, with its URLs, market, token mint and program id.'
+  static override description = `Exits 0 when the localnet runs and answers, 7 when it does not (the status is printed either way). "secretsUrl" and "gatewayUrl" are null until those services are part of the localnet.`
+
+  static override examples = [
+    '<%= config.bin %> localnet status',
+    '<%= config.bin %> localnet status --json | jq -r .rpcUrl',
+  ]
+
+  static override flags = {'data-dir': dataDirFlag}
+
+  async run(): Promise<LocalnetStatus> {
+    const {flags} = await this.parse(LocalnetStatusCommand)
+    const status = await localnetStatus(flags['data-dir'])
+    if (status.running) {
+      this.say(`Localnet running (pid ${status.pid}) since ${status.startedAt}`)
+    } else {
+      this.say(`No localnet is running for ${status.dataDir}.`)
+      this.setExitCode(ExitCode.NOT_FOUND)
+    }
+    for (const line of statusLines(status)) this.say(line)
+    if (!status.running) this.say(this.color('dim', 'Start it with "gpunet localnet start --detach".'))
+    return status
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * CIDv0 of a file exactly as `ipfs add` computes it with its defaults (CIDv0, 256 KiB fixed-size chunks,
+ * balanced DAG of at most 174 links per node, UnixFS file nodes in dag-pb for leaves too).
+ */
+import {createHash} from 'node:crypto'
+
+import * as dagPb from '@ipld/dag-pb'
+import {UnixFS} from 'ipfs-unixfs'
+import {CID} from 'multiformats/cid'
+import * as Digest from 'multiformats/hashes/digest'
+
+const CHUNK_SIZE = 262_144
+const MAX_CHILDREN = 174
+const SHA2_256 = 0x12
+
+interface DagNode {
+  cid: CID
+  /** Bytes of the file under this node. */
+  fileSize: bigint
+  /** Bytes of this node's block plus all blocks under it (a link's Tsize). */
+  cumulativeSize: number
+}
+
+function block(bytes: Uint8Array, cumulativeChildren: number): {cid: CID; size: number} {
+  const digest = Digest.create(SHA2_256, createHash('sha256').update(bytes).digest())
+  return {cid: CID.createV0(digest), size: bytes.length + cumulativeChildren}
+}
+
+function leaf(data: Uint8Array): DagNode {
+  const unixfs = new UnixFS({type: 'file', data: data.length > 0 ? data : undefined})
+  const {cid, size} = block(dagPb.encode(dagPb.prepare({Data: unixfs.marshal()})), 0)
+  return {cid, fileSize: BigInt(data.length), cumulativeSize: size}
+}
+
+function parent(children: DagNode[]): DagNode {
+  const unixfs = new UnixFS({type: 'file'})
+  for (const child of children) unixfs.addBlockSize(child.fileSize)
+  const links = children.map((c) => ({Hash: c.cid, Name: '', Tsize: c.cumulativeSize}))
+  const linked = children.reduce((sum, c) => sum + c.cumulativeSize, 0)
+  const {cid, size} = block(dagPb.encode(dagPb.prepare({Data: unixfs.marshal(), Links: links})), linked)
+  return {cid, fileSize: children.reduce((sum, c) => sum + c.fileSize, 0n), cumulativeSize: size}
+}
+
+/** The CIDv0 ("Qm...") and DAG size (the `Size` that `ipfs add` reports) of a file's bytes. */
+export function computeCidV0(bytes: Uint8Array): {cid: string; size: number} {
+  let level: DagNode[] = []
+  for (let offset = 0; offset < bytes.length || level.length === 0; offset += CHUNK_SIZE) {
+    level.push(leaf(bytes.subarray(offset, offset + CHUNK_SIZE)))
+  }
+  // The balanced layout: a single chunk is the root; otherwise group up to 174 per parent until one remains.
+  while (level.length > 1) {
+    const next: DagNode[] = []
+    for (let i = 0; i < level.length; i += MAX_CHILDREN) next.push(parent(level.slice(i, i + MAX_CHILDREN)))
+    level = next
+  }
+  const root = level[0]!
+  return {cid: root.cid.toString(), size: root.cumulativeSize}
+}

@@ -1,0 +1,300 @@
+/**
+ * The localnet's chain: litesvm runs SOL and SPL token transactions; transactions that call the jobs program
+ * are executed here with the program's own checks (no binary of it exists), on the same account store, with
+ * the same fee, signature, blockhash and duplicate rules. Every transaction is applied whole or not at all.
+ */
+import {EventEmitter} from 'node:events'
+
+import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
+import {
+  FailedTransactionMetadata,
+  type LiteSvm,
+  SimulatedTransactionInfo,
+  type TransactionMetadata,
+} from 'litesvm/dist/internal.js'
+
+import {executeJobsInstruction} from './jobs-program/execute.js'
+import {InstructionFailure} from './jobs-program/errors.js'
+import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
+import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
+import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
+import {
+  decodeTransaction,
+  type DecodedTransaction,
+  MalformedTransaction,
+  resolveAccounts,
+  type ResolvedAccount,
+  verifySignatures,
+} from './transaction.js'
+import {litesvmErrorToJson, type TransactionErrorJson} from './tx-error.js'
+
+/** Lamports per signature, as on mainnet. */
+export const LAMPORTS_PER_SIGNATURE = 5000n
+
+export interface Execution {
+  err: TransactionErrorJson | null
+  logs: string[]
+  unitsConsumed: number
+}
+
+/** What sending a transaction did: the RPC turns each case into a node's answer. */
+export type SendOutcome =
+  | {kind: 'landed'; signature: string; execution: Execution}
+  | {kind: 'dropped'; signature: string}
+  | {kind: 'preflight-failed'; execution: Execution}
+  | {kind: 'bad-signature'}
+
+export interface BlockhashInfo {
+  blockhash: string
+  lastValidBlockHeight: number
+}
+
+/** Thrown for a request the localnet cannot serve (bad transaction bytes); the RPC reports it as invalid params. */
+export class ChainInputError extends Error {}
+
+export class Chain {
+  /** Emits `signature` (signature, status) when a transaction lands. */
+  readonly events = new EventEmitter()
+
+  constructor(
+    readonly svm: LiteSvm,
+    readonly programId: PublicKey,
+    readonly clock: SlotClock,
+    private readonly statuses: Map<string, SignatureStatus>,
+    private readonly store: ChainStore,
+  ) {
+    // The localnet checks signatures and blockhashes itself (one rule for both execution paths), and keeps its
+    // own signature history so a transaction refused at preflight can be sent again.
+    svm.setSigverify(false)
+    svm.setBlockhashCheck(false)
+    svm.setTransactionHistory(0n)
+  }
+
+  slot(): number {
+    return this.clock.slot()
+  }
+
+  latestBlockhash(): BlockhashInfo {
+    const slot = this.clock.slot()
+    return {blockhash: this.clock.blockhash(slot), lastValidBlockHeight: slot + MAX_PROCESSING_AGE}
+  }
+
+  account(key: PublicKey): AccountState | null {
+    return readAccount(this.svm, key)
+  }
+
+  /** Every account owned by `owner`. */
+  programAccounts(owner: PublicKey): {pubkey: PublicKey; account: AccountState}[] {
+    return this.svm
+      .getProgramAccounts(owner.toBytes())
+      .map((a) => ({pubkey: new PublicKey(a.address), account: toState(a.account())}))
+  }
+
+  rentExempt(size: number): bigint {
+    return this.svm.minimumBalanceForRentExemption(BigInt(size))
+  }
+
+  status(signature: string): SignatureStatus | null {
+    return this.statuses.get(signature) ?? null
+  }
+
+  /** Processes a wire transaction as `sendTransaction` does. */
+  send(raw: Uint8Array, options: {skipPreflight?: boolean} = {}): SendOutcome {
+    const tx = this.decode(raw)
+    if (!verifySignatures(tx)) return {kind: 'bad-signature'}
+    const txError = this.statuses.has(tx.signature)
+      ? 'AlreadyProcessed'
+      : this.clock.recentSlotOf(tx.message.recentBlockhash) === null
+        ? 'BlockhashNotFound'
+        : null
+    if (txError) {
+      // A node drops such a transaction without a trace; only preflight tells the sender why.
+      return options.skipPreflight
+        ? {kind: 'dropped', signature: tx.signature}
+        : {kind: 'preflight-failed', execution: failed(txError)}
+    }
+    this.syncClock()
+    const accounts = this.accounts(tx)
+    const outcome = this.callsJobsProgram(tx, accounts) ? this.runJobs(tx, accounts) : this.runLitesvm(tx, accounts)
+    if (!outcome.charged) {
+      return options.skipPreflight
+        ? {kind: 'dropped', signature: tx.signature}
+        : {kind: 'preflight-failed', execution: outcome.execution}
+    }
+    if (outcome.execution.err && !options.skipPreflight) {
+      outcome.discard()
+      return {kind: 'preflight-failed', execution: outcome.execution}
+    }
+    this.land(tx.signature, outcome.execution.err, outcome.keep())
+    return {kind: 'landed', signature: tx.signature, execution: outcome.execution}
+  }
+
+  /** Runs a transaction without keeping its effects, as `simulateTransaction` does. */
+  simulate(
+    raw: Uint8Array,
+    options: {sigVerify?: boolean; replaceRecentBlockhash?: boolean} = {},
+  ): Execution | 'bad-signature' {
+    const tx = this.decode(raw)
+    if (options.sigVerify && !verifySignatures(tx)) return 'bad-signature'
+    if (!options.replaceRecentBlockhash && this.clock.recentSlotOf(tx.message.recentBlockhash) === null) {
+      return failed('BlockhashNotFound')
+    }
+    this.syncClock()
+    const accounts = this.accounts(tx)
+    if (this.callsJobsProgram(tx, accounts)) return this.runJobs(tx, accounts).execution
+    const result =
+      tx.message.version === 'legacy'
+        ? this.svm.simulateLegacyTransaction(tx.raw)
+        : this.svm.simulateVersionedTransaction(tx.raw)
+    return execution(result.meta(), result instanceof SimulatedTransactionInfo ? null : litesvmErrorToJson(result))
+  }
+
+  /** Writes the snapshot and empties the journal (on shutdown, and when the journal grows long). */
+  compact(): void {
+    this.store.compact(this.svm, this.statuses)
+  }
+
+  private decode(raw: Uint8Array): DecodedTransaction {
+    try {
+      return decodeTransaction(raw)
+    } catch (error) {
+      throw new ChainInputError((error as Error).message)
+    }
+  }
+
+  private accounts(tx: DecodedTransaction): ResolvedAccount[] {
+    try {
+      return resolveAccounts(tx, (key) => this.account(key)?.data ?? null)
+    } catch (error) {
+      if (error instanceof MalformedTransaction) throw new ChainInputError(error.message)
+      throw error
+    }
+  }
+
+  private callsJobsProgram(tx: DecodedTransaction, accounts: ResolvedAccount[]): boolean {
+    return tx.message.compiledInstructions.some((ix) => accounts[ix.programIdIndex]?.pubkey.equals(this.programId))
+  }
+
+  private syncClock(): void {
+    const clock = this.svm.getClock()
+    clock.slot = BigInt(this.clock.slot())
+    clock.unixTimestamp = this.clock.unixTimestamp()
+    this.svm.setClock(clock)
+  }
+
+  private land(signature: string, err: TransactionErrorJson | null, writes: [PublicKey, AccountState | null][]): void {
+    const status = {slot: this.clock.slot(), err}
+    this.statuses.set(signature, status)
+    trimStatuses(this.statuses)
+    this.store.append(signature, status, writes)
+    if (this.store.shouldCompact()) this.compact()
+    this.events.emit('signature', signature, status)
+  }
+
+  /** Runs a transaction through litesvm, which applies it at once; `discard` puts the accounts back. */
+  private runLitesvm(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
+    const writable = accounts.filter((a) => a.isWritable).map((a) => a.pubkey)
+    const before = writable.map((k) => [k, readAccount(this.svm, k)] as const)
+    const result =
+      tx.message.version === 'legacy'
+        ? this.svm.sendLegacyTransaction(tx.raw)
+        : this.svm.sendVersionedTransaction(tx.raw)
+    const failure = result instanceof FailedTransactionMetadata ? result : null
+    const err = failure ? litesvmErrorToJson(failure) : null
+    return {
+      execution: execution(failure ? failure.meta() : (result as TransactionMetadata), err),
+      // A transaction refused before execution (no fee taken) never lands; one that fails after it pays its fee.
+      charged: err === null || readAccount(this.svm, writable[0]!)?.lamports !== before[0]![1]?.lamports,
+      discard: () => before.forEach(([k, state]) => writeAccount(this.svm, k, state)),
+      keep: () => writable.map((k) => [k, readAccount(this.svm, k)]),
+    }
+  }
+
+  /** Runs a transaction that calls the jobs program on an overlay; nothing is applied until `keep`. */
+  private runJobs(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
+    const feePayer = accounts[0]!.pubkey
+    const fee = LAMPORTS_PER_SIGNATURE * BigInt(tx.message.header.numRequiredSignatures)
+    const chargeFee = (overlay: Overlay): TransactionErrorJson | null => {
+      const payer = overlay.get(feePayer)
+      if (!payer) return 'AccountNotFound'
+      if (payer.lamports < fee) return 'InsufficientFundsForFee'
+      overlay.set(feePayer, {...payer, lamports: payer.lamports - fee})
+      return null
+    }
+    const overlay = new Overlay(this.svm)
+    const feeError = chargeFee(overlay)
+    if (feeError) return {execution: failed(feeError), charged: false, discard() {}, keep: () => []}
+
+    const logs: string[] = []
+    let err: TransactionErrorJson | null = null
+    tx.message.compiledInstructions.forEach((ix, index) => {
+      if (err) return
+      const program = accounts[ix.programIdIndex]!.pubkey
+      logs.push(`Program ${program.toBase58()} invoke [1]`)
+      if (program.equals(ComputeBudgetProgram.programId)) {
+        logs.push(`Program ${program.toBase58()} success`)
+        return
+      }
+      try {
+        if (!program.equals(this.programId)) {
+          throw new InstructionFailure(
+            'UnsupportedProgramId',
+            'the localnet runs jobs program transactions with ComputeBudget instructions only',
+          )
+        }
+        executeJobsInstruction({
+          programId: this.programId,
+          accounts: ix.accountKeyIndexes.map((i) => accounts[i]!),
+          data: ix.data,
+          ledger: overlay,
+          now: this.clock.unixTimestamp(),
+          rentExempt: (size) => this.rentExempt(size),
+          log: (line) => logs.push(line),
+        })
+        logs.push(`Program ${program.toBase58()} success`)
+      } catch (error) {
+        if (!(error instanceof InstructionFailure)) throw error
+        err = {InstructionError: [index, error.error]}
+        logs.push(`Program log: Error: ${error.message}`)
+        const code =
+          typeof error.error === 'object' && 'Custom' in error.error
+            ? `custom program error: 0x${error.error.Custom.toString(16)}`
+            : String(error.error)
+        logs.push(`Program ${program.toBase58()} failed: ${code}`)
+      }
+    })
+
+    return {
+      execution: {err, logs, unitsConsumed: 0},
+      charged: true,
+      discard() {},
+      keep: () => {
+        let changed = overlay
+        if (err) {
+          // A transaction that fails in an instruction still pays its fee, and does nothing else.
+          changed = new Overlay(this.svm)
+          chargeFee(changed)
+        }
+        return changed.commit().map((k) => [k, readAccount(this.svm, k)])
+      },
+    }
+  }
+}
+
+interface RunOutcome {
+  execution: Execution
+  /** False when the transaction was refused before it could pay its fee (it never lands). */
+  charged: boolean
+  /** Leaves the accounts as they were before the transaction. */
+  discard: () => void
+  /** Applies the transaction and returns the final state of every account it wrote. */
+  keep: () => [PublicKey, AccountState | null][]
+}
+
+function execution(meta: TransactionMetadata, err: TransactionErrorJson | null): Execution {
+  return {err, logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed())}
+}
+
+function failed(err: TransactionErrorJson): Execution {
+  return {err, logs: [], unitsConsumed: 0}
+}

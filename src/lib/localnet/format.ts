@@ -1,0 +1,19 @@
+/** Human rendering of a localnet's status, shared by `localnet start` and `localnet status`. */
+import type {LocalnetStatus} from './control.js'
+
+/** Aligned "label  value" lines of everything a user needs to point a tool at the localnet. */
+export function statusLines(status: LocalnetStatus): string[] {
+  const rows: [string, string | null][] = [
+    ['RPC', status.rpcUrl],
+    ['WebSocket', status.wsUrl],
+    ['IPFS API', status.contentStoreUrl && `${status.contentStoreUrl}/api/v0/add`],
+    ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
+    ['Secrets', status.secretsUrl],
+    ['Program', status.programId],
+    ['Market', status.market],
+    ['Token mint', status.mint],
+    ['Faucet', status.faucet],
+    ['Data', status.dataDir],
+  ]
+  return rows.filter(([, value]) => value).map(([label, value]) => `  ${label.padEnd(13)}${value}`)
+}

@@ -1,0 +1,78 @@
+/**
+ * What the secrets service asks the chain about a job, answered from the localnet's own state: the node running
+ * it (from its RunAccount), its poster and paid end, and its definition from the content store. The shape is the
+ * secrets service's `JobAuthority`, so the localnet can hand it to that service when it runs it in-process.
+ */
+import {PublicKey} from '@solana/web3.js'
+
+import {AccountDecodeError, decodeJobAccount, decodeRunAccount, JobState, RUN_ACCOUNT_SIZE} from '../market/accounts.js'
+import {bytesToIpfsHash} from '../market/ipfs-hash.js'
+import type {Localnet} from './node.js'
+
+export interface LocalnetJobRecord {
+  /** The node whose RunAccount points at the job (or that finished it); null while nobody has claimed it. */
+  node: string | null
+  /** The job's project: the wallet that posted it, whose secrets the job may read. */
+  poster: string
+  /** Unix seconds at which the job's paid time ends: the run's start plus the job's timeout. */
+  endsAt: number
+  /** Queued on chain with a RunAccount: a node is running it. */
+  running: boolean
+}
+
+export interface LocalnetJobAuthority {
+  getJob(job: string): Promise<LocalnetJobRecord | null>
+  /** The job's definition, parsed; throws when the content store does not hold it. */
+  getDefinition(job: string): Promise<unknown>
+}
+
+/** The job authority of a localnet. */
+export function localnetJobAuthority(node: Localnet): LocalnetJobAuthority {
+  const {chain, content} = node
+  const readJob = (address: string) => {
+    let key: PublicKey
+    try {
+      key = new PublicKey(address)
+    } catch {
+      return null
+    }
+    const account = chain.account(key)
+    if (!account || !account.owner.equals(chain.programId)) return null
+    try {
+      return {key, job: decodeJobAccount(account.data)}
+    } catch (error) {
+      if (error instanceof AccountDecodeError) return null
+      throw error
+    }
+  }
+  return {
+    async getJob(address) {
+      const found = readJob(address)
+      if (!found) return null
+      const {key, job} = found
+      const run = chain
+        .programAccounts(chain.programId)
+        .filter(
+          ({account}) =>
+            account.data.length === RUN_ACCOUNT_SIZE && key.equals(new PublicKey(account.data.subarray(8, 40))),
+        )
+        .map(({account}) => decodeRunAccount(account.data))[0]
+      const running = run !== undefined && job.state === JobState.QUEUED
+      const finishedBy = job.node.equals(PublicKey.default) ? null : job.node.toBase58()
+      return {
+        node: run ? run.node.toBase58() : finishedBy,
+        poster: job.project.toBase58(),
+        endsAt: Number((run ? run.time : job.timeStart) + job.timeout),
+        running,
+      }
+    },
+    async getDefinition(address) {
+      const found = readJob(address)
+      if (!found) throw new Error(`no job ${address}`)
+      const cid = bytesToIpfsHash(found.job.ipfsJob)
+      const bytes = content.get(cid)
+      if (!bytes) throw new Error(`the content store does not hold ${cid}`)
+      return JSON.parse(bytes.toString('utf8')) as unknown
+    },
+  }
+}

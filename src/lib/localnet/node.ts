@@ -1,0 +1,203 @@
+/**
+ * A localnet's state: the chain, the content store and the faucet, loaded from its data directory or created
+ * on first start (payment token, default market, funded wallet).
+ */
+import {randomBytes} from 'node:crypto'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+
+import {createInitializeMint2Instruction, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  SYSVAR_RENT_PUBKEY,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
+import {LiteSvm} from 'litesvm/dist/internal.js'
+
+import {ContentStore} from '../ipfs/store.js'
+import {jobsInstruction} from '../market/instructions.js'
+import {NETWORK_PRESETS, TOKEN_DECIMALS} from '../market/networks.js'
+import {findVaultAddress} from '../market/pda.js'
+import {loadOrCreateKeypair, readKeypair} from '../market/wallet.js'
+import {Chain} from './chain.js'
+import {faucetInstructions, type FundAmounts} from './faucet.js'
+import {writeAccount} from './ledger.js'
+import {localnetFiles} from './paths.js'
+import {ChainStore} from './persistence.js'
+import {SlotClock} from './slots.js'
+import {transactionErrorMessage} from './tx-error.js'
+
+/** What the first start created; never changes afterwards. */
+export interface GenesisRecord {
+  version: 1
+  /** Seed of the blockhashes. */
+  seed: string
+  genesisMs: number
+  programId: string
+  mint: string
+  market: string
+  faucet: string
+  createdAt: string
+}
+
+/** The default market's terms. */
+export const DEFAULT_MARKET = {
+  /** Token base units per second (0.0001 tokens/s). */
+  jobPrice: 100n,
+  /** Seconds. */
+  jobTimeout: 7200n,
+  /** Seconds a queued job may wait. */
+  jobExpiration: 86_400n,
+}
+
+/** What the first start gives the default wallet. */
+export const DEFAULT_FUNDING = {sol: 100, tokens: 1000}
+
+const FAUCET_LAMPORTS = 1_000_000_000n * BigInt(LAMPORTS_PER_SOL)
+
+export interface LocalnetOptions {
+  dataDir: string
+  /** Slot duration; tests shorten it to see blockhashes expire. */
+  slotMs?: number
+  /** Funded on first start. */
+  wallet?: PublicKey
+}
+
+export class Localnet {
+  private constructor(
+    readonly chain: Chain,
+    readonly genesis: GenesisRecord,
+    readonly content: ContentStore,
+    private readonly faucet: Keypair,
+  ) {}
+
+  /** Loads the localnet in `dataDir`, creating it on first start. */
+  static open(options: LocalnetOptions): Localnet {
+    const files = localnetFiles(options.dataDir)
+    mkdirSync(files.chain, {recursive: true})
+    const store = new ChainStore(files.chain)
+    const content = new ContentStore(files.content)
+    if (existsSync(files.genesis) && store.exists()) {
+      const genesis = JSON.parse(readFileSync(files.genesis, 'utf8')) as GenesisRecord
+      const {svm, statuses} = store.load()
+      const clock = new SlotClock(genesis.seed, genesis.genesisMs, options.slotMs)
+      const chain = new Chain(svm, new PublicKey(genesis.programId), clock, statuses, store)
+      // Start from a snapshot that holds the replayed journal, so the journal only grows from here.
+      chain.compact()
+      return new Localnet(chain, genesis, content, readKeypair(files.faucet))
+    }
+    return Localnet.create(options, store, content)
+  }
+
+  private static create(options: LocalnetOptions, store: ChainStore, content: ContentStore): Localnet {
+    const files = localnetFiles(options.dataDir)
+    const {keypair: faucet} = loadOrCreateKeypair(files.faucet)
+    const programId = NETWORK_PRESETS.localnet.programId
+    const seed = randomBytes(32).toString('hex')
+    const genesisMs = Date.now()
+    const chain = new Chain(new LiteSvm(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)
+    writeAccount(chain.svm, faucet.publicKey, {
+      lamports: FAUCET_LAMPORTS,
+      owner: SystemProgram.programId,
+      data: Buffer.alloc(0),
+      executable: false,
+    })
+
+    const mint = Keypair.generate()
+    const market = Keypair.generate()
+    const [vault] = findVaultAddress(programId, market.publicKey, mint.publicKey)
+    const node = new Localnet(
+      chain,
+      {
+        version: 1,
+        seed,
+        genesisMs,
+        programId: programId.toBase58(),
+        mint: mint.publicKey.toBase58(),
+        market: market.publicKey.toBase58(),
+        faucet: faucet.publicKey.toBase58(),
+        createdAt: new Date(genesisMs).toISOString(),
+      },
+      content,
+      faucet,
+    )
+    node.submit(
+      [
+        SystemProgram.createAccount({
+          fromPubkey: faucet.publicKey,
+          newAccountPubkey: mint.publicKey,
+          space: MINT_SIZE,
+          lamports: Number(chain.rentExempt(MINT_SIZE)),
+          programId: TOKEN_PROGRAM_ID,
+        }),
+        createInitializeMint2Instruction(mint.publicKey, TOKEN_DECIMALS, faucet.publicKey, null),
+      ],
+      [mint],
+    )
+    node.submit(
+      [
+        jobsInstruction(
+          programId,
+          'open',
+          {
+            mint: mint.publicKey,
+            market: market.publicKey,
+            vault,
+            authority: faucet.publicKey,
+            accessKey: SystemProgram.programId,
+            rent: SYSVAR_RENT_PUBKEY,
+            systemProgram: SystemProgram.programId,
+            tokenProgram: TOKEN_PROGRAM_ID,
+          },
+          {
+            jobExpiration: DEFAULT_MARKET.jobExpiration,
+            jobPrice: DEFAULT_MARKET.jobPrice,
+            jobTimeout: DEFAULT_MARKET.jobTimeout,
+            jobType: 0,
+            nodeXnosMinimum: 0n,
+          },
+        ),
+      ],
+      [market],
+    )
+    if (options.wallet) {
+      node.fund(options.wallet, {
+        lamports: BigInt(DEFAULT_FUNDING.sol * LAMPORTS_PER_SOL),
+        tokens: BigInt(DEFAULT_FUNDING.tokens) * 10n ** BigInt(TOKEN_DECIMALS),
+      })
+    }
+    chain.compact()
+    // Written last: a first start cut short starts over instead of loading half a genesis.
+    writeFileSync(files.genesis, `${JSON.stringify(node.genesis, null, 2)}\n`)
+    return node
+  }
+
+  get mint(): PublicKey {
+    return new PublicKey(this.genesis.mint)
+  }
+
+  get market(): PublicKey {
+    return new PublicKey(this.genesis.market)
+  }
+
+  /** Sends SOL and payment tokens from the faucet (`requestAirdrop`, first start); returns the signature. */
+  fund(owner: PublicKey, amounts: FundAmounts): string {
+    return this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
+  }
+
+  /** Signs with the faucet (fee payer) and `signers`, and lands the transaction or throws. */
+  private submit(instructions: TransactionInstruction[], signers: Keypair[]): string {
+    const tx = new Transaction({feePayer: this.faucet.publicKey, ...this.chain.latestBlockhash()}).add(...instructions)
+    tx.sign(this.faucet, ...signers)
+    const outcome = this.chain.send(tx.serialize())
+    if (outcome.kind === 'landed' && !outcome.execution.err) return outcome.signature
+    const reason =
+      outcome.kind === 'preflight-failed' && outcome.execution.err
+        ? transactionErrorMessage(outcome.execution.err)
+        : outcome.kind
+    throw new Error(`localnet faucet transaction failed: ${reason}`)
+  }
+}

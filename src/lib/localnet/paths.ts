@@ -1,0 +1,37 @@
+/** Where a localnet keeps its files, and its default port. */
+import {homedir} from 'node:os'
+import {join, resolve} from 'node:path'
+
+/** Default JSON-RPC port; the WebSocket endpoint listens on the next one, as Solana clients expect. */
+export const DEFAULT_PORT = 28899
+
+/** `GPUNET_LOCALNET_PORT`, else the default port; 0 picks a free pair. */
+export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
+  return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
+}
+
+/** `GPUNET_LOCALNET_DIR`, else `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GPUNET_LOCALNET_DIR) return resolve(env.GPUNET_LOCALNET_DIR)
+  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'gpunet', 'localnet')
+}
+
+/** The files of a localnet data directory. */
+export function localnetFiles(dataDir: string) {
+  return {
+    /** Addresses and seeds created on first start. */
+    genesis: join(dataDir, 'genesis.json'),
+    /** The faucet's keypair: mint authority of the payment token and source of airdrops (mode 0600). */
+    faucet: join(dataDir, 'faucet.json'),
+    /** Written by the running process: its pid and URLs; removed when it stops. */
+    runtime: join(dataDir, 'localnet.json'),
+    /** Holds the pid of the process serving this directory. */
+    lock: join(dataDir, 'lock'),
+    /** Output of a localnet started in the background. */
+    log: join(dataDir, 'localnet.log'),
+    /** Content store files. */
+    content: join(dataDir, 'ipfs'),
+    /** Chain snapshot, journal and signature statuses. */
+    chain: join(dataDir, 'chain'),
+  }
+}

@@ -1,0 +1,359 @@
+/**
+ * Solana JSON-RPC over the localnet: the methods the client needs, answered in the shapes a real node uses so
+ * `@solana/web3.js`'s Connection works unchanged.
+ */
+import {AccountLayout, ACCOUNT_SIZE, MintLayout, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {PublicKey} from '@solana/web3.js'
+import {base58btc} from 'multiformats/bases/base58'
+
+import {formatAmount} from '../market/amounts.js'
+import {ChainInputError, type Execution, LAMPORTS_PER_SIGNATURE} from './chain.js'
+import type {AccountState} from './ledger.js'
+import type {Localnet} from './node.js'
+import {transactionErrorMessage} from './tx-error.js'
+
+/** A JSON-RPC error answered to the client. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message)
+  }
+}
+
+const INVALID_PARAMS = -32602
+/** The version the localnet reports; it follows the shapes of this Agave release. */
+export const SOLANA_CORE_VERSION = '2.2.0'
+/** Rent epoch of rent-exempt accounts, as a node reports it: u64::MAX, which JSON readers see as 2^64. */
+const RENT_EXEMPT_EPOCH = 2 ** 64
+
+type Params = unknown[]
+type Config = {
+  encoding?: string
+  dataSlice?: {offset: number; length: number}
+  filters?: Filter[]
+  withContext?: boolean
+}
+type Filter = {dataSize?: number; memcmp?: {offset: number; bytes: string; encoding?: string}}
+
+/** Dispatches JSON-RPC calls to the localnet. */
+export class RpcHandler {
+  private readonly methods: Record<string, (params: Params) => unknown>
+
+  constructor(private readonly node: Localnet) {
+    const chain = node.chain
+    this.methods = {
+      getHealth: () => 'ok',
+      getVersion: () => ({'solana-core': SOLANA_CORE_VERSION, 'feature-set': 0}),
+      getSlot: () => chain.slot(),
+      getBlockHeight: () => chain.slot(),
+      getEpochInfo: () => {
+        const slot = chain.slot()
+        return {
+          absoluteSlot: slot,
+          blockHeight: slot,
+          epoch: 0,
+          slotIndex: slot,
+          slotsInEpoch: 432_000,
+          transactionCount: null,
+        }
+      },
+      getGenesisHash: () => node.chain.clock.blockhash(0),
+      getLatestBlockhash: () => this.context(chain.latestBlockhash()),
+      isBlockhashValid: (p) => this.context(chain.clock.recentSlotOf(stringParam(p, 0, 'blockhash')) !== null),
+      getFeeForMessage: (p) => {
+        const message = Buffer.from(stringParam(p, 0, 'message'), 'base64')
+        // The first byte of a message (legacy or after the version prefix) is its signature count.
+        const versioned = (message[0] ?? 0) & 0x80
+        const count = message[versioned ? 1 : 0] ?? 0
+        return this.context(Number(LAMPORTS_PER_SIGNATURE) * count)
+      },
+      getMinimumBalanceForRentExemption: (p) => Number(chain.rentExempt(numberParam(p, 0, 'data length'))),
+      getBalance: (p) => this.context(Number(chain.account(keyParam(p, 0))?.lamports ?? 0n)),
+      getAccountInfo: (p) => {
+        const key = keyParam(p, 0)
+        return this.context(this.encodeAccount(chain.account(key), config(p, 1)))
+      },
+      getMultipleAccounts: (p) => {
+        const keys = p[0]
+        if (!Array.isArray(keys)) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of addresses')
+        if (keys.length > 100) throw new RpcError(INVALID_PARAMS, 'Too many inputs provided; max 100')
+        const cfg = config(p, 1)
+        return this.context(
+          keys.map((_, i) => {
+            return this.encodeAccount(chain.account(keyParam(keys, i)), cfg)
+          }),
+        )
+      },
+      getProgramAccounts: (p) => {
+        const cfg = config(p, 1)
+        const matches = chain
+          .programAccounts(keyParam(p, 0))
+          .filter(({account}) => (cfg.filters ?? []).every((f) => matchesFilter(account.data, f)))
+          .map(({pubkey, account}) => ({pubkey: pubkey.toBase58(), account: this.encodeAccount(account, cfg)}))
+        return cfg.withContext ? this.context(matches) : matches
+      },
+      getTokenAccountBalance: (p) => {
+        const key = keyParam(p, 0)
+        const account = chain.account(key)
+        if (!account || !account.owner.equals(TOKEN_PROGRAM_ID) || account.data.length !== ACCOUNT_SIZE) {
+          throw new RpcError(INVALID_PARAMS, 'Invalid param: could not find account')
+        }
+        const token = AccountLayout.decode(account.data)
+        return this.context(tokenAmount(token.amount, this.decimals(token.mint)))
+      },
+      getTokenSupply: (p) => {
+        const mint = chain.account(keyParam(p, 0))
+        if (!mint || mint.data.length !== MINT_SIZE)
+          throw new RpcError(INVALID_PARAMS, 'Invalid param: not a Token mint')
+        const decoded = MintLayout.decode(mint.data)
+        return this.context(tokenAmount(decoded.supply, decoded.decimals))
+      },
+      getTokenAccountsByOwner: (p) => {
+        const owner = keyParam(p, 0)
+        const filter = (p[1] ?? {}) as {mint?: string; programId?: string}
+        if (!filter.mint && !filter.programId)
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: expected {mint} or {programId}')
+        if (filter.programId && filter.programId !== TOKEN_PROGRAM_ID.toBase58()) return this.context([])
+        const cfg = config(p, 2)
+        const accounts = chain.programAccounts(TOKEN_PROGRAM_ID).filter(({account}) => {
+          if (account.data.length !== ACCOUNT_SIZE) return false
+          const token = AccountLayout.decode(account.data)
+          return token.owner.equals(owner) && (!filter.mint || token.mint.toBase58() === filter.mint)
+        })
+        return this.context(
+          accounts.map(({pubkey, account}) => ({pubkey: pubkey.toBase58(), account: this.encodeAccount(account, cfg)})),
+        )
+      },
+      getSignatureStatuses: (p) => {
+        const signatures = p[0]
+        if (!Array.isArray(signatures))
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of signatures')
+        return this.context(
+          signatures.map((sig) => {
+            const status = chain.status(String(sig))
+            if (!status) return null
+            return {
+              slot: status.slot,
+              confirmations: null,
+              err: status.err,
+              status: status.err ? {Err: status.err} : {Ok: null},
+              confirmationStatus: 'finalized',
+            }
+          }),
+        )
+      },
+      sendTransaction: (p) => this.sendTransaction(p),
+      simulateTransaction: (p) => this.simulateTransaction(p),
+      requestAirdrop: (p) => {
+        const lamports = numberParam(p, 1, 'lamports')
+        if (!Number.isSafeInteger(lamports) || lamports <= 0)
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: lamports must be a positive integer')
+        return node.fund(keyParam(p, 0), {lamports: BigInt(lamports)})
+      },
+    }
+  }
+
+  /** Answers one JSON-RPC request object. */
+  handle(request: unknown): Record<string, unknown> {
+    const req = (request ?? {}) as {jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown}
+    const id = req.id ?? null
+    try {
+      if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') throw new RpcError(-32600, 'Invalid request')
+      const method = this.methods[req.method]
+      if (!method) throw new RpcError(-32601, 'Method not found')
+      const params = req.params === undefined ? [] : req.params
+      if (!Array.isArray(params)) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array')
+      return {jsonrpc: '2.0', result: method(params), id}
+    } catch (error) {
+      if (error instanceof ChainInputError) return rpcError(id, new RpcError(INVALID_PARAMS, error.message))
+      if (error instanceof RpcError) return rpcError(id, error)
+      return rpcError(id, new RpcError(-32603, `Internal error: ${(error as Error).message}`))
+    }
+  }
+
+  private sendTransaction(p: Params): string {
+    const cfg = (p[1] ?? {}) as {encoding?: string; skipPreflight?: boolean}
+    const outcome = this.node.chain.send(transactionBytes(p, cfg.encoding), {skipPreflight: cfg.skipPreflight})
+    if (outcome.kind === 'bad-signature') throw new RpcError(-32003, 'Transaction signature verification failure')
+    if (outcome.kind === 'preflight-failed') {
+      const {err} = outcome.execution
+      throw new RpcError(
+        -32002,
+        `Transaction simulation failed: ${transactionErrorMessage(err!)}`,
+        simulationValue(outcome.execution),
+      )
+    }
+    return outcome.signature
+  }
+
+  private simulateTransaction(p: Params): unknown {
+    const cfg = (p[1] ?? {}) as {encoding?: string; sigVerify?: boolean; replaceRecentBlockhash?: boolean}
+    if (cfg.sigVerify && cfg.replaceRecentBlockhash) {
+      throw new RpcError(INVALID_PARAMS, 'sigVerify may not be used with replaceRecentBlockhash')
+    }
+    const result = this.node.chain.simulate(transactionBytes(p, cfg.encoding), cfg)
+    if (result === 'bad-signature') throw new RpcError(-32003, 'Transaction signature verification failure')
+    const replacement = cfg.replaceRecentBlockhash ? this.node.chain.latestBlockhash() : null
+    return this.context({...simulationValue(result), replacementBlockhash: replacement})
+  }
+
+  private context<T>(value: T): {context: {apiVersion: string; slot: number}; value: T} {
+    return {context: {apiVersion: SOLANA_CORE_VERSION, slot: this.node.chain.slot()}, value}
+  }
+
+  private decimals(mint: PublicKey): number {
+    const account = this.node.chain.account(mint)
+    return account && account.data.length === MINT_SIZE ? MintLayout.decode(account.data).decimals : 0
+  }
+
+  /** An account as a node encodes it; `jsonParsed` is understood for SPL token accounts and mints. */
+  private encodeAccount(account: AccountState | null, cfg: Config): unknown {
+    if (!account) return null
+    const base = {
+      executable: account.executable,
+      lamports: Number(account.lamports),
+      owner: account.owner.toBase58(),
+      rentEpoch: RENT_EXEMPT_EPOCH,
+      space: account.data.length,
+    }
+    const encoding = cfg.encoding ?? 'base58'
+    if (encoding === 'jsonParsed') {
+      const parsed = parseTokenAccount(account, (mint) => this.decimals(mint))
+      if (parsed) return {...base, data: parsed}
+    }
+    let data = account.data
+    if (cfg.dataSlice) data = data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length)
+    if (encoding === 'base58') {
+      if (data.length > 128)
+        throw new RpcError(
+          INVALID_PARAMS,
+          'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.',
+        )
+      return {...base, data: [base58btc.baseEncode(data), 'base58']}
+    }
+    if (encoding === 'base64' || encoding === 'jsonParsed') return {...base, data: [data.toString('base64'), 'base64']}
+    throw new RpcError(INVALID_PARAMS, `Invalid params: unsupported encoding ${encoding}`)
+  }
+}
+
+function rpcError(id: unknown, error: RpcError): Record<string, unknown> {
+  return {
+    jsonrpc: '2.0',
+    error: {code: error.code, message: error.message, ...(error.data === undefined ? {} : {data: error.data})},
+    id,
+  }
+}
+
+function simulationValue(execution: Execution) {
+  return {
+    accounts: null,
+    err: execution.err,
+    innerInstructions: null,
+    logs: execution.logs,
+    returnData: null,
+    unitsConsumed: execution.unitsConsumed,
+  }
+}
+
+function config(p: Params, index: number): Config {
+  const value = p[index]
+  return value && typeof value === 'object' ? (value as Config) : {}
+}
+
+function stringParam(p: Params, index: number, what: string): string {
+  const value = p[index]
+  if (typeof value !== 'string')
+    throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
+  return value
+}
+
+function numberParam(p: Params, index: number, what: string): number {
+  const value = p[index]
+  if (typeof value !== 'number')
+    throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
+  return value
+}
+
+function keyParam(p: Params, index: number): PublicKey {
+  const value = stringParam(p, index, 'an address')
+  try {
+    return new PublicKey(value)
+  } catch {
+    throw new RpcError(INVALID_PARAMS, `Invalid param: Invalid`)
+  }
+}
+
+function transactionBytes(p: Params, encoding = 'base58'): Uint8Array {
+  const text = stringParam(p, 0, 'an encoded transaction')
+  if (encoding === 'base64') return Buffer.from(text, 'base64')
+  if (encoding === 'base58') {
+    try {
+      return base58btc.baseDecode(text)
+    } catch {
+      throw new RpcError(INVALID_PARAMS, 'invalid base58 encoding')
+    }
+  }
+  throw new RpcError(INVALID_PARAMS, `unsupported encoding: ${encoding}. Supported encodings: base58, base64`)
+}
+
+function matchesFilter(data: Buffer, filter: Filter): boolean {
+  if (filter.dataSize !== undefined) return data.length === filter.dataSize
+  if (filter.memcmp) {
+    const {offset, bytes, encoding} = filter.memcmp
+    const wanted = encoding === 'base64' ? Buffer.from(bytes, 'base64') : Buffer.from(base58btc.baseDecode(bytes))
+    return data.subarray(offset, offset + wanted.length).equals(wanted)
+  }
+  throw new RpcError(INVALID_PARAMS, 'Invalid params: unsupported filter')
+}
+
+function tokenAmount(amount: bigint, decimals: number) {
+  return {
+    amount: amount.toString(),
+    decimals,
+    uiAmount: Number(amount) / 10 ** decimals,
+    uiAmountString: formatAmount(amount, decimals),
+  }
+}
+
+/** The `jsonParsed` form of an SPL token account or mint; null for anything else. */
+function parseTokenAccount(account: AccountState, decimalsOf: (mint: PublicKey) => number): unknown {
+  if (!account.owner.equals(TOKEN_PROGRAM_ID)) return null
+  if (account.data.length === ACCOUNT_SIZE) {
+    const t = AccountLayout.decode(account.data)
+    return {
+      program: 'spl-token',
+      space: ACCOUNT_SIZE,
+      parsed: {
+        type: 'account',
+        info: {
+          isNative: t.isNativeOption === 1,
+          mint: t.mint.toBase58(),
+          owner: t.owner.toBase58(),
+          state: t.state === 2 ? 'frozen' : 'initialized',
+          tokenAmount: tokenAmount(t.amount, decimalsOf(t.mint)),
+        },
+      },
+    }
+  }
+  if (account.data.length === MINT_SIZE) {
+    const m = MintLayout.decode(account.data)
+    return {
+      program: 'spl-token',
+      space: MINT_SIZE,
+      parsed: {
+        type: 'mint',
+        info: {
+          decimals: m.decimals,
+          freezeAuthority: m.freezeAuthorityOption ? m.freezeAuthority.toBase58() : null,
+          isInitialized: m.isInitialized,
+          mintAuthority: m.mintAuthorityOption ? m.mintAuthority.toBase58() : null,
+          supply: m.supply.toString(),
+        },
+      },
+    }
+  }
+  return null
+}

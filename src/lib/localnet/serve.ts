@@ -1,0 +1,72 @@
+/** Running a localnet in the current process until SIGINT or SIGTERM (`localnet start` and the background entry). */
+import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {defaultWalletPath, loadOrCreateKeypair} from '../market/wallet.js'
+import {isAlive} from './control.js'
+import {localnetFiles} from './paths.js'
+import {type LocalnetRuntime, startLocalnet} from './server.js'
+
+export interface ServeOptions {
+  dataDir: string
+  port: number
+}
+
+/** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */
+export async function serveUntilSignal(
+  options: ServeOptions,
+  onReady: (runtime: LocalnetRuntime) => void,
+): Promise<void> {
+  mkdirSync(options.dataDir, {recursive: true})
+  const release = acquireLock(options.dataDir)
+  try {
+    // The default wallet is created and funded on first start only.
+    const firstStart = !existsSync(localnetFiles(options.dataDir).genesis)
+    const wallet = firstStart ? loadOrCreateKeypair(defaultWalletPath()).keypair.publicKey : undefined
+    let running
+    try {
+      running = await startLocalnet({...options, wallet})
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new GpunetError('port_in_use', `port ${options.port} or ${options.port + 1} is in use on 127.0.0.1`, {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: 'Choose other ports with --port (the WebSocket endpoint takes the next port), or --port 0 for any free pair.',
+        })
+      }
+      throw error
+    }
+    // Listening for the signals before announcing readiness: whoever reads the announcement may stop us at once.
+    const stopped = new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+    })
+    onReady(running.runtime)
+    await stopped
+    await running.close()
+  } finally {
+    release()
+  }
+}
+
+/** One process per data directory: a lock file holding the owner's pid, taken over when that process is gone. */
+function acquireLock(dataDir: string): () => void {
+  const path = localnetFiles(dataDir).lock
+  for (;;) {
+    try {
+      const fd = openSync(path, 'wx')
+      writeSync(fd, String(process.pid))
+      closeSync(fd)
+      return () => rmSync(path, {force: true})
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const owner = Number(readFileSync(path, 'utf8'))
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new GpunetError('localnet_running', `a localnet (pid ${owner}) already uses ${dataDir}`, {
+          exitCode: ExitCode.FAILURE,
+          hint: 'Stop it with "gpunet localnet stop", or use another --data-dir.',
+        })
+      }
+      rmSync(path, {force: true})
+    }
+  }
+}

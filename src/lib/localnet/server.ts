@@ -1,0 +1,159 @@
+/**
+ * The localnet process: loads (or creates) the chain, serves JSON-RPC, its WebSocket side and the mounted
+ * services on 127.0.0.1, records its URLs for `localnet status`, and saves the chain when it stops.
+ */
+import {once} from 'node:events'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {renameSync, rmSync, writeFileSync} from 'node:fs'
+import type {Duplex} from 'node:stream'
+
+import type {PublicKey} from '@solana/web3.js'
+import {WebSocketServer} from 'ws'
+
+import {contentService} from './content-routes.js'
+import {readBody, sendJson, type SubService} from './http.js'
+import {Localnet} from './node.js'
+import {localnetFiles} from './paths.js'
+import {RpcHandler} from './rpc.js'
+import {serveSubscriptions} from './websocket.js'
+
+/** Only loopback: the localnet holds a faucet and no authentication. */
+export const LOCALNET_HOST = '127.0.0.1'
+const MAX_RPC_BODY = 2 * 1024 * 1024
+
+/** What a running localnet publishes in `localnet.json` and `localnet status`. */
+export interface LocalnetRuntime {
+  pid: number
+  rpcUrl: string
+  wsUrl: string
+  /** IPFS HTTP API (`/api/v0/add`) and gateway (`/ipfs/<cid>`) base URL. */
+  contentStoreUrl: string
+  /** Null until the secrets service is mounted in the localnet. */
+  secretsUrl: string | null
+  /** Null until the node gateway serves exposed ports (`http://<job>.node.localhost:<port>/`). */
+  gatewayUrl: string | null
+  startedAt: string
+}
+
+export interface StartOptions {
+  dataDir: string
+  /** RPC port; the WebSocket endpoint takes the next one. 0 picks a free pair. */
+  port: number
+  slotMs?: number
+  /** Funded on first start. */
+  wallet?: PublicKey
+  /** More services sharing the process and port. */
+  services?: SubService[]
+}
+
+export interface RunningLocalnet {
+  node: Localnet
+  runtime: LocalnetRuntime
+  /** Stops serving, saves the chain and removes `localnet.json`. */
+  close(): Promise<void>
+}
+
+/** Starts a localnet in this process. */
+export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
+  const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet})
+  const rpc = new RpcHandler(node)
+  const services = [contentService(node.content), ...(options.services ?? [])]
+  const http = createServer((req, res) => void route(req, res, rpc, services))
+  // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
+  // socket the server is closing at that moment.
+  http.keepAliveTimeout = 65_000
+  const wsHttp = createServer((_req, res) => sendJson(res, 400, {error: 'this port serves WebSocket subscriptions'}))
+  const wss = new WebSocketServer({noServer: true})
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    wss.handleUpgrade(req, socket, head, (ws) => serveSubscriptions(ws, node.chain))
+  http.on('upgrade', upgrade)
+  wsHttp.on('upgrade', upgrade)
+  let port: number
+  try {
+    port = await listenPair(http, wsHttp, options.port)
+  } catch (error) {
+    node.chain.compact()
+    throw error
+  }
+
+  const base = `http://${LOCALNET_HOST}:${port}`
+  const runtime: LocalnetRuntime = {
+    pid: process.pid,
+    rpcUrl: base,
+    wsUrl: `ws://${LOCALNET_HOST}:${port + 1}`,
+    contentStoreUrl: base,
+    secretsUrl: null,
+    gatewayUrl: null,
+    startedAt: new Date().toISOString(),
+  }
+  const files = localnetFiles(options.dataDir)
+  writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
+  renameSync(`${files.runtime}.tmp`, files.runtime)
+
+  let closed: Promise<void> | undefined
+  const close = () =>
+    (closed ??= (async () => {
+      // Code 1000 tells web3.js the close is deliberate, so it does not keep reconnecting.
+      for (const client of wss.clients) client.close(1000, 'localnet stopping')
+      http.closeAllConnections()
+      wsHttp.closeAllConnections()
+      await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => wsHttp.close(r))])
+      for (const service of services) await service.close?.()
+      node.chain.compact()
+      rmSync(files.runtime, {force: true})
+    })())
+  return {node, runtime, close}
+}
+
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  rpc: RpcHandler,
+  services: SubService[],
+): Promise<void> {
+  try {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname
+    const service = services.find((s) => s.matches(path))
+    if (service) return await service.handle(req, res, path)
+    if (req.method === 'GET' && path === '/health') {
+      res.writeHead(200, {'content-type': 'text/plain'})
+      res.end('ok')
+      return
+    }
+    if (req.method !== 'POST' || path !== '/') return sendJson(res, 404, {error: `no route for ${req.method} ${path}`})
+    const body = await readBody(req, MAX_RPC_BODY)
+    if (body === null)
+      return sendJson(res, 413, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})
+    let request: unknown
+    try {
+      request = JSON.parse(body.toString('utf8'))
+    } catch {
+      return sendJson(res, 200, {jsonrpc: '2.0', error: {code: -32700, message: 'Parse error'}, id: null})
+    }
+    sendJson(res, 200, Array.isArray(request) ? request.map((r) => rpc.handle(r)) : rpc.handle(request))
+  } catch (error) {
+    if (!res.headersSent) sendJson(res, 500, {error: (error as Error).message})
+    else res.destroy()
+  }
+}
+
+/** Listens on `port` and `port + 1`; with port 0, on the first free pair. */
+async function listenPair(http: Server, ws: Server, port: number): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    await listen(http, port)
+    const chosen = (http.address() as AddressInfo).port
+    try {
+      await listen(ws, chosen + 1)
+      return chosen
+    } catch (error) {
+      await new Promise((r) => http.close(r))
+      if (port !== 0 || attempt >= 20) throw error
+    }
+  }
+}
+
+async function listen(server: Server, port: number): Promise<void> {
+  server.listen(port, LOCALNET_HOST)
+  await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error))])
+}

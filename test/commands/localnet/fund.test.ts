@@ -1,0 +1,78 @@
+import {strict as assert} from 'node:assert'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {Keypair} from '@solana/web3.js'
+
+import {runCli} from '../../helpers/cli.js'
+import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+
+describe('gpunet localnet fund', function () {
+  this.timeout(60_000)
+  let box: CliSandbox
+
+  before(() => {
+    box = cliSandbox()
+  })
+  after(async () => {
+    await box.cleanup()
+  })
+
+  it('starts a localnet in the background when none runs, says so on stderr, and funds the wallet', async () => {
+    const result = await box.run(['localnet', 'fund', '--tokens', '5'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stderr, /^Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
+    // the first start gave the wallet 100 SOL and 1000 tokens
+    assert.match(result.stdout, /Funded \w+ on localnet: \+0 SOL, \+5 tokens/)
+    assert.match(result.stdout, /Balance +100 SOL, 1005 tokens/)
+  })
+
+  it('funds another address with SOL only, as one --json document', async () => {
+    const address = Keypair.generate().publicKey.toBase58()
+    const result = await box.run(['localnet', 'fund', address, '--sol', '1.5', '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(result.stderr, '')
+    const report = JSON.parse(result.stdout) as {
+      address: string
+      sol: {added: string; balance: string}
+      tokens: {balance: string}
+    }
+    assert.equal(report.address, address)
+    assert.deepEqual(report.sol, {added: '1.5', balance: '1.5'})
+    assert.equal(report.tokens.balance, '0')
+  })
+
+  it('reports a transfer the faucet cannot make with exit 5', async () => {
+    const result = await box.run(['localnet', 'fund', Keypair.generate().publicKey.toBase58(), '--sol', '5000000000'])
+    assert.equal(result.code, 5)
+    assert.match(
+      result.stderr,
+      /Error: the faucet transfer failed: Transaction simulation failed: Error processing Instruction 1: custom program error: 0x1\n/,
+    )
+    assert.match(result.stderr, /Hint: Check the localnet with "gpunet localnet status"/)
+    assert.equal(result.stdout, '')
+  })
+
+  it('refuses an unreadable wallet file with exit 3', async () => {
+    const wallet = join(box.dir, 'broken-wallet.json')
+    writeFileSync(wallet, 'not json')
+    const result = await runCli(['localnet', 'fund', '--json'], {env: {...box.env, GPUNET_WALLET: wallet}})
+    assert.equal(result.code, 3)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'wallet_unreadable')
+    assert.match(error.message, /cannot read the keypair file .*broken-wallet\.json/)
+    assert.match(error.hint, /JSON array of 64 numbers/)
+  })
+
+  it('refuses a bad address, a bad amount and nothing to send with exit 2', async () => {
+    const bad = await box.run(['localnet', 'fund', 'not-an-address'])
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /Error: "not-an-address" is not a Solana address/)
+    const amount = await box.run(['localnet', 'fund', '--tokens', '1.1234567', '--json'])
+    assert.equal(amount.code, 2)
+    assert.deepEqual(JSON.parse(amount.stdout).error.code, 'invalid_amount')
+    const nothing = await box.run(['localnet', 'fund', '--sol', '0'])
+    assert.equal(nothing.code, 2)
+    assert.match(nothing.stderr, /nothing to send/)
+  })
+})

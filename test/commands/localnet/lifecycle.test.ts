@@ -1,0 +1,147 @@
+import {strict as assert} from 'node:assert'
+import {once} from 'node:events'
+import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {isAlive, type LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
+
+describe('gpunet localnet start / status / stop / reset', function () {
+  this.timeout(60_000)
+  let box: CliSandbox
+
+  beforeEach(() => {
+    box = cliSandbox()
+  })
+  afterEach(async () => {
+    await box.cleanup()
+  })
+
+  it('status of a localnet that is not running: exit 7, human and --json', async () => {
+    const human = await box.run(['localnet', 'status'])
+    assert.equal(human.code, 7)
+    assert.match(human.stdout, /No localnet is running for .*localnet\./)
+    assert.match(human.stdout, /gpunet localnet start --detach/)
+    const json = await box.run(['localnet', 'status', '--json'])
+    assert.equal(json.code, 7)
+    const status = JSON.parse(json.stdout) as LocalnetStatus
+    assert.equal(status.running, false)
+    assert.equal(status.rpcUrl, null)
+    assert.equal(status.dataDir, box.dataDir)
+  })
+
+  it('start --detach, status, a second start, stop: one document per --json, state kept', async () => {
+    const started = await box.run(['localnet', 'start', '--detach', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    const status = JSON.parse(started.stdout) as LocalnetStatus
+    assert.equal(status.running, true)
+    assert.match(status.rpcUrl!, /^http:\/\/127\.0\.0\.1:\d+$/)
+    assert.equal(status.wsUrl, `ws://127.0.0.1:${Number(new URL(status.rpcUrl!).port) + 1}`)
+    assert.equal(status.secretsUrl, null)
+    assert.equal(status.programId, 'nosJhNRqr2bc9g1nfGDcXXTXvYUmxD4cVwy2pMWhrYM')
+    assert.ok(status.market && status.mint)
+    // the first start created the wallet it funded, readable by its owner only
+    assert.equal(statSync(box.env.GPUNET_WALLET!).mode & 0o777, 0o600)
+    assert.equal(statSync(join(box.dataDir, 'faucet.json')).mode & 0o777, 0o600)
+
+    const health = await fetch(status.rpcUrl!, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}',
+    })
+    assert.deepEqual(await health.json(), {jsonrpc: '2.0', result: 'ok', id: 1})
+
+    const human = await box.run(['localnet', 'status'])
+    assert.equal(human.code, 0)
+    assert.match(human.stdout, new RegExp(`RPC +${status.rpcUrl}`))
+    assert.match(human.stdout, new RegExp(`Token mint +${status.mint}`))
+
+    const again = await box.run(['localnet', 'start', '--detach'])
+    assert.equal(again.code, 0)
+    assert.match(again.stderr, /A localnet already serves/)
+    assert.match(again.stdout, new RegExp(`pid ${status.pid}`))
+
+    const stopped = await box.run(['localnet', 'stop', '--json'])
+    assert.deepEqual(JSON.parse(stopped.stdout), {stopped: true, pid: status.pid, dataDir: box.dataDir})
+    assert.equal(isAlive(status.pid!), false)
+    const stopAgain = await box.run(['localnet', 'stop'])
+    assert.equal(stopAgain.code, 0)
+    assert.match(stopAgain.stdout, /No localnet is running/)
+
+    const restarted = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
+    assert.equal(restarted.market, status.market, 'a restart keeps the chain')
+  })
+
+  it('start in the foreground prints one --json document when ready and saves the chain on Ctrl+C', async () => {
+    const {child, status} = await spawnForegroundLocalnet(box.dataDir, box.env)
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    assert.equal(status.running, true)
+    assert.equal(status.pid, child.pid)
+    child.kill('SIGINT')
+    const [code] = (await once(child, 'exit')) as [number]
+    assert.equal(code, 0)
+    assert.match(stderr, /Localnet stopped\./)
+    assert.equal(existsSync(join(box.dataDir, 'localnet.json')), false)
+    assert.equal(existsSync(join(box.dataDir, 'chain', 'chain.bin')), true)
+  })
+
+  it('start refuses a data directory another live process holds (exit 1), and takes over a stale lock', async () => {
+    mkdirSync(box.dataDir, {recursive: true})
+    // this test's own pid: a live process holds the lock
+    writeFileSync(join(box.dataDir, 'lock'), String(process.pid))
+    const refused = await box.run(['localnet', 'start'])
+    assert.equal(refused.code, 1)
+    assert.equal(
+      refused.stderr,
+      `Error: a localnet (pid ${process.pid}) already uses ${box.dataDir}\nHint: Stop it with "gpunet localnet stop", or use another --data-dir.\n`,
+    )
+    // a pid that cannot be alive: the lock is stale
+    writeFileSync(join(box.dataDir, 'lock'), '999999999')
+    const started = await box.run(['localnet', 'start', '--detach', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    assert.equal((JSON.parse(started.stdout) as LocalnetStatus).running, true)
+  })
+
+  it('reset wipes the chain and restarts a running localnet fresh', async () => {
+    const first = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
+    const reset = await box.run(['localnet', 'reset', '--json'])
+    assert.equal(reset.code, 0, reset.stderr)
+    const result = JSON.parse(reset.stdout) as {reset: boolean; restarted: boolean; rpcUrl: string}
+    assert.equal(result.reset, true)
+    assert.equal(result.restarted, true)
+    const fresh = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as LocalnetStatus
+    assert.equal(fresh.running, true)
+    assert.notEqual(fresh.market, first.market)
+    assert.notEqual(fresh.pid, first.pid)
+  })
+
+  it('reset of a directory without a localnet says so', async () => {
+    const reset = await box.run(['localnet', 'reset'])
+    assert.equal(reset.code, 0)
+    assert.match(reset.stdout, /There was no localnet in /)
+    assert.equal(existsSync(box.dataDir), false)
+  })
+
+  it('start on a port in use fails with exit 5 and a hint', async () => {
+    const {createServer} = await import('node:net')
+    const blocker = createServer().listen(0, '127.0.0.1')
+    await new Promise((r) => blocker.once('listening', r))
+    const port = (blocker.address() as {port: number}).port
+    try {
+      const detached = await box.run(['localnet', 'start', '--detach', '--port', String(port)])
+      assert.equal(detached.code, 5)
+      assert.match(detached.stderr, /Error: the localnet did not start: .*in use/)
+      assert.match(detached.stderr, /Hint: /)
+      assert.equal(detached.stdout, '')
+      const foreground = await box.run(['localnet', 'start', '--port', String(port), '--json'])
+      assert.equal(foreground.code, 5)
+      const {error} = JSON.parse(foreground.stdout) as {error: {code: string; message: string; hint: string}}
+      assert.equal(error.code, 'port_in_use')
+      assert.equal(error.message, `port ${port} or ${port + 1} is in use on 127.0.0.1`)
+      assert.match(error.hint, /--port 0 for any free pair/)
+    } finally {
+      blocker.close()
+    }
+  })
+})

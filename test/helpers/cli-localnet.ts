@@ -1,0 +1,66 @@
+import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {isAlive, type LocalnetStatus} from '../../src/lib/localnet/control.js'
+import {BIN, type CliResult, runCli} from './cli.js'
+import {removeDir, tempDir} from './localnet.js'
+
+/** An isolated home for CLI tests: localnet data, wallet and XDG folders in one temp directory, free ports. */
+export interface CliSandbox {
+  dir: string
+  dataDir: string
+  env: NodeJS.ProcessEnv
+  run(args: string[]): Promise<CliResult>
+  /** Stops any localnet the test started (by its pid) and removes the directory. */
+  cleanup(): Promise<void>
+}
+
+export function cliSandbox(): CliSandbox {
+  const dir = tempDir('gpunet-cli-')
+  const dataDir = join(dir, 'localnet')
+  const env = {
+    GPUNET_LOCALNET_DIR: dataDir,
+    GPUNET_LOCALNET_PORT: '0',
+    GPUNET_WALLET: join(dir, 'wallet.json'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'data'),
+  }
+  return {
+    dir,
+    dataDir,
+    env,
+    run: (args) => runCli(args, {env}),
+    async cleanup() {
+      await runCli(['localnet', 'stop'], {env})
+      try {
+        const {pid} = JSON.parse(readFileSync(join(dataDir, 'localnet.json'), 'utf8')) as {pid: number}
+        if (isAlive(pid)) process.kill(pid, 'SIGKILL')
+      } catch {
+        // no runtime file: nothing runs
+      }
+      removeDir(dir)
+    },
+  }
+}
+
+/** Runs `gpunet localnet start --json` in the foreground; resolves with the process and its status once it answers. */
+export async function spawnForegroundLocalnet(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{child: ChildProcessWithoutNullStreams; status: LocalnetStatus}> {
+  const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0'], {
+    env: {...process.env, NO_COLOR: '1', ...env},
+  })
+  let stdout = ''
+  child.stdout.setEncoding('utf8')
+  for await (const chunk of child.stdout) {
+    stdout += chunk as string
+    try {
+      return {child, status: JSON.parse(stdout) as LocalnetStatus}
+    } catch {
+      // the document is not complete yet
+    }
+  }
+  throw new Error(`the localnet exited before it was ready: ${stdout}`)
+}
