@@ -7,19 +7,23 @@ export type Network = (typeof NETWORKS)[number]
 
 /** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL` > config file, or an error naming them. */
 export function resolveSecretsUrl(network: Network, flag?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const url = flag || env.GPUNET_SECRETS_URL || networkConfig(network, env).secretsUrl
-  if (url) return checkUrl(url)
+  const url = configuredSecretsUrl(network, flag, env)
+  if (url) return url
   const inConfig = `"networks": {"${network}": {"secretsUrl": "…"}} in ${configFile(env)}`
-  if (network === 'localnet') {
-    throw new GpunetError('secrets_url_missing', 'no secrets service is configured for localnet', {
-      exitCode: ExitCode.USAGE,
-      hint: `start one with \`gpunet secrets serve\`, then give its URL with --secrets-url, GPUNET_SECRETS_URL or ${inConfig}`,
-    })
-  }
   throw new GpunetError('secrets_url_missing', `no secrets service URL is configured for ${network}`, {
     exitCode: ExitCode.USAGE,
     hint: `pass --secrets-url URL, set GPUNET_SECRETS_URL, or set ${inConfig}`,
   })
+}
+
+/** The secrets service URL the user set (flag > `GPUNET_SECRETS_URL` > config file), if any. */
+export function configuredSecretsUrl(
+  network: Network,
+  flag?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const url = flag || env.GPUNET_SECRETS_URL || networkConfig(network, env).secretsUrl
+  return url ? checkUrl(url) : undefined
 }
 
 function checkUrl(url: string): string {

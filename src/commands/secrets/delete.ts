@@ -31,6 +31,7 @@ export default class SecretsDelete extends BaseCommand {
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
       wallet: flags.wallet,
+      note: (line) => this.note(line),
     })
     if (!flags.yes && canPrompt() && !(await confirm(`Delete the secret ${args.name} on ${flags.network}?`))) {
       throw new GpunetError('cancelled', 'nothing was deleted', {exitCode: ExitCode.FAILURE})

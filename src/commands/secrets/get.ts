@@ -37,6 +37,7 @@ export default class SecretsGet extends BaseCommand {
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
       wallet: flags.wallet,
+      note: (line) => this.note(line),
     })
     const secrets = await client.list()
     if (args.name !== undefined) {

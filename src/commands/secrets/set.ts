@@ -47,6 +47,7 @@ export default class SecretsSet extends BaseCommand {
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
       wallet: flags.wallet,
+      note: (line) => this.note(line),
     })
     await client.set(secrets)
     const names = Object.keys(secrets).sort()

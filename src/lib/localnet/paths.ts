@@ -33,5 +33,7 @@ export function localnetFiles(dataDir: string) {
     content: join(dataDir, 'ipfs'),
     /** Chain snapshot, journal and signature statuses. */
     chain: join(dataDir, 'chain'),
+    /** The in-process secrets service: its SQLite database and its key file (mode 0600). */
+    secrets: join(dataDir, 'secrets'),
   }
 }

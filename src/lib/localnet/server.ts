@@ -11,8 +11,10 @@ import type {Duplex} from 'node:stream'
 import type {PublicKey} from '@solana/web3.js'
 import {WebSocketServer} from 'ws'
 
+import {openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
 import {readBody, sendJson, type SubService} from './http.js'
+import {localnetJobAuthority} from './job-authority.js'
 import {Localnet} from './node.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
@@ -29,7 +31,7 @@ export interface LocalnetRuntime {
   wsUrl: string
   /** IPFS HTTP API (`/api/v0/add`) and gateway (`/ipfs/<cid>`) base URL. */
   contentStoreUrl: string
-  /** Null until the secrets service is mounted in the localnet. */
+  /** The secrets service running in the localnet, its job-scoped logins answered from this chain. */
   secretsUrl: string | null
   /** Null until the node gateway serves exposed ports (`http://<job>.node.localhost:<port>/`). */
   gatewayUrl: string | null
@@ -76,6 +78,13 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     node.chain.compact()
     throw error
   }
+  // The secrets service gets its own port (it is a separate HTTP API with its own errors and limits); its
+  // job-scoped logins are checked against this chain and this content store, as a real network's are.
+  const secrets = await openSecretsService({
+    dataDir: localnetFiles(options.dataDir).secrets,
+    authority: localnetJobAuthority(node),
+  })
+  const secretsUrl = await secrets.service.listen(0, LOCALNET_HOST)
 
   const base = `http://${LOCALNET_HOST}:${port}`
   const runtime: LocalnetRuntime = {
@@ -83,7 +92,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     rpcUrl: base,
     wsUrl: `ws://${LOCALNET_HOST}:${port + 1}`,
     contentStoreUrl: base,
-    secretsUrl: null,
+    secretsUrl,
     gatewayUrl: null,
     startedAt: new Date().toISOString(),
   }
@@ -100,6 +109,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       wsHttp.closeAllConnections()
       await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => wsHttp.close(r))])
       for (const service of services) await service.close?.()
+      await secrets.service.close()
       node.chain.compact()
       rmSync(files.runtime, {force: true})
     })())

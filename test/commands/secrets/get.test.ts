@@ -1,6 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import {runCli} from '../../helpers/cli.js'
+import {cliSandbox} from '../../helpers/cli-localnet.js'
 import {cliFixture} from '../../helpers/secrets.js'
 
 describe('gpunet secrets get', () => {
@@ -62,16 +63,29 @@ describe('gpunet secrets get', () => {
     assert.match(error.hint, /--secrets-url or GPUNET_SECRETS_URL/)
   })
 
-  it('names the missing setting for devnet, and points to `secrets serve` on localnet', async () => {
+  it('names the missing setting for devnet', async () => {
     const devnet = await runCli(['secrets', 'get', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
     assert.equal(devnet.code, 2)
     assert.match(
       devnet.stderr,
       /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL, set GPUNET_SECRETS_URL, or set "networks": \{"devnet": \{"secretsUrl": "…"\}\} in .*config\.json/,
     )
-    const localnet = await runCli(['secrets', 'get'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
-    assert.equal(localnet.code, 2)
-    assert.match(localnet.stderr, /gpunet secrets serve/)
+  })
+
+  it("uses the localnet's own secrets service on localnet, starting the localnet when none runs", async () => {
+    const sandbox = cliSandbox()
+    try {
+      const env = {...sandbox.env, GPUNET_SECRETS_URL: ''}
+      const set = await runCli(['secrets', 'set', 'LOCAL_ONE'], {env, stdin: 'local value'})
+      assert.equal(set.code, 0, set.stderr)
+      assert.match(set.stderr, /Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+/)
+      const get = await runCli(['secrets', 'get', 'LOCAL_ONE'], {env})
+      assert.equal(get.code, 0, get.stderr)
+      assert.equal(get.stdout, 'local value')
+      assert.doesNotMatch(get.stderr, /Started a localnet/)
+    } finally {
+      await sandbox.cleanup()
+    }
   })
 
   it('takes the URL from the config file when neither the flag nor the variable is set', async () => {
