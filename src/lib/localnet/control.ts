@@ -98,11 +98,15 @@ export async function startInBackground(dataDir: string, port: number, args: str
   const log = openSync(files.log, 'w')
   // The CLI itself, in the foreground mode of `localnet start`: the one entry that exists however it was built.
   const cli = join(packageRoot(), 'bin', 'run.js')
-  const child = spawn(process.execPath, [cli, 'localnet', 'start', '--data-dir', dataDir, '--port', String(port), ...args], {
-    detached: true,
-    stdio: ['ignore', log, log],
-    env: process.env,
-  })
+  const child = spawn(
+    process.execPath,
+    [cli, 'localnet', 'start', '--data-dir', dataDir, '--port', String(port), ...args],
+    {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: process.env,
+    },
+  )
   closeSync(log)
   child.unref()
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

@@ -32,7 +32,8 @@ export const nodeFlags = {
     allowNo: true,
   }),
   gpus: Flags.integer({
-    description: 'GPUs the node says it has (detected from /dev/nvidia* otherwise); jobs needing one are not taken without',
+    description:
+      'GPUs the node says it has (detected from /dev/nvidia* otherwise); jobs needing one are not taken without',
     min: 0,
     env: 'GPUNET_NODE_GPUS',
   }),

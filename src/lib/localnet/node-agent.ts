@@ -33,8 +33,7 @@ export interface LocalnetNodeOptions {
 
 /** The node's part of `localnet status`: what it runs with, or why it is off. */
 export type LocalnetNodeStatus =
-  | {address: string; gpus: number; runtime: ContainerRuntime['kind']; runningJobs: string[]}
-  | {off: string}
+  {address: string; gpus: number; runtime: ContainerRuntime['kind']; runningJobs: string[]} | {off: string}
 
 /** A started node and its gateway. */
 export interface RunningNode {
@@ -78,7 +77,12 @@ export async function startNode(
   return {
     agent,
     gateway,
-    status: () => ({address: keypair.publicKey.toBase58(), gpus, runtime: runtime.kind, runningJobs: agent.runningJobs}),
+    status: () => ({
+      address: keypair.publicKey.toBase58(),
+      gpus,
+      runtime: runtime.kind,
+      runningJobs: agent.runningJobs,
+    }),
     close: async () => {
       await agent.close()
       await gateway.close()

@@ -51,7 +51,17 @@ export class ResultBuilder {
   /** Records an operation; returns false when its exit code fails the job. */
   add(result: OperationResult, options: {acceptStop: boolean}): boolean {
     const {operationId: id, exitCode, startedAt, endedAt, stdout, stderr, stdoutCutBytes, stderrCutBytes} = result
-    this.ops.push({id, exitCode, startedAt, endedAt, stdout, stderr, stdoutCutBytes, stderrCutBytes, stopped: result.stopped})
+    this.ops.push({
+      id,
+      exitCode,
+      startedAt,
+      endedAt,
+      stdout,
+      stderr,
+      stdoutCutBytes,
+      stderrCutBytes,
+      stopped: result.stopped,
+    })
     for (const notice of result.notices) this.notices.add(notice)
     if (!result.isolated) this.isolated = false
     if (exitCode === 0 || (result.stopped && options.acceptStop)) return true

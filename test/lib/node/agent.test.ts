@@ -153,7 +153,10 @@ describe('localnet node agent (podman)', function () {
     })
     await poster.set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
     const job = await post(t, [
-      op('use', {env: {TOKEN: '%%secrets.HF_TOKEN%%'}, cmd: 'echo "token=$TOKEN"; printf %s "$TOKEN" | sha256sum; sleep 2'}),
+      op('use', {
+        env: {TOKEN: '%%secrets.HF_TOKEN%%'},
+        cmd: 'echo "token=$TOKEN"; printf %s "$TOKEN" | sha256sum; sleep 2',
+      }),
     ])
     await waitFor(t, job, 'RUNNING')
     const asNode = new SecretsClient({
@@ -233,7 +236,9 @@ describe('localnet node agent (podman)', function () {
     assert.equal(after.status, 404)
     let containers = 'x'
     while (containers && Date.now() < stopDeadline + 15_000) {
-      containers = (await podman(pod.dataDir(), ['ps', '-q', '--filter', `label=gpunet.job=${job.toBase58()}`])).stdout.trim()
+      containers = (
+        await podman(pod.dataDir(), ['ps', '-q', '--filter', `label=gpunet.job=${job.toBase58()}`])
+      ).stdout.trim()
       if (containers) await sleep(200)
     }
     assert.equal(containers, '', 'the container is gone')

@@ -19,12 +19,15 @@ function send(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {host: `${host}:${port}`}
     if (options.accept) headers.accept = options.accept
-    const req = request({host: '127.0.0.1', port, path: '/echo?x=1', method: options.method ?? 'GET', headers}, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve({status: res.statusCode ?? 0, body, type: String(res.headers['content-type'])}))
-    })
+    const req = request(
+      {host: '127.0.0.1', port, path: '/echo?x=1', method: options.method ?? 'GET', headers},
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve({status: res.statusCode ?? 0, body, type: String(res.headers['content-type'])}))
+      },
+    )
     req.on('error', reject)
     req.end(options.body)
   })
