@@ -22,6 +22,8 @@ export interface LocalnetNodeOptions {
   hostProcesses?: boolean
   /** When podman may pull images: `never` where no registry can be reached. */
   pull?: PullPolicy
+  /** The podman executable (`podman` on the PATH). */
+  podman?: string
   /** Gateway port on 127.0.0.1; 0 picks a free one. */
   gatewayPort: number
   pollMs?: number
@@ -92,8 +94,8 @@ export async function startNode(
 
 async function chooseRuntime(options: LocalnetNodeOptions): Promise<ContainerRuntime | {off: string}> {
   const dataDir = defaultPodmanDataDir()
-  const podman = await detectRuntime({dataDir})
-  if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull})
+  const podman = await detectRuntime({dataDir, podman: options.podman})
+  if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman})
   if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true})
   return {
     off: `${podman.reason} Without a container runtime the node runs no jobs; --host-processes (GPUNET_NODE_HOST_PROCESSES=1) runs them on the host, without isolation.`,

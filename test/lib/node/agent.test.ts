@@ -1,96 +1,20 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
-import {request} from 'node:http'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {PublicKey} from '@solana/web3.js'
 
-import {
-  bytesToIpfsHash,
-  decodeJobAccount,
-  decodeRunAccount,
-  findVaultAddress,
-  JobState,
-  jobsInstruction,
-  RUN_ACCOUNT_SIZE,
-} from '../../../src/lib/market/index.js'
-import type {JobResult} from '../../../src/lib/node/results.js'
+import {decodeJobAccount, findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
-import {type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
-import {listWithWallet, sendInstructions} from '../../helpers/market.js'
+import {useLocalnet} from '../../helpers/localnet.js'
+import {sendInstructions} from '../../helpers/market.js'
+import {post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
-
-type Shown = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED' | 'GONE'
-
-/** The state `gpunet job get` shows: a queued job with a run account is running. */
-function state(t: TestLocalnet, job: PublicKey): Shown {
-  const account = t.ln.node.chain.account(job)
-  if (!account) return 'GONE'
-  const decoded = decodeJobAccount(account.data)
-  if (decoded.state === JobState.DONE) return 'COMPLETED'
-  if (decoded.state === JobState.STOPPED) return 'STOPPED'
-  return runOf(t, job) ? 'RUNNING' : 'QUEUED'
-}
-
-function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; payer: PublicKey; node: PublicKey} | null {
-  const {chain} = t.ln.node
-  const found = chain
-    .programAccounts(chain.programId)
-    .find(({account}) => account.data.length === RUN_ACCOUNT_SIZE && decodeRunAccount(account.data).job.equals(job))
-  return found ? {address: found.pubkey, ...decodeRunAccount(found.account.data)} : null
-}
-
-/** Posts a definition as `job post` does: its JSON in the content store, `list` signed by the wallet. */
-async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Promise<PublicKey> {
-  const definition = {version: '0.1', type: 'container', ops}
-  const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
-  return listWithWallet(t, timeout, cid)
-}
 
 function op(id: string, args: Record<string, unknown>) {
   return {id, type: 'container/run', args: {image: TEST_IMAGE, ...args}}
-}
-
-/** Polls until the job shows `wanted`; returns the states seen on the way. */
-async function waitFor(t: TestLocalnet, job: PublicKey, wanted: Shown, timeoutMs = 30_000): Promise<Shown[]> {
-  const seen: Shown[] = []
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const now = state(t, job)
-    if (seen.at(-1) !== now) seen.push(now)
-    if (now === wanted) return seen
-    if (Date.now() > deadline) throw new Error(`job stayed ${now} (seen ${seen.join(' -> ')})`)
-    await sleep(25)
-  }
-}
-
-/** The result document, read as `job get` does: the CID on the job account, fetched from the content store. */
-async function result(t: TestLocalnet, job: PublicKey): Promise<{text: string; doc: JobResult}> {
-  const account = decodeJobAccount(t.ln.node.chain.account(job)!.data)
-  const res = await fetch(`${t.ln.runtime.contentStoreUrl}/ipfs/${bytesToIpfsHash(account.ipfsResult)}`)
-  assert.equal(res.status, 200)
-  const text = await res.text()
-  return {text, doc: JSON.parse(text) as JobResult}
-}
-
-/** A GET through the gateway with the job's Host header. */
-function viaGateway(t: TestLocalnet, job: PublicKey): Promise<{status: number; body: string}> {
-  const port = Number(new URL(t.ln.runtime.gatewayUrl!).port)
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {host: '127.0.0.1', port, path: '/', headers: {host: `${job.toBase58()}.node.localhost:${port}`}},
-      (res) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => (body += chunk))
-        res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
-      },
-    )
-    req.on('error', reject)
-    req.end()
-  })
 }
 
 describe('localnet node agent (podman)', function () {
