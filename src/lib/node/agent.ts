@@ -121,8 +121,7 @@ export class NodeAgent {
       this.declined.add(address)
       return
     }
-    if (this.options.localnet.chain.account(this.chain.address)!.lamports < MIN_FEE_LAMPORTS)
-      this.chain.prepare(MIN_FEE_LAMPORTS)
+    this.chain.prepare(MIN_FEE_LAMPORTS)
     const run = this.chain.work()
     const job = this.chain.run(run)!.job
     const active: ActiveJob = {job, run, address: job.toBase58(), ended: false, timedOut: false}

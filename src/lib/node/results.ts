@@ -1,20 +1,11 @@
 /** The result document a node uploads to the content store and records on chain with `finish`. */
 import type {OperationResult} from './runtime/runtime.js'
 
-/** One operation's outcome in a job result. */
-export interface OperationRecord {
-  id: string
-  exitCode: number
-  startedAt: string
-  endedAt: string
-  stdout: string
-  stderr: string
-  /** Bytes cut from the middle of stdout and stderr to keep the result small. */
-  stdoutCutBytes: number
-  stderrCutBytes: number
-  /** Ended by the node: the job was stopped, or its service reached its lifetime. */
-  stopped: boolean
-}
+/** One operation's outcome in a job result: its id, exit code, times, capped outputs and whether it was stopped. */
+export type OperationRecord = {id: string} & Pick<
+  OperationResult,
+  'exitCode' | 'startedAt' | 'endedAt' | 'stdout' | 'stderr' | 'stdoutCutBytes' | 'stderrCutBytes' | 'stopped'
+>
 
 /** Why a job failed: the operation and exit code, or an error before any operation ended (never a secret value). */
 export interface JobFailure {
