@@ -78,9 +78,16 @@ export class NodeAgent {
     return this.current ? [this.current.address] : []
   }
 
-  /** Funds the node when needed and starts watching the market. */
+  /** Funds the node when needed, closes the jobs a previous run left behind, and starts watching the market. */
   start(): void {
     this.chain.prepare(MIN_FEE_LAMPORTS)
+    // A localnet stopped while its node ran a job leaves the job running on chain; the container is gone, so
+    // the node fails it with a result, which refunds the poster the unused time.
+    for (const {address: run, run: account} of this.chain.ownRuns()) {
+      const result = new ResultBuilder(account.job.toBase58(), this.chain.address.toBase58())
+      result.fail({code: 'interrupted', message: 'The localnet stopped while the job ran; it was not resumed.'})
+      this.record(account.job, run, result)
+    }
     this.schedule()
   }
 
@@ -181,14 +188,18 @@ export class NodeAgent {
       result.fail({code, message: (error as Error).message})
     }
     this.options.gateway.remove(active.address)
-    if (active.ended) return
+    if (!active.ended) this.record(active.job, active.run, result)
+  }
+
+  /** Uploads the result to the content store and records it with `finish`. */
+  private record(job: PublicKey, run: PublicKey, result: ResultBuilder): void {
     const document = result.build()
     const {cid} = this.options.localnet.content.add(Buffer.from(`${JSON.stringify(document, null, 2)}\n`))
     try {
-      this.chain.finish(active.job, active.run, cid)
-      this.log(`node: job ${active.address} ${document.status}; result ${cid}`)
+      this.chain.finish(job, run, cid)
+      this.log(`node: job ${document.job} ${document.status}; result ${cid}`)
     } catch (error) {
-      this.log(`node: could not record the result of job ${active.address}: ${(error as Error).message}`)
+      this.log(`node: could not record the result of job ${document.job}: ${(error as Error).message}`)
     }
   }
 

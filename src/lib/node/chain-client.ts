@@ -17,6 +17,7 @@ import {
   decodeRunAccount,
   type JobAccount,
   QueueType,
+  RUN_ACCOUNT_SIZE,
   type RunAccount,
 } from '../market/accounts.js'
 import {jobsInstruction} from '../market/instructions.js'
@@ -61,6 +62,16 @@ export class NodeChainClient {
   /** A run account, or null once `finish`, `end` or `quit` closed it. */
   run(address: PublicKey): RunAccount | null {
     return this.account(address, decodeRunAccount)
+  }
+
+  /** The run accounts of this node: the jobs it is running on chain. */
+  ownRuns(): {address: PublicKey; run: RunAccount}[] {
+    const {chain} = this.localnet
+    return chain
+      .programAccounts(chain.programId)
+      .filter(({account}) => account.data.length === RUN_ACCOUNT_SIZE)
+      .map(({pubkey, account}) => ({address: pubkey, run: decodeRunAccount(account.data)}))
+      .filter(({run}) => run.node.equals(this.address))
   }
 
   /** Takes the head job with `work`; returns the new run account's address. */

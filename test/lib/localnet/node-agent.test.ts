@@ -3,8 +3,10 @@ import {existsSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {getAssociatedTokenAddressSync} from '@solana/spl-token'
+
 import {HOST_PROCESS_NOTICE} from '../../../src/lib/node/runtime/host-process.js'
-import {useLocalnet} from '../../helpers/localnet.js'
+import {removeDir, startTestLocalnet, tempDir, type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
 import {post, result, viaGateway, waitFor} from '../../helpers/node.js'
 
 const NO_PODMAN = '/nonexistent/podman'
@@ -15,6 +17,12 @@ async function freePort(): Promise<number> {
   const {port} = server.address() as {port: number}
   await new Promise((resolve) => server.close(resolve))
   return port
+}
+
+/** The test wallet's payment tokens, in base units. */
+async function tokens(t: TestLocalnet): Promise<bigint> {
+  const account = getAssociatedTokenAddressSync(t.mint, t.wallet.publicKey, true)
+  return BigInt((await t.connection.getTokenAccountBalance(account)).value.amount)
 }
 
 describe('localnet node without podman', function () {
@@ -78,5 +86,33 @@ describe('localnet node with host processes (opt-in)', function () {
       doc.notices.some((n) => /taken down after its lifetime of 3 s/.test(n)),
       doc.notices.join(' | '),
     )
+  })
+})
+
+describe('localnet node across a restart', function () {
+  this.timeout(30_000)
+  const node = {gatewayPort: 0, podman: NO_PODMAN, hostProcesses: true, pollMs: 100}
+  const dataDir = tempDir()
+  after(() => removeDir(dataDir))
+
+  it('fails the job it was running when the localnet stopped, refunding the unused time', async function () {
+    if (!existsSync('/bin/busybox')) this.skip()
+    const first = await startTestLocalnet({dataDir, node})
+    const job = await post(first, [{id: 'long', type: 'container/run', args: {image: 'unused', cmd: 'sleep 30'}}])
+    await waitFor(first, job, 'RUNNING')
+    const deposited = await tokens(first)
+    await first.close()
+
+    const second = await startTestLocalnet({dataDir, node, wallet: first.wallet})
+    try {
+      assert.deepEqual(await waitFor(second, job, 'COMPLETED'), ['COMPLETED'])
+      const {doc} = await result(second, job)
+      assert.equal(doc.status, 'failed')
+      assert.equal(doc.error?.code, 'interrupted')
+      assert.deepEqual(doc.ops, [])
+      assert.ok((await tokens(second)) > deposited, 'the unused deposit came back')
+    } finally {
+      await second.close()
+    }
   })
 })
