@@ -22,6 +22,7 @@ export function cliSandbox(): CliSandbox {
   const env = {
     GPUNET_LOCALNET_DIR: dataDir,
     GPUNET_LOCALNET_PORT: '0',
+    GPUNET_GATEWAY_PORT: '0',
     GPUNET_WALLET: join(dir, 'wallet.json'),
     XDG_CONFIG_HOME: join(dir, 'config'),
     XDG_DATA_HOME: join(dir, 'data'),
@@ -50,7 +51,7 @@ export async function spawnForegroundLocalnet(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{child: ChildProcessWithoutNullStreams; status: LocalnetStatus}> {
   const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0'], {
-    env: {...process.env, NO_COLOR: '1', ...env},
+    env: {...process.env, NO_COLOR: '1', GPUNET_GATEWAY_PORT: '0', ...env},
   })
   let stdout = ''
   child.stdout.setEncoding('utf8')

@@ -4,6 +4,7 @@ import {join} from 'node:path'
 
 import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 
+import type {LocalnetNodeOptions} from '../../src/lib/localnet/node-agent.js'
 import {type RunningLocalnet, startLocalnet} from '../../src/lib/localnet/server.js'
 
 /** A fresh temp directory, removed by the returned cleanup. */
@@ -25,11 +26,17 @@ export interface TestLocalnet {
 
 /** Starts a real localnet in this process on free ports in a temp directory. */
 export async function startTestLocalnet(
-  options: {dataDir?: string; slotMs?: number; wallet?: Keypair} = {},
+  options: {dataDir?: string; slotMs?: number; wallet?: Keypair; node?: LocalnetNodeOptions} = {},
 ): Promise<TestLocalnet> {
   const dataDir = options.dataDir ?? tempDir()
   const wallet = options.wallet ?? Keypair.generate()
-  const ln = await startLocalnet({dataDir, port: 0, slotMs: options.slotMs, wallet: wallet.publicKey})
+  const ln = await startLocalnet({
+    dataDir,
+    port: 0,
+    slotMs: options.slotMs,
+    wallet: wallet.publicKey,
+    node: options.node,
+  })
   // No wsEndpoint: web3.js derives it (port + 1) as it does for any node.
   const connection = new Connection(ln.runtime.rpcUrl, 'confirmed')
   return {
@@ -45,7 +52,7 @@ export async function startTestLocalnet(
 }
 
 /** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
-export function useLocalnet(options: {slotMs?: number} = {}): TestLocalnet {
+export function useLocalnet(options: {slotMs?: number; node?: LocalnetNodeOptions} = {}): TestLocalnet {
   const t = {} as TestLocalnet
   before(async () => {
     Object.assign(t, await startTestLocalnet(options))

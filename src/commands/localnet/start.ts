@@ -2,25 +2,30 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
-import {dataDirFlag, portFlag} from '../../lib/localnet/flags.js'
+import {dataDirFlag, nodeArgs, nodeFlags, nodeOptions, portFlag} from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 
 export default class LocalnetStart extends BaseCommand {
   static override summary =
     'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
-  static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.`
+  static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.
+
+Its node agent (on unless --no-node) takes the jobs posted to the default market, runs them in podman containers and serves their exposed ports through the gateway at http://<job>.node.localhost:<gateway port>/.`
 
   static override examples = [
     '<%= config.bin %> localnet start',
     '<%= config.bin %> localnet start --detach',
     '<%= config.bin %> localnet start --detach --port 0 --data-dir /tmp/gpunet-localnet --json',
+    '<%= config.bin %> localnet start --no-node',
+    '<%= config.bin %> localnet start --host-processes --gateway-port 0',
   ]
 
   static override flags = {
     detach: Flags.boolean({char: 'd', description: 'start in the background and return once it answers'}),
     'data-dir': dataDirFlag,
     port: portFlag,
+    ...nodeFlags,
   }
 
   async run(): Promise<LocalnetStatus | undefined> {
@@ -31,10 +36,11 @@ export default class LocalnetStart extends BaseCommand {
       return this.report(await localnetStatus(dataDir), 'running')
     }
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port)
+      await startInBackground(dataDir, flags.port, nodeArgs(flags))
       return this.report(await localnetStatus(dataDir), 'started in the background')
     }
-    await serveUntilSignal({dataDir, port: flags.port}, async () => {
+    const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
+    await serveUntilSignal({dataDir, port: flags.port, node}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
       else this.report(status, 'running')

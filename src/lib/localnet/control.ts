@@ -9,6 +9,7 @@ import {join} from 'node:path'
 import {ExitCode, GpunetError} from '../errors.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
+import type {LocalnetNodeStatus} from './node-agent.js'
 import {localnetFiles} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
 
@@ -22,6 +23,8 @@ export interface LocalnetStatus {
   contentStoreUrl: string | null
   secretsUrl: string | null
   gatewayUrl: string | null
+  /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
+  node: LocalnetNodeStatus | null
   programId: string | null
   market: string | null
   mint: string | null
@@ -76,6 +79,7 @@ export async function localnetStatus(dataDir: string): Promise<LocalnetStatus> {
     contentStoreUrl: runtime?.contentStoreUrl ?? null,
     secretsUrl: runtime?.secretsUrl ?? null,
     gatewayUrl: runtime?.gatewayUrl ?? null,
+    node: runtime?.node ?? null,
     programId: genesis?.programId ?? null,
     market: genesis?.market ?? null,
     mint: genesis?.mint ?? null,
@@ -85,8 +89,8 @@ export async function localnetStatus(dataDir: string): Promise<LocalnetStatus> {
   }
 }
 
-/** Starts a localnet as a background process and waits until it answers. */
-export async function startInBackground(dataDir: string, port: number): Promise<LocalnetRuntime> {
+/** Starts a localnet as a background process and waits until it answers; `args` are more `localnet start` flags. */
+export async function startInBackground(dataDir: string, port: number, args: string[] = []): Promise<LocalnetRuntime> {
   const files = localnetFiles(dataDir)
   const existing = await runningLocalnet(dataDir)
   if (existing) return existing
@@ -94,11 +98,15 @@ export async function startInBackground(dataDir: string, port: number): Promise<
   const log = openSync(files.log, 'w')
   // The CLI itself, in the foreground mode of `localnet start`: the one entry that exists however it was built.
   const cli = join(packageRoot(), 'bin', 'run.js')
-  const child = spawn(process.execPath, [cli, 'localnet', 'start', '--data-dir', dataDir, '--port', String(port)], {
-    detached: true,
-    stdio: ['ignore', log, log],
-    env: process.env,
-  })
+  const child = spawn(
+    process.execPath,
+    [cli, 'localnet', 'start', '--data-dir', dataDir, '--port', String(port), ...args],
+    {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: process.env,
+    },
+  )
   closeSync(log)
   child.unref()
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

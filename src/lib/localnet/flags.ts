@@ -3,6 +3,9 @@ import {resolve} from 'node:path'
 
 import {Flags} from '@oclif/core'
 
+import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
+import type {PullPolicy} from '../node/runtime/podman.js'
+import type {LocalnetNodeOptions} from './node-agent.js'
 import {defaultDataDir, defaultPort} from './paths.js'
 
 export const dataDirFlag = Flags.string({
@@ -20,3 +23,64 @@ export const portFlag = Flags.integer({
   default: async () => defaultPort(),
   defaultHelp: async () => '$GPUNET_LOCALNET_PORT, else 28899',
 })
+
+/** Flags of the localnet's node agent and gateway (`localnet start`). */
+export const nodeFlags = {
+  node: Flags.boolean({
+    description: 'run the node agent that takes and runs posted jobs (--no-node: jobs stay queued)',
+    default: true,
+    allowNo: true,
+  }),
+  gpus: Flags.integer({
+    description:
+      'GPUs the node says it has (detected from /dev/nvidia* otherwise); jobs needing one are not taken without',
+    min: 0,
+    env: 'GPUNET_NODE_GPUS',
+  }),
+  'host-processes': Flags.boolean({
+    description: 'without podman, run jobs as plain host processes: NO isolation, every result says so',
+    env: 'GPUNET_NODE_HOST_PROCESSES',
+  }),
+  'gateway-port': Flags.integer({
+    description: 'port of the gateway serving exposed job ports on 127.0.0.1; 0 picks a free one',
+    min: 0,
+    max: 65535,
+    env: 'GPUNET_GATEWAY_PORT',
+    default: DEFAULT_GATEWAY_PORT,
+  }),
+  pull: Flags.string({
+    description: 'when the node pulls job images',
+    options: ['missing', 'always', 'never'],
+    env: 'GPUNET_NODE_PULL',
+    default: 'missing',
+  }),
+}
+
+interface NodeFlagValues {
+  node: boolean
+  gpus?: number
+  'host-processes'?: boolean
+  'gateway-port': number
+  pull: string
+}
+
+/** The node agent's settings from the flags; undefined with --no-node. */
+export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void): LocalnetNodeOptions | undefined {
+  if (!flags.node) return undefined
+  return {
+    gpus: flags.gpus,
+    hostProcesses: flags['host-processes'] ?? false,
+    gatewayPort: flags['gateway-port'],
+    pull: flags.pull as PullPolicy,
+    log,
+  }
+}
+
+/** The same flags for a localnet started in the background. */
+export function nodeArgs(flags: NodeFlagValues): string[] {
+  if (!flags.node) return ['--no-node']
+  const args = ['--gateway-port', String(flags['gateway-port']), '--pull', flags.pull]
+  if (flags.gpus !== undefined) args.push('--gpus', String(flags.gpus))
+  if (flags['host-processes']) args.push('--host-processes')
+  return args
+}

@@ -9,6 +9,8 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['IPFS API', status.contentStoreUrl && `${status.contentStoreUrl}/api/v0/add`],
     ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
     ['Secrets', status.secretsUrl],
+    ['Gateway', status.gatewayUrl && `http://<job>.${status.gatewayUrl.slice('http://'.length)}/`],
+    ['Node', status.node && nodeLine(status.node)],
     ['Program', status.programId],
     ['Market', status.market],
     ['Token mint', status.mint],
@@ -16,4 +18,10 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['Data', status.dataDir],
   ]
   return rows.filter(([, value]) => value).map(([label, value]) => `  ${label.padEnd(13)}${value}`)
+}
+
+function nodeLine(node: NonNullable<LocalnetStatus['node']>): string {
+  if ('off' in node) return `off: ${node.off}`
+  const jobs = node.runningJobs.length > 0 ? `running ${node.runningJobs.join(', ')}` : 'idle'
+  return `${node.address} (${node.runtime}, ${node.gpus} GPU${node.gpus === 1 ? '' : 's'}, ${jobs})`
 }

@@ -33,6 +33,8 @@ export function localnetFiles(dataDir: string) {
     content: join(dataDir, 'ipfs'),
     /** Chain snapshot, journal and signature statuses. */
     chain: join(dataDir, 'chain'),
+    /** The localnet node's keypair (mode 0600): it takes jobs with `work` and is paid by `finish`. */
+    node: join(dataDir, 'node.json'),
     /** The in-process secrets service: its SQLite database and its key file (mode 0600). */
     secrets: join(dataDir, 'secrets'),
   }

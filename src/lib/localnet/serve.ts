@@ -5,11 +5,14 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {defaultWalletPath, loadOrCreateKeypair} from '../market/wallet.js'
 import {isAlive} from './control.js'
 import {localnetFiles} from './paths.js'
+import type {LocalnetNodeOptions} from './node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
 
 export interface ServeOptions {
   dataDir: string
   port: number
+  /** The node agent's settings; no node when absent. */
+  node?: LocalnetNodeOptions
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

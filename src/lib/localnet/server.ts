@@ -16,6 +16,7 @@ import {contentService} from './content-routes.js'
 import {readBody, sendJson, type SubService} from './http.js'
 import {localnetJobAuthority} from './job-authority.js'
 import {Localnet} from './node.js'
+import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
 import {serveSubscriptions} from './websocket.js'
@@ -33,8 +34,10 @@ export interface LocalnetRuntime {
   contentStoreUrl: string
   /** The secrets service running in the localnet, its job-scoped logins answered from this chain. */
   secretsUrl: string | null
-  /** Null until the node gateway serves exposed ports (`http://<job>.node.localhost:<port>/`). */
+  /** The node gateway, `http://node.localhost:<port>`: a job's exposed port is at `http://<job>.node.localhost:<port>/`. */
   gatewayUrl: string | null
+  /** The localnet's node, or why it is off; null when it was not asked for. */
+  node: LocalnetNodeStatus | null
   startedAt: string
 }
 
@@ -47,11 +50,15 @@ export interface StartOptions {
   wallet?: PublicKey
   /** More services sharing the process and port. */
   services?: SubService[]
+  /** Runs the node agent and its gateway; without it no job is ever taken (tests that act as the node). */
+  node?: LocalnetNodeOptions
 }
 
 export interface RunningLocalnet {
   node: Localnet
   runtime: LocalnetRuntime
+  /** The node agent and gateway, when they run. */
+  agent: RunningNode | null
   /** Stops serving, saves the chain and removes `localnet.json`. */
   close(): Promise<void>
 }
@@ -94,16 +101,23 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     contentStoreUrl: base,
     secretsUrl,
     gatewayUrl: null,
+    node: null,
     startedAt: new Date().toISOString(),
   }
   const files = localnetFiles(options.dataDir)
-  writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
-  renameSync(`${files.runtime}.tmp`, files.runtime)
+  let agent: RunningNode | null = null
+  // The status file follows the node: `localnet status` lists the jobs it runs.
+  const publish = () => {
+    if (agent) runtime.node = agent.status()
+    writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
+    renameSync(`${files.runtime}.tmp`, files.runtime)
+  }
 
   let closed: Promise<void> | undefined
   const close = () =>
     (closed ??= (async () => {
       // Code 1000 tells web3.js the close is deliberate, so it does not keep reconnecting.
+      await agent?.close()
       for (const client of wss.clients) client.close(1000, 'localnet stopping')
       http.closeAllConnections()
       wsHttp.closeAllConnections()
@@ -113,7 +127,21 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       node.chain.compact()
       rmSync(files.runtime, {force: true})
     })())
-  return {node, runtime, close}
+  if (options.node) {
+    try {
+      const started = await startNode(node, options.dataDir, secretsUrl, options.node, publish)
+      if ('off' in started) runtime.node = started
+      else {
+        agent = started
+        runtime.gatewayUrl = started.gateway.url
+      }
+    } catch (error) {
+      await close()
+      throw error
+    }
+  }
+  publish()
+  return {node, runtime, agent, close}
 }
 
 async function route(

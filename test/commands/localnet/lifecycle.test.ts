@@ -55,6 +55,17 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.equal(human.code, 0)
     assert.match(human.stdout, new RegExp(`RPC +${status.rpcUrl}`))
     assert.match(human.stdout, new RegExp(`Token mint +${status.mint}`))
+    // The node agent is on by default: running with its gateway, or off saying why (no podman here).
+    const node = status.node
+    assert.ok(node, 'the status has the node')
+    if ('address' in node) {
+      assert.match(status.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
+      assert.match(human.stdout, new RegExp(`Node +${node.address} \\(podman, \\d+ GPUs?, idle\\)`))
+      assert.equal(statSync(join(box.dataDir, 'node.json')).mode & 0o777, 0o600)
+    } else {
+      assert.equal(status.gatewayUrl, null)
+      assert.match(human.stdout, /Node +off: /)
+    }
 
     const again = await box.run(['localnet', 'start', '--detach'])
     assert.equal(again.code, 0)

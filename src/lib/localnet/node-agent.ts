@@ -1,0 +1,103 @@
+/**
+ * The localnet's own node: its keypair in the data directory, the runtime it runs jobs with (podman, or host
+ * processes when the user turns them on), its GPU count, and the gateway serving the ports its jobs expose.
+ */
+import {existsSync} from 'node:fs'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {loadOrCreateKeypair} from '../market/wallet.js'
+import {NodeAgent} from '../node/agent.js'
+import {Gateway} from '../node/gateway.js'
+import {HostProcessRuntime} from '../node/runtime/host-process.js'
+import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../node/runtime/podman.js'
+import type {ContainerRuntime} from '../node/runtime/runtime.js'
+import type {Localnet} from './node.js'
+import {localnetFiles} from './paths.js'
+
+/** How the localnet's node runs. */
+export interface LocalnetNodeOptions {
+  /** GPUs the node says it has; detected (an NVIDIA device) when not given. */
+  gpus?: number
+  /** Runs jobs as plain host processes when podman cannot run here (no isolation; every result says so). */
+  hostProcesses?: boolean
+  /** When podman may pull images: `never` where no registry can be reached. */
+  pull?: PullPolicy
+  /** The podman executable (`podman` on the PATH). */
+  podman?: string
+  /** Gateway port on 127.0.0.1; 0 picks a free one. */
+  gatewayPort: number
+  pollMs?: number
+  serviceLifetimeMs?: number
+  readyTimeoutMs?: number
+  healthIntervalMs?: number
+  log?: (line: string) => void
+}
+
+/** The node's part of `localnet status`: what it runs with, or why it is off. */
+export type LocalnetNodeStatus =
+  {address: string; gpus: number; runtime: ContainerRuntime['kind']; runningJobs: string[]} | {off: string}
+
+/** A started node and its gateway. */
+export interface RunningNode {
+  agent: NodeAgent
+  gateway: Gateway
+  status(): LocalnetNodeStatus
+  close(): Promise<void>
+}
+
+/** GPUs found on this machine: NVIDIA devices. */
+export function detectGpus(): number {
+  let count = 0
+  while (existsSync(`/dev/nvidia${count}`)) count++
+  return count
+}
+
+/** Starts the node agent and its gateway, or says why the node is off (no runtime it may use). */
+export async function startNode(
+  localnet: Localnet,
+  dataDir: string,
+  secretsUrl: string,
+  options: LocalnetNodeOptions,
+  onChange: () => void,
+): Promise<RunningNode | {off: string}> {
+  const runtime = await chooseRuntime(options)
+  if ('off' in runtime) return runtime
+  const gateway = new Gateway()
+  try {
+    await gateway.listen(options.gatewayPort)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
+    throw new GpunetError('gateway_port_in_use', `gateway port ${options.gatewayPort} is in use on 127.0.0.1`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: 'Choose another with --gateway-port (0 picks a free one), or turn the node off with --no-node.',
+    })
+  }
+  const {keypair} = loadOrCreateKeypair(localnetFiles(dataDir).node)
+  const gpus = options.gpus ?? detectGpus()
+  const agent = new NodeAgent({localnet, keypair, runtime, gateway, secretsUrl, gpus, onChange, ...options})
+  agent.start()
+  return {
+    agent,
+    gateway,
+    status: () => ({
+      address: keypair.publicKey.toBase58(),
+      gpus,
+      runtime: runtime.kind,
+      runningJobs: agent.runningJobs,
+    }),
+    close: async () => {
+      await agent.close()
+      await gateway.close()
+    },
+  }
+}
+
+async function chooseRuntime(options: LocalnetNodeOptions): Promise<ContainerRuntime | {off: string}> {
+  const dataDir = defaultPodmanDataDir()
+  const podman = await detectRuntime({dataDir, podman: options.podman})
+  if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman})
+  if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true})
+  return {
+    off: `${podman.reason} Without a container runtime the node runs no jobs; --host-processes (GPUNET_NODE_HOST_PROCESSES=1) runs them on the host, without isolation.`,
+  }
+}

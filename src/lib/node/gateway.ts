@@ -1,0 +1,143 @@
+/**
+ * The node gateway: serves each job's exposed port at `http://<job>.node.localhost:<port>/`, routing on the
+ * Host header and proxying HTTP requests and websocket upgrades to the port the container publishes on
+ * 127.0.0.1. A job whose service is not ready (or gone) answers a page-not-found page.
+ */
+import {once} from 'node:events'
+import {createServer, type IncomingMessage, request, type Server, type ServerResponse} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {connect} from 'node:net'
+import type {Duplex} from 'node:stream'
+
+/** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
+export const DEFAULT_GATEWAY_PORT = 28980
+
+/** The host name suffix of job services; browsers resolve `*.localhost` to the loopback address. */
+export const GATEWAY_DOMAIN = 'node.localhost'
+
+interface Route {
+  /** Null until the service's health checks pass. */
+  hostPort: number | null
+}
+
+/** Serves exposed ports of the jobs the node runs. */
+export class Gateway {
+  /** Keyed by the lowercased job address: browsers lowercase host names, base58 is mixed case. */
+  private readonly routes = new Map<string, Route>()
+  private readonly server: Server
+  private port = 0
+
+  constructor() {
+    this.server = createServer((req, res) => this.serve(req, res))
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head))
+  }
+
+  /** Listens on 127.0.0.1 (`port` 0 picks a free one) and returns the base URL, `http://node.localhost:<port>`. */
+  async listen(port: number): Promise<string> {
+    this.server.listen(port, '127.0.0.1')
+    await Promise.race([
+      once(this.server, 'listening'),
+      once(this.server, 'error').then(([error]) => Promise.reject(error)),
+    ])
+    this.port = (this.server.address() as AddressInfo).port
+    return this.url
+  }
+
+  get url(): string {
+    return `http://${GATEWAY_DOMAIN}:${this.port}`
+  }
+
+  /** The URL a job's exposed port is served at. */
+  jobUrl(job: string): string {
+    return `http://${job}.${GATEWAY_DOMAIN}:${this.port}/`
+  }
+
+  /** Announces a job's service: it answers page-not-found until `ready`. */
+  register(job: string): void {
+    this.routes.set(job.toLowerCase(), {hostPort: null})
+  }
+
+  /** Sends the job's traffic to `hostPort` on 127.0.0.1 from now on. */
+  ready(job: string, hostPort: number): void {
+    const route = this.routes.get(job.toLowerCase())
+    if (route) route.hostPort = hostPort
+  }
+
+  /** Takes the job's service down. */
+  remove(job: string): void {
+    this.routes.delete(job.toLowerCase())
+  }
+
+  /** Stops serving and drops open connections. */
+  async close(): Promise<void> {
+    this.server.closeAllConnections()
+    await new Promise((resolve) => this.server.close(resolve))
+  }
+
+  private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
+    const job = host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
+    return {job, hostPort: job === null ? null : (this.routes.get(job)?.hostPort ?? null)}
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    const {job, hostPort} = this.target(req)
+    if (hostPort === null) return notFound(req, res, job)
+    const upstream = request(
+      {host: '127.0.0.1', port: hostPort, method: req.method, path: req.url, headers: req.headers},
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders)
+        answer.pipe(res)
+      },
+    )
+    upstream.on('error', () => {
+      if (res.headersSent) return void res.destroy()
+      sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.')
+    })
+    req.pipe(upstream)
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const {hostPort} = this.target(req)
+    if (hostPort === null) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+      return
+    }
+    const upstream = connect(hostPort, '127.0.0.1', () => {
+      // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
+      const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
+      if (head.length > 0) upstream.write(head)
+      upstream.pipe(socket).pipe(upstream)
+    })
+    const drop = () => {
+      upstream.destroy()
+      socket.destroy()
+    }
+    upstream.on('error', drop)
+    socket.on('error', drop)
+    upstream.on('close', () => socket.destroy())
+    socket.on('close', () => upstream.destroy())
+  }
+}
+
+function notFound(req: IncomingMessage, res: ServerResponse, job: string | null): void {
+  const message = job
+    ? `No service of job ${job} is ready here: it is starting (its health checks have not passed yet) or has ended.`
+    : `This is the gpunet node gateway: job services answer at http://<job>.${GATEWAY_DOMAIN}:<port>/.`
+  sendPage(req, res, 404, 'Page not found', message)
+}
+
+/** An HTML page for browsers, JSON for everyone else. */
+function sendPage(req: IncomingMessage, res: ServerResponse, status: number, title: string, message: string): void {
+  req.resume()
+  if ((req.headers.accept ?? '').includes('text/html')) {
+    const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
+    res.writeHead(status, {'content-type': 'text/html; charset=utf-8'})
+    res.end(`<!doctype html><title>${title}</title><h1>${title}</h1><p>${escaped}</p>\n`)
+    return
+  }
+  res.writeHead(status, {'content-type': 'application/json'})
+  res.end(`${JSON.stringify({error: status === 404 ? 'not_found' : 'bad_gateway', message})}\n`)
+}

@@ -1,0 +1,86 @@
+/** Posting jobs and watching them on a test localnet whose node agent runs them, as `job post/get` will. */
+import {strict as assert} from 'node:assert'
+import {request} from 'node:http'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import type {PublicKey} from '@solana/web3.js'
+
+import {
+  bytesToIpfsHash,
+  decodeJobAccount,
+  decodeRunAccount,
+  JobState,
+  RUN_ACCOUNT_SIZE,
+} from '../../src/lib/market/index.js'
+import type {JobResult} from '../../src/lib/node/results.js'
+import type {TestLocalnet} from './localnet.js'
+import {listWithWallet} from './market.js'
+
+/** A job state as `gpunet job get` shows it. */
+export type Shown = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED' | 'GONE'
+
+/** The state `gpunet job get` shows: a queued job with a run account is running. */
+export function state(t: TestLocalnet, job: PublicKey): Shown {
+  const account = t.ln.node.chain.account(job)
+  if (!account) return 'GONE'
+  const decoded = decodeJobAccount(account.data)
+  if (decoded.state === JobState.DONE) return 'COMPLETED'
+  if (decoded.state === JobState.STOPPED) return 'STOPPED'
+  return runOf(t, job) ? 'RUNNING' : 'QUEUED'
+}
+
+/** The run account of a running job. */
+export function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; payer: PublicKey; node: PublicKey} | null {
+  const {chain} = t.ln.node
+  const found = chain
+    .programAccounts(chain.programId)
+    .find(({account}) => account.data.length === RUN_ACCOUNT_SIZE && decodeRunAccount(account.data).job.equals(job))
+  return found ? {address: found.pubkey, ...decodeRunAccount(found.account.data)} : null
+}
+
+/** Posts a definition as `job post` does: its JSON in the content store, `list` signed by the wallet. */
+export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Promise<PublicKey> {
+  const definition = {version: '0.1', type: 'container', ops}
+  const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
+  return listWithWallet(t, timeout, cid)
+}
+
+/** Polls until the job shows `wanted`; returns the states seen on the way. */
+export async function waitFor(t: TestLocalnet, job: PublicKey, wanted: Shown, timeoutMs = 30_000): Promise<Shown[]> {
+  const seen: Shown[] = []
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const now = state(t, job)
+    if (seen.at(-1) !== now) seen.push(now)
+    if (now === wanted) return seen
+    if (Date.now() > deadline) throw new Error(`job stayed ${now} (seen ${seen.join(' -> ')})`)
+    await sleep(25)
+  }
+}
+
+/** The result document, read as `job get` does: the CID on the job account, fetched from the content store. */
+export async function result(t: TestLocalnet, job: PublicKey): Promise<{text: string; doc: JobResult}> {
+  const account = decodeJobAccount(t.ln.node.chain.account(job)!.data)
+  const res = await fetch(`${t.ln.runtime.contentStoreUrl}/ipfs/${bytesToIpfsHash(account.ipfsResult)}`)
+  assert.equal(res.status, 200)
+  const text = await res.text()
+  return {text, doc: JSON.parse(text) as JobResult}
+}
+
+/** A GET through the gateway with the job's Host header. */
+export function viaGateway(t: TestLocalnet, job: PublicKey): Promise<{status: number; body: string}> {
+  const port = Number(new URL(t.ln.runtime.gatewayUrl!).port)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {host: '127.0.0.1', port, path: '/', headers: {host: `${job.toBase58()}.node.localhost:${port}`}},
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}

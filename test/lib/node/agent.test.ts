@@ -1,0 +1,182 @@
+import {strict as assert} from 'node:assert'
+import {createHash} from 'node:crypto'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {PublicKey} from '@solana/web3.js'
+
+import {decodeJobAccount, findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
+import {SecretsClient} from '../../../src/lib/secrets/client.js'
+import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {useLocalnet} from '../../helpers/localnet.js'
+import {sendInstructions} from '../../helpers/market.js'
+import {post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
+import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+
+function op(id: string, args: Record<string, unknown>) {
+  return {id, type: 'container/run', args: {image: TEST_IMAGE, ...args}}
+}
+
+describe('localnet node agent (podman)', function () {
+  this.timeout(120_000)
+  const pod = requirePodman()
+  const t = useLocalnet({node: {gatewayPort: 0, pull: 'never', pollMs: 100, healthIntervalMs: 200, gpus: 0}})
+
+  it('publishes the gateway and the node in the localnet status', () => {
+    assert.match(t.ln.runtime.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
+    const node = t.ln.runtime.node
+    assert.ok(node && 'address' in node, JSON.stringify(node))
+    assert.deepEqual({gpus: node.gpus, runtime: node.runtime}, {gpus: 0, runtime: 'podman'})
+  })
+
+  it('runs hello world: QUEUED -> RUNNING -> COMPLETED, logs in the result, node paid', async () => {
+    const posted = Date.now()
+    const job = await post(t, [op('hello', {cmd: 'sleep 1; echo hello world; echo to-stderr >&2'})])
+    const toRunning = await waitFor(t, job, 'RUNNING')
+    const running = Date.now()
+    const toCompleted = await waitFor(t, job, 'COMPLETED')
+    assert.deepEqual([...toRunning, ...toCompleted.slice(1)], ['QUEUED', 'RUNNING', 'COMPLETED'])
+    process.stderr.write(`      (list -> RUNNING ${running - posted} ms, -> COMPLETED ${Date.now() - posted} ms)\n`)
+    const {doc} = await result(t, job)
+    assert.equal(doc.status, 'success')
+    assert.equal(doc.isolated, true)
+    assert.equal(doc.job, job.toBase58())
+    assert.equal(doc.node, (t.ln.runtime.node as {address: string}).address)
+    assert.equal(doc.ops.length, 1)
+    assert.equal(doc.ops[0]!.exitCode, 0)
+    assert.equal(doc.ops[0]!.stdout, 'hello world\n')
+    assert.equal(doc.ops[0]!.stderr, 'to-stderr\n')
+    assert.ok(Date.parse(doc.ops[0]!.endedAt) - Date.parse(doc.ops[0]!.startedAt) >= 1000)
+    const nodeTokens = await t.connection.getTokenAccountBalance(
+      getAssociatedTokenAddressSync(t.mint, new PublicKey(doc.node), true),
+    )
+    assert.ok(Number(nodeTokens.value.amount) > 0, 'the node earned price x elapsed')
+  })
+
+  it('fails the job at the first operation that exits non-zero, with its exit code', async () => {
+    const job = await post(t, [op('first', {cmd: 'echo one; exit 3'}), op('second', {cmd: 'echo never'})])
+    await waitFor(t, job, 'COMPLETED')
+    const {doc} = await result(t, job)
+    assert.equal(doc.status, 'failed')
+    assert.deepEqual(doc.error, {
+      code: 'operation_failed',
+      message: 'Operation first exited with code 3.',
+      op: 'first',
+      exitCode: 3,
+    })
+    assert.deepEqual(
+      doc.ops.map((o) => [o.id, o.exitCode, o.stdout]),
+      [['first', 3, 'one\n']],
+    )
+  })
+
+  it('delivers referenced secrets to the job, never into its result; the job login reads nothing else', async () => {
+    const value = 's3cr3t-value-for-the-job'
+    const poster = new SecretsClient({
+      url: t.ln.runtime.secretsUrl!,
+      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
+      cache: null,
+    })
+    await poster.set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
+    const job = await post(t, [
+      op('use', {
+        env: {TOKEN: '%%secrets.HF_TOKEN%%'},
+        cmd: 'echo "token=$TOKEN"; printf %s "$TOKEN" | sha256sum; sleep 2',
+      }),
+    ])
+    await waitFor(t, job, 'RUNNING')
+    const asNode = new SecretsClient({
+      url: t.ln.runtime.secretsUrl!,
+      wallet: walletFromBytes(t.ln.agent!.agent.chain.keypair.secretKey, 'node'),
+      job: job.toBase58(),
+      cache: null,
+    })
+    assert.deepEqual(await asNode.list(), {HF_TOKEN: value})
+    await assert.rejects(asNode.set({HF_TOKEN: 'x'}), (error: Error & {exitCode?: number}) => error.exitCode === 6)
+
+    await waitFor(t, job, 'COMPLETED')
+    const {text, doc} = await result(t, job)
+    assert.equal(doc.status, 'success')
+    assert.ok(!text.includes(value), 'the value is not in the result')
+    const digest = createHash('sha256').update(value).digest('hex')
+    assert.equal(doc.ops[0]!.stdout, `token=%%secrets.HF_TOKEN%%\n${digest}  -\n`)
+  })
+
+  it('fails a job that refers to a secret its poster does not have, naming it', async () => {
+    const job = await post(t, [op('use', {env: {KEY: '%%secrets.NOT_STORED%%'}, cmd: 'echo ran'})])
+    await waitFor(t, job, 'COMPLETED')
+    const {doc} = await result(t, job)
+    assert.equal(doc.status, 'failed')
+    assert.equal(doc.ops.length, 0, 'no operation ran')
+    assert.equal(doc.error?.code, 'secret-missing')
+    assert.match(doc.error?.message ?? '', /does not have: NOT_STORED\./)
+  })
+
+  it('serves an exposed port through the gateway (404 before ready), and takes it down when the job is ended', async () => {
+    const job = await post(t, [
+      op('web', {
+        cmd: 'mkdir -p /www && echo hi-from-job > /www/index.html && sleep 2 && exec httpd -f -p 8080 -h /www',
+        expose: [{port: 8080, health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200}]}],
+      }),
+    ])
+    await waitFor(t, job, 'RUNNING')
+    const early = await viaGateway(t, job)
+    assert.equal(early.status, 404)
+    assert.match(early.body, /not_found/)
+    let answer = early
+    const deadline = Date.now() + 30_000
+    while (answer.status !== 200 && Date.now() < deadline) {
+      await sleep(100)
+      answer = await viaGateway(t, job)
+    }
+    assert.deepEqual(answer, {status: 200, body: 'hi-from-job\n'})
+
+    // The poster ends the job (what `job stop` sends).
+    const run = runOf(t, job)!
+    const account = decodeJobAccount(t.ln.node.chain.account(job)!.data)
+    const end = jobsInstruction(
+      t.programId,
+      'end',
+      {
+        job,
+        market: t.market,
+        run: run.address,
+        deposit: getAssociatedTokenAddressSync(t.mint, account.payer, true),
+        user: getAssociatedTokenAddressSync(t.mint, run.node, true),
+        vault: findVaultAddress(t.programId, t.market, t.mint)[0],
+        payer: run.payer,
+        authority: t.wallet.publicKey,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {},
+    )
+    const sent = await sendInstructions(t, [end], [t.wallet])
+    assert.equal(sent.error, undefined, JSON.stringify(sent.error))
+    assert.equal(state(t, job), 'STOPPED')
+    let after = await viaGateway(t, job)
+    const stopDeadline = Date.now() + 15_000
+    while (after.status !== 404 && Date.now() < stopDeadline) {
+      await sleep(100)
+      after = await viaGateway(t, job)
+    }
+    assert.equal(after.status, 404)
+    let containers = 'x'
+    while (containers && Date.now() < stopDeadline + 15_000) {
+      containers = (
+        await podman(pod.dataDir(), ['ps', '-q', '--filter', `label=gpunet.job=${job.toBase58()}`])
+      ).stdout.trim()
+      if (containers) await sleep(200)
+    }
+    assert.equal(containers, '', 'the container is gone')
+    // A stopped job has no run to finish: the node records nothing for it.
+    await sleep(500)
+    assert.ok(decodeJobAccount(t.ln.node.chain.account(job)!.data).ipfsResult.every((b) => b === 0))
+    assert.deepEqual(t.ln.agent!.agent.runningJobs, [])
+  })
+
+  it('does not take a job that needs a GPU when the node has none', async () => {
+    const job = await post(t, [op('gpu', {gpu: true, cmd: 'echo gpu'})])
+    await sleep(1000)
+    assert.equal(state(t, job), 'QUEUED')
+  })
+})
