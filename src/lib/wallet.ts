@@ -78,9 +78,13 @@ export function loadOrCreateKeypair(file: string): {keypair: Keypair; created: b
 export function walletFromBytes(bytes: Uint8Array, file = '<memory>'): Wallet {
   const key = signingKey(bytes)
   if (!key) {
-    throw new GpunetError('wallet_invalid', `${file} is not a valid keypair: its public key does not match its secret key`, {
-      exitCode: ExitCode.INVALID_INPUT,
-    })
+    throw new GpunetError(
+      'wallet_invalid',
+      `${file} is not a valid keypair: its public key does not match its secret key`,
+      {
+        exitCode: ExitCode.INVALID_INPUT,
+      },
+    )
   }
   const secret = Uint8Array.from(bytes)
   const publicKey = new PublicKey(secret.subarray(32, 64))

@@ -32,14 +32,20 @@ export class ContentClient {
     try {
       res = await fetch(`${this.url}${path}`, {...init, signal: AbortSignal.timeout(60_000)})
     } catch (error) {
-      throw new GpunetError('content_store_unreachable', `cannot reach the content store at ${this.url}: ${(error as Error).message}`, {
-        exitCode: ExitCode.UNAVAILABLE,
-        cause: error,
-      })
+      throw new GpunetError(
+        'content_store_unreachable',
+        `cannot reach the content store at ${this.url}: ${(error as Error).message}`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          cause: error,
+        },
+      )
     }
     if (!res.ok) {
       const code = res.status === 404 ? ExitCode.NOT_FOUND : ExitCode.UNAVAILABLE
-      throw new GpunetError('content_store_failed', `the content store answered ${res.status} to ${path}`, {exitCode: code})
+      throw new GpunetError('content_store_failed', `the content store answered ${res.status} to ${path}`, {
+        exitCode: code,
+      })
     }
     return res
   }

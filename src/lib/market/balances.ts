@@ -21,10 +21,7 @@ export interface Balances {
 /** Reads the SOL and payment token balances of a wallet. */
 export async function readBalances(connection: Connection, owner: PublicKey, mint: PublicKey): Promise<Balances> {
   const tokenAccount = getAssociatedTokenAddressSync(mint, owner, true)
-  const [lamports, info] = await Promise.all([
-    connection.getBalance(owner),
-    connection.getAccountInfo(tokenAccount),
-  ])
+  const [lamports, info] = await Promise.all([connection.getBalance(owner), connection.getAccountInfo(tokenAccount)])
   const tokens = info ? BigInt((await connection.getTokenAccountBalance(tokenAccount)).value.amount) : 0n
   return {lamports: BigInt(lamports), tokens, tokenAccount}
 }
@@ -36,7 +33,9 @@ export function checkFunds(balances: Balances, need: {lamports: bigint; tokens: 
     short.push(`${fmtTokens(balances.tokens)} tokens, ${fmtTokens(need.tokens)} needed`)
   }
   if (balances.lamports < need.lamports) {
-    short.push(`${formatAmount(balances.lamports, SOL_DECIMALS)} SOL, ${formatAmount(need.lamports, SOL_DECIMALS)} needed for fees and rent`)
+    short.push(
+      `${formatAmount(balances.lamports, SOL_DECIMALS)} SOL, ${formatAmount(need.lamports, SOL_DECIMALS)} needed for fees and rent`,
+    )
   }
   if (short.length === 0) return
   throw new GpunetError('insufficient_balance', `the wallet cannot pay for this job: it has ${short.join('; ')}`, {

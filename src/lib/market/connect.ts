@@ -98,7 +98,9 @@ async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv):
     networkHost: null,
     gatewayUrl: runtime.gatewayUrl ?? null,
     content: () =>
-      new ContentClient(trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? runtime.contentStoreUrl)),
+      new ContentClient(
+        trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? runtime.contentStoreUrl),
+      ),
     rewards: () => ({rewardsReflection: placeholder, rewardsVault: placeholder, rewardsProgram: placeholder}),
   }
 }

@@ -14,10 +14,14 @@ import {sendJobsTransaction} from './send.js'
 export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: PublicKey): Promise<JobView> {
   const view = await readJob(net.connection, net.programId, address)
   if (!view.job.project.equals(wallet.publicKey)) {
-    throw new GpunetError('not_your_job', `job ${address.toBase58()} was posted by ${view.job.project.toBase58()}, not by your wallet`, {
-      exitCode: ExitCode.DENIED,
-      hint: 'use the wallet that posted it (--wallet FILE)',
-    })
+    throw new GpunetError(
+      'not_your_job',
+      `job ${address.toBase58()} was posted by ${view.job.project.toBase58()}, not by your wallet`,
+      {
+        exitCode: ExitCode.DENIED,
+        hint: 'use the wallet that posted it (--wallet FILE)',
+      },
+    )
   }
   if (isFinal(view.status)) {
     throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {exitCode: ExitCode.USAGE})
@@ -26,7 +30,11 @@ export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: Pu
 }
 
 /** Stops a job: `delist` when queued (the whole deposit comes back), `end` when running (the node is paid its time). */
-export async function stopJob(net: MarketNetwork, wallet: Wallet, view: JobView): Promise<{signature: string; action: 'delist' | 'end'}> {
+export async function stopJob(
+  net: MarketNetwork,
+  wallet: Wallet,
+  view: JobView,
+): Promise<{signature: string; action: 'delist' | 'end'}> {
   const market = await readMarket(net.connection, view.job.market)
   const deposit = getAssociatedTokenAddressSync(net.mint, view.job.payer, true)
   const authority = wallet.keypair()
@@ -73,10 +81,14 @@ export async function quoteExtend(
   timeout: bigint,
 ): Promise<{cost: bigint; balances: Balances}> {
   if (timeout <= view.job.timeout) {
-    throw new GpunetError('timeout_not_larger', `the new timeout (${timeout} s) must be larger than the current one (${view.job.timeout} s)`, {
-      exitCode: ExitCode.USAGE,
-      hint: '--timeout is the new total duration in seconds, not an addition',
-    })
+    throw new GpunetError(
+      'timeout_not_larger',
+      `the new timeout (${timeout} s) must be larger than the current one (${view.job.timeout} s)`,
+      {
+        exitCode: ExitCode.USAGE,
+        hint: '--timeout is the new total duration in seconds, not an addition',
+      },
+    )
   }
   const cost = view.job.price * (timeout - view.job.timeout)
   const balances = await readBalances(net.connection, wallet.publicKey, net.mint)

@@ -35,7 +35,9 @@ export async function quotePost(
   const marketAccount = await readMarket(net.connection, market)
   const duration = timeout ?? marketAccount.jobTimeout
   if (duration <= 0n) {
-    throw new GpunetError('invalid_timeout', 'the timeout must be a positive number of seconds', {exitCode: ExitCode.USAGE})
+    throw new GpunetError('invalid_timeout', 'the timeout must be a positive number of seconds', {
+      exitCode: ExitCode.USAGE,
+    })
   }
   const total = marketAccount.jobPrice * duration
   const balances = await readBalances(net.connection, wallet.publicKey, net.mint)

@@ -1,5 +1,11 @@
 /** Sending a jobs program transaction and waiting for its confirmation, with failures as GpunetErrors. */
-import {type Connection, type Keypair, sendAndConfirmTransaction, Transaction, type TransactionInstruction} from '@solana/web3.js'
+import {
+  type Connection,
+  type Keypair,
+  sendAndConfirmTransaction,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 
@@ -19,11 +25,15 @@ export async function sendJobsTransaction(
     const message = (error as Error).message
     const logs = (error as {logs?: string[]}).logs ?? []
     const poor = TOKEN_INSUFFICIENT_FUNDS.test(message) || /insufficient (funds|lamports)/i.test(logs.join('\n'))
-    throw new GpunetError(poor ? 'insufficient_balance' : 'transaction_failed', `the transaction failed: ${firstLine(message)}`, {
-      exitCode: poor ? ExitCode.INSUFFICIENT_BALANCE : ExitCode.UNAVAILABLE,
-      cause: error,
-      hint: logs.length > 0 ? `program logs: ${logs.slice(-3).join(' / ')}` : undefined,
-    })
+    throw new GpunetError(
+      poor ? 'insufficient_balance' : 'transaction_failed',
+      `the transaction failed: ${firstLine(message)}`,
+      {
+        exitCode: poor ? ExitCode.INSUFFICIENT_BALANCE : ExitCode.UNAVAILABLE,
+        cause: error,
+        hint: logs.length > 0 ? `program logs: ${logs.slice(-3).join(' / ')}` : undefined,
+      },
+    )
   }
 }
 

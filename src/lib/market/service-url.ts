@@ -28,7 +28,12 @@ export function exposedPorts(definition: JobDefinition): number[] {
  * The URL of each exposed port: `https://<job>.node.<networkHost>` on devnet and mainnet, and
  * `http://<job>.node.localhost:<gateway_port>/` on localnet. Empty when the host is not known.
  */
-export function serviceUrls(network: Network, job: string, definition: JobDefinition, hosts: ServiceHosts): ServiceUrl[] {
+export function serviceUrls(
+  network: Network,
+  job: string,
+  definition: JobDefinition,
+  hosts: ServiceHosts,
+): ServiceUrl[] {
   const base = serviceBase(network, job, hosts)
   return base ? exposedPorts(definition).map((port) => ({port, url: base})) : []
 }
