@@ -14,6 +14,11 @@ export function startProgress(text: string): Progress {
     const spinner = ora({text, stream: process.stderr}).start()
     return {update: (next) => (spinner.text = next), stop: () => spinner.stop()}
   }
+  let shown = text
   process.stderr.write(`${text}\n`)
-  return {update: (next) => process.stderr.write(`${next}\n`), stop: () => {}}
+  const update = (next: string) => {
+    // Plain lines only when something changed: a log should not repeat the same status.
+    if (next !== shown) process.stderr.write(`${(shown = next)}\n`)
+  }
+  return {update, stop: () => {}}
 }
