@@ -30,7 +30,7 @@ export async function readBalances(connection: Connection, owner: PublicKey, min
 export function checkFunds(balances: Balances, need: {lamports: bigint; tokens: bigint}): void {
   const short: string[] = []
   if (balances.tokens < need.tokens) {
-    short.push(`${fmtTokens(balances.tokens)} tokens, ${fmtTokens(need.tokens)} needed`)
+    short.push(`${fmtTokens(balances.tokens)} tokens, ${fmtTokens(need.tokens)} tokens needed`)
   }
   if (balances.lamports < need.lamports) {
     short.push(
