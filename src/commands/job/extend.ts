@@ -42,12 +42,12 @@ export default class JobExtend extends BaseCommand {
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket({network, rpc: flags.rpc, note})
+    net.rewards() // a missing rewards setting fails here, before anything is read or spent
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const view = await readOwnJob(net, wallet, address)
     const timeout = BigInt(flags.timeout)
     const {cost} = await quoteExtend(net, wallet, view, timeout)
     const charged = amountJson(cost, TOKEN_DECIMALS, 'token')
-    if (network !== 'localnet') net.rewards() // a missing rewards setting fails here, before anything is spent
     await confirmSpend(network, `Extend job ${args.job} to ${timeout} s for ${amountText(charged)}?`, flags.yes)
     const signature = await extendJob(net, wallet, view, timeout)
     const report = {

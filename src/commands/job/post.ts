@@ -62,11 +62,11 @@ export default class JobPost extends BaseCommand {
     if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
 
     const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
+    net.rewards() // a missing rewards setting fails here, before anything is read or spent
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
     const quote = await quotePost(net, wallet, market, flags.timeout === undefined ? undefined : BigInt(flags.timeout))
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
-    if (network !== 'localnet') net.rewards() // a missing rewards setting fails here, before anything is spent
     await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
 
     const progress = startProgress(`Uploading the definition to ${net.content().url}`)

@@ -67,7 +67,7 @@ async function decodeAt<T>(
   what: string,
   decode: (data: Uint8Array) => T,
 ): Promise<T> {
-  const info = await connection.getAccountInfo(address)
+  const info = await rpcCall(connection, () => connection.getAccountInfo(address))
   const missing = () =>
     new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
       exitCode: ExitCode.NOT_FOUND,
@@ -79,5 +79,22 @@ async function decodeAt<T>(
   } catch (error) {
     if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
     throw error
+  }
+}
+
+/** Runs an RPC call; a node that cannot be reached or fails is exit 5, naming its URL. */
+export async function rpcCall<T>(connection: Connection, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    throw new GpunetError(
+      'rpc_failed',
+      `the Solana RPC node ${connection.rpcEndpoint} failed: ${(error as Error).message}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+        cause: error,
+        hint: 'check --rpc, GPUNET_RPC_URL or the network',
+      },
+    )
   }
 }

@@ -1,5 +1,5 @@
 import {strict as assert} from 'node:assert'
-import {writeFileSync} from 'node:fs'
+import {existsSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
@@ -198,5 +198,65 @@ describe('gpunet job post', function () {
     const json = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58(), '--json'])
     assert.equal(json.code, 7)
     assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'job_not_found')
+  })
+})
+
+describe('gpunet job post on devnet and mainnet', function () {
+  this.timeout(30_000)
+  let box: CliSandbox
+  let file: string
+
+  before(() => {
+    box = cliSandbox()
+    file = join(box.dir, 'job.json')
+  })
+  after(async () => {
+    await box.cleanup()
+  })
+
+  it('names the network host setting when a job exposes a port and none is set, before any network call', async () => {
+    writeFileSync(file, JSON.stringify(DEFINITION))
+    const result = await box.run(['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9'])
+    assert.equal(result.code, 2)
+    assert.match(result.stderr, /Error: no networkHost is configured for devnet/)
+    assert.match(
+      result.stderr,
+      /pass --network-host, set GPUNET_NETWORK_HOST, or set "networks": \{"devnet": \{"networkHost"/,
+    )
+  })
+
+  it('names the rewards settings the reference lacks instead of inventing them', async () => {
+    const {ops} = DEFINITION
+    writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [{...ops[0], args: {image: 'x'}}]}))
+    const result = await box.run([
+      'job',
+      'post',
+      '--file',
+      file,
+      '--network',
+      'mainnet',
+      '--rpc',
+      'http://127.0.0.1:9',
+      '--json',
+    ])
+    assert.equal(result.code, 2)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; hint: string}}
+    assert.equal(error.code, 'rewards_reflection_missing')
+    assert.match(error.hint, /set GPUNET_REWARDS_REFLECTION/)
+  })
+
+  it('refuses a missing wallet off localnet without creating one, then exits 5 naming an RPC node it cannot reach', async () => {
+    const env = {
+      ...box.env,
+      GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
+      GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
+      GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
+      GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
+    }
+    const result = await runCli(['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9'], {
+      env,
+    })
+    assert.equal(result.code, 5, result.stderr)
+    assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
   })
 })
