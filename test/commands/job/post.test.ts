@@ -253,9 +253,15 @@ describe('gpunet job post on devnet and mainnet', function () {
       GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
       GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
     }
-    const result = await runCli(['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9'], {
-      env,
-    })
+    writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
+    const args = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9']
+    const missing = await runCli(args, {env})
+    assert.equal(missing.code, 3)
+    assert.match(missing.stderr, /Error: cannot read the wallet .*wallet\.json: no such file/)
+    assert.equal(existsSync(box.env.GPUNET_WALLET!), false)
+
+    writeFileSync(box.env.GPUNET_WALLET!, JSON.stringify([...Keypair.generate().secretKey]))
+    const result = await runCli(args, {env})
     assert.equal(result.code, 5, result.stderr)
     assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
   })
