@@ -4,12 +4,10 @@ import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
 import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
-import {connectMarket, parseAddress} from '../../lib/market/connect.js'
-import {extendJob, quoteExtend, readOwnJob} from '../../lib/market/manage.js'
+import {extendJob, openOwnJob, quoteExtend} from '../../lib/market/manage.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
 import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
 
 interface ExtendReport {
   network: Network
@@ -39,12 +37,7 @@ export default class JobExtend extends BaseCommand {
   async run(): Promise<ExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
     const network = flags.network as Network
-    const note = (line: string) => this.note(line)
-    const address = parseAddress(args.job, 'the job')
-    const net = await connectMarket({network, rpc: flags.rpc, note})
-    net.rewards() // a missing rewards setting fails here, before anything is read or spent
-    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-    const view = await readOwnJob(net, wallet, address)
+    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
     const timeout = BigInt(flags.timeout)
     const {cost} = await quoteExtend(net, wallet, view, timeout)
     const charged = amountJson(cost, TOKEN_DECIMALS, 'token')

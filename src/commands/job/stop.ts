@@ -2,10 +2,8 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {connectMarket, parseAddress} from '../../lib/market/connect.js'
-import {readOwnJob, stopJob} from '../../lib/market/manage.js'
+import {openOwnJob, stopJob} from '../../lib/market/manage.js'
 import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
 
 interface StopReport {
   network: Network
@@ -29,11 +27,7 @@ export default class JobStop extends BaseCommand {
   async run(): Promise<StopReport> {
     const {args, flags} = await this.parse(JobStop)
     const network = flags.network as Network
-    const note = (line: string) => this.note(line)
-    const address = parseAddress(args.job, 'the job')
-    const net = await connectMarket({network, rpc: flags.rpc, note})
-    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-    const view = await readOwnJob(net, wallet, address)
+    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
     const {action, signature} = await stopJob(net, wallet, view)
     this.say(
       action === 'delist'
