@@ -28,7 +28,10 @@ export interface Wallet {
 export interface WalletOptions {
   /** `--wallet`: wins over `GPUNET_WALLET` and the default path. */
   path?: string
-  /** Creates the default wallet when it is missing (only on localnet, where keys hold nothing of value). */
+  /**
+   * Creates the wallet when it is missing and not named by `--wallet` (only on localnet, where keys hold nothing
+   * of value): the default path or `GPUNET_WALLET`, which the localnet's first start also creates and funds.
+   */
   createIfMissing?: boolean
   /** Told when a wallet was created (stderr in commands). */
   note?: (line: string) => void
@@ -45,8 +48,8 @@ export function walletPath(options: WalletOptions = {}): {file: string; isDefaul
 
 /** Loads the wallet; on localnet (`createIfMissing`) a missing default wallet is created and announced. */
 export async function loadWallet(options: WalletOptions = {}): Promise<Wallet> {
-  const {file, isDefault} = walletPath(options)
-  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing && isDefault))
+  const {file} = walletPath(options)
+  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing && !options.path))
   if (created) options.note?.(`created a new localnet wallet at ${file}`)
   return wallet
 }
