@@ -191,6 +191,20 @@ describe('gpunet job post', function () {
     assert.match(result.stderr, /Hint: follow it with `gpunet job get \w+ --wait`/)
   })
 
+  it('exits 7 for a --market that holds no market, before anything is uploaded', async () => {
+    const result = await box.run([
+      'job',
+      'post',
+      '--file',
+      file,
+      '--market',
+      Keypair.generate().publicKey.toBase58(),
+      '--json',
+    ])
+    assert.equal(result.code, 7)
+    assert.equal((JSON.parse(result.stdout) as {error: {code: string}}).error.code, 'market_not_found')
+  })
+
   it('get exits 7 for an address that holds no job', async () => {
     const result = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])
     assert.equal(result.code, 7)
