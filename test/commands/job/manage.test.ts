@@ -164,6 +164,32 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.match(human.stdout, /"logs": "hello\\n"/)
   })
 
+  it('post --wait returns once a node runs a job that exposes a port', async () => {
+    const node = await newNode()
+    await work(node)
+    const exposing = join(box.dir, 'serve.json')
+    writeFileSync(
+      exposing,
+      JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x', expose: 80}}]}),
+    )
+    const result = await box.run([
+      'job',
+      'post',
+      '--file',
+      exposing,
+      '--timeout',
+      '60',
+      '--wait',
+      '--wait-timeout',
+      '10',
+    ])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^ {2}Status +RUNNING$/m)
+    assert.match(result.stderr, /^Job \w+ is RUNNING$/m)
+    const job = /^Posted job (\w+)/m.exec(result.stdout)![1]!
+    assert.equal((await box.run(['job', 'stop', job])).code, 0)
+  })
+
   it('stop ends a running job: STOPPED, the node paid for its time, the rest back', async () => {
     const node = await newNode()
     await work(node)
