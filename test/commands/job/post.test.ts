@@ -58,6 +58,8 @@ describe('gpunet job post', function () {
     box = cliSandbox()
     file = join(box.dir, 'job.json')
     writeFileSync(file, JSON.stringify(DEFINITION, null, 2))
+    assert.equal((await box.run(['localnet', 'start', '--detach'])).code, 0)
+    chain = await sandboxChain(box)
   })
   after(async () => {
     await box.cleanup()
@@ -66,7 +68,6 @@ describe('gpunet job post', function () {
   it('posts a job and prints network, balances, price, total, job address and QUEUED', async () => {
     const result = await box.run(['job', 'post', '--file', file])
     assert.equal(result.code, 0, result.stderr)
-    assert.match(result.stderr, /Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
     assert.match(result.stderr, /No service URL: the localnet runs no gateway for exposed ports yet\./)
     const job = /^Posted job (\w+) on localnet$/m.exec(result.stdout)?.[1]
     assert.ok(job, result.stdout)
@@ -78,7 +79,6 @@ describe('gpunet job post', function () {
     assert.match(result.stdout, new RegExp(`^ {2}Job +${job}$`, 'm'))
     assert.match(result.stdout, /^ {2}Status +QUEUED$/m)
 
-    chain = await sandboxChain(box)
     const account = decodeJobAccount((await chain.connection.getAccountInfo(new PublicKey(job)))!.data)
     const cid = computeCidV0(uploaded(DEFINITION)).cid
     assert.deepEqual(account.ipfsJob, ipfsHashToBytes(cid))
@@ -278,5 +278,24 @@ describe('gpunet job post on devnet and mainnet', function () {
     const result = await runCli(args, {env})
     assert.equal(result.code, 5, result.stderr)
     assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
+  })
+})
+
+describe('gpunet job get without a running localnet', function () {
+  this.timeout(30_000)
+  let box: CliSandbox
+
+  before(() => {
+    box = cliSandbox()
+  })
+  after(async () => {
+    await box.cleanup()
+  })
+
+  it('starts one in the background, says so on stderr, and exits 7 for an unknown job', async () => {
+    const result = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])
+    assert.equal(result.code, 7)
+    assert.match(result.stderr, /^Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
+    assert.equal(result.stdout, '')
   })
 })
