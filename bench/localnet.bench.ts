@@ -22,7 +22,7 @@ import {
 
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
-import {writeKeypair} from '../src/lib/market/index.js'
+import {writeKeypair} from '../src/lib/wallet.js'
 import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
 import {listInstruction} from '../test/helpers/market.js'
 

@@ -19,3 +19,29 @@ export const networkFlags = {
     helpValue: 'FILE',
   }),
 }
+
+/** The flags of the job commands that talk to the market: which network, which RPC node, which wallet. */
+export const marketFlags = {
+  network: networkFlags.network,
+  rpc: Flags.string({
+    description: 'Solana JSON-RPC URL (default: GPUNET_RPC_URL, then the config file, then the network preset)',
+    helpValue: 'URL',
+  }),
+  'network-host': Flags.string({
+    description:
+      'host of exposed services on devnet/mainnet, https://<job>.node.<host> (default: GPUNET_NETWORK_HOST, then the config file)',
+    helpValue: 'HOST',
+  }),
+  wallet: networkFlags.wallet,
+}
+
+/** `--wait` and its bound. */
+export const waitFlags = {
+  wait: Flags.boolean({description: 'follow the job (spinner on stderr) until it runs or ends'}),
+  'wait-timeout': Flags.integer({
+    description: 'seconds --wait follows the job before it exits 124',
+    default: 1800,
+    min: 1,
+    helpValue: 'SECONDS',
+  }),
+}

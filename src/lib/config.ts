@@ -8,6 +8,15 @@ import {configDir} from './private-file.js'
 /** What `~/.config/gpunet/config.json` may set per network, below flags and environment variables. */
 export interface NetworkConfig {
   secretsUrl?: string
+  rpcUrl?: string
+  /** Host under which nodes serve exposed ports: `https://<job>.node.<networkHost>`. */
+  networkHost?: string
+  /** An IPFS HTTP API (`POST /api/v0/add`) that also serves `GET /ipfs/<cid>`. */
+  contentStoreUrl?: string
+  market?: string
+  rewardsReflection?: string
+  rewardsVault?: string
+  rewardsProgram?: string
 }
 
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */

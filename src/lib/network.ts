@@ -1,4 +1,4 @@
-import {configFile, networkConfig} from './config.js'
+import {configFile, networkConfig, type NetworkConfig} from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
 
 /** The networks gpunet talks to; localnet is the default so nobody spends real tokens by accident. */
@@ -42,4 +42,41 @@ function checkUrl(url: string): string {
     })
   }
   return url.replace(/\/+$/, '')
+}
+
+/** A setting of a network: flag > `GPUNET_*` environment variable > config file; the env name documents it. */
+export interface Setting {
+  key: keyof NetworkConfig
+  env: string
+  flag?: string
+}
+
+/** The value of a setting, if set anywhere (flag > environment > config file). */
+export function settingValue(
+  network: Network,
+  setting: Setting,
+  flagValue?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  return flagValue || env[setting.env] || networkConfig(network, env)[setting.key] || undefined
+}
+
+/** The value of a required setting, or a usage error that names every way to set it. */
+export function requireSetting(
+  network: Network,
+  setting: Setting,
+  flagValue?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const value = settingValue(network, setting, flagValue, env)
+  if (value) return value
+  const ways = [setting.flag ? `pass ${setting.flag}` : undefined, `set ${setting.env}`].filter(Boolean).join(', ')
+  throw new GpunetError(`${snake(setting.key)}_missing`, `no ${setting.key} is configured for ${network}`, {
+    exitCode: ExitCode.USAGE,
+    hint: `${ways}, or set "networks": {"${network}": {"${setting.key}": "…"}} in ${configFile(env)}`,
+  })
+}
+
+function snake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 }

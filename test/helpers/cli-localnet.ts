@@ -2,7 +2,10 @@ import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {Connection, type Keypair, PublicKey} from '@solana/web3.js'
+
 import {isAlive, type LocalnetStatus} from '../../src/lib/localnet/control.js'
+import {readKeypair} from '../../src/lib/wallet.js'
 import {BIN, type CliResult, runCli} from './cli.js'
 import {removeDir, tempDir} from './localnet.js'
 
@@ -64,4 +67,28 @@ export async function spawnForegroundLocalnet(
     }
   }
   throw new Error(`the localnet exited before it was ready: ${stdout}`)
+}
+
+/** The chain of a sandbox's localnet, to check from the test what the CLI did. */
+export interface SandboxChain {
+  connection: Connection
+  programId: PublicKey
+  market: PublicKey
+  mint: PublicKey
+  contentStoreUrl: string
+  /** The sandbox's default wallet (created and funded by the localnet's first start). */
+  wallet: Keypair
+}
+
+/** Connects to the localnet a sandbox runs (start it first, e.g. with a command that needs it). */
+export async function sandboxChain(box: CliSandbox): Promise<SandboxChain> {
+  const status = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as LocalnetStatus
+  return {
+    connection: new Connection(status.rpcUrl!, 'confirmed'),
+    programId: new PublicKey(status.programId!),
+    market: new PublicKey(status.market!),
+    mint: new PublicKey(status.mint!),
+    contentStoreUrl: status.contentStoreUrl!,
+    wallet: readKeypair(box.env.GPUNET_WALLET!),
+  }
 }

@@ -54,7 +54,11 @@ export function listInstruction(options: {
 }
 
 /** A `work` by `node` on the localnet's market: the node takes the next queued job, or joins the queue. */
-export function workInstruction(t: TestLocalnet, node: PublicKey, run: PublicKey): TransactionInstruction {
+export function workInstruction(
+  t: Pick<TestLocalnet, 'programId' | 'market'>,
+  node: PublicKey,
+  run: PublicKey,
+): TransactionInstruction {
   return jobsInstruction(
     t.programId,
     'work',
@@ -79,13 +83,17 @@ let unique = 0
  * compute-unit limit that differs each time goes first, so a repeated transaction is not refused as already
  * processed: the instructions given are at index 1 and after.
  */
-export async function sendInstructions(t: TestLocalnet, instructions: TransactionInstruction[], signers: Keypair[]) {
+export async function sendInstructions(
+  t: Pick<TestLocalnet, 'connection'>,
+  instructions: TransactionInstruction[],
+  signers: Keypair[],
+) {
   const tx = new Transaction({feePayer: signers[0]!.publicKey, ...(await t.connection.getLatestBlockhash())}).add(
     ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}),
     ...instructions,
   )
   tx.sign(...signers)
-  return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
+  return rpc(t.connection.rpcEndpoint, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
 }
 
 /** Lists a job on the localnet's default market, paid by its wallet; returns the job's address. */

@@ -5,7 +5,7 @@ import {join} from 'node:path'
 
 import {verifySignature} from '../../src/lib/ed25519.js'
 import {isGpunetError} from '../../src/lib/errors.js'
-import {loadWallet, walletPath} from '../../src/lib/wallet.js'
+import {loadWallet, readKeypair, walletPath} from '../../src/lib/wallet.js'
 import {newWallet, tempDir} from '../helpers/secrets.js'
 
 describe('wallet', () => {
@@ -31,6 +31,23 @@ describe('wallet', () => {
     }
   })
 
+  it('reads a file holding a base58 secret key, and gives a web3.js Keypair of the same address', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const source = newWallet()
+      const file = join(dir, 'id.b58')
+      await writeFile(file, `${bs58.encode(source.bytes)}\n`)
+      const wallet = await loadWallet({path: file})
+      assert.equal(wallet.address, source.address)
+      assert.equal(wallet.keypair().publicKey.toBase58(), source.address)
+      assert.equal(readKeypair(file).publicKey.toBase58(), source.address)
+      await writeFile(file, bs58.encode(source.bytes.subarray(0, 32)))
+      await assert.rejects(loadWallet({path: file}), (error) => isGpunetError(error) && error.code === 'wallet_invalid')
+    } finally {
+      await remove()
+    }
+  })
+
   it('resolves --wallet, then GPUNET_WALLET, then the default path', () => {
     const env = {HOME: '/home/u', XDG_CONFIG_HOME: ''}
     assert.deepEqual(walletPath({path: '/a.json', env: {...env, GPUNET_WALLET: '/b.json'}}), {
@@ -46,8 +63,10 @@ describe('wallet', () => {
     try {
       const env = {HOME: dir}
       await assert.rejects(loadWallet({env}), (error) => isGpunetError(error) && error.code === 'wallet_unreadable')
-      const created = await loadWallet({env, createIfMissing: true})
+      const notes: string[] = []
+      const created = await loadWallet({env, createIfMissing: true, note: (line) => notes.push(line)})
       const file = join(dir, '.config', 'gpunet', 'wallet.json')
+      assert.deepEqual(notes, [`created a new localnet wallet at ${file}`])
       assert.equal((await stat(file)).mode & 0o777, 0o600)
       assert.equal((await loadWallet({env})).address, created.address)
     } finally {

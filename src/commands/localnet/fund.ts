@@ -10,7 +10,7 @@ import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
 import {defaultPort} from '../../lib/localnet/paths.js'
 import {formatAmount, parseAmount} from '../../lib/market/amounts.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
-import {defaultWalletPath, loadOrCreateKeypair} from '../../lib/market/wallet.js'
+import {loadWallet} from '../../lib/wallet.js'
 
 /** A SOL is 10^9 lamports. */
 const SOL_DECIMALS = 9
@@ -62,7 +62,9 @@ export default class LocalnetFund extends BaseCommand {
         hint: 'Give a positive amount, e.g. --sol 1 or --tokens 10.',
       })
     }
-    const owner = args.address ? parseAddress(args.address) : loadOrCreateKeypair(defaultWalletPath()).keypair.publicKey
+    const owner = args.address
+      ? parseAddress(args.address)
+      : (await loadWallet({createIfMissing: true, note: (line) => this.note(line)})).publicKey
 
     const dataDir = flags['data-dir']
     const runtime = await ensureLocalnet(dataDir, defaultPort(), (line) => this.note(line))

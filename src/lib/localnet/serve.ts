@@ -2,7 +2,7 @@
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {defaultWalletPath, loadOrCreateKeypair} from '../market/wallet.js'
+import {loadOrCreateKeypair, walletPath} from '../wallet.js'
 import {isAlive} from './control.js'
 import {localnetFiles} from './paths.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
@@ -25,7 +25,7 @@ export async function serveUntilSignal(
   try {
     // The default wallet is created and funded on first start only.
     const firstStart = !existsSync(localnetFiles(options.dataDir).genesis)
-    const wallet = firstStart ? loadOrCreateKeypair(defaultWalletPath()).keypair.publicKey : undefined
+    const wallet = firstStart ? loadOrCreateKeypair(walletPath().file).keypair.publicKey : undefined
     let running
     try {
       running = await startLocalnet({...options, wallet})

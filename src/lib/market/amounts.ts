@@ -19,3 +19,15 @@ export function formatAmount(units: bigint, decimals: number): string {
   const fraction = (units % scale).toString().padStart(decimals, '0').replace(/0+$/, '')
   return fraction ? `${units / scale}.${fraction}` : `${units / scale}`
 }
+
+/** An amount in `--json` output: a number in whole units for reading, and the exact base units as a string. */
+export interface AmountJson {
+  amount: number
+  unit: 'token' | 'SOL'
+  baseUnits: string
+}
+
+/** The `--json` shape of an amount of `decimals` places. */
+export function amountJson(units: bigint, decimals: number, unit: AmountJson['unit']): AmountJson {
+  return {amount: Number(formatAmount(units, decimals)), unit, baseUnits: units.toString()}
+}

@@ -23,7 +23,11 @@ export async function connectSecrets(options: ConnectOptions): Promise<SecretsCl
     options.network === 'localnet'
       ? (configuredSecretsUrl('localnet', options.secretsUrl) ?? (await localnetSecretsUrl(options.note)))
       : resolveSecretsUrl(options.network, options.secretsUrl)
-  const wallet = await loadWallet({path: options.wallet, createIfMissing: options.network === 'localnet'})
+  const wallet = await loadWallet({
+    path: options.wallet,
+    createIfMissing: options.network === 'localnet',
+    note: options.note,
+  })
   return new SecretsClient({url, wallet})
 }
 

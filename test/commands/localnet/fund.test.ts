@@ -21,7 +21,11 @@ describe('gpunet localnet fund', function () {
   it('starts a localnet in the background when none runs, says so on stderr, and funds the wallet', async () => {
     const result = await box.run(['localnet', 'fund', '--tokens', '5'])
     assert.equal(result.code, 0, result.stderr)
-    assert.match(result.stderr, /^Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
+    // the wallet is created (and said so) before the localnet's first start funds it
+    assert.match(
+      result.stderr,
+      /^created a new localnet wallet at .*wallet\.json\nStarted a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /,
+    )
     // the first start gave the wallet 100 SOL and 1000 tokens
     assert.match(result.stdout, /Funded \w+ on localnet: \+0 SOL, \+5 tokens/)
     assert.match(result.stdout, /Balance +100 SOL, 1005 tokens/)
@@ -59,8 +63,8 @@ describe('gpunet localnet fund', function () {
     const result = await runCli(['localnet', 'fund', '--json'], {env: {...box.env, GPUNET_WALLET: wallet}})
     assert.equal(result.code, 3)
     const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
-    assert.equal(error.code, 'wallet_unreadable')
-    assert.match(error.message, /cannot read the keypair file .*broken-wallet\.json/)
+    assert.equal(error.code, 'wallet_invalid')
+    assert.match(error.message, /broken-wallet\.json is not a Solana keypair file/)
     assert.match(error.hint, /JSON array of 64 numbers/)
   })
 

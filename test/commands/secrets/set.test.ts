@@ -19,7 +19,11 @@ describe('gpunet secrets set', () => {
     const result = await runCli(['secrets', 'set', 'DB_PASS'], {stdin: 'hunter2\n', env: f.env})
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stdout, /✔ Stored DB_PASS on localnet \(http:\/\/127\.0\.0\.1:\d+\)/)
-    assert.equal(result.stderr, '')
+    // the first command on localnet creates the default wallet, and says where
+    assert.equal(
+      result.stderr,
+      `created a new localnet wallet at ${join(f.home, '.config', 'gpunet', 'wallet.json')}\n`,
+    )
     assert.deepEqual(await stored(), [{name: 'DB_PASS', value: 'hunter2'}])
   })
 

@@ -17,7 +17,8 @@ import {
 
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import type {GenesisRecord} from '../../../src/lib/localnet/node.js'
-import {decodeJobAccount, decodeMarketAccount, writeKeypair} from '../../../src/lib/market/index.js'
+import {decodeJobAccount, decodeMarketAccount} from '../../../src/lib/market/index.js'
+import {writeKeypair} from '../../../src/lib/wallet.js'
 import {spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 import {removeDir, startTestLocalnet, tempDir} from '../../helpers/localnet.js'
 import {listInstruction} from '../../helpers/market.js'

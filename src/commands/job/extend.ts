@@ -1,0 +1,63 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
+import {confirmSpend} from '../../lib/market/confirm.js'
+import {extendJob, openOwnJob, quoteExtend} from '../../lib/market/manage.js'
+import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
+import {amountText, reportLines} from '../../lib/market/report.js'
+import type {Network} from '../../lib/network.js'
+
+interface ExtendReport {
+  network: Network
+  job: string
+  previousTimeout: number
+  timeout: number
+  /** Price per second x (new timeout - previous timeout). */
+  charged: AmountJson
+  signature: string
+}
+
+export default class JobExtend extends BaseCommand {
+  static override summary = "Extend a job's timeout to a new, larger total, paying the difference at the job's price."
+  static override description = `--timeout is the new total duration in seconds; it must be larger than the current one. The wallet must hold price x the difference (exit 4 otherwise, nothing sent). On devnet and mainnet the cost is confirmed first, unless --yes.`
+
+  static override examples = [
+    '<%= config.bin %> job extend 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --timeout 14400',
+  ]
+
+  static override args = {job: Args.string({description: 'job address', required: true})}
+  static override flags = {
+    timeout: Flags.integer({description: 'new total timeout in seconds', required: true, min: 1, helpValue: 'SECONDS'}),
+    yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
+    ...marketFlags,
+  }
+
+  async run(): Promise<ExtendReport> {
+    const {args, flags} = await this.parse(JobExtend)
+    const network = flags.network as Network
+    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const timeout = BigInt(flags.timeout)
+    const {cost} = await quoteExtend(net, wallet, view, timeout)
+    const charged = amountJson(cost, TOKEN_DECIMALS, 'token')
+    await confirmSpend(network, `Extend job ${args.job} to ${timeout} s for ${amountText(charged)}?`, flags.yes)
+    const signature = await extendJob(net, wallet, view, timeout)
+    const report = {
+      network,
+      job: args.job,
+      previousTimeout: Number(view.job.timeout),
+      timeout: flags.timeout,
+      charged,
+      signature,
+    }
+    this.say(`Extended job ${args.job} on ${network}`)
+    for (const line of reportLines([
+      ['Timeout', `${report.previousTimeout} s -> ${report.timeout} s`],
+      ['Charged', amountText(charged)],
+      ['Signature', signature],
+    ]))
+      this.say(line)
+    return report
+  }
+}

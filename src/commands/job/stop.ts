@@ -1,0 +1,39 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {openOwnJob, stopJob} from '../../lib/market/manage.js'
+import type {Network} from '../../lib/network.js'
+
+interface StopReport {
+  network: Network
+  job: string
+  /** `delist`: it was queued and the whole deposit came back; `end`: it was running, the node was paid its time. */
+  action: 'delist' | 'end'
+  status: 'STOPPED'
+  signature: string
+}
+
+export default class JobStop extends BaseCommand {
+  static override summary =
+    'Stop a job you posted: a queued one is delisted (the deposit comes back), a running one is ended.'
+  static override description = `Ending a running job pays its node for the time it ran and returns the rest of the deposit. A delisted job's account is closed, so \`job get\` no longer finds it.`
+
+  static override examples = ['<%= config.bin %> job stop 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a']
+
+  static override args = {job: Args.string({description: 'job address', required: true})}
+  static override flags = {...marketFlags}
+
+  async run(): Promise<StopReport> {
+    const {args, flags} = await this.parse(JobStop)
+    const network = flags.network as Network
+    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const {action, signature} = await stopJob(net, wallet, view)
+    this.say(
+      action === 'delist'
+        ? `Stopped job ${args.job}: it was queued, the deposit came back to ${view.job.payer.toBase58()}`
+        : `Stopped job ${args.job}: its node was paid for the time it ran, the rest came back`,
+    )
+    return {network, job: args.job, action, status: 'STOPPED', signature}
+  }
+}

@@ -1,0 +1,43 @@
+/** A definition file made ready to post: checked, warnings kept, `$schema` stripped, serialized as JSON. */
+import {readFile} from 'node:fs/promises'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {checkDefinitionText, describeReadError, type LocatedIssue} from './check.js'
+import type {JobDefinition} from './schema.js'
+import {detectFormat, parseSource} from './source.js'
+
+export interface PostableDefinition {
+  definition: JobDefinition
+  /** What is uploaded: the definition as JSON without its editor-only `$schema` member. */
+  bytes: Uint8Array
+  warnings: LocatedIssue[]
+}
+
+/** Reads and checks a definition file; an unreadable or invalid one is exit 3 with the validator's errors. */
+export async function loadPostableDefinition(file: string): Promise<PostableDefinition> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new GpunetError('unreadable', `cannot read ${file}: ${describeReadError(error)}`, {
+      exitCode: ExitCode.INVALID_INPUT,
+    })
+  }
+  const {report} = await checkDefinitionText(text, file)
+  if (!report.valid) {
+    const lines = report.errors.map((e) => `  ${file}:${e.line}:${e.column} ${e.path || '(document)'}: ${e.message}`)
+    throw new GpunetError('invalid_definition', `${file} is not a valid job definition:\n${lines.join('\n')}`, {
+      exitCode: ExitCode.INVALID_INPUT,
+      hint: `run \`gpunet job validate ${file}\` for details; nothing was uploaded or sent`,
+    })
+  }
+  const parsed = await parseSource(text, detectFormat(file, text))
+  if (!parsed.ok) throw new Error('a definition that validated failed to parse')
+  const definition = {...(parsed.source.value as JobDefinition)}
+  delete definition.$schema
+  return {
+    definition,
+    bytes: new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`),
+    warnings: report.warnings,
+  }
+}

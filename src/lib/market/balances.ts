@@ -1,0 +1,50 @@
+/** The wallet's SOL and payment token balances, and the check that they cover a payment before anything is sent. */
+import {getAssociatedTokenAddressSync} from '@solana/spl-token'
+import type {Connection, PublicKey} from '@solana/web3.js'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {formatAmount} from './amounts.js'
+import {TOKEN_DECIMALS} from './networks.js'
+
+/** Lamports per SOL, as decimals. */
+export const SOL_DECIMALS = 9
+/** The fee of one signature (lamports). */
+export const SIGNATURE_FEE = 5000n
+
+export interface Balances {
+  lamports: bigint
+  /** Token base units in the wallet's associated token account (0 when it has none). */
+  tokens: bigint
+  tokenAccount: PublicKey
+}
+
+/** Reads the SOL and payment token balances of a wallet. */
+export async function readBalances(connection: Connection, owner: PublicKey, mint: PublicKey): Promise<Balances> {
+  const tokenAccount = getAssociatedTokenAddressSync(mint, owner, true)
+  const [lamports, info] = await Promise.all([connection.getBalance(owner), connection.getAccountInfo(tokenAccount)])
+  const tokens = info ? BigInt((await connection.getTokenAccountBalance(tokenAccount)).value.amount) : 0n
+  return {lamports: BigInt(lamports), tokens, tokenAccount}
+}
+
+/** Exits 4 at once, saying what is there and what is needed, when the balances do not cover a payment. */
+export function checkFunds(balances: Balances, need: {lamports: bigint; tokens: bigint}): void {
+  const short: string[] = []
+  if (balances.tokens < need.tokens) {
+    short.push(`${fmtTokens(balances.tokens)} tokens, ${fmtTokens(need.tokens)} tokens needed`)
+  }
+  if (balances.lamports < need.lamports) {
+    short.push(
+      `${formatAmount(balances.lamports, SOL_DECIMALS)} SOL, ${formatAmount(need.lamports, SOL_DECIMALS)} needed for fees and rent`,
+    )
+  }
+  if (short.length === 0) return
+  throw new GpunetError('insufficient_balance', `the wallet cannot pay for this job: it has ${short.join('; ')}`, {
+    exitCode: ExitCode.INSUFFICIENT_BALANCE,
+    hint: 'fund the wallet (on localnet: `gpunet localnet fund`), or choose a shorter --timeout',
+  })
+}
+
+/** Token base units as a decimal number of tokens. */
+export function fmtTokens(units: bigint): string {
+  return formatAmount(units, TOKEN_DECIMALS)
+}

@@ -1,0 +1,100 @@
+/** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
+import type {Connection, PublicKey} from '@solana/web3.js'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {
+  type AccountDecodeError,
+  decodeJobAccount,
+  decodeMarketAccount,
+  decodeRunAccount,
+  type JobAccount,
+  JobState,
+  type MarketAccount,
+  RUN_ACCOUNT_SIZE,
+  type RunAccount,
+} from './accounts.js'
+
+export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
+
+/** A job as read from the chain, with its run while a node works on it. */
+export interface JobView {
+  address: PublicKey
+  job: JobAccount
+  run: (RunAccount & {address: PublicKey}) | null
+  status: JobStatus
+}
+
+/** The status of a job: RUNNING is never stored, it is a queued job with a RunAccount. */
+export function jobStatus(job: JobAccount, run: RunAccount | null): JobStatus {
+  if (job.state === JobState.DONE) return 'COMPLETED'
+  if (job.state === JobState.STOPPED) return 'STOPPED'
+  return run ? 'RUNNING' : 'QUEUED'
+}
+
+/** True once a job can no longer change. */
+export function isFinal(status: JobStatus): boolean {
+  return status === 'COMPLETED' || status === 'STOPPED'
+}
+
+/** Reads a market, or exits 7 when the address holds none. */
+export async function readMarket(connection: Connection, address: PublicKey): Promise<MarketAccount> {
+  return decodeAt(connection, address, 'market', decodeMarketAccount)
+}
+
+/** Reads a job and its run, or exits 7 when the address holds no job. */
+export async function readJob(connection: Connection, programId: PublicKey, address: PublicKey): Promise<JobView> {
+  const job = await decodeAt(connection, address, 'job', decodeJobAccount)
+  const run = job.state === JobState.QUEUED ? await findRun(connection, programId, address) : null
+  return {address, job, run, status: jobStatus(job, run)}
+}
+
+/** The RunAccount of a job, found by its job field right after the discriminator (reference/README.md). */
+export async function findRun(
+  connection: Connection,
+  programId: PublicKey,
+  job: PublicKey,
+): Promise<(RunAccount & {address: PublicKey}) | null> {
+  const accounts = await connection.getProgramAccounts(programId, {
+    filters: [{dataSize: RUN_ACCOUNT_SIZE}, {memcmp: {offset: 8, bytes: job.toBase58()}}],
+  })
+  const first = accounts[0]
+  return first ? {...decodeRunAccount(first.account.data), address: first.pubkey} : null
+}
+
+async function decodeAt<T>(
+  connection: Connection,
+  address: PublicKey,
+  what: string,
+  decode: (data: Uint8Array) => T,
+): Promise<T> {
+  const info = await rpcCall(connection, () => connection.getAccountInfo(address))
+  const missing = () =>
+    new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
+      exitCode: ExitCode.NOT_FOUND,
+      hint: `check the address and --network; a delisted job's account is closed`,
+    })
+  if (!info) throw missing()
+  try {
+    return decode(info.data)
+  } catch (error) {
+    if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
+    throw error
+  }
+}
+
+/** Runs an RPC call; a node that cannot be reached or fails is exit 5, naming its URL. */
+export async function rpcCall<T>(connection: Connection, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    throw new GpunetError(
+      'rpc_failed',
+      `the Solana RPC node ${connection.rpcEndpoint} failed: ${(error as Error).message}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+        cause: error,
+        hint: 'check --rpc, GPUNET_RPC_URL or the network',
+      },
+    )
+  }
+}

@@ -1,0 +1,109 @@
+/** What `job post` and `job get` print: one shape for `--json`, and the same fields as aligned human lines. */
+import {PublicKey} from '@solana/web3.js'
+
+import type {Network} from '../network.js'
+import type {JobDefinition} from '../definition/schema.js'
+import {type AmountJson, amountJson} from './amounts.js'
+import {bytesToIpfsHash} from './ipfs-hash.js'
+import type {JobStatus, JobView} from './jobs.js'
+import {TOKEN_DECIMALS} from './networks.js'
+import {type ServiceHosts, type ServiceUrl, serviceUrls} from './service-url.js'
+
+/** A job as `job get --json` prints it (docs/jobs.md). */
+export interface JobReport {
+  network: Network
+  job: string
+  status: JobStatus
+  market: string
+  /** CIDv0 of the definition in the content store. */
+  definition: string
+  project: string
+  pricePerSecond: AmountJson
+  /** Paid duration in seconds. */
+  timeout: number
+  /** Price per second x timeout: the deposit. */
+  totalPrice: AmountJson
+  serviceUrls: ServiceUrl[]
+  node: string | null
+  startedAt: string | null
+  endedAt: string | null
+  durationSeconds: number | null
+  costSoFar: AmountJson
+  /** CIDv0 of the result, once the job is done. */
+  result: string | null
+}
+
+const ZERO_HASH = new Uint8Array(32)
+
+/** Builds the report of a job read from the chain; `now` is unix seconds. */
+export function jobReport(
+  network: Network,
+  view: JobView,
+  definition: JobDefinition | null,
+  hosts: ServiceHosts,
+  now: number,
+): JobReport {
+  const {job, run} = view
+  const started = run ? run.time : job.timeStart > 0n ? job.timeStart : null
+  const ended = run || job.timeEnd === 0n ? null : job.timeEnd
+  const elapsed = started === null ? null : (ended ?? BigInt(Math.floor(now))) - started
+  const billed = elapsed === null ? 0n : elapsed < 0n ? 0n : elapsed > job.timeout ? job.timeout : elapsed
+  const done = Buffer.from(job.ipfsResult).equals(ZERO_HASH) ? null : bytesToIpfsHash(job.ipfsResult)
+  const live = view.status === 'QUEUED' || view.status === 'RUNNING'
+  const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
+  return {
+    network,
+    job: view.address.toBase58(),
+    status: view.status,
+    market: job.market.toBase58(),
+    definition: bytesToIpfsHash(job.ipfsJob),
+    project: job.project.toBase58(),
+    pricePerSecond: tokens(job.price),
+    timeout: Number(job.timeout),
+    totalPrice: tokens(job.price * job.timeout),
+    serviceUrls: definition && live ? serviceUrls(network, view.address.toBase58(), definition, hosts) : [],
+    node: run ? run.node.toBase58() : job.node.equals(PublicKey.default) ? null : job.node.toBase58(),
+    startedAt: started === null ? null : iso(started),
+    endedAt: ended === null ? null : iso(ended),
+    durationSeconds: elapsed === null ? null : Number(elapsed),
+    costSoFar: tokens(job.price * billed),
+    result: done,
+  }
+}
+
+/** The report's fields as aligned `Label  value` lines. */
+export function reportLines(rows: [string, string | null | undefined][]): string[] {
+  const shown = rows.filter((row): row is [string, string] => row[1] !== null && row[1] !== undefined)
+  const width = Math.max(...shown.map(([label]) => label.length))
+  return shown.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`)
+}
+
+/** An amount as text: "0.72 tokens". */
+export function amountText(amount: AmountJson): string {
+  return `${amount.amount} ${amount.unit === 'token' ? 'tokens' : amount.unit}`
+}
+
+/** The rows `job get` prints for a job. */
+export function jobRows(report: JobReport): [string, string | null][] {
+  return [
+    ['Network', report.network],
+    ['Job', report.job],
+    ['Status', report.status],
+    ['Market', report.market],
+    ['Definition', report.definition],
+    ['Price', `${amountText(report.pricePerSecond)}/s`],
+    ['Timeout', `${report.timeout} s`],
+    ['Total price', amountText(report.totalPrice)],
+    ['Node', report.node],
+    ['Started', report.startedAt],
+    ['Ended', report.endedAt],
+    ['Duration', report.durationSeconds === null ? null : `${report.durationSeconds} s`],
+    ['Cost so far', amountText(report.costSoFar)],
+    ...report.serviceUrls.map(({port, url}): [string, string] => [`Service :${port}`, url]),
+    ['Result', report.result],
+  ]
+}
+
+function iso(seconds: bigint): string {
+  return new Date(Number(seconds) * 1000).toISOString()
+}

@@ -1,0 +1,212 @@
+import {strict as assert} from 'node:assert'
+
+import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {Keypair, PublicKey} from '@solana/web3.js'
+
+import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
+import {decodeJobAccount, findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../../src/lib/market/index.js'
+import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../../helpers/cli-localnet.js'
+import {sendInstructions, workInstruction} from '../../helpers/market.js'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+const DEFINITION = {
+  version: '0.1',
+  type: 'container',
+  ops: [{id: 'hello', type: 'container/run', args: {image: 'docker.io/library/ubuntu:24.04', cmd: 'echo hello'}}],
+}
+
+interface Report {
+  job: string
+  status: string
+  node: string | null
+  timeout: number
+  startedAt: string | null
+  endedAt: string | null
+  result: string | null
+  resultContent: unknown
+  costSoFar: {baseUnits: string}
+}
+
+describe('gpunet job stop, extend, and a job a node runs', function () {
+  this.timeout(90_000)
+  let box: CliSandbox
+  let chain: SandboxChain
+  let file: string
+
+  const tokens = async (owner: PublicKey) =>
+    BigInt(
+      (await chain.connection.getTokenAccountBalance(getAssociatedTokenAddressSync(chain.mint, owner, true))).value
+        .amount,
+    )
+  const json = async <T>(args: string[]): Promise<T> => {
+    const result = await box.run([...args, '--json'])
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}${result.stdout}`)
+    return JSON.parse(result.stdout) as T
+  }
+  const post = (timeout: number) => json<Report>(['job', 'post', '--file', file, '--timeout', String(timeout)])
+
+  /** A node with SOL and a token account, acting through the jobs program as a node agent would. */
+  const newNode = async () => {
+    const node = Keypair.generate()
+    assert.equal(
+      (await box.run(['localnet', 'fund', node.publicKey.toBase58(), '--sol', '1', '--tokens', '0.000001'])).code,
+      0,
+    )
+    return node
+  }
+  /** The node asks for work; with no job queued it waits in the market queue. */
+  const work = async (node: Keypair) => {
+    const run = Keypair.generate()
+    const answer = await sendInstructions(chain, [workInstruction(chain, node.publicKey, run.publicKey)], [node, run])
+    assert.equal(answer.error, undefined, JSON.stringify(answer.error))
+  }
+
+  before(async () => {
+    box = cliSandbox()
+    file = join(box.dir, 'job.json')
+    writeFileSync(file, JSON.stringify(DEFINITION))
+    assert.equal((await box.run(['localnet', 'start', '--detach'])).code, 0)
+    chain = await sandboxChain(box)
+  })
+  after(async () => {
+    await box.cleanup()
+  })
+
+  it('stop delists a queued job and the whole deposit comes back', async () => {
+    const before = await tokens(chain.wallet.publicKey)
+    const {job} = await post(3600)
+    assert.equal(await tokens(chain.wallet.publicKey), before - 360_000n)
+    const result = await box.run(['job', 'stop', job])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, new RegExp(`^Stopped job ${job}: it was queued, the deposit came back to \\w+$`, 'm'))
+    assert.equal(await tokens(chain.wallet.publicKey), before)
+    assert.equal(await chain.connection.getAccountInfo(new PublicKey(job)), null, 'a delisted job is closed')
+  })
+
+  it('extend charges price x the difference, and refuses a timeout that is not larger', async () => {
+    const {job} = await post(100)
+    const before = await tokens(chain.wallet.publicKey)
+    const result = await box.run(['job', 'extend', job, '--timeout', '150'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^ {2}Timeout +100 s -> 150 s$/m)
+    assert.match(result.stdout, /^ {2}Charged +0\.005 tokens$/m)
+    assert.equal(await tokens(chain.wallet.publicKey), before - 50n * 100n)
+    assert.equal(decodeJobAccount((await chain.connection.getAccountInfo(new PublicKey(job)))!.data).timeout, 150n)
+
+    const smaller = await box.run(['job', 'extend', job, '--timeout', '150', '--json'])
+    assert.equal(smaller.code, 2)
+    assert.equal((JSON.parse(smaller.stdout) as {error: {code: string}}).error.code, 'timeout_not_larger')
+    assert.equal(await tokens(chain.wallet.publicKey), before - 5000n)
+
+    const tooMuch = await box.run(['job', 'extend', job, '--timeout', '100000000'])
+    assert.equal(tooMuch.code, 4)
+    assert.match(
+      tooMuch.stderr,
+      /Error: the wallet cannot pay for this job: it has [\d.]+ tokens, 9999\.985 tokens needed/,
+    )
+    assert.equal((await box.run(['job', 'stop', job])).code, 0)
+  })
+
+  it('shows RUNNING once a node took the job, then COMPLETED with the result the node posted', async () => {
+    const node = await newNode()
+    await work(node)
+    // the node waits in the queue: `list` starts the job on it at once
+    const posted = await post(3600)
+    assert.equal(posted.status, 'RUNNING')
+    assert.equal(posted.node, node.publicKey.toBase58())
+
+    const running = await box.run(['job', 'get', posted.job])
+    assert.equal(running.code, 0, running.stderr)
+    assert.match(running.stdout, /^ {2}Status +RUNNING$/m)
+    assert.match(running.stdout, new RegExp(`^ {2}Node +${node.publicKey.toBase58()}$`, 'm'))
+    assert.match(running.stdout, /^ {2}Started +\d{4}-\d\d-\d\dT/m)
+
+    const result = new TextEncoder().encode(JSON.stringify({exitCode: 0, logs: 'hello\n'}))
+    const form = new FormData()
+    form.append('file', new Blob([result]), 'result.json')
+    assert.equal((await fetch(`${chain.contentStoreUrl}/api/v0/add`, {method: 'POST', body: form})).status, 200)
+    const resultCid = computeCidV0(result).cid
+    const runAddress = (
+      await chain.connection.getProgramAccounts(chain.programId, {
+        filters: [{memcmp: {offset: 8, bytes: posted.job}}],
+      })
+    )[0]!.pubkey
+    const finish = jobsInstruction(
+      chain.programId,
+      'finish',
+      {
+        job: new PublicKey(posted.job),
+        run: runAddress,
+        market: chain.market,
+        vault: findVaultAddress(chain.programId, chain.market, chain.mint)[0],
+        deposit: getAssociatedTokenAddressSync(chain.mint, chain.wallet.publicKey),
+        user: getAssociatedTokenAddressSync(chain.mint, node.publicKey),
+        payerJob: chain.wallet.publicKey,
+        payerRun: chain.wallet.publicKey,
+        project: chain.wallet.publicKey,
+        authority: node.publicKey,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {ipfsResult: ipfsHashToBytes(resultCid)},
+    )
+    const answer = await sendInstructions(chain, [finish], [node])
+    assert.equal(answer.error, undefined, JSON.stringify(answer.error))
+
+    const done = await json<Report>(['job', 'get', posted.job, '--wait', '--wait-timeout', '5'])
+    assert.equal(done.status, 'COMPLETED')
+    assert.equal(done.result, resultCid)
+    assert.deepEqual(done.resultContent, {exitCode: 0, logs: 'hello\n'})
+    assert.ok(done.startedAt && done.endedAt)
+    const human = await box.run(['job', 'get', posted.job])
+    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, new RegExp(`^ {2}Result +${resultCid}$`, 'm'))
+    assert.match(human.stdout, /"logs": "hello\\n"/)
+  })
+
+  it('post --wait returns once a node runs a job that exposes a port', async () => {
+    const node = await newNode()
+    await work(node)
+    const exposing = join(box.dir, 'serve.json')
+    writeFileSync(
+      exposing,
+      JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x', expose: 80}}]}),
+    )
+    const result = await box.run([
+      'job',
+      'post',
+      '--file',
+      exposing,
+      '--timeout',
+      '60',
+      '--wait',
+      '--wait-timeout',
+      '10',
+    ])
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^ {2}Status +RUNNING$/m)
+    assert.match(result.stderr, /^Job \w+ is RUNNING$/m)
+    const job = /^Posted job (\w+)/m.exec(result.stdout)![1]!
+    assert.equal((await box.run(['job', 'stop', job])).code, 0)
+  })
+
+  it('stop ends a running job: STOPPED, the node paid for its time, the rest back', async () => {
+    const node = await newNode()
+    await work(node)
+    const before = await tokens(chain.wallet.publicKey)
+    const posted = await post(3600)
+    assert.equal(posted.status, 'RUNNING')
+    const result = await box.run(['job', 'stop', posted.job, '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual((JSON.parse(result.stdout) as {action: string; status: string}).action, 'end')
+    const stopped = await json<Report>(['job', 'get', posted.job])
+    assert.equal(stopped.status, 'STOPPED')
+    const earned = (await tokens(node.publicKey)) - 1n
+    assert.equal(BigInt(stopped.costSoFar.baseUnits), earned)
+    assert.equal(await tokens(chain.wallet.publicKey), before - earned)
+
+    const again = await box.run(['job', 'stop', posted.job])
+    assert.equal(again.code, 2)
+    assert.match(again.stderr, /Error: job \w+ is already STOPPED/)
+  })
+})
