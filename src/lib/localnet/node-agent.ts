@@ -5,7 +5,7 @@
 import {existsSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {loadOrCreateKeypair} from '../market/wallet.js'
+import {loadOrCreateKeypair} from '../wallet.js'
 import {NodeAgent} from '../node/agent.js'
 import {Gateway} from '../node/gateway.js'
 import {HostProcessRuntime} from '../node/runtime/host-process.js'

@@ -66,7 +66,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     box = cliSandbox()
     file = join(box.dir, 'job.json')
     writeFileSync(file, JSON.stringify(DEFINITION))
-    assert.equal((await box.run(['localnet', 'start', '--detach'])).code, 0)
+    assert.equal((await box.run(['localnet', 'start', '--detach', '--no-node'])).code, 0)
     chain = await sandboxChain(box)
   })
   after(async () => {

@@ -58,7 +58,7 @@ describe('gpunet job post', function () {
     box = cliSandbox()
     file = join(box.dir, 'job.json')
     writeFileSync(file, JSON.stringify(DEFINITION, null, 2))
-    assert.equal((await box.run(['localnet', 'start', '--detach'])).code, 0)
+    assert.equal((await box.run(['localnet', 'start', '--detach', '--no-node'])).code, 0)
     chain = await sandboxChain(box)
   })
   after(async () => {
