@@ -2,12 +2,12 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
 import {readFileSync, writeFileSync} from 'node:fs'
-import {request} from 'node:http'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {gatewayGet as get} from '../../helpers/node.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 interface Report {
@@ -21,21 +21,6 @@ interface Report {
 }
 
 const SECRET = 'hf_e2e-secret-value-0123456789'
-
-/** A GET of a job URL through the gateway (the Host header carries the job: no *.localhost resolver needed). */
-function get(url: string): Promise<{status: number; body: string}> {
-  const {host, port, pathname} = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = request({host: '127.0.0.1', port: Number(port), path: pathname, headers: {host}}, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
 
 /** Polls `check` every 100 ms until it returns a value, or fails after `ms`. */
 async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
