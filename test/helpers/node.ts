@@ -70,16 +70,19 @@ export async function result(t: TestLocalnet, job: PublicKey): Promise<{text: st
 /** A GET through the gateway with the job's Host header. */
 export function viaGateway(t: TestLocalnet, job: PublicKey): Promise<{status: number; body: string}> {
   const port = Number(new URL(t.ln.runtime.gatewayUrl!).port)
+  return gatewayGet(`http://${job.toBase58()}.node.localhost:${port}/`)
+}
+
+/** A GET of a job's service URL, sent to 127.0.0.1 with its Host header: no resolver for *.localhost needed. */
+export function gatewayGet(url: string): Promise<{status: number; body: string}> {
+  const {host, port, pathname} = new URL(url)
   return new Promise((resolve, reject) => {
-    const req = request(
-      {host: '127.0.0.1', port, path: '/', headers: {host: `${job.toBase58()}.node.localhost:${port}`}},
-      (res) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => (body += chunk))
-        res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
-      },
-    )
+    const req = request({host: '127.0.0.1', port: Number(port), path: pathname, headers: {host}}, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+    })
     req.on('error', reject)
     req.end()
   })

@@ -6,14 +6,22 @@ import {connectMarket, parseAddress} from '../../lib/market/connect.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
 import {isFinal, readJob} from '../../lib/market/jobs.js'
-import {jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
+import {
+  jobOutcome,
+  type JobOutcome,
+  jobReport,
+  type JobReport,
+  jobRows,
+  outcomeText,
+  reportLines,
+} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {waitForJob} from '../../lib/market/wait.js'
 import type {Network} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
 
-/** `job get --json`: the job's report and, once done, the result's content. */
-interface GetReport extends JobReport {
+/** `job get --json`: the job's report, how it went and, once done, the result's content. */
+interface GetReport extends JobReport, JobOutcome {
   /** The result from the content store: parsed JSON when it is JSON, else text; null until the job is done. */
   resultContent: unknown
 }
@@ -67,8 +75,12 @@ export default class JobGet extends BaseCommand {
           : `No service URL: set the network host (--network-host or GPUNET_NETWORK_HOST) for ${network}.`,
       )
     }
-    const report: GetReport = {...base, resultContent: base.result ? await resultContent(net, base.result) : null}
-    for (const line of reportLines(jobRows(report))) this.say(line)
+    const content = base.result ? await resultContent(net, base.result) : null
+    const report: GetReport = {...base, ...jobOutcome(content), resultContent: content}
+    const rows = jobRows(report)
+    // Right under Status, which stays the chain's: a job whose operation failed is still COMPLETED there.
+    rows.splice(rows.findIndex(([label]) => label === 'Status') + 1, 0, ['Outcome', outcomeText(report)])
+    for (const line of reportLines(rows)) this.say(line)
     if (report.resultContent !== null) {
       this.say()
       this.say(

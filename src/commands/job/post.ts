@@ -12,6 +12,7 @@ import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, quotePost} from '../../lib/market/post.js'
 import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
+import {needsGpu} from '../../lib/node/operation-plan.js'
 import {waitForJob} from '../../lib/market/wait.js'
 import {requireSetting} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
@@ -21,7 +22,13 @@ import {loadWallet} from '../../lib/wallet.js'
 interface PostReport extends JobReport {
   wallet: {address: string; sol: AmountJson; tokens: AmountJson}
   signature: string
+  /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job. */
+  warnings: string[]
 }
+
+const NO_GPU_WARNING =
+  'no localnet node has a GPU: this job will stay QUEUED until a node with one takes it ' +
+  '(run `gpunet localnet start --gpus N` on a machine that has them)'
 
 export default class JobPost extends BaseCommand {
   static override summary =
@@ -62,6 +69,9 @@ export default class JobPost extends BaseCommand {
     if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
 
     const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
+    // Said before anything is spent: the localnet's only node would leave the job queued for its whole life.
+    const jobWarnings = net.localnetGpus === 0 && needsGpu(definition) ? [NO_GPU_WARNING] : []
+    for (const w of jobWarnings) this.note(`Warning: ${w}`)
     net.rewards() // a missing rewards setting fails here, before anything is read or spent
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
@@ -109,6 +119,7 @@ export default class JobPost extends BaseCommand {
         tokens: amountJson(balances.tokens, TOKEN_DECIMALS, 'token'),
       },
       signature: posted.signature,
+      warnings: jobWarnings,
     }
     this.say(`Posted job ${report.job} on ${network}`)
     const rows = jobRows(report)

@@ -74,7 +74,8 @@ export async function startNode(
   }
   const {keypair} = loadOrCreateKeypair(localnetFiles(dataDir).node)
   const gpus = options.gpus ?? detectGpus()
-  const agent = new NodeAgent({localnet, keypair, runtime, gateway, secretsUrl, gpus, onChange, ...options})
+  // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
+  const agent = new NodeAgent({...options, localnet, keypair, runtime, gateway, secretsUrl, gpus, onChange})
   agent.start()
   return {
     agent,

@@ -39,6 +39,8 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
+  /** GPUs of the localnet's node (0 when it runs none or it is off); null on other networks, where it is unknown. */
+  localnetGpus: number | null
   /** The content store (resolved on first use: reading a job needs none). */
   content(): ContentClient
   /** The rewards accounts (resolved on first use: only `list` and `extend` need them). */
@@ -71,6 +73,7 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
     defaultMarket: preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
+    localnetGpus: null,
     content: () => new ContentClient(trimUrl(requireSetting(network, SETTINGS.contentStoreUrl, undefined, env))),
     rewards: () => ({
       rewardsReflection: key(SETTINGS.rewardsReflection),
@@ -97,6 +100,7 @@ async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv):
     defaultMarket: new PublicKey(status.market!),
     networkHost: null,
     gatewayUrl: runtime.gatewayUrl ?? null,
+    localnetGpus: status.node && 'gpus' in status.node ? status.node.gpus : 0,
     content: () =>
       new ContentClient(
         trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? runtime.contentStoreUrl),

@@ -2,6 +2,7 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
+import type {JobFailure} from '../node/results.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
@@ -106,4 +107,31 @@ export function jobRows(report: JobReport): [string, string | null][] {
 
 function iso(seconds: bigint): string {
   return new Date(Number(seconds) * 1000).toISOString()
+}
+
+/** How a done job went, from its result document: the chain says COMPLETED whether its operations passed or not. */
+export interface JobOutcome {
+  /** `succeeded` or `failed` for a node's result document; null before the result or for another document. */
+  outcome: 'succeeded' | 'failed' | null
+  /** Why it failed (the operation and its exit code when one failed); null unless it failed. */
+  failure: JobFailure | null
+}
+
+/** Reads the outcome from a result's content (a gpunet node's result: `{status, error}`). */
+export function jobOutcome(content: unknown): JobOutcome {
+  if (typeof content !== 'object' || content === null) return {outcome: null, failure: null}
+  const {status, error} = content as {status?: unknown; error?: unknown}
+  if (status === 'success') return {outcome: 'succeeded', failure: null}
+  if (status !== 'failed') return {outcome: null, failure: null}
+  const failure = typeof error === 'object' && error !== null ? (error as JobFailure) : null
+  return {outcome: 'failed', failure}
+}
+
+/** The outcome as one line: "failed: operation fail exited with code 3 (operation_failed)". */
+export function outcomeText({outcome, failure}: JobOutcome): string | null {
+  if (outcome !== 'failed' || !failure) return outcome
+  const where = failure.op === undefined ? '' : `operation ${failure.op}`
+  const code = failure.exitCode === undefined ? '' : `exit code ${failure.exitCode}`
+  const detail = [where, code].filter(Boolean).join(', ')
+  return `failed${detail ? ` (${detail})` : ''}: ${failure.message} [${failure.code}]`
 }

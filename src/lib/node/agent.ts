@@ -17,7 +17,7 @@ import {walletFromBytes} from '../wallet.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
-import {planOperations, substituteSecrets} from './operation-plan.js'
+import {needsGpu, planOperations, substituteSecrets} from './operation-plan.js'
 import {type JobFailure, ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
@@ -123,7 +123,7 @@ export class NodeAgent {
     const loaded = this.definition(head.job)
     // Entering the queue would let `list` hand the node any job, GPU jobs included: it calls `work` only when
     // the head job is one it can run, which takes exactly that job.
-    if ('definition' in loaded && this.options.gpus === 0 && planOperations(loaded.definition).some((p) => p.gpu)) {
+    if ('definition' in loaded && this.options.gpus === 0 && needsGpu(loaded.definition)) {
       if (!this.declined.has(address)) this.log(`node: job ${address} needs a GPU and this node has none; not taken`)
       this.declined.add(address)
       return

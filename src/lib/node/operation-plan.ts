@@ -59,6 +59,11 @@ export function planOperations(definition: JobDefinition): OperationPlan[] {
   }))
 }
 
+/** Whether any operation needs a GPU (its own `gpu` or the `global` one): a node without one never takes it. */
+export function needsGpu(definition: JobDefinition): boolean {
+  return planOperations(definition).some((op) => op.gpu)
+}
+
 /** A string is a bash script; an array (empty included) is a word list; no `cmd` is the image's default. */
 function commandSpec(cmd: OperationArgs['cmd']): CommandSpec {
   return typeof cmd === 'string' ? {kind: 'shell', script: cmd} : {kind: 'exec', argv: cmd ?? []}

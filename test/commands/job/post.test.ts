@@ -213,6 +213,28 @@ describe('gpunet job post', function () {
     assert.equal(json.code, 7)
     assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'job_not_found')
   })
+
+  it('warns that no localnet node has a GPU when the job needs one (here the node is off), and still posts it', async () => {
+    const gpuFile = join(box.dir, 'gpu.json')
+    writeFileSync(gpuFile, JSON.stringify({...DEFINITION, global: {gpu: true}}))
+    const human = await box.run(['job', 'post', '--file', gpuFile, '--timeout', '60'])
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(
+      human.stderr,
+      /^Warning: no localnet node has a GPU: this job will stay QUEUED .*`gpunet localnet start --gpus N`/m,
+    )
+    assert.match(human.stdout, /^ {2}Status +QUEUED$/m)
+
+    const json = await box.run(['job', 'post', '--file', gpuFile, '--timeout', '60', '--json'])
+    assert.equal(json.code, 0, json.stderr)
+    const {warnings} = JSON.parse(json.stdout) as {warnings: string[]}
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0]!, /^no localnet node has a GPU/)
+
+    const plain = await box.run(['job', 'post', '--file', file, '--timeout', '60', '--json'])
+    assert.deepEqual((JSON.parse(plain.stdout) as {warnings: string[]}).warnings, [])
+    assert.doesNotMatch(plain.stderr, /GPU/)
+  })
 })
 
 describe('gpunet job post on devnet and mainnet', function () {

@@ -1,0 +1,208 @@
+/** Issue 6 end to end through the built CLI: a localnet started by the tests, its node running jobs in podman. */
+import {strict as assert} from 'node:assert'
+import {createHash} from 'node:crypto'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import {runCli} from '../../helpers/cli.js'
+import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {gatewayGet as get} from '../../helpers/node.js'
+import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+
+interface Report {
+  job: string
+  status: string
+  serviceUrls: {port: number; url: string}[]
+  outcome: string | null
+  failure: {code: string; op?: string; exitCode?: number} | null
+  resultContent: {status: string; ops: {id: string; exitCode: number; stdout: string}[]} | null
+  warnings?: string[]
+}
+
+const SECRET = 'hf_e2e-secret-value-0123456789'
+
+/** Polls `check` every 100 ms until it returns a value, or fails after `ms`. */
+async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(100)
+  }
+}
+
+describe('gpunet job on a localnet whose node runs it (end to end)', function () {
+  this.timeout(120_000)
+  requirePodman()
+  let box: CliSandbox
+  let env: NodeJS.ProcessEnv
+
+  const definition = (name: string, ops: unknown[]): string => {
+    const file = join(box.dir, `${name}.json`)
+    writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops}))
+    return file
+  }
+  const op = (id: string, args: Record<string, unknown>) => ({
+    id,
+    type: 'container/run',
+    args: {image: TEST_IMAGE, ...args},
+  })
+  const cli = (args: string[], stdin?: string) => runCli(args, {env, stdin})
+  const json = async <T = Report>(args: string[]): Promise<T> => {
+    const result = await cli([...args, '--json'])
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}${result.stdout}`)
+    return JSON.parse(result.stdout) as T
+  }
+  const post = (file: string) => json(['job', 'post', '--file', file, '--timeout', '600'])
+  const done = (job: string) => json(['job', 'get', job, '--wait', '--wait-timeout', '60'])
+
+  before(async function () {
+    this.timeout(120_000)
+    box = cliSandbox()
+    env = {...box.env, GPUNET_GATEWAY_PORT: '0', GPUNET_NODE_PULL: 'never'}
+    const started = await cli(['localnet', 'start', '--detach', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    const status = JSON.parse(started.stdout) as {node: {gpus?: number; off?: string} | null; gatewayUrl: string}
+    assert.ok(status.node && !('off' in status.node), `the node is off: ${JSON.stringify(status.node)}`)
+    assert.equal(status.node.gpus, 0, 'these tests expect a node without GPU')
+  })
+  after(async () => {
+    await box?.cleanup()
+  })
+
+  it('hello world goes QUEUED -> RUNNING -> COMPLETED with its output in the result', async () => {
+    const posted = await post(definition('hello', [op('hello', {cmd: 'echo hello from the node'})]))
+    assert.ok(['QUEUED', 'RUNNING'].includes(posted.status), posted.status)
+    assert.deepEqual(posted.warnings, [])
+    const report = await done(posted.job)
+    assert.equal(report.status, 'COMPLETED')
+    assert.equal(report.outcome, 'succeeded')
+    assert.equal(report.failure, null)
+    assert.equal(report.resultContent?.status, 'success')
+    assert.deepEqual(
+      report.resultContent?.ops.map(({id, exitCode, stdout}) => ({id, exitCode, stdout})),
+      [{id: 'hello', exitCode: 0, stdout: 'hello from the node\n'}],
+    )
+    const human = await cli(['job', 'get', posted.job])
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
+    assert.match(human.stdout, /hello from the node/)
+  })
+
+  it('serves an exposed port through the gateway: 404 before ready, the file once ready, 404 after job stop', async () => {
+    const file = definition('serve', [
+      op('web', {
+        cmd: 'sleep 2; mkdir -p /tmp/www && echo served-by-busybox > /tmp/www/index.html && httpd -f -p 8080 -h /tmp/www',
+        expose: [{port: 8080, health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200}]}],
+      }),
+    ])
+    const posted = await post(file)
+    const url = posted.serviceUrls[0]?.url
+    assert.ok(url, 'job post prints the service URL')
+    assert.equal(posted.serviceUrls[0]?.port, 8080)
+
+    const early = await get(url)
+    assert.equal(early.status, 404, 'nothing answers before the service is ready')
+    const served = await eventually('the service', 30_000, async () => {
+      const answer = await get(url)
+      return answer.status === 200 ? answer : undefined
+    })
+    assert.equal(served.body, 'served-by-busybox\n')
+    const running = await json(['job', 'get', posted.job])
+    assert.equal(running.status, 'RUNNING')
+
+    const stopped = await cli(['job', 'stop', posted.job])
+    assert.equal(stopped.code, 0, stopped.stderr)
+    const after = await json(['job', 'get', posted.job])
+    assert.equal(after.status, 'STOPPED')
+    assert.deepEqual(after.serviceUrls, [], 'a stopped job has no service URL')
+    await eventually('the URL to stop answering', 10_000, async () =>
+      (await get(url)).status === 404 ? true : undefined,
+    )
+  })
+
+  it('gives a job the secret it refers to, and neither its result nor the localnet log holds the value', async () => {
+    const set = await cli(['secrets', 'set', 'HF_TOKEN'], SECRET)
+    assert.equal(set.code, 0, set.stderr)
+    const posted = await post(
+      definition('secret', [
+        op('use', {
+          cmd: 'printf %s "$T" | sha256sum | cut -c1-64; printf %s "$T" | wc -c',
+          env: {T: '%%secrets.HF_TOKEN%%'},
+        }),
+      ]),
+    )
+    const result = await cli(['job', 'get', posted.job, '--wait', '--wait-timeout', '60', '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    const report = JSON.parse(result.stdout) as Report
+    assert.equal(report.status, 'COMPLETED')
+    assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
+    const hash = createHash('sha256').update(SECRET).digest('hex')
+    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[0], hash, 'the job saw the value')
+    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[1]?.trim(), String(SECRET.length))
+    assert.ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), 'job get shows no secret')
+    assert.ok(!readFileSync(join(box.dataDir, 'localnet.log'), 'utf8').includes(SECRET), 'the log has no secret')
+  })
+
+  it('fails a job whose operation exits non-zero, naming the operation and its exit code', async () => {
+    const posted = await post(
+      definition('fail', [op('first', {cmd: 'echo before'}), op('boom', {cmd: 'exit 3'}), op('never', {cmd: 'true'})]),
+    )
+    const report = await done(posted.job)
+    assert.equal(report.status, 'COMPLETED', 'the chain settles it as done')
+    assert.equal(report.outcome, 'failed')
+    assert.deepEqual(
+      {code: report.failure?.code, op: report.failure?.op, exitCode: report.failure?.exitCode},
+      {code: 'operation_failed', op: 'boom', exitCode: 3},
+    )
+    assert.deepEqual(
+      report.resultContent?.ops.map((o) => [o.id, o.exitCode]),
+      [
+        ['first', 0],
+        ['boom', 3],
+      ],
+      'later operations do not run',
+    )
+    const human = await cli(['job', 'get', posted.job])
+    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\): .*\[operation_failed\]$/m)
+  })
+
+  it('warns that no localnet node has a GPU, and a GPU job stays QUEUED', async () => {
+    const file = definition('gpu', [op('train', {cmd: 'echo never', gpu: true})])
+    const posted = await cli(['job', 'post', '--file', file, '--timeout', '600'])
+    assert.equal(posted.code, 0, posted.stderr)
+    assert.match(posted.stderr, /^Warning: no localnet node has a GPU: this job will stay QUEUED .*--gpus N/m)
+    const job = /^Posted job (\w+)/m.exec(posted.stdout)![1]!
+    // The node polls every second: three polls are enough for it to have looked at the head of the queue.
+    await sleep(3500)
+    assert.equal((await json(['job', 'get', job])).status, 'QUEUED')
+    assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), new RegExp(`${job}.*GPU`, 'i'))
+    assert.equal((await cli(['job', 'stop', job])).code, 0, 'a queued job is delisted')
+
+    const asJson = await json([
+      'job',
+      'post',
+      '--file',
+      definition('plain', [op('x', {cmd: 'true'})]),
+      '--timeout',
+      '10',
+    ])
+    assert.deepEqual(asJson.warnings, [], 'no GPU needed, no warning')
+  })
+
+  it('says so in --json when the definition asks for a GPU through global', async () => {
+    const file = join(box.dir, 'global.json')
+    writeFileSync(
+      file,
+      JSON.stringify({version: '0.1', type: 'container', global: {gpu: true}, ops: [op('x', {cmd: 'true'})]}),
+    )
+    const report = await json(['job', 'post', '--file', file, '--timeout', '10'])
+    assert.equal(report.warnings?.length, 1)
+    assert.match(report.warnings![0]!, /^no localnet node has a GPU/)
+    assert.equal((await cli(['job', 'stop', report.job])).code, 0)
+  })
+})
