@@ -6,25 +6,15 @@ import {connectMarket, parseAddress} from '../../lib/market/connect.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
 import {isFinal, readJob} from '../../lib/market/jobs.js'
-import {
-  jobOutcome,
-  type JobOutcome,
-  jobReport,
-  type JobReport,
-  jobRows,
-  outcomeText,
-  reportLines,
-} from '../../lib/market/report.js'
+import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
+import {jobReport, type JobReport, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {waitForJob} from '../../lib/market/wait.js'
 import type {Network} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
 
 /** `job get --json`: the job's report, how it went and, once done, the result's content. */
-interface GetReport extends JobReport, JobOutcome {
-  /** The result from the content store: parsed JSON when it is JSON, else text; null until the job is done. */
-  resultContent: unknown
-}
+type GetReport = JobReport & ResultFields
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
@@ -75,27 +65,13 @@ export default class JobGet extends BaseCommand {
           : `No service URL: set the network host (--network-host or GPUNET_NETWORK_HOST) for ${network}.`,
       )
     }
-    const content = base.result ? await resultContent(net, base.result) : null
-    const report: GetReport = {...base, ...jobOutcome(content), resultContent: content}
-    const rows = jobRows(report)
-    // Right under Status, which stays the chain's: a job whose operation failed is still COMPLETED there.
-    rows.splice(rows.findIndex(([label]) => label === 'Status') + 1, 0, ['Outcome', outcomeText(report)])
-    for (const line of reportLines(rows)) this.say(line)
-    if (report.resultContent !== null) {
+    const report: GetReport = {...base, ...(await readResult(net.content(), base))}
+    for (const line of reportLines(rowsWithOutcome(report))) this.say(line)
+    const result = resultText(report.resultContent)
+    if (result !== null) {
       this.say()
-      this.say(
-        typeof report.resultContent === 'string' ? report.resultContent : JSON.stringify(report.resultContent, null, 2),
-      )
+      this.say(result)
     }
     return report
-  }
-}
-
-async function resultContent(net: Awaited<ReturnType<typeof connectMarket>>, cid: string): Promise<unknown> {
-  const text = new TextDecoder().decode(await net.content().get(cid))
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return text
   }
 }

@@ -10,6 +10,7 @@ import {connectMarket, parseAddress, SETTINGS} from '../../lib/market/connect.js
 import {isFinal, readJob} from '../../lib/market/jobs.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, quotePost} from '../../lib/market/post.js'
+import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {needsGpu} from '../../lib/node/operation-plan.js'
@@ -18,8 +19,8 @@ import {requireSetting} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
 import {loadWallet} from '../../lib/wallet.js'
 
-/** What `job post --json` prints: the job's report, the wallet's balances after posting, the signature. */
-interface PostReport extends JobReport {
+/** What `job post --json` prints: the job's report (with its result once `--wait` saw it end), the wallet's balances after posting, the signature. */
+interface PostReport extends JobReport, ResultFields {
   wallet: {address: string; sol: AmountJson; tokens: AmountJson}
   signature: string
   /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job. */
@@ -105,14 +106,16 @@ export default class JobPost extends BaseCommand {
       this.note('No service URL: the localnet runs no gateway for exposed ports yet.')
     }
     const balances = await readBalances(net.connection, wallet.publicKey, net.mint)
+    const base = jobReport(
+      network,
+      view,
+      definition,
+      {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl},
+      Date.now() / 1000,
+    )
     const report: PostReport = {
-      ...jobReport(
-        network,
-        view,
-        definition,
-        {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl},
-        Date.now() / 1000,
-      ),
+      ...base,
+      ...(await readResult(net.content(), base)),
       wallet: {
         address: wallet.address,
         sol: amountJson(balances.lamports, SOL_DECIMALS, 'SOL'),
@@ -122,7 +125,7 @@ export default class JobPost extends BaseCommand {
       warnings: jobWarnings,
     }
     this.say(`Posted job ${report.job} on ${network}`)
-    const rows = jobRows(report)
+    const rows = report.result ? rowsWithOutcome(report) : jobRows(report)
     rows.splice(
       1,
       0,
@@ -130,6 +133,11 @@ export default class JobPost extends BaseCommand {
       ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
     )
     for (const line of reportLines(rows)) this.say(line)
+    const result = resultText(report.resultContent)
+    if (result !== null) {
+      this.say()
+      this.say(result)
+    }
     return report
   }
 }

@@ -92,6 +92,19 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.match(human.stdout, /hello from the node/)
   })
 
+  it('job post --wait follows a job without ports to its end and prints its outcome and result', async () => {
+    const file = definition('waited', [op('waited', {cmd: ['echo', 'waited for']})])
+    const report = await json(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
+    assert.equal(report.status, 'COMPLETED')
+    assert.equal(report.outcome, 'succeeded')
+    assert.equal(report.resultContent?.ops[0]?.stdout, 'waited for\n')
+    const human = await cli(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
+    assert.match(human.stdout, /"stdout": "waited for\\n"/)
+  })
+
   it('serves an exposed port through the gateway: 404 before ready, the file once ready, 404 after job stop', async () => {
     const file = definition('serve', [
       op('web', {
