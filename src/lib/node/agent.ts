@@ -18,6 +18,7 @@ import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
 import {needsGpu, planOperations, substituteSecrets} from './operation-plan.js'
+import {loadResources, type ResourceOptions} from './resources.js'
 import {type JobFailure, ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
@@ -43,6 +44,8 @@ export interface NodeAgentOptions {
   /** How long an exposed port may take to pass its health checks, and how often they run. */
   readyTimeoutMs?: number
   healthIntervalMs?: number
+  /** Size cap, timeout and Hugging Face endpoint of the resources operations download. */
+  resources?: Pick<ResourceOptions, 'maxBytes' | 'timeoutMs' | 'hfEndpoint'>
   /** Progress lines for the localnet log; they name jobs and operations, never secret values. */
   log?: (line: string) => void
   /** Called when the node starts or ends a job. */
@@ -209,15 +212,23 @@ export class NodeAgent {
     const plans = substituteSecrets(planOperations(definition), secrets)
     for (const plan of plans) {
       if (active.ended || active.timedOut) break
-      this.log(`node: job ${active.address}: operation ${plan.id} starting`)
-      const op = await this.options.runtime.start(plan, {jobId: active.address, redact: secrets})
-      active.op = op
-      const service = op.ports[0] && this.serve(active, op, result)
-      const outcome = await op.result
-      service?.end()
-      active.op = undefined
-      this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
-      if (!result.add(outcome, {acceptStop: service?.expired() ?? false})) break
+      if (plan.resources.length > 0) this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
+      // A failed download throws `resource_failed`, which fails the job before its operation starts.
+      const resources = await loadResources(plan.resources, {...this.options.resources, env: plan.env})
+      try {
+        this.log(`node: job ${active.address}: operation ${plan.id} starting`)
+        const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}
+        const op = await this.options.runtime.start(plan, options)
+        active.op = op
+        const service = op.ports[0] && this.serve(active, op, result)
+        const outcome = await op.result
+        service?.end()
+        active.op = undefined
+        this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
+        if (!result.add(outcome, {acceptStop: service?.expired() ?? false})) break
+      } finally {
+        await resources.cleanup()
+      }
     }
     if (active.timedOut) result.fail({code: 'timeout', message: 'The job reached its timeout and was stopped.'})
   }

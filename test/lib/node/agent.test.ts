@@ -1,5 +1,7 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
@@ -110,6 +112,49 @@ describe('localnet node agent (podman)', function () {
     assert.equal(doc.ops.length, 0, 'no operation ran')
     assert.equal(doc.error?.code, 'secret-missing')
     assert.match(doc.error?.message ?? '', /does not have: NOT_STORED\./)
+  })
+
+  it('loads an S3 resource signed with secret keys into the container; a missing object fails the job', async () => {
+    const secretKey = 'secret-access-key-never-shown'
+    const poster = new SecretsClient({
+      url: t.ln.runtime.secretsUrl!,
+      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
+      cache: null,
+    })
+    await poster.set({S3_SECRET: secretKey})
+    const authorizations: string[] = []
+    const server = createServer((req, res) => {
+      authorizations.push(req.headers.authorization ?? '')
+      if (req.url === '/bucket/weights.txt') res.end('resource content\n')
+      else res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const resource = {
+        type: 'S3',
+        target: '/opt/res',
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        bucket: 'bucket',
+        IAM: {ACCESS_KEY_ID: 'AKID', REGION: 'us-east-1', SECRET_ACCESS_KEY: '%%secrets.S3_SECRET%%'},
+      }
+      const job = await post(t, [op('read', {resources: [{...resource, files: ['weights.txt']}], cmd: 'cat /opt/res/weights.txt'})])
+      await waitFor(t, job, 'COMPLETED')
+      const {text, doc} = await result(t, job)
+      assert.equal(doc.status, 'success', text)
+      assert.equal(doc.ops[0]!.stdout, 'resource content\n')
+      assert.match(authorizations[0] ?? '', /^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/us-east-1\/s3\/aws4_request, /)
+
+      const failing = await post(t, [op('read', {resources: [{...resource, files: ['gone.txt']}], cmd: 'echo ran'})])
+      await waitFor(t, failing, 'COMPLETED')
+      const failed = await result(t, failing)
+      assert.equal(failed.doc.status, 'failed')
+      assert.equal(failed.doc.ops.length, 0, 'the operation never started')
+      assert.equal(failed.doc.error?.code, 'resource_failed')
+      assert.match(failed.doc.error?.message ?? '', /^S3 resource for \/opt\/res: gone\.txt: 127\.0\.0\.1:\d+ answered HTTP 404\.$/)
+      assert.ok(!failed.text.includes(secretKey) && !text.includes(secretKey), 'no key in the results')
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('serves an exposed port through the gateway (404 before ready), and takes it down when the job is ended', async () => {
