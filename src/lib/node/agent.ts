@@ -1,6 +1,6 @@
 /**
  * The localnet's node agent: it takes queued jobs of the default market with `work`, as a remote node does,
- * runs their operations in order, serves their exposed port through the gateway, and records each result with
+ * runs their operations in order, serves their exposed ports through the gateway, and records each result with
  * `finish`. It runs one job at a time and never takes a job whose operations need a GPU it lacks.
  */
 import type {Keypair, PublicKey} from '@solana/web3.js'
@@ -12,6 +12,7 @@ import {GpunetError} from '../errors.js'
 import type {Localnet} from '../localnet/node.js'
 import type {JobAccount} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
+import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
 import {NodeChainClient} from './chain-client.js'
@@ -210,6 +211,8 @@ export class NodeAgent {
     const secrets = findSecretReferences(definition).length > 0 ? await this.jobSecrets(active.address) : {}
     // All references are resolved before the first operation starts: a missing secret fails the job at once.
     const plans = substituteSecrets(planOperations(definition), secrets)
+    // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
+    const jobPort = exposedPorts(definition)[0]
     for (const plan of plans) {
       if (active.ended || active.timedOut) break
       if (plan.resources.length > 0) this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
@@ -220,7 +223,7 @@ export class NodeAgent {
         const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}
         const op = await this.options.runtime.start(plan, options)
         active.op = op
-        const service = op.ports[0] && this.serve(active, op, result)
+        const service = op.ports[0] && this.serve(active, op, result, jobPort)
         const outcome = await op.result
         service?.end()
         active.op = undefined
@@ -240,16 +243,17 @@ export class NodeAgent {
   }
 
   /**
-   * Serves the operation's first exposed port through the gateway once its health checks pass, and takes it
-   * down when the operation ends or its lifetime is over (which stops the operation).
+   * Serves the operation's exposed ports through the gateway, each once its own health checks pass (`jobPort`,
+   * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the operation ends or its
+   * lifetime is over (which stops the operation).
    */
-  private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder) {
+  private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder, jobPort: number | undefined) {
     const {gateway} = this.options
-    const port = op.ports[0]!
     const lifetimeMs = this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS
     const abort = new AbortController()
     let expired = false
-    gateway.register(active.address)
+    const ports = op.ports.map((p) => p.port)
+    gateway.register(active.address, ports.includes(jobPort ?? -1) ? [jobPort!, ...ports] : ports)
     const lifetime = setTimeout(() => {
       expired = true
       gateway.remove(active.address)
@@ -257,11 +261,13 @@ export class NodeAgent {
       void op.stop()
     }, lifetimeMs)
     const timing = {timeoutMs: this.options.readyTimeoutMs, intervalMs: this.options.healthIntervalMs}
-    void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
-      if (abort.signal.aborted) return
-      if (readiness.ready) gateway.ready(active.address, port.hostPort)
-      this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
-    })
+    for (const port of op.ports) {
+      void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
+        if (abort.signal.aborted) return
+        if (readiness.ready) gateway.ready(active.address, port.port, port.hostPort)
+        this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
+      })
+    }
     return {
       expired: () => expired,
       end: () => {
