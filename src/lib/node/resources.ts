@@ -55,7 +55,10 @@ export interface LoadedResources {
  * `resource_failed` naming the resource (type, target, and file or status) on the first failure, never a
  * credential; what was downloaded is removed then.
  */
-export async function loadResources(resources: readonly Resource[], options: ResourceOptions = {}): Promise<LoadedResources> {
+export async function loadResources(
+  resources: readonly Resource[],
+  options: ResourceOptions = {},
+): Promise<LoadedResources> {
   const root = await mkdtemp(join(tmpdir(), 'gpunet-res-'))
   const cleanup = () => rm(root, {recursive: true, force: true})
   const mounts: ResourceMount[] = []
@@ -113,7 +116,9 @@ function s3Source(resource: Resource, label: string): Source {
   const objectUrl = (key: string, query: Record<string, string> = {}) => {
     const url = new URL(base)
     const prefix = base.pathname.replace(/\/+$/, '')
-    url.pathname = `${prefix}/${[bucket, ...key.split('/')].map(encodeRfc3986).join('/')}`
+    // The listing is `/{bucket}` itself; an object is `/{bucket}/{key}`, each key segment encoded.
+    const segments = key === '' ? [bucket] : [bucket, ...key.split('/')]
+    url.pathname = `${prefix}/${segments.map(encodeRfc3986).join('/')}`
     url.search = new URLSearchParams(query).toString()
     return url
   }
@@ -182,7 +187,8 @@ export function confinedPath(dir: string, file: string, label = 'resource'): str
     fail(`${label}: the file name ${JSON.stringify(file)} would leave the resource folder.`)
   }
   const path = resolve(dir, ...parts.filter((p) => p !== '' && p !== '.'))
-  if (!path.startsWith(dir + sep)) fail(`${label}: the file name ${JSON.stringify(file)} would leave the resource folder.`)
+  if (!path.startsWith(dir + sep))
+    fail(`${label}: the file name ${JSON.stringify(file)} would leave the resource folder.`)
   return path
 }
 
@@ -238,7 +244,8 @@ async function readText(response: Response, what: string): Promise<string> {
  * expansion, so a hostile listing cannot make it do more than a linear scan.
  */
 export function parseListObjectsV2(xml: string): {keys: string[]; nextToken?: string} {
-  const texts = (tag: string) => [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, 'g'))].map((m) => unescapeXml(m[1]!))
+  const texts = (tag: string) =>
+    [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, 'g'))].map((m) => unescapeXml(m[1]!))
   const truncated = texts('IsTruncated')[0] === 'true'
   const nextToken = truncated ? texts('NextContinuationToken')[0] : undefined
   return {keys: texts('Key'), ...(nextToken ? {nextToken} : {})}
@@ -270,7 +277,10 @@ export function signV4(
   credentials: {accessKeyId: string; secretAccessKey: string; region: string},
   now = new Date(),
 ): Record<string, string> {
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '')
   const day = amzDate.slice(0, 8)
   const headers: Record<string, string> = {host: url.host, 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': amzDate}
   const signedHeaders = Object.keys(headers).sort().join(';')
@@ -290,8 +300,8 @@ export function signV4(
   for (const part of [credentials.region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest()
   const signature = createHmac('sha256', key).update(toSign).digest('hex')
   const authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`
-  const {host: _host, ...sent} = headers
-  return {...sent, authorization}
+  // fetch sends `host` itself, from the URL that was signed.
+  return {'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': amzDate, authorization}
 }
 
 function fail(message: string): never {

@@ -7,12 +7,14 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {PublicKey} from '@solana/web3.js'
 
+import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {decodeJobAccount, findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
+import {serviceUrls} from '../../../src/lib/market/service-url.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {sendInstructions} from '../../helpers/market.js'
-import {post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
+import {gatewayGet, post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 function op(id: string, args: Record<string, unknown>) {
@@ -137,7 +139,9 @@ describe('localnet node agent (podman)', function () {
         bucket: 'bucket',
         IAM: {ACCESS_KEY_ID: 'AKID', REGION: 'us-east-1', SECRET_ACCESS_KEY: '%%secrets.S3_SECRET%%'},
       }
-      const job = await post(t, [op('read', {resources: [{...resource, files: ['weights.txt']}], cmd: 'cat /opt/res/weights.txt'})])
+      const job = await post(t, [
+        op('read', {resources: [{...resource, files: ['weights.txt']}], cmd: 'cat /opt/res/weights.txt'}),
+      ])
       await waitFor(t, job, 'COMPLETED')
       const {text, doc} = await result(t, job)
       assert.equal(doc.status, 'success', text)
@@ -150,7 +154,10 @@ describe('localnet node agent (podman)', function () {
       assert.equal(failed.doc.status, 'failed')
       assert.equal(failed.doc.ops.length, 0, 'the operation never started')
       assert.equal(failed.doc.error?.code, 'resource_failed')
-      assert.match(failed.doc.error?.message ?? '', /^S3 resource for \/opt\/res: gone\.txt: 127\.0\.0\.1:\d+ answered HTTP 404\.$/)
+      assert.match(
+        failed.doc.error?.message ?? '',
+        /^S3 resource for \/opt\/res: gone\.txt: 127\.0\.0\.1:\d+ answered HTTP 404\.$/,
+      )
       assert.ok(!failed.text.includes(secretKey) && !text.includes(secretKey), 'no key in the results')
     } finally {
       await new Promise((resolve) => server.close(resolve))
@@ -217,6 +224,39 @@ describe('localnet node agent (podman)', function () {
     await sleep(500)
     assert.ok(decodeJobAccount(t.ln.node.chain.account(job)!.data).ipfsResult.every((b) => b === 0))
     assert.deepEqual(t.ln.agent!.agent.runningJobs, [])
+  })
+
+  it('serves every exposed port at the URLs job post prints, each once its own health checks pass', async () => {
+    const check = {type: 'http', method: 'GET', path: '/', expected_status: 200}
+    const args = {
+      cmd:
+        'mkdir -p /a /b && echo page-a > /a/index.html && echo page-b > /b/index.html && httpd -p 8080 -h /a && ' +
+        'sleep 2 && httpd -p 9090 -h /b && sleep 4',
+      expose: [
+        {port: 8080, health_checks: [check]},
+        {port: 9090, health_checks: [check]},
+      ],
+    }
+    const ops = [op('web', args)]
+    const job = await post(t, ops)
+    const definition = {version: '0.1', type: 'container', ops} as JobDefinition
+    const urls = serviceUrls('localnet', job.toBase58(), definition, {gatewayUrl: t.ln.runtime.gatewayUrl})
+    assert.deepEqual(
+      urls.map((u) => u.port),
+      [8080, 9090],
+    )
+    await waitFor(t, job, 'RUNNING')
+    const answers = async () => Promise.all(urls.map(async ({url}) => (await gatewayGet(url)).body.trim()))
+    let seen = await answers()
+    const deadline = Date.now() + 20_000
+    while (seen[0] !== 'page-a' && Date.now() < deadline) seen = await answers().finally(() => sleep(50))
+    assert.equal(seen[0], 'page-a')
+    assert.match(seen[1]!, /not_found/, 'the second port is not ready before its server starts')
+    while (seen[1] !== 'page-b' && Date.now() < deadline) seen = await answers().finally(() => sleep(50))
+    assert.deepEqual(seen, ['page-a', 'page-b'])
+    await waitFor(t, job, 'COMPLETED')
+    assert.equal((await result(t, job)).doc.status, 'success')
+    assert.equal((await gatewayGet(urls[1]!.url)).status, 404, 'taken down when the operation ends')
   })
 
   it('does not take a job that needs a GPU when the node has none', async () => {

@@ -45,13 +45,16 @@ async function serve(handle: (req: IncomingMessage) => {status: number; body: st
 function s3(objects: Record<string, string>, signed: boolean) {
   return serve((req) => {
     const url = new URL(req.url ?? '/', 'http://x')
-    if (signed && !SIGV4.test(req.headers.authorization ?? '')) return {status: 403, body: '<Error>AccessDenied</Error>'}
+    if (signed && !SIGV4.test(req.headers.authorization ?? ''))
+      return {status: 403, body: '<Error>AccessDenied</Error>'}
     if (url.pathname === '/data' && url.searchParams.get('list-type') === '2') {
       // Two pages, so the continuation token is followed.
       const keys = Object.keys(objects)
       const second = url.searchParams.get('continuation-token') === 'page&2'
       const page = second ? keys.slice(1) : keys.slice(0, 1)
-      const more = second ? '' : '<IsTruncated>true</IsTruncated><NextContinuationToken>page&amp;2</NextContinuationToken>'
+      const more = second
+        ? ''
+        : '<IsTruncated>true</IsTruncated><NextContinuationToken>page&amp;2</NextContinuationToken>'
       const contents = page.map((k) => `<Contents><Key>${k.replace(/&/g, '&amp;')}</Key></Contents>`).join('')
       return {status: 200, type: 'application/xml', body: `<ListBucketResult>${more}${contents}</ListBucketResult>`}
     }
@@ -156,7 +159,9 @@ describe('resources', () => {
         server.seen.map((s) => s.url),
         ['/api/models/org/model', '/org/model/resolve/main/config.json', '/org/model/resolve/main/weights/model.bin'],
       )
-      const noToken = await failure(loadResources([{type: 'HF', target: '/m', repo: 'org/model', files: ['x']}], {}))
+      const noToken = await failure(
+        loadResources([{type: 'HF', target: '/m', repo: 'org/model', files: ['x']}], {hfEndpoint: server.url}),
+      )
       assert.match(noToken.message, /answered HTTP 401/)
     } finally {
       await loaded.cleanup()
@@ -203,7 +208,11 @@ describe('resources', () => {
   it('signs as the "GET Bucket (List Objects)" example of the S3 SigV4 documentation', () => {
     const headers = signV4(
       new URL('https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J'),
-      {accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', region: 'us-east-1'},
+      {
+        accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+        region: 'us-east-1',
+      },
       new Date('2013-05-24T00:00:00Z'),
     )
     assert.deepEqual(headers, {

@@ -64,7 +64,11 @@ export class HostProcessRuntime implements ContainerRuntime {
       return operationResult(plan.id, 'host-process', o, {
         stopped,
         isolated: false,
-        notices: [HOST_PROCESS_NOTICE, ...ignoredSettings(plan), ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : [])],
+        notices: [
+          HOST_PROCESS_NOTICE,
+          ...ignoredSettings(plan),
+          ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : []),
+        ],
       })
     })
     const stop = async (graceSeconds = 10) => {
