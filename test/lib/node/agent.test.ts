@@ -26,6 +26,14 @@ describe('localnet node agent (podman)', function () {
   const pod = requirePodman()
   const t = useLocalnet({node: {gatewayPort: 0, pull: 'never', pollMs: 100, healthIntervalMs: 200, gpus: 0}})
 
+  /** The secrets service as the test wallet, the poster of every job here. */
+  const posterSecrets = () =>
+    new SecretsClient({
+      url: t.ln.runtime.secretsUrl!,
+      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
+      cache: null,
+    })
+
   it('publishes the gateway and the node in the localnet status', () => {
     assert.match(t.ln.runtime.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
     const node = t.ln.runtime.node
@@ -76,12 +84,7 @@ describe('localnet node agent (podman)', function () {
 
   it('delivers referenced secrets to the job, never into its result; the job login reads nothing else', async () => {
     const value = 's3cr3t-value-for-the-job'
-    const poster = new SecretsClient({
-      url: t.ln.runtime.secretsUrl!,
-      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
-      cache: null,
-    })
-    await poster.set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
+    await posterSecrets().set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
     const job = await post(t, [
       op('use', {
         env: {TOKEN: '%%secrets.HF_TOKEN%%'},
@@ -118,12 +121,7 @@ describe('localnet node agent (podman)', function () {
 
   it('loads an S3 resource signed with secret keys into the container; a missing object fails the job', async () => {
     const secretKey = 'secret-access-key-never-shown'
-    const poster = new SecretsClient({
-      url: t.ln.runtime.secretsUrl!,
-      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
-      cache: null,
-    })
-    await poster.set({S3_SECRET: secretKey})
+    await posterSecrets().set({S3_SECRET: secretKey})
     const authorizations: string[] = []
     const server = createServer((req, res) => {
       authorizations.push(req.headers.authorization ?? '')
