@@ -61,6 +61,8 @@ interface ActiveJob {
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
   timedOut: boolean
+  /** Aborted when the job is ended or times out: resource downloads stop then. */
+  abort: AbortController
 }
 
 /** A node taking and running jobs of the localnet's default market. */
@@ -101,6 +103,7 @@ export class NodeAgent {
     clearTimeout(this.timer)
     if (this.current) {
       this.current.ended = true
+      this.current.abort.abort()
       await this.current.op?.stop(5)
     }
     await this.running
@@ -135,7 +138,14 @@ export class NodeAgent {
     this.chain.prepare(MIN_FEE_LAMPORTS)
     const run = this.chain.work()
     const job = this.chain.run(run)!.job
-    const active: ActiveJob = {job, run, address: job.toBase58(), ended: false, timedOut: false}
+    const active: ActiveJob = {
+      job,
+      run,
+      address: job.toBase58(),
+      ended: false,
+      timedOut: false,
+      abort: new AbortController(),
+    }
     this.current = active
     this.log(`node: took job ${active.address}`)
     this.options.onChange?.()
@@ -154,6 +164,7 @@ export class NodeAgent {
       active.ended = true
       this.log(`node: job ${active.address} was ended on chain; stopping it`)
       this.options.gateway.remove(active.address)
+      active.abort.abort()
       void active.op?.stop()
       return
     }
@@ -161,6 +172,7 @@ export class NodeAgent {
     if (job && !active.timedOut && Date.now() / 1000 > Number(run.time + job.timeout)) {
       active.timedOut = true
       this.log(`node: job ${active.address} reached its timeout; stopping it`)
+      active.abort.abort()
       void active.op?.stop()
     }
   }
@@ -217,7 +229,11 @@ export class NodeAgent {
       if (active.ended || active.timedOut) break
       if (plan.resources.length > 0) this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
       // A failed download throws `resource_failed`, which fails the job before its operation starts.
-      const resources = await loadResources(plan.resources, {...this.options.resources, env: plan.env})
+      const resources = await loadResources(plan.resources, {
+        ...this.options.resources,
+        env: plan.env,
+        signal: active.abort.signal,
+      })
       try {
         this.log(`node: job ${active.address}: operation ${plan.id} starting`)
         const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}

@@ -42,6 +42,8 @@ export interface ResourceOptions {
   hfEndpoint?: string
   maxBytes?: number
   timeoutMs?: number
+  /** Ends the downloads early, e.g. when the job is ended on chain. */
+  signal?: AbortSignal
 }
 
 /** The downloaded resources of one operation, and the cleanup that removes them from the host. */
@@ -86,7 +88,8 @@ interface Download {
 async function loadResource(resource: Resource, dir: string, options: ResourceOptions): Promise<void> {
   const label = `${resource.type} resource for ${resource.target}`
   checkTarget(resource.target, label)
-  const signal = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS)
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_RESOURCE_TIMEOUT_MS)
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout
   const source = resource.type === 'S3' ? s3Source(resource, label) : hfSource(resource, label, options)
   const files = resource.files ?? (await source.list(signal))
   let budget = options.maxBytes ?? DEFAULT_RESOURCE_MAX_BYTES
@@ -95,7 +98,7 @@ async function loadResource(resource: Resource, dir: string, options: ResourceOp
     const download = source.download(file)
     const response = await request(download.url, download.headers, signal, `${label}: ${file}`)
     await mkdir(dirname(path), {recursive: true})
-    budget -= await streamToFile(response, path, budget, `${label}: ${file}`)
+    budget -= await streamToFile(response, path, budget, `${label}: ${file}`, signal)
   }
 }
 
@@ -197,7 +200,11 @@ async function request(url: URL, headers: Record<string, string>, signal: AbortS
   try {
     response = await fetch(url, {headers, signal, redirect: 'follow'})
   } catch (error) {
-    const reason = signal.aborted ? 'timed out' : ((error as Error).cause as Error | undefined)?.message
+    const reason = timedOut(signal)
+      ? 'timed out'
+      : signal.aborted
+        ? 'stopped: the job ended'
+        : ((error as Error).cause as Error | undefined)?.message
     fail(`${what}: the request to ${url.host} failed (${reason ?? (error as Error).message}).`)
   }
   if (!response.ok) {
@@ -208,7 +215,13 @@ async function request(url: URL, headers: Record<string, string>, signal: AbortS
 }
 
 /** Streams a response body to `path`, failing once it passes `budget` bytes; returns the bytes written. */
-async function streamToFile(response: Response, path: string, budget: number, what: string): Promise<number> {
+async function streamToFile(
+  response: Response,
+  path: string,
+  budget: number,
+  what: string,
+  signal: AbortSignal,
+): Promise<number> {
   let written = 0
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -222,7 +235,8 @@ async function streamToFile(response: Response, path: string, budget: number, wh
     await pipeline(body, counter, createWriteStream(path, {flags: 'wx', mode: 0o644}))
   } catch (error) {
     if (error instanceof GpunetError) throw error
-    fail(`${what}: the download broke off (${(error as Error).message}).`)
+    const reason = timedOut(signal) ? 'timed out' : signal.aborted ? 'stopped: the job ended' : (error as Error).message
+    fail(`${what}: the download broke off (${reason}).`)
   }
   return written
 }
@@ -302,6 +316,10 @@ export function signV4(
   const authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`
   // fetch sends `host` itself, from the URL that was signed.
   return {'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-date': amzDate, authorization}
+}
+
+function timedOut(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError'
 }
 
 function fail(message: string): never {

@@ -1,7 +1,7 @@
 import {strict as assert} from 'node:assert'
 import {existsSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
-import {createServer, type IncomingMessage, type Server} from 'node:http'
+import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 
@@ -195,6 +195,26 @@ describe('resources', () => {
       assert.match(relative.message, /must be an absolute path/)
     } finally {
       await server.close()
+    }
+  })
+
+  it('gives up on a silent endpoint at its timeout, or when the job ends', async () => {
+    const held: ServerResponse[] = []
+    const server = createServer((_req, res) => held.push(res))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const resource: Resource = {type: 'S3', target: '/d', url, bucket: 'data', files: ['slow']}
+    try {
+      const late = await failure(loadResources([resource], {timeoutMs: 200}))
+      assert.match(late.message, /the request to 127\.0\.0\.1:\d+ failed \(timed out\)/)
+      const job = new AbortController()
+      setTimeout(() => job.abort(), 100)
+      const ended = await failure(loadResources([resource], {signal: job.signal}))
+      assert.match(ended.message, /failed \(stopped: the job ended\)/)
+    } finally {
+      for (const res of held) res.destroy()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
     }
   })
 
