@@ -26,6 +26,8 @@ import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 /** A job's service is taken down after two hours at the latest (spec, "Limits"). */
 export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
 
+const TIMEOUT_FAILURE: JobFailure = {code: 'timeout', message: 'The job reached its timeout and was stopped.'}
+
 /** SOL (lamports) below which the agent tops up its fee balance from the faucet. */
 const MIN_FEE_LAMPORTS = 100_000_000n
 
@@ -200,6 +202,8 @@ export class NodeAgent {
       if ('failure' in loaded) result.fail(loaded.failure)
       else await this.runOperations(active, loaded.definition, result)
     } catch (error) {
+      // A download the timeout stopped fails the job for its timeout, not for the broken-off download.
+      if (active.timedOut) result.fail(TIMEOUT_FAILURE)
       const code = error instanceof GpunetError ? error.code : 'node_error'
       result.fail({code, message: (error as Error).message})
     }
@@ -249,7 +253,7 @@ export class NodeAgent {
         await resources.cleanup()
       }
     }
-    if (active.timedOut) result.fail({code: 'timeout', message: 'The job reached its timeout and was stopped.'})
+    if (active.timedOut) result.fail(TIMEOUT_FAILURE)
   }
 
   /** The poster's secrets this job refers to, through a job-scoped login of the node. */
@@ -260,8 +264,8 @@ export class NodeAgent {
 
   /**
    * Serves the operation's exposed ports through the gateway, each once its own health checks pass (`jobPort`,
-   * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the operation ends or its
-   * lifetime is over (which stops the operation).
+   * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the
+   * operation ends or its lifetime is over (which stops the operation).
    */
   private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder, jobPort: number | undefined) {
     const {gateway} = this.options
