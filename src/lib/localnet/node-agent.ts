@@ -6,7 +6,7 @@ import {existsSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair} from '../wallet.js'
-import {NodeAgent} from '../node/agent.js'
+import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
 import {Gateway} from '../node/gateway.js'
 import {HostProcessRuntime} from '../node/runtime/host-process.js'
 import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../node/runtime/podman.js'
@@ -30,6 +30,8 @@ export interface LocalnetNodeOptions {
   serviceLifetimeMs?: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
+  /** Size cap, timeout and Hugging Face endpoint of the resources jobs download. */
+  resources?: NodeAgentOptions['resources']
   log?: (line: string) => void
 }
 

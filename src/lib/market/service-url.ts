@@ -1,6 +1,7 @@
 /** The public URLs of a job's exposed ports, on every network. */
 import type {JobDefinition} from '../definition/schema.js'
 import type {Network} from '../network.js'
+import {portLabel} from '../node/gateway.js'
 
 /** Where exposed services are reached: `networkHost` on devnet/mainnet, the localnet gateway's URL on localnet. */
 export interface ServiceHosts {
@@ -25,8 +26,10 @@ export function exposedPorts(definition: JobDefinition): number[] {
 }
 
 /**
- * The URL of each exposed port: `https://<job>.node.<networkHost>` on devnet and mainnet, and
- * `http://<job>.node.localhost:<gateway_port>/` on localnet. Empty when the host is not known.
+ * The URL of each exposed port: `https://<job>.node.<networkHost>` on devnet and mainnet. On localnet the
+ * first port is at `http://<job>.node.localhost:<gateway_port>/` and each other port P at
+ * `http://<job>-P.node.localhost:<gateway_port>/`, as the node gateway routes them. Empty when the host is not
+ * known.
  */
 export function serviceUrls(
   network: Network,
@@ -34,13 +37,12 @@ export function serviceUrls(
   definition: JobDefinition,
   hosts: ServiceHosts,
 ): ServiceUrl[] {
-  const base = serviceBase(network, job, hosts)
-  return base ? exposedPorts(definition).map((port) => ({port, url: base})) : []
-}
-
-function serviceBase(network: Network, job: string, hosts: ServiceHosts): string | null {
-  if (network !== 'localnet') return hosts.networkHost ? `https://${job}.node.${hosts.networkHost}` : null
-  if (!hosts.gatewayUrl) return null
+  const ports = exposedPorts(definition)
+  if (network !== 'localnet') {
+    return hosts.networkHost ? ports.map((port) => ({port, url: `https://${job}.node.${hosts.networkHost}`})) : []
+  }
+  if (!hosts.gatewayUrl) return []
   const gateway = new URL(hosts.gatewayUrl)
-  return `${gateway.protocol}//${job}.${gateway.host}/`
+  const url = (label: string) => `${gateway.protocol}//${label}.${gateway.host}/`
+  return ports.map((port, i) => ({port, url: url(i === 0 ? job : portLabel(job, port))}))
 }

@@ -1,6 +1,6 @@
 /**
  * The localnet's node agent: it takes queued jobs of the default market with `work`, as a remote node does,
- * runs their operations in order, serves their exposed port through the gateway, and records each result with
+ * runs their operations in order, serves their exposed ports through the gateway, and records each result with
  * `finish`. It runs one job at a time and never takes a job whose operations need a GPU it lacks.
  */
 import type {Keypair, PublicKey} from '@solana/web3.js'
@@ -12,17 +12,21 @@ import {GpunetError} from '../errors.js'
 import type {Localnet} from '../localnet/node.js'
 import type {JobAccount} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
+import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
 import {needsGpu, planOperations, substituteSecrets} from './operation-plan.js'
+import {loadResources, type ResourceOptions} from './resources.js'
 import {type JobFailure, ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
 /** A job's service is taken down after two hours at the latest (spec, "Limits"). */
 export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
+
+const TIMEOUT_FAILURE: JobFailure = {code: 'timeout', message: 'The job reached its timeout and was stopped.'}
 
 /** SOL (lamports) below which the agent tops up its fee balance from the faucet. */
 const MIN_FEE_LAMPORTS = 100_000_000n
@@ -43,6 +47,8 @@ export interface NodeAgentOptions {
   /** How long an exposed port may take to pass its health checks, and how often they run. */
   readyTimeoutMs?: number
   healthIntervalMs?: number
+  /** Size cap, timeout and Hugging Face endpoint of the resources operations download. */
+  resources?: Pick<ResourceOptions, 'maxBytes' | 'timeoutMs' | 'hfEndpoint'>
   /** Progress lines for the localnet log; they name jobs and operations, never secret values. */
   log?: (line: string) => void
   /** Called when the node starts or ends a job. */
@@ -57,6 +63,8 @@ interface ActiveJob {
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
   timedOut: boolean
+  /** Aborted when the job is ended or times out: resource downloads stop then. */
+  abort: AbortController
 }
 
 /** A node taking and running jobs of the localnet's default market. */
@@ -97,6 +105,7 @@ export class NodeAgent {
     clearTimeout(this.timer)
     if (this.current) {
       this.current.ended = true
+      this.current.abort.abort()
       await this.current.op?.stop(5)
     }
     await this.running
@@ -131,7 +140,14 @@ export class NodeAgent {
     this.chain.prepare(MIN_FEE_LAMPORTS)
     const run = this.chain.work()
     const job = this.chain.run(run)!.job
-    const active: ActiveJob = {job, run, address: job.toBase58(), ended: false, timedOut: false}
+    const active: ActiveJob = {
+      job,
+      run,
+      address: job.toBase58(),
+      ended: false,
+      timedOut: false,
+      abort: new AbortController(),
+    }
     this.current = active
     this.log(`node: took job ${active.address}`)
     this.options.onChange?.()
@@ -150,6 +166,7 @@ export class NodeAgent {
       active.ended = true
       this.log(`node: job ${active.address} was ended on chain; stopping it`)
       this.options.gateway.remove(active.address)
+      active.abort.abort()
       void active.op?.stop()
       return
     }
@@ -157,6 +174,7 @@ export class NodeAgent {
     if (job && !active.timedOut && Date.now() / 1000 > Number(run.time + job.timeout)) {
       active.timedOut = true
       this.log(`node: job ${active.address} reached its timeout; stopping it`)
+      active.abort.abort()
       void active.op?.stop()
     }
   }
@@ -184,6 +202,8 @@ export class NodeAgent {
       if ('failure' in loaded) result.fail(loaded.failure)
       else await this.runOperations(active, loaded.definition, result)
     } catch (error) {
+      // A download the timeout stopped fails the job for its timeout, not for the broken-off download.
+      if (active.timedOut) result.fail(TIMEOUT_FAILURE)
       const code = error instanceof GpunetError ? error.code : 'node_error'
       result.fail({code, message: (error as Error).message})
     }
@@ -207,19 +227,33 @@ export class NodeAgent {
     const secrets = findSecretReferences(definition).length > 0 ? await this.jobSecrets(active.address) : {}
     // All references are resolved before the first operation starts: a missing secret fails the job at once.
     const plans = substituteSecrets(planOperations(definition), secrets)
+    // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
+    const jobPort = exposedPorts(definition)[0]
     for (const plan of plans) {
       if (active.ended || active.timedOut) break
-      this.log(`node: job ${active.address}: operation ${plan.id} starting`)
-      const op = await this.options.runtime.start(plan, {jobId: active.address, redact: secrets})
-      active.op = op
-      const service = op.ports[0] && this.serve(active, op, result)
-      const outcome = await op.result
-      service?.end()
-      active.op = undefined
-      this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
-      if (!result.add(outcome, {acceptStop: service?.expired() ?? false})) break
+      if (plan.resources.length > 0) this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
+      // A failed download throws `resource_failed`, which fails the job before its operation starts.
+      const resources = await loadResources(plan.resources, {
+        ...this.options.resources,
+        env: plan.env,
+        signal: active.abort.signal,
+      })
+      try {
+        this.log(`node: job ${active.address}: operation ${plan.id} starting`)
+        const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}
+        const op = await this.options.runtime.start(plan, options)
+        active.op = op
+        const service = op.ports[0] && this.serve(active, op, result, jobPort)
+        const outcome = await op.result
+        service?.end()
+        active.op = undefined
+        this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
+        if (!result.add(outcome, {acceptStop: service?.expired() ?? false})) break
+      } finally {
+        await resources.cleanup()
+      }
     }
-    if (active.timedOut) result.fail({code: 'timeout', message: 'The job reached its timeout and was stopped.'})
+    if (active.timedOut) result.fail(TIMEOUT_FAILURE)
   }
 
   /** The poster's secrets this job refers to, through a job-scoped login of the node. */
@@ -229,16 +263,17 @@ export class NodeAgent {
   }
 
   /**
-   * Serves the operation's first exposed port through the gateway once its health checks pass, and takes it
-   * down when the operation ends or its lifetime is over (which stops the operation).
+   * Serves the operation's exposed ports through the gateway, each once its own health checks pass (`jobPort`,
+   * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the
+   * operation ends or its lifetime is over (which stops the operation).
    */
-  private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder) {
+  private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder, jobPort: number | undefined) {
     const {gateway} = this.options
-    const port = op.ports[0]!
     const lifetimeMs = this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS
     const abort = new AbortController()
     let expired = false
-    gateway.register(active.address)
+    const ports = op.ports.map((p) => p.port)
+    gateway.register(active.address, ports.includes(jobPort ?? -1) ? [jobPort!, ...ports] : ports)
     const lifetime = setTimeout(() => {
       expired = true
       gateway.remove(active.address)
@@ -246,11 +281,13 @@ export class NodeAgent {
       void op.stop()
     }, lifetimeMs)
     const timing = {timeoutMs: this.options.readyTimeoutMs, intervalMs: this.options.healthIntervalMs}
-    void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
-      if (abort.signal.aborted) return
-      if (readiness.ready) gateway.ready(active.address, port.hostPort)
-      this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
-    })
+    for (const port of op.ports) {
+      void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
+        if (abort.signal.aborted) return
+        if (readiness.ready) gateway.ready(active.address, port.port, port.hostPort)
+        this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
+      })
+    }
     return {
       expired: () => expired,
       end: () => {

@@ -1,6 +1,6 @@
 /**
- * The node gateway: serves each job's exposed port at `http://<job>.node.localhost:<port>/`, routing on the
- * Host header and proxying HTTP requests and websocket upgrades to the port the container publishes on
+ * The node gateway: serves each job's first exposed port at `http://<job>.node.localhost:<port>/`, and every
+ * exposed port P also at `http://<job>-P.node.localhost:<port>/`, routing on the Host header and proxying HTTP requests and websocket upgrades to the port the container publishes on
  * 127.0.0.1. A job whose service is not ready (or gone) answers a page-not-found page.
  */
 import {once} from 'node:events'
@@ -16,8 +16,15 @@ export const DEFAULT_GATEWAY_PORT = 28980
 export const GATEWAY_DOMAIN = 'node.localhost'
 
 interface Route {
-  /** Null until the service's health checks pass. */
-  hostPort: number | null
+  /** The container port served at the job's own URL. */
+  primary: number
+  /** Container port -> host port on 127.0.0.1; null until that port's health checks pass. */
+  ports: Map<number, number | null>
+}
+
+/** The host label of one exposed port of a job: job addresses are base58, which never holds `-`. */
+export function portLabel(job: string, port: number): string {
+  return `${job}-${port}`
 }
 
 /** Serves exposed ports of the jobs the node runs. */
@@ -47,20 +54,22 @@ export class Gateway {
     return `http://${GATEWAY_DOMAIN}:${this.port}`
   }
 
-  /** The URL a job's exposed port is served at. */
-  jobUrl(job: string): string {
-    return `http://${job}.${GATEWAY_DOMAIN}:${this.port}/`
+  /** The URL a job's first exposed port is served at, or that of exposed port `port`. */
+  jobUrl(job: string, port?: number): string {
+    return `http://${port === undefined ? job : portLabel(job, port)}.${GATEWAY_DOMAIN}:${this.port}/`
   }
 
-  /** Announces a job's service: it answers page-not-found until `ready`. */
-  register(job: string): void {
-    this.routes.set(job.toLowerCase(), {hostPort: null})
+  /** Announces a job's exposed ports (the first one also at the job's URL): each answers 404 until `ready`. */
+  register(job: string, ports: readonly number[]): void {
+    const [primary] = ports
+    if (primary === undefined) return
+    this.routes.set(job.toLowerCase(), {primary, ports: new Map(ports.map((p) => [p, null]))})
   }
 
-  /** Sends the job's traffic to `hostPort` on 127.0.0.1 from now on. */
-  ready(job: string, hostPort: number): void {
+  /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */
+  ready(job: string, port: number, hostPort: number): void {
     const route = this.routes.get(job.toLowerCase())
-    if (route) route.hostPort = hostPort
+    if (route?.ports.has(port)) route.ports.set(port, hostPort)
   }
 
   /** Takes the job's service down. */
@@ -76,8 +85,12 @@ export class Gateway {
 
   private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
-    const job = host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
-    return {job, hostPort: job === null ? null : (this.routes.get(job)?.hostPort ?? null)}
+    const label = host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
+    if (label === null) return {job: null, hostPort: null}
+    const [, job = label, port] = /^(.*)-(\d+)$/.exec(label) ?? []
+    const route = this.routes.get(job)
+    const hostPort = route?.ports.get(port === undefined ? route.primary : Number(port))
+    return {job: label, hostPort: hostPort ?? null}
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {

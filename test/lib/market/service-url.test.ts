@@ -27,9 +27,11 @@ describe('service URLs', () => {
     assert.deepEqual(serviceUrls('devnet', JOB, definition, {networkHost: null}), [])
   })
 
-  it("uses the localnet gateway's host and port on localnet, and nothing while no gateway runs", () => {
-    const urls = serviceUrls('localnet', JOB, definition, {gatewayUrl: 'http://node.localhost:41234'})
-    assert.equal(urls[0]?.url, `http://${JOB}.node.localhost:41234/`)
+  it("uses the localnet gateway's host and port on localnet (<job>-<port> past the first), nothing without one", () => {
+    assert.deepEqual(serviceUrls('localnet', JOB, definition, {gatewayUrl: 'http://node.localhost:41234'}), [
+      {port: 8080, url: `http://${JOB}.node.localhost:41234/`},
+      {port: 11434, url: `http://${JOB}-11434.node.localhost:41234/`},
+    ])
     assert.deepEqual(serviceUrls('localnet', JOB, definition, {gatewayUrl: null}), [])
   })
 })

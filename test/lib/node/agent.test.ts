@@ -1,16 +1,20 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {PublicKey} from '@solana/web3.js'
 
+import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {decodeJobAccount, findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
+import {serviceUrls} from '../../../src/lib/market/service-url.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {sendInstructions} from '../../helpers/market.js'
-import {post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
+import {gatewayGet, post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 function op(id: string, args: Record<string, unknown>) {
@@ -21,6 +25,14 @@ describe('localnet node agent (podman)', function () {
   this.timeout(120_000)
   const pod = requirePodman()
   const t = useLocalnet({node: {gatewayPort: 0, pull: 'never', pollMs: 100, healthIntervalMs: 200, gpus: 0}})
+
+  /** The secrets service as the test wallet, the poster of every job here. */
+  const posterSecrets = () =>
+    new SecretsClient({
+      url: t.ln.runtime.secretsUrl!,
+      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
+      cache: null,
+    })
 
   it('publishes the gateway and the node in the localnet status', () => {
     assert.match(t.ln.runtime.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
@@ -72,12 +84,7 @@ describe('localnet node agent (podman)', function () {
 
   it('delivers referenced secrets to the job, never into its result; the job login reads nothing else', async () => {
     const value = 's3cr3t-value-for-the-job'
-    const poster = new SecretsClient({
-      url: t.ln.runtime.secretsUrl!,
-      wallet: walletFromBytes(t.wallet.secretKey, 'poster'),
-      cache: null,
-    })
-    await poster.set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
+    await posterSecrets().set({HF_TOKEN: value, OTHER: 'unreferenced-value'})
     const job = await post(t, [
       op('use', {
         env: {TOKEN: '%%secrets.HF_TOKEN%%'},
@@ -110,6 +117,49 @@ describe('localnet node agent (podman)', function () {
     assert.equal(doc.ops.length, 0, 'no operation ran')
     assert.equal(doc.error?.code, 'secret-missing')
     assert.match(doc.error?.message ?? '', /does not have: NOT_STORED\./)
+  })
+
+  it('loads an S3 resource signed with secret keys into the container; a missing object fails the job', async () => {
+    const secretKey = 'secret-access-key-never-shown'
+    await posterSecrets().set({S3_SECRET: secretKey})
+    const authorizations: string[] = []
+    const server = createServer((req, res) => {
+      authorizations.push(req.headers.authorization ?? '')
+      if (req.url === '/bucket/weights.txt') res.end('resource content\n')
+      else res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const resource = {
+        type: 'S3',
+        target: '/opt/res',
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        bucket: 'bucket',
+        IAM: {ACCESS_KEY_ID: 'AKID', REGION: 'us-east-1', SECRET_ACCESS_KEY: '%%secrets.S3_SECRET%%'},
+      }
+      const job = await post(t, [
+        op('read', {resources: [{...resource, files: ['weights.txt']}], cmd: 'cat /opt/res/weights.txt'}),
+      ])
+      await waitFor(t, job, 'COMPLETED')
+      const {text, doc} = await result(t, job)
+      assert.equal(doc.status, 'success', text)
+      assert.equal(doc.ops[0]!.stdout, 'resource content\n')
+      assert.match(authorizations[0] ?? '', /^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/us-east-1\/s3\/aws4_request, /)
+
+      const failing = await post(t, [op('read', {resources: [{...resource, files: ['gone.txt']}], cmd: 'echo ran'})])
+      await waitFor(t, failing, 'COMPLETED')
+      const failed = await result(t, failing)
+      assert.equal(failed.doc.status, 'failed')
+      assert.equal(failed.doc.ops.length, 0, 'the operation never started')
+      assert.equal(failed.doc.error?.code, 'resource_failed')
+      assert.match(
+        failed.doc.error?.message ?? '',
+        /^S3 resource for \/opt\/res: gone\.txt: 127\.0\.0\.1:\d+ answered HTTP 404\.$/,
+      )
+      assert.ok(!failed.text.includes(secretKey) && !text.includes(secretKey), 'no key in the results')
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('serves an exposed port through the gateway (404 before ready), and takes it down when the job is ended', async () => {
@@ -172,6 +222,39 @@ describe('localnet node agent (podman)', function () {
     await sleep(500)
     assert.ok(decodeJobAccount(t.ln.node.chain.account(job)!.data).ipfsResult.every((b) => b === 0))
     assert.deepEqual(t.ln.agent!.agent.runningJobs, [])
+  })
+
+  it('serves every exposed port at the URLs job post prints, each once its own health checks pass', async () => {
+    const check = {type: 'http', method: 'GET', path: '/', expected_status: 200}
+    const args = {
+      cmd:
+        'mkdir -p /a /b && echo page-a > /a/index.html && echo page-b > /b/index.html && httpd -p 8080 -h /a && ' +
+        'sleep 2 && httpd -p 9090 -h /b && sleep 4',
+      expose: [
+        {port: 8080, health_checks: [check]},
+        {port: 9090, health_checks: [check]},
+      ],
+    }
+    const ops = [op('web', args)]
+    const job = await post(t, ops)
+    const definition = {version: '0.1', type: 'container', ops} as JobDefinition
+    const urls = serviceUrls('localnet', job.toBase58(), definition, {gatewayUrl: t.ln.runtime.gatewayUrl})
+    assert.deepEqual(
+      urls.map((u) => u.port),
+      [8080, 9090],
+    )
+    await waitFor(t, job, 'RUNNING')
+    const answers = async () => Promise.all(urls.map(async ({url}) => (await gatewayGet(url)).body.trim()))
+    let seen = await answers()
+    const deadline = Date.now() + 20_000
+    while (seen[0] !== 'page-a' && Date.now() < deadline) seen = await answers().finally(() => sleep(50))
+    assert.equal(seen[0], 'page-a')
+    assert.match(seen[1]!, /not_found/, 'the second port is not ready before its server starts')
+    while (seen[1] !== 'page-b' && Date.now() < deadline) seen = await answers().finally(() => sleep(50))
+    assert.deepEqual(seen, ['page-a', 'page-b'])
+    await waitFor(t, job, 'COMPLETED')
+    assert.equal((await result(t, job)).doc.status, 'success')
+    assert.equal((await gatewayGet(urls[1]!.url)).status, 404, 'taken down when the operation ends')
   })
 
   it('does not take a job that needs a GPU when the node has none', async () => {

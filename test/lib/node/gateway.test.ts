@@ -67,7 +67,7 @@ describe('node gateway', () => {
     const unknown = await send(gateway, 'node.localhost')
     assert.equal(unknown.status, 404)
     assert.equal(JSON.parse(unknown.body).error, 'not_found')
-    gateway.register(JOB)
+    gateway.register(JOB, [80])
     const starting = await send(gateway, `${JOB}.node.localhost`, {accept: 'text/html'})
     assert.equal(starting.status, 404)
     assert.match(starting.type, /text\/html/)
@@ -75,16 +75,31 @@ describe('node gateway', () => {
   })
 
   it('proxies requests with their method, path and body once ready, whatever the case of the host name', async () => {
-    gateway.register(JOB)
-    gateway.ready(JOB, upstreamPort)
+    gateway.register(JOB, [80])
+    gateway.ready(JOB, 80, upstreamPort)
     const answer = await send(gateway, `${JOB.toLowerCase()}.node.localhost`, {method: 'POST', body: 'payload'})
     assert.deepEqual({status: answer.status, body: answer.body}, {status: 200, body: 'POST /echo?x=1 payload'})
     assert.equal(gateway.jobUrl(JOB), `http://${JOB}.${new URL(gateway.url).host}/`)
   })
 
+  it('serves each exposed port at <job>-<port>, the first also at the job URL, each once it is ready', async () => {
+    gateway.register(JOB, [80, 9000])
+    gateway.ready(JOB, 9000, upstreamPort)
+    assert.equal((await send(gateway, `${JOB}.node.localhost`)).status, 404, 'port 80 is not ready yet')
+    assert.equal((await send(gateway, `${JOB}-80.node.localhost`)).status, 404)
+    assert.equal((await send(gateway, `${JOB}-9000.node.localhost`)).status, 200)
+    assert.equal((await send(gateway, `${JOB}-9001.node.localhost`)).status, 404, 'a port the job does not expose')
+    gateway.ready(JOB, 80, upstreamPort)
+    assert.equal((await send(gateway, `${JOB}.node.localhost`)).status, 200)
+    assert.equal((await send(gateway, `${JOB}-80.node.localhost`)).status, 200)
+    assert.equal(gateway.jobUrl(JOB, 9000), `http://${JOB}-9000.${new URL(gateway.url).host}/`)
+    gateway.remove(JOB)
+    assert.equal((await send(gateway, `${JOB}-9000.node.localhost`)).status, 404)
+  })
+
   it('passes websocket upgrades through', async () => {
-    gateway.register(JOB)
-    gateway.ready(JOB, upstreamPort)
+    gateway.register(JOB, [80])
+    gateway.ready(JOB, 80, upstreamPort)
     const port = new URL(gateway.url).port
     const socket = new WebSocket(`ws://127.0.0.1:${port}/`, {headers: {host: `${JOB}.node.localhost:${port}`}})
     const messages: string[] = []
@@ -98,8 +113,8 @@ describe('node gateway', () => {
   })
 
   it('takes a service down: 404 again, and upgrades refused', async () => {
-    gateway.register(JOB)
-    gateway.ready(JOB, upstreamPort)
+    gateway.register(JOB, [80])
+    gateway.ready(JOB, 80, upstreamPort)
     gateway.remove(JOB)
     assert.equal((await send(gateway, `${JOB}.node.localhost`)).status, 404)
     const port = new URL(gateway.url).port

@@ -11,6 +11,10 @@ import type {ContainerRuntime, OperationResult, RunningOperation, RunOptions} fr
 export const HOST_PROCESS_NOTICE =
   'This operation ran directly on the node host, without a container: no isolation, and its image was not used.'
 
+/** The notice of a host-process operation with resources: their targets are not where its files are. */
+export const HOST_RESOURCES_NOTICE =
+  'Resources were not placed at their targets on the host: GPUNET_RESOURCES maps each target to its folder (JSON).'
+
 /**
  * Runs an operation's command as a plain process on the node's host, for machines without a container
  * runtime. It exists only as an opt-in (`allowHostProcesses: true`): it isolates nothing. The command runs in
@@ -41,7 +45,11 @@ export class HostProcessRuntime implements ContainerRuntime {
       )
     }
     const dir = await mkdtemp(join(tmpdir(), 'gpunet-host-'))
-    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env}
+    // A host process cannot see a folder at another path: it finds its resources' folders in this variable.
+    const resources = options.mounts?.length
+      ? {GPUNET_RESOURCES: JSON.stringify(Object.fromEntries(options.mounts.map((m) => [m.target, m.source])))}
+      : {}
+    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources}
     // Its own process group, so stop() ends what a shell command started too.
     const run = spawnCollected(command, args, {
       env,
@@ -56,7 +64,11 @@ export class HostProcessRuntime implements ContainerRuntime {
       return operationResult(plan.id, 'host-process', o, {
         stopped,
         isolated: false,
-        notices: [HOST_PROCESS_NOTICE, ...ignoredSettings(plan)],
+        notices: [
+          HOST_PROCESS_NOTICE,
+          ...ignoredSettings(plan),
+          ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : []),
+        ],
       })
     })
     const stop = async (graceSeconds = 10) => {

@@ -9,6 +9,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {ExitCode, GpunetError} from '../../errors.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
+import type {ResourceMount} from '../resources.js'
 import type {ContainerRuntime, OperationResult, PublishedPort, RunningOperation, RunOptions} from './runtime.js'
 
 /** When podman may pull an operation's image: `never` where no registry can be reached. */
@@ -112,6 +113,7 @@ export interface PodmanRunSetup {
   cidFile: string
   authFile?: string
   ports: PublishedPort[]
+  mounts?: readonly ResourceMount[]
   gpu: boolean
   pull: PullPolicy
 }
@@ -127,6 +129,8 @@ export function podmanRunArgs(plan: OperationPlan, setup: PodmanRunSetup): strin
   if (plan.workDir !== undefined) args.push('--workdir', plan.workDir)
   if (plan.entrypoint) args.push('--entrypoint', JSON.stringify(plan.entrypoint))
   for (const p of setup.ports) args.push('--publish', `${p.host}:${p.hostPort}:${p.port}`)
+  // Read-only, and relabelled (Z) for this container where SELinux is on; a no-op where it is off.
+  for (const m of setup.mounts ?? []) args.push('--volume', `${m.source}:${m.target}:ro,Z`)
   if (setup.gpu) args.push('--device', 'nvidia.com/gpu=all')
   return [...args, '--', plan.image, ...commandArgv(plan.command)]
 }
@@ -194,7 +198,7 @@ export class PodmanRuntime implements ContainerRuntime {
     // Last before spawning, so nothing can fail between writing the secrets and the cleanup that removes them.
     const secretFiles = await writeSecretFiles(plan)
     const gpu = plan.gpu && this.gpuAvailable
-    const setup = {name, jobId: options.jobId, ports, gpu, pull: this.pull, ...secretFiles}
+    const setup = {name, jobId: options.jobId, ports, mounts: options.mounts, gpu, pull: this.pull, ...secretFiles}
     const argv = podmanRunArgs(plan, setup)
     const run = spawnCollected(this.podman, argv, {env, outputLimit: options.outputLimit, redact: options.redact})
     let stopped = false

@@ -1,4 +1,5 @@
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
+import type {ResourceMount} from '../resources.js'
 
 /** Which runtime ran an operation. */
 export type RuntimeKind = 'podman' | 'host-process'
@@ -13,6 +14,8 @@ export interface RunOptions {
   redact?: Readonly<Record<string, string>>
   /** Host ports to publish exposed container ports on (container port → host port); free ones otherwise. */
   hostPorts?: Readonly<Record<number, number>>
+  /** Downloaded resources: host folders the container sees read-only at their targets. */
+  mounts?: readonly ResourceMount[]
 }
 
 /** An exposed port of a running operation, reachable on 127.0.0.1 at `hostPort`. */

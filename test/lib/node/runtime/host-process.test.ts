@@ -6,7 +6,11 @@ import type {OperationArgs} from '../../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../../src/lib/errors.js'
 import {waitUntilReady} from '../../../../src/lib/node/health.js'
 import {type OperationPlan, planOperations} from '../../../../src/lib/node/operation-plan.js'
-import {HOST_PROCESS_NOTICE, HostProcessRuntime} from '../../../../src/lib/node/runtime/host-process.js'
+import {
+  HOST_PROCESS_NOTICE,
+  HOST_RESOURCES_NOTICE,
+  HostProcessRuntime,
+} from '../../../../src/lib/node/runtime/host-process.js'
 import {freePort} from '../../../../src/lib/node/runtime/process.js'
 import type {RunningOperation} from '../../../../src/lib/node/runtime/runtime.js'
 
@@ -28,6 +32,13 @@ describe('HostProcessRuntime', function () {
       () => new HostProcessRuntime({allowHostProcesses: false}),
       (e: unknown) => isGpunetError(e) && e.code === 'host-process-not-allowed',
     )
+  })
+
+  it('names the folders of resources in GPUNET_RESOURCES, since their targets are not remapped', async () => {
+    const mounts = [{source: '/tmp/gpunet-res-x/0', target: '/data'}]
+    const result = await runtime.run(plan({cmd: 'echo "$GPUNET_RESOURCES"'}), {jobId, mounts})
+    assert.deepEqual(JSON.parse(result.stdout), {'/data': '/tmp/gpunet-res-x/0'})
+    assert.ok(result.notices.includes(HOST_RESOURCES_NOTICE), JSON.stringify(result.notices))
   })
 
   it('runs the command on the host and says so in the result', async () => {
