@@ -7,27 +7,14 @@ import {PublicKey} from '@solana/web3.js'
 
 import {AccountDecodeError, decodeJobAccount, decodeRunAccount, JobState, RUN_ACCOUNT_SIZE} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
+import type {JobAuthority} from '../secrets/service/auth.js'
 import type {Localnet} from './node.js'
 
-export interface LocalnetJobRecord {
-  /** The node whose RunAccount points at the job (or that finished it); null while nobody has claimed it. */
-  node: string | null
-  /** The job's project: the wallet that posted it, whose secrets the job may read. */
-  poster: string
-  /** Unix seconds at which the job's paid time ends: the run's start plus the job's timeout. */
-  endsAt: number
-  /** Queued on chain with a RunAccount: a node is running it. */
-  running: boolean
-}
-
-export interface LocalnetJobAuthority {
-  getJob(job: string): Promise<LocalnetJobRecord | null>
-  /** The job's definition, parsed; throws when the content store does not hold it. */
-  getDefinition(job: string): Promise<unknown>
-}
-
-/** The job authority of a localnet. */
-export function localnetJobAuthority(node: Localnet): LocalnetJobAuthority {
+/**
+ * The job authority of a localnet: `node` is the node whose RunAccount points at the job (or that finished it),
+ * `poster` the job's project, `endsAt` the run's start plus the job's timeout, `running` a queued job with a run.
+ */
+export function localnetJobAuthority(node: Localnet): JobAuthority {
   const {chain, content} = node
   const readJob = (address: string) => {
     let key: PublicKey
