@@ -19,6 +19,16 @@ export interface CliSandbox {
   cleanup(): Promise<void>
 }
 
+/** An isolated CLI home for the tests of a suite: created before them, its localnet stopped and removed after. */
+export function useCliSandbox(): CliSandbox {
+  const box = {} as CliSandbox
+  before(() => {
+    Object.assign(box, cliSandbox())
+  })
+  after(() => box.cleanup())
+  return box
+}
+
 export function cliSandbox(): CliSandbox {
   const dir = tempDir('gpunet-cli-')
   const dataDir = join(dir, 'localnet')

@@ -8,7 +8,13 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {decodeJobAccount, ipfsHashToBytes, JobState} from '../../../src/lib/market/index.js'
 import {runCli} from '../../helpers/cli.js'
-import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../../helpers/cli-localnet.js'
+import {
+  type CliSandbox,
+  cliSandbox,
+  type SandboxChain,
+  sandboxChain,
+  useCliSandbox,
+} from '../../helpers/cli-localnet.js'
 
 /** A definition exposing a port, with the editor hint `job post` strips before upload. */
 const DEFINITION = {
@@ -305,14 +311,7 @@ describe('gpunet job post on devnet and mainnet', function () {
 
 describe('gpunet job get without a running localnet', function () {
   this.timeout(30_000)
-  let box: CliSandbox
-
-  before(() => {
-    box = cliSandbox()
-  })
-  after(async () => {
-    await box.cleanup()
-  })
+  const box = useCliSandbox()
 
   it('starts one in the background, says so on stderr, and exits 7 for an unknown job', async () => {
     const result = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])

@@ -5,18 +5,11 @@ import {join} from 'node:path'
 import {Keypair} from '@solana/web3.js'
 
 import {runCli} from '../../helpers/cli.js'
-import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {useCliSandbox} from '../../helpers/cli-localnet.js'
 
 describe('gpunet localnet fund', function () {
   this.timeout(60_000)
-  let box: CliSandbox
-
-  before(() => {
-    box = cliSandbox()
-  })
-  after(async () => {
-    await box.cleanup()
-  })
+  const box = useCliSandbox()
 
   it('starts a localnet in the background when none runs, says so on stderr, and funds the wallet', async () => {
     const result = await box.run(['localnet', 'fund', '--tokens', '5'])
