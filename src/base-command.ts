@@ -68,7 +68,9 @@ export function renderFailure(failure: GpunetError, json: boolean): void {
     ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
     return
   }
-  const lines = [`${ux.colorize('red', 'Error:')} ${failure.message}`]
+  // A cancellation is the user's own choice, not an error: "Cancelled." alone says it.
+  const cancelled = failure.exitCode === ExitCode.CANCELLED
+  const lines = [cancelled ? failure.message : `${ux.colorize('red', 'Error:')} ${failure.message}`]
   if (failure.hint) lines.push(`${ux.colorize('dim', 'Hint:')} ${failure.hint}`)
   if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
   process.stderr.write(`${lines.join('\n')}\n`)
