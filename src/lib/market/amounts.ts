@@ -31,7 +31,11 @@ export function parseAmount(text: string, decimals: number, what: string): bigin
     throw new GpunetError(
       'amount_too_large',
       `${what} amount "${text}" is too large: at most ${formatAmount(MAX_BASE_UNITS, decimals)} fits in an account`,
-      {exitCode: ExitCode.USAGE, hint: 'Amounts are u64 base units on chain; give a smaller amount.', fields: {amount: text}},
+      {
+        exitCode: ExitCode.USAGE,
+        hint: 'Amounts are u64 base units on chain; give a smaller amount.',
+        fields: {amount: text},
+      },
     )
   }
   return units
