@@ -9,7 +9,7 @@ export const hasScript = spawnSync('script', ['--version']).status === 0
  * `describe` for suites that need a terminal: skipped with a notice when `script` is missing, and failing
  * instead under CI=true, where a skipped suite would pass unnoticed.
  */
-export function describeAtTerminal(title: string, body: () => void): void {
+export function describeAtTerminal(title: string, body: (this: Mocha.Suite) => void): void {
   if (hasScript) return void describe(title, body)
   if (process.env.CI === 'true') {
     describe(title, () => {

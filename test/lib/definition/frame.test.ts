@@ -36,6 +36,7 @@ describe('code frames', () => {
   it('shows control characters as U+FFFD so a frame never drives the terminal', () => {
     const frame = codeFrame('{"a": "\u001b[2J\u0007"}', 1, 7)
     assert.equal(frame.split('\n')[0], '> 1 | {"a": "\uFFFD[2J\uFFFD"}')
+    // eslint-disable-next-line no-control-regex -- the point is that none is left
     assert.doesNotMatch(frame, /[\u0000-\u0008\u000b-\u001f]/)
   })
 
