@@ -62,7 +62,7 @@ describe('gpunet (root)', () => {
       assert.deepEqual(Object.keys(doc), ['name', 'version', 'node', 'platform', 'arch'])
       assert.equal(doc.name, 'gpunet')
       assert.equal(doc.node, process.version)
-      assert.match(human.stdout, new RegExp(`^gpunet/${doc.version.replaceAll('.', '\\.')} `))
+      assert.match(human.stdout, new RegExp(`^gpunet/${doc.version!.replaceAll('.', '\\.')} `))
     }
   })
 })
