@@ -53,6 +53,20 @@ export abstract class BaseCommand extends Command {
     return ux.colorize(style, text)
   }
 
+  /**
+   * Ends with `failure`'s exit code after a report that must still be printed whole (a job `--wait` saw fail):
+   * its Error and Hint lines on stderr, or under `--json` the report with the error document as its `error`.
+   */
+  protected failWithReport<T extends object>(report: T, failure: GpunetError | null): T {
+    if (!failure) return report
+    if (this.jsonEnabled()) {
+      process.exitCode = failure.exitCode
+      return {...report, ...failure.toJSON()}
+    }
+    renderFailure(failure, false)
+    return report
+  }
+
   protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
     renderFailure(toGpunetError(error), this.jsonEnabled())
   }
