@@ -2,7 +2,7 @@
  * The one HTTP client of gpunet: undici with pooled agents, connect/headers/body timeouts, retries with backoff for
  * idempotent requests, and HTTP(S)_PROXY / NO_PROXY honoured. Every outgoing HTTP call goes through `httpFetch`.
  */
-import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, fetch as undiciFetch} from 'undici'
+import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, request, fetch as undiciFetch} from 'undici'
 import type {RequestInit, Response} from 'undici'
 
 export type {RequestInit, Response} from 'undici'
@@ -79,6 +79,26 @@ export function httpDispatcher(url: string | URL): Dispatcher {
 /** `fetch` through the shared pooled agents. */
 export function httpFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
   return undiciFetch(url, {...init, dispatcher: httpDispatcher(url)})
+}
+
+/**
+ * Sends one request and resolves its status, the body read and dropped: a readiness probe. It is sent once (the
+ * caller probes again on its own schedule) and may carry a body on any method, which `fetch` refuses on GET.
+ */
+export async function httpProbe(
+  url: string | URL,
+  options: {method: string; headers?: Record<string, string>; body?: string; timeoutMs: number},
+): Promise<number> {
+  const response = await request(url, {
+    method: options.method as Dispatcher.HttpMethod,
+    headers: options.headers,
+    body: options.body,
+    signal: AbortSignal.timeout(options.timeoutMs),
+    dispatcher: httpDispatcher(url),
+    retryOptions: {maxRetries: 0},
+  } as Parameters<typeof request>[1])
+  await response.body.dump()
+  return response.statusCode
 }
 
 /**
