@@ -161,7 +161,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(report.status, 'RUNNING')
     assert.match(
       waited.stderr,
-      /is RUNNING; waiting for its service: http:.*GET \/health (answered 404|did not answer)/,
+      /is RUNNING; waiting for its service: http:.*GET \/health(:| answered 404)/,
     )
     const health = await get(`${report.serviceUrls[0]!.url}health`)
     assert.deepEqual(health, {status: 200, body: 'ready-now\n'}, 'ready when --wait returned')
