@@ -159,10 +159,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(waited.code, 0, waited.stderr)
     const report = JSON.parse(waited.stdout) as Report
     assert.equal(report.status, 'RUNNING')
-    assert.match(
-      waited.stderr,
-      /is RUNNING; waiting for its service: http:.*GET \/health(:| answered 404)/,
-    )
+    assert.match(waited.stderr, /is RUNNING; waiting for its service: http:.*GET \/health(:| answered 404)/)
     const health = await get(`${report.serviceUrls[0]!.url}health`)
     assert.deepEqual(health, {status: 200, body: 'ready-now\n'}, 'ready when --wait returned')
     // --wait-for running stops earlier; `job get --wait` of a ready job returns at once.
