@@ -1,3 +1,4 @@
+import {matchesJobDefinitionSchema} from './fast-path/generated.js'
 import {type DefinitionIssue, makeIssue} from './issue.js'
 import {isObject} from './paths.js'
 import {type JobDefinition, jobDefinitionSchema} from './schema.js'
@@ -11,8 +12,18 @@ export type ValidationResult =
 /**
  * Checks a job definition (an already parsed JSON value) against every rule of the spec.
  * Returns `{success: true, data}` or `{success: false, errors}` with all violations, not only the first.
+ * A valid definition is checked by code compiled from the zod schema at build time, and `data` is then the
+ * value itself; anything else goes to zod, which decides and words the errors.
  */
 export function validateJobDefinition(value: unknown): ValidationResult {
+  if (matchesJobDefinitionSchema(value) && semanticIssues(value).length === 0) {
+    return {success: true, data: value as JobDefinition}
+  }
+  return validateWithZod(value)
+}
+
+/** The same verdict from the zod schema alone, with every violation in words; the fast path's reference. */
+export function validateWithZod(value: unknown): ValidationResult {
   const parsed = jobDefinitionSchema.safeParse(value)
   const errors = parsed.success ? [] : convertZodIssues(parsed.error.issues, value, jobDefinitionSchema)
   errors.push(...semanticIssues(value))
