@@ -39,19 +39,23 @@ function semanticIssues(value: unknown): DefinitionIssue[] {
   const issues: DefinitionIssue[] = []
   const ops = isObject(value) ? value.ops : undefined
   if (!Array.isArray(ops)) return issues
-  const firstIndex = new Map<string, number>()
-  ops.forEach((op, index) => {
-    if (!isObject(op) || typeof op.id !== 'string') return
-    const first = firstIndex.get(op.id)
-    if (first === undefined) firstIndex.set(op.id, index)
-    else
-      issues.push(
-        makeIssue(
-          ['ops', index, 'id'],
-          'duplicate_id',
-          `operation id \`${op.id}\` is already used by ops[${first}]; ids must be unique within the job`,
-        ),
-      )
-  })
+  // A plain loop over a Set: this runs on every valid definition, on the fast path too.
+  const seen = new Set<string>()
+  for (let index = 0; index < ops.length; index++) {
+    const id = isObject(ops[index]) ? ops[index].id : undefined
+    if (typeof id !== 'string') continue
+    if (!seen.has(id)) {
+      seen.add(id)
+      continue
+    }
+    const first = ops.findIndex((op) => isObject(op) && op.id === id)
+    issues.push(
+      makeIssue(
+        ['ops', index, 'id'],
+        'duplicate_id',
+        `operation id \`${id}\` is already used by ops[${first}]; ids must be unique within the job`,
+      ),
+    )
+  }
   return issues
 }
