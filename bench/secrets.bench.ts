@@ -101,7 +101,7 @@ export default async function bench(): Promise<void> {
   const service = createSecretsService({
     storage: openSqliteStorage(join(dir, 'secrets.db')),
     masterKey: randomBytes(32),
-    limits: {loginPerAddress: {limit: 1e9, windowMs: 60_000}, loginPerIp: {limit: 1e9, windowMs: 60_000}},
+    limits: {loginPerAddress: {limit: 1e9, windowMs: 60_000}, loginFailuresPerIp: {limit: 1e9, windowMs: 60_000}},
   })
   const url = await service.listen(0, '127.0.0.1')
   try {
