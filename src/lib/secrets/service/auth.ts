@@ -188,9 +188,22 @@ async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Verified tokens remembered at most, so a client reading again and again skips the HMAC check. */
+const VERIFIED_TOKENS_KEPT = 10_000
+
 /** Issues and checks login tokens: HS256 pinned both ways, so neither `alg: none` nor another algorithm passes. */
 export class TokenIssuer {
-  constructor(private readonly key: Uint8Array) {}
+  // Imported once: jose would import raw key bytes again on every call.
+  private readonly key: Promise<CryptoKey>
+  // Token text → its scope and expiry; only exact strings that passed every check are kept.
+  private readonly verified = new Map<string, {scope: TokenScope; exp: number}>()
+
+  constructor(secret: Uint8Array) {
+    this.key = crypto.subtle.importKey('raw', new Uint8Array(secret), {name: 'HMAC', hash: 'SHA-256'}, false, [
+      'sign',
+      'verify',
+    ])
+  }
 
   /** A signed JWT for `subject` with `scope`, issued at `now` and expiring at `expiresAt` (unix s). */
   async issue(
@@ -211,7 +224,7 @@ export class TokenIssuer {
       .setIssuedAt(now)
       .setJti(randomUUID())
       .setExpirationTime(expiresAt)
-      .sign(this.key)
+      .sign(await this.key)
   }
 
   /** The scope of a valid token; 401 for a missing, malformed, tampered, expired or ill-typed one. */
@@ -219,9 +232,15 @@ export class TokenIssuer {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')
     if (!match)
       throw new HttpError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
+    const token = match[1] as string
+    const known = this.verified.get(token)
+    if (known) {
+      if (known.exp > now) return known.scope
+      this.verified.delete(token)
+    }
     let payload: JWTPayload
     try {
-      ;({payload} = await jwtVerify(match[1] as string, this.key, {
+      ;({payload} = await jwtVerify(token, await this.key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: ISSUER,
@@ -235,6 +254,8 @@ export class TokenIssuer {
     }
     const scope = scopeOf(payload)
     if (!scope) throw new HttpError(401, 'invalid_token', 'the token has no valid scope')
+    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value as string)
+    this.verified.set(token, {scope, exp: payload.exp as number})
     return scope
   }
 }

@@ -24,9 +24,12 @@ const SCHEMA = `
 `
 
 /**
- * The embedded storage: one SQLite file in WAL mode, synchronous=FULL so an answered write survives a crash.
- * Writes that arrive together are committed together (group commit): each in a savepoint of its own, so one
- * refused write changes nothing and does not fail the others, and one fsync makes the whole group durable.
+ * The embedded storage: one SQLite file in WAL mode, synchronous=FULL so an answered write of secrets survives a
+ * crash of the machine. Writes that arrive together are committed together (group commit): each in a savepoint
+ * of its own, so one refused write changes nothing and does not fail the others, and one fsync makes the whole
+ * group durable. A group of login records alone is committed without waiting for the disk (synchronous=NORMAL):
+ * it survives a crash of the service, and only a crash of the machine within the two minutes a signature is
+ * valid could forget one.
  */
 export function openSqliteStorage(file: string): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
@@ -92,9 +95,9 @@ export function openSqliteStorage(file: string): SecretStorage {
       const all = listAll.all(owner)
       return names ? all.filter((s) => names.includes(s.name)) : all
     },
-    put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota)),
-    delete: (owner, name) => writes.run(() => deleteOne(owner, name)),
-    claimSignature: (signature, expiresAt, now) => writes.run(() => claimOne(signature, expiresAt, now)),
+    put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota), true),
+    delete: (owner, name) => writes.run(() => deleteOne(owner, name), true),
+    claimSignature: (signature, expiresAt, now) => writes.run(() => claimOne(signature, expiresAt, now), false),
     async ping() {
       db.prepare('SELECT 1').get()
     },
@@ -113,6 +116,7 @@ function keepPrivate(file: string): void {
 
 interface PendingWrite {
   write: () => unknown
+  durable: boolean
   resolve: (value: never) => void
   reject: (error: unknown) => void
 }
@@ -124,9 +128,11 @@ interface PendingWrite {
 class GroupCommit {
   private pending: PendingWrite[] = []
   private scheduled = false
+  private synchronous: 'FULL' | 'NORMAL' = 'FULL'
+  private lastGroup = 1
   private readonly commit: (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.commit = db.transaction((writes: PendingWrite[]) =>
       writes.map((w) => {
         try {
@@ -138,14 +144,26 @@ class GroupCommit {
     )
   }
 
-  /** Queues a write (a better-sqlite3 transaction function); resolves with its result once committed. */
-  run<T>(write: () => T): Promise<T> {
+  /** Queues a write (a better-sqlite3 transaction function); resolves with its result once committed (on disk when `durable`). */
+  run<T>(write: () => T, durable: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({write, resolve: resolve as (value: never) => void, reject})
+      this.pending.push({write, durable, resolve: resolve as (value: never) => void, reject})
       if (!this.scheduled) {
         this.scheduled = true
-        setImmediate(() => this.flush())
+        this.gather()
       }
+    })
+  }
+
+  /**
+   * Waits, one turn of the event loop at a time and at most 1 ms (less than a fsync), until as many writes are
+   * queued as the last commit held: the clients answered by that commit are sending their next writes, and
+   * those that arrive in time share this commit instead of waiting for another fsync.
+   */
+  private gather(since = performance.now()): void {
+    setImmediate(() => {
+      if (this.pending.length < this.lastGroup && performance.now() - since < 1) this.gather(since)
+      else this.flush()
     })
   }
 
@@ -155,8 +173,14 @@ class GroupCommit {
     const writes = this.pending
     if (writes.length === 0) return
     this.pending = []
+    this.lastGroup = writes.length
+    const synchronous = writes.some((w) => w.durable) ? 'FULL' : 'NORMAL'
     let outcomes
     try {
+      if (synchronous !== this.synchronous) {
+        this.db.pragma(`synchronous = ${synchronous}`)
+        this.synchronous = synchronous
+      }
       outcomes = this.commit(writes)
     } catch (error) {
       for (const w of writes) w.reject(error)
