@@ -212,5 +212,12 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const again = await box.run(['job', 'stop', posted.job])
     assert.equal(again.code, 2)
     assert.match(again.stderr, /Error: job \w+ is already STOPPED/)
+    const againJson = await box.run(['job', 'stop', posted.job, '--json'])
+    assert.deepEqual(JSON.parse(againJson.stdout).error, {
+      code: 'job_over',
+      message: `job ${posted.job} is already STOPPED`,
+      job: posted.job,
+      status: 'STOPPED',
+    })
   })
 })

@@ -174,7 +174,9 @@ describe('gpunet job post', function () {
 
     const json = await post(['--file', poorFile, '--wallet', wallet, '--json'])
     assert.equal(json.code, 4)
-    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'insufficient_balance')
+    const {error} = JSON.parse(json.stdout) as {error: Record<string, string>}
+    assert.equal(error.code, 'insufficient_balance')
+    assert.deepEqual([error.tokens, error.tokensNeeded, error.lamports], ['500000', '720000', '1000000000'])
     const dry = await post(['--file', poorFile, '--wallet', wallet, '--dry-run'])
     assert.equal(dry.code, 4, 'a dry run exits as the post would')
     assert.match(dry.stderr, /Error: the wallet cannot pay for this job/)
@@ -223,9 +225,11 @@ describe('gpunet job post', function () {
     const result = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])
     assert.equal(result.code, 7)
     assert.match(result.stderr, /Error: no job at \w+ on this network/)
-    const json = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58(), '--json'])
+    const unknown = Keypair.generate().publicKey.toBase58()
+    const json = await box.run(['job', 'get', unknown, '--json'])
     assert.equal(json.code, 7)
-    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'job_not_found')
+    const {error} = JSON.parse(json.stdout) as {error: {code: string; job: string}}
+    assert.deepEqual([error.code, error.job], ['job_not_found', unknown])
   })
 
   it('refuses a job no localnet node would run (exit 5, nothing uploaded or sent), unless --queue-anyway', async () => {
