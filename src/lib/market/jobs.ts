@@ -1,5 +1,6 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
 import type {Connection, PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {
@@ -10,7 +11,7 @@ import {
   type JobAccount,
   JobState,
   type MarketAccount,
-  RUN_ACCOUNT_SIZE,
+  RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
 } from './accounts.js'
 
@@ -48,17 +49,33 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
   return {address, job, run, status: jobStatus(job, run)}
 }
 
-/** The RunAccount of a job, found by its job field right after the discriminator (reference/README.md). */
+/** The RunAccount of a job (the first, when a stopped job was claimed several times). */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<(RunAccount & {address: PublicKey}) | null> {
-  const accounts = await connection.getProgramAccounts(programId, {
-    filters: [{dataSize: RUN_ACCOUNT_SIZE}, {memcmp: {offset: 8, bytes: job.toBase58()}}],
-  })
-  const first = accounts[0]
-  return first ? {...decodeRunAccount(first.account.data), address: first.pubkey} : null
+  return (await findRuns(connection, programId, job))[0] ?? null
+}
+
+/**
+ * Every RunAccount of a job: the RunAccount discriminator at offset 0 and the job right after it
+ * (reference/README.md). Never by size: the deployed accounts are 120 bytes, their content 113.
+ */
+export async function findRuns(
+  connection: Connection,
+  programId: PublicKey,
+  job: PublicKey,
+): Promise<Array<RunAccount & {address: PublicKey}>> {
+  const accounts = await rpcCall(connection, () =>
+    connection.getProgramAccounts(programId, {
+      filters: [
+        {memcmp: {offset: 0, bytes: bs58.encode(RUN_ACCOUNT_DISCRIMINATOR)}},
+        {memcmp: {offset: 8, bytes: job.toBase58()}},
+      ],
+    }),
+  )
+  return accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
 }
 
 async function decodeAt<T>(
