@@ -1,4 +1,3 @@
-import {execute} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -15,22 +14,30 @@ console.warn = (...args: unknown[]) => {
 }
 /* eslint-enable no-console */
 
-/** `gpunet --version --json`: oclif prints its user agent line only, so the document is made here. */
-function printVersionJson(): void {
+/** The package's name and version, read without loading oclif. */
+function packageVersion(): {name: string; version: string} {
   const {name, version} = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as {
     name: string
     version: string
   }
-  const document = {name, version, node: process.version, platform: process.platform, arch: process.arch}
-  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+  return {name, version}
 }
 
+// `gpunet --version` (and `--version --json`, one document) answers before oclif loads: parsing oclif is most of
+// what that command would cost.
 const argv = process.argv.slice(2)
-/** Runs the gpunet CLI; bin/run.js loads the bundled copy of this file. */
-if (
-  argv.includes('--version') &&
-  argv.includes('--json') &&
-  argv.every((arg) => arg === '--version' || arg === '--json')
-)
-  printVersionJson()
-else await execute({dir: import.meta.url})
+const versionOnly = argv.includes('--version') && argv.every((arg) => arg === '--version' || arg === '--json')
+if (versionOnly && argv.includes('--json')) {
+  const {name, version} = packageVersion()
+  const document = {name, version, node: process.version, platform: process.platform, arch: process.arch}
+  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+} else if (versionOnly) {
+  const {name, version} = packageVersion()
+  process.stdout.write(`${name}/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
+} else {
+  // oclif checks the Node version against its own package's engines when it loads, which costs a sixth of a
+  // command's start (loading semver) and cannot work from a bundle (it looks for its package.json beside itself).
+  // npm checks gpunet's engines at install time.
+  process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
+  await (await import('./oclif-main.js')).runOclif(import.meta.url)
+}
