@@ -453,6 +453,36 @@ describe('gpunet job post on devnet and mainnet', function () {
     assert.equal(result.code, 5, result.stderr)
     assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
   })
+
+  it('checks the secrets a job refers to off localnet too: a URL is needed, an unreachable service exits 5, both say --no-secrets-check', async () => {
+    const env = {
+      ...box.env,
+      GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
+      GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
+      GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
+      GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
+    }
+    writeFileSync(box.env.GPUNET_WALLET!, JSON.stringify([...Keypair.generate().secretKey]))
+    const args = {image: 'x', env: {HF_TOKEN: '%%secrets.HF_TOKEN%%'}}
+    writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{id: 'a', type: 'container/run', args}]}))
+    const post = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9', '--json']
+    const noUrl = await runCli(post, {env})
+    assert.equal(noUrl.code, 2)
+    const missing = (JSON.parse(noUrl.stdout) as {error: {code: string; hint: string}}).error
+    assert.equal(missing.code, 'secrets_url_missing')
+    assert.match(missing.hint, /pass --secrets-url URL.*; or pass --no-secrets-check to post without checking/)
+
+    const unreachable = await runCli([...post, '--secrets-url', 'http://127.0.0.1:9'], {env})
+    assert.equal(unreachable.code, 5)
+    const down = (JSON.parse(unreachable.stdout) as {error: {code: string; hint: string}}).error
+    assert.equal(down.code, 'secrets_unreachable')
+    assert.match(down.hint, /--no-secrets-check/)
+
+    // Skipped, the post goes on to the next check: here the RPC node, which cannot be reached either.
+    const skipped = await runCli([...post, '--no-secrets-check'], {env})
+    assert.equal(skipped.code, 5)
+    assert.equal((JSON.parse(skipped.stdout) as {error: {code: string}}).error.code, 'rpc_failed')
+  })
 })
 
 describe('gpunet job get without a running localnet', function () {
