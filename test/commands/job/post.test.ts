@@ -9,6 +9,7 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {decodeJobAccount, ipfsHashToBytes, JobState} from '../../../src/lib/market/index.js'
 import {BIN, runCli} from '../../helpers/cli.js'
+import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 import {
   type CliSandbox,
   cliSandbox,
@@ -494,5 +495,22 @@ describe('gpunet job get without a running localnet', function () {
     assert.equal(result.code, 7)
     assert.match(result.stderr, /^Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
     assert.equal(result.stdout, '')
+  })
+})
+
+describeAtTerminal('gpunet job post --wait at a terminal', function () {
+  this.timeout(60_000)
+  const box = useCliSandbox()
+
+  it('Ctrl+C stops following (exit 130) and says how to follow the job again', async () => {
+    assert.equal((await box.run(['localnet', 'start', '--detach', '--no-node'])).code, 0)
+    const file = join(box.dir, 'job.json')
+    writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
+    const args = ['job', 'post', '--queue-anyway', '--file', file, '--timeout', '60', '--wait']
+    const result = await runInTerminal(args, box.env, 'is QUEUED', '\x03')
+    assert.equal(result.code, 130, JSON.stringify(result.output))
+    const job = /Job (\w+) is QUEUED/.exec(result.output)![1]!
+    assert.match(result.output, new RegExp(`Stopped following job ${job}; the job goes on \\(QUEUED\\)\\.`))
+    assert.match(result.output, new RegExp(`Hint: follow it again with \`gpunet job get ${job} --wait\``))
   })
 })
