@@ -82,9 +82,9 @@ describe('gpunet (root)', () => {
       const help = await runCli(['job', command, '--help'])
       assert.equal(help.code, 0)
       assert.match(help.stdout, /EXIT CODES\n/)
-      assert.match(help.stdout, /^ {4}8 {4}--wait saw the job end failed or stopped/m)
-      assert.match(help.stdout, /^ {4}124 {2}--wait ran out of time/m)
-      assert.match(help.stdout, /^ {4}130 {2}.*Ctrl\+C during --wait \(the job goes on\)$/m)
+      assert.match(help.stdout, /^ {2}8 {4}--wait saw the job end failed or stopped/m)
+      assert.match(help.stdout, /^ {2}124 {2}--wait ran out of time/m)
+      assert.match(help.stdout, /^ {2}130 {2}.*Ctrl\+C during --wait \(the job goes on\)$/m)
     }
   })
 })
