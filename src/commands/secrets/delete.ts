@@ -5,7 +5,7 @@ import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import type {Network} from '../../lib/network.js'
 import {canPrompt, confirm} from '../../lib/prompt.js'
-import {connectSecrets} from '../../lib/secrets/connect.js'
+import {connectSecrets} from '../../lib/network-connection.js'
 
 export default class SecretsDelete extends BaseCommand {
   static override summary = 'Delete a secret from the secrets service.'

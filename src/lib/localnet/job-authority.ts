@@ -5,7 +5,13 @@
  */
 import {PublicKey} from '@solana/web3.js'
 
-import {AccountDecodeError, decodeJobAccount, decodeRunAccount, JobState, RUN_ACCOUNT_SIZE} from '../market/accounts.js'
+import {
+  AccountDecodeError,
+  decodeJobAccount,
+  decodeRunAccount,
+  JobState,
+  RUN_ACCOUNT_DISCRIMINATOR,
+} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
 import type {JobAuthority} from '../secrets/service/auth.js'
 import type {Localnet} from './node.js'
@@ -41,7 +47,8 @@ export function localnetJobAuthority(node: Localnet): JobAuthority {
         .programAccounts(chain.programId)
         .filter(
           ({account}) =>
-            account.data.length === RUN_ACCOUNT_SIZE && key.equals(new PublicKey(account.data.subarray(8, 40))),
+            RUN_ACCOUNT_DISCRIMINATOR.equals(account.data.subarray(0, 8)) &&
+            key.equals(new PublicKey(account.data.subarray(8, 40))),
         )
         .map(({account}) => decodeRunAccount(account.data))[0]
       const running = run !== undefined && job.state === JobState.QUEUED

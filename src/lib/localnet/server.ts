@@ -17,6 +17,7 @@ import {readBody, sendJson, type SubService} from './http.js'
 import {localnetJobAuthority} from './job-authority.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
+import {loadOrCreateKeypair} from '../wallet.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
 import {serveSubscriptions} from './websocket.js'
@@ -140,6 +141,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       throw error
     }
   }
+  // A node that is not running must not wait in the queue, or `list` would start jobs on it.
+  if (!agent) node.dequeueNode(loadOrCreateKeypair(files.node).keypair.publicKey)
   publish()
   return {node, runtime, agent, close}
 }
