@@ -89,7 +89,10 @@ describe('source structure', () => {
 
   it('has no import cycle between folders', () => {
     const cycle = findCycle(graph)
-    const explain = cycle?.slice(1).map((to, i) => graph.get(cycle[i]!)!.get(to)).join('\n  ')
+    const explain = cycle
+      ?.slice(1)
+      .map((to, i) => graph.get(cycle[i]!)!.get(to))
+      .join('\n  ')
     assert.equal(cycle, null, `folders import each other in a cycle: ${cycle?.join(' -> ')}\n  ${explain}`)
   })
 

@@ -198,14 +198,23 @@ export class Chain {
     this.store.append(signature, status, writes)
     if (this.store.shouldCompact()) this.compact()
     this.events.emit('signature', signature, status)
-    if (writes.length > 0) this.events.emit('accounts', writes.map(([key]) => key), status.slot)
+    if (writes.length > 0)
+      this.events.emit(
+        'accounts',
+        writes.map(([key]) => key),
+        status.slot,
+      )
   }
 
   /** Writes accounts outside any transaction (genesis, the faucet's stake accounts), as subscribers see them. */
   setAccounts(writes: [PublicKey, AccountState | null][]): void {
     for (const [key, state] of writes) writeAccount(this.svm, key, state)
     this.store.append(null, {slot: this.clock.slot(), err: null}, writes)
-    this.events.emit('accounts', writes.map(([key]) => key), this.clock.slot())
+    this.events.emit(
+      'accounts',
+      writes.map(([key]) => key),
+      this.clock.slot(),
+    )
   }
 
   /** Runs a transaction through litesvm, which applies it at once; `discard` puts the accounts back. */

@@ -54,7 +54,10 @@ export function localnetNodeNetwork(localnet: Localnet): NodeNetwork {
       const {mint} = localnet
       const account = getAssociatedTokenAddressSync(mint, node, true)
       if (!chain.account(account)) {
-        localnet.submit([createAssociatedTokenAccountIdempotentInstruction(localnet.faucetAddress, account, node, mint)], [])
+        localnet.submit(
+          [createAssociatedTokenAccountIdempotentInstruction(localnet.faucetAddress, account, node, mint)],
+          [],
+        )
       }
     },
   }

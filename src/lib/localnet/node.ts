@@ -284,14 +284,25 @@ export class Localnet {
     const market = decodeMarketAccount(account.data)
     if (market.queueType !== QueueType.NODE || !market.queue.some((k) => k.equals(node))) return
     this.submit(
-      [jobsInstruction(this.chain.programId, 'stop', {market: this.market, node, authority: this.faucet.publicKey}, {})],
+      [
+        jobsInstruction(
+          this.chain.programId,
+          'stop',
+          {market: this.market, node, authority: this.faucet.publicKey},
+          {},
+        ),
+      ],
       [],
     )
   }
 
   /** Sends SOL and payment tokens from the faucet (`requestAirdrop`, first start); returns the signature. */
   fund(owner: PublicKey, amounts: FundAmounts): string {
-    return this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
+    const signature = this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
+    // What a node needs besides SOL and tokens: a (zero) stake, which the unemulated staking program would hold.
+    if (PublicKey.isOnCurve(owner.toBytes()) && !this.chain.account(findStakeAddress(this.mint, owner)))
+      this.stake(owner)
+    return signature
   }
 
   /** Signs with the faucet (fee payer, market authority and admin) and `signers`; lands the transaction or throws. */

@@ -10,5 +10,8 @@ export const STAKING_PROGRAM_ID = new PublicKey('nosScmHY2uR24Zh751PmGj9ww9QRNHe
 
 /** A node's stake account: PDA ["stake", payment mint, node] of the staking program. */
 export function findStakeAddress(mint: PublicKey, node: PublicKey): PublicKey {
-  return PublicKey.findProgramAddressSync([Buffer.from('stake'), mint.toBuffer(), node.toBuffer()], STAKING_PROGRAM_ID)[0]
+  return PublicKey.findProgramAddressSync(
+    [Buffer.from('stake'), mint.toBuffer(), node.toBuffer()],
+    STAKING_PROGRAM_ID,
+  )[0]
 }

@@ -1,6 +1,5 @@
 /** Issue 6 end to end through the built CLI: a localnet started by the tests, its node running jobs in podman. */
 import {strict as assert} from 'node:assert'
-import {createHash} from 'node:crypto'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -130,7 +129,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const stopped = await cli(['job', 'stop', posted.job])
     assert.equal(stopped.code, 0, stopped.stderr)
     const after = await json(['job', 'get', posted.job])
-    assert.equal(after.status, 'STOPPED')
+    assert.equal(after.status, 'COMPLETED', "the program's `end` settles a stopped running job as done")
     assert.deepEqual(after.serviceUrls, [], 'a stopped job has no service URL')
     await eventually('the URL to stop answering', 10_000, async () =>
       (await get(url)).status === 404 ? true : undefined,
@@ -143,7 +142,8 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const posted = await post(
       definition('secret', [
         op('use', {
-          cmd: 'printf %s "$T" | sha256sum | cut -c1-64; printf %s "$T" | wc -c',
+          // The job prints the value itself: the node must mask it in the result.
+          cmd: 'printf "%s\\n" "$T"; printf %s "$T" | wc -c',
           env: {T: '%%secrets.HF_TOKEN%%'},
         }),
       ]),
@@ -153,10 +153,12 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const report = JSON.parse(result.stdout) as Report
     assert.equal(report.status, 'COMPLETED')
     assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
-    const hash = createHash('sha256').update(SECRET).digest('hex')
-    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[0], hash, 'the job saw the value')
-    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[1]?.trim(), String(SECRET.length))
+    const [printed, length] = report.resultContent!.ops[0]!.stdout.split('\n')
+    assert.equal(printed, '%%secrets.HF_TOKEN%%', 'the value the job printed is masked by its reference')
+    assert.equal(length?.trim(), String(SECRET.length), 'the job saw the whole value')
     assert.ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), 'job get shows no secret')
+    const stored = await cli(['job', 'get', posted.job, '--json'])
+    assert.ok(!stored.stdout.includes(SECRET), 'the result document holds no secret')
     assert.ok(!readFileSync(join(box.dataDir, 'localnet.log'), 'utf8').includes(SECRET), 'the log has no secret')
   })
 
@@ -184,17 +186,17 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.match(human.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\): .*\[operation_failed\]$/m)
   })
 
-  it('warns that no localnet node has a GPU, and a GPU job stays QUEUED', async () => {
+  it('warns that no localnet node has a GPU; the node takes a GPU job and fails it at once, saying why', async () => {
     const file = definition('gpu', [op('train', {cmd: 'echo never', gpu: true})])
     const posted = await cli(['job', 'post', '--file', file, '--timeout', '600'])
     assert.equal(posted.code, 0, posted.stderr)
-    assert.match(posted.stderr, /^Warning: no localnet node has a GPU: this job will stay QUEUED .*--gpus N/m)
+    assert.match(posted.stderr, /^Warning: no localnet node has a GPU/m)
     const job = /^Posted job (\w+)/m.exec(posted.stdout)![1]!
-    // The node polls every second: three polls are enough for it to have looked at the head of the queue.
-    await sleep(3500)
-    assert.equal((await json(['job', 'get', job])).status, 'QUEUED')
-    assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), new RegExp(`${job}.*GPU`, 'i'))
-    assert.equal((await cli(['job', 'stop', job])).code, 0, 'a queued job is delisted')
+    const report = await done(job)
+    assert.equal(report.status, 'COMPLETED')
+    assert.equal(report.outcome, 'failed')
+    assert.equal(report.failure?.code, 'gpu_unavailable')
+    assert.deepEqual(report.resultContent?.ops, [], 'nothing ran')
 
     const asJson = await json([
       'job',

@@ -153,8 +153,7 @@ function loadAccount(
     case 'rewardsProgram':
       if (!meta.pubkey.equals(PROGRAMS[kind])) fail(AnchorError.InvalidProgramId, rustName(name))
       // The rewards program, like the jobs program, is deployed on the localnet only as an emulation.
-      if (kind !== 'rewardsProgram' && !state?.executable)
-        fail(AnchorError.InvalidProgramExecutable, rustName(name))
+      if (kind !== 'rewardsProgram' && !state?.executable) fail(AnchorError.InvalidProgramExecutable, rustName(name))
       return undefined
     case 'token':
     case 'mint': {
@@ -162,7 +161,8 @@ function loadAccount(
       const size = kind === 'token' ? 165 : MINT_SIZE
       if (state!.data.length !== size) failRuntime('InvalidAccountData', `${name}: not an SPL token ${kind}`)
       if (kind === 'mint') {
-        if (!MintLayout.decode(state!.data).isInitialized) failRuntime('UninitializedAccount', `${name}: not initialized`)
+        if (!MintLayout.decode(state!.data).isInitialized)
+          failRuntime('UninitializedAccount', `${name}: not initialized`)
         return undefined
       }
       // State byte at offset 108: 0 uninitialized, 1 initialized, 2 frozen.

@@ -13,9 +13,9 @@ export interface ProgramError {
 }
 
 function errors<const T extends Record<string, readonly [number, string]>>(table: T): {[K in keyof T]: ProgramError} {
-  return Object.fromEntries(
-    Object.entries(table).map(([name, [code, message]]) => [name, {name, code, message}]),
-  ) as {[K in keyof T]: ProgramError}
+  return Object.fromEntries(Object.entries(table).map(([name, [code, message]]) => [name, {name, code, message}])) as {
+    [K in keyof T]: ProgramError
+  }
 }
 
 /** Anchor 1.0 framework errors the program can produce. */
@@ -38,10 +38,7 @@ export const AnchorError = errors({
   AccountNotSigner: [3010, 'The given account did not sign'],
   AccountNotInitialized: [3012, 'The program expected this account to be already initialized'],
   AccountSysvarMismatch: [3015, 'The given public key does not match the required sysvar'],
-  TryingToInitPayerAsProgramAccount: [
-    4101,
-    'You cannot/should not initialize the payer account as a program account',
-  ],
+  TryingToInitPayerAsProgramAccount: [4101, 'You cannot/should not initialize the payer account as a program account'],
 })
 
 /** The jobs program's own errors (reference/jobs-program-idl.json "errors"). */

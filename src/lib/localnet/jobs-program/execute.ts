@@ -87,7 +87,6 @@ function initialize(a: Loaded, decl: AccountDecl): void {
   a.initialize(decl.name, zeroed(kind))
 }
 
-
 /** Phase 4: mutable program and token accounts (not `init`, not `dup`) must be distinct. */
 function checkDuplicates(a: Loaded, decls: readonly AccountDecl[]): void {
   const typed = new Set(['job', 'run', 'market', 'token', 'mint', 'stake', 'reflection'])

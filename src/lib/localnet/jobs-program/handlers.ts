@@ -138,7 +138,8 @@ function takeDeposit(a: Loaded): void {
 
 /** `user` must be ATA(payer) when the market charges (`list`, `assign`). */
 const payerAta = (a: Loaded) =>
-  require(a.market().jobPrice === 0n || a.key('user').equals(ata(a.ctx, a.key('payer'))), NosanaError.InvalidATA, 'user')
+  require(a.market().jobPrice === 0n ||
+    a.key('user').equals(ata(a.ctx, a.key('payer'))), NosanaError.InvalidATA, 'user')
 
 const hasVault = (a: Loaded) => require(a.market().vault.equals(a.key('vault')), NosanaError.InvalidVault, 'market')
 
@@ -147,11 +148,9 @@ const stakeChecks = (a: Loaded) => {
   const stake = a.stake()
   require(stake.authority.equals(a.key('authority')), NosanaError.Unauthorized, 'stake')
   require(stake.xnos >= a.market().nodeXnosMinimum, JobsError.NodeNotEnoughStake, 'stake')
-  require(
-    a.key('stake').equals(findStakeAddress(a.ctx.ids.tokenMint, a.key('authority'))),
-    StakingError.InvalidStakeAccount,
-    'stake',
-  )
+  require(a
+    .key('stake')
+    .equals(findStakeAddress(a.ctx.ids.tokenMint, a.key('authority'))), StakingError.InvalidStakeAccount, 'stake')
 }
 
 const gated = (a: Loaded) => !a.market().nodeAccessKey.equals(SystemProgram.programId)
@@ -350,11 +349,8 @@ export const INSTRUCTIONS: {[N in JobsInstructionName]: InstructionDef<N>} = {
       }),
       mut('deposit', 'token', {
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.key('deposit').equals(ata(a.ctx, a.key('payer'))),
-            NosanaError.InvalidATA,
-            'deposit',
-          ),
+          require(a.job().price === 0n ||
+            a.key('deposit').equals(ata(a.ctx, a.key('payer'))), NosanaError.InvalidATA, 'deposit'),
       }),
       mut('payer', 'unchecked'),
       mut('vault', 'token'),
@@ -411,11 +407,8 @@ export const INSTRUCTIONS: {[N in JobsInstructionName]: InstructionDef<N>} = {
       ro('market', 'market', {checks: hasVault}),
       mut('user', 'token', {
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.key('user').equals(ata(a.ctx, a.key('payer'))),
-            NosanaError.InvalidATA,
-            'user',
-          ),
+          require(a.job().price === 0n ||
+            a.key('user').equals(ata(a.ctx, a.key('payer'))), NosanaError.InvalidATA, 'user'),
       }),
       mut('vault', 'token'),
       mut('rewardsReflection', 'reflection'),
@@ -456,19 +449,13 @@ export const INSTRUCTIONS: {[N in JobsInstructionName]: InstructionDef<N>} = {
       mut('deposit', 'token', {
         dup: true,
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.key('deposit').equals(ata(a.ctx, a.job().payer)),
-            NosanaError.InvalidATA,
-            'deposit',
-          ),
+          require(a.job().price === 0n ||
+            a.key('deposit').equals(ata(a.ctx, a.job().payer)), NosanaError.InvalidATA, 'deposit'),
       }),
       mut('user', 'token', {
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.key('user').equals(ata(a.ctx, a.run().node)),
-            NosanaError.InvalidATA,
-            'user',
-          ),
+          require(a.job().price === 0n ||
+            a.key('user').equals(ata(a.ctx, a.run().node)), NosanaError.InvalidATA, 'user'),
       }),
       mut('vault', 'token'),
       mut('payer', 'unchecked'),
@@ -515,11 +502,7 @@ export const INSTRUCTIONS: {[N in JobsInstructionName]: InstructionDef<N>} = {
           const market = a.market()
           const signer = a.key('authority')
           require(market.queueType === QueueType.NODE, JobsError.MarketInWrongState, 'market')
-          require(
-            market.authority.equals(signer) || a.key('node').equals(signer),
-            NosanaError.Unauthorized,
-            'market',
-          )
+          require(market.authority.equals(signer) || a.key('node').equals(signer), NosanaError.Unauthorized, 'market')
         },
       }),
       ro('node', 'unchecked'),
@@ -594,19 +577,13 @@ export const INSTRUCTIONS: {[N in JobsInstructionName]: InstructionDef<N>} = {
       mut('deposit', 'token', {
         dup: true,
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.key('deposit').equals(ata(a.ctx, a.key('payerJob'))),
-            NosanaError.InvalidATA,
-            'deposit',
-          ),
+          require(a.job().price === 0n ||
+            a.key('deposit').equals(ata(a.ctx, a.key('payerJob'))), NosanaError.InvalidATA, 'deposit'),
       }),
       mut('user', 'token', {
         checks: (a) =>
-          require(
-            a.job().price === 0n || a.token('user').mint.equals(a.ctx.ids.tokenMint),
-            NosanaError.InvalidATA,
-            'user',
-          ),
+          require(a.job().price === 0n ||
+            a.token('user').mint.equals(a.ctx.ids.tokenMint), NosanaError.InvalidATA, 'user'),
       }),
       mut('payerRun', 'unchecked'),
       mut('payerJob', 'unchecked'),
