@@ -1,5 +1,6 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
 import type {Connection, PublicKey} from '@solana/web3.js'
+import {base58btc} from 'multiformats/bases/base58'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {
@@ -10,7 +11,7 @@ import {
   type JobAccount,
   JobState,
   type MarketAccount,
-  RUN_ACCOUNT_SIZE,
+  RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
 } from './accounts.js'
 
@@ -48,14 +49,20 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
   return {address, job, run, status: jobStatus(job, run)}
 }
 
-/** The RunAccount of a job, found by its job field right after the discriminator (reference/README.md). */
+/**
+ * The RunAccount of a job, found by its discriminator and its job field right after it (reference/README.md);
+ * never by `dataSize`: the program allocates 120 bytes for 113 of content.
+ */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<(RunAccount & {address: PublicKey}) | null> {
   const accounts = await connection.getProgramAccounts(programId, {
-    filters: [{dataSize: RUN_ACCOUNT_SIZE}, {memcmp: {offset: 8, bytes: job.toBase58()}}],
+    filters: [
+      {memcmp: {offset: 0, bytes: base58btc.baseEncode(RUN_ACCOUNT_DISCRIMINATOR)}},
+      {memcmp: {offset: 8, bytes: job.toBase58()}},
+    ],
   })
   const first = accounts[0]
   return first ? {...decodeRunAccount(first.account.data), address: first.pubkey} : null

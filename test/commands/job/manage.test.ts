@@ -53,6 +53,8 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       (await box.run(['localnet', 'fund', node.publicKey.toBase58(), '--sol', '1', '--tokens', '0.000001'])).code,
       0,
     )
+    // The airdrop also gives it the (zero) stake account `work` reads: the staking program is not emulated.
+    await chain.connection.requestAirdrop(node.publicKey, 1)
     return node
   }
   /** The node asks for work; with no job queued it waits in the market queue. */
