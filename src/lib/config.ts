@@ -12,6 +12,8 @@ export interface NetworkConfig {
   networkHost?: string
   /** An IPFS HTTP API (`POST /api/v0/add`) that also serves `GET /ipfs/<cid>`. */
   contentStoreUrl?: string
+  /** The IPFS gateway definitions are read from: `<gateway>/ipfs/<cid>`. */
+  ipfsGateway?: string
   market?: string
   rewardsReflection?: string
   rewardsVault?: string

@@ -1,6 +1,6 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
 import type {Connection, PublicKey} from '@solana/web3.js'
-import {base58btc} from 'multiformats/bases/base58'
+import bs58 from 'bs58'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {
@@ -49,23 +49,33 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
   return {address, job, run, status: jobStatus(job, run)}
 }
 
-/**
- * The RunAccount of a job, found by its discriminator and its job field right after it (reference/README.md);
- * never by `dataSize`: the program allocates 120 bytes for 113 of content.
- */
+/** The RunAccount of a job (the first, when a stopped job was claimed several times). */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<(RunAccount & {address: PublicKey}) | null> {
-  const accounts = await connection.getProgramAccounts(programId, {
-    filters: [
-      {memcmp: {offset: 0, bytes: base58btc.baseEncode(RUN_ACCOUNT_DISCRIMINATOR)}},
-      {memcmp: {offset: 8, bytes: job.toBase58()}},
-    ],
-  })
-  const first = accounts[0]
-  return first ? {...decodeRunAccount(first.account.data), address: first.pubkey} : null
+  return (await findRuns(connection, programId, job))[0] ?? null
+}
+
+/**
+ * Every RunAccount of a job: the RunAccount discriminator at offset 0 and the job right after it
+ * (reference/README.md). Never by size: the deployed accounts are 120 bytes, their content 113.
+ */
+export async function findRuns(
+  connection: Connection,
+  programId: PublicKey,
+  job: PublicKey,
+): Promise<Array<RunAccount & {address: PublicKey}>> {
+  const accounts = await rpcCall(connection, () =>
+    connection.getProgramAccounts(programId, {
+      filters: [
+        {memcmp: {offset: 0, bytes: bs58.encode(RUN_ACCOUNT_DISCRIMINATOR)}},
+        {memcmp: {offset: 8, bytes: job.toBase58()}},
+      ],
+    }),
+  )
+  return accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
 }
 
 async function decodeAt<T>(
