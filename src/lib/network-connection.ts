@@ -5,15 +5,26 @@
  */
 import {PublicKey} from '@solana/web3.js'
 
-import {ExitCode, GpunetError} from './errors.js'
+import {ExitCode, GpunetError, isGpunetError} from './errors.js'
+import {ContentClient} from './ipfs/client.js'
 import {ensureLocalnet, localnetStatus} from './localnet/control.js'
 import {defaultDataDir, defaultPort} from './localnet/paths.js'
 import {localnetRewardsAccounts} from './localnet/rewards.js'
 import {type ConnectOptions, type MarketNetwork, marketNetwork, parseAddress} from './market/connect.js'
 import type {JobView} from './market/jobs.js'
 import {readOwnJob} from './market/manage.js'
-import {configuredSecretsUrl, type Network, resolveSecretsUrl} from './network.js'
+import {
+  configuredSecretsUrl,
+  type Network,
+  requireSetting,
+  resolveSecretsUrl,
+  type Setting,
+  settingValue,
+} from './network.js'
 import {SecretsClient} from './secrets/client.js'
+import type {JobAuthority} from './secrets/service/auth.js'
+import {chainJobAuthority} from './secrets/service/chain-authority.js'
+import {cachedJobAuthority} from './secrets/service/job-cache.js'
 import {loadWallet, type Wallet} from './wallet.js'
 
 /** A network's market side: its RPC connection, program, token, market and content store. */
@@ -83,4 +94,51 @@ async function localnetSecretsUrl(note: (line: string) => void = () => {}): Prom
     exitCode: ExitCode.UNAVAILABLE,
     hint: 'it was started by an older gpunet: restart it with `gpunet localnet stop && gpunet localnet start`',
   })
+}
+
+/** Where job definitions are read: flag > `GPUNET_IPFS_GATEWAY` > config file. */
+export const IPFS_GATEWAY_SETTING = {
+  key: 'ipfsGateway',
+  env: 'GPUNET_IPFS_GATEWAY',
+  flag: '--ipfs-gateway',
+} as const satisfies Setting
+
+export interface NetworkAuthorityOptions {
+  network: Network
+  rpc?: string
+  ipfsGateway?: string
+  note: (line: string) => void
+  env?: NodeJS.ProcessEnv
+}
+
+/** Resolves the network (starting the localnet when it is the one and none runs) and its cached job authority. */
+export async function connectJobAuthority(
+  options: NetworkAuthorityOptions,
+): Promise<{authority: JobAuthority; rpcUrl: string; ipfsGateway: string}> {
+  const {network} = options
+  const env = options.env ?? process.env
+  const net = await connectMarket({network, rpc: options.rpc, note: options.note, env})
+  const ipfsGateway = (
+    network === 'localnet'
+      ? (settingValue(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env) ?? net.content().url)
+      : requireSetting(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env)
+  ).replace(/\/+$/, '')
+  const content = new ContentClient(ipfsGateway)
+  const authority = chainJobAuthority({
+    connection: net.connection,
+    programId: net.programId,
+    async readContent(cid) {
+      try {
+        return await content.get(cid)
+      } catch (error) {
+        if (isGpunetError(error) && error.exitCode === ExitCode.NOT_FOUND) return null
+        throw error
+      }
+    },
+    settings: {
+      rpc: `--rpc (GPUNET_RPC_URL) of secrets serve, now ${net.rpcUrl}`,
+      content: `--ipfs-gateway (${IPFS_GATEWAY_SETTING.env}) of secrets serve, now ${ipfsGateway}`,
+    },
+  })
+  return {authority: cachedJobAuthority(authority), rpcUrl: net.rpcUrl, ipfsGateway}
 }

@@ -1,6 +1,7 @@
 /** Issue 6 end to end through the built CLI: a localnet started by the tests, its node running jobs in podman. */
 import bs58 from 'bs58'
 import {strict as assert} from 'node:assert'
+import {createHash} from 'node:crypto'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
