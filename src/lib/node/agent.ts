@@ -83,6 +83,8 @@ export interface NodeAgentEvents {
   taken: [job: string]
   /** A job's result was recorded with `finish` (or could not be: `recorded` false). */
   finished: [job: string, result: ReturnType<ResultBuilder['build']>, recorded: boolean]
+  /** The node is done with a job (finished, or ended on chain) and free for the next. */
+  released: [job: string]
 }
 
 /** A node taking and running jobs of one market. */
@@ -208,6 +210,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       clearTimeout(active.timeoutTimer)
       this.current = null
       this.options.onChange?.()
+      this.emit('released', active.address)
       // The node is free: the next job, or the queue.
       this.look()
     })

@@ -1,5 +1,6 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
+import {once} from 'node:events'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -181,6 +182,7 @@ describe('localnet node agent (podman)', function () {
     }
     assert.deepEqual(answer, {status: 200, body: 'hi-from-job\n'})
 
+    const released = once(t.ln.agent!.agent, 'released')
     // The poster ends the job (what `job stop` sends).
     const run = runOf(t, job)!
     const account = decodeJobAccount(t.ln.node.chain.account(job)!.data)
@@ -220,7 +222,7 @@ describe('localnet node agent (podman)', function () {
     }
     assert.equal(containers, '', 'the container is gone')
     // A stopped job has no run to finish: the node records nothing for it.
-    await sleep(500)
+    assert.deepEqual(await released, [job.toBase58()])
     assert.ok(decodeJobAccount(t.ln.node.chain.account(job)!.data).ipfsResult.every((b) => b === 0))
     assert.deepEqual(t.ln.agent!.agent.runningJobs, [])
   })
