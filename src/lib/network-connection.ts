@@ -42,7 +42,7 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
     programId: new PublicKey(status.programId!),
     mint,
     market: new PublicKey(status.market!),
-    gpus: status.node && 'gpus' in status.node ? status.node.gpus : 0,
+    node: status.node,
     rewards: localnetRewardsAccounts(mint),
   })
 }

@@ -12,6 +12,7 @@ import {HostProcessRuntime} from '../node/runtime/host-process.js'
 import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../node/runtime/podman.js'
 import type {ContainerRuntime} from '../node/runtime/runtime.js'
 import type {Localnet} from './node.js'
+import type {LocalnetNodeStatus} from '../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
 import {localnetFiles} from './paths.js'
 
@@ -35,9 +36,8 @@ export interface LocalnetNodeOptions {
   log?: (line: string) => void
 }
 
-/** The node's part of `localnet status`: what it runs with, or why it is off. */
-export type LocalnetNodeStatus =
-  {address: string; gpus: number; runtime: ContainerRuntime['kind']; runningJobs: string[]} | {off: string}
+/** The node's part of `localnet status` (the client's type: market/connect.ts). */
+export type {LocalnetNodeStatus}
 
 /** A started node and its gateway. */
 export interface RunningNode {

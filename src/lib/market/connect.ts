@@ -28,6 +28,14 @@ export interface RewardsAccounts {
   rewardsProgram: PublicKey
 }
 
+/**
+ * A localnet's node as `localnet status` reports it: its address, GPUs, runtime (`podman` or `host-process`) and
+ * running jobs, or why it is off. Declared here, with the client that reads it, so market/ needs nothing of
+ * localnet/.
+ */
+export type LocalnetNodeStatus =
+  {address: string; gpus: number; runtime: 'podman' | 'host-process'; runningJobs: string[]} | {off: string}
+
 export interface MarketNetwork {
   name: Network
   rpcUrl: string
@@ -38,8 +46,8 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
-  /** GPUs of the localnet's node (0 when it runs none or it is off); null on other networks, where it is unknown. */
-  localnetGpus: number | null
+  /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
+  localnetNode?: LocalnetNodeStatus | null
   /** The content store (resolved on first use: reading a job needs none). */
   content(): ContentClient
   /** The rewards accounts (resolved on first use: only `list` and `extend` need them). */
@@ -63,8 +71,8 @@ export interface LocalnetEndpoints {
   programId: PublicKey
   mint: PublicKey
   market: PublicKey
-  /** GPUs of its node; 0 when it runs none or the node is off. */
-  gpus: number
+  /** Its node: what it runs with, or why it is off; null with --no-node. */
+  node: LocalnetNodeStatus | null
   rewards: RewardsAccounts
 }
 
@@ -88,7 +96,6 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
     defaultMarket: preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
-    localnetGpus: null,
     content: () => new ContentClient(trimUrl(requireSetting(network, SETTINGS.contentStoreUrl, undefined, env))),
     rewards: () => ({
       rewardsReflection: key(SETTINGS.rewardsReflection),
@@ -109,7 +116,7 @@ function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localne
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
-    localnetGpus: localnet.gpus,
+    localnetNode: localnet.node,
     content: () =>
       new ContentClient(
         trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? localnet.contentStoreUrl),
