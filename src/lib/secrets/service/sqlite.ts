@@ -14,11 +14,13 @@ const SCHEMA = `
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (owner, name)
   ) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS used_signatures (
-    signature TEXT PRIMARY KEY,
-    expires_at INTEGER NOT NULL
+  -- In time order, so recording and forgetting touch the few pages at either end, not pages all over the tree.
+  -- The signature is made over the timestamp, so (signed_at, signature) is as unique as the signature.
+  CREATE TABLE IF NOT EXISTS login_signatures (
+    signed_at INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    PRIMARY KEY (signed_at, signature)
   ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at);
   CREATE TABLE IF NOT EXISTS usage_total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
   INSERT OR IGNORE INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets;
 `
@@ -39,6 +41,7 @@ export function openSqliteStorage(file: string): SecretStorage {
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 5000')
   db.exec(SCHEMA)
+  migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
@@ -58,8 +61,8 @@ export function openSqliteStorage(file: string): SecretStorage {
   const remove = db.prepare<[string, string], {n: number}>(
     `DELETE FROM secrets WHERE owner = ? AND name = ? RETURNING ${SIZE} AS n`,
   )
-  const forget = db.prepare('DELETE FROM used_signatures WHERE expires_at < ?')
-  const claim = db.prepare('INSERT INTO used_signatures (signature, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+  const forget = db.prepare('DELETE FROM login_signatures WHERE signed_at < ?')
+  const claim = db.prepare('INSERT INTO login_signatures (signed_at, signature) VALUES (?, ?) ON CONFLICT DO NOTHING')
 
   // Nested in the batch's transaction, each of these is a savepoint: a throw rolls back that write alone.
   const putOne = db.transaction((owner: string, secrets: readonly SealedSecret[], quota: Quota) => {
@@ -81,12 +84,12 @@ export function openSqliteStorage(file: string): SecretStorage {
     return removed !== undefined
   })
   let forgotAt = 0
-  const claimOne = db.transaction((signature: string, expiresAt: number, now: number) => {
+  const claimOne = db.transaction((signature: string, signedAt: number, now: number, keepSeconds: number) => {
     if (now !== forgotAt) {
-      forget.run(now)
+      forget.run(now - keepSeconds)
       forgotAt = now
     }
-    return claim.run(signature, expiresAt).changes === 1
+    return claim.run(signedAt, signature).changes === 1
   })
 
   const writes = new GroupCommit(db)
@@ -97,7 +100,8 @@ export function openSqliteStorage(file: string): SecretStorage {
     },
     put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota), true),
     delete: (owner, name) => writes.run(() => deleteOne(owner, name), true),
-    claimSignature: (signature, expiresAt, now) => writes.run(() => claimOne(signature, expiresAt, now), false),
+    claimSignature: (signature, signedAt, now, keepSeconds) =>
+      writes.run(() => claimOne(signature, signedAt, now, keepSeconds), false),
     async ping() {
       db.prepare('SELECT 1').get()
     },
@@ -106,6 +110,17 @@ export function openSqliteStorage(file: string): SecretStorage {
       db.close()
     },
   }
+}
+
+/** Moves the signatures of the first table layout (kept by expiry, 61 s after signing) to the time-ordered one. */
+function migrateUsedSignatures(db: Database.Database): void {
+  const old = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'used_signatures'").get()
+  if (!old) return
+  db.transaction(() => {
+    db.exec(`INSERT OR IGNORE INTO login_signatures (signed_at, signature)
+             SELECT expires_at - 61, signature FROM used_signatures`)
+    db.exec('DROP TABLE used_signatures')
+  })()
 }
 
 /** Creates the database file 0600 (or makes an existing one so) before SQLite opens it, whatever the umask. */

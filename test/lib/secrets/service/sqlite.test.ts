@@ -2,6 +2,8 @@ import {strict as assert} from 'node:assert'
 import {chmodSync, existsSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
+
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {tempDir} from '../../../helpers/secrets.js'
@@ -51,8 +53,8 @@ describe('SQLite secret storage', () => {
           quota,
         ),
         storage.put('b', [{name: 'X', sealed: Buffer.from('4')}], quota),
-        storage.claimSignature('sig', 100, 1),
-        storage.claimSignature('sig', 100, 1),
+        storage.claimSignature('sig', 100, 100, 61),
+        storage.claimSignature('sig', 100, 100, 61),
       ])
       assert.deepEqual(
         outcomes.map((o) => o.status),
@@ -70,6 +72,27 @@ describe('SQLite secret storage', () => {
         (await storage.list('b')).map((s) => s.name),
         ['X'],
       )
+      await storage.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('remembers a login signature until it is older than it may be, also from the first table layout', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const old = new Database(file)
+      old.exec(`CREATE TABLE used_signatures (signature TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO used_signatures VALUES ('before-upgrade', 1061)`)
+      old.close()
+      const storage = openSqliteStorage(file)
+      assert.equal(await storage.claimSignature('before-upgrade', 1000, 1010, 61), false, 'migrated')
+      assert.equal(await storage.claimSignature('fresh', 1005, 1010, 61), true)
+      assert.equal(await storage.claimSignature('fresh', 1005, 1060, 61), false)
+      // At 1100 everything signed before 1039 is forgotten: the clock check refuses those timestamps by then.
+      assert.equal(await storage.claimSignature('later', 1100, 1100, 61), true)
+      assert.equal(await storage.claimSignature('fresh', 1005, 1100, 61), true)
       await storage.close()
     } finally {
       await remove()
