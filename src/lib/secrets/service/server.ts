@@ -102,14 +102,18 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     }
   })
 
-  app.addHook('onResponse', async (request, reply) => {
-    const path = request.url.split('?')[0]
-    const who = subjects.get(request)
-    const ms = reply.elapsedTime.toFixed(1)
-    log(
-      `${new Date(clock()).toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
-    )
-  })
+  // Without a log nothing is formatted: a hook costs every request a promise.
+  if (options.log) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const path = request.url.split('?')[0]
+      const who = subjects.get(request)
+      const ms = reply.elapsedTime.toFixed(1)
+      log(
+        `${new Date(clock()).toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
+      )
+      done()
+    })
+  }
 
   app.setErrorHandler((error: FastifyError | Error, _request, reply) => {
     const failure = toHttpError(error, limits)

@@ -93,13 +93,14 @@ export function openSqliteStorage(file: string): SecretStorage {
   })
 
   const writes = new GroupCommit(db)
+  const reads = new ListCache(db)
   return {
     async list(owner, names) {
-      const all = listAll.all(owner)
+      const all = reads.get(owner, () => listAll.all(owner))
       return names ? all.filter((s) => names.includes(s.name)) : all
     },
-    put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota), true),
-    delete: (owner, name) => writes.run(() => deleteOne(owner, name), true),
+    put: (owner, secrets, quota) => writes.run(() => reads.changed(owner, () => putOne(owner, secrets, quota)), true),
+    delete: (owner, name) => writes.run(() => reads.changed(owner, () => deleteOne(owner, name)), true),
     claimSignature: (signature, signedAt, now, keepSeconds) =>
       writes.run(() => claimOne(signature, signedAt, now, keepSeconds), false),
     async ping() {
@@ -127,6 +128,45 @@ function migrateUsedSignatures(db: Database.Database): void {
 function keepPrivate(file: string): void {
   closeSync(openSync(file, 'a', 0o600))
   chmodSync(file, 0o600)
+}
+
+/**
+ * The sealed secrets of the owners read lately (encrypted, as stored). An owner's entry goes when this process
+ * writes for it; all go when another connection to the file committed (`PRAGMA data_version` moved).
+ */
+class ListCache {
+  private readonly owners = new Map<string, SealedSecret[]>()
+  private readonly dataVersion: Database.Statement<[], {data_version: number}>
+  private version = -1
+
+  constructor(db: Database.Database) {
+    this.dataVersion = db.prepare('PRAGMA data_version')
+  }
+
+  get(owner: string, read: () => SealedSecret[]): SealedSecret[] {
+    const version = this.dataVersion.get()?.data_version ?? -1
+    if (version !== this.version) {
+      this.owners.clear()
+      this.version = version
+    }
+    let secrets = this.owners.get(owner)
+    if (!secrets) {
+      secrets = read()
+      if (this.owners.size >= 1000) this.owners.delete(this.owners.keys().next().value as string)
+      this.owners.set(owner, secrets)
+    }
+    return secrets
+  }
+
+  /** Runs a write for `owner`, forgetting what was read for it (also when the write fails half-way). */
+  changed<T>(owner: string, write: () => T): T {
+    this.owners.delete(owner)
+    try {
+      return write()
+    } finally {
+      this.owners.delete(owner)
+    }
+  }
 }
 
 interface PendingWrite {
@@ -173,11 +213,13 @@ class GroupCommit {
   /**
    * Waits, one turn of the event loop at a time and at most 1 ms (less than a fsync), until as many writes are
    * queued as the last commit held: the clients answered by that commit are sending their next writes, and
-   * those that arrive in time share this commit instead of waiting for another fsync.
+   * those that arrive in time share this commit instead of waiting for another fsync. Writes that need no
+   * fsync are committed at once.
    */
   private gather(since = performance.now()): void {
     setImmediate(() => {
-      if (this.pending.length < this.lastGroup && performance.now() - since < 1) this.gather(since)
+      const worthWaiting = this.pending.length < this.lastGroup && this.pending.some((w) => w.durable)
+      if (worthWaiting && performance.now() - since < 1) this.gather(since)
       else this.flush()
     })
   }

@@ -98,4 +98,26 @@ describe('SQLite secret storage', () => {
       await remove()
     }
   })
+
+  it('reads what another process wrote to the same file, and its own writes, despite its read cache', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const a = openSqliteStorage(file)
+      const b = openSqliteStorage(file)
+      const names = async () => (await a.list('owner')).map((s) => s.name)
+      await a.put('owner', [{name: 'A', sealed: Buffer.from('1')}], DEFAULT_LIMITS)
+      assert.deepEqual(await names(), ['A'])
+      await b.put('owner', [{name: 'B', sealed: Buffer.from('2')}], DEFAULT_LIMITS)
+      assert.deepEqual(await names(), ['A', 'B'])
+      await a.delete('owner', 'A')
+      assert.deepEqual(await names(), ['B'])
+      await b.delete('owner', 'B')
+      assert.deepEqual(await names(), [])
+      await a.close()
+      await b.close()
+    } finally {
+      await remove()
+    }
+  })
 })
