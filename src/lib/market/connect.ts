@@ -7,6 +7,7 @@ import {Connection, PublicKey} from '@solana/web3.js'
 
 import {ContentClient} from '../ipfs/client.js'
 import {localnetStatus, ensureLocalnet} from '../localnet/control.js'
+import type {LocalnetNodeStatus} from '../localnet/node-agent.js'
 import {defaultDataDir, defaultPort} from '../localnet/paths.js'
 import {type Network, requireSetting, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
@@ -39,8 +40,8 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
-  /** GPUs of the localnet's node (0 when it runs none or it is off); null on other networks, where it is unknown. */
-  localnetGpus: number | null
+  /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
+  localnetNode?: LocalnetNodeStatus | null
   /** The content store (resolved on first use: reading a job needs none). */
   content(): ContentClient
   /** The rewards accounts (resolved on first use: only `list` and `extend` need them). */
@@ -73,7 +74,6 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
     defaultMarket: preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
-    localnetGpus: null,
     content: () => new ContentClient(trimUrl(requireSetting(network, SETTINGS.contentStoreUrl, undefined, env))),
     rewards: () => ({
       rewardsReflection: key(SETTINGS.rewardsReflection),
@@ -100,7 +100,7 @@ async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv):
     defaultMarket: new PublicKey(status.market!),
     networkHost: null,
     gatewayUrl: runtime.gatewayUrl ?? null,
-    localnetGpus: status.node && 'gpus' in status.node ? status.node.gpus : 0,
+    localnetNode: status.node,
     content: () =>
       new ContentClient(
         trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? runtime.contentStoreUrl),
