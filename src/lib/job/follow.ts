@@ -163,10 +163,13 @@ async function interruptible<T>(follow: (signal: AbortSignal) => Promise<T>): Pr
   }
 }
 
-/** The exit-8 error of a job that `--wait` saw end badly: a failed outcome, or stopped before it finished. */
+/**
+ * The exit-8 error of a job that `--wait` saw end badly: a failed outcome, ended by its poster before it finished
+ * (the program settles `end` as COMPLETED without a result), or stopped by its node (`quit`).
+ */
 export function jobEndedBadly(
   network: Network,
-  report: {job: string; status: string} & JobOutcome,
+  report: {job: string; status: string; result: string | null} & JobOutcome,
 ): GpunetError | null {
   const fields = {job: report.job, status: report.status, outcome: report.outcome}
   if (report.outcome === 'failed') {
@@ -176,10 +179,17 @@ export function jobEndedBadly(
       fields: {...fields, failure: report.failure?.code ?? null},
     })
   }
-  if (report.status === 'STOPPED') {
-    return new GpunetError('job_stopped', `job ${report.job} was stopped before it finished`, {
+  if (report.status === 'COMPLETED' && report.result === null) {
+    return new GpunetError('job_stopped', `job ${report.job} was ended before it finished: it has no result`, {
       exitCode: ExitCode.JOB_FAILED,
       hint: 'its poster ended it (gpunet job stop); the node was paid for the time it ran',
+      fields,
+    })
+  }
+  if (report.status === 'STOPPED') {
+    return new GpunetError('job_stopped', `job ${report.job} was stopped by its node before it finished`, {
+      exitCode: ExitCode.JOB_FAILED,
+      hint: 'the node gave the job up (quit); post it again to have another node run it',
       fields,
     })
   }

@@ -214,6 +214,25 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const again = await box.run(['job', 'stop', posted.job])
     assert.equal(again.code, 2)
     assert.match(again.stderr, /Error: job \w+ is already COMPLETED/)
+    // A --wait that sees the job ended before it finished exits 8, the report printed all the same.
+    const waited = await box.run(['job', 'get', posted.job, '--wait', '--json'])
+    assert.equal(waited.code, 8)
+    const report = JSON.parse(waited.stdout) as Report & {error: Record<string, unknown>}
+    assert.equal(report.status, 'COMPLETED')
+    assert.deepEqual(report.error, {
+      code: 'job_stopped',
+      message: `job ${posted.job} was ended before it finished: it has no result`,
+      hint: 'its poster ended it (gpunet job stop); the node was paid for the time it ran',
+      job: posted.job,
+      status: 'COMPLETED',
+      outcome: null,
+    })
+    const waitedHuman = await box.run(['job', 'get', posted.job, '--wait'])
+    assert.equal(waitedHuman.code, 8)
+    assert.match(waitedHuman.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(waitedHuman.stderr, /^Error: job \w+ was ended before it finished: it has no result$/m)
+    assert.equal((await box.run(['job', 'get', posted.job])).code, 0, 'without --wait, reading it is no failure')
+
     const againJson = await box.run(['job', 'stop', posted.job, '--json'])
     assert.deepEqual(JSON.parse(againJson.stdout).error, {
       code: 'job_over',
