@@ -399,6 +399,14 @@ describe('gpunet job post on devnet and mainnet', function () {
     box = cliSandbox()
     file = join(box.dir, 'job.json')
   })
+  /** Every setting a devnet post needs but the RPC node, which tests point at a port where nothing listens. */
+  const devnetEnv = () => ({
+    ...box.env,
+    GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
+    GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
+    GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
+    GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
+  })
   after(async () => {
     await box.cleanup()
   })
@@ -435,13 +443,7 @@ describe('gpunet job post on devnet and mainnet', function () {
   })
 
   it('refuses a missing wallet off localnet without creating one, then exits 5 naming an RPC node it cannot reach', async () => {
-    const env = {
-      ...box.env,
-      GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
-      GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
-    }
+    const env = devnetEnv()
     writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
     const args = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9']
     const missing = await runCli(args, {env})
@@ -456,14 +458,8 @@ describe('gpunet job post on devnet and mainnet', function () {
   })
 
   it('checks the secrets a job refers to off localnet too: a URL is needed, an unreachable service exits 5, both say --no-secrets-check', async () => {
-    const env = {
-      ...box.env,
-      GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
-      GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
-    }
-    writeFileSync(box.env.GPUNET_WALLET!, JSON.stringify([...Keypair.generate().secretKey]))
+    const env = {...devnetEnv(), GPUNET_WALLET: join(box.dir, 'devnet-wallet.json')}
+    writeFileSync(env.GPUNET_WALLET, JSON.stringify([...Keypair.generate().secretKey]))
     const args = {image: 'x', env: {HF_TOKEN: '%%secrets.HF_TOKEN%%'}}
     writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{id: 'a', type: 'container/run', args}]}))
     const post = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9', '--json']
