@@ -1,13 +1,12 @@
 /**
  * One network, resolved for the jobs commands: its RPC connection, jobs program, payment token, default market,
  * content store and where exposed services are reached. Settings: flag > `GPUNET_*` environment > config file >
- * preset; on localnet the running localnet (started in the background when none runs) gives them.
+ * preset. On localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it
+ * (starting it when none runs) and passes its endpoints here.
  */
 import {Connection, PublicKey} from '@solana/web3.js'
 
 import {ContentClient} from '../ipfs/client.js'
-import {localnetStatus, ensureLocalnet} from '../localnet/control.js'
-import {defaultDataDir, defaultPort} from '../localnet/paths.js'
 import {type Network, requireSetting, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {NETWORK_PRESETS} from './networks.js'
@@ -29,6 +28,14 @@ export interface RewardsAccounts {
   rewardsProgram: PublicKey
 }
 
+/**
+ * A localnet's node as `localnet status` reports it: its address, GPUs, runtime (`podman` or `host-process`) and
+ * running jobs, or why it is off. Declared here, with the client that reads it, so market/ needs nothing of
+ * localnet/.
+ */
+export type LocalnetNodeStatus =
+  {address: string; gpus: number; runtime: 'podman' | 'host-process'; runningJobs: string[]} | {off: string}
+
 export interface MarketNetwork {
   name: Network
   rpcUrl: string
@@ -39,8 +46,8 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
-  /** GPUs of the localnet's node (0 when it runs none or it is off); null on other networks, where it is unknown. */
-  localnetGpus: number | null
+  /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
+  localnetNode?: LocalnetNodeStatus | null
   /** The content store (resolved on first use: reading a job needs none). */
   content(): ContentClient
   /** The rewards accounts (resolved on first use: only `list` and `extend` need them). */
@@ -56,11 +63,27 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv
 }
 
-/** Resolves a network's settings and opens its RPC connection (starting the localnet when needed). */
-export async function connectMarket(options: ConnectOptions): Promise<MarketNetwork> {
+/** What a running localnet tells its clients (network-connection.ts reads it from the localnet). */
+export interface LocalnetEndpoints {
+  rpcUrl: string
+  contentStoreUrl: string
+  gatewayUrl: string | null
+  programId: PublicKey
+  mint: PublicKey
+  market: PublicKey
+  /** Its node: what it runs with, or why it is off; null with --no-node. */
+  node: LocalnetNodeStatus | null
+  rewards: RewardsAccounts
+}
+
+/** Resolves a network's settings and opens its RPC connection; a localnet's endpoints are given. */
+export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoints): MarketNetwork {
   const {network} = options
   const env = options.env ?? process.env
-  if (network === 'localnet') return connectLocalnet(options, env)
+  if (network === 'localnet') {
+    if (!localnet) throw new Error('the localnet endpoints are resolved by connectMarket (network-connection.ts)')
+    return localnetMarket(options, env, localnet)
+  }
   const preset = NETWORK_PRESETS[network]
   const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
   const key = (setting: Setting) => address(setting, requireSetting(network, setting, undefined, env))
@@ -73,7 +96,6 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
     defaultMarket: preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
-    localnetGpus: null,
     content: () => new ContentClient(trimUrl(requireSetting(network, SETTINGS.contentStoreUrl, undefined, env))),
     rewards: () => ({
       rewardsReflection: key(SETTINGS.rewardsReflection),
@@ -83,29 +105,23 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
   }
 }
 
-async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv): Promise<MarketNetwork> {
-  const dataDir = defaultDataDir(env)
-  const runtime = await ensureLocalnet(dataDir, defaultPort(env), options.note)
-  const status = await localnetStatus(dataDir)
-  const programId = new PublicKey(status.programId!)
-  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? runtime.rpcUrl
-  // The localnet accepts the rewards accounts without using them (no network fee): an unowned address will do.
-  const [placeholder] = PublicKey.findProgramAddressSync([Buffer.from('localnet-rewards')], programId)
+function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localnet: LocalnetEndpoints): MarketNetwork {
+  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? localnet.rpcUrl
   return {
     name: 'localnet',
     rpcUrl,
     connection: new Connection(rpcUrl, 'confirmed'),
-    programId,
-    mint: new PublicKey(status.mint!),
-    defaultMarket: new PublicKey(status.market!),
+    programId: localnet.programId,
+    mint: localnet.mint,
+    defaultMarket: localnet.market,
     networkHost: null,
-    gatewayUrl: runtime.gatewayUrl ?? null,
-    localnetGpus: status.node && 'gpus' in status.node ? status.node.gpus : 0,
+    gatewayUrl: localnet.gatewayUrl,
+    localnetNode: localnet.node,
     content: () =>
       new ContentClient(
-        trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? runtime.contentStoreUrl),
+        trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? localnet.contentStoreUrl),
       ),
-    rewards: () => ({rewardsReflection: placeholder, rewardsVault: placeholder, rewardsProgram: placeholder}),
+    rewards: () => localnet.rewards,
   }
 }
 

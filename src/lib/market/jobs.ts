@@ -89,6 +89,7 @@ async function decodeAt<T>(
     new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
       exitCode: ExitCode.NOT_FOUND,
       hint: `check the address and --network; a delisted job's account is closed`,
+      fields: {[what]: address.toBase58()},
     })
   if (!info) throw missing()
   try {
@@ -111,6 +112,7 @@ export async function rpcCall<T>(connection: Connection, call: () => Promise<T>)
         exitCode: ExitCode.UNAVAILABLE,
         cause: error,
         hint: 'check --rpc, GPUNET_RPC_URL or the network',
+        fields: {rpcUrl: connection.rpcEndpoint},
       },
     )
   }

@@ -3,27 +3,12 @@ import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token
 import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import type {Network} from '../network.js'
-import {loadWallet, type Wallet} from '../wallet.js'
+import type {Wallet} from '../wallet.js'
 import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances.js'
-import {connectMarket, type MarketNetwork, parseAddress} from './connect.js'
+import type {MarketNetwork} from './connect.js'
 import {jobsInstruction} from './instructions.js'
 import {isFinal, type JobView, readJob, readMarket} from './jobs.js'
 import {sendJobsTransaction} from './send.js'
-
-/** What `job stop` and `job extend` start from: the network, the poster's wallet and its job. */
-export async function openOwnJob(
-  flags: {network: string; rpc?: string; wallet?: string},
-  job: string,
-  note: (line: string) => void,
-): Promise<{net: MarketNetwork; wallet: Wallet; view: JobView}> {
-  const network = flags.network as Network
-  const address = parseAddress(job, 'the job')
-  const net = await connectMarket({network, rpc: flags.rpc, note})
-  net.rewards() // a missing rewards setting fails here, before anything is read or spent
-  const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-  return {net, wallet, view: await readOwnJob(net, wallet, address)}
-}
 
 /** Reads a job its wallet may change: refuses a job of another project (6) or one already over (2). */
 export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: PublicKey): Promise<JobView> {
@@ -35,11 +20,15 @@ export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: Pu
       {
         exitCode: ExitCode.DENIED,
         hint: 'use the wallet that posted it (--wallet FILE)',
+        fields: {job: address.toBase58(), project: view.job.project.toBase58()},
       },
     )
   }
   if (isFinal(view.status)) {
-    throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {exitCode: ExitCode.USAGE})
+    throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {
+      exitCode: ExitCode.USAGE,
+      fields: {job: address.toBase58(), status: view.status},
+    })
   }
   return view
 }
@@ -102,6 +91,7 @@ export async function quoteExtend(
       {
         exitCode: ExitCode.USAGE,
         hint: '--timeout is the new total duration in seconds, not an addition',
+        fields: {job: view.address.toBase58(), timeout: Number(timeout), currentTimeout: Number(view.job.timeout)},
       },
     )
   }

@@ -22,6 +22,10 @@ export interface PostQuote {
   pricePerSecond: bigint
   /** Token base units: price per second x timeout. */
   total: bigint
+  /** Lamports of the transaction's signatures. */
+  fees: bigint
+  /** Lamports of the rent of the job account and of the run account `list` creates when a node is waiting. */
+  rent: bigint
   balances: Balances
 }
 
@@ -46,8 +50,10 @@ export async function quotePost(
     net.connection.getMinimumBalanceForRentExemption(JOB_ACCOUNT_SIZE),
     net.connection.getMinimumBalanceForRentExemption(RUN_ACCOUNT_SIZE),
   ])
-  checkFunds(balances, {tokens: total, lamports: BigInt(jobRent + runRent) + 3n * SIGNATURE_FEE})
-  return {market, marketAccount, timeout: duration, pricePerSecond: marketAccount.jobPrice, total, balances}
+  const fees = 3n * SIGNATURE_FEE
+  const rent = BigInt(jobRent + runRent)
+  checkFunds(balances, {tokens: total, lamports: fees + rent})
+  return {market, marketAccount, timeout: duration, pricePerSecond: marketAccount.jobPrice, total, fees, rent, balances}
 }
 
 /** Posts a job whose definition is already uploaded: `list` with a fresh job keypair, so a retry never posts twice. */

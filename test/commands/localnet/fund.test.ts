@@ -28,7 +28,9 @@ describe('gpunet localnet fund', function () {
     const address = Keypair.generate().publicKey.toBase58()
     const result = await box.run(['localnet', 'fund', address, '--sol', '1.5', '--json'])
     assert.equal(result.code, 0, result.stderr)
-    assert.equal(result.stderr, '')
+    // Nothing on stderr but, when this test runs alone, the notes of the localnet's start.
+    const startNotes = /^(created a new localnet wallet|Started a localnet in the background) .*\n/gm
+    assert.equal(result.stderr.replace(startNotes, ''), '')
     const report = JSON.parse(result.stdout) as {
       address: string
       sol: {added: string; balance: string}
@@ -68,6 +70,18 @@ describe('gpunet localnet fund', function () {
     const amount = await box.run(['localnet', 'fund', '--tokens', '1.1234567', '--json'])
     assert.equal(amount.code, 2)
     assert.deepEqual(JSON.parse(amount.stdout).error.code, 'invalid_amount')
+    const huge = await box.run(['localnet', 'fund', '--tokens', '99999999999999999999'])
+    assert.equal(huge.code, 2, huge.stderr)
+    assert.equal(huge.stdout, '')
+    assert.match(huge.stderr, /Error: token amount "99999999999999999999" is too large: at most 18446744073709\.551615/)
+    const hugeSol = await box.run(['localnet', 'fund', '--sol', '18446744074', '--json'])
+    assert.equal(hugeSol.code, 2)
+    assert.deepEqual(JSON.parse(hugeSol.stdout).error, {
+      code: 'amount_too_large',
+      message: 'SOL amount "18446744074" is too large: at most 18446744073.709551615 fits in an account',
+      hint: 'Amounts are u64 base units on chain; give a smaller amount.',
+      amount: '18446744074',
+    })
     const nothing = await box.run(['localnet', 'fund', '--sol', '0'])
     assert.equal(nothing.code, 2)
     assert.match(nothing.stderr, /nothing to send/)
