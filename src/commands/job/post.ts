@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, waitFlags} from '../../flags.js'
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
+import {computeCidV0} from '../../lib/ipfs/cid.js'
 import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
@@ -10,6 +11,7 @@ import {connectMarket, parseAddress, SETTINGS} from '../../lib/market/connect.js
 import {isFinal, readJob} from '../../lib/market/jobs.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, quotePost} from '../../lib/market/post.js'
+import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
 import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
@@ -23,6 +25,8 @@ import {loadWallet} from '../../lib/wallet.js'
 interface PostReport extends JobReport, ResultFields {
   wallet: {address: string; sol: AmountJson; tokens: AmountJson}
   signature: string
+  /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
+  fee: FeeJson
   /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job. */
   warnings: string[]
 }
@@ -69,23 +73,31 @@ export default class JobPost extends BaseCommand {
     const exposes = exposedPorts(definition).length > 0
     if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
 
-    const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
+    const net = await connectMarket({
+      network,
+      rpc: flags.rpc,
+      networkHost: flags['network-host'],
+      priorityFee: flags['priority-fee'],
+      maxPriorityFee: flags['max-priority-fee'],
+      note,
+    })
     // Said before anything is spent: the localnet's only node would leave the job queued for its whole life.
     const jobWarnings = net.localnetGpus === 0 && needsGpu(definition) ? [NO_GPU_WARNING] : []
     for (const w of jobWarnings) this.note(`Warning: ${w}`)
-    net.rewards() // a missing rewards setting fails here, before anything is read or spent
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
-    const quote = await quotePost(net, wallet, market, flags.timeout === undefined ? undefined : BigInt(flags.timeout))
+    const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
+    const quote = await quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout)
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
+    this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
 
     const progress = startProgress(`Uploading the definition to ${net.content().url}`)
     let posted
     try {
-      const cid = await net.content().add(bytes)
+      await net.content().add(bytes)
       progress.update(`Posting the job on ${network} (${amountText(total)})`)
-      posted = await listJob(net, wallet, quote, cid)
+      posted = await listJob(net, quote)
     } finally {
       progress.stop()
     }
@@ -122,6 +134,7 @@ export default class JobPost extends BaseCommand {
         tokens: amountJson(balances.tokens, TOKEN_DECIMALS, 'token'),
       },
       signature: posted.signature,
+      fee: feeJson(posted.fee),
       warnings: jobWarnings,
     }
     this.say(`Posted job ${report.job} on ${network}`)

@@ -1,5 +1,6 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
 import type {Connection, PublicKey} from '@solana/web3.js'
+import {base58btc} from 'multiformats/bases/base58'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {
@@ -10,9 +11,10 @@ import {
   type JobAccount,
   JobState,
   type MarketAccount,
-  RUN_ACCOUNT_SIZE,
+  RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
 } from './accounts.js'
+import {rpcCall} from './rpc.js'
 
 export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
 
@@ -48,17 +50,27 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
   return {address, job, run, status: jobStatus(job, run)}
 }
 
-/** The RunAccount of a job, found by its job field right after the discriminator (reference/README.md). */
+/**
+ * The getProgramAccounts filters of a job's runs: the RunAccount discriminator at 0 and the job right after it.
+ * Never the size: runs are allocated 120 bytes on chain, more than their 113 bytes of content.
+ */
+export function runFilters(job: PublicKey) {
+  return [
+    {memcmp: {offset: 0, bytes: base58btc.baseEncode(RUN_ACCOUNT_DISCRIMINATOR)}},
+    {memcmp: {offset: 8, bytes: job.toBase58()}},
+  ]
+}
+
+/** The RunAccount of a job (the oldest when a Stopped job was claimed several times), or null. */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<(RunAccount & {address: PublicKey}) | null> {
-  const accounts = await connection.getProgramAccounts(programId, {
-    filters: [{dataSize: RUN_ACCOUNT_SIZE}, {memcmp: {offset: 8, bytes: job.toBase58()}}],
-  })
-  const first = accounts[0]
-  return first ? {...decodeRunAccount(first.account.data), address: first.pubkey} : null
+  const accounts = await rpcCall(connection, () => connection.getProgramAccounts(programId, {filters: runFilters(job)}))
+  const runs = accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
+  runs.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
+  return runs[0] ?? null
 }
 
 async function decodeAt<T>(
@@ -79,22 +91,5 @@ async function decodeAt<T>(
   } catch (error) {
     if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
     throw error
-  }
-}
-
-/** Runs an RPC call; a node that cannot be reached or fails is exit 5, naming its URL. */
-export async function rpcCall<T>(connection: Connection, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    throw new GpunetError(
-      'rpc_failed',
-      `the Solana RPC node ${connection.rpcEndpoint} failed: ${(error as Error).message}`,
-      {
-        exitCode: ExitCode.UNAVAILABLE,
-        cause: error,
-        hint: 'check --rpc, GPUNET_RPC_URL or the network',
-      },
-    )
   }
 }

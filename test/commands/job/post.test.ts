@@ -1,5 +1,5 @@
 import {strict as assert} from 'node:assert'
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
@@ -267,34 +267,23 @@ describe('gpunet job post on devnet and mainnet', function () {
     )
   })
 
-  it('names the rewards settings the reference lacks instead of inventing them', async () => {
+  it('names every content store setting when none is set, before any network call (exit 2)', async () => {
     const {ops} = DEFINITION
     writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [{...ops[0], args: {image: 'x'}}]}))
-    const result = await box.run([
-      'job',
-      'post',
-      '--file',
-      file,
-      '--network',
-      'mainnet',
-      '--rpc',
-      'http://127.0.0.1:9',
-      '--json',
-    ])
-    assert.equal(result.code, 2)
+    writeFileSync(box.env.GPUNET_WALLET!, JSON.stringify([...Keypair.generate().secretKey]))
+    const args = ['job', 'post', '--file', file, '--network', 'mainnet', '--rpc', 'http://127.0.0.1:9', '--json']
+    const result = await box.run(args)
+    rmSync(box.env.GPUNET_WALLET!)
+    assert.equal(result.code, 2, result.stdout)
     const {error} = JSON.parse(result.stdout) as {error: {code: string; hint: string}}
-    assert.equal(error.code, 'rewards_reflection_missing')
-    assert.match(error.hint, /set GPUNET_REWARDS_REFLECTION/)
+    assert.equal(error.code, 'content_store_missing')
+    for (const way of ['GPUNET_PINATA_JWT', 'GPUNET_PINNING_SERVICE_URL', 'GPUNET_CONTENT_STORE_URL', '"pinataJwt"']) {
+      assert.ok(error.hint.includes(way), `${way} in ${error.hint}`)
+    }
   })
 
   it('refuses a missing wallet off localnet without creating one, then exits 5 naming an RPC node it cannot reach', async () => {
-    const env = {
-      ...box.env,
-      GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
-      GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
-      GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
-    }
+    const env = {...box.env, GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9'}
     writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
     const args = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9']
     const missing = await runCli(args, {env})
