@@ -82,12 +82,20 @@ export async function startStandinRpc(): Promise<StandinRpc> {
       const account = rpc.accounts.get(p[0] as string)
       if (!account) throw Object.assign(new Error('Invalid param: could not find account'), {code: -32602})
       const amount = AccountLayout.decode(account.data).amount.toString()
-      return context({amount, decimals: 6, uiAmount: Number(amount) / 1e6, uiAmountString: String(Number(amount) / 1e6)})
+      return context({
+        amount,
+        decimals: 6,
+        uiAmount: Number(amount) / 1e6,
+        uiAmountString: String(Number(amount) / 1e6),
+      })
     },
     getProgramAccounts: (p) => {
       const [program, cfg = {}] = p as [
         string,
-        {filters?: {dataSize?: number; memcmp?: {offset: number; bytes: string}}[]; dataSlice?: {offset: number; length: number}},
+        {
+          filters?: {dataSize?: number; memcmp?: {offset: number; bytes: string}}[]
+          dataSlice?: {offset: number; length: number}
+        },
       ]
       return [...rpc.accounts.entries()]
         .filter(([, a]) => a.owner.toBase58() === program)
@@ -100,9 +108,11 @@ export async function startStandinRpc(): Promise<StandinRpc> {
         )
         .map(([pubkey, a]) => ({pubkey, account: encode(a, cfg)}))
     },
-    getLatestBlockhash: () => context({blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: slot + 150}),
+    getLatestBlockhash: () =>
+      context({blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: slot + 150}),
     getBlockHeight: () => slot,
-    getRecentPrioritizationFees: () => rpc.prioritizationFees.map((prioritizationFee, i) => ({slot: slot - i, prioritizationFee})),
+    getRecentPrioritizationFees: () =>
+      rpc.prioritizationFees.map((prioritizationFee, i) => ({slot: slot - i, prioritizationFee})),
     simulateTransaction: () =>
       context({err: null, logs: [], accounts: null, unitsConsumed: rpc.unitsConsumed, returnData: null}),
     sendTransaction: (p) => {
@@ -119,7 +129,13 @@ export async function startStandinRpc(): Promise<StandinRpc> {
       context(
         (p[0] as string[]).map((s) =>
           statuses.has(s)
-            ? {slot: statuses.get(s), confirmations: null, err: null, status: {Ok: null}, confirmationStatus: 'confirmed'}
+            ? {
+                slot: statuses.get(s),
+                confirmations: null,
+                err: null,
+                status: {Ok: null},
+                confirmationStatus: 'confirmed',
+              }
             : null,
         ),
       ),
@@ -221,7 +237,11 @@ export async function startStandinPinning(jwt: string): Promise<StandinPinning> 
         })
         const cid = await ipfsCid(bytes)
         pinning.content.set(cid, bytes)
-        return json(res, 200, {IpfsHash: pinning.lie ?? cid, PinSize: bytes.length, Timestamp: new Date().toISOString()})
+        return json(res, 200, {
+          IpfsHash: pinning.lie ?? cid,
+          PinSize: bytes.length,
+          Timestamp: new Date().toISOString(),
+        })
       }
       const match = /^\/ipfs\/(\w+)$/.exec(req.url ?? '')
       const found = match && pinning.content.get(match[1]!)

@@ -99,7 +99,10 @@ export async function quotePost(
 }
 
 /** Posts a job once its definition is uploaded: the quoted `list`, with its fresh job key, so it posts once. */
-export async function listJob(net: MarketNetwork, quote: PostQuote): Promise<{job: PublicKey; signature: string; fee: FeeQuote}> {
+export async function listJob(
+  net: MarketNetwork,
+  quote: PostQuote,
+): Promise<{job: PublicKey; signature: string; fee: FeeQuote}> {
   const {transaction} = quote
   const signature = await sendPrepared(net.connection, transaction)
   return {job: transaction.signers[1]!.publicKey, signature, fee: transaction.fee}

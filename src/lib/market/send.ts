@@ -89,7 +89,8 @@ export async function prepareTransaction(
     ...instructions,
   ]
   const simulated = await simulate(connection, payer, probe)
-  const limit = simulated > 0 ? Math.min(MAX_COMPUTE_UNITS, Math.ceil(simulated * UNITS_MARGIN.factor) + UNITS_MARGIN.extra) : null
+  const limit =
+    simulated > 0 ? Math.min(MAX_COMPUTE_UNITS, Math.ceil(simulated * UNITS_MARGIN.factor) + UNITS_MARGIN.extra) : null
   const units = BigInt(limit ?? Math.min(MAX_COMPUTE_UNITS, DEFAULT_UNITS_PER_INSTRUCTION * instructions.length))
   // The cap is on the whole priority fee: price x units / 1e6 lamports.
   const cap = (policy.maxPriorityFeeLamports * 1_000_000n) / units
@@ -116,7 +117,9 @@ export async function prepareTransaction(
 /** Signs once and sends the same bytes until confirmed; signs again only once the blockhash has surely expired. */
 export async function sendPrepared(connection: Connection, prepared: PreparedTransaction): Promise<string> {
   for (let attempt = 0; ; attempt++) {
-    const {blockhash, lastValidBlockHeight} = await rpcCall(connection, () => connection.getLatestBlockhash('confirmed'))
+    const {blockhash, lastValidBlockHeight} = await rpcCall(connection, () =>
+      connection.getLatestBlockhash('confirmed'),
+    )
     const tx = new Transaction({feePayer: prepared.signers[0]!.publicKey, blockhash, lastValidBlockHeight})
     tx.add(...prepared.budget, ...prepared.instructions)
     tx.sign(...prepared.signers)
@@ -183,7 +186,8 @@ export function feeText(fee: FeeQuote): string {
 /** The accounts a transaction writes, the fee payer first: where recent prioritization fees are looked up. */
 function writableAccounts(payer: PublicKey, instructions: TransactionInstruction[]): PublicKey[] {
   const seen = new Map([[payer.toBase58(), payer]])
-  for (const ix of instructions) for (const key of ix.keys) if (key.isWritable) seen.set(key.pubkey.toBase58(), key.pubkey)
+  for (const ix of instructions)
+    for (const key of ix.keys) if (key.isWritable) seen.set(key.pubkey.toBase58(), key.pubkey)
   return [...seen.values()].slice(0, 128)
 }
 

@@ -27,7 +27,9 @@ import {
 } from '../../../src/lib/market/index.js'
 
 const kit = JobsClient as unknown as Record<string, (...args: unknown[]) => unknown>
-const INSTRUCTIONS = fileURLToPath(new URL('../../../node_modules/@nosana/jobs-program/dist/instructions/', import.meta.url))
+const INSTRUCTIONS = fileURLToPath(
+  new URL('../../../node_modules/@nosana/jobs-program/dist/instructions/', import.meta.url),
+)
 
 const key = () => Keypair.generate().publicKey
 const bytes = (n: number) => new Uint8Array(Array.from({length: n}, () => Math.floor(Math.random() * 256)))
@@ -126,7 +128,10 @@ describe('conformance with the official client (@nosana/kit)', () => {
               official.signers.has(n) ? noopSigner(keys[n]!.toBase58()) : keys[n]!.toBase58(),
             ]),
           )
-          const theirs = kit[`get${pascal(name)}Instruction`]!({...input, ...args}, {programAddress: programId.toBase58()}) as {
+          const theirs = kit[`get${pascal(name)}Instruction`]!(
+            {...input, ...args},
+            {programAddress: programId.toBase58()},
+          ) as {
             programAddress: string
             accounts: {address: string; role: number}[]
             data: Uint8Array
@@ -138,9 +143,9 @@ describe('conformance with the official client (@nosana/kit)', () => {
           )
           assert.deepEqual(Buffer.from(mine.data), Buffer.from(theirs.data))
           // Both directions: the official decoder reads our bytes, ours reads theirs.
-          const decoded = (kit[`get${pascal(name)}InstructionDataDecoder`]!() as {decode(b: Uint8Array): object}).decode(
-            mine.data,
-          )
+          const decoded = (
+            kit[`get${pascal(name)}InstructionDataDecoder`]!() as {decode(b: Uint8Array): object}
+          ).decode(mine.data)
           for (const [arg, value] of Object.entries(args)) {
             assert.deepEqual(normal((decoded as Record<string, unknown>)[arg]), normal(value), `${name}.${arg}`)
           }
@@ -206,7 +211,10 @@ describe('conformance with the official client (@nosana/kit)', () => {
       const theirs = (kit[`get${name}Encoder`]!() as {encode(v: unknown): Uint8Array}).encode(asKit(value))
       assert.equal(ours.length, size)
       assert.deepEqual(ours.subarray(0, theirs.length), Buffer.from(theirs))
-      assert.ok(ours.subarray(theirs.length).every((b) => b === 0), 'the padding is zero')
+      assert.ok(
+        ours.subarray(theirs.length).every((b) => b === 0),
+        'the padding is zero',
+      )
       // The official decoder reads our allocated bytes; ours reads theirs padded as the chain allocates them.
       const official = (kit[`get${name}Decoder`]!() as {decode(b: Uint8Array): Record<string, unknown>}).decode(ours)
       const {discriminator, ...fields} = official
