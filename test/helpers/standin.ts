@@ -32,6 +32,10 @@ export interface StandinRpc {
   unitsConsumed: number
   /** Requests answered 429 (with Retry-After: 0) before any is served; Infinity refuses all. */
   rateLimited: number
+  /** Transactions received and lost (as a congested leader loses them) before one lands. */
+  dropped: number
+  /** Block height added at each getBlockHeight: a large step expires every blockhash at once. */
+  heightStep: number
   set(address: PublicKey, account: StandinAccount): void
   close(): Promise<void>
 }
@@ -53,6 +57,8 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     prioritizationFees: [],
     unitsConsumed: 0,
     rateLimited: 0,
+    dropped: 0,
+    heightStep: 0,
     set(address, account) {
       rpc.accounts.set(address.toBase58(), account)
     },
@@ -110,7 +116,7 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     },
     getLatestBlockhash: () =>
       context({blockhash: Keypair.generate().publicKey.toBase58(), lastValidBlockHeight: slot + 150}),
-    getBlockHeight: () => slot,
+    getBlockHeight: () => (slot += rpc.heightStep),
     getRecentPrioritizationFees: () =>
       rpc.prioritizationFees.map((prioritizationFee, i) => ({slot: slot - i, prioritizationFee})),
     simulateTransaction: () =>
@@ -118,6 +124,10 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     sendTransaction: (p) => {
       const tx = Transaction.from(Buffer.from(p[0] as string, 'base64'))
       const signature = base58btc.baseEncode(tx.signature!)
+      if (rpc.dropped > 0) {
+        rpc.dropped--
+        return signature
+      }
       if (!statuses.has(signature)) {
         rpc.sent.push(tx)
         rpc.onSend(tx)
