@@ -90,9 +90,10 @@ function reader(data: Uint8Array, discriminator: Buffer, name: string): BorshRea
   return new BorshReader(data, 8)
 }
 
-/** Decodes a MarketAccount's bytes. */
-export function decodeMarketAccount(data: Uint8Array): MarketAccount {
-  const r = reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount')
+/** A market without its queue's keys: what a listing reads (the first MARKET_ACCOUNT_DATA_SIZE bytes). */
+export type MarketSummary = Omit<MarketAccount, 'queue'> & {queueLength: number}
+
+function readMarketFields(r: BorshReader): MarketSummary {
   return {
     authority: r.publicKey(),
     jobExpiration: r.i64(),
@@ -104,8 +105,20 @@ export function decodeMarketAccount(data: Uint8Array): MarketAccount {
     nodeAccessKey: r.publicKey(),
     nodeXnosMinimum: r.u128(),
     queueType: r.u8(),
-    queue: r.publicKeyVec(),
+    queueLength: r.u32(),
   }
+}
+
+/** Decodes a MarketAccount's bytes. */
+export function decodeMarketAccount(data: Uint8Array): MarketAccount {
+  const r = reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount')
+  const {queueLength, ...fields} = readMarketFields(r)
+  return {...fields, queue: Array.from({length: queueLength}, () => r.publicKey())}
+}
+
+/** Decodes a market's fields and queue length from its first MARKET_ACCOUNT_DATA_SIZE bytes or more. */
+export function decodeMarketSummary(data: Uint8Array): MarketSummary {
+  return readMarketFields(reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount'))
 }
 
 /** Encodes a MarketAccount at its allocated size. */

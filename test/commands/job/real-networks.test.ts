@@ -415,4 +415,89 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     assert.equal(error.code, 'rpc_rate_limited')
     assert.match(error.hint, /--rpc/)
   })
+
+  it('lists the markets from the chain, and shows one with its queue (--json), 7 for an address that holds none', async () => {
+    network('devnet')
+    const preset = NETWORK_PRESETS.devnet
+    const gated = Keypair.generate().publicKey
+    const [node1, node2, collection] = [0, 1, 2].map(() => Keypair.generate().publicKey.toBase58())
+    s.rpc.set(gated, {
+      owner: preset.programId,
+      lamports: rentExempt(SIZES.market),
+      data: allocated(
+        'MarketAccount',
+        {
+          authority: Keypair.generate().publicKey.toBase58(),
+          jobExpiration: 600,
+          jobPrice: 2_500_000n,
+          jobTimeout: 900,
+          jobType: 4,
+          vault: Keypair.generate().publicKey.toBase58(),
+          vaultBump: 254,
+          nodeAccessKey: collection,
+          nodeXnosMinimum: 5_000_000_000n,
+          queueType: 1,
+          queue: [node1, node2],
+        },
+        SIZES.market,
+      ),
+    })
+    await postedJob('devnet') // a job account of the same program, not a market
+    const listed = await runCli(s.args('devnet', 'market', 'list'), {env: s.env})
+    assert.equal(listed.code, 0, listed.stderr)
+    const {markets, defaultMarket} = JSON.parse(listed.stdout) as {
+      defaultMarket: string
+      markets: {
+        address: string
+        pricePerSecond: {amount: number}
+        jobTimeout: number
+        queue: object
+        nodeStakeMinimum: {amount: number}
+        accessKey: string | null
+      }[]
+    }
+    assert.equal(defaultMarket, preset.market!.toBase58())
+    const byAddress = new Map(markets.map((m) => [m.address, m]))
+    assert.equal(markets.length, 2)
+    assert.deepEqual(
+      {
+        ...byAddress.get(gated.toBase58())!,
+        network: undefined,
+        authority: undefined,
+        vault: undefined,
+        jobExpiration: undefined,
+      },
+      {
+        network: undefined,
+        authority: undefined,
+        vault: undefined,
+        jobExpiration: undefined,
+        address: gated.toBase58(),
+        pricePerSecond: {amount: 2.5, unit: 'token', baseUnits: '2500000'},
+        jobTimeout: 900,
+        queue: {kind: 'nodes', length: 2},
+        nodeStakeMinimum: {amount: 5000, unit: 'token', baseUnits: '5000000000'},
+        accessKey: collection,
+      },
+    )
+    assert.equal(byAddress.get(preset.market!.toBase58())!.accessKey, null)
+    // The listing reads each market's fields and queue length, not its 10 KiB queue.
+    const call = s.rpc.requests.find((r) => r.method === 'getProgramAccounts')!
+    assert.deepEqual((call.params[1] as {dataSlice: object}).dataSlice, {offset: 0, length: 151})
+
+    const human = await runCli(['market', 'list', '--network', 'devnet', '--rpc', s.rpc.url], {env: s.env})
+    assert.match(
+      human.stdout,
+      new RegExp(`^\\*\\s+${preset.market!.toBase58()}\\s+0\\.00001\\s+3600 s\\s+empty\\s+0\\s+none$`, 'm'),
+    )
+    assert.match(human.stdout, new RegExp(`${gated.toBase58()}\\s+2\\.5\\s+900 s\\s+2 nodes\\s+5000\\s+${collection}`))
+
+    const got = await runCli(s.args('devnet', 'market', 'get', gated.toBase58()), {env: s.env})
+    assert.equal(got.code, 0, got.stderr)
+    assert.deepEqual((JSON.parse(got.stdout) as {queued: string[]}).queued, [node1, node2])
+    const missing = await runCli(s.args('devnet', 'market', 'get', Keypair.generate().publicKey.toBase58()), {
+      env: s.env,
+    })
+    assert.equal(missing.code, 7)
+  })
 })
