@@ -21,9 +21,19 @@ import {base58btc} from 'multiformats/bases/base58'
 
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
 import {type CliSandbox, useCliSandbox} from '../../helpers/cli-localnet.js'
+import {
+  allocated,
+  type JobFields,
+  MARKET_TIMEOUT,
+  putJobAccount,
+  putRunAccount,
+  type RealNetwork as Network,
+  REFERENCE,
+  seedNetwork,
+  SIZES,
+} from '../../helpers/standin-network.js'
 import {runCli} from '../../helpers/cli.js'
 import {
-  fundWallet,
   ipfsCid,
   rentExempt,
   startStandinPinning,
@@ -32,34 +42,7 @@ import {
   type StandinRpc,
 } from '../../helpers/standin.js'
 
-type Network = 'devnet' | 'mainnet'
-
 const JWT = 'test-jwt-not-a-secret'
-/** Addresses from reference/README.md, written out so the test does not derive them with the code under test. */
-const REFERENCE = {
-  rewardsProgram: 'nosRB8DUV67oLNrL45bo2pFLrmsWPiewe2Lk2DRNYCp',
-  rewardsReflection: '6tjbAfNHnUusWLZqFznMKyBrjs1ZX92eyKwiUi2Bsg3x',
-  devnet: {
-    rewardsVault: '4wk8dRGWQSCdRzvVJxu1jawHkV9pfzrEfUxYwYfwbXuk',
-    vault: '2rdjmeokDBJCzRbeTARttZsuxhyZ7QgLzG6vS5TXw7FS',
-  },
-  mainnet: {
-    rewardsVault: '37xZ4jY3bSMBgxwekwdALRZK1kAUCh7YkkPabA4P2tq8',
-    vault: '6xXAonT5D14tkF6RPUfhgvEioTCHy4YKsLZ2xKDumpwU',
-  },
-}
-const SIZES = {job: 240, run: 120, market: 10_224}
-const PRICE = 10n
-const MARKET_TIMEOUT = 3600n
-
-const kit = JobsClient as unknown as Record<string, (...args: unknown[]) => {encode(v: unknown): Uint8Array}>
-const encoder = (name: string) => kit[`get${name}Encoder`]!()
-/** The official client's bytes for an account, padded to the size the program allocates. */
-function allocated(name: 'JobAccount' | 'RunAccount' | 'MarketAccount', value: object, size: number): Buffer {
-  const bytes = encoder(name).encode(value)
-  return Buffer.concat([Buffer.from(bytes), Buffer.alloc(size - bytes.length)])
-}
-
 const DEFINITION = {
   version: '0.1',
   type: 'container',
@@ -110,78 +93,11 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     await s.pinning.close()
   })
 
-  /** The network's default market, its wallet funded, and `list` creating the job as the program would. */
-  function network(name: Network): void {
-    const preset = NETWORK_PRESETS[name]
-    s.rpc.set(preset.market!, {
-      owner: preset.programId,
-      lamports: rentExempt(SIZES.market),
-      data: allocated(
-        'MarketAccount',
-        {
-          authority: Keypair.generate().publicKey.toBase58(),
-          jobExpiration: 86_400,
-          jobPrice: PRICE,
-          jobTimeout: MARKET_TIMEOUT,
-          jobType: 0,
-          vault: REFERENCE[name].vault,
-          vaultBump: 255,
-          nodeAccessKey: PublicKey.default.toBase58(),
-          nodeXnosMinimum: 0,
-          queueType: 255,
-          queue: [],
-        },
-        SIZES.market,
-      ),
-    })
-    fundWallet(s.rpc, s.wallet.publicKey, preset.mint!, 5_000_000_000, 1_000_000_000n)
-    s.rpc.onSend = (tx) => {
-      const list = tx.instructions.find((ix) => ix.programId.equals(preset.programId))
-      if (!list || !Buffer.from(list.data.subarray(0, 8)).equals(Buffer.from(JobsClient.LIST_DISCRIMINATOR))) return
-      const data = kit.getListInstructionDataDecoder!() as unknown as {
-        decode(b: Uint8Array): {ipfsJob: Uint8Array; timeout: bigint}
-      }
-      const args = data.decode(list.data)
-      putJob(name, list.keys[0]!.pubkey, {ipfsJob: args.ipfsJob, timeout: args.timeout, state: 0})
-    }
-  }
-
-  function putJob(name: Network, address: PublicKey, fields: {ipfsJob: Uint8Array; timeout: bigint; state: number}) {
-    const preset = NETWORK_PRESETS[name]
-    s.rpc.set(address, {
-      owner: preset.programId,
-      lamports: rentExempt(SIZES.job),
-      data: allocated(
-        'JobAccount',
-        {
-          ...fields,
-          ipfsResult: new Uint8Array(32),
-          market: preset.market!.toBase58(),
-          node: PublicKey.default.toBase58(),
-          payer: s.wallet.publicKey.toBase58(),
-          price: PRICE,
-          project: s.wallet.publicKey.toBase58(),
-          timeEnd: 0,
-          timeStart: 0,
-        },
-        SIZES.job,
-      ),
-    })
-  }
-
-  function putRun(name: Network, job: PublicKey, node: PublicKey, payer: PublicKey): PublicKey {
-    const address = Keypair.generate().publicKey
-    s.rpc.set(address, {
-      owner: NETWORK_PRESETS[name].programId,
-      lamports: rentExempt(SIZES.run),
-      data: allocated(
-        'RunAccount',
-        {job: job.toBase58(), node: node.toBase58(), payer: payer.toBase58(), state: 0, time: 1_700_000_000},
-        SIZES.run,
-      ),
-    })
-    return address
-  }
+  const network = (name: Network) => seedNetwork(s.rpc, name, s.wallet.publicKey)
+  const putJob = (name: Network, address: PublicKey, fields: JobFields) =>
+    putJobAccount(s.rpc, name, address, {...fields, payer: s.wallet.publicKey})
+  const putRun = (name: Network, job: PublicKey, node: PublicKey, payer: PublicKey) =>
+    putRunAccount(s.rpc, name, job, node, payer)
 
   /** A job of this wallet whose definition the gateway serves. */
   async function postedJob(name: Network): Promise<PublicKey> {
