@@ -192,10 +192,3 @@ export function encodeRunAccount(run: RunAccount): Buffer {
     .i64(run.time)
     .bytes(RUN_ACCOUNT_SIZE)
 }
-
-/** True when bytes are a RunAccount (by discriminator, never by size) of `job`, when given. */
-export function isRunAccount(data: Uint8Array, job?: PublicKey): boolean {
-  if (data.length < RUN_ACCOUNT_DATA_SIZE) return false
-  if (!Buffer.from(data.subarray(0, 8)).equals(RUN_ACCOUNT_DISCRIMINATOR)) return false
-  return job === undefined || Buffer.from(data.subarray(8, 40)).equals(job.toBuffer())
-}
