@@ -1,18 +1,46 @@
 /**
- * Validation throughput (templates round-robin, a generated 200-operation definition) and the cold start of
- * `gpunet job validate <template>` as a ratio to `node -e 0`, both measured here in the same run.
+ * Validation throughput, measured side by side in one run: validateJobDefinition (the compiled fast path, zod
+ * for failures), the zod schema alone (what validateJobDefinition was before the fast path) and the network's
+ * own validator (`@nosana/types`, typia code generated ahead of time), on the templates round-robin, a valid
+ * 200-operation definition and invalid documents. Then parse + validate + lint of whole files, and the cold
+ * start of `gpunet job validate <template>` as a ratio to `node -e 0` (and to another build's, when
+ * GPUNET_BENCH_BASELINE names one: a checkout with `npm run build` done).
  */
 import {spawnSync} from 'node:child_process'
 import {readFile} from 'node:fs/promises'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
+import {validateJobDefinition as peerValidate} from '@nosana/types'
+
 import {checkDefinitionText} from '../src/lib/definition/check.js'
-import {validateJobDefinition} from '../src/lib/definition/validate.js'
+import {validateJobDefinition, validateWithZod} from '../src/lib/definition/validate.js'
 import {listTemplates} from '../src/lib/templates.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 
-async function perSecond(work: (i: number) => unknown, seconds = 1): Promise<number> {
+type Validator = (value: unknown) => {success: boolean}
+
+const VALIDATORS: [string, Validator][] = [
+  ['gpunet', validateJobDefinition],
+  ['zod only', validateWithZod],
+  ['@nosana/types', peerValidate],
+]
+
+/**
+ * Calls per CPU second (user + system time of this process), so the other processes of a shared machine
+ * slow neither side; a few rounds, interleaved, and the median.
+ */
+function callsPerCpuSecond(work: (i: number) => unknown, ms = 250): number {
+  const start = process.cpuUsage()
+  const until = performance.now() + ms
+  let count = 0
+  while (performance.now() < until) for (let k = 0; k < 20; k++) work(count++)
+  const used = process.cpuUsage(start)
+  return count / ((used.user + used.system) / 1e6)
+}
+
+async function perSecond(work: (i: number) => Promise<unknown>, seconds = 1): Promise<number> {
   for (let i = 0; i < 200; i++) await work(i) // warm-up
   let count = 0
   const start = process.hrtime.bigint()
@@ -23,7 +51,8 @@ async function perSecond(work: (i: number) => unknown, seconds = 1): Promise<num
   return count / (Number(process.hrtime.bigint() - start) / 1e9)
 }
 
-function bigDefinition(ops: number): unknown {
+/** A definition valid under both schemas: no health checks, since the peer requires a member the spec lacks. */
+function bigDefinition(ops: number): Record<string, unknown> {
   return {
     version: '0.1',
     type: 'container',
@@ -36,22 +65,65 @@ function bigDefinition(ops: number): unknown {
         cmd: ['/bin/bash', '-c', `echo step ${i}`],
         gpu: i % 2 === 0,
         env: {STEP: String(i), TOKEN: '%%secrets.TOKEN%%'},
-        expose: [
-          {
-            port: 8000 + (i % 1000),
-            type: 'api',
-            health_checks: [{type: 'http', path: '/health', method: 'GET', expected_status: 200}],
-          },
-        ],
+        expose: [{port: 8000 + (i % 1000), type: 'api'}],
         resources: [{type: 'HF', repo: 'org/model', target: '/models'}],
       },
     })),
   }
 }
 
+/** One broken copy of a template per kind of mistake people make; each is invalid under both schemas. */
+function invalidDocuments(template: Record<string, unknown>): unknown[] {
+  const copy = () => structuredClone(template) as {ops: {id: unknown; type: unknown; args: Record<string, unknown>}[]}
+  const edits: ((d: ReturnType<typeof copy>) => void)[] = [
+    (d) => (d.ops[0]!.args.imgae = d.ops[0]!.args.image),
+    (d) => delete d.ops[0]!.args.image,
+    (d) => (d.ops[0]!.type = 'container/exec'),
+    (d) => (d.ops[0]!.args.gpu = 'yes'),
+    (d) => (d.ops[0]!.args.cmd = 42),
+    (d) => d.ops.push(structuredClone(d.ops[0]!)), // a duplicate operation id
+    (d) => Object.assign(d, {version: 0.1}),
+    (d) => (d.ops[0]!.args.env = ['A=1']),
+  ]
+  return edits.map((edit) => {
+    const doc = copy()
+    edit(doc)
+    return doc
+  })
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] as number
+}
+
+/**
+ * Measures every validator on `corpus` round-robin, interleaved, and prints ops/s and the ratios; `target`
+ * is the least gpunet/peer ratio asked for, when there is one.
+ */
+function compare(label: string, corpus: unknown[], expect: boolean | undefined, target?: number): void {
+  for (const [name, validate] of VALIDATORS) {
+    for (const value of corpus) {
+      if (expect !== undefined && validate(value).success !== expect) {
+        throw new Error(`${label}: ${name} does not find every document ${expect ? 'valid' : 'invalid'}`)
+      }
+    }
+    callsPerCpuSecond((i) => validate(corpus[i % corpus.length]), 300) // warm-up: the JIT, zod's compiled objects
+  }
+  const rates = new Map<string, number[]>(VALIDATORS.map(([name]) => [name, []]))
+  for (let round = 0; round < 5; round++) {
+    for (const [name, validate] of VALIDATORS) {
+      rates.get(name)!.push(callsPerCpuSecond((i) => validate(corpus[i % corpus.length])))
+    }
+  }
+  const [ours, zod, peer] = VALIDATORS.map(([name]) => median(rates.get(name)!)) as [number, number, number]
+  const ratio = ours / peer
+  console.log(
+    `${label.padEnd(44)} gpunet ${ours.toFixed(0).padStart(8)}/s  zod only ${zod.toFixed(0).padStart(8)}/s` +
+      `  @nosana/types ${peer.toFixed(0).padStart(8)}/s  gpunet/peer ${ratio.toFixed(2)}x` +
+      `  gpunet/zod only ${(ours / zod).toFixed(2)}x` +
+      (target === undefined ? '' : `  (target >= ${target.toFixed(1)}x) ${ratio >= target ? 'OK' : 'BELOW TARGET'}`),
+  )
 }
 
 function timeRun(args: string[]): number {
@@ -68,33 +140,45 @@ export default async function run(): Promise<void> {
   const texts = await Promise.all(templates.map((t) => readFile(t.file, 'utf8')))
   const big = bigDefinition(200)
   const bigText = JSON.stringify(big, null, 2)
-  if (!validateJobDefinition(big).success) throw new Error('the generated definition should be valid')
+  const invalid = values.flatMap((v) => invalidDocuments(v))
+  const peerValid = values.filter((v) => peerValidate(v).success).length
 
-  const rr = await perSecond((i) => validateJobDefinition(values[i % values.length]))
+  console.log(`validations per CPU second, median of 5 interleaved rounds (ratio >= 1.00: gpunet is faster)`)
+  compare(`${values.length} templates round-robin (peer: ${peerValid} valid)`, values, undefined, 1)
+  compare('valid 200-operation definition', [big], true, 1)
+  compare(`${invalid.length} invalid documents round-robin`, invalid, false)
+
   const rrText = await perSecond((i) => checkDefinitionText(texts[i % texts.length] as string, 't.json'))
-  const bigRate = await perSecond(() => validateJobDefinition(big))
   const bigTextRate = await perSecond(() => checkDefinitionText(bigText, 'big.json'))
-  console.log(`validateJobDefinition, ${values.length} templates round-robin: ${rr.toFixed(0)} validations/s`)
-  console.log(`check (parse + validate + lint), templates round-robin:        ${rrText.toFixed(0)} files/s`)
-  console.log(`validateJobDefinition, 200-operation definition:     ${bigRate.toFixed(0)} validations/s`)
+  console.log(`check (parse + validate + lint), templates round-robin: ${rrText.toFixed(0)} files/s`)
   console.log(
     `check (parse + validate + lint), 200 operations (${(bigText.length / 1024).toFixed(0)} KiB): ${bigTextRate.toFixed(0)} files/s`,
   )
 
   const template = templates.find((t) => t.name === 'hello-world')?.file as string
+  const baseline = process.env.GPUNET_BENCH_BASELINE
+  const commands: [string, string[]][] = [
+    ['node -e 0', ['-e', '0']],
+    ['gpunet job validate', [BIN, 'job', 'validate', template]],
+    ...(baseline ? [['baseline job validate', [join(baseline, 'bin/run.js'), 'job', 'validate', template]]] : []),
+  ] as [string, string[]][]
   const runs = 15
-  const bare: number[] = []
-  const cli: number[] = []
-  timeRun(['-e', '0'])
-  timeRun([BIN, 'job', 'validate', template])
+  const times = commands.map(() => [] as number[])
+  for (const [, args] of commands) timeRun(args)
   for (let i = 0; i < runs; i++) {
-    // Interleaved, so both see the same machine load.
-    bare.push(timeRun(['-e', '0']))
-    cli.push(timeRun([BIN, 'job', 'validate', template]))
+    // Interleaved, so every command sees the same machine load.
+    commands.forEach(([, args], k) => times[k]!.push(timeRun(args)))
   }
-  const ratio = median(cli) / median(bare)
+  const medians = times.map(median)
   console.log(
-    `cold start, median of ${runs}: node -e 0 ${median(bare).toFixed(0)} ms, gpunet job validate ${median(cli).toFixed(0)} ms`,
+    `cold start, median of ${runs}: ${commands.map(([name], k) => `${name} ${medians[k]!.toFixed(0)} ms`).join(', ')}`,
   )
+  const ratio = medians[1]! / medians[0]!
   console.log(`cold start ratio gpunet/node: ${ratio.toFixed(2)}x (target <= 3x) ${ratio <= 3 ? 'OK' : 'OVER TARGET'}`)
+  if (baseline) {
+    const before = medians[2]! / medians[0]!
+    console.log(
+      `cold start ratio baseline/node: ${before.toFixed(2)}x; this build / baseline: ${(ratio / before).toFixed(2)}x`,
+    )
+  }
 }

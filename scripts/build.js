@@ -1,6 +1,7 @@
-// Builds dist/: the library with tsc (declarations for `import ... from 'gpunet'`), and the commands with
-// esbuild, one bundle per command sharing chunks, because loading one bundled file instead of hundreds of
-// modules is most of a command's cold start (see bench/validate.bench.ts).
+// Builds dist/: first the job definition's compiled validator (generate-fast-path.js), then the library with
+// tsc (declarations for `import ... from 'gpunet'`), and the commands with esbuild, one bundle per command
+// sharing chunks, because loading one bundled file instead of hundreds of modules is most of a command's cold
+// start (see bench/validate.bench.ts).
 import {execFileSync} from 'node:child_process'
 import {readdirSync, rmSync} from 'node:fs'
 import {join, relative} from 'node:path'
@@ -8,12 +9,15 @@ import {fileURLToPath} from 'node:url'
 
 import {build} from 'esbuild'
 
+import {generateFastPath} from './generate-fast-path.js'
+
 const root = fileURLToPath(new URL('..', import.meta.url))
 const commandFiles = (dir) =>
   readdirSync(dir, {withFileTypes: true}).flatMap((e) =>
     e.isDirectory() ? commandFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
   )
 
+await generateFastPath()
 rmSync(join(root, 'dist'), {recursive: true, force: true})
 execFileSync(
   process.execPath,

@@ -1,5 +1,6 @@
 import {Command, Errors, ux} from '@oclif/core'
 
+import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
 
 /** Normalizes anything thrown inside a command into a GpunetError with the right exit code. */
@@ -48,9 +49,9 @@ export abstract class BaseCommand extends Command {
     process.exitCode = code
   }
 
-  /** Colors text for a human terminal; plain under NO_COLOR or when stdout is not a TTY. */
-  protected color(style: 'red' | 'yellow' | 'green' | 'dim' | 'bold' | 'cyan', text: string): string {
-    return ux.colorize(style, text)
+  /** Colors text bound for stdout; plain under NO_COLOR or when stdout is not a terminal (FORCE_COLOR overrides). */
+  protected color(style: Style, text: string): string {
+    return stdoutColors[style](text)
   }
 
   protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
@@ -68,8 +69,8 @@ export function renderFailure(failure: GpunetError, json: boolean): void {
     ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
     return
   }
-  const lines = [`${ux.colorize('red', 'Error:')} ${failure.message}`]
-  if (failure.hint) lines.push(`${ux.colorize('dim', 'Hint:')} ${failure.hint}`)
+  const lines = [`${stderrColors.red('Error:')} ${failure.message}`]
+  if (failure.hint) lines.push(`${stderrColors.dim('Hint:')} ${failure.hint}`)
   if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
   process.stderr.write(`${lines.join('\n')}\n`)
 }

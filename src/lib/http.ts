@@ -2,27 +2,59 @@
  * The one HTTP client of gpunet: undici with pooled agents, connect/headers/body timeouts, retries with backoff for
  * idempotent requests, and HTTP(S)_PROXY / NO_PROXY honoured. Every outgoing HTTP call goes through `httpFetch`.
  */
-import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, fetch as undiciFetch} from 'undici'
+import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, request, fetch as undiciFetch} from 'undici'
 import type {RequestInit, Response} from 'undici'
 
 export type {RequestInit, Response} from 'undici'
 
-/** Timeouts of every connection; a request may still pass a shorter `signal`. */
-export const HTTP_TIMEOUTS = {connectMs: 10_000, headersMs: 60_000, bodyMs: 300_000} as const
+/** How long a connection may take to open, to send its response headers, and to go quiet mid-body. */
+export interface HttpTimeouts {
+  connectMs: number
+  headersMs: number
+  /** Between two chunks of a body, not for the whole body: a large download may take as long as it keeps flowing. */
+  bodyMs: number
+}
 
-// undici's retry interceptor retries only idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE, TRACE) on network
-// errors and on 429/5xx answers, honouring Retry-After; a POST is never sent twice.
-const RETRY = {maxRetries: 3, minTimeout: 250, maxTimeout: 4000, timeoutFactor: 2} as const
+/** How often and how patiently an idempotent request is sent again after a network error, a 429 or a 5xx. */
+export interface HttpRetry {
+  maxRetries: number
+  /** The first wait; each later one doubles, up to `maxDelayMs`. A Retry-After answer sets the wait instead. */
+  minDelayMs: number
+  maxDelayMs: number
+}
 
+/** The settings every process starts with. */
+export const HTTP_DEFAULTS: {readonly timeouts: HttpTimeouts; readonly retry: HttpRetry} = {
+  timeouts: {connectMs: 10_000, headersMs: 60_000, bodyMs: 300_000},
+  retry: {maxRetries: 3, minDelayMs: 250, maxDelayMs: 8000},
+}
+
+let timeouts: HttpTimeouts = {...HTTP_DEFAULTS.timeouts}
+let retry: HttpRetry = {...HTTP_DEFAULTS.retry}
 let proxied: Dispatcher | undefined
 let direct: Dispatcher | undefined
 
 function agentOptions() {
   return {
-    connect: {timeout: HTTP_TIMEOUTS.connectMs},
-    headersTimeout: HTTP_TIMEOUTS.headersMs,
-    bodyTimeout: HTTP_TIMEOUTS.bodyMs,
+    connect: {timeout: timeouts.connectMs},
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
   }
+}
+
+// undici's retry interceptor sends again only idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), so a
+// POST is never sent twice. `throwOnError: false` hands the last 429/5xx answer to the caller once the retries are
+// spent, so it can say what the service answered instead of a bare "fetch failed".
+function withRetries(agent: Dispatcher): Dispatcher {
+  return agent.compose(
+    interceptors.retry({
+      maxRetries: retry.maxRetries,
+      minTimeout: retry.minDelayMs,
+      maxTimeout: retry.maxDelayMs,
+      timeoutFactor: 2,
+      throwOnError: false,
+    }),
+  )
 }
 
 /** True for loopback hosts, which are never sent through a proxy (the localnet and its gateway live there). */
@@ -35,10 +67,12 @@ export function isLoopbackHost(hostname: string): boolean {
 export function httpDispatcher(url: string | URL): Dispatcher {
   const {hostname} = typeof url === 'string' ? new URL(url) : url
   if (isLoopbackHost(hostname)) {
-    direct ??= new Agent(agentOptions()).compose(interceptors.retry(RETRY))
+    direct ??= withRetries(new Agent(agentOptions()))
     return direct
   }
-  proxied ??= new EnvHttpProxyAgent(agentOptions()).compose(interceptors.retry(RETRY))
+  // EnvHttpProxyAgent reads HTTP_PROXY, HTTPS_PROXY and NO_PROXY (either case) when it is made. Plain HTTP goes to
+  // the proxy as an absolute-URL request, as curl sends it: many proxies open CONNECT tunnels to port 443 only.
+  proxied ??= withRetries(new EnvHttpProxyAgent({...agentOptions(), proxyTunnel: false}))
   return proxied
 }
 
@@ -47,7 +81,64 @@ export function httpFetch(url: string | URL, init: RequestInit = {}): Promise<Re
   return undiciFetch(url, {...init, dispatcher: httpDispatcher(url)})
 }
 
-/** Closes the pooled connections (tests and short-lived processes that must not wait for keep-alive sockets). */
+/**
+ * Sends one request and resolves its status, the body read and dropped: a readiness probe. It is sent once (the
+ * caller probes again on its own schedule) and may carry a body on any method, which `fetch` refuses on GET.
+ */
+export async function httpProbe(
+  url: string | URL,
+  options: {method: string; headers?: Record<string, string>; body?: string; timeoutMs: number},
+): Promise<number> {
+  const response = await request(url, {
+    method: options.method as Dispatcher.HttpMethod,
+    headers: options.headers,
+    body: options.body,
+    signal: AbortSignal.timeout(options.timeoutMs),
+    dispatcher: httpDispatcher(url),
+    retryOptions: {maxRetries: 0},
+  } as Parameters<typeof request>[1])
+  await response.body.dump()
+  return response.statusCode
+}
+
+/**
+ * Why a request failed, in words for an error message: a timeout names the limit that ran out, a network error its
+ * code (ECONNREFUSED, ENOTFOUND...). `httpFetch` rejects with a TypeError whose `cause` holds the real error.
+ */
+export function describeHttpFailure(error: unknown): string {
+  const cause = (error as {cause?: unknown}).cause ?? error
+  const {code, message, name} = (cause ?? {}) as {code?: unknown; message?: unknown; name?: unknown}
+  if (name === 'TimeoutError' || name === 'AbortError') return String(message ?? 'aborted')
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return `no connection within ${seconds(timeouts.connectMs)}`
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return `no answer within ${seconds(timeouts.headersMs)}`
+    case 'UND_ERR_BODY_TIMEOUT':
+      return `the answer stalled for ${seconds(timeouts.bodyMs)}`
+    default:
+      return typeof code === 'string' ? code : typeof message === 'string' ? message : String(cause)
+  }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
+}
+
+/**
+ * Changes the timeouts or the retry policy of the requests that follow (tests use short ones; a library user on a
+ * slow link may want longer ones) and closes the pooled connections. With no argument, back to the defaults.
+ */
+export async function configureHttp(options: {timeouts?: Partial<HttpTimeouts>; retry?: Partial<HttpRetry>} = {}) {
+  await closeHttpAgents()
+  timeouts = {...HTTP_DEFAULTS.timeouts, ...options.timeouts}
+  retry = {...HTTP_DEFAULTS.retry, ...options.retry}
+}
+
+/**
+ * Closes the pooled connections; the next request opens new ones and reads the proxy variables again. A CLI
+ * process need not call it: idle pooled sockets do not keep Node running.
+ */
 export async function closeHttpAgents(): Promise<void> {
   const agents = [proxied, direct]
   proxied = undefined

@@ -1,6 +1,8 @@
 /** Progress on stderr: an ora spinner on a terminal, plain lines otherwise (logs, CI, pipes). */
 import ora from 'ora'
 
+import {stderrColors} from './colors.js'
+
 export interface Progress {
   /** Shows the current step. */
   update(text: string): void
@@ -8,10 +10,20 @@ export interface Progress {
   stop(): void
 }
 
+// ora's braille dots; colored here rather than by ora, which colors with chalk's stdout-based default and
+// does not read NO_COLOR.
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
+
 /** Starts showing progress on stderr. */
 export function startProgress(text: string): Progress {
-  if (process.stderr.isTTY) {
-    const spinner = ora({text, stream: process.stderr}).start()
+  // A terminal of zero columns (a pseudo-terminal nobody sized) would make ora clear lines without end.
+  if (process.stderr.isTTY && process.stderr.columns > 0) {
+    const spinner = ora({
+      text,
+      stream: process.stderr,
+      color: false,
+      spinner: {interval: 80, frames: FRAMES.map((frame) => stderrColors.cyan(frame))},
+    }).start()
     return {update: (next) => (spinner.text = next), stop: () => spinner.stop()}
   }
   let shown = text

@@ -29,7 +29,7 @@ const stringOrStrings = union([string(), array(string())]).describe(
 const env = record(string(), string()).describe('Environment variables; values are strings.')
 
 /** A URI as JSON Schema's `format: uri` means it: an absolute reference with a scheme. */
-const uri = url()
+export const uriSchema = url()
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const
 export const PORT_TYPES = ['web', 'api', 'webapi', 'websocket', 'none'] as const
@@ -77,7 +77,7 @@ const iamSchema = strictObject({
 export const resourceSchema = strictObject({
   type: oneOf(RESOURCE_TYPES),
   target: string().describe('Path inside the container where the data is placed.'),
-  url: uri.optional().describe('Used for S3.'),
+  url: uriSchema.optional().describe('Used for S3.'),
   bucket: string().optional(),
   files: array(string()).optional().describe('File names to load.'),
   repo: string().optional().describe('Model repository identifier, used for HF.'),
@@ -110,7 +110,7 @@ export const operationSchema = strictObject({
 
 const logisticsEntrySchema = strictObject({
   type: oneOf(LOGISTICS_TYPES),
-  args: strictObject({endpoint: uri}),
+  args: strictObject({endpoint: uriSchema}),
 })
 
 export const jobDefinitionSchema = strictObject({

@@ -48,7 +48,8 @@ function convertOne(
   schema: AnySchema,
   out: DefinitionIssue[],
 ): void {
-  const path = [...prefix, ...(issue.path as PathSegment[])]
+  // A symbol key (only from a caller's object, never from JSON) is named as `Symbol(name)`.
+  const path = [...prefix, ...issue.path.map((s) => (typeof s === 'symbol' ? s.toString() : s))]
   const value = valueAt(input, path)
   const parent = path.length > 0 ? valueAt(input, path.slice(0, -1)) : undefined
   const key = path.at(-1)

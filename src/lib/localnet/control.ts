@@ -7,6 +7,7 @@ import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync} from '
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
+import {httpFetch} from '../http.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
@@ -59,7 +60,7 @@ export async function runningLocalnet(dataDir: string): Promise<LocalnetRuntime 
   const runtime = readJson<LocalnetRuntime>(localnetFiles(dataDir).runtime)
   if (!runtime || !isAlive(runtime.pid)) return null
   try {
-    const res = await fetch(`${runtime.rpcUrl}/health`, {signal: AbortSignal.timeout(2000)})
+    const res = await httpFetch(`${runtime.rpcUrl}/health`, {signal: AbortSignal.timeout(2000)})
     return res.ok ? runtime : null
   } catch {
     return null

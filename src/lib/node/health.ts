@@ -1,11 +1,10 @@
-import {request as httpRequest} from 'node:http'
-import {request as httpsRequest} from 'node:https'
 import {connect} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import WebSocket from 'ws'
 
 import type {HealthCheck} from '../definition/schema.js'
+import {describeHttpFailure, httpProbe} from '../http.js'
 
 type HttpCheck = Extract<HealthCheck, {type: 'http'}>
 type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
@@ -19,31 +18,26 @@ export interface CheckOutcome {
 /** How long one check may take before it counts as failed. */
 const CHECK_TIMEOUT_MS = 5000
 
-/**
- * Sends the check's request to `baseUrl` and passes when the answer has the expected status. It uses
- * node:http rather than fetch, which refuses a body on GET while the definition allows one on any method.
- */
-export function checkHttp(baseUrl: string, check: HttpCheck, timeoutMs = CHECK_TIMEOUT_MS): Promise<CheckOutcome> {
+/** Sends the check's request to `baseUrl` and passes when the answer has the expected status. */
+export async function checkHttp(
+  baseUrl: string,
+  check: HttpCheck,
+  timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<CheckOutcome> {
   const url = new URL(check.path, baseUrl)
   const headers: Record<string, string> = {...check.headers}
   const hasBody = check.body !== undefined && check.body !== null
   const body = typeof check.body === 'string' ? check.body : hasBody ? JSON.stringify(check.body) : undefined
   const named = (h: string) => Object.keys(headers).some((k) => k.toLowerCase() === h)
   if (hasBody && typeof check.body !== 'string' && !named('content-type')) headers['content-type'] = 'application/json'
-  // Node frames a GET or DELETE body only when told its length.
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
   const what = `${check.method} ${url.pathname}${url.search}`
-  return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const request = send(url, {method: check.method, headers, timeout: timeoutMs}, (response) => {
-      response.resume()
-      const ok = response.statusCode === check.expected_status
-      resolve({ok, detail: `${what} answered ${response.statusCode}`})
-    })
-    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)))
-    request.on('error', (error) => resolve({ok: false, detail: `${what}: ${reason(error)}`}))
-    request.end(body)
-  })
+  try {
+    const status = await httpProbe(url, {method: check.method, headers, body, timeoutMs})
+    return {ok: status === check.expected_status, detail: `${what} answered ${status}`}
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError'
+    return {ok: false, detail: `${what}: ${timedOut ? `no answer within ${timeoutMs} ms` : describeHttpFailure(error)}`}
+  }
 }
 
 /** Opens a websocket to `url` and passes when its first message is exactly the expected response. */

@@ -13,6 +13,7 @@ import type {ReadableStream as WebReadableStream} from 'node:stream/web'
 
 import type {Resource} from '../definition/schema.js'
 import {GpunetError} from '../errors.js'
+import {describeHttpFailure, httpFetch, type Response} from '../http.js'
 
 /** Bytes one resource may download at most (all its files together), unless the node sets its own cap. */
 export const DEFAULT_RESOURCE_MAX_BYTES = 20 * 1024 ** 3
@@ -198,14 +199,14 @@ export function confinedPath(dir: string, file: string, label = 'resource'): str
 async function request(url: URL, headers: Record<string, string>, signal: AbortSignal, what: string) {
   let response: Response
   try {
-    response = await fetch(url, {headers, signal, redirect: 'follow'})
+    response = await httpFetch(url, {headers, signal, redirect: 'follow'})
   } catch (error) {
     const reason = timedOut(signal)
       ? 'timed out'
       : signal.aborted
         ? 'stopped: the job ended'
-        : ((error as Error).cause as Error | undefined)?.message
-    fail(`${what}: the request to ${url.host} failed (${reason ?? (error as Error).message}).`)
+        : describeHttpFailure(error)
+    fail(`${what}: the request to ${url.host} failed (${reason}).`)
   }
   if (!response.ok) {
     await response.body?.cancel()

@@ -1,6 +1,7 @@
 import bs58 from 'bs58'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
+import {describeHttpFailure, httpFetch, type Response} from '../http.js'
 import type {Wallet} from '../wallet.js'
 import {TokenCache} from './token-cache.js'
 
@@ -90,13 +91,13 @@ export class SecretsClient {
     if (token) headers.authorization = `Bearer ${token}`
     if (body !== undefined) headers['content-type'] = 'application/json'
     try {
-      return await fetch(`${this.url}${path}`, {
+      return await httpFetch(`${this.url}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
       })
     } catch (error) {
-      const reason = (error as {cause?: {code?: string}}).cause?.code ?? (error as Error).message
+      const reason = describeHttpFailure(error)
       throw new GpunetError('secrets_unreachable', `cannot reach the secrets service at ${this.url} (${reason})`, {
         exitCode: ExitCode.UNAVAILABLE,
         hint: 'check the URL (--secrets-url or GPUNET_SECRETS_URL) and that the service is running',

@@ -1,62 +1,9 @@
 import {strict as assert} from 'node:assert'
 
 import {validateJobDefinition} from '../../../src/lib/definition/validate.js'
+import {everyMemberDefinition as base} from '../../helpers/definitions.js'
 
 type Json = Record<string, unknown>
-
-/** A valid definition that exercises every optional member, so each case below changes exactly one thing. */
-function base(): Json {
-  return {
-    $schema: './job.schema.json',
-    version: '0.1',
-    type: 'container',
-    logistics: {
-      send: {type: 'api', args: {endpoint: 'https://example.com/send'}},
-      receive: {type: 'api-listen', args: {endpoint: 'https://example.com/receive'}},
-    },
-    meta: {trigger: 'cli', system_resources: {required_vram: 8, gpu_model: 'A100'}, anything: {else: true}},
-    global: {image: 'ubuntu', gpu: false, entrypoint: ['/bin/sh'], env: {A: '1'}, work_dir: '/w'},
-    ops: [
-      {
-        id: 'run',
-        type: 'container/run',
-        args: {
-          image: 'docker.io/library/ubuntu:24.04',
-          cmd: ['/bin/bash', '-c', 'echo hi'],
-          gpu: true,
-          expose: [
-            {
-              port: 8080,
-              type: 'web',
-              health_checks: [
-                {type: 'http', path: '/', method: 'GET', expected_status: 200, headers: {X: 'y'}, body: {a: [1]}},
-                {type: 'websocket', expected_response: 'pong'},
-              ],
-            },
-          ],
-          entrypoint: 'bash',
-          env: {B: '2'},
-          work_dir: '/app',
-          output: '/out',
-          required_vram: 4,
-          resources: [
-            {
-              type: 'S3',
-              target: '/data',
-              url: 'https://s3.amazonaws.com',
-              bucket: 'b',
-              files: ['a.txt'],
-              IAM: {ACCESS_KEY_ID: '%%secrets.K%%', REGION: 'eu', SECRET_ACCESS_KEY: '%%secrets.S%%'},
-            },
-            {type: 'HF', target: '/models', repo: 'org/model'},
-          ],
-          authentication: {docker: {username: 'u', password: '%%secrets.P%%', email: 'a@b.c', server: 'https://r.io'}},
-        },
-      },
-      {id: 'volume', type: 'container/create-volume', args: {image: 'busybox'}},
-    ],
-  }
-}
 
 /** Returns a copy of the base definition with `edit` applied at a dotted path (`undefined` deletes the member). */
 function withEdit(path: string, value: unknown): Json {

@@ -5,6 +5,7 @@ import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 
 import {checkHttp, checkTcp, checkWebsocket, waitUntilReady} from '../../../src/lib/node/health.js'
+import {startServer} from '../../helpers/http.js'
 
 interface Seen {
   method?: string
@@ -89,6 +90,29 @@ describe('health checks', () => {
       const check = {type: 'http', method: 'GET', path: '/', expected_status: 200} as const
       assert.deepEqual(await checkHttp(`http://127.0.0.1:${port}`, check), {ok: false, detail: 'GET /: ECONNREFUSED'})
       server.listen(0, '127.0.0.1')
+    })
+
+    it('fails on a server that never answers, at the timeout, after one request', async () => {
+      const silent = await startServer(() => {})
+      try {
+        const check = {type: 'http', method: 'GET', path: '/', expected_status: 200} as const
+        const outcome = await checkHttp(silent.url, check, 300)
+        assert.deepEqual(outcome, {ok: false, detail: 'GET /: no answer within 300 ms'})
+        assert.deepEqual(silent.seen, ['GET /'])
+      } finally {
+        await silent.close()
+      }
+    })
+
+    it('probes once: a 503 is an answer, not a reason to send again', async () => {
+      const busy = await startServer((_req, res) => res.writeHead(503).end())
+      try {
+        const check = {type: 'http', method: 'GET', path: '/', expected_status: 200} as const
+        assert.deepEqual(await checkHttp(busy.url, check), {ok: false, detail: 'GET / answered 503'})
+        assert.deepEqual(busy.seen, ['GET /'])
+      } finally {
+        await busy.close()
+      }
     })
   })
 

@@ -7,9 +7,11 @@ import {join} from 'node:path'
 
 import type {Resource} from '../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
+import {configureHttp} from '../../../src/lib/http.js'
 import {type OperationPlan, planOperations} from '../../../src/lib/node/operation-plan.js'
 import {confinedPath, loadResources, parseListObjectsV2, signV4} from '../../../src/lib/node/resources.js'
 import {PodmanRuntime} from '../../../src/lib/node/runtime/podman.js'
+import {startProxy, startServer, startUnacceptingPort, type TestServer, withProxyVariables} from '../../helpers/http.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 const IAM = {ACCESS_KEY_ID: 'AKIDEXAMPLE', REGION: 'eu-west-1', SECRET_ACCESS_KEY: 'never-in-a-message-42'}
@@ -243,6 +245,72 @@ describe('resources', () => {
         'SignedHeaders=host;x-amz-content-sha256;x-amz-date, ' +
         'Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7',
     })
+  })
+})
+
+describe('resources over the shared HTTP client', () => {
+  const servers: TestServer[] = []
+  beforeEach(() => configureHttp({retry: {minDelayMs: 50}}))
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+    await configureHttp()
+  })
+  const hfFile = (hfEndpoint: string) =>
+    loadResources([{type: 'HF', target: '/m', repo: 'org/model', files: ['w.bin']}], {hfEndpoint})
+
+  it('downloads again after a 503 and after a 429 with Retry-After', async () => {
+    const times: number[] = []
+    const server = await startServer((_req, res) => {
+      times.push(Date.now())
+      if (times.length === 1) res.writeHead(503).end()
+      else if (times.length === 2) res.writeHead(429, {'retry-after': '1'}).end()
+      else res.end('weights')
+    })
+    servers.push(server)
+    const loaded = await hfFile(server.url)
+    try {
+      assert.equal(await readFile(join(loaded.mounts[0]!.source, 'w.bin'), 'utf8'), 'weights')
+      assert.equal(server.seen.length, 3)
+      assert.ok(times[2]! - times[1]! >= 950, `waited ${times[2]! - times[1]!} ms after Retry-After: 1`)
+    } finally {
+      await loaded.cleanup()
+    }
+  })
+
+  it('fails naming the headers timeout of an endpoint that never answers', async () => {
+    await configureHttp({timeouts: {headersMs: 300}})
+    const server = await startServer(() => {})
+    servers.push(server)
+    const error = await failure(hfFile(server.url))
+    assert.match(error.message, /the request to 127\.0\.0\.1:\d+ failed \(no answer within 300 ms\)/)
+  })
+
+  it('fails naming the connect timeout of an endpoint that never accepts', async () => {
+    await configureHttp({timeouts: {connectMs: 300}})
+    const port = await startUnacceptingPort()
+    try {
+      const error = await failure(hfFile(`http://127.0.0.1:${port.port}`))
+      assert.match(error.message, /failed \(no connection within 300 ms\)/)
+    } finally {
+      port.close()
+    }
+  })
+
+  it('downloads from a remote endpoint through HTTP_PROXY, and directly when NO_PROXY names it', async () => {
+    const proxy = await startProxy((_req, res) => res.end('proxied weights'))
+    servers.push(proxy)
+    await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+      const loaded = await hfFile('http://hf.gpunet-test.invalid')
+      assert.equal(await readFile(join(loaded.mounts[0]!.source, 'w.bin'), 'utf8'), 'proxied weights')
+      await loaded.cleanup()
+    })
+    assert.deepEqual(proxy.seen, ['GET http://hf.gpunet-test.invalid/org/model/resolve/main/w.bin'])
+    await configureHttp({retry: {maxRetries: 0}})
+    await withProxyVariables({HTTP_PROXY: proxy.url, NO_PROXY: 'hf.gpunet-test.invalid'}, async () => {
+      const error = await failure(hfFile('http://hf.gpunet-test.invalid'))
+      assert.match(error.message, /failed \((ENOTFOUND|EAI_AGAIN)\)/)
+    })
+    assert.equal(proxy.seen.length, 1)
   })
 })
 

@@ -1,9 +1,12 @@
 import {strict as assert} from 'node:assert'
+import type {IncomingMessage, ServerResponse} from 'node:http'
 import {join} from 'node:path'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
+import {configureHttp} from '../../../src/lib/http.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {TokenCache} from '../../../src/lib/secrets/token-cache.js'
+import {startProxy, startServer, type TestServer, withProxyVariables} from '../../helpers/http.js'
 import {MemoryAuthority, newAddress, newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
 
 describe('SecretsClient', () => {
@@ -70,5 +73,83 @@ describe('SecretsClient', () => {
       stranger.list(),
       (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'unknown_job',
     )
+  })
+})
+
+describe('SecretsClient over the shared HTTP client', () => {
+  // A stand-in service: logins get a token; `secrets` decides the answers to /secrets.
+  const standIn =
+    (secrets: (req: IncomingMessage, res: ServerResponse, count: number) => void) =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      if (req.url?.endsWith('/login')) {
+        res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 'stand-in-token'}))
+        return
+      }
+      secrets(req, res, ++count)
+    }
+  let count = 0
+  const servers: TestServer[] = []
+  beforeEach(async () => {
+    count = 0
+    await configureHttp({retry: {minDelayMs: 50}})
+  })
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+    await configureHttp()
+  })
+  const serve = async (handler: Parameters<typeof startServer>[0]) => {
+    servers.push(await startServer(handler))
+    return servers.at(-1)!
+  }
+
+  it('reads again after a 503 with Retry-After, waiting as told', async () => {
+    const times: number[] = []
+    const server = await serve(
+      standIn((_req, res, n) => {
+        times.push(Date.now())
+        if (n === 1) res.writeHead(503, {'retry-after': '1'}).end()
+        else res.setHeader('content-type', 'application/json').end('{"A":"1"}')
+      }),
+    )
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    assert.deepEqual(await client.list(), {A: '1'})
+    assert.deepEqual(server.seen, ['POST /login', 'GET /secrets', 'GET /secrets'])
+    assert.ok(times[1]! - times[0]! >= 950, `waited ${times[1]! - times[0]!} ms`)
+  })
+
+  it('never stores twice: a 503 to a POST fails with exit 5 after one request', async () => {
+    const server = await serve(standIn((_req, res) => res.writeHead(503).end()))
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    await assert.rejects(
+      client.set({A: '1'}),
+      (error) => isGpunetError(error) && error.exitCode === 5 && /try again later/.test(error.hint ?? ''),
+    )
+    assert.deepEqual(server.seen, ['POST /login', 'POST /secrets'])
+  })
+
+  it('fails with exit 5 naming the timeout when the service never answers', async () => {
+    await configureHttp({timeouts: {headersMs: 300}})
+    const server = await serve(() => {})
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    await assert.rejects(
+      client.list(),
+      (error) =>
+        isGpunetError(error) &&
+        error.exitCode === 5 &&
+        error.message === `cannot reach the secrets service at ${server.url} (no answer within 300 ms)`,
+    )
+  })
+
+  it('reaches a remote service through HTTP_PROXY', async () => {
+    const proxy = await startProxy(standIn((_req, res) => res.setHeader('content-type', 'application/json').end('{}')))
+    servers.push(proxy)
+    await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+      const client = new SecretsClient({url: 'http://secrets.gpunet-test.invalid', wallet: newWallet(), cache: null})
+      assert.deepEqual(await client.list(), {})
+    })
+    assert.deepEqual(proxy.seen, [
+      'POST http://secrets.gpunet-test.invalid/login',
+      'GET http://secrets.gpunet-test.invalid/secrets',
+    ])
   })
 })

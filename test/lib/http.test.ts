@@ -1,0 +1,175 @@
+import {strict as assert} from 'node:assert'
+import {spawn} from 'node:child_process'
+import {once} from 'node:events'
+import {fileURLToPath} from 'node:url'
+
+import {configureHttp, describeHttpFailure, httpFetch} from '../../src/lib/http.js'
+import {startProxy, startServer, startUnacceptingPort, type TestServer, withProxyVariables} from '../helpers/http.js'
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  assert.fail('expected the request to fail')
+}
+
+describe('httpFetch', () => {
+  const servers: TestServer[] = []
+  const serve = async (handler: Parameters<typeof startServer>[0]) => {
+    const server = await startServer(handler)
+    servers.push(server)
+    return server
+  }
+  beforeEach(() => configureHttp({retry: {minDelayMs: 100}}))
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+    await configureHttp()
+  })
+
+  describe('retries', () => {
+    it('sends a GET again after 503s, waiting longer each time, and returns the answer that worked', async () => {
+      const times: number[] = []
+      const server = await serve((_req, res) => {
+        times.push(Date.now())
+        if (times.length < 3) res.writeHead(503).end('busy')
+        else res.end('ok')
+      })
+      const response = await httpFetch(`${server.url}/thing`)
+      assert.equal(await response.text(), 'ok')
+      assert.deepEqual(server.seen, ['GET /thing', 'GET /thing', 'GET /thing'])
+      const [first, second] = [times[1]! - times[0]!, times[2]! - times[1]!]
+      assert.ok(first >= 90, `first wait ${first} ms`)
+      assert.ok(second >= 190, `second wait ${second} ms (backoff doubles)`)
+    })
+
+    it('never sends a POST twice: the 503 reaches the caller', async () => {
+      const server = await serve((_req, res) => res.writeHead(503).end('busy'))
+      const response = await httpFetch(`${server.url}/login`, {method: 'POST', body: '{}'})
+      assert.equal(response.status, 503)
+      assert.deepEqual(server.seen, ['POST /login'])
+    })
+
+    it('waits as long as Retry-After says before sending again', async () => {
+      const times: number[] = []
+      const server = await serve((_req, res) => {
+        times.push(Date.now())
+        if (times.length === 1) res.writeHead(429, {'retry-after': '1'}).end()
+        else res.end('ok')
+      })
+      assert.equal(await (await httpFetch(server.url)).text(), 'ok')
+      assert.equal(server.seen.length, 2)
+      assert.ok(times[1]! - times[0]! >= 950, `waited ${times[1]! - times[0]!} ms, Retry-After said 1 s`)
+    })
+
+    it('hands the last failing answer to the caller once the retries are spent', async () => {
+      await configureHttp({retry: {minDelayMs: 10, maxRetries: 2}})
+      const server = await serve((_req, res) => res.writeHead(502).end('bad gateway'))
+      const response = await httpFetch(server.url)
+      assert.equal(response.status, 502)
+      assert.equal(await response.text(), 'bad gateway')
+      assert.equal(server.seen.length, 3)
+    })
+
+    it('does not retry a 4xx', async () => {
+      const server = await serve((_req, res) => res.writeHead(404).end())
+      assert.equal((await httpFetch(server.url)).status, 404)
+      assert.equal(server.seen.length, 1)
+    })
+  })
+
+  describe('timeouts', () => {
+    it('gives up on a connection that never opens after the connect timeout', async () => {
+      await configureHttp({timeouts: {connectMs: 300}, retry: {maxRetries: 0}})
+      const port = await startUnacceptingPort()
+      try {
+        const error = await failure(httpFetch(`http://127.0.0.1:${port.port}/`))
+        assert.equal(describeHttpFailure(error), 'no connection within 300 ms')
+      } finally {
+        port.close()
+      }
+    })
+
+    it('gives up on a server that accepts the request but never answers after the headers timeout', async () => {
+      await configureHttp({timeouts: {headersMs: 300}})
+      const server = await serve(() => {})
+      const error = await failure(httpFetch(server.url))
+      assert.equal(describeHttpFailure(error), 'no answer within 300 ms')
+      assert.equal(server.seen.length, 1)
+    })
+
+    it('gives up on a body that stops flowing after the body timeout', async () => {
+      await configureHttp({timeouts: {bodyMs: 300}})
+      const server = await serve((_req, res) => {
+        res.writeHead(200, {'content-length': '10'})
+        res.write('12345')
+      })
+      const response = await httpFetch(server.url)
+      const error = await failure(response.text())
+      assert.equal(describeHttpFailure(error), 'the answer stalled for 300 ms')
+    })
+
+    it('names the network error of a refused connection', async () => {
+      await configureHttp({retry: {maxRetries: 0}})
+      const server = await serve(() => {})
+      await server.close()
+      servers.pop()
+      assert.equal(describeHttpFailure(await failure(httpFetch(server.url))), 'ECONNREFUSED')
+    })
+  })
+
+  describe('proxy variables', () => {
+    let proxy: TestServer
+    beforeEach(async () => (proxy = await startProxy()))
+    afterEach(() => proxy.close())
+
+    it('sends plain HTTP through HTTP_PROXY', () =>
+      withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+        const response = await httpFetch('http://gpunet-test.invalid/path?q=1')
+        assert.equal(await response.text(), 'via proxy')
+        assert.deepEqual(proxy.seen, ['GET http://gpunet-test.invalid/path?q=1'])
+      }))
+
+    it('opens HTTPS tunnels through https_proxy', () =>
+      withProxyVariables({https_proxy: proxy.url}, async () => {
+        await failure(httpFetch('https://gpunet-test.invalid/'))
+        assert.deepEqual(proxy.seen, ['CONNECT gpunet-test.invalid:443'])
+      }))
+
+    it('goes direct to hosts NO_PROXY names', () =>
+      withProxyVariables({HTTP_PROXY: proxy.url, NO_PROXY: 'example.org,.invalid'}, async () => {
+        await configureHttp({retry: {maxRetries: 0}})
+        const error = await failure(httpFetch('http://gpunet-test.invalid/'))
+        assert.match(describeHttpFailure(error), /^(ENOTFOUND|EAI_AGAIN)$/)
+        assert.deepEqual(proxy.seen, [])
+      }))
+
+    it('never sends loopback requests through the proxy', () =>
+      withProxyVariables({HTTP_PROXY: proxy.url, NO_PROXY: ''}, async () => {
+        const server = await serve((_req, res) => res.end('direct'))
+        assert.equal(await (await httpFetch(`${server.url}/a`)).text(), 'direct')
+        assert.equal(await (await httpFetch(`http://localhost:${server.port}/b`)).text(), 'direct')
+        assert.deepEqual(proxy.seen, [])
+      }))
+  })
+
+  it('lets a process exit while a pooled keep-alive connection is open', async () => {
+    const server = await serve((_req, res) => res.end('ok'))
+    const http = fileURLToPath(new URL('../../src/lib/http.ts', import.meta.url))
+    const script = `import {httpFetch} from ${JSON.stringify(http)}
+      const response = await httpFetch(${JSON.stringify(server.url)})
+      process.stdout.write(await response.text())`
+    const started = Date.now()
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk))
+    const [code] = (await once(child, 'exit')) as [number]
+    assert.equal(code, 0)
+    assert.equal(out, 'ok')
+    // The server keeps idle connections for 5 s (Node's default); a process held by one would exit after that.
+    assert.ok(Date.now() - started < 5000, `exited after ${Date.now() - started} ms`)
+  })
+})
