@@ -49,8 +49,10 @@ const SPECS = {
   stop: {accounts: 'market:w node authority:s', args: ''},
   claim: {accounts: 'job:w run:ws market stake nft metadata payer:ws authority:s systemProgram', args: ''},
   complete: {accounts: 'job:w authority:s', args: 'ipfsResult:bytes32'},
+  // The deployed program takes payer_run before payer_job and no project (jobs-program-constraints.md 4.14);
+  // the IDL's order is refused on chain.
   finish: {
-    accounts: 'job:w run:w market vault:w deposit:w user:w payerJob:w payerRun:w project:w authority:s tokenProgram',
+    accounts: 'job:w run:w market vault:w deposit:w user:w payerRun:w payerJob:w authority:s tokenProgram',
     args: 'ipfsResult:bytes32',
   },
   quit: {accounts: 'job:w run:w payer:w authority:s', args: ''},

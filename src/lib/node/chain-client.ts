@@ -121,7 +121,6 @@ export class NodeChainClient {
           user: getAssociatedTokenAddressSync(mint, this.address, true),
           payerJob: job.payer,
           payerRun: run.payer,
-          project: job.project,
           authority: this.address,
           tokenProgram: TOKEN_PROGRAM_ID,
         },

@@ -144,7 +144,6 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
         user: getAssociatedTokenAddressSync(chain.mint, node.publicKey),
         payerJob: chain.wallet.publicKey,
         payerRun: chain.wallet.publicKey,
-        project: chain.wallet.publicKey,
         authority: node.publicKey,
         tokenProgram: TOKEN_PROGRAM_ID,
       },

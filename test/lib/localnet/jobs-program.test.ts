@@ -193,7 +193,6 @@ describe('localnet jobs program', function () {
         user: node.tokens,
         payerJob: payer.keypair.publicKey,
         payerRun: node.keypair.publicKey,
-        project: payer.keypair.publicKey,
         authority: node.keypair.publicKey,
         tokenProgram: TOKEN_PROGRAM_ID,
       },

@@ -159,7 +159,6 @@ export const HANDLERS: Handlers = {
     hasOne(run.node, ctx.key('authority'), 'authority')
     hasOne(job.payer, ctx.key('payerJob'), 'payerJob')
     hasOne(run.payer, ctx.key('payerRun'), 'payerRun')
-    if (!job.project.equals(ctx.key('project'))) fail(JobsError.JobInvalidProject, "project: not the job's project")
     if (args.ipfsResult.every((b) => b === 0)) fail(JobsError.JobResultNull, 'the job result can not be empty')
     settle(ctx, job, run, JobState.DONE, args.ipfsResult)
     ctx.close('run', 'payerRun')
