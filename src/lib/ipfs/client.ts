@@ -7,7 +7,7 @@
 import {FormData} from 'undici'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {httpFetch, type RequestInit, type Response} from '../http.js'
+import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '../http.js'
 import {computeCidV0} from './cid.js'
 
 const UPLOAD_TIMEOUT_MS = 120_000
@@ -112,10 +112,14 @@ async function storeRequest(base: string, path: string, init: RequestInit): Prom
   try {
     res = await httpFetch(url, {...init, signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS)})
   } catch (error) {
-    throw new GpunetError('content_store_unreachable', `cannot reach the content store at ${where}: ${reason(error)}`, {
-      exitCode: ExitCode.UNAVAILABLE,
-      cause: error,
-    })
+    throw new GpunetError(
+      'content_store_unreachable',
+      `cannot reach the content store at ${where}: ${describeHttpFailure(error)}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+        cause: error,
+      },
+    )
   }
   if (res.ok) return res
   await res.arrayBuffer().catch(() => undefined)
@@ -128,9 +132,4 @@ async function storeRequest(base: string, path: string, init: RequestInit): Prom
   throw new GpunetError('content_store_failed', `the content store answered ${res.status} to ${where}`, {
     exitCode: res.status === 404 ? ExitCode.NOT_FOUND : ExitCode.UNAVAILABLE,
   })
-}
-
-function reason(error: unknown): string {
-  const cause = (error as {cause?: {message?: string}}).cause
-  return cause?.message ?? (error as Error).message
 }

@@ -7,7 +7,6 @@ import {Connection} from '@solana/web3.js'
 
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import {httpFetch} from '../http.js'
-import {Response} from 'undici'
 
 /** Retries of a rate-limited request, and the first wait (doubled each time) when the node gives no Retry-After. */
 const RATE_LIMIT_RETRIES = 4
@@ -32,7 +31,7 @@ export function openConnection(url: string): Connection {
 async function rpcFetch(url: string, init: {body?: string; headers?: Record<string, string>}) {
   let wait = RATE_LIMIT_FIRST_WAIT_MS
   for (let attempt = 0; ; attempt++) {
-    const res = await httpFetch(url, {method: 'POST', body: init.body, headers: init.headers}).catch(refusal)
+    const res = await httpFetch(url, {method: 'POST', body: init.body, headers: init.headers})
     if (res.status !== 429) return res
     await res.arrayBuffer()
     const retryAfter = retryAfterMs(res.headers.get('retry-after'))
@@ -42,13 +41,6 @@ async function rpcFetch(url: string, init: {body?: string; headers?: Record<stri
     await new Promise((resolve) => setTimeout(resolve, retryAfter ?? wait))
     wait *= 2
   }
-}
-
-/** The answer undici's retry handler turned into an error (a POST it does not retry) as a response. */
-function refusal(error: unknown): Response {
-  const cause = (error as {cause?: {statusCode?: number; headers?: Record<string, string>}}).cause
-  if (cause?.statusCode !== 429) throw error
-  return new Response(null, {status: 429, headers: cause.headers})
 }
 
 function retryAfterMs(header: string | null): number | null {
