@@ -1,158 +1,142 @@
 /**
- * Secrets service on loopback: requests per second and p99 latency of POST /login, GET /secrets and
- * POST /secrets (SQLite, durable writes), each beside a bare node:http server answering a fixed JSON body
- * measured in the same run with the same client.
+ * Secrets service on loopback under autocannon (2 connections): requests per second and p99 latency of
+ * GET /secrets, POST /secrets (SQLite, every acknowledged write durable) and POST /login (a distinct identity
+ * and timestamp per request), each beside a bare node:http server answering a fixed JSON body, measured in the
+ * same run and in rounds (bare first in each), so the ratios hold on a busy machine. Each server runs in a
+ * process of its own (bench/secrets-target.ts). `BENCH_CPU_PROF=DIR` writes a CPU profile of the service there.
  */
+import autocannon from 'autocannon'
 import bs58 from 'bs58'
-import {randomBytes} from 'node:crypto'
+import {type ChildProcess, spawn} from 'node:child_process'
+import {once} from 'node:events'
 import {mkdtemp, rm} from 'node:fs/promises'
-import {Agent, createServer, request} from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
-import {walletFromBytes} from '../src/lib/wallet.js'
 import {generateKeypairBytes} from '../src/lib/ed25519.js'
-import {createSecretsService} from '../src/lib/secrets/service/server.js'
-import {openSqliteStorage} from '../src/lib/secrets/service/sqlite.js'
+import {walletFromBytes} from '../src/lib/wallet.js'
 
-const CONCURRENCY = 16
-const MAX_REQUESTS = 4000
-const MAX_MS = 3000
+const CONNECTIONS = 2
+const SECONDS = 3
+const ROUNDS = 3
+/** What the issue asks of each endpoint, as a fraction of the bare server's requests per second. */
+const TARGETS = {'GET /secrets': 0.35, 'POST /secrets': 0.15, 'POST /login': 0.1}
 
 interface Figures {
   rps: number
   p99: number
-  count: number
 }
 
-interface Call {
-  method: string
-  path: string
-  headers?: Record<string, string>
-  body?: string
-}
+const json = {'content-type': 'application/json'}
 
-/** Sends `next(i)` requests from CONCURRENCY keep-alive connections until MAX_REQUESTS or MAX_MS. */
-async function measure(base: string, next: (i: number) => Call, limit = MAX_REQUESTS): Promise<Figures> {
-  const url = new URL(base)
-  const agent = new Agent({keepAlive: true, maxSockets: CONCURRENCY})
-  const latencies: number[] = []
-  let issued = 0
-  const started = performance.now()
-  const worker = async () => {
-    while (issued < limit && performance.now() - started < MAX_MS) {
-      const call = next(issued++)
-      const t0 = performance.now()
-      const status = await send(agent, url, call)
-      if (status !== 200) throw new Error(`${call.method} ${call.path} answered ${status}`)
-      latencies.push(performance.now() - t0)
-    }
-  }
-  await Promise.all(Array.from({length: CONCURRENCY}, worker))
-  const seconds = (performance.now() - started) / 1000
-  agent.destroy()
-  latencies.sort((a, b) => a - b)
-  return {
-    rps: latencies.length / seconds,
-    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
-    count: latencies.length,
-  }
-}
-
-function send(agent: Agent, url: URL, call: Call): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {agent, host: '127.0.0.1', port: url.port, method: call.method, path: call.path, headers: call.headers},
-      (res) => {
-        res.resume()
-        res.on('end', () => resolve(res.statusCode ?? 0))
-      },
-    )
-    req.on('error', reject)
-    req.end(call.body)
+/** Starts bench/secrets-target.ts KIND; resolves with the process and the URL it printed. */
+async function target(kind: 'bare' | 'service', dir: string): Promise<{child: ChildProcess; url: string}> {
+  const script = fileURLToPath(new URL('secrets-target.ts', import.meta.url))
+  const profile =
+    process.env.BENCH_CPU_PROF && kind === 'service' ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script, kind, dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer]
+  return {child, url: chunk.toString().trim()}
 }
 
-/** Login parameters signed ahead of time, so the client's signing does not count: distinct (wallet, timestamp) pairs. */
+async function load(options: autocannon.Options): Promise<Figures> {
+  const result = await autocannon({connections: CONNECTIONS, duration: SECONDS, ...options})
+  const failed = result.non2xx + result.errors + result.timeouts
+  if (failed > 0) throw new Error(`${options.url}: ${failed} requests failed (non-2xx ${result.non2xx})`)
+  return {rps: result.requests.average, p99: result.latency.p99}
+}
+
+/** Login bodies signed ahead of time: distinct (wallet, timestamp) pairs, all within the service's 60 s. */
 function presignedLogins(count: number): string[] {
   const now = Math.floor(Date.now() / 1000)
   const bodies: string[] = []
-  for (let w = 0; bodies.length < count; w++) {
+  while (bodies.length < count) {
     const wallet = walletFromBytes(generateKeypairBytes())
-    for (let t = 0; t < 40 && bodies.length < count; t++) {
-      const timestamp = now - t
-      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
-      bodies.push(JSON.stringify({address: wallet.address, signature, timestamp}))
+    for (let t = -30; t <= 30 && bodies.length < count; t++) {
+      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${now + t}`)))
+      bodies.push(JSON.stringify({address: wallet.address, signature, timestamp: now + t}))
     }
   }
   return bodies
 }
 
 export default async function bench(): Promise<void> {
-  const body = JSON.stringify({status: 'ok'})
-  const bare = createServer((_req, res) => {
-    res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)})
-    res.end(body)
-  })
-  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve))
-  const bareUrl = `http://127.0.0.1:${(bare.address() as {port: number}).port}`
-
   const dir = await mkdtemp(join(tmpdir(), 'gpunet-bench-secrets-'))
-  const service = createSecretsService({
-    storage: openSqliteStorage(join(dir, 'secrets.db')),
-    masterKey: randomBytes(32),
-    limits: {loginPerAddress: {limit: 1e9, windowMs: 60_000}, loginPerIp: {limit: 1e9, windowMs: 60_000}},
-  })
-  const url = await service.listen(0, '127.0.0.1')
+  const bare = await target('bare', dir)
+  const service = await target('service', dir)
   try {
-    const json = {'content-type': 'application/json'}
-    const logins = presignedLogins(1500)
-    const first = logins.pop() as string
-    const token = await new Promise<string>((resolve, reject) => {
-      fetch(`${url}/login`, {method: 'POST', headers: json, body: first})
-        .then((r) => r.json() as Promise<{token: string}>)
-        .then((r) => resolve(r.token), reject)
+    const [first] = presignedLogins(1)
+    const login = await fetch(`${service.url}/login`, {method: 'POST', headers: json, body: first})
+    const auth = {authorization: `Bearer ${((await login.json()) as {token: string}).token}`}
+    const secrets = Object.fromEntries(Array.from({length: 10}, (_, i) => [`SECRET_${i}`, `value-${i}-`.repeat(6)]))
+    await fetch(`${service.url}/secrets`, {
+      method: 'POST',
+      headers: {...json, ...auth},
+      body: JSON.stringify({secrets}),
     })
-    const auth = {authorization: `Bearer ${token}`}
-    const secrets = Object.fromEntries(
-      Array.from({length: 10}, (_, i) => [`SECRET_${i}`, randomBytes(48).toString('base64')]),
-    )
-    await fetch(`${url}/secrets`, {method: 'POST', headers: {...json, ...auth}, body: JSON.stringify({secrets})})
 
-    const baseline = await measure(bareUrl, () => ({method: 'GET', path: '/'}))
-    const results: Array<[string, Figures]> = [
-      ['bare node:http', baseline],
-      [
-        'POST /login',
-        await measure(url, (i) => ({method: 'POST', path: '/login', headers: json, body: logins[i]}), logins.length),
-      ],
-      ['GET /secrets', await measure(url, () => ({method: 'GET', path: '/secrets', headers: auth}))],
-      [
-        'POST /secrets',
-        await measure(url, (i) => ({
-          method: 'POST',
-          path: '/secrets',
-          headers: {...json, ...auth},
-          body: JSON.stringify({secrets: {[`SECRET_${i % 10}`]: `value-${i}`}}),
-        })),
-      ],
-    ]
+    const rounds: Array<Record<string, Figures>> = []
+    for (let round = 0; round < ROUNDS; round++) {
+      const figures: Record<string, Figures> = {}
+      figures['bare node:http'] = await load({url: bare.url})
+      figures['GET /secrets'] = await load({url: `${service.url}/secrets`, headers: auth})
+      let n = 0
+      figures['POST /secrets'] = await load({
+        url: `${service.url}/secrets`,
+        method: 'POST',
+        headers: {...json, ...auth},
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({secrets: {[`SECRET_${n % 10}`]: `written-${n++}`}}),
+            }),
+          },
+        ],
+      })
+      // Enough for three times the bare server's rate: the service will not come close.
+      const logins = presignedLogins(Math.ceil(figures['bare node:http'].rps * SECONDS * 0.3) + 1000)
+      let next = 0
+      figures['POST /login'] = await load({
+        url: `${service.url}/login`,
+        method: 'POST',
+        headers: json,
+        requests: [{setupRequest: (request) => ({...request, body: logins[next++ % logins.length]})}],
+      })
+      if (next > logins.length) throw new Error('not enough presigned logins: raise the factor')
+      rounds.push(figures)
+    }
+
     process.stdout.write(
-      `loopback, ${CONCURRENCY} keep-alive connections, up to ${MAX_REQUESTS} requests or ${MAX_MS / 1000} s each\n`,
+      `loopback, autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${ROUNDS} rounds; SQLite synchronous=FULL\n`,
     )
     process.stdout.write(
-      `${'endpoint'.padEnd(16)}${'req/s'.padStart(10)}${'p99 ms'.padStart(10)}${'req/s ratio'.padStart(14)}${'p99 ratio'.padStart(12)}\n`,
+      `${'endpoint'.padEnd(16)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}   ${'ratio per round'.padEnd(22)}${'median'.padStart(8)}${'target'.padStart(8)}\n`,
     )
-    for (const [name, f] of results) {
-      const rpsRatio = (f.rps / baseline.rps).toFixed(3)
-      const p99Ratio = (f.p99 / baseline.p99).toFixed(1)
+    for (const name of Object.keys(rounds[0] as object)) {
+      const ratios = rounds
+        .map((r) => (r[name] as Figures).rps / (r['bare node:http'] as Figures).rps)
+        .sort((a, b) => a - b)
+      const last = rounds.at(-1)?.[name] as Figures
+      const median = ratios[Math.floor(ratios.length / 2)] as number
+      const target = TARGETS[name as keyof typeof TARGETS]
       process.stdout.write(
-        `${name.padEnd(16)}${f.rps.toFixed(0).padStart(10)}${f.p99.toFixed(2).padStart(10)}${`${rpsRatio}x`.padStart(14)}${`${p99Ratio}x`.padStart(12)}\n`,
+        `${name.padEnd(16)}${last.rps.toFixed(0).padStart(9)}${String(last.p99).padStart(8)}   ${rounds
+          .map((r) => `${((r[name] as Figures).rps / (r['bare node:http'] as Figures).rps).toFixed(3)}x`)
+          .join(' ')
+          .padEnd(
+            22,
+          )}${`${median.toFixed(3)}x`.padStart(8)}${target ? `${target}x ${median >= target ? 'ok' : 'MISSED'}`.padStart(12) : ''}\n`,
       )
     }
   } finally {
-    await service.close()
-    await new Promise((resolve) => bare.close(resolve))
+    for (const {child} of [bare, service]) {
+      child.kill('SIGTERM')
+      if (child.exitCode === null) await once(child, 'exit')
+    }
     await rm(dir, {recursive: true, force: true})
   }
 }

@@ -1,4 +1,5 @@
 import {strict as assert} from 'node:assert'
+import {readFileSync} from 'node:fs'
 
 import {runCli} from '../helpers/cli.js'
 
@@ -7,6 +8,16 @@ describe('gpunet (root)', () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
     assert.match(r.stdout, /TOPICS\n\s+job\s+/)
+  })
+
+  it('--version prints name, version, platform and Node, as oclif words it', async () => {
+    const r = await runCli(['--version'])
+    assert.equal(r.code, 0)
+    assert.equal(r.stderr, '')
+    const {version} = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    assert.equal(r.stdout, `gpunet/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
   })
 
   it('`help TOPIC` shows that topic’s help', async () => {

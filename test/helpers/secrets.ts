@@ -56,17 +56,35 @@ export async function tempDir(): Promise<{dir: string; remove: () => Promise<voi
   return {dir, remove: () => rm(dir, {recursive: true, force: true})}
 }
 
-/** The job authority of the tests: jobs and definitions held in maps (the chain does not exist yet). */
+/** The job authority of the tests: jobs and definitions held in maps. */
 export class MemoryAuthority implements JobAuthority {
   readonly jobs = new Map<string, JobRecord>()
   readonly definitions = new Map<string, unknown>()
+
+  /** Puts a job that `node` runs for `poster`, its paid time ending in `seconds`, with `definition`. */
+  run(
+    job: string,
+    options: {node: string; poster: string; seconds?: number; state?: JobRecord['state']; definition?: unknown},
+  ): JobRecord {
+    const timeout = 3600
+    const record: JobRecord = {
+      poster: options.poster,
+      state: options.state ?? 'queued',
+      timeout,
+      runs: [{node: options.node, time: Math.floor(Date.now() / 1000) + (options.seconds ?? 600) - timeout}],
+      definition: `definition-of-${job}`,
+    }
+    this.jobs.set(job, record)
+    this.definitions.set(record.definition, options.definition ?? {})
+    return record
+  }
 
   async getJob(job: string): Promise<JobRecord | null> {
     return this.jobs.get(job) ?? null
   }
 
-  async getDefinition(job: string): Promise<unknown> {
-    return this.definitions.get(job)
+  async getDefinition(cid: string): Promise<unknown> {
+    return this.definitions.get(cid)
   }
 }
 
@@ -152,6 +170,7 @@ export async function startService(
     authority?: JobAuthority
     masterKey?: Buffer
     wrap?: (s: SecretStorage) => SecretStorage
+    now?: () => number
   } = {},
 ): Promise<{service: SecretsService; storage: SecretStorage; url: string; lines: string[]; stop: () => Promise<void>}> {
   const opened = await adapter.open()
@@ -164,6 +183,7 @@ export async function startService(
     authority: options.authority,
     limits: options.limits,
     log: (line) => lines.push(line),
+    now: options.now,
   })
   const url = await service.listen(0, '127.0.0.1')
   return {

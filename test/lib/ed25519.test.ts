@@ -1,6 +1,9 @@
+import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {strict as assert} from 'node:assert'
+import {createPublicKey, verify} from 'node:crypto'
 
-import {generateKeypairBytes, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
+import {generateKeypairBytes, isStrictPoint, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
+import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
 
 /** The order of the ed25519 group: adding it to S gives another encoding of the same signature. */
 const L = (1n << 252n) + 27742317777372353535851937790883648493n
@@ -38,4 +41,79 @@ describe('ed25519', () => {
     const mixed = Uint8Array.from([...keypair.subarray(0, 32), ...generateKeypairBytes().subarray(32)])
     assert.equal(signingKey(mixed), undefined)
   })
+
+  it('refuses every small-order public key with a signature forged for it', () => {
+    assert.equal(ED25519_TORSION_SUBGROUP.length, 8)
+    for (const hex of ED25519_TORSION_SUBGROUP) {
+      const smallKey = Uint8Array.from(Buffer.from(hex, 'hex'))
+      assert.ok(ed25519.Point.fromBytes(smallKey).isSmallOrder(), hex)
+      assert.ok(!isStrictPoint(smallKey), hex)
+      const forged = forgedSmallOrderSignature(smallKey, message)
+      // OpenSSL alone (plain RFC 8032, no small-order check) accepts the forgery: the hazard strictness removes.
+      const lax = createPublicKey({
+        key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(smallKey).toString('base64url')},
+        format: 'jwk',
+      })
+      assert.ok(verify(null, message, lax, forged), `lax verification accepts the forgery for ${hex}`)
+      assert.ok(!verifySignature(forged, message, smallKey), hex)
+    }
+  })
+
+  it('refuses a small-order R, and non-canonical encodings of the key and of R', () => {
+    const signature = signMessage(message, key)
+    for (const hex of ED25519_TORSION_SUBGROUP) {
+      const withSmallR = Uint8Array.from(signature)
+      withSmallR.set(Buffer.from(hex, 'hex'), 0)
+      assert.ok(!verifySignature(withSmallR, message, publicKey))
+    }
+    // y = p + 1 encodes the identity again; y = p encodes y = 0 (a point of order 4); both are >= p.
+    const p = (1n << 255n) - 19n
+    for (const y of [p, p + 1n, p + 3n]) {
+      const encoded = littleEndian(y)
+      assert.ok(!isStrictPoint(encoded))
+      const withR = Uint8Array.from(signature)
+      withR.set(encoded, 0)
+      assert.ok(!verifySignature(withR, message, publicKey))
+      assert.ok(!verifySignature(signature, message, encoded))
+    }
+    // x = 0 with the sign bit set: the identity with the "negative x" bit, non-canonical.
+    const negativeZero = Uint8Array.from(Buffer.from(ED25519_TORSION_SUBGROUP[0] as string, 'hex'))
+    negativeZero[31] = (negativeZero[31] as number) | 0x80
+    assert.ok(!isStrictPoint(negativeZero))
+    // A key that is not a point at all.
+    const notAPoint = Uint8Array.from(publicKey)
+    let found = false
+    for (let i = 0; i < 256 && !found; i++) {
+      notAPoint[0] = i
+      found = !isStrictPoint(notAPoint) && !safeDecode(notAPoint)
+    }
+    assert.ok(found)
+    assert.ok(!verifySignature(signature, message, notAPoint))
+  })
+
+  it('still accepts a valid signature by a key with a fresh cache entry, after refusing others', () => {
+    const fresh = generateKeypairBytes()
+    const freshKey = signingKey(fresh) as NonNullable<ReturnType<typeof signingKey>>
+    const signature = signMessage(message, freshKey)
+    assert.ok(!verifySignature(signature, new TextEncoder().encode('other'), fresh.subarray(32)))
+    assert.ok(verifySignature(signature, message, fresh.subarray(32)))
+  })
 })
+
+function littleEndian(value: bigint): Uint8Array {
+  const bytes = new Uint8Array(32)
+  for (let i = 0; i < 32; i++) {
+    bytes[i] = Number(value & 255n)
+    value >>= 8n
+  }
+  return bytes
+}
+
+function safeDecode(bytes: Uint8Array): boolean {
+  try {
+    ed25519.Point.fromBytes(bytes, true)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -3,21 +3,35 @@ import {join} from 'node:path'
 
 import {BaseCommand} from '../../base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {marketFlags} from '../../flags.js'
+import type {Network} from '../../lib/network.js'
 import {dataDir} from '../../lib/private-file.js'
-import {KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
+import {connectJobAuthority} from '../../lib/secrets/service/network.js'
+import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
 
 export default class SecretsServe extends BaseCommand {
-  static override enableJsonFlag = false
   static override summary = 'Run a secrets service (the HTTP API that `secrets set/get/delete` and nodes talk to).'
-  static override description = `Stores secrets encrypted (AES-256-GCM) in a SQLite file in --data-dir, or in PostgreSQL with --database-url so several instances share one database. The encryption key comes from ${KEY_ENV} (32 bytes, base64 or hex) or from <data-dir>/secrets.key, created with mode 0600 on first start; instances sharing a database must share the key. Prints the URL on stdout and one line per request on stderr (never a value). Stops on Ctrl-C or SIGTERM.`
+  static override description = `Stores secrets encrypted (AES-256-GCM) in a SQLite file in --data-dir, or in PostgreSQL with --database-url so several instances share one database. The encryption key comes from ${KEY_ENV} (32 bytes, base64 or hex) or from <data-dir>/secrets.key, created with mode 0600 on first start; instances sharing a database must share the key.
+
+Job logins (a node reading the secrets of the job it runs) are checked on the chain of --network: the node must have a run of the job, and the job must not be done; the token reads exactly the names the job's definition (read by its CID from --ipfs-gateway, hash checked) refers to, and stops working when the job ends.
+
+Prints the URL on stdout (with --json, one JSON document once it listens) and one line per request on stderr (never a value). Stops on Ctrl-C or SIGTERM.`
 
   static override examples = [
     '<%= config.bin %> secrets serve',
-    '<%= config.bin %> secrets serve --port 0 --data-dir ./secrets-data',
-    `${KEY_ENV}="$(openssl rand -base64 32)" <%= config.bin %> secrets serve --host 0.0.0.0 --database-url postgres://gpunet@db/gpunet`,
+    '<%= config.bin %> secrets serve --port 0 --data-dir ./secrets-data --json',
+    `${KEY_ENV}="$(openssl rand -base64 32)" <%= config.bin %> secrets serve --network devnet --host 0.0.0.0 --database-url postgres://gpunet@db/gpunet`,
+    '<%= config.bin %> secrets serve --network mainnet --rpc https://my-rpc.example --ipfs-gateway https://gateway.example',
   ]
 
   static override flags = {
+    network: marketFlags.network,
+    rpc: marketFlags.rpc,
+    'ipfs-gateway': Flags.string({
+      description:
+        'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file, then the network preset; the localnet’s own store on localnet)',
+      helpValue: 'URL',
+    }),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0 picks a free one)', default: 8787, min: 0, max: 65535}),
     'data-dir': Flags.string({
@@ -29,13 +43,41 @@ export default class SecretsServe extends BaseCommand {
       env: 'GPUNET_SECRETS_DATABASE_URL',
       helpValue: 'URL',
     }),
+    'max-owner-bytes': Flags.integer({
+      description: 'bytes one owner may store (names plus encrypted values)',
+      default: DEFAULT_LIMITS.bytesPerOwner,
+      min: 1,
+    }),
+    'max-secrets-per-owner': Flags.integer({
+      description: 'secrets one owner may store',
+      default: DEFAULT_LIMITS.secretsPerOwner,
+      min: 1,
+    }),
+    'max-total-bytes': Flags.integer({
+      description: 'bytes all owners together may store',
+      default: DEFAULT_LIMITS.totalBytes,
+      min: 1,
+    }),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(SecretsServe)
+    const network = flags.network as Network
+    const chain = await connectJobAuthority({
+      network,
+      rpc: flags.rpc,
+      ipfsGateway: flags['ipfs-gateway'],
+      note: (line) => this.note(line),
+    })
     const {service, storage, key} = await openSecretsService({
       dataDir: flags['data-dir'] ?? join(dataDir(), 'secrets'),
       databaseUrl: flags['database-url'],
+      authority: chain.authority,
+      limits: {
+        bytesPerOwner: flags['max-owner-bytes'],
+        secretsPerOwner: flags['max-secrets-per-owner'],
+        totalBytes: flags['max-total-bytes'],
+      },
       log: (line) => process.stderr.write(`${line}\n`),
     })
     let url: string
@@ -53,9 +95,16 @@ export default class SecretsServe extends BaseCommand {
         },
       )
     }
-    this.note(`Storage: ${storage}`)
-    this.note(`Key: ${key}`)
-    this.say(`Secrets service listening on ${url}`)
+    if (this.jsonEnabled()) {
+      process.stdout.write(
+        `${JSON.stringify({url, network, rpcUrl: chain.rpcUrl, ipfsGateway: chain.ipfsGateway, storage, key}, null, 2)}\n`,
+      )
+    } else {
+      this.note(`Network: ${network} (RPC ${chain.rpcUrl}, definitions from ${chain.ipfsGateway})`)
+      this.note(`Storage: ${storage}`)
+      this.note(`Key: ${key}`)
+      this.say(`Secrets service listening on ${url}`)
+    }
     await new Promise<void>((resolve) => {
       const stop = () => resolve()
       process.once('SIGINT', stop)

@@ -8,13 +8,12 @@ import type {AddressInfo} from 'node:net'
 import {renameSync, rmSync, writeFileSync} from 'node:fs'
 import type {Duplex} from 'node:stream'
 
-import type {PublicKey} from '@solana/web3.js'
+import {Connection, type PublicKey} from '@solana/web3.js'
 import {WebSocketServer} from 'ws'
 
-import {openSecretsService} from '../secrets/service/index.js'
+import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
 import {readBody, sendJson, type SubService} from './http.js'
-import {localnetJobAuthority} from './job-authority.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {localnetFiles} from './paths.js'
@@ -87,13 +86,21 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   // The secrets service gets its own port (it is a separate HTTP API with its own errors and limits); its
   // job-scoped logins are checked against this chain and this content store, as a real network's are.
+  // Through this localnet's own RPC, with the code that checks a real network's chain.
+  const base = `http://${LOCALNET_HOST}:${port}`
   const secrets = await openSecretsService({
     dataDir: localnetFiles(options.dataDir).secrets,
-    authority: localnetJobAuthority(node),
+    authority: cachedJobAuthority(
+      chainJobAuthority({
+        connection: new Connection(base, 'confirmed'),
+        programId: node.chain.programId,
+        readContent: async (cid) => node.content.get(cid),
+        settings: {rpc: 'the localnet (gpunet localnet status)', content: 'the localnet (gpunet localnet status)'},
+      }),
+    ),
   })
   const secretsUrl = await secrets.service.listen(0, LOCALNET_HOST)
 
-  const base = `http://${LOCALNET_HOST}:${port}`
   const runtime: LocalnetRuntime = {
     pid: process.pid,
     rpcUrl: base,
@@ -134,6 +141,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       else {
         agent = started
         runtime.gatewayUrl = started.gateway.url
+        // Every local process shares 127.0.0.1 with the node: none of them may lock it out of job logins.
+        const status = started.status()
+        if ('address' in status) secrets.service.exemptFromLoginLimits(status.address)
       }
     } catch (error) {
       await close()

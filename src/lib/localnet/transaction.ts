@@ -1,11 +1,9 @@
 /** A wire transaction as the localnet sees it: decoded once, signatures checked, accounts resolved. */
-import {createPublicKey, type KeyObject, verify} from 'node:crypto'
-
 import {AddressLookupTableAccount, PublicKey, VersionedTransaction, type VersionedMessage} from '@solana/web3.js'
 
 import {base58btc} from 'multiformats/bases/base58'
 
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
+import {verifySignature} from '../ed25519.js'
 
 export interface ResolvedAccount {
   pubkey: PublicKey
@@ -47,29 +45,14 @@ export function decodeTransaction(raw: Uint8Array): DecodedTransaction {
   }
 }
 
-// Fee payers sign transaction after transaction: keep their parsed keys.
-const keyCache = new Map<string, KeyObject>()
-
-function verifyingKey(signer: PublicKey): KeyObject {
-  const bytes = signer.toBuffer()
-  const id = bytes.toString('hex')
-  let key = keyCache.get(id)
-  if (!key) {
-    key = createPublicKey({key: Buffer.concat([ED25519_SPKI_PREFIX, bytes]), format: 'der', type: 'spki'})
-    if (keyCache.size >= 1024) keyCache.delete(keyCache.keys().next().value!)
-    keyCache.set(id, key)
-  }
-  return key
-}
-
-/** True when every required signature is present and valid for the message. */
+/** True when every required signature is present and valid (strict ed25519, see ed25519.ts) for the message. */
 export function verifySignatures(tx: DecodedTransaction): boolean {
   const required = tx.message.header.numRequiredSignatures
   if (tx.signatures.length !== required) return false
   return tx.signatures.every((sig, i) => {
     const signer = tx.message.staticAccountKeys[i]
     if (!signer) return false
-    return verify(null, tx.messageBytes, verifyingKey(signer), sig)
+    return verifySignature(sig, tx.messageBytes, signer.toBytes())
   })
 }
 

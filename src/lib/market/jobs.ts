@@ -1,6 +1,6 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
 import type {Connection, PublicKey} from '@solana/web3.js'
-import {base58btc} from 'multiformats/bases/base58'
+import bs58 from 'bs58'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {
@@ -51,26 +51,34 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
 }
 
 /**
- * The getProgramAccounts filters of a job's runs: the RunAccount discriminator at 0 and the job right after it.
- * Never the size: runs are allocated 120 bytes on chain, more than their 113 bytes of content.
+ * The getProgramAccounts filters of a job's runs: the RunAccount discriminator at 0 and the job right after it
+ * (reference/README.md). Never the size: runs are allocated 120 bytes on chain, more than their 113 of content.
  */
 export function runFilters(job: PublicKey) {
   return [
-    {memcmp: {offset: 0, bytes: base58btc.baseEncode(RUN_ACCOUNT_DISCRIMINATOR)}},
+    {memcmp: {offset: 0, bytes: bs58.encode(RUN_ACCOUNT_DISCRIMINATOR)}},
     {memcmp: {offset: 8, bytes: job.toBase58()}},
   ]
 }
 
-/** The RunAccount of a job (the oldest when a Stopped job was claimed several times), or null. */
+/** The RunAccount of a job (the oldest, when a stopped job was claimed several times), or null. */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<(RunAccount & {address: PublicKey}) | null> {
+  return (await findRuns(connection, programId, job))[0] ?? null
+}
+
+/** Every RunAccount of a job, oldest first. */
+export async function findRuns(
+  connection: Connection,
+  programId: PublicKey,
+  job: PublicKey,
+): Promise<Array<RunAccount & {address: PublicKey}>> {
   const accounts = await rpcCall(connection, () => connection.getProgramAccounts(programId, {filters: runFilters(job)}))
   const runs = accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
-  runs.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
-  return runs[0] ?? null
+  return runs.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
 }
 
 async function decodeAt<T>(

@@ -12,6 +12,10 @@ export function secretProblem(name: string, value: unknown): {code: string; mess
     }
   }
   if (typeof value !== 'string') return {code: 'invalid_value', message: `the value of ${name} must be a string`}
+  // A lone UTF-16 surrogate has no UTF-8 form: stored, it would silently become U+FFFD.
+  if (!(value as string & {isWellFormed(): boolean}).isWellFormed()) {
+    return {code: 'invalid_value', message: `the value of ${name} is not valid Unicode (it has a lone surrogate)`}
+  }
   const size = Buffer.byteLength(value, 'utf8')
   if (size > MAX_VALUE_BYTES) {
     return {

@@ -1,4 +1,5 @@
 /** Issue 6 end to end through the built CLI: a localnet started by the tests, its node running jobs in podman. */
+import bs58 from 'bs58'
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
 import {readFileSync, writeFileSync} from 'node:fs'
@@ -8,6 +9,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {gatewayGet as get} from '../../helpers/node.js'
+import {call, newWallet, signLogin} from '../../helpers/secrets.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 interface Report {
@@ -158,6 +160,35 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[1]?.trim(), String(SECRET.length))
     assert.ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), 'job get shows no secret')
     assert.ok(!readFileSync(join(box.dataDir, 'localnet.log'), 'utf8').includes(SECRET), 'the log has no secret')
+  })
+
+  it('gives the node its job secrets after 300 bad logins from 127.0.0.1 locked other local clients out', async () => {
+    const set = await cli(['secrets', 'set', 'LOCKOUT_TOKEN', '--value', 'lockout-value'])
+    assert.equal(set.code, 0, set.stderr)
+    const status = JSON.parse((await cli(['localnet', 'status', '--json'])).stdout) as {secretsUrl: string}
+    const bad = {
+      address: newWallet().address,
+      signature: bs58.encode(new Uint8Array(64)),
+      timestamp: Math.floor(Date.now() / 1000),
+    }
+    for (let i = 0; i < 320; i++) {
+      const answer = await call(status.secretsUrl, 'POST', '/login', {params: bad})
+      assert.ok([401, 429].includes(answer.status), String(answer.status))
+    }
+    // Other local clients are now refused, even with a valid signature ...
+    const other = await call(status.secretsUrl, 'POST', '/login', {params: signLogin(newWallet())})
+    assert.equal(other.status, 429)
+    // ... but the node logs in for its job and the job sees the value.
+    const posted = await post(
+      definition('lockout', [
+        op('use', {cmd: 'printf %s "$T" | sha256sum | cut -c1-64', env: {T: '%%secrets.LOCKOUT_TOKEN%%'}}),
+      ]),
+    )
+    const report = await done(posted.job)
+    assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
+    // The node redacts secret values from outputs: compare a hash of what the job saw.
+    const hash = createHash('sha256').update('lockout-value').digest('hex')
+    assert.equal(report.resultContent?.ops[0]?.stdout.trim(), hash)
   })
 
   it('fails a job whose operation exits non-zero, naming the operation and its exit code', async () => {

@@ -8,6 +8,28 @@ import {join} from 'node:path'
 
 import {BIN, runCli} from '../../helpers/cli.js'
 import {type Adapter, call, DATABASE_URL_ENV, forEachAdapter, login, newWallet, tempDir} from '../../helpers/secrets.js'
+import {StandInGateway, StandInRpc} from '../../helpers/stand-in-chain.js'
+
+/** A devnet stand-in for every server here, so none of them starts a localnet; started on first use. */
+const standInRpc = new StandInRpc()
+const standInGateway = new StandInGateway()
+let chainArgs: Promise<string[]> | undefined
+function networkArgs(): Promise<string[]> {
+  chainArgs ??= (async () => [
+    '--network',
+    'devnet',
+    '--rpc',
+    await standInRpc.start(),
+    '--ipfs-gateway',
+    await standInGateway.start(),
+  ])()
+  return chainArgs
+}
+after(async () => {
+  if (!chainArgs) return
+  await standInRpc.stop()
+  await standInGateway.stop()
+})
 
 interface Server {
   child: ChildProcess
@@ -17,7 +39,7 @@ interface Server {
 
 /** `gpunet secrets serve` in a child process, resolved once it prints its URL. */
 async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const child = spawn(process.execPath, [BIN, 'secrets', 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [BIN, 'secrets', 'serve', '--port', '0', ...(await networkArgs()), ...args], {
     env: {...process.env, NO_COLOR: '1', ...env},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -128,7 +150,7 @@ describe('gpunet secrets serve (command)', () => {
     const server = await serve(['--data-dir', dir])
     try {
       const port = new URL(server.url).port
-      const result = await runCli(['secrets', 'serve', '--port', port, '--data-dir', dir])
+      const result = await runCli(['secrets', 'serve', '--port', port, '--data-dir', dir, ...(await networkArgs())])
       assert.equal(result.code, 2)
       assert.equal(result.stdout, '')
       assert.match(result.stderr, /cannot listen on 127\.0\.0\.1:\d+/)
@@ -144,7 +166,7 @@ describe('gpunet secrets serve (command)', () => {
     try {
       const {writeFile} = await import('node:fs/promises')
       await writeFile(join(dir, 'secrets.key'), `${randomBytes(32).toString('base64')}\n`, {mode: 0o644})
-      const result = await runCli(['secrets', 'serve', '--port', '0', '--data-dir', dir])
+      const result = await runCli(['secrets', 'serve', '--port', '0', '--data-dir', dir, ...(await networkArgs())])
       assert.equal(result.code, 3)
       assert.match(result.stderr, /readable by other users/)
       assert.match(result.stderr, /chmod 600/)

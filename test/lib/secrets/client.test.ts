@@ -49,13 +49,11 @@ describe('SecretsClient', () => {
     const node = newWallet()
     const job = newAddress()
     await new SecretsClient({url: s.url, wallet: poster, cache: null}).set({USED: 'u', UNUSED: 'x'})
-    authority.jobs.set(job, {
+    authority.run(job, {
       node: node.address,
       poster: poster.address,
-      endsAt: Math.floor(Date.now() / 1000) + 300,
-      running: true,
+      definition: {ops: [{args: {cmd: ['run', '--key', '%%secrets.USED%%']}}]},
     })
-    authority.definitions.set(job, {ops: [{args: {cmd: ['run', '--key', '%%secrets.USED%%']}}]})
     const client = new SecretsClient({url: s.url, wallet: node, job, cache: null})
     assert.deepEqual(await client.list(), {USED: 'u'})
     await assert.rejects(
@@ -64,14 +62,14 @@ describe('SecretsClient', () => {
     )
   })
 
-  it('maps refusals to exit codes: 7 unknown name, 3 bad input, 6 refused job login', async () => {
+  it('maps refusals to exit codes: 7 unknown name or job, 3 bad input', async () => {
     const client = new SecretsClient({url: s.url, wallet: newWallet(), cache: null})
     await assert.rejects(client.delete('MISSING'), (error) => isGpunetError(error) && error.exitCode === 7)
     await assert.rejects(client.set({A: 'x'.repeat(70_000)}), (error) => isGpunetError(error) && error.exitCode === 3)
     const stranger = new SecretsClient({url: s.url, wallet: newWallet(), job: newAddress(), cache: null})
     await assert.rejects(
       stranger.list(),
-      (error) => isGpunetError(error) && error.exitCode === 6 && error.code === 'unknown_job',
+      (error) => isGpunetError(error) && error.exitCode === 7 && error.code === 'unknown_job',
     )
   })
 })

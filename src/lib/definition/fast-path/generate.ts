@@ -70,7 +70,7 @@ export function assertTranslatable(schema: z.core.$ZodType, path = ''): void {
 
 /**
  * The JSON Schema as the fast path compiles it: annotations dropped, and zod's container rules that JSON
- * Schema cannot say marked with the two keywords defined in `compile`.
+ * Schema cannot say marked with the two keywords `generateFastPathSource` defines (zodRecord, zodLooseObject).
  */
 function fastPathSchema(node: unknown, where = '#'): unknown {
   if (Array.isArray(node)) return node.map((item, i) => fastPathSchema(item, `${where}/${i}`))

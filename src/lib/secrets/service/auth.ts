@@ -1,29 +1,43 @@
 import bs58 from 'bs58'
-import {errors as joseErrors, jwtVerify, SignJWT} from 'jose'
+import {errors as joseErrors, type JWTPayload, jwtVerify, SignJWT} from 'jose'
 import {randomUUID} from 'node:crypto'
 
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
 import {badRequest, HttpError} from './http-error.js'
 
-/** A job as the chain shows it, in the terms job-scoped login needs. */
-export interface JobRecord {
-  /** The node that claimed the job, or null while nobody has. */
-  node: string | null
-  poster: string
-  /** Unix seconds at which the job's paid time ends. */
-  endsAt: number
-  running: boolean
+/** A run of a job: the node that claimed it and when (unix s). */
+export interface JobRun {
+  node: string
+  time: number
 }
 
-/** The chain and the job definitions, as seen by the service; the localnet and the real networks supply it. */
+/** A job as the chain shows it, in the terms job-scoped login needs. */
+export interface JobRecord {
+  poster: string
+  /** `queued` (waiting, or running when it has a run), `stopped` (may still have runs: claims), `done`. */
+  state: 'queued' | 'stopped' | 'done'
+  /** Seconds of paid time from the start of a run. */
+  timeout: number
+  runs: JobRun[]
+  /** The CIDv0 of the job's definition in the network's content store. */
+  definition: string
+}
+
+/**
+ * The chain and the content store, as seen by the service. `getJob` answers null for an address that holds no
+ * job; both throw (an HttpError 503 naming the setting, ideally) when the chain or the store does not answer.
+ */
 export interface JobAuthority {
-  getJob(job: string): Promise<JobRecord | null>
-  getDefinition(job: string): Promise<unknown>
+  /** The job; `fresh` asks a caching authority to read it again rather than answer from its cache. */
+  getJob(job: string, fresh?: boolean): Promise<JobRecord | null>
+  /** The definition stored under `cid`, its bytes checked against the CID. */
+  getDefinition(cid: string): Promise<unknown>
 }
 
 /** What a token lets its bearer do: all of its owner's secrets, or reading some of a job poster's secrets. */
-export type TokenScope = {kind: 'owner'; owner: string} | {kind: 'job'; job: string; poster: string; names: string[]}
+export type TokenScope =
+  {kind: 'owner'; owner: string} | {kind: 'job'; node: string; job: string; poster: string; names: string[]}
 
 /** The parameters of POST /login after validation. */
 export interface LoginRequest {
@@ -65,17 +79,19 @@ function base58Param(
     if (required) throw badRequest('missing_parameter', `${name} is required`)
     return undefined
   }
+  if (!isBase58(value, bytes)) throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
+  return value
+}
+
+function isBase58(value: unknown, bytes: number): value is string {
   const decoded = typeof value === 'string' && value.length <= 100 ? bs58.decodeUnsafe(value) : undefined
-  if (!decoded || decoded.length !== bytes) {
-    throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
-  }
-  return value as string
+  return decoded?.length === bytes
 }
 
 /**
- * Checks that `signature` is the ed25519 signature of `service_secret_<timestamp>` by `address`, and that the
- * timestamp is within `skewSeconds` of `now`. Non-canonical signatures are refused (see ed25519.ts), so
- * remembering used signatures is enough to refuse replays.
+ * Checks that `signature` is the ed25519 signature of `service_secret_<timestamp>` by `address` (strict rules, see
+ * ed25519.ts), and that the timestamp is at most `skewSeconds` from `now`. Strictness refuses re-encoded
+ * signatures, so remembering used signatures is enough to refuse replays.
  */
 export function verifyLoginSignature(login: LoginRequest, now: number, skewSeconds: number): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
@@ -95,9 +111,15 @@ export function verifyLoginSignature(login: LoginRequest, now: number, skewSecon
     )
 }
 
+/** The run by which `node` may read the job's secrets at `now`: the job is not done and the run's paid time lasts. */
+export function activeRun(record: JobRecord, node: string, now: number): JobRun | undefined {
+  if (record.state === 'done') return undefined
+  return record.runs.find((run) => run.node === node && run.time + record.timeout > now)
+}
+
 /**
- * The scope and end of a job token: only for the node that runs the job, until the job ends, for the names the
- * job's definition refers to.
+ * The scope and end of a job token: only for a node with a run of the job, while the job is not done and the
+ * run's paid time lasts, for the names the job's definition refers to.
  */
 export async function jobScope(
   authority: JobAuthority | undefined,
@@ -112,32 +134,84 @@ export async function jobScope(
       'this service is not connected to a chain, so it cannot issue job tokens',
     )
   }
-  const record = await unavailableOnFailure(() => authority.getJob(job))
-  if (!record) throw new HttpError(403, 'unknown_job', `no job ${job} exists`)
-  if (record.node !== node) throw new HttpError(403, 'not_job_node', `${node} is not the node running job ${job}`)
-  if (!record.running || record.endsAt <= now) throw new HttpError(403, 'job_not_running', `job ${job} is not running`)
-  // Fetched only for a login that passed the checks: the definition may come from a slower content store.
-  const definition = await unavailableOnFailure(() => authority.getDefinition(job))
-  return {
-    scope: {kind: 'job', job, poster: record.poster, names: findSecretReferences(definition)},
-    endsAt: record.endsAt,
+  const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined)
+  if (!record) throw new HttpError(404, 'unknown_job', `no job ${job} exists on this network`)
+  const run = activeRun(record, node, now)
+  if (!run) {
+    const othersRunIt = record.runs.length > 0 && !record.runs.some((r) => r.node === node)
+    if (record.state !== 'done' && othersRunIt)
+      throw new HttpError(403, 'not_job_node', `${node} is not the node running job ${job}`)
+    throw new HttpError(403, 'job_not_running', `job ${job} is not running on ${node}`)
   }
+  // Fetched only for a login that passed the checks: the definition may come from a slower content store.
+  const definition = await unavailableOnFailure(() => authority.getDefinition(record.definition))
+  return {
+    scope: {kind: 'job', node, job, poster: record.poster, names: findSecretReferences(definition)},
+    endsAt: run.time + record.timeout,
+  }
+}
+
+/** Refuses a job token whose job ended (done, its run closed, or its paid time over) since it was issued. */
+export async function checkJobStillRuns(
+  authority: JobAuthority | undefined,
+  scope: Extract<TokenScope, {kind: 'job'}>,
+  now: number,
+): Promise<void> {
+  const runs = (r: JobRecord) => activeRun(r, scope.node, now) !== undefined
+  const record = authority ? await currentJob(authority, scope.job, runs) : null
+  if (!record || !runs(record))
+    throw new HttpError(401, 'job_ended', `job ${scope.job} is no longer running on ${scope.node}`)
+}
+
+/**
+ * The job from the authority's cache when it passes `accepts`; read afresh when it does not, so a cached answer
+ * from before the node's claim never refuses the node (only acceptance may be a few seconds stale).
+ */
+async function currentJob(
+  authority: JobAuthority,
+  job: string,
+  accepts: (record: JobRecord) => boolean,
+): Promise<JobRecord | null> {
+  const cached = await unavailableOnFailure(() => authority.getJob(job))
+  if (cached && accepts(cached)) return cached
+  return unavailableOnFailure(() => authority.getJob(job, true))
 }
 
 async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read()
-  } catch {
-    throw new HttpError(503, 'chain_unavailable', 'the chain or the job definition could not be read; try again')
+  } catch (error) {
+    if (error instanceof HttpError) throw error
+    throw new HttpError(503, 'chain_unavailable', 'the chain or the job definition could not be read; try again', {
+      'retry-after': '5',
+    })
   }
 }
 
+/** Verified tokens remembered at most, so a client reading again and again skips the HMAC check. */
+const VERIFIED_TOKENS_KEPT = 10_000
+
 /** Issues and checks login tokens: HS256 pinned both ways, so neither `alg: none` nor another algorithm passes. */
 export class TokenIssuer {
-  constructor(private readonly key: Uint8Array) {}
+  // Imported once: jose would import raw key bytes again on every call.
+  private readonly key: Promise<CryptoKey>
+  // Token text → its scope and expiry; only exact strings that passed every check are kept.
+  private readonly verified = new Map<string, {scope: TokenScope; exp: number}>()
 
-  /** A signed JWT for `subject` with `scope`, expiring at `expiresAt` (unix s). */
-  async issue(subject: string, scope: TokenScope, expiresAt: number): Promise<string> {
+  constructor(secret: Uint8Array) {
+    this.key = crypto.subtle.importKey('raw', new Uint8Array(secret), {name: 'HMAC', hash: 'SHA-256'}, false, [
+      'sign',
+      'verify',
+    ])
+  }
+
+  /** A signed JWT for `subject` with `scope`, issued at `now` and expiring at `expiresAt` (unix s). */
+  async issue(
+    subject: string,
+    scope: TokenScope,
+    expiresAt: number,
+    now = Math.floor(Date.now() / 1000),
+  ): Promise<string> {
     const claims =
       scope.kind === 'owner'
         ? {scope: 'owner'}
@@ -147,40 +221,57 @@ export class TokenIssuer {
       .setSubject(subject)
       .setIssuer(ISSUER)
       .setAudience(ISSUER)
-      .setIssuedAt()
+      .setIssuedAt(now)
       .setJti(randomUUID())
       .setExpirationTime(expiresAt)
-      .sign(this.key)
+      .sign(await this.key)
   }
 
-  /** The scope of a valid token; 401 for a missing, malformed, tampered or expired one. */
-  async verify(authorization: string | undefined): Promise<TokenScope> {
+  /** The scope of a valid token; 401 for a missing, malformed, tampered, expired or ill-typed one. */
+  async verify(authorization: string | undefined, now = Math.floor(Date.now() / 1000)): Promise<TokenScope> {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')
     if (!match)
       throw new HttpError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
+    const token = match[1] as string
+    const known = this.verified.get(token)
+    if (known) {
+      if (known.exp > now) return known.scope
+      this.verified.delete(token)
+    }
+    let payload: JWTPayload
     try {
-      const {payload} = await jwtVerify(match[1] as string, this.key, {
+      ;({payload} = await jwtVerify(token, await this.key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: ISSUER,
-      })
-      const subject = payload.sub as string
-      if (payload.scope === 'owner') return {kind: 'owner', owner: subject}
-      const names = payload.names
-      if (
-        payload.scope === 'job' &&
-        typeof payload.job === 'string' &&
-        typeof payload.poster === 'string' &&
-        Array.isArray(names)
-      ) {
-        return {kind: 'job', job: payload.job, poster: payload.poster, names: names.map(String)}
-      }
-      throw new HttpError(401, 'invalid_token', 'the token has no valid scope')
+        requiredClaims: ['exp', 'iat', 'sub', 'jti'],
+        currentDate: new Date(now * 1000),
+      }))
     } catch (error) {
-      if (error instanceof HttpError) throw error
       if (error instanceof joseErrors.JWTExpired)
         throw new HttpError(401, 'token_expired', 'the token has expired; log in again')
       throw new HttpError(401, 'invalid_token', 'the token is not valid')
     }
+    const scope = scopeOf(payload)
+    if (!scope) throw new HttpError(401, 'invalid_token', 'the token has no valid scope')
+    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value as string)
+    this.verified.set(token, {scope, exp: payload.exp as number})
+    return scope
   }
+}
+
+/** The scope a token's claims describe, every claim type-checked; undefined when any is off. */
+function scopeOf(payload: JWTPayload): TokenScope | undefined {
+  const {sub, scope, job, poster, names} = payload as Record<string, unknown>
+  if (!isBase58(sub, 32)) return undefined
+  if (scope === 'owner') return {kind: 'owner', owner: sub}
+  if (
+    scope === 'job' &&
+    isBase58(job, 32) &&
+    isBase58(poster, 32) &&
+    Array.isArray(names) &&
+    names.every((n) => typeof n === 'string')
+  )
+    return {kind: 'job', node: sub, job, poster, names: names as string[]}
+  return undefined
 }

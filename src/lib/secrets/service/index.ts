@@ -5,7 +5,9 @@ import {openPostgresStorage} from './postgres.js'
 import {createSecretsService, type SecretsService, type SecretsServiceOptions} from './server.js'
 import {openSqliteStorage} from './sqlite.js'
 
-export {type JobAuthority, type JobRecord, loginMessage} from './auth.js'
+export {type JobAuthority, type JobRecord, type JobRun, loginMessage} from './auth.js'
+export {chainJobAuthority, type ChainAuthorityOptions} from './chain-authority.js'
+export {cachedJobAuthority, JOB_CACHE_TTL_MS} from './job-cache.js'
 export {KEY_ENV, loadMasterKey} from './crypto.js'
 export {openPostgresStorage} from './postgres.js'
 export {
@@ -16,7 +18,7 @@ export {
   type ServiceLimits,
 } from './server.js'
 export {openSqliteStorage} from './sqlite.js'
-export type {SecretStorage} from './storage.js'
+export type {Quota, SecretStorage} from './storage.js'
 
 export interface OpenServiceOptions extends Omit<SecretsServiceOptions, 'storage' | 'masterKey'> {
   /** Holds the SQLite file and the key file. */

@@ -1,6 +1,8 @@
 import pg from 'pg'
 
-import {OwnerLimitError, type SealedSecret, type SecretStorage} from './storage.js'
+import {checkQuota, type SealedSecret, type SecretStorage} from './storage.js'
+
+const SIZE = 'octet_length(name) + octet_length(sealed)'
 
 export interface PostgresStorageOptions {
   connectionString: string
@@ -32,6 +34,12 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       `CREATE TABLE IF NOT EXISTS used_signatures (signature TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`,
     )
     await client.query('CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at)')
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS usage_total (id INT PRIMARY KEY CHECK (id = 1), bytes BIGINT NOT NULL)',
+    )
+    await client.query(
+      `INSERT INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets ON CONFLICT DO NOTHING`,
+    )
     await client.query('COMMIT')
   })
 
@@ -45,21 +53,38 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
         : await pool.query<SealedSecret>('SELECT name, sealed FROM secrets WHERE owner = $1 ORDER BY name', [owner])
       return result.rows
     },
-    async put(owner, secrets, maxPerOwner) {
+    async put(owner, secrets, quota) {
       await withClient(pool, async (client) => {
         try {
           await client.query('BEGIN')
-          // Serializes writers of one owner, so two concurrent requests cannot both pass the count check.
+          // Serializes writers of one owner, so two concurrent requests cannot both pass the owner's quota.
           await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [owner])
+          const names = secrets.map((s) => s.name)
+          const replaced = await client.query<{n: number}>(
+            `SELECT coalesce(sum(${SIZE}), 0)::bigint AS n FROM secrets WHERE owner = $1 AND name = ANY($2)`,
+            [owner, names],
+          )
+          const growth =
+            secrets.reduce((sum, s) => sum + s.name.length + s.sealed.length, 0) - Number(replaced.rows[0]?.n ?? 0)
           await client.query(
             `INSERT INTO secrets (owner, name, sealed) SELECT $1, n, s FROM unnest($2::text[], $3::bytea[]) AS t(n, s)
              ON CONFLICT (owner, name) DO UPDATE SET sealed = excluded.sealed, updated_at = now()`,
-            [owner, secrets.map((s) => s.name), secrets.map((s) => s.sealed)],
+            [owner, names, secrets.map((s) => s.sealed)],
           )
-          const {rows} = await client.query<{n: number}>('SELECT count(*)::int AS n FROM secrets WHERE owner = $1', [
-            owner,
-          ])
-          if ((rows[0]?.n ?? 0) > maxPerOwner) throw new OwnerLimitError(maxPerOwner)
+          const usage = await client.query<{secrets: number; bytes: string}>(
+            `SELECT count(*)::int AS secrets, coalesce(sum(${SIZE}), 0)::bigint AS bytes FROM secrets WHERE owner = $1`,
+            [owner],
+          )
+          // The row lock on the total serializes writers of all owners for the rest of this transaction.
+          const total = await client.query<{bytes: string}>(
+            'UPDATE usage_total SET bytes = bytes + $1 WHERE id = 1 RETURNING bytes',
+            [growth],
+          )
+          checkQuota(
+            quota,
+            {secrets: usage.rows[0]?.secrets ?? 0, bytes: Number(usage.rows[0]?.bytes ?? 0)},
+            {before: Number(total.rows[0]?.bytes ?? 0) - growth, growth},
+          )
           await client.query('COMMIT')
         } catch (error) {
           await client.query('ROLLBACK')
@@ -68,8 +93,13 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       })
     },
     async delete(owner, name) {
-      const result = await pool.query('DELETE FROM secrets WHERE owner = $1 AND name = $2', [owner, name])
-      return result.rowCount === 1
+      const result = await pool.query<{removed: number}>(
+        `WITH removed AS (DELETE FROM secrets WHERE owner = $1 AND name = $2 RETURNING ${SIZE} AS n)
+         UPDATE usage_total SET bytes = bytes - (SELECT coalesce(sum(n), 0) FROM removed) WHERE id = 1
+         RETURNING (SELECT count(*) FROM removed)::int AS removed`,
+        [owner, name],
+      )
+      return result.rows[0]?.removed === 1
     },
     async claimSignature(signature, expiresAt, now) {
       await pool.query('DELETE FROM used_signatures WHERE expires_at < $1', [now])

@@ -10,8 +10,8 @@ export class RateLimiter {
 
   constructor(private readonly rule: RateLimit) {}
 
-  /** Counts a hit; answers how many seconds to wait when the key is over its allowance. */
-  hit(key: string, now = Date.now()): {allowed: true} | {allowed: false; retryAfter: number} {
+  /** Counts a hit for the key. */
+  hit(key: string, now = Date.now()): void {
     let window = this.windows.get(key)
     if (!window || window.resetAt <= now) {
       if (this.windows.size >= 10_000) this.sweep(now)
@@ -19,8 +19,13 @@ export class RateLimiter {
       this.windows.set(key, window)
     }
     window.count += 1
-    if (window.count <= this.rule.limit) return {allowed: true}
-    return {allowed: false, retryAfter: Math.max(1, Math.ceil((window.resetAt - now) / 1000))}
+  }
+
+  /** Seconds to wait when the key has used its allowance in this window; undefined while it may go on. */
+  blocked(key: string, now = Date.now()): number | undefined {
+    const window = this.windows.get(key)
+    if (!window || window.resetAt <= now || window.count < this.rule.limit) return undefined
+    return Math.max(1, Math.ceil((window.resetAt - now) / 1000))
   }
 
   private sweep(now: number): void {

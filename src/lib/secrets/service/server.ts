@@ -1,33 +1,44 @@
-import formbody from '@fastify/formbody'
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {secretProblem} from '../limits.js'
-import {jobScope, type JobAuthority, parseLogin, TokenIssuer, type TokenScope, verifyLoginSignature} from './auth.js'
+import {
+  checkJobStillRuns,
+  jobScope,
+  type JobAuthority,
+  parseLogin,
+  TokenIssuer,
+  type TokenScope,
+  verifyLoginSignature,
+} from './auth.js'
 import {deriveKey, SecretCipher} from './crypto.js'
+import {parseForm, parseJson} from './body.js'
 import {badRequest, HttpError} from './http-error.js'
 import {type RateLimit, RateLimiter} from './rate-limit.js'
-import {OwnerLimitError, type SecretStorage} from './storage.js'
+import {type Quota, QuotaError, type SecretStorage} from './storage.js'
 
-/** The service's limits; every one has a default, tests and benchmarks lower or raise them. */
-export interface ServiceLimits {
+/** The service's limits; every one has a default, `secrets serve` flags, tests and benchmarks change them. */
+export interface ServiceLimits extends Quota {
   /** Largest request body, in bytes (413 above). */
   bodyBytes: number
-  secretsPerOwner: number
   /** Lifetime of a token, at most one hour. */
   tokenTtlSeconds: number
   /** How far the signed timestamp may be from the server's clock. */
   clockSkewSeconds: number
+  /** Logins with a valid signature, per address. */
   loginPerAddress: RateLimit
-  loginPerIp: RateLimit
+  /** Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. */
+  loginFailuresPerIp: RateLimit
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
   bodyBytes: 1024 * 1024,
   secretsPerOwner: 1000,
+  bytesPerOwner: 1024 * 1024,
+  totalBytes: 1024 * 1024 * 1024,
   tokenTtlSeconds: 3600,
   clockSkewSeconds: 60,
   loginPerAddress: {limit: 30, windowMs: 60_000},
-  loginPerIp: {limit: 300, windowMs: 60_000},
+  loginFailuresPerIp: {limit: 100, windowMs: 60_000},
 }
 
 export interface SecretsServiceOptions {
@@ -35,13 +46,15 @@ export interface SecretsServiceOptions {
   storage: SecretStorage
   /** 32 bytes; every instance sharing a database needs the same one (see `loadMasterKey`). */
   masterKey: Buffer
-  /** The chain, for job-scoped logins; without it job logins answer 503. */
+  /** The chain, for job-scoped logins; without it job logins answer 503. Wrap it in `cachedJobAuthority`. */
   authority?: JobAuthority
   limits?: Partial<ServiceLimits>
   /** Receives one line per request (never a value, a token or a signature). */
   log?: (line: string) => void
   /** Take the client IP from X-Forwarded-For (only behind a proxy you run). */
   trustProxy?: boolean
+  /** The clock, in milliseconds (tests pin it). */
+  now?: () => number
 }
 
 /** A secrets service instance: an HTTP server that is not listening until `listen`. */
@@ -49,6 +62,11 @@ export interface SecretsService {
   /** The base URL once listening, e.g. http://127.0.0.1:8787. */
   readonly url: string
   listen(port?: number, host?: string): Promise<string>
+  /**
+   * Exempts an address from the login limits: the localnet's own node, so that no other local client can lock it
+   * out by failing logins from the same 127.0.0.1.
+   */
+  exemptFromLoginLimits(address: string): void
   close(): Promise<void>
 }
 
@@ -58,21 +76,38 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   limits.tokenTtlSeconds = Math.min(limits.tokenTtlSeconds, 3600)
   const {storage, authority} = options
   const log = options.log ?? (() => {})
+  const clock = options.now ?? Date.now
+  const seconds = () => Math.floor(clock() / 1000)
   const cipher = new SecretCipher(options.masterKey)
   const tokens = new TokenIssuer(deriveKey(options.masterKey, 'login-tokens'))
   const perAddress = new RateLimiter(limits.loginPerAddress)
-  const perIp = new RateLimiter(limits.loginPerIp)
+  const failuresPerIp = new RateLimiter(limits.loginFailuresPerIp)
+  const exempt = new Set<string>()
   const subjects = new WeakMap<FastifyRequest, string>()
 
   const app = Fastify({bodyLimit: limits.bodyBytes, logger: false, trustProxy: options.trustProxy ?? false})
-  app.register(formbody, {bodyLimit: limits.bodyBytes})
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', {parseAs: 'buffer'}, (_request, body, done) => {
+    try {
+      done(null, parseJson(body as Buffer))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
+  app.addContentTypeParser('application/x-www-form-urlencoded', {parseAs: 'buffer'}, (_request, body, done) => {
+    try {
+      done(null, parseForm(body as Buffer))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
 
   app.addHook('onResponse', async (request, reply) => {
     const path = request.url.split('?')[0]
     const who = subjects.get(request)
     const ms = reply.elapsedTime.toFixed(1)
     log(
-      `${new Date().toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
+      `${new Date(clock()).toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
     )
   })
 
@@ -100,19 +135,28 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     return {status: 'ok'}
   })
 
-  app.post('/login', {
-    onRequest: async (request) => limitOrThrow(perIp, request.ip),
-    handler: async (request) => {
-      const login = parseLogin(bodyParams(request))
+  app.post('/login', async (request) => {
+    const now = seconds()
+    const params = bodyParams(request)
+    let verified = false
+    try {
+      const login = parseLogin(params)
       subjects.set(request, login.address)
-      const now = Math.floor(Date.now() / 1000)
+      const limited = !exempt.has(login.address)
+      // Only failures count against an IP, so a client that logs in correctly is never throttled by its IP.
+      if (limited) refuseOverLimit(failuresPerIp, request.ip, clock())
       verifyLoginSignature(login, now, limits.clockSkewSeconds)
-      // Counted after the signature check, so nobody can lock an address out by sending bogus logins for it.
-      limitOrThrow(perAddress, login.address)
+      verified = true
+      // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
+      if (limited) {
+        refuseOverLimit(perAddress, login.address, clock())
+        perAddress.hit(login.address, clock())
+      }
       // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
-      const fresh = await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now)
-      if (!fresh)
+      if (!(await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now))) {
+        verified = false
         throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
+      }
       let expiresAt = now + limits.tokenTtlSeconds
       let scope: TokenScope = {kind: 'owner', owner: login.address}
       if (login.job) {
@@ -120,14 +164,20 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
         scope = job.scope
         expiresAt = Math.min(expiresAt, job.endsAt)
       }
-      return {token: await tokens.issue(login.address, scope, expiresAt)}
-    },
+      return {token: await tokens.issue(login.address, scope, expiresAt, now)}
+    } catch (error) {
+      const status = error instanceof HttpError ? error.status : 500
+      if (!verified && (status === 400 || status === 401)) failuresPerIp.hit(request.ip, clock())
+      throw error
+    }
   })
 
-  /** The scope of the request's token, remembered for the request log. */
+  /** The scope of the request's token (a job token only while its job runs), remembered for the request log. */
   async function authorize(request: FastifyRequest): Promise<TokenScope> {
-    const scope = await tokens.verify(request.headers.authorization)
+    const now = seconds()
+    const scope = await tokens.verify(request.headers.authorization, now)
     subjects.set(request, scope.kind === 'owner' ? scope.owner : `${scope.poster} job=${scope.job}`)
+    if (scope.kind === 'job') await checkJobStillRuns(authority, scope, now)
     return scope
   }
 
@@ -156,7 +206,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     await storage.put(
       owner,
       secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
-      limits.secretsPerOwner,
+      limits,
     )
     return ok(reply)
   })
@@ -186,6 +236,9 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       url = await app.listen({port, host})
       return url
     },
+    exemptFromLoginLimits(address) {
+      exempt.add(address)
+    },
     async close() {
       await app.close()
       await storage.close()
@@ -197,11 +250,11 @@ function ok(reply: FastifyReply): FastifyReply {
   return reply.type('text/plain; charset=utf-8').send('OK')
 }
 
-function limitOrThrow(limiter: RateLimiter, key: string): void {
-  const verdict = limiter.hit(key)
-  if (!verdict.allowed) {
-    throw new HttpError(429, 'rate_limited', `too many login attempts; retry in ${verdict.retryAfter} s`, {
-      'retry-after': String(verdict.retryAfter),
+function refuseOverLimit(limiter: RateLimiter, key: string, now: number): void {
+  const retryAfter = limiter.blocked(key, now)
+  if (retryAfter !== undefined) {
+    throw new HttpError(429, 'rate_limited', `too many login attempts; retry in ${retryAfter} s`, {
+      'retry-after': String(retryAfter),
     })
   }
 }
@@ -238,12 +291,19 @@ function parseSecrets(raw: unknown): Array<[string, string]> {
   return entries as Array<[string, string]>
 }
 
+const QUOTA_ERRORS: Record<QuotaError['kind'], (limit: number) => HttpError> = {
+  secretsPerOwner: (limit) =>
+    badRequest('too_many_secrets', `an owner may hold at most ${limit} secrets; delete some first`),
+  bytesPerOwner: (limit) =>
+    new HttpError(413, 'owner_quota_exceeded', `an owner may store at most ${limit} bytes; delete some secrets first`),
+  totalBytes: (limit) =>
+    new HttpError(413, 'storage_full', `this service stores at most ${limit} bytes in all, and it is full`),
+}
+
 /** Maps anything thrown to the status and code the client sees; a 500 never carries internals. */
 function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpError {
   if (error instanceof HttpError) return error
-  if (error instanceof OwnerLimitError) {
-    return badRequest('too_many_secrets', `an owner may hold at most ${error.limit} secrets; delete some first`)
-  }
+  if (error instanceof QuotaError) return QUOTA_ERRORS[error.kind](error.limit)
   const code = (error as FastifyError).code
   const status = (error as FastifyError).statusCode ?? 500
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
@@ -251,11 +311,7 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new HttpError(415, 'unsupported_media_type', 'send application/json or application/x-www-form-urlencoded')
   }
-  if (
-    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
-    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
-    error instanceof SyntaxError
-  ) {
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError) {
     return badRequest('malformed_body', 'the body is not valid JSON')
   }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')

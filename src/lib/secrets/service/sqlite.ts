@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3'
-import {mkdirSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
-import {OwnerLimitError, type SealedSecret, type SecretStorage} from './storage.js'
+import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
+
+const SIZE = 'length(CAST(name AS BLOB)) + length(sealed)'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS secrets (
@@ -17,57 +19,177 @@ const SCHEMA = `
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at);
+  CREATE TABLE IF NOT EXISTS usage_total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
+  INSERT OR IGNORE INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets;
 `
 
-/** The embedded storage: one SQLite file in WAL mode, synchronous=FULL so an answered write survives a crash. */
+/**
+ * The embedded storage: one SQLite file in WAL mode, synchronous=FULL so an answered write of secrets survives a
+ * crash of the machine. Writes that arrive together are committed together (group commit): each in a savepoint
+ * of its own, so one refused write changes nothing and does not fail the others, and one fsync makes the whole
+ * group durable. A group of login records alone is committed without waiting for the disk (synchronous=NORMAL):
+ * it survives a crash of the service, and only a crash of the machine within the two minutes a signature is
+ * valid could forget one.
+ */
 export function openSqliteStorage(file: string): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
+  keepPrivate(file)
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 5000')
   db.exec(SCHEMA)
+  // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
+  for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
   const listAll = db.prepare<[string], SealedSecret>('SELECT name, sealed FROM secrets WHERE owner = ? ORDER BY name')
+  const sizeOf = db.prepare<[string, string], {n: number}>(
+    `SELECT ${SIZE} AS n FROM secrets WHERE owner = ? AND name = ?`,
+  )
   const upsert = db.prepare(
     `INSERT INTO secrets (owner, name, sealed, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (owner, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
   )
-  const count = db.prepare<[string], {n: number}>('SELECT count(*) AS n FROM secrets WHERE owner = ?')
-  const remove = db.prepare('DELETE FROM secrets WHERE owner = ? AND name = ?')
+  const usage = db.prepare<[string], {secrets: number; bytes: number}>(
+    `SELECT count(*) AS secrets, coalesce(sum(${SIZE}), 0) AS bytes FROM secrets WHERE owner = ?`,
+  )
+  const total = db.prepare<[], {bytes: number}>('SELECT bytes FROM usage_total WHERE id = 1')
+  const addTotal = db.prepare('UPDATE usage_total SET bytes = bytes + ? WHERE id = 1')
+  const remove = db.prepare<[string, string], {n: number}>(
+    `DELETE FROM secrets WHERE owner = ? AND name = ? RETURNING ${SIZE} AS n`,
+  )
   const forget = db.prepare('DELETE FROM used_signatures WHERE expires_at < ?')
   const claim = db.prepare('INSERT INTO used_signatures (signature, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
 
-  const put = db.transaction((owner: string, secrets: readonly SealedSecret[], maxPerOwner: number) => {
+  // Nested in the batch's transaction, each of these is a savepoint: a throw rolls back that write alone.
+  const putOne = db.transaction((owner: string, secrets: readonly SealedSecret[], quota: Quota) => {
     const now = Date.now()
-    for (const s of secrets) upsert.run(owner, s.name, s.sealed, now)
-    // Throwing inside the transaction rolls every upsert of this request back.
-    if ((count.get(owner)?.n ?? 0) > maxPerOwner) throw new OwnerLimitError(maxPerOwner)
+    let growth = 0
+    for (const s of secrets) {
+      growth += s.name.length + s.sealed.length - (sizeOf.get(owner, s.name)?.n ?? 0)
+      upsert.run(owner, s.name, s.sealed, now)
+    }
+    checkQuota(quota, usage.get(owner) as {secrets: number; bytes: number}, {
+      before: total.get()?.bytes ?? 0,
+      growth,
+    })
+    addTotal.run(growth)
   })
-  const claimOnce = db.transaction((signature: string, expiresAt: number, now: number) => {
-    forget.run(now)
+  const deleteOne = db.transaction((owner: string, name: string) => {
+    const removed = remove.get(owner, name)
+    if (removed) addTotal.run(-removed.n)
+    return removed !== undefined
+  })
+  let forgotAt = 0
+  const claimOne = db.transaction((signature: string, expiresAt: number, now: number) => {
+    if (now !== forgotAt) {
+      forget.run(now)
+      forgotAt = now
+    }
     return claim.run(signature, expiresAt).changes === 1
   })
 
+  const writes = new GroupCommit(db)
   return {
     async list(owner, names) {
       const all = listAll.all(owner)
       return names ? all.filter((s) => names.includes(s.name)) : all
     },
-    async put(owner, secrets, maxPerOwner) {
-      put(owner, secrets, maxPerOwner)
-    },
-    async delete(owner, name) {
-      return remove.run(owner, name).changes === 1
-    },
-    async claimSignature(signature, expiresAt, now) {
-      return claimOnce(signature, expiresAt, now)
-    },
+    put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota), true),
+    delete: (owner, name) => writes.run(() => deleteOne(owner, name), true),
+    claimSignature: (signature, expiresAt, now) => writes.run(() => claimOne(signature, expiresAt, now), false),
     async ping() {
       db.prepare('SELECT 1').get()
     },
     async close() {
+      writes.flush()
       db.close()
     },
+  }
+}
+
+/** Creates the database file 0600 (or makes an existing one so) before SQLite opens it, whatever the umask. */
+function keepPrivate(file: string): void {
+  closeSync(openSync(file, 'a', 0o600))
+  chmodSync(file, 0o600)
+}
+
+interface PendingWrite {
+  write: () => unknown
+  durable: boolean
+  resolve: (value: never) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Collects the writes requested during one turn of the event loop and commits them in one transaction after
+ * it (setImmediate), answering each once the commit is on disk.
+ */
+class GroupCommit {
+  private pending: PendingWrite[] = []
+  private scheduled = false
+  private synchronous: 'FULL' | 'NORMAL' = 'FULL'
+  private lastGroup = 1
+  private readonly commit: (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
+
+  constructor(private readonly db: Database.Database) {
+    this.commit = db.transaction((writes: PendingWrite[]) =>
+      writes.map((w) => {
+        try {
+          return {ok: true as const, value: w.write()}
+        } catch (error) {
+          return {ok: false as const, error}
+        }
+      }),
+    )
+  }
+
+  /** Queues a write (a better-sqlite3 transaction function); resolves with its result once committed (on disk when `durable`). */
+  run<T>(write: () => T, durable: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({write, durable, resolve: resolve as (value: never) => void, reject})
+      if (!this.scheduled) {
+        this.scheduled = true
+        this.gather()
+      }
+    })
+  }
+
+  /**
+   * Waits, one turn of the event loop at a time and at most 1 ms (less than a fsync), until as many writes are
+   * queued as the last commit held: the clients answered by that commit are sending their next writes, and
+   * those that arrive in time share this commit instead of waiting for another fsync.
+   */
+  private gather(since = performance.now()): void {
+    setImmediate(() => {
+      if (this.pending.length < this.lastGroup && performance.now() - since < 1) this.gather(since)
+      else this.flush()
+    })
+  }
+
+  /** Commits what is queued now. */
+  flush(): void {
+    this.scheduled = false
+    const writes = this.pending
+    if (writes.length === 0) return
+    this.pending = []
+    this.lastGroup = writes.length
+    const synchronous = writes.some((w) => w.durable) ? 'FULL' : 'NORMAL'
+    let outcomes
+    try {
+      if (synchronous !== this.synchronous) {
+        this.db.pragma(`synchronous = ${synchronous}`)
+        this.synchronous = synchronous
+      }
+      outcomes = this.commit(writes)
+    } catch (error) {
+      for (const w of writes) w.reject(error)
+      return
+    }
+    outcomes.forEach((outcome, i) => {
+      const w = writes[i] as PendingWrite
+      if (outcome.ok) w.resolve(outcome.value as never)
+      else w.reject(outcome.error)
+    })
   }
 }

@@ -5,6 +5,7 @@ import {randomBytes} from 'node:crypto'
 
 import {type JobRecord, TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
 import {deriveKey} from '../../../../src/lib/secrets/service/crypto.js'
+import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import type {SecretStorage} from '../../../../src/lib/secrets/service/storage.js'
 import {
   call,
@@ -42,7 +43,7 @@ forEachAdapter('secrets service', (adapter) => {
       limits: {
         secretsPerOwner: 50,
         loginPerAddress: {limit: 1000, windowMs: 60_000},
-        loginPerIp: {limit: 100_000, windowMs: 60_000},
+        loginFailuresPerIp: {limit: 100_000, windowMs: 60_000},
       },
     })
   })
@@ -291,10 +292,23 @@ forEachAdapter('secrets service', (adapter) => {
     const job = newAddress()
     let posterToken: string
 
-    /** Puts a job run by `node` for `poster` on the test chain, running for ten more minutes unless told. */
-    function addJob(address: string, record: Partial<JobRecord> = {}): void {
-      const endsAt = Math.floor(Date.now() / 1000) + 600
-      authority.jobs.set(address, {node: node.address, poster: poster.address, endsAt, running: true, ...record})
+    /** Puts a job run by `node` for `poster` on the test chain, its paid time ending in ten minutes unless told. */
+    function addJob(address: string, options: {seconds?: number; state?: JobRecord['state']} = {}): JobRecord {
+      return authority.run(address, {node: node.address, poster: poster.address, definition: DEFINITION, ...options})
+    }
+    const DEFINITION = {
+      version: '0.1',
+      type: 'container',
+      ops: [
+        {
+          id: 'a',
+          type: 'container/run',
+          args: {
+            image: 'x',
+            env: {HF: '%%secrets.HF_TOKEN%%', DB: 'u:%%secrets.DB_PASS%%', M: '%%secrets.MISSING%%'},
+          },
+        },
+      ],
     }
 
     before(async () => {
@@ -304,34 +318,45 @@ forEachAdapter('secrets service', (adapter) => {
         params: {secrets: {HF_TOKEN: 'hf', DB_PASS: 'db', UNREFERENCED: 'never'}},
       })
       addJob(job)
-      authority.definitions.set(job, {
-        version: '0.1',
-        type: 'container',
-        ops: [
-          {
-            id: 'a',
-            type: 'container/run',
-            args: {
-              image: 'x',
-              env: {HF: '%%secrets.HF_TOKEN%%', DB: 'u:%%secrets.DB_PASS%%', M: '%%secrets.MISSING%%'},
-            },
-          },
-        ],
-      })
     })
 
     it('reads exactly the referenced secrets of the poster, until the job ends', async () => {
       const token = await login(s.url, node, {job})
       assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
-      assert.ok((decodeJwt(token).exp as number) <= (authority.jobs.get(job)?.endsAt as number))
+      const record = authority.jobs.get(job) as JobRecord
+      assert.ok((decodeJwt(token).exp as number) <= (record.runs[0]?.time as number) + record.timeout)
     })
 
     it('lives no longer than the job has left', async () => {
       const shortJob = newAddress()
-      const endsAt = Math.floor(Date.now() / 1000) + 90
-      addJob(shortJob, {endsAt})
-      authority.definitions.set(shortJob, {})
-      assert.equal(decodeJwt(await login(s.url, node, {job: shortJob})).exp, endsAt)
+      const record = addJob(shortJob, {seconds: 90})
+      assert.equal(decodeJwt(await login(s.url, node, {job: shortJob})).exp, (record.runs[0]?.time as number) + 3600)
+    })
+
+    it('dies with its job: refused with job_ended once the job is done, stopped without its run, or its run closed', async () => {
+      for (const end of [
+        (r: JobRecord) => (r.state = 'done'),
+        (r: JobRecord) => {
+          r.state = 'stopped'
+          r.runs = []
+        },
+        (r: JobRecord) => (r.runs = [{node: newAddress(), time: Math.floor(Date.now() / 1000)}]),
+      ]) {
+        const dying = newAddress()
+        const record = addJob(dying)
+        const token = await login(s.url, node, {job: dying})
+        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
+        end(record)
+        assertError(await call(s.url, 'GET', '/secrets', {token}), 401, 'job_ended')
+      }
+    })
+
+    it('is given for a stopped job that this node claimed again, among several runs', async () => {
+      const claimed = newAddress()
+      const record = addJob(claimed, {state: 'stopped'})
+      record.runs.unshift({node: newAddress(), time: Math.floor(Date.now() / 1000)})
+      const token = await login(s.url, node, {job: claimed})
+      assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
     })
 
     it('can neither write nor delete', async () => {
@@ -352,19 +377,22 @@ forEachAdapter('secrets service', (adapter) => {
       assertError(await call(s.url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
       assertError(
         await call(s.url, 'POST', '/login', {params: signLogin(node, {job: newAddress()})}),
-        403,
+        404,
         'unknown_job',
       )
-      const stopped = newAddress()
-      addJob(stopped, {running: false})
+      const done = newAddress()
+      addJob(done, {state: 'done'})
+      assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: done})}), 403, 'job_not_running')
+      const ended = newAddress()
+      addJob(ended, {seconds: -1})
+      assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: ended})}), 403, 'job_not_running')
+      const waiting = newAddress()
+      addJob(waiting).runs = []
       assertError(
-        await call(s.url, 'POST', '/login', {params: signLogin(node, {job: stopped})}),
+        await call(s.url, 'POST', '/login', {params: signLogin(node, {job: waiting})}),
         403,
         'job_not_running',
       )
-      const ended = newAddress()
-      addJob(ended, {endsAt: Math.floor(Date.now() / 1000) - 1})
-      assertError(await call(s.url, 'POST', '/login', {params: signLogin(node, {job: ended})}), 403, 'job_not_running')
     })
 
     it('does not let the poster log in as the node', async () => {
@@ -430,7 +458,11 @@ forEachAdapter('secrets service', (adapter) => {
         ['/secrets', '["A"]', json, 400, 'invalid_body'],
         ['/secrets', '"A"', json, 400, 'invalid_body'],
         ['/secrets', 'secrets=%7Bbroken', form, 400, 'invalid_secrets'],
-        ['/secrets', 'secrets=%ZZ%', form, 400, 'invalid_secrets'],
+        ['/secrets', 'secrets=%ZZ%', form, 400, 'malformed_body'],
+        ['/secrets', 'secrets=%7B%22A%22%3A%22%FF%22%7D', form, 400, 'malformed_body'],
+        ['/secrets', 'secrets=%7B%22A%22%3A%22%ED%A0%80%22%7D', form, 400, 'malformed_body'],
+        ['/secrets', '{"secrets": {"A": "\\ud800"}}', json, 400, 'invalid_value'],
+        ['/secrets', '{"secrets": {"A": "x\\udc00y"}}', json, 400, 'invalid_value'],
         ['/secrets', 'secrets=1&secrets=2', form, 400, 'invalid_secrets'],
         ['/secrets', '<x/>', 'application/xml', 415, 'unsupported_media_type'],
       ]
@@ -490,8 +522,8 @@ forEachAdapter('secrets service', (adapter) => {
     await call(s.url, 'POST', '/secrets', {token: aliceToken, params: {secrets: {TOKEN: 'alice secret'}}})
     const [sealed] = await s.storage.list(alice.address, ['TOKEN'])
     assert.ok(sealed && !sealed.sealed.includes(Buffer.from('alice secret')))
-    await s.storage.put(bob.address, [{name: 'TOKEN', sealed: sealed.sealed}], 100)
-    await s.storage.put(alice.address, [{name: 'OTHER', sealed: sealed.sealed}], 100)
+    await s.storage.put(bob.address, [{name: 'TOKEN', sealed: sealed.sealed}], DEFAULT_LIMITS)
+    await s.storage.put(alice.address, [{name: 'OTHER', sealed: sealed.sealed}], DEFAULT_LIMITS)
     for (const token of [bobToken, aliceToken]) {
       const answer = await call(s.url, 'GET', '/secrets', {token})
       assertError(answer, 500, 'internal')
@@ -521,9 +553,9 @@ forEachAdapter('secrets service', (adapter) => {
 })
 
 forEachAdapter('secrets service rate limits', (adapter) => {
-  it('answers 429 with Retry-After per address and per client IP on /login', async () => {
+  it('limits valid logins per address and failed logins per client IP, never successes per IP', async () => {
     const s = await startService(adapter, {
-      limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginPerIp: {limit: 8, windowMs: 60_000}},
+      limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginFailuresPerIp: {limit: 5, windowMs: 60_000}},
     })
     try {
       const wallet = newWallet()
@@ -536,11 +568,149 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       const limited = await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now - 3})})
       assertError(limited, 429, 'rate_limited')
       assert.ok(Number(limited.headers.get('retry-after')) >= 1)
-      for (let i = 0; i < 4; i++)
+      // Many successes from one IP: never limited by it.
+      for (let i = 0; i < 12; i++)
         assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})).status, 200)
+      // Bad logins naming someone else's address do not use up that address's allowance.
+      const victim = newWallet()
+      const forged = {...signLogin(newWallet()), address: victim.address}
+      for (let i = 0; i < 5; i++)
+        assertError(await call(s.url, 'POST', '/login', {params: forged}), 401, 'invalid_signature')
       const byIp = await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})
       assertError(byIp, 429, 'rate_limited')
       assert.ok(Number(byIp.headers.get('retry-after')) >= 1)
+      // An exempt address (the localnet's node) still logs in from that IP.
+      s.service.exemptFromLoginLimits(victim.address)
+      for (let i = 0; i < 5; i++)
+        assert.equal(
+          (await call(s.url, 'POST', '/login', {params: signLogin(victim, {timestamp: now - i})})).status,
+          200,
+        )
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('accepts a timestamp exactly 60 s old or ahead and refuses 61 s', async () => {
+    const pinned = Date.UTC(2030, 0, 1, 12, 0, 0, 500)
+    const s = await startService(adapter, {now: () => pinned})
+    try {
+      const now = Math.floor(pinned / 1000)
+      const wallet = newWallet()
+      for (const offset of [-60, 60])
+        assert.equal(
+          (await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now + offset})})).status,
+          200,
+          `offset ${offset}`,
+        )
+      for (const offset of [-61, 61])
+        assertError(
+          await call(s.url, 'POST', '/login', {params: signLogin(wallet, {timestamp: now + offset})}),
+          401,
+          'stale_timestamp',
+        )
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('refuses a JSON body that is not UTF-8, and a lone surrogate in a form value', async () => {
+    const s = await startService(adapter)
+    try {
+      const token = await login(s.url, newWallet())
+      const body = Buffer.concat([Buffer.from('{"secrets": {"A": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')])
+      const answer = await fetch(`${s.url}/secrets`, {
+        method: 'POST',
+        headers: {authorization: `Bearer ${token}`, 'content-type': 'application/json'},
+        body,
+      })
+      assert.equal(answer.status, 400)
+      assert.equal(((await answer.json()) as {error: {code: string}}).error.code, 'malformed_body')
+      assertError(
+        await call(s.url, 'POST', '/secrets', {token, encoding: 'form', params: {secrets: '{"A": "\\ud83d"}'}}),
+        400,
+        'invalid_value',
+      )
+      assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {})
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('holds each owner to its bytes and secrets, and the whole store to its total, with stable codes', async () => {
+    // A secret occupies its name plus its value plus 29 bytes (nonce, tag, format).
+    const s = await startService(adapter, {limits: {bytesPerOwner: 1000, secretsPerOwner: 3, totalBytes: 2500}})
+    try {
+      const alice = await login(s.url, newWallet())
+      const put = (token: string, secrets: Record<string, string>) =>
+        call(s.url, 'POST', '/secrets', {token, params: {secrets}})
+      assert.equal((await put(alice, {A: 'x'.repeat(970)})).status, 200) // 1 + 970 + 29 = 1000
+      assertError(await put(alice, {B: ''}), 413, 'owner_quota_exceeded')
+      // Replacing counts the new size only.
+      assert.equal((await put(alice, {A: 'x'.repeat(900)})).status, 200)
+      assert.equal((await put(alice, {B: 'b', C: 'c'})).status, 200)
+      assertError(await put(alice, {D: 'd'}), 400, 'too_many_secrets')
+      const bob = await login(s.url, newWallet())
+      assert.equal((await put(bob, {A: 'y'.repeat(900)})).status, 200)
+      const carol = await login(s.url, newWallet())
+      assertError(await put(carol, {A: 'z'.repeat(600)}), 413, 'storage_full')
+      assert.equal((await call(s.url, 'DELETE', '/secrets', {token: bob, params: {key: 'A'}})).status, 200)
+      assert.equal((await put(carol, {A: 'z'.repeat(600)})).status, 200, 'a delete frees room in the total')
+      assert.deepEqual(Object.keys((await call(s.url, 'GET', '/secrets', {token: alice})).body as object), [
+        'A',
+        'B',
+        'C',
+      ])
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('refuses tokens without exp and tokens whose claims have the wrong types, with 401', async () => {
+    const masterKey = randomBytes(32)
+    const s = await startService(adapter, {masterKey})
+    try {
+      const key = deriveKey(masterKey, 'login-tokens')
+      const owner = newWallet().address
+      const now = Math.floor(Date.now() / 1000)
+      const sign = (claims: Record<string, unknown>, exp: number | null = now + 60) => {
+        const jwt = new SignJWT(claims)
+          .setProtectedHeader({alg: 'HS256'})
+          .setIssuer('gpunet-secrets')
+          .setAudience('gpunet-secrets')
+          .setIssuedAt(now)
+          .setJti('x')
+        return (exp === null ? jwt : jwt.setExpirationTime(exp)).sign(key)
+      }
+      assert.equal(
+        (await call(s.url, 'GET', '/secrets', {token: await sign({sub: owner, scope: 'owner'})})).status,
+        200,
+        'the forged-with-the-key baseline is accepted',
+      )
+      const job = newAddress()
+      const bad: Array<Record<string, unknown>> = [
+        {sub: 12345, scope: 'owner'},
+        {sub: ['x'], scope: 'owner'},
+        {sub: 'not-base58-!', scope: 'owner'},
+        {sub: owner, scope: 'admin'},
+        {sub: owner, scope: 'job', job, poster: owner, names: 'HF_TOKEN'},
+        {sub: owner, scope: 'job', job, poster: owner, names: [1, 2]},
+        {sub: owner, scope: 'job', job: 7, poster: owner, names: []},
+        {sub: owner, scope: 'job', job, poster: {}, names: []},
+      ]
+      for (const claims of bad) {
+        assertError(await call(s.url, 'GET', '/secrets', {token: await sign(claims)}), 401, 'invalid_token')
+      }
+      assertError(
+        await call(s.url, 'GET', '/secrets', {token: await sign({sub: owner, scope: 'owner'}, null)}),
+        401,
+        'invalid_token',
+      )
+      assertError(
+        await call(s.url, 'GET', '/secrets', {token: await sign({sub: owner, scope: 'owner', exp: 'soon'}, null)}),
+        401,
+        'invalid_token',
+      )
     } finally {
       await s.stop()
     }
@@ -557,12 +727,7 @@ forEachAdapter('secrets service rate limits', (adapter) => {
     let definitionsRead = 0
     const job = newAddress()
     const flaky = new MemoryAuthority()
-    flaky.jobs.set(job, {
-      node: newAddress(),
-      poster: newAddress(),
-      endsAt: Math.floor(Date.now() / 1000) + 60,
-      running: true,
-    })
+    const record = flaky.run(job, {node: newAddress(), poster: newAddress()})
     flaky.getDefinition = async () => {
       definitionsRead++
       throw new Error('ipfs gateway timeout at 10.1.2.3')
@@ -572,7 +737,7 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       assertError(await call(s.url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
       assert.equal(definitionsRead, 0)
       const node = newWallet()
-      flaky.jobs.set(job, {...(flaky.jobs.get(job) as JobRecord), node: node.address})
+      record.runs = [{node: node.address, time: Math.floor(Date.now() / 1000)}]
       const answer = await call(s.url, 'POST', '/login', {params: signLogin(node, {job})})
       assertError(answer, 503, 'chain_unavailable')
       assert.ok(!answer.text.includes('10.1.2.3'))

@@ -2,18 +2,28 @@ import {strict as assert} from 'node:assert'
 
 import {Keypair, LAMPORTS_PER_SOL} from '@solana/web3.js'
 
-import {localnetJobAuthority} from '../../../src/lib/localnet/job-authority.js'
-import {SecretsClient} from '../../../src/lib/secrets/client.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
-import {useLocalnet} from '../../helpers/localnet.js'
-import {listWithWallet, sendInstructions, workInstruction} from '../../helpers/market.js'
+import {SecretsClient} from '../../../../src/lib/secrets/client.js'
+import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
+import {walletFromBytes} from '../../../../src/lib/wallet.js'
+import {type TestLocalnet, useLocalnet} from '../../../helpers/localnet.js'
+import {listWithWallet, sendInstructions, workInstruction} from '../../../helpers/market.js'
 
-describe('localnet job authority (for the secrets service)', function () {
+/** The chain authority over a test localnet's RPC and content store, as the localnet's own service uses it. */
+function localnetAuthority(t: TestLocalnet) {
+  return chainJobAuthority({
+    connection: t.connection,
+    programId: t.programId,
+    readContent: async (cid) => t.ln.node.content.get(cid),
+    settings: {rpc: '--rpc', content: '--ipfs-gateway'},
+  })
+}
+
+describe('chain job authority on a localnet (for the secrets service)', function () {
   this.timeout(30_000)
   const t = useLocalnet()
 
-  it('knows the node running a job, its poster, its paid end and its definition', async () => {
-    const authority = localnetJobAuthority(t.ln.node)
+  it('knows the runs of a job, its poster, its timeout and its definition, checked against its CID', async () => {
+    const authority = localnetAuthority(t)
     const definition = {
       version: '0.1',
       type: 'container',
@@ -23,31 +33,33 @@ describe('localnet job authority (for the secrets service)', function () {
     const job = await listWithWallet(t, 900n, cid)
 
     const queued = await authority.getJob(job.toBase58())
-    assert.deepEqual(queued && {node: queued.node, poster: queued.poster, running: queued.running}, {
-      node: null,
+    assert.deepEqual(queued, {
       poster: t.wallet.publicKey.toBase58(),
-      running: false,
+      state: 'queued',
+      timeout: 900,
+      runs: [],
+      definition: cid,
     })
-    assert.deepEqual(await authority.getDefinition(job.toBase58()), definition)
+    assert.deepEqual(await authority.getDefinition(cid), definition)
 
     const node = Keypair.generate()
     t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
     const nodeRun = Keypair.generate()
     await sendInstructions(t, [workInstruction(t, node.publicKey, nodeRun.publicKey)], [node, nodeRun])
     const running = await authority.getJob(job.toBase58())
-    assert.equal(running?.node, node.publicKey.toBase58())
-    assert.equal(running?.running, true)
+    assert.equal(running?.runs.length, 1)
+    assert.equal(running.runs[0]?.node, node.publicKey.toBase58())
     const now = Math.floor(Date.now() / 1000)
-    assert.ok(running.endsAt >= now + 899 && running.endsAt <= now + 901, String(running.endsAt - now))
+    assert.ok(Math.abs((running.runs[0]?.time as number) - now) <= 2)
   })
 
-  it('answers null for an address that is not a job, and fails for a definition it does not hold', async () => {
-    const authority = localnetJobAuthority(t.ln.node)
+  it('answers null for an address that is not a job, and 404 for a definition the store does not hold', async () => {
+    const authority = localnetAuthority(t)
     assert.equal(await authority.getJob(Keypair.generate().publicKey.toBase58()), null)
     assert.equal(await authority.getJob(t.market.toBase58()), null)
-    assert.equal(await authority.getJob('not an address'), null)
     const job = await listWithWallet(t, 60n)
-    await assert.rejects(authority.getDefinition(job.toBase58()), /the content store does not hold Qm/)
+    const record = await authority.getJob(job.toBase58())
+    await assert.rejects(authority.getDefinition(record?.definition as string), /no definition Qm/)
   })
 })
 

@@ -1,0 +1,85 @@
+/**
+ * Job-scoped logins checked on a chain: the job account (owned by the jobs program), its RunAccounts and its
+ * definition from the network's content store, its bytes checked against the CID. The localnet's in-process
+ * service and `secrets serve --network` both use it; only where the RPC and the content come from differs.
+ */
+import {type Connection, PublicKey} from '@solana/web3.js'
+
+import {GpunetError} from '../../errors.js'
+import {computeCidV0} from '../../ipfs/cid.js'
+import {AccountDecodeError, decodeJobAccount, JobState} from '../../market/accounts.js'
+import {bytesToIpfsHash} from '../../market/ipfs-hash.js'
+import {findRuns} from '../../market/jobs.js'
+import {rpcCall} from '../../market/rpc.js'
+import type {JobAuthority, JobRecord} from './auth.js'
+import {HttpError} from './http-error.js'
+
+export interface ChainAuthorityOptions {
+  connection: Connection
+  programId: PublicKey
+  /** The bytes stored under a CID; null when the store answers that it has none. Throws when it does not answer. */
+  readContent(cid: string): Promise<Uint8Array | null>
+  /** How the operator sets the RPC URL and the content store, named in 503 answers. */
+  settings: {rpc: string; content: string}
+}
+
+const RETRY_AFTER = {'retry-after': '5'}
+
+/** The job authority of a network, reading its chain over JSON-RPC. */
+export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority {
+  const {connection, programId, settings} = options
+  const chainDown = () =>
+    new HttpError(
+      503,
+      'chain_unavailable',
+      `the Solana RPC node ${connection.rpcEndpoint} does not answer; check ${settings.rpc}`,
+      RETRY_AFTER,
+    )
+  return {
+    async getJob(address) {
+      const key = new PublicKey(address)
+      let record: JobRecord | null
+      try {
+        const info = await rpcCall(connection, () => connection.getAccountInfo(key))
+        // Only the jobs program writes its accounts: anything else with a JobAccount's bytes is forged.
+        if (!info || !info.owner.equals(programId)) return null
+        const job = decodeJobAccount(info.data)
+        const state = job.state === JobState.DONE ? 'done' : job.state === JobState.STOPPED ? 'stopped' : 'queued'
+        const runs = state === 'done' ? [] : await findRuns(connection, programId, key)
+        record = {
+          poster: job.project.toBase58(),
+          state,
+          timeout: Number(job.timeout),
+          runs: runs.map((run) => ({node: run.node.toBase58(), time: Number(run.time)})),
+          definition: bytesToIpfsHash(job.ipfsJob),
+        }
+      } catch (error) {
+        if (error instanceof AccountDecodeError) return null
+        if (error instanceof GpunetError && error.code === 'rpc_failed') throw chainDown()
+        throw error
+      }
+      return record
+    },
+    async getDefinition(cid) {
+      let bytes: Uint8Array | null
+      try {
+        bytes = await options.readContent(cid)
+      } catch {
+        throw new HttpError(
+          503,
+          'content_store_unavailable',
+          `the content store does not answer for the job's definition ${cid}; check ${settings.content}`,
+          RETRY_AFTER,
+        )
+      }
+      if (!bytes) throw new HttpError(404, 'definition_not_found', `the content store has no definition ${cid}`)
+      if (computeCidV0(bytes).cid !== cid)
+        throw new HttpError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
+      try {
+        return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown
+      } catch {
+        throw new HttpError(403, 'invalid_definition', `the job's definition ${cid} is not JSON`)
+      }
+    },
+  }
+}

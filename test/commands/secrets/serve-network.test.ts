@@ -1,0 +1,165 @@
+/** `secrets serve --network devnet|mainnet` against a stand-in RPC and gateway holding accounts as deployed. */
+import {strict as assert} from 'node:assert'
+import {type ChildProcess, spawn} from 'node:child_process'
+import {once} from 'node:events'
+
+import {Keypair} from '@solana/web3.js'
+
+import {JobState} from '../../../src/lib/market/accounts.js'
+import {NETWORK_PRESETS} from '../../../src/lib/market/networks.js'
+import {BIN} from '../../helpers/cli.js'
+import {call, login, newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
+import {StandInGateway, StandInRpc} from '../../helpers/stand-in-chain.js'
+
+interface Started {
+  child: ChildProcess
+  document: {url: string; network: string; rpcUrl: string; ipfsGateway: string; storage: string}
+  stderr: () => string
+}
+
+/** `secrets serve --json` in a child process, resolved with the JSON document it prints once it listens. */
+async function serveJson(args: string[], env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(process.execPath, [BIN, 'secrets', 'serve', '--port', '0', '--json', ...args], {
+    env: {...process.env, NO_COLOR: '1', ...env},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  const document = await new Promise<Started['document']>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+      try {
+        resolve(JSON.parse(stdout) as Started['document'])
+      } catch {
+        // not complete yet
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)))
+  })
+  return {child, document, stderr: () => stderr}
+}
+
+function assertError(answer: {status: number; body: unknown}, status: number, code: string): string {
+  assert.equal(answer.status, status, JSON.stringify(answer.body))
+  const error = (answer.body as {error: {code: string; message: string}}).error
+  assert.equal(error.code, code)
+  return error.message
+}
+
+for (const network of ['devnet', 'mainnet'] as const) {
+  describe(`gpunet secrets serve --network ${network} (stand-in RPC and gateway)`, function () {
+    this.timeout(60_000)
+    const programId = NETWORK_PRESETS[network].programId
+    const rpc = new StandInRpc()
+    const gateway = new StandInGateway()
+    const poster = newWallet()
+    const node = newWallet()
+    let server: Started
+    let cleanup: () => Promise<void>
+
+    /** A job of the poster on the stand-in chain referring to `names`; `node` runs it unless told otherwise. */
+    const putJob = (
+      names: string[],
+      options: {state?: number; runBy?: string | null; owner?: typeof programId} = {},
+    ) => {
+      const job = Keypair.generate().publicKey
+      const env = Object.fromEntries(names.map((n) => [n, `%%secrets.${n}%%`]))
+      const cid = gateway.add({
+        version: '0.1',
+        type: 'container',
+        ops: [{id: 'a', args: {image: 'x', env, job: job.toBase58()}}],
+      })
+      rpc.putJob(job, {
+        owner: options.owner ?? programId,
+        poster: poster.keypair().publicKey,
+        cid,
+        state: options.state,
+      })
+      if (options.runBy !== null) rpc.putRun(job, node.keypair().publicKey, programId)
+      return job.toBase58()
+    }
+
+    before(async () => {
+      await rpc.start()
+      await gateway.start()
+      const {dir, remove} = await tempDir()
+      cleanup = remove
+      server = await serveJson(
+        ['--network', network, '--rpc', rpc.url, '--ipfs-gateway', gateway.url, '--data-dir', dir],
+        {XDG_CONFIG_HOME: dir, GPUNET_RPC_URL: '', GPUNET_IPFS_GATEWAY: ''},
+      )
+      const token = await login(server.document.url, poster)
+      const set = await call(server.document.url, 'POST', '/secrets', {
+        token,
+        params: {secrets: {HF_TOKEN: 'hf', DB_PASS: 'db', NOT_REFERENCED: 'no'}},
+      })
+      assert.equal(set.status, 200)
+    })
+
+    after(async () => {
+      if (server.child.exitCode === null) {
+        const exited = once(server.child, 'exit')
+        server.child.kill('SIGTERM')
+        await exited
+      }
+      await rpc.stop()
+      await gateway.stop().catch(() => undefined)
+      await cleanup()
+    })
+
+    it('prints one JSON document naming the URL, the network, its RPC, its gateway and its storage', () => {
+      const {document} = server
+      assert.match(document.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+      assert.equal(document.network, network)
+      assert.equal(document.rpcUrl, rpc.url)
+      assert.equal(document.ipfsGateway, gateway.url)
+      assert.match(document.storage, /^SQLite /)
+    })
+
+    it('gives the node with a run exactly the names the definition refers to', async () => {
+      const job = putJob(['HF_TOKEN', 'DB_PASS', 'MISSING'])
+      const token = await login(server.document.url, node, {job})
+      assert.deepEqual((await call(server.document.url, 'GET', '/secrets', {token})).body, {
+        DB_PASS: 'db',
+        HF_TOKEN: 'hf',
+      })
+    })
+
+    it('gives a stopped job claimed again by the node, found among several runs', async () => {
+      const job = putJob(['HF_TOKEN'], {state: JobState.STOPPED})
+      rpc.putRun(Keypair.generate().publicKey, Keypair.generate().publicKey, programId) // another job's run
+      const token = await login(server.document.url, node, {job})
+      assert.deepEqual((await call(server.document.url, 'GET', '/secrets', {token})).body, {HF_TOKEN: 'hf'})
+    })
+
+    it('refuses another key, a finished job, an unknown job and a job account the program does not own', async () => {
+      const url = server.document.url
+      const job = putJob(['HF_TOKEN'])
+      assertError(await call(url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
+      const done = putJob(['HF_TOKEN'], {state: JobState.DONE, runBy: null})
+      assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: done})}), 403, 'job_not_running')
+      const unknown = Keypair.generate().publicKey.toBase58()
+      assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: unknown})}), 404, 'unknown_job')
+      const forged = putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
+      assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: forged})}), 404, 'unknown_job')
+    })
+
+    it('answers 503 with Retry-After naming the setting when the gateway or the RPC does not answer', async () => {
+      const url = server.document.url
+      const job = putJob(['DB_PASS'])
+      await gateway.stop()
+      const storeDown = await call(url, 'POST', '/login', {params: signLogin(node, {job})})
+      assert.match(assertError(storeDown, 503, 'content_store_unavailable'), /--ipfs-gateway/)
+      assert.ok(Number(storeDown.headers.get('retry-after')) >= 1)
+
+      await rpc.stop()
+      const chainDown = await call(url, 'POST', '/login', {
+        params: signLogin(node, {job: Keypair.generate().publicKey.toBase58()}),
+      })
+      assert.match(assertError(chainDown, 503, 'chain_unavailable'), /--rpc/)
+      assert.ok(Number(chainDown.headers.get('retry-after')) >= 1)
+      assert.match(server.stderr(), /POST \/login 503/)
+    })
+  })
+}
