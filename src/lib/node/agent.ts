@@ -243,6 +243,8 @@ export class NodeAgent {
         const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}
         const op = await this.options.runtime.start(plan, options)
         active.op = op
+        // Ended or timed out while it was starting: nothing stopped it then.
+        if (active.ended || active.timedOut) void op.stop(active.ended ? 5 : undefined)
         const service = op.ports[0] && this.serve(active, op, result, jobPort)
         const outcome = await op.result
         service?.end()
