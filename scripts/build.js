@@ -46,7 +46,7 @@ await build({
   minify: true,
   sourcemap: 'linked',
   // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
-  // parsers that are only imported on demand (YAML files, locating errors, code frames) load as Node loads
+  // parsers that are only imported on demand (YAML files, locating errors) load as Node loads
   // them, since a bundled CommonJS chunk would only offer a default export to `await import()`. ws asks for
   // its optional native addons (bufferutil, utf-8-validate) and works without them; bigint-buffer (from the
   // Solana libraries) finds its optional addon relative to its own folder and falls back to JS without it.
@@ -60,7 +60,6 @@ await build({
     'pg-native',
     'yaml',
     'jsonc-parser',
-    '@babel/code-frame',
     'bufferutil',
     'utf-8-validate',
   ],

@@ -54,6 +54,20 @@ export abstract class BaseCommand extends Command {
     return stdoutColors[style](text)
   }
 
+  /**
+   * Ends with `failure`'s exit code after a report that must still be printed whole (a job `--wait` saw fail):
+   * its Error and Hint lines on stderr, or under `--json` the report with the error document as its `error`.
+   */
+  protected failWithReport<T extends object>(report: T, failure: GpunetError | null): T {
+    if (!failure) return report
+    if (this.jsonEnabled()) {
+      process.exitCode = failure.exitCode
+      return {...report, ...failure.toJSON()}
+    }
+    renderFailure(failure, false)
+    return report
+  }
+
   protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
     renderFailure(toGpunetError(error), this.jsonEnabled())
   }
@@ -69,7 +83,9 @@ export function renderFailure(failure: GpunetError, json: boolean): void {
     ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
     return
   }
-  const lines = [`${stderrColors.red('Error:')} ${failure.message}`]
+  // A cancellation is the user's own choice, not an error: "Cancelled." alone says it.
+  const cancelled = failure.exitCode === ExitCode.CANCELLED
+  const lines = [cancelled ? failure.message : `${stderrColors.red('Error:')} ${failure.message}`]
   if (failure.hint) lines.push(`${stderrColors.dim('Hint:')} ${failure.hint}`)
   if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
   process.stderr.write(`${lines.join('\n')}\n`)

@@ -14,19 +14,26 @@ console.warn = (...args: unknown[]) => {
 }
 /* eslint-enable no-console */
 
-/** oclif's version line, `gpunet/0.1.0 linux-x64 node-v20.20.2`, made without loading oclif. */
-function versionLine(): string {
+/** The package's name and version, read without loading oclif. */
+function packageVersion(): {name: string; version: string} {
   const {name, version} = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as {
     name: string
     version: string
   }
-  return `${name}/${version} ${process.platform}-${process.arch} node-${process.version}`
+  return {name, version}
 }
 
-// `gpunet --version` answers before oclif loads: parsing oclif is most of what that command would cost.
+// `gpunet --version` (and `--version --json`, one document) answers before oclif loads: parsing oclif is most of
+// what that command would cost.
 const argv = process.argv.slice(2)
-if (argv.length === 1 && argv[0] === '--version') {
-  process.stdout.write(`${versionLine()}\n`)
+const versionOnly = argv.includes('--version') && argv.every((arg) => arg === '--version' || arg === '--json')
+if (versionOnly && argv.includes('--json')) {
+  const {name, version} = packageVersion()
+  const document = {name, version, node: process.version, platform: process.platform, arch: process.arch}
+  process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
+} else if (versionOnly) {
+  const {name, version} = packageVersion()
+  process.stdout.write(`${name}/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
 } else {
   // oclif checks the Node version against its own package's engines when it loads, which costs a sixth of a
   // command's start (loading semver) and cannot work from a bundle (it looks for its package.json beside itself).

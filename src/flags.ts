@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 
+import {WAIT_POINTS} from './lib/job/wait-point.js'
 import {NETWORKS} from './lib/network.js'
 
 /** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
@@ -44,9 +45,18 @@ export const marketFlags = {
   }),
 }
 
-/** `--wait` and its bound. */
+/** `--wait`, where it stops and its bound. */
 export const waitFlags = {
-  wait: Flags.boolean({description: 'follow the job (spinner on stderr) until it runs or ends'}),
+  wait: Flags.boolean({
+    description:
+      'follow the job (spinner on stderr) until --wait-for; exit 8 if it ends failed or stopped, 130 on Ctrl+C (the job goes on)',
+  }),
+  'wait-for': Flags.string({
+    description:
+      'where --wait stops: running, ready (its exposed services answer their health checks) or done [default: ready for a job exposing ports, else done]; implies --wait',
+    options: [...WAIT_POINTS],
+    helpValue: 'POINT',
+  }),
   'wait-timeout': Flags.integer({
     description: 'seconds --wait follows the job before it exits 124',
     default: 1800,

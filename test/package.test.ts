@@ -63,7 +63,7 @@ const net = await connectNetwork({network: 'devnet', rpcUrl: process.env.RPC, wa
 const definition = {version: '0.1', type: 'container', ops: [{id: 'hi', type: 'container/run', args: {image: 'alpine', cmd: ['echo', 'hi']}}]}
 const posted = await postJob(net, definition, {timeout: 600})
 const seen = []
-const running = await waitForJob(net, posted.job, {until: 'running', timeoutSeconds: 10, onStatus: (s) => seen.push(s)})
+const running = await waitForJob(net, posted.job, {until: 'running', timeoutSeconds: 10, onProgress: (line) => seen.push(line)})
 const got = await getJob(net, posted.job)
 const extended = await extendJob(net, posted.job, 900)
 const stopped = await stopJob(net, posted.job)
@@ -82,7 +82,7 @@ console.log(JSON.stringify({posted, running: running.status, node: got.node, see
       )
       const out = JSON.parse(stdout) as {
         wallet: string
-        posted: {network: string; timeout: number; totalPrice: {baseUnits: string}; definition: string}
+        posted: {network: string; job: string; timeout: number; totalPrice: {baseUnits: string}; definition: string}
         running: string
         seen: string[]
         node: string
@@ -96,7 +96,7 @@ console.log(JSON.stringify({posted, running: running.status, node: got.node, see
       assert.equal(out.posted.totalPrice.baseUnits, '6000')
       assert.equal(out.posted.definition, [...pinning.content.keys()][0])
       assert.equal(out.running, 'RUNNING')
-      assert.deepEqual(out.seen, ['RUNNING'])
+      assert.deepEqual(out.seen, [`Job ${out.posted.job} is RUNNING`])
       assert.equal(out.node, node.toBase58())
       assert.deepEqual(
         [out.extended.previousTimeout, out.extended.timeout, out.extended.charged.baseUnits],

@@ -16,7 +16,7 @@ const hook: Hook<'command_not_found'> = async function (options) {
     await new Help(config).showHelp([...words.slice(1), ...(options.argv ?? [])])
     return
   }
-  const suggestion = closestCommand(words, config.commandIDs)
+  const suggestion = closestCommand(words, config.commandIDs) ?? closestInTopic(words, config)
   renderFailure(
     new GpunetError('unknown_command', `"${words.join(' ')}" is not a gpunet command`, {
       exitCode: ExitCode.USAGE,
@@ -37,6 +37,19 @@ function closestCommand(typed: string[], commandIds: string[]): string | undefin
     if (!best || cost < best.cost) best = {id: words.join(' '), cost}
   }
   return best && best.cost <= Math.max(2, Math.floor(best.id.length / 4)) ? best.id : undefined
+}
+
+/** For a misspelt topic ("jobb"), the command in the nearest topic, or the topic itself ("job"). */
+function closestInTopic(typed: string[], config: {topics: {name: string}[]; commandIDs: string[]}): string | undefined {
+  const [first = '', ...rest] = typed
+  let best: {name: string; cost: number} | undefined
+  for (const {name} of config.topics) {
+    if (name.includes(':')) continue
+    const cost = distance(first, name)
+    if (!best || cost < best.cost) best = {name, cost}
+  }
+  if (!best || best.cost > Math.max(1, Math.floor(best.name.length / 3))) return undefined
+  return (rest.length > 0 ? closestCommand([best.name, ...rest], config.commandIDs) : undefined) ?? best.name
 }
 
 export default hook

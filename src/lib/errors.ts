@@ -8,15 +8,24 @@ export const ExitCode = {
   UNAVAILABLE: 5,
   DENIED: 6,
   NOT_FOUND: 7,
+  /** A `--wait` saw the job end with a failed outcome (or stopped before it finished). */
+  JOB_FAILED: 8,
   TIMEOUT: 124,
+  /** The user cancelled: Ctrl+C or Ctrl+D at a prompt, "no" to a confirmation, Ctrl+C during `--wait`. */
+  CANCELLED: 130,
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** Structured members of an error document besides code, message and hint (e.g. `job`, `status`, `timeout`). */
+export type ErrorFields = Record<string, string | number | boolean | null | string[]>
 
 export interface GpunetErrorOptions {
   hint?: string
   exitCode?: ExitCodeValue
   cause?: unknown
+  /** Machine-readable facts of the error, printed as members of `{"error": {...}}` under `--json`. */
+  fields?: ErrorFields
 }
 
 /** The one error type of gpunet: a stable machine `code`, a human message, an optional hint and an exit code. */
@@ -24,6 +33,7 @@ export class GpunetError extends Error {
   readonly code: string
   readonly hint?: string
   readonly exitCode: ExitCodeValue
+  readonly fields: ErrorFields
 
   constructor(code: string, message: string, options: GpunetErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
@@ -31,11 +41,12 @@ export class GpunetError extends Error {
     this.code = code
     this.hint = options.hint
     this.exitCode = options.exitCode ?? ExitCode.FAILURE
+    this.fields = options.fields ?? {}
   }
 
-  /** The `{"error": {...}}` document printed under `--json`. */
-  toJSON(): {error: {code: string; message: string; hint?: string}} {
-    return {error: {code: this.code, message: this.message, ...(this.hint ? {hint: this.hint} : {})}}
+  /** The `{"error": {...}}` document printed under `--json`: code, message, hint, then the structured fields. */
+  toJSON(): {error: {code: string; message: string; hint?: string} & ErrorFields} {
+    return {error: {code: this.code, message: this.message, ...(this.hint ? {hint: this.hint} : {}), ...this.fields}}
   }
 }
 

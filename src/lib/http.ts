@@ -2,6 +2,8 @@
  * The one HTTP client of gpunet: undici with pooled agents, connect/headers/body timeouts, retries with backoff for
  * idempotent requests, and HTTP(S)_PROXY / NO_PROXY honoured. Every outgoing HTTP call goes through `httpFetch`.
  */
+import type {LookupFunction} from 'node:net'
+
 import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, request, fetch as undiciFetch} from 'undici'
 import type {RequestInit, Response} from 'undici'
 
@@ -63,11 +65,23 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
 }
 
+/**
+ * Resolves every `*.localhost` name to the loopback address, as browsers do (RFC 6761), so job services at
+ * `http://<job>.node.localhost:<port>/` answer here too; the system resolver often knows only `localhost`.
+ */
+export const loopbackLookup: LookupFunction = (hostname, options, callback) => {
+  const address =
+    hostname.replace(/^\[|\]$/g, '') === '::1' ? {address: '::1', family: 6} : {address: '127.0.0.1', family: 4}
+  if ((options as {all?: boolean}).all) (callback as (e: null, a: (typeof address)[]) => void)(null, [address])
+  else callback(null, address.address, address.family)
+}
+
 /** The pooled dispatcher for a URL: direct for loopback, otherwise through the proxy the environment names. */
 export function httpDispatcher(url: string | URL): Dispatcher {
   const {hostname} = typeof url === 'string' ? new URL(url) : url
   if (isLoopbackHost(hostname)) {
-    direct ??= withRetries(new Agent(agentOptions()))
+    const options = agentOptions()
+    direct ??= withRetries(new Agent({...options, connect: {...options.connect, lookup: loopbackLookup}}))
     return direct
   }
   // EnvHttpProxyAgent reads HTTP_PROXY, HTTPS_PROXY and NO_PROXY (either case) when it is made. Plain HTTP goes to

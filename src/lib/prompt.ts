@@ -1,9 +1,16 @@
-import {createInterface} from 'node:readline/promises'
+import {createInterface, type Interface} from 'node:readline/promises'
 import {Writable} from 'node:stream'
+
+import {ExitCode, GpunetError} from './errors.js'
 
 /** True when a person can answer a question: standard input and standard error are terminals. */
 export function canPrompt(): boolean {
   return Boolean(process.stdin.isTTY && process.stderr.isTTY)
+}
+
+/** The user said no or pressed Ctrl+C / Ctrl+D: "Cancelled." (or what was spared) and exit 130. */
+export function cancelled(message = 'Cancelled.'): GpunetError {
+  return new GpunetError('cancelled', message, {exitCode: ExitCode.CANCELLED})
 }
 
 /** Asks on stderr and reads one line without echoing it (for secret values typed at a terminal). */
@@ -14,7 +21,7 @@ export async function askHidden(question: string): Promise<string> {
   const rl = createInterface({input: process.stdin, output: silent, terminal: true})
   process.stderr.write(question)
   try {
-    return await rl.question('')
+    return await ask(rl, '')
   } finally {
     rl.close()
     process.stderr.write('\n')
@@ -25,8 +32,20 @@ export async function askHidden(question: string): Promise<string> {
 export async function confirm(question: string): Promise<boolean> {
   const rl = createInterface({input: process.stdin, output: process.stderr})
   try {
-    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim())
+    return /^y(es)?$/i.test((await ask(rl, `${question} [y/N] `)).trim())
+  } catch (error) {
+    process.stderr.write('\n')
+    throw error
   } finally {
     rl.close()
   }
+}
+
+/** One answer; Ctrl+C (SIGINT on the interface, the terminal being raw) or Ctrl+D (end of input) cancel. */
+function ask(rl: Interface, question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    rl.once('SIGINT', () => reject(cancelled()))
+    rl.once('close', () => reject(cancelled()))
+    rl.question(question).then(resolve, () => reject(cancelled()))
+  })
 }

@@ -44,4 +44,36 @@ describe('gpunet (root)', () => {
       },
     })
   })
+
+  it('a misspelt topic gets "did you mean" too: the topic, or the command in it', async () => {
+    const topic = await runCli(['jobb'])
+    assert.equal(topic.code, 2)
+    assert.equal(
+      topic.stderr,
+      'Error: "jobb" is not a gpunet command\nHint: did you mean "gpunet job"? Run "gpunet --help" for all commands.\n',
+    )
+    const command = await runCli(['secrts', 'gt', '--json'])
+    assert.equal(command.code, 2)
+    assert.match(JSON.parse(command.stdout).error.hint, /^did you mean "gpunet secrets get"\?/)
+    assert.match((await runCli(['lcoalnet'])).stderr, /did you mean "gpunet localnet"\?/)
+  })
+
+  it('--version prints the user agent line, and one JSON document with --json', async () => {
+    const human = await runCli(['--version'])
+    assert.equal(human.code, 0)
+    assert.match(human.stdout, /^gpunet\/\d+\.\d+\.\d+ \S+ node-v\d+/)
+    for (const args of [
+      ['--version', '--json'],
+      ['--json', '--version'],
+    ]) {
+      const json = await runCli(args)
+      assert.equal(json.code, 0)
+      assert.equal(json.stderr, '')
+      const doc = JSON.parse(json.stdout) as Record<string, string>
+      assert.deepEqual(Object.keys(doc), ['name', 'version', 'node', 'platform', 'arch'])
+      assert.equal(doc.name, 'gpunet')
+      assert.equal(doc.node, process.version)
+      assert.match(human.stdout, new RegExp(`^gpunet/${doc.version!.replaceAll('.', '\\.')} `))
+    }
+  })
 })

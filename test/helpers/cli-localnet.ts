@@ -25,7 +25,7 @@ export function useCliSandbox(): CliSandbox {
   before(() => {
     Object.assign(box, cliSandbox())
   })
-  after(() => box.cleanup())
+  after(() => box.cleanup?.())
   return box
 }
 

@@ -58,6 +58,8 @@ export function useLocalnet(options: {slotMs?: number; node?: LocalnetNodeOption
     Object.assign(t, await startTestLocalnet(options))
   })
   after(async () => {
+    // A suite skipped in an earlier before hook (no podman here) never started it.
+    if (!t.ln) return
     await t.close()
     removeDir(t.dataDir)
   })

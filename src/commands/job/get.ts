@@ -2,6 +2,8 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, waitFlags} from '../../flags.js'
+import {defaultWaitPoint, jobEndedBadly, waitForJob} from '../../lib/job/follow.js'
+import type {WaitPoint} from '../../lib/job/wait-point.js'
 import {connectMarket, parseAddress} from '../../lib/market/connect.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
@@ -9,16 +11,23 @@ import {isFinal, readJob} from '../../lib/market/jobs.js'
 import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {jobReport, type JobReport, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
-import {waitForJob} from '../../lib/market/wait.js'
 import type {Network} from '../../lib/network.js'
-import {startProgress} from '../../lib/progress.js'
 
 /** `job get --json`: the job's report, how it went and, once done, the result's content. */
 type GetReport = JobReport & ResultFields
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (the node finished it and posted a result) or STOPPED (its poster ended it). With --wait, follows the job until it is COMPLETED or STOPPED. An unknown address exits 7.`
+  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (the node finished it and posted a result) or STOPPED (its poster ended it). A COMPLETED job's Outcome says whether its operations succeeded. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
+
+EXIT CODES
+  0    shown (with --wait: it got there and did not fail)
+  2    usage: a bad flag or address
+  5    the RPC node or content store failed
+  7    no job at that address
+  8    --wait saw the job end failed or stopped (the report is printed all the same)
+  124  --wait ran out of time (--wait-timeout)
+  130  Ctrl+C during --wait (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
@@ -41,21 +50,15 @@ export default class JobGet extends BaseCommand {
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
     let view = await readJob(net.connection, net.programId, address)
-    if (flags.wait && !isFinal(view.status)) {
-      const progress = startProgress(`Job ${args.job} is ${view.status}`)
-      try {
-        view = await waitForJob(
-          net,
-          address,
-          (v) => isFinal(v.status),
-          flags['wait-timeout'],
-          (s) => progress.update(`Job ${args.job} is ${s}`),
-        )
-      } finally {
-        progress.stop()
-      }
-    }
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
+    const wait = flags.wait || flags['wait-for'] !== undefined
+    if (wait && !isFinal(view.status)) {
+      view = await waitForJob(net, address, {
+        until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
+        timeoutSeconds: flags['wait-timeout'],
+        definition,
+      })
+    }
     const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}
     const base = jobReport(network, view, definition, hosts, Date.now() / 1000)
     if (definition && exposedPorts(definition).length > 0 && base.serviceUrls.length === 0 && !isFinal(view.status)) {
@@ -72,6 +75,6 @@ export default class JobGet extends BaseCommand {
       this.say()
       this.say(result)
     }
-    return report
+    return this.failWithReport(report, wait ? jobEndedBadly(network, report) : null)
   }
 }

@@ -1,48 +1,86 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
-import {marketFlags, waitFlags} from '../../flags.js'
+import {marketFlags, networkFlags, waitFlags} from '../../flags.js'
+import type {JobDefinition} from '../../lib/definition/schema.js'
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {computeCidV0} from '../../lib/ipfs/cid.js'
+import {defaultWaitPoint, jobEndedBadly, waitForJob} from '../../lib/job/follow.js'
+import {checkSecretsStored, localnetRunProblem} from '../../lib/job/preflight.js'
+import type {WaitPoint} from '../../lib/job/wait-point.js'
 import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
-import {connectMarket, parseAddress, SETTINGS} from '../../lib/market/connect.js'
-import {isFinal, readJob} from '../../lib/market/jobs.js'
+import {connectMarket, type MarketNetwork, parseAddress, SETTINGS} from '../../lib/market/connect.js'
+import {readJob} from '../../lib/market/jobs.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
-import {listJob, quotePost} from '../../lib/market/post.js'
+import {listJob, type PostQuote, quotePost} from '../../lib/market/post.js'
 import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
 import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
-import {needsGpu} from '../../lib/node/operation-plan.js'
-import {waitForJob} from '../../lib/market/wait.js'
-import {requireSetting} from '../../lib/network.js'
+import {type Network, requireSetting} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {loadWallet, type Wallet} from '../../lib/wallet.js'
+
+interface WalletReport {
+  address: string
+  sol: AmountJson
+  tokens: AmountJson
+}
 
 /** What `job post --json` prints: the job's report (with its result once `--wait` saw it end), the wallet's balances after posting, the signature. */
 interface PostReport extends JobReport, ResultFields {
-  wallet: {address: string; sol: AmountJson; tokens: AmountJson}
+  wallet: WalletReport
   signature: string
   /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
   fee: FeeJson
-  /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job. */
+  /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
   warnings: string[]
 }
 
-const NO_GPU_WARNING =
-  'no localnet node has a GPU: this job will stay QUEUED until a node with one takes it ' +
-  '(run `gpunet localnet start --gpus N` on a machine that has them)'
+/** What `job post --dry-run --json` prints: every check passed, the quote, and nothing uploaded or sent. */
+interface DryRunReport {
+  dryRun: true
+  network: Network
+  wallet: WalletReport
+  market: string
+  /** The CIDv0 the definition would be stored under. */
+  definition: string
+  pricePerSecond: AmountJson
+  timeout: number
+  totalPrice: AmountJson
+  /** SOL for the transaction: signatures and priority fee (docs/networks.md). */
+  fees: AmountJson
+  /** SOL for the rent of the job account and of a run account. */
+  rent: AmountJson
+  /** The secrets the job refers to, each found in the poster's store (empty with --no-secrets-check). */
+  secrets: string[]
+  warnings: string[]
+}
 
 export default class JobPost extends BaseCommand {
   static override summary =
     'Post a job to a market: validate and upload its definition, pay its deposit, print its address.'
-  static override description = `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Nothing is uploaded or sent when the definition is invalid (exit 3) or the wallet cannot pay (exit 4). On devnet and mainnet the total is shown and confirmed first, unless --yes.`
+  static override description = `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
+
+With --wait, follows the job: a job exposing ports until its services answer their health checks through the service URL, any other until it ends (--wait-for running|ready|done picks the point).
+
+EXIT CODES
+  0    posted (with --wait: it got there and did not fail)
+  2    usage: a bad flag, a setting missing, mainnet without --yes off a terminal
+  3    invalid or unreadable definition, or a secret it refers to is not stored
+  4    the wallet cannot pay: nothing uploaded or sent
+  5    RPC node, content store or secrets service unreachable; on localnet no node would run the job
+  8    --wait saw the job end failed (an operation exited non-zero, a secret or image was missing, ...) or stopped
+  124  --wait ran out of time (--wait-timeout)
+  130  cancelled at the confirmation, or Ctrl+C during --wait (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job post --file job.json',
     '<%= config.bin %> job post --file job.json --timeout 600 --wait',
+    '<%= config.bin %> job post --file job.json --dry-run   # in CI: every check and the quote, nothing sent',
+    '<%= config.bin %> job post --file llm.json --wait-for ready --wait-timeout 1800 --json',
     '<%= config.bin %> job post --file job.json --network devnet --yes --json',
   ]
 
@@ -60,13 +98,26 @@ export default class JobPost extends BaseCommand {
       helpValue: 'SECONDS',
     }),
     yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
+    'dry-run': Flags.boolean({
+      description:
+        'run every check and print the quote (price, total, fees, balance), then stop: nothing uploaded or sent',
+    }),
+    'secrets-check': Flags.boolean({
+      description: 'check that every %%secrets.NAME%% the job refers to is stored (--no-secrets-check skips it)',
+      default: true,
+      allowNo: true,
+    }),
+    'queue-anyway': Flags.boolean({
+      description: 'on localnet, post a job that no localnet node would run (its node is off, or it has no GPU)',
+    }),
     ...waitFlags,
     ...marketFlags,
+    'secrets-url': networkFlags['secrets-url'],
   }
 
-  async run(): Promise<PostReport> {
+  async run(): Promise<PostReport | DryRunReport> {
     const {flags} = await this.parse(JobPost)
-    const network = flags.network as 'localnet' | 'devnet' | 'mainnet'
+    const network = flags.network as Network
     const note = (line: string) => this.note(line)
     const {definition, bytes, warnings} = await loadPostableDefinition(flags.file)
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
@@ -81,14 +132,16 @@ export default class JobPost extends BaseCommand {
       maxPriorityFee: flags['max-priority-fee'],
       note,
     })
-    // Said before anything is spent: the localnet's only node would leave the job queued for its whole life.
-    const jobWarnings = net.localnetGpus === 0 && needsGpu(definition) ? [NO_GPU_WARNING] : []
-    for (const w of jobWarnings) this.note(`Warning: ${w}`)
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
+    const jobWarnings = this.checkRunnable(net, market.equals(net.defaultMarket), definition, flags['queue-anyway'])
+    const secrets = flags['secrets-check']
+      ? await checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
+      : []
     const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
     const quote = await quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout)
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
+    if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings)
     this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
 
@@ -102,37 +155,24 @@ export default class JobPost extends BaseCommand {
       progress.stop()
     }
 
-    let view = await readJob(net.connection, net.programId, posted.job)
-    if (flags.wait) {
-      const waiting = startProgress(`Job ${posted.job.toBase58()} is ${view.status}`)
-      try {
-        const until = exposes ? (v: typeof view) => v.status !== 'QUEUED' : (v: typeof view) => isFinal(v.status)
-        view = await waitForJob(net, posted.job, until, flags['wait-timeout'], (s) =>
-          waiting.update(`Job ${posted.job.toBase58()} is ${s}`),
-        )
-      } finally {
-        waiting.stop()
-      }
-    }
+    const wait = flags.wait || flags['wait-for'] !== undefined
+    const view = wait
+      ? await waitForJob(net, posted.job, {
+          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
+          timeoutSeconds: flags['wait-timeout'],
+          definition,
+        })
+      : await readJob(net.connection, net.programId, posted.job)
     if (exposes && network === 'localnet' && !net.gatewayUrl) {
       this.note('No service URL: the localnet runs no gateway for exposed ports yet.')
     }
     const balances = await readBalances(net.connection, wallet.publicKey, net.mint)
-    const base = jobReport(
-      network,
-      view,
-      definition,
-      {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl},
-      Date.now() / 1000,
-    )
+    const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}
+    const base = jobReport(network, view, definition, hosts, Date.now() / 1000)
     const report: PostReport = {
       ...base,
       ...(await readResult(net.content(), base)),
-      wallet: {
-        address: wallet.address,
-        sol: amountJson(balances.lamports, SOL_DECIMALS, 'SOL'),
-        tokens: amountJson(balances.tokens, TOKEN_DECIMALS, 'token'),
-      },
+      wallet: walletReport(wallet, balances.lamports, balances.tokens),
       signature: posted.signature,
       fee: feeJson(posted.fee),
       warnings: jobWarnings,
@@ -151,6 +191,70 @@ export default class JobPost extends BaseCommand {
       this.say()
       this.say(result)
     }
+    return this.failWithReport(report, wait ? jobEndedBadly(network, report) : null)
+  }
+
+  /** On localnet, refuses (exit 5) a job its node would never run, or with --queue-anyway warns about it. */
+  private checkRunnable(
+    net: MarketNetwork,
+    defaultMarket: boolean,
+    definition: JobDefinition,
+    queueAnyway: boolean,
+  ): string[] {
+    // The localnet's node serves its default market only; another market's nodes are not known here.
+    if (net.localnetNode === undefined || !defaultMarket) return []
+    const problem = localnetRunProblem(net.localnetNode, definition)
+    if (!problem) return []
+    if (!queueAnyway) throw problem
+    this.note(`Warning: ${problem.message} (--queue-anyway)`)
+    return [problem.message]
+  }
+
+  private dryRun(
+    network: Network,
+    wallet: Wallet,
+    quote: PostQuote,
+    secrets: string[],
+    warnings: string[],
+  ): DryRunReport {
+    const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
+    const sol = (units: bigint) => amountJson(units, SOL_DECIMALS, 'SOL')
+    const report: DryRunReport = {
+      dryRun: true,
+      network,
+      wallet: walletReport(wallet, quote.balances.lamports, quote.balances.tokens),
+      market: quote.market.toBase58(),
+      definition: quote.cid,
+      pricePerSecond: tokens(quote.pricePerSecond),
+      timeout: Number(quote.timeout),
+      totalPrice: tokens(quote.total),
+      fees: sol(quote.fee.lamports),
+      rent: sol(quote.rent),
+      secrets,
+      warnings,
+    }
+    this.say(`Dry run: the job can be posted on ${network}; nothing was uploaded or sent`)
+    const rows: [string, string | null][] = [
+      ['Network', network],
+      ['Wallet', report.wallet.address],
+      ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
+      ['Market', report.market],
+      ['Definition', report.definition],
+      ['Price', `${amountText(report.pricePerSecond)}/s`],
+      ['Timeout', `${report.timeout} s`],
+      ['Total price', amountText(report.totalPrice)],
+      ['Fees', `${amountText(report.fees)} (and ${amountText(report.rent)} rent for the job and run accounts)`],
+      ['Secrets', secrets.length > 0 ? `${secrets.join(', ')} (stored)` : null],
+    ]
+    for (const line of reportLines(rows)) this.say(line)
     return report
+  }
+}
+
+function walletReport(wallet: Wallet, lamports: bigint, tokens: bigint): WalletReport {
+  return {
+    address: wallet.address,
+    sol: amountJson(lamports, SOL_DECIMALS, 'SOL'),
+    tokens: amountJson(tokens, TOKEN_DECIMALS, 'token'),
   }
 }

@@ -3,7 +3,8 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../../base-command.js'
 import {checkDefinitionFile, type FileCheck, type LocatedIssue} from '../../lib/definition/check.js'
 import {ExitCode} from '../../lib/errors.js'
-import {readStdin} from '../../lib/stdin.js'
+import {codeFrame} from '../../lib/definition/frame.js'
+import {readStdinBytes} from '../../lib/stdin.js'
 
 export default class JobValidate extends BaseCommand {
   static override summary = 'Check job definition files (JSON or YAML) against the job definition spec.'
@@ -36,17 +37,17 @@ export default class JobValidate extends BaseCommand {
     const {argv, flags} = await this.parse(JobValidate)
     const files = argv as string[]
     const checks: FileCheck[] = []
-    for (const file of files) checks.push(await checkDefinitionFile(file, readStdin, {strict: flags.strict}))
+    for (const file of files) checks.push(await checkDefinitionFile(file, readStdinBytes, {strict: flags.strict}))
 
     const valid = checks.every((c) => c.report.valid)
     if (!this.jsonEnabled()) {
-      for (const check of checks) await this.render(check, flags.frames)
+      for (const check of checks) this.render(check, flags.frames)
     }
     if (!valid) this.setExitCode(ExitCode.INVALID_INPUT)
     return {valid, files: checks.map((c) => c.report)}
   }
 
-  private async render(check: FileCheck, frames: boolean): Promise<void> {
+  private render(check: FileCheck, frames: boolean): void {
     const {report, text} = check
     const where = (i: LocatedIssue) =>
       this.color('dim', i.line > 0 ? `${report.file}:${i.line}:${i.column}` : report.file)
@@ -54,7 +55,7 @@ export default class JobValidate extends BaseCommand {
     for (const issue of report.errors) {
       this.say(`${where(issue)}${path(issue)}  ${issue.message}`)
       if (issue.hint) this.say(`    ${this.color('dim', `hint: ${issue.hint}`)}`)
-      if (frames && text !== undefined && issue.line > 0) this.say(await codeFrame(text, issue))
+      if (frames && text !== undefined && issue.line > 0) this.say(indent(codeFrame(text, issue.line, issue.column)))
     }
     for (const issue of report.warnings) {
       this.say(`${where(issue)}${path(issue)}  ${this.color('yellow', 'warning:')} ${issue.message}`)
@@ -75,14 +76,7 @@ function plural(count: number, noun: string): string {
   return count === 0 ? '' : `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
-async function codeFrame(text: string, issue: LocatedIssue): Promise<string> {
-  // Loaded on demand: a valid file never pays for it.
-  const {codeFrameColumns} = await import('@babel/code-frame')
-  const frame = codeFrameColumns(
-    text,
-    {start: {line: issue.line, column: issue.column}},
-    {linesAbove: 1, linesBelow: 1},
-  )
+function indent(frame: string): string {
   return frame
     .split('\n')
     .map((l) => `    ${l}`)

@@ -9,11 +9,9 @@ import {fundFromFaucet} from '../../lib/localnet/fund.js'
 import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
 import {defaultPort} from '../../lib/localnet/paths.js'
 import {formatAmount, parseAmount} from '../../lib/market/amounts.js'
+import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {loadWallet} from '../../lib/wallet.js'
-
-/** A SOL is 10^9 lamports. */
-const SOL_DECIMALS = 9
 
 interface FundReport {
   network: 'localnet'

@@ -1,19 +1,27 @@
+import {Flags} from '@oclif/core'
+
 import {BaseCommand} from '../../base-command.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'
 import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
+import {cancelled, canPrompt, confirm} from '../../lib/prompt.js'
 
 export default class LocalnetReset extends BaseCommand {
   static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'
-  static override description = `A running localnet is stopped first and started again, fresh, on the same port. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
+  static override description = `Asks first at a terminal, unless --yes; without a terminal (scripts, CI) it refuses (exit 2) unless --yes. A running localnet is stopped first and started again, fresh, on the same port. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
 
-  static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --json']
+  static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --yes --json']
 
-  static override flags = {'data-dir': dataDirFlag}
+  static override flags = {
+    'data-dir': dataDirFlag,
+    yes: Flags.boolean({char: 'y', description: 'wipe without asking (needed without a terminal)'}),
+  }
 
   async run(): Promise<{reset: boolean; restarted: boolean; dataDir: string; rpcUrl: string | null}> {
     const {flags} = await this.parse(LocalnetReset)
     const dataDir = flags['data-dir']
+    if (!flags.yes) await confirmWipe(dataDir)
     const running = await runningLocalnet(dataDir)
     const existed = await resetLocalnet(dataDir)
     this.say(existed ? `Wiped the localnet in ${dataDir}.` : `There was no localnet in ${dataDir}.`)
@@ -22,5 +30,22 @@ export default class LocalnetReset extends BaseCommand {
     const fresh = await startInBackground(dataDir, port)
     this.say(`Started a fresh localnet at ${fresh.rpcUrl}.`)
     return {reset: existed, restarted: true, dataDir, rpcUrl: fresh.rpcUrl}
+  }
+}
+
+/** A wipe cannot be undone: asked at a terminal, refused without one (a script passes --yes). */
+async function confirmWipe(dataDir: string): Promise<void> {
+  if (!canPrompt()) {
+    throw new GpunetError(
+      'confirmation_required',
+      `refusing to wipe the localnet in ${dataDir} without a terminal to confirm`,
+      {
+        exitCode: ExitCode.USAGE,
+        hint: 'pass --yes to wipe it from a script',
+      },
+    )
+  }
+  if (!(await confirm(`Wipe the localnet in ${dataDir} (chain, content store, faucet, secrets)?`))) {
+    throw cancelled('Cancelled: nothing was wiped.')
   }
 }

@@ -2,9 +2,8 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import {ExitCode, GpunetError} from '../../lib/errors.js'
 import type {Network} from '../../lib/network.js'
-import {canPrompt, confirm} from '../../lib/prompt.js'
+import {cancelled, canPrompt, confirm} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/secrets/connect.js'
 
 export default class SecretsDelete extends BaseCommand {
@@ -34,7 +33,7 @@ export default class SecretsDelete extends BaseCommand {
       note: (line) => this.note(line),
     })
     if (!flags.yes && canPrompt() && !(await confirm(`Delete the secret ${args.name} on ${flags.network}?`))) {
-      throw new GpunetError('cancelled', 'nothing was deleted', {exitCode: ExitCode.FAILURE})
+      throw cancelled('Cancelled: nothing was deleted.')
     }
     await client.delete(args.name)
     this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)

@@ -58,28 +58,62 @@ function byPosition(a: LocatedIssue, b: LocatedIssue): number {
   return a.line - b.line || a.column - b.column
 }
 
-/** Reads a file (or standard input for `-`) and checks it; an unreadable file is reported, not thrown. */
+/** Reads a file (or standard input for `-`) and checks it; an unreadable or binary file is reported, not thrown. */
 export async function checkDefinitionFile(
   file: string,
-  readStdin: () => Promise<string>,
+  readStdin: () => Promise<Uint8Array | string>,
   options: CheckOptions = {},
 ): Promise<FileCheck> {
-  let text: string
-  try {
-    text = file === '-' ? await readStdin() : await readFile(file, 'utf8')
-  } catch (error) {
-    const reason = describeReadError(error)
-    const issue: LocatedIssue = {
-      path: '',
-      pointer: '',
-      code: 'unreadable',
-      message: `cannot read ${file}: ${reason}`,
-      line: 0,
-      column: 0,
-    }
+  const read = await readDefinitionText(file, readStdin)
+  if ('problem' in read) {
+    const issue: LocatedIssue = {path: '', pointer: '', ...read.problem, line: 0, column: 0}
     return {report: {file, valid: false, errors: [issue], warnings: []}}
   }
-  return checkDefinitionText(text, file === '-' ? '<stdin>' : file, options)
+  return checkDefinitionText(read.text, file === '-' ? '<stdin>' : file, options)
+}
+
+/** Why a definition file could not be read as text. */
+export interface ReadProblem {
+  code: 'unreadable' | 'not_text'
+  message: string
+}
+
+/**
+ * Reads a definition file (standard input for `-`) as UTF-8 text. Binary data (a NUL byte, or bytes that are not
+ * UTF-8) is refused as "not a text file", without echoing any of it.
+ */
+export async function readDefinitionText(
+  file: string,
+  readStdin: () => Promise<Uint8Array | string>,
+): Promise<{text: string} | {problem: ReadProblem}> {
+  let bytes: Uint8Array | string
+  try {
+    bytes = file === '-' ? await readStdin() : await readFile(file)
+  } catch (error) {
+    return {problem: {code: 'unreadable', message: `cannot read ${file}: ${describeReadError(error)}`}}
+  }
+  const text = decodeText(bytes)
+  if (text === null) {
+    const name = file === '-' ? 'standard input' : file
+    return {
+      problem: {
+        code: 'not_text',
+        message: `${name} is not a text file (it holds binary data): a job definition is JSON or YAML text`,
+      },
+    }
+  }
+  return {text}
+}
+
+/** The bytes as UTF-8 text, or null for binary data: a NUL byte (as git decides) or an invalid UTF-8 sequence. */
+function decodeText(bytes: Uint8Array | string): string | null {
+  if (typeof bytes === 'string') return bytes.includes('\0') ? null : bytes
+  if (bytes.includes(0)) return null
+  try {
+    return new TextDecoder('utf-8', {fatal: true}).decode(bytes)
+  } catch {
+    return null
+  }
 }
 
 /** A read failure in words, without a stack: "no such file", "permission denied", "it is a directory". */

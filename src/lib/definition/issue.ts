@@ -3,6 +3,7 @@ import {formatPath, type PathSegment, toPointer} from './paths.js'
 /** Stable machine codes of definition errors and warnings; scripts may rely on them. */
 export type IssueCode =
   | 'unreadable'
+  | 'not_text'
   | 'syntax_error'
   | 'not_an_object'
   | 'missing_field'

@@ -18,9 +18,21 @@ const CREDENTIAL_VALUE = [
   /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
 ]
 
+/** Settings that only switch something (`WEBUI_AUTH: "False"`), numbers and ports are never credentials. */
+const SWITCH_OR_NUMBER = /^(true|false|yes|no|on|off|y|n|enabled?|disabled?|none|null|nil|-?\d+(\.\d+)?)$/i
+
+/** Placeholders a template leaves for the user: `<your-token>`, `{{TOKEN}}`, `${TOKEN}`, `$TOKEN`, `changeme`, `xxx`. */
+const PLACEHOLDER =
+  /^(<[^<>]*>|\{\{[^{}]*\}\}|\$\{[^{}]*\}|\$[A-Za-z_]\w*|x{3,}|\*{3,}|\.{3}|…|changeme|change[-_ ]me|replace[-_ ]?me|todo|your[-_ ][\w -]+)$/i
+
+/** True for a value that holds something secret written inline (not empty, a reference, a switch or a placeholder). */
+function isInlineSecret(value: string): boolean {
+  const text = value.trim()
+  return text !== '' && !hasSecretReference(text) && !SWITCH_OR_NUMBER.test(text) && !PLACEHOLDER.test(text)
+}
+
 function looksLikeCredential(name: string, value: string): boolean {
-  if (value.trim() === '' || hasSecretReference(value)) return false
-  return CREDENTIAL_NAME.test(name) || CREDENTIAL_VALUE.some((re) => re.test(value.trim()))
+  return isInlineSecret(value) && (CREDENTIAL_NAME.test(name) || CREDENTIAL_VALUE.some((re) => re.test(value.trim())))
 }
 
 function secretNameFor(name: string): string {
@@ -88,7 +100,7 @@ function lintEnv(env: unknown, path: PathSegment[], warnings: DefinitionIssue[])
 function lintDocker(authentication: unknown, path: PathSegment[], warnings: DefinitionIssue[]): void {
   const docker = isObject(authentication) ? authentication.docker : undefined
   if (!isObject(docker) || typeof docker.password !== 'string') return
-  if (docker.password.trim() !== '' && !hasSecretReference(docker.password)) {
+  if (isInlineSecret(docker.password)) {
     warnings.push(inline([...path, 'docker', 'password'], 'the registry password', 'REGISTRY_PASSWORD'))
   }
 }
@@ -101,7 +113,7 @@ function lintResources(resources: unknown, path: PathSegment[], warnings: Defini
     if (isObject(resource.IAM)) {
       for (const key of ['ACCESS_KEY_ID', 'SECRET_ACCESS_KEY'] as const) {
         const val = resource.IAM[key]
-        if (typeof val === 'string' && val.trim() !== '' && !hasSecretReference(val)) {
+        if (typeof val === 'string' && isInlineSecret(val)) {
           warnings.push(inline([...at, 'IAM', key], `the storage key \`${key}\``, `AWS_${key}`))
         }
       }

@@ -1,10 +1,9 @@
 /** A definition file made ready to post: checked, warnings kept, `$schema` stripped, serialized as JSON. */
-import {readFile} from 'node:fs/promises'
-
 import {ExitCode, GpunetError} from '../errors.js'
-import {checkDefinitionText, describeReadError, type LocatedIssue} from './check.js'
+import {checkDefinitionText, type LocatedIssue, readDefinitionText} from './check.js'
 import type {JobDefinition} from './schema.js'
 import {detectFormat, parseSource} from './source.js'
+import {readStdinBytes} from '../stdin.js'
 
 export interface PostableDefinition {
   definition: JobDefinition
@@ -15,14 +14,11 @@ export interface PostableDefinition {
 
 /** Reads and checks a definition file; an unreadable or invalid one is exit 3 with the validator's errors. */
 export async function loadPostableDefinition(file: string): Promise<PostableDefinition> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new GpunetError('unreadable', `cannot read ${file}: ${describeReadError(error)}`, {
-      exitCode: ExitCode.INVALID_INPUT,
-    })
+  const read = await readDefinitionText(file, readStdinBytes)
+  if ('problem' in read) {
+    throw new GpunetError(read.problem.code, read.problem.message, {exitCode: ExitCode.INVALID_INPUT})
   }
+  const {text} = read
   const {report} = await checkDefinitionText(text, file)
   if (!report.valid) {
     const lines = report.errors.map((e) => `  ${file}:${e.line}:${e.column} ${e.path || '(document)'}: ${e.message}`)

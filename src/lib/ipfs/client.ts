@@ -90,6 +90,7 @@ export class ContentClient {
         {
           exitCode: ExitCode.UNAVAILABLE,
           hint: 'nodes fetch a job by the CIDv0 of its bytes: use a store that adds files as IPFS does by default (CIDv0, 256 KiB chunks)',
+          fields: {cid: expected, answered},
         },
       )
     }

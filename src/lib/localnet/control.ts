@@ -3,7 +3,9 @@
  * background, stopping it, wiping it, and starting one on demand for a command that needs it.
  */
 import {spawn} from 'node:child_process'
+import {once} from 'node:events'
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync} from 'node:fs'
+import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
@@ -11,7 +13,7 @@ import {httpFetch} from '../http.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
-import {localnetFiles} from './paths.js'
+import {localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
 
 /** What `localnet status` reports. */
@@ -95,6 +97,8 @@ export async function startInBackground(dataDir: string, port: number, args: str
   const files = localnetFiles(dataDir)
   const existing = await runningLocalnet(dataDir)
   if (existing) return existing
+  // Checked here so a busy port is one clear error, not the background process's failure quoted from its log.
+  if (port !== 0 && !((await portFree(port)) && (await portFree(port + 1)))) throw localnetPortInUse(port)
   mkdirSync(dataDir, {recursive: true})
   const log = openSync(files.log, 'w')
   // The CLI itself, in the foreground mode of `localnet start`: the one entry that exists however it was built.
@@ -170,6 +174,19 @@ export async function ensureLocalnet(
     `Started a localnet in the background at ${runtime.rpcUrl} (data in ${dataDir}); stop it with "gpunet localnet stop".`,
   )
   return runtime
+}
+
+/** True when nothing listens on 127.0.0.1:`port` (a listener is opened and closed at once). */
+async function portFree(port: number): Promise<boolean> {
+  const server = createServer()
+  server.listen(port, '127.0.0.1')
+  try {
+    await once(server, 'listening')
+  } catch {
+    return false
+  }
+  await new Promise((resolve) => server.close(resolve))
+  return true
 }
 
 function lastLines(path: string): string {

@@ -2,12 +2,25 @@
 import {homedir} from 'node:os'
 import {join, resolve} from 'node:path'
 
+import {ExitCode, GpunetError} from '../errors.js'
+
 /** Default JSON-RPC port; the WebSocket endpoint listens on the next one, as Solana clients expect. */
 export const DEFAULT_PORT = 28899
 
 /** `GPUNET_LOCALNET_PORT`, else the default port; 0 picks a free pair. */
 export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
   return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
+}
+
+/** The one error for a localnet port pair another program holds, from every command that starts a localnet. */
+export function localnetPortInUse(port: number): GpunetError {
+  return new GpunetError('port_in_use', `port ${port} or ${port + 1} is in use on 127.0.0.1`, {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint:
+      'Another program holds it: start the localnet on other ports with `gpunet localnet start --port N`, or set ' +
+      'GPUNET_LOCALNET_PORT=N for every command (the WebSocket endpoint takes N+1; 0 picks any free pair).',
+    fields: {port},
+  })
 }
 
 /** `GPUNET_LOCALNET_DIR`, else `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */

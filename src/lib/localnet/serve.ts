@@ -4,7 +4,7 @@ import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeS
 import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair, walletPath} from '../wallet.js'
 import {isAlive} from './control.js'
-import {localnetFiles} from './paths.js'
+import {localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
 
@@ -31,10 +31,7 @@ export async function serveUntilSignal(
       running = await startLocalnet({...options, wallet})
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new GpunetError('port_in_use', `port ${options.port} or ${options.port + 1} is in use on 127.0.0.1`, {
-          exitCode: ExitCode.UNAVAILABLE,
-          hint: 'Choose other ports with --port (the WebSocket endpoint takes the next port), or --port 0 for any free pair.',
-        })
+        throw localnetPortInUse(options.port)
       }
       throw error
     }

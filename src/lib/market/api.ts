@@ -8,6 +8,8 @@ import type {JobDefinition} from '../definition/schema.js'
 import {validateJobDefinition} from '../definition/validate.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {closeHttpAgents} from '../http.js'
+import {defaultWaitPoint, followJob} from '../job/follow.js'
+import type {WaitPoint} from '../job/wait-point.js'
 import {computeCidV0} from '../ipfs/cid.js'
 import type {Network} from '../network.js'
 import {loadWallet, type Wallet, walletFromBytes} from '../wallet.js'
@@ -16,13 +18,12 @@ import {connectMarket, type MarketNetwork, parseAddress} from './connect.js'
 import {fetchDefinition} from './definition.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import {readResult, type ResultFields} from './job-result.js'
-import {isFinal, type JobView, readJob} from './jobs.js'
+import {type JobView, readJob} from './jobs.js'
 import {extendJob as sendExtend, quoteExtend, readOwnJob, stopJob as sendStop} from './manage.js'
 import {TOKEN_DECIMALS} from './networks.js'
 import {listJob, quotePost} from './post.js'
 import {jobReport, type JobReport} from './report.js'
 import {type FeeJson, feeJson} from './send.js'
-import {waitForJob as pollJob} from './wait.js'
 
 /** Where and as whom to work; every field falls back to the CLI's settings (flags' environment variables, config). */
 export interface ConnectNetworkOptions {
@@ -161,25 +162,33 @@ export async function getJob(network: GpunetNetwork, job: string): Promise<JobIn
 }
 
 export interface WaitOptions {
-  /** `running`: until a node runs it (or it ended); `done` (default): until COMPLETED or STOPPED. */
-  until?: 'running' | 'done'
+  /**
+   * `running`: until a node runs it; `ready`: until its exposed services answer their health checks (the default
+   * for a job that exposes ports); `done`: until COMPLETED or STOPPED (the default otherwise). A job that ends
+   * stops any wait.
+   */
+  until?: WaitPoint
   /** Seconds before giving up with exit 124 (default 1800). */
   timeoutSeconds?: number
-  /** Told each new status. */
-  onStatus?: (status: JobInfo['status']) => void
+  /** Told each new thing seen: a status, then what the service answers. */
+  onProgress?: (line: string) => void
+  /** Stops following (exit 130); the job goes on. */
+  signal?: AbortSignal
 }
 
-/** Follows a job until it runs or ends; returns it as getJob does. */
+/** Follows a job until it runs, its services are ready or it ends; returns it as getJob does. */
 export async function waitForJob(network: GpunetNetwork, job: string, options: WaitOptions = {}): Promise<JobInfo> {
   const {net} = connected(network)
-  const until = options.until === 'running' ? (v: JobView) => v.status !== 'QUEUED' : (v: JobView) => isFinal(v.status)
-  const view = await pollJob(
-    net,
-    parseAddress(job, 'the job'),
-    until,
-    options.timeoutSeconds ?? 1800,
-    options.onStatus ?? (() => {}),
-  )
+  const address = parseAddress(job, 'the job')
+  const first = await readJob(net.connection, net.programId, address)
+  const definition = await fetchDefinition(net, bytesToIpfsHash(first.job.ipfsJob), () => {})
+  const view = await followJob(net, address, {
+    until: options.until ?? defaultWaitPoint(definition),
+    timeoutSeconds: options.timeoutSeconds ?? 1800,
+    definition,
+    progress: options.onProgress ?? (() => {}),
+    signal: options.signal,
+  })
   return report(net, view)
 }
 

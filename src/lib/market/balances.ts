@@ -41,6 +41,13 @@ export function checkFunds(balances: Balances, need: {lamports: bigint; tokens: 
   throw new GpunetError('insufficient_balance', `the wallet cannot pay for this job: it has ${short.join('; ')}`, {
     exitCode: ExitCode.INSUFFICIENT_BALANCE,
     hint: 'fund the wallet (on localnet: `gpunet localnet fund`), or choose a shorter --timeout',
+    // Base units as strings: exact, as in the `baseUnits` of amounts.
+    fields: {
+      tokens: String(balances.tokens),
+      tokensNeeded: String(need.tokens),
+      lamports: String(balances.lamports),
+      lamportsNeeded: String(need.lamports),
+    },
   })
 }
 

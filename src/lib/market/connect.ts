@@ -8,6 +8,7 @@ import {type Connection, PublicKey} from '@solana/web3.js'
 import {configFile} from '../config.js'
 import {ContentClient, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import {localnetStatus, ensureLocalnet} from '../localnet/control.js'
+import type {LocalnetNodeStatus} from '../localnet/node-agent.js'
 import {defaultDataDir, defaultPort} from '../localnet/paths.js'
 import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
@@ -53,8 +54,8 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
-  /** GPUs of the localnet's node (0 when it runs none or it is off); null on other networks, where it is unknown. */
-  localnetGpus: number | null
+  /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
+  localnetNode?: LocalnetNodeStatus | null
   /** Priority fees: on by default on mainnet, opt-in elsewhere; capped. */
   fees: FeePolicy
   /** The content store: reads through the gateway; uploads need a store configured (checked on first upload). */
@@ -98,7 +99,6 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
     defaultMarket: market ? address(SETTINGS.market, market) : preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
-    localnetGpus: null,
     fees: feePolicy(network, options, env),
     content: () => contentClient(network, env, preset.ipfsGateway!),
     rewards: () => {
@@ -129,7 +129,7 @@ async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv):
     defaultMarket: new PublicKey(status.market!),
     networkHost: null,
     gatewayUrl: runtime.gatewayUrl ?? null,
-    localnetGpus: status.node && 'gpus' in status.node ? status.node.gpus : 0,
+    localnetNode: status.node,
     fees: feePolicy('localnet', options, env),
     content: () => contentClient('localnet', env, runtime.contentStoreUrl, runtime.contentStoreUrl),
     rewards: () => ({rewardsReflection: placeholder, rewardsVault: placeholder, rewardsProgram: placeholder}),

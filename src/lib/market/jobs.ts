@@ -92,6 +92,7 @@ async function decodeAt<T>(
     new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
       exitCode: ExitCode.NOT_FOUND,
       hint: `check the address and --network; a delisted job's account is closed`,
+      fields: {[what]: address.toBase58()},
     })
   if (!info) throw missing()
   try {

@@ -42,11 +42,15 @@ export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: Pu
       {
         exitCode: ExitCode.DENIED,
         hint: 'use the wallet that posted it (--wallet FILE)',
+        fields: {job: address.toBase58(), project: view.job.project.toBase58()},
       },
     )
   }
   if (isFinal(view.status)) {
-    throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {exitCode: ExitCode.USAGE})
+    throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {
+      exitCode: ExitCode.USAGE,
+      fields: {job: address.toBase58(), status: view.status},
+    })
   }
   return view
 }
@@ -133,6 +137,7 @@ export async function quoteExtend(
       {
         exitCode: ExitCode.USAGE,
         hint: '--timeout is the new total duration in seconds, not an addition',
+        fields: {job: view.address.toBase58(), timeout: Number(timeout), currentTimeout: Number(view.job.timeout)},
       },
     )
   }

@@ -31,6 +31,8 @@ export interface PostQuote {
   pricePerSecond: bigint
   /** Token base units: price per second x timeout. */
   total: bigint
+  /** Lamports of the rent of the job account and of the run account `list` creates when a node is waiting. */
+  rent: bigint
   balances: Balances
   /** The transaction fee (base and priority), from a simulation of the `list`. */
   fee: FeeQuote
@@ -91,6 +93,7 @@ export async function quotePost(
     timeout: duration,
     pricePerSecond: marketAccount.jobPrice,
     total,
+    rent,
     balances,
     fee: transaction.fee,
     cid,
@@ -115,7 +118,11 @@ function checkVault(net: MarketNetwork, market: PublicKey, account: MarketAccoun
   throw new GpunetError(
     'market_vault_mismatch',
     `market ${market.toBase58()} keeps its deposits in ${account.vault.toBase58()}, not in the vault of ${net.name}'s payment token (${expected.toBase58()})`,
-    {exitCode: ExitCode.USAGE, hint: 'check --market and --network: this market does not take this network’s token'},
+    {
+      exitCode: ExitCode.USAGE,
+      hint: 'check --market and --network: this market does not take this network’s token',
+      fields: {market: market.toBase58(), vault: account.vault.toBase58(), expectedVault: expected.toBase58()},
+    },
   )
 }
 

@@ -63,6 +63,7 @@ export function rpcFailure(connection: Connection, error: unknown): GpunetError 
         exitCode: ExitCode.UNAVAILABLE,
         cause: error,
         hint: 'public RPC nodes limit requests hard: use your own with --rpc URL or GPUNET_RPC_URL',
+        fields: {rpcUrl: connection.rpcEndpoint},
       },
     )
   }
@@ -70,6 +71,7 @@ export function rpcFailure(connection: Connection, error: unknown): GpunetError 
     exitCode: ExitCode.UNAVAILABLE,
     cause: error,
     hint: 'check --rpc, GPUNET_RPC_URL or the network',
+    fields: {rpcUrl: connection.rpcEndpoint},
   })
 }
 

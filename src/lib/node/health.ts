@@ -4,7 +4,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import WebSocket from 'ws'
 
 import type {HealthCheck} from '../definition/schema.js'
-import {describeHttpFailure, httpProbe} from '../http.js'
+import {describeHttpFailure, httpProbe, isLoopbackHost, loopbackLookup} from '../http.js'
 
 type HttpCheck = Extract<HealthCheck, {type: 'http'}>
 type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
@@ -47,7 +47,9 @@ export function checkWebsocket(
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckOutcome> {
   return new Promise((resolve) => {
-    const socket = new WebSocket(url, {handshakeTimeout: timeoutMs})
+    // `*.localhost` (a job's URL on the localnet gateway) resolves to the loopback address, as for HTTP.
+    const loopback = isLoopbackHost(new URL(url).hostname) ? {lookup: loopbackLookup} : {}
+    const socket = new WebSocket(url, {handshakeTimeout: timeoutMs, ...loopback})
     const done = (outcome: CheckOutcome) => {
       clearTimeout(timer)
       socket.removeAllListeners()

@@ -112,7 +112,7 @@ export function substituteSecrets<T>(value: T, secrets: Readonly<Record<string, 
   const missing = findSecretReferences(value).filter((name) => !Object.hasOwn(secrets, name))
   if (missing.length > 0) {
     throw new GpunetError(
-      'secret-missing',
+      'secret_missing',
       `The job refers to ${missing.length === 1 ? 'a secret' : 'secrets'} its poster does not have: ${missing.join(', ')}.`,
       {
         hint: 'The poster stores each of them, under that name, in the secrets service before the job runs.',

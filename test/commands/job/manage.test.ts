@@ -44,7 +44,9 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}${result.stdout}`)
     return JSON.parse(result.stdout) as T
   }
-  const post = (timeout: number) => json<Report>(['job', 'post', '--file', file, '--timeout', String(timeout)])
+  // The localnet's own node is off: the test acts as the node, so the job is posted all the same.
+  const post = (timeout: number) =>
+    json<Report>(['job', 'post', '--queue-anyway', '--file', file, '--timeout', String(timeout)])
 
   /** A node with SOL and a token account, acting through the jobs program as a node agent would. */
   const newNode = async () => {
@@ -163,7 +165,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.match(human.stdout, /"logs": "hello\\n"/)
   })
 
-  it('post --wait returns once a node runs a job that exposes a port', async () => {
+  it('post --wait-for running returns once a node runs a job that exposes a port', async () => {
     const node = await newNode()
     await work(node)
     const exposing = join(box.dir, 'serve.json')
@@ -174,11 +176,13 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const result = await box.run([
       'job',
       'post',
+      '--queue-anyway',
       '--file',
       exposing,
       '--timeout',
       '60',
-      '--wait',
+      '--wait-for',
+      'running',
       '--wait-timeout',
       '10',
     ])
@@ -207,5 +211,12 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const again = await box.run(['job', 'stop', posted.job])
     assert.equal(again.code, 2)
     assert.match(again.stderr, /Error: job \w+ is already STOPPED/)
+    const againJson = await box.run(['job', 'stop', posted.job, '--json'])
+    assert.deepEqual(JSON.parse(againJson.stdout).error, {
+      code: 'job_over',
+      message: `job ${posted.job} is already STOPPED`,
+      job: posted.job,
+      status: 'STOPPED',
+    })
   })
 })

@@ -139,6 +139,71 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     )
   })
 
+  it('--wait returns once the service answers its health check through the service URL, not when it runs', async () => {
+    const file = definition('ready', [
+      op('web', {
+        cmd: 'sleep 3; mkdir -p /tmp/www && echo ready-now > /tmp/www/health && httpd -f -p 8080 -h /tmp/www',
+        expose: [{port: 8080, health_checks: [{type: 'http', method: 'GET', path: '/health', expected_status: 200}]}],
+      }),
+    ])
+    const waited = await cli([
+      'job',
+      'post',
+      '--file',
+      file,
+      '--timeout',
+      '600',
+      '--wait',
+      '--wait-timeout',
+      '60',
+      '--json',
+    ])
+    assert.equal(waited.code, 0, waited.stderr)
+    const report = JSON.parse(waited.stdout) as Report
+    assert.equal(report.status, 'RUNNING')
+    assert.match(waited.stderr, /is RUNNING; waiting for its service: http:.*GET \/health(:| answered 404)/)
+    const health = await get(`${report.serviceUrls[0]!.url}health`)
+    assert.deepEqual(health, {status: 200, body: 'ready-now\n'}, 'ready when --wait returned')
+    // --wait-for running stops earlier; `job get --wait` of a ready job returns at once.
+    const again = await json(['job', 'get', report.job, '--wait', '--wait-timeout', '10'])
+    assert.equal(again.status, 'RUNNING')
+    assert.equal((await cli(['job', 'stop', report.job])).code, 0)
+
+    const noChecks = definition('no-checks', [
+      op('web', {
+        cmd: 'sleep 3; mkdir -p /tmp/www && echo up > /tmp/www/index.html && httpd -f -p 8080 -h /tmp/www',
+        expose: 8080,
+      }),
+    ])
+    const running = await json([
+      'job',
+      'post',
+      '--file',
+      noChecks,
+      '--timeout',
+      '600',
+      '--wait-for',
+      'running',
+      '--wait-timeout',
+      '60',
+    ])
+    assert.equal(running.status, 'RUNNING')
+    const ready = await cli(['job', 'get', running.job, '--wait-for', 'ready', '--wait-timeout', '60'])
+    assert.equal(ready.code, 0, ready.stderr)
+    assert.equal((await get(running.serviceUrls[0]!.url)).status, 200, 'the URL stopped answering 404')
+    const timedOut = await cli(['job', 'get', running.job, '--wait-for', 'done', '--wait-timeout', '1', '--json'])
+    assert.equal(timedOut.code, 124)
+    assert.deepEqual(JSON.parse(timedOut.stdout).error, {
+      code: 'wait_timeout',
+      message: `job ${running.job} is still RUNNING after 1 s`,
+      hint: `follow it with \`gpunet job get ${running.job} --wait\`, or raise --wait-timeout`,
+      job: running.job,
+      status: 'RUNNING',
+      timeout: 1,
+    })
+    assert.equal((await cli(['job', 'stop', running.job])).code, 0)
+  })
+
   it('gives a job the secret it refers to, and neither its result nor the localnet log holds the value', async () => {
     const set = await cli(['secrets', 'set', 'HF_TOKEN'], SECRET)
     assert.equal(set.code, 0, set.stderr)
@@ -191,11 +256,16 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(report.resultContent?.ops[0]?.stdout.trim(), hash)
   })
 
-  it('fails a job whose operation exits non-zero, naming the operation and its exit code', async () => {
-    const posted = await post(
-      definition('fail', [op('first', {cmd: 'echo before'}), op('boom', {cmd: 'exit 3'}), op('never', {cmd: 'true'})]),
-    )
-    const report = await done(posted.job)
+  it('fails a job whose operation exits non-zero, naming the operation and its exit code; --wait exits 8', async () => {
+    const file = definition('fail', [
+      op('first', {cmd: 'echo before'}),
+      op('boom', {cmd: 'exit 3'}),
+      op('never', {cmd: 'true'}),
+    ])
+    const posted = await post(file)
+    const waited = await cli(['job', 'get', posted.job, '--wait', '--wait-timeout', '60', '--json'])
+    assert.equal(waited.code, 8, waited.stderr)
+    const report = JSON.parse(waited.stdout) as Report & {error: Record<string, unknown>}
     assert.equal(report.status, 'COMPLETED', 'the chain settles it as done')
     assert.equal(report.outcome, 'failed')
     assert.deepEqual(
@@ -210,24 +280,87 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       ],
       'later operations do not run',
     )
+    assert.deepEqual(report.error, {
+      code: 'job_failed',
+      message: `job ${posted.job} failed (operation boom, exit code 3): Operation boom exited with code 3. [operation_failed]`,
+      hint: `the report holds the result of each operation; read it again with \`gpunet job get ${posted.job}\``,
+      job: posted.job,
+      status: 'COMPLETED',
+      outcome: 'failed',
+      failure: 'operation_failed',
+    })
+    // Without --wait, reading a failed job is no failure of `job get`.
     const human = await cli(['job', 'get', posted.job])
+    assert.equal(human.code, 0)
     assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
     assert.match(human.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\): .*\[operation_failed\]$/m)
+
+    // `job post --wait && deploy` stops: exit 8, the report on stdout, the error on stderr.
+    const chained = await cli(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
+    assert.equal(chained.code, 8, chained.stderr)
+    assert.match(chained.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\)/m)
+    assert.match(
+      chained.stderr,
+      /^Error: job \w+ failed \(operation boom, exit code 3\): Operation boom exited with code 3\. \[operation_failed\]$/m,
+    )
   })
 
-  it('warns that no localnet node has a GPU, and a GPU job stays QUEUED', async () => {
-    const file = definition('gpu', [op('train', {cmd: 'echo never', gpu: true})])
-    const posted = await cli(['job', 'post', '--file', file, '--timeout', '600'])
-    assert.equal(posted.code, 0, posted.stderr)
-    assert.match(posted.stderr, /^Warning: no localnet node has a GPU: this job will stay QUEUED .*--gpus N/m)
-    const job = /^Posted job (\w+)/m.exec(posted.stdout)![1]!
-    // The node polls every second: three polls are enough for it to have looked at the head of the queue.
-    await sleep(3500)
-    assert.equal((await json(['job', 'get', job])).status, 'QUEUED')
-    assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), new RegExp(`${job}.*GPU`, 'i'))
-    assert.equal((await cli(['job', 'stop', job])).code, 0, 'a queued job is delisted')
+  it('refuses to post a job whose secret is not stored (exit 3, nothing sent), and --no-secrets-check lets it fail on the node (exit 8)', async () => {
+    const file = definition('unstored', [
+      op('use', {cmd: 'true', env: {T: '%%secrets.NEVER_STORED%%', U: '%%secrets.HF_TOKEN%%'}}),
+    ])
+    assert.equal((await cli(['secrets', 'set', 'HF_TOKEN'], SECRET)).code, 0)
+    const refused = await cli(['job', 'post', '--file', file, '--json'])
+    assert.equal(refused.code, 3)
+    const {error} = JSON.parse(refused.stdout) as {error: {code: string; message: string; missing: string[]}}
+    assert.equal(error.code, 'secret_missing')
+    assert.equal(error.message, 'the job refers to a secret you have not stored on localnet: NEVER_STORED')
+    assert.deepEqual(error.missing, ['NEVER_STORED'])
+    const human = await cli(['job', 'post', '--file', file])
+    assert.equal(human.code, 3)
+    assert.equal(human.stdout, '')
+    assert.match(
+      human.stderr,
+      /^Hint: store it with `gpunet secrets set NEVER_STORED` .*nothing was uploaded or sent$/m,
+    )
 
-    const asJson = await json([
+    const failed = await cli([
+      'job',
+      'post',
+      '--file',
+      file,
+      '--no-secrets-check',
+      '--wait',
+      '--wait-timeout',
+      '60',
+      '--json',
+    ])
+    assert.equal(failed.code, 8, failed.stderr)
+    const report = JSON.parse(failed.stdout) as Report & {error: {code: string}}
+    assert.equal(report.failure?.code, 'secret_missing')
+    assert.equal(report.error.code, 'job_failed')
+  })
+
+  it('refuses a GPU job the node cannot run (exit 5) before anything is spent; --queue-anyway posts it with a warning', async () => {
+    const file = definition('gpu', [op('train', {cmd: 'echo never', gpu: true})])
+    const refused = await cli(['job', 'post', '--file', file, '--timeout', '600'])
+    assert.equal(refused.code, 5)
+    assert.equal(refused.stdout, '')
+    assert.match(refused.stderr, /^Error: no localnet node would run this job: it needs a GPU and the node has none$/m)
+    assert.match(refused.stderr, /^Hint: .*`gpunet localnet start --gpus N`.*--queue-anyway/m)
+    const global = join(box.dir, 'global.json')
+    writeFileSync(
+      global,
+      JSON.stringify({version: '0.1', type: 'container', global: {gpu: true}, ops: [op('x', {cmd: 'true'})]}),
+    )
+    const asJson = await cli(['job', 'post', '--file', global, '--timeout', '10', '--json'])
+    assert.equal(asJson.code, 5)
+    assert.equal(JSON.parse(asJson.stdout).error.code, 'no_gpu_node')
+
+    const report = await json(['job', 'post', '--file', file, '--timeout', '600', '--queue-anyway'])
+    assert.deepEqual(report.warnings, ['no localnet node would run this job: it needs a GPU and the node has none'])
+    assert.equal((await cli(['job', 'stop', report.job])).code, 0, 'a queued job is delisted')
+    const plain = await json([
       'job',
       'post',
       '--file',
@@ -235,18 +368,6 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       '--timeout',
       '10',
     ])
-    assert.deepEqual(asJson.warnings, [], 'no GPU needed, no warning')
-  })
-
-  it('says so in --json when the definition asks for a GPU through global', async () => {
-    const file = join(box.dir, 'global.json')
-    writeFileSync(
-      file,
-      JSON.stringify({version: '0.1', type: 'container', global: {gpu: true}, ops: [op('x', {cmd: 'true'})]}),
-    )
-    const report = await json(['job', 'post', '--file', file, '--timeout', '10'])
-    assert.equal(report.warnings?.length, 1)
-    assert.match(report.warnings![0]!, /^no localnet node has a GPU/)
-    assert.equal((await cli(['job', 'stop', report.job])).code, 0)
+    assert.deepEqual(plain.warnings, [], 'no GPU needed, no warning')
   })
 })

@@ -1,4 +1,5 @@
 import {strict as assert} from 'node:assert'
+import {spawn} from 'node:child_process'
 import {existsSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -7,7 +8,7 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {decodeJobAccount, ipfsHashToBytes, JobState} from '../../../src/lib/market/index.js'
-import {runCli} from '../../helpers/cli.js'
+import {BIN, runCli} from '../../helpers/cli.js'
 import {
   type CliSandbox,
   cliSandbox,
@@ -71,14 +72,19 @@ describe('gpunet job post', function () {
     await box.cleanup()
   })
 
+  /** `job post` on this localnet, whose node is off on purpose (jobs stay QUEUED): --queue-anyway says so. */
+  const post = (args: string[], env = box.env) => runCli(['job', 'post', '--queue-anyway', ...args], {env})
+
   it('posts a job and prints network, balances, price, total, job address and QUEUED', async () => {
-    const result = await box.run(['job', 'post', '--file', file])
+    const tokensBefore = await tokenBalance(chain, chain.wallet.publicKey)
+    const result = await post(['--file', file])
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stderr, /No service URL: the localnet runs no gateway for exposed ports yet\./)
     const job = /^Posted job (\w+) on localnet$/m.exec(result.stdout)?.[1]
     assert.ok(job, result.stdout)
     assert.match(result.stdout, /^ {2}Network +localnet$/m)
-    assert.match(result.stdout, /^ {2}Balance +99\.99\d+ SOL, 999\.28 tokens$/m)
+    const tokensAfter = Number(tokensBefore - 720_000n) / 1e6
+    assert.match(result.stdout, new RegExp(`^ {2}Balance +\\d+\\.\\d+ SOL, ${tokensAfter} tokens$`, 'm'))
     assert.match(result.stdout, /^ {2}Price +0\.0001 tokens\/s$/m)
     assert.match(result.stdout, /^ {2}Timeout +7200 s$/m)
     assert.match(result.stdout, /^ {2}Total price +0\.72 tokens$/m)
@@ -100,7 +106,8 @@ describe('gpunet job post', function () {
   })
 
   it('prints one JSON document with amounts as numbers and units, and get shows the same job', async () => {
-    const result = await box.run(['job', 'post', '--file', file, '--timeout', '600', '--json'])
+    const tokensBefore = await tokenBalance(chain, chain.wallet.publicKey)
+    const result = await post(['--file', file, '--timeout', '600', '--json'])
     assert.equal(result.code, 0, result.stderr)
     const report = JSON.parse(result.stdout) as PostJson
     assert.equal(report.network, 'localnet')
@@ -111,7 +118,8 @@ describe('gpunet job post', function () {
     assert.equal(report.timeout, 600)
     assert.deepEqual(report.serviceUrls, [], 'no gateway runs on this localnet')
     assert.equal(report.wallet.address, chain.wallet.publicKey.toBase58())
-    assert.deepEqual(report.wallet.tokens, {amount: 999.22, unit: 'token', baseUnits: '999220000'})
+    const left = tokensBefore - 60_000n
+    assert.deepEqual(report.wallet.tokens, {amount: Number(left) / 1e6, unit: 'token', baseUnits: String(left)})
     assert.equal(report.wallet.sol.unit, 'SOL')
 
     const human = await box.run(['job', 'get', report.job])
@@ -135,12 +143,8 @@ describe('gpunet job post', function () {
   })
 
   it('posts the same file twice as two jobs', async () => {
-    const first = JSON.parse(
-      (await box.run(['job', 'post', '--file', file, '--timeout', '60', '--json'])).stdout,
-    ) as PostJson
-    const second = JSON.parse(
-      (await box.run(['job', 'post', '--file', file, '--timeout', '60', '--json'])).stdout,
-    ) as PostJson
+    const first = JSON.parse((await post(['--file', file, '--timeout', '60', '--json'])).stdout) as PostJson
+    const second = JSON.parse((await post(['--file', file, '--timeout', '60', '--json'])).stdout) as PostJson
     assert.notEqual(first.job, second.job)
     assert.equal(first.definition, second.definition)
     for (const job of [first.job, second.job]) {
@@ -159,7 +163,7 @@ describe('gpunet job post', function () {
     const unique = {...DEFINITION, meta: {trigger: 'cli', note: 'poor'}}
     const poorFile = join(box.dir, 'poor-job.json')
     writeFileSync(poorFile, JSON.stringify(unique))
-    const result = await runCli(['job', 'post', '--file', poorFile, '--wallet', wallet], {env: box.env})
+    const result = await post(['--file', poorFile, '--wallet', wallet])
     assert.equal(result.code, 4)
     assert.equal(result.stdout, '')
     assert.match(result.stderr, /Error: the wallet cannot pay for this job: it has 0\.5 tokens, 0\.72 tokens needed/)
@@ -168,9 +172,14 @@ describe('gpunet job post', function () {
     assert.equal(await chain.connection.getBalance(poor.publicKey), 1_000_000_000, 'no fee paid: nothing sent')
     assert.equal(await tokenBalance(chain, poor.publicKey), 500_000n)
 
-    const json = await runCli(['job', 'post', '--file', poorFile, '--wallet', wallet, '--json'], {env: box.env})
+    const json = await post(['--file', poorFile, '--wallet', wallet, '--json'])
     assert.equal(json.code, 4)
-    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'insufficient_balance')
+    const {error} = JSON.parse(json.stdout) as {error: Record<string, string>}
+    assert.equal(error.code, 'insufficient_balance')
+    assert.deepEqual([error.tokens, error.tokensNeeded, error.lamports], ['500000', '720000', '1000000000'])
+    const dry = await post(['--file', poorFile, '--wallet', wallet, '--dry-run'])
+    assert.equal(dry.code, 4, 'a dry run exits as the post would')
+    assert.match(dry.stderr, /Error: the wallet cannot pay for this job/)
   })
 
   it('exits 3 with the validator errors for an invalid definition, sending nothing', async () => {
@@ -190,23 +199,24 @@ describe('gpunet job post', function () {
   })
 
   it('--wait gives up with exit 124 when no node takes the job in time', async () => {
-    const result = await box.run(['job', 'post', '--file', file, '--timeout', '60', '--wait', '--wait-timeout', '1'])
+    const result = await post(['--file', file, '--timeout', '60', '--wait', '--wait-timeout', '1'])
     assert.equal(result.code, 124)
     assert.equal(result.stdout, '')
     assert.match(result.stderr, /Error: job \w+ is still QUEUED after 1 s/)
     assert.match(result.stderr, /Hint: follow it with `gpunet job get \w+ --wait`/)
+    const json = await post(['--file', file, '--timeout', '60', '--wait', '--wait-timeout', '1', '--json'])
+    assert.equal(json.code, 124)
+    const {error} = JSON.parse(json.stdout) as {error: {code: string; job: string; status: string; timeout: number}}
+    assert.equal(error.code, 'wait_timeout')
+    assert.deepEqual([error.status, error.timeout], ['QUEUED', 1])
+    assert.ok(
+      await chain.connection.getAccountInfo(new PublicKey(error.job)),
+      'the job address is a field of the error',
+    )
   })
 
   it('exits 7 for a --market that holds no market, before anything is uploaded', async () => {
-    const result = await box.run([
-      'job',
-      'post',
-      '--file',
-      file,
-      '--market',
-      Keypair.generate().publicKey.toBase58(),
-      '--json',
-    ])
+    const result = await post(['--file', file, '--market', Keypair.generate().publicKey.toBase58(), '--json'])
     assert.equal(result.code, 7)
     assert.equal((JSON.parse(result.stdout) as {error: {code: string}}).error.code, 'market_not_found')
   })
@@ -215,31 +225,167 @@ describe('gpunet job post', function () {
     const result = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])
     assert.equal(result.code, 7)
     assert.match(result.stderr, /Error: no job at \w+ on this network/)
-    const json = await box.run(['job', 'get', Keypair.generate().publicKey.toBase58(), '--json'])
+    const unknown = Keypair.generate().publicKey.toBase58()
+    const json = await box.run(['job', 'get', unknown, '--json'])
     assert.equal(json.code, 7)
-    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'job_not_found')
+    const {error} = JSON.parse(json.stdout) as {error: {code: string; job: string}}
+    assert.deepEqual([error.code, error.job], ['job_not_found', unknown])
   })
 
-  it('warns that no localnet node has a GPU when the job needs one (here the node is off), and still posts it', async () => {
-    const gpuFile = join(box.dir, 'gpu.json')
-    writeFileSync(gpuFile, JSON.stringify({...DEFINITION, global: {gpu: true}}))
-    const human = await box.run(['job', 'post', '--file', gpuFile, '--timeout', '60'])
+  it('refuses a job no localnet node would run (exit 5, nothing uploaded or sent), unless --queue-anyway', async () => {
+    const unique = {...DEFINITION, meta: {note: 'no node'}}
+    const lonely = join(box.dir, 'lonely.json')
+    writeFileSync(lonely, JSON.stringify(unique))
+    const lamports = await chain.connection.getBalance(chain.wallet.publicKey)
+    const human = await box.run(['job', 'post', '--file', lonely])
+    assert.equal(human.code, 5)
+    assert.equal(human.stdout, '')
+    assert.equal(
+      human.stderr,
+      'Error: no localnet node would run this job: the localnet was started with --no-node\n' +
+        'Hint: restart it with its node (`gpunet localnet stop && gpunet localnet start --detach`), or pass ' +
+        '--queue-anyway to post it all the same (it stays QUEUED until a node takes it)\n',
+    )
+    const json = await box.run(['job', 'post', '--file', lonely, '--json'])
+    assert.equal(json.code, 5)
+    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'no_node')
+    const dry = await box.run(['job', 'post', '--file', lonely, '--dry-run'])
+    assert.equal(dry.code, 5, 'a dry run refuses it too')
+    const cid = computeCidV0(uploaded(unique)).cid
+    assert.equal((await fetch(`${chain.contentStoreUrl}/ipfs/${cid}`)).status, 404, 'not uploaded')
+    assert.equal(await chain.connection.getBalance(chain.wallet.publicKey), lamports, 'nothing sent')
+
+    const anyway = await post(['--file', lonely, '--timeout', '60', '--json'])
+    assert.equal(anyway.code, 0, anyway.stderr)
+    assert.deepEqual((JSON.parse(anyway.stdout) as {warnings: string[]}).warnings, [
+      'no localnet node would run this job: the localnet was started with --no-node',
+    ])
+    assert.match(anyway.stderr, /^Warning: no localnet node would run this job: .* \(--queue-anyway\)$/m)
+  })
+
+  it('--dry-run runs every check and prints the quote, uploading and sending nothing', async () => {
+    const unique = {...DEFINITION, meta: {note: 'dry run'}}
+    const dryFile = join(box.dir, 'dry.json')
+    writeFileSync(dryFile, JSON.stringify(unique))
+    const lamports = await chain.connection.getBalance(chain.wallet.publicKey)
+    const tokens = await tokenBalance(chain, chain.wallet.publicKey)
+    const cid = computeCidV0(uploaded(unique)).cid
+
+    const human = await post(['--file', dryFile, '--timeout', '600', '--dry-run'])
     assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^Dry run: the job can be posted on localnet; nothing was uploaded or sent$/m)
+    assert.match(human.stdout, new RegExp(`^ {2}Definition +${cid}$`, 'm'))
+    assert.match(human.stdout, /^ {2}Total price +0\.06 tokens$/m)
+    assert.match(human.stdout, /^ {2}Fees +0\.000015 SOL \(and 0\.\d+ SOL rent for the job and run accounts\)$/m)
+
+    const json = await post(['--file', dryFile, '--timeout', '600', '--dry-run', '--json'])
+    assert.equal(json.code, 0, json.stderr)
+    const report = JSON.parse(json.stdout) as Record<string, unknown>
+    assert.equal(report.dryRun, true)
+    assert.equal(report.definition, cid)
+    assert.equal(report.market, chain.market.toBase58())
+    assert.deepEqual(report.totalPrice, {amount: 0.06, unit: 'token', baseUnits: '60000'})
+    assert.deepEqual(report.fees, {amount: 0.000015, unit: 'SOL', baseUnits: '15000'})
+    assert.equal((report.rent as {unit: string}).unit, 'SOL')
+    assert.deepEqual(report.secrets, [])
+    assert.equal((report.wallet as {tokens: {baseUnits: string}}).tokens.baseUnits, String(tokens))
+
+    assert.equal((await fetch(`${chain.contentStoreUrl}/ipfs/${cid}`)).status, 404, 'not uploaded')
+    assert.equal(await chain.connection.getBalance(chain.wallet.publicKey), lamports, 'nothing sent')
+    assert.equal(await tokenBalance(chain, chain.wallet.publicKey), tokens)
+  })
+
+  it('checks the secrets a job refers to before paying: exit 3 naming the missing ones, --no-secrets-check skips', async () => {
+    const secretFile = join(box.dir, 'secret-job.json')
+    const args = {
+      image: 'x',
+      env: {A: '%%secrets.STORED_ONE%%', B: '%%secrets.MISSING_ONE%%', C: '%%secrets.MISSING_TWO%%'},
+    }
+    writeFileSync(secretFile, JSON.stringify({...DEFINITION, ops: [{id: 'a', type: 'container/run', args}]}))
+    assert.equal((await runCli(['secrets', 'set', 'STORED_ONE'], {env: box.env, stdin: 'v'})).code, 0)
+    const lamports = await chain.connection.getBalance(chain.wallet.publicKey)
+    const human = await post(['--file', secretFile])
+    assert.equal(human.code, 3)
+    assert.equal(human.stdout, '')
     assert.match(
       human.stderr,
-      /^Warning: no localnet node has a GPU: this job will stay QUEUED .*`gpunet localnet start --gpus N`/m,
+      /^Error: the job refers to secrets you have not stored on localnet: MISSING_ONE, MISSING_TWO$/m,
     )
-    assert.match(human.stdout, /^ {2}Status +QUEUED$/m)
+    assert.match(
+      human.stderr,
+      /^Hint: store each with `gpunet secrets set MISSING_ONE` .*nothing was uploaded or sent$/m,
+    )
+    const json = await post(['--file', secretFile, '--dry-run', '--json'])
+    assert.equal(json.code, 3)
+    const {error} = JSON.parse(json.stdout) as {error: {code: string; missing: string[]}}
+    assert.deepEqual([error.code, error.missing], ['secret_missing', ['MISSING_ONE', 'MISSING_TWO']])
+    assert.equal(await chain.connection.getBalance(chain.wallet.publicKey), lamports, 'nothing sent')
 
-    const json = await box.run(['job', 'post', '--file', gpuFile, '--timeout', '60', '--json'])
-    assert.equal(json.code, 0, json.stderr)
-    const {warnings} = JSON.parse(json.stdout) as {warnings: string[]}
-    assert.equal(warnings.length, 1)
-    assert.match(warnings[0]!, /^no localnet node has a GPU/)
+    const skipped = await post(['--file', secretFile, '--no-secrets-check', '--dry-run', '--json'])
+    assert.equal(skipped.code, 0, skipped.stderr)
+    assert.deepEqual((JSON.parse(skipped.stdout) as {secrets: string[]}).secrets, [])
+    assert.equal((await runCli(['secrets', 'set', 'MISSING_ONE', '--value', 'v'], {env: box.env})).code, 0)
+    assert.equal((await runCli(['secrets', 'set', 'MISSING_TWO', '--value', 'v'], {env: box.env})).code, 0)
+    const stored = await post(['--file', secretFile, '--dry-run', '--json'])
+    assert.equal(stored.code, 0, stored.stderr)
+    assert.deepEqual((JSON.parse(stored.stdout) as {secrets: string[]}).secrets, [
+      'MISSING_ONE',
+      'MISSING_TWO',
+      'STORED_ONE',
+    ])
+  })
 
-    const plain = await box.run(['job', 'post', '--file', file, '--timeout', '60', '--json'])
-    assert.deepEqual((JSON.parse(plain.stdout) as {warnings: string[]}).warnings, [])
-    assert.doesNotMatch(plain.stderr, /GPU/)
+  it('Ctrl+C during --wait stops following with exit 130 and says how to follow the job, which goes on', async () => {
+    for (const json of [false, true]) {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'job',
+          'post',
+          '--queue-anyway',
+          '--file',
+          file,
+          '--timeout',
+          '60',
+          '--wait',
+          ...(json ? ['--json'] : []),
+        ],
+        {env: {...process.env, NO_COLOR: '1', ...box.env}},
+      )
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+      const following = new Promise<void>((resolve) =>
+        child.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr += d
+          if (/is QUEUED\n/.test(stderr)) resolve()
+        }),
+      )
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+      await following
+      child.kill('SIGINT')
+      assert.equal(await exited, 130, stderr)
+      const job = /Job (\w+) is QUEUED/.exec(stderr)![1]!
+      if (json) {
+        assert.deepEqual(JSON.parse(stdout), {
+          error: {
+            code: 'wait_interrupted',
+            message: `Stopped following job ${job}; the job goes on (QUEUED).`,
+            hint: `follow it again with \`gpunet job get ${job} --wait\`, or end it with \`gpunet job stop ${job}\``,
+            job,
+            status: 'QUEUED',
+          },
+        })
+      } else {
+        assert.equal(stdout, '')
+        assert.match(stderr, new RegExp(`^Stopped following job ${job}; the job goes on \\(QUEUED\\)\\.$`, 'm'))
+        assert.match(stderr, new RegExp(`^Hint: follow it again with \`gpunet job get ${job} --wait\``, 'm'))
+        assert.doesNotMatch(stderr, /Error:/)
+      }
+      const account = decodeJobAccount((await chain.connection.getAccountInfo(new PublicKey(job)))!.data)
+      assert.equal(account.state, JobState.QUEUED, 'the job goes on')
+    }
   })
 })
 

@@ -107,6 +107,50 @@ describe('gpunet job validate', () => {
     assert.match(JSON.parse(dirAsFile.stdout).files[0].errors[0].message, /it is a directory/)
   })
 
+  it('clips code frames of a 50 MB one-line file to a window around the column: the output stays small', async function () {
+    this.timeout(60_000)
+    const big = join(dir, 'one-line.json')
+    const filler = 'A'.repeat(50_000_000)
+    const text = `{"version":"0.1","type":"container","ops":[{"id":"a","type":"container/run","args":{"image":"x","imgae":"${filler}"}}],"bogus":1}`
+    await writeFile(big, text)
+    const r = await runCli(['job', 'validate', big])
+    assert.equal(r.code, 3)
+    assert.ok(r.stdout.length < 2000, `${r.stdout.length} characters of output`)
+    const lines = r.stdout.split('\n')
+    const marked = lines.filter((l) => /^\s+> 1 \|/.test(l))
+    assert.equal(marked.length, 2, r.stdout)
+    for (const line of marked) assert.ok(line.length <= 180, `${line.length}: ${line}`)
+    // The last member sits 50 MB into the line: its frame starts with an ellipsis and shows the member.
+    assert.match(marked[1]!, /^\s+> 1 \| …A+"}}],"bogus":1}$/)
+    const caret = lines[lines.indexOf(marked[1]!) + 1]!
+    assert.equal(caret.indexOf('^'), marked[1]!.indexOf('"bogus"'))
+    const json = await runCli(['job', 'validate', big, '--json'])
+    assert.ok(json.stdout.length < 2000, `${json.stdout.length} characters of --json output`)
+    assert.equal(JSON.parse(json.stdout).files[0].errors[1].column, text.indexOf('"bogus"') + 1)
+  })
+
+  it('refuses a binary file as "not a text file" (exit 3) without echoing it, in both modes and on stdin', async () => {
+    const binary = join(dir, 'binary.json')
+    const bytes = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0x7b, 0x22])
+    await writeFile(binary, bytes)
+    const r = await runCli(['job', 'validate', binary])
+    assert.equal(r.code, 3)
+    assert.equal(
+      r.stdout,
+      `${binary}  ${binary} is not a text file (it holds binary data): a job definition is JSON or YAML text\n✖ ${binary}: 1 error\n`,
+    )
+    for (const echoed of ['ELF', '\u001b', '\0']) assert.ok(!(r.stdout + r.stderr).includes(echoed))
+    const json = await runCli(['job', 'validate', '-', '--json'], {stdin: bytes.toString('latin1')})
+    assert.equal(json.code, 3)
+    assert.deepEqual(JSON.parse(json.stdout).files[0].errors[0].code, 'not_text')
+    // Not UTF-8 (Latin-1 bytes) is binary too; a job post refuses it the same way, before anything is read remotely.
+    const latin1 = join(dir, 'latin1.json')
+    await writeFile(latin1, Buffer.from('{"version": "0.1", "caf\xe9": 1}', 'latin1'))
+    const post = await runCli(['job', 'post', '--file', latin1, '--json'])
+    assert.equal(post.code, 3)
+    assert.equal(JSON.parse(post.stdout).error.code, 'not_text')
+  })
+
   it('--strict makes warnings fail the file (exit 3)', async () => {
     const withWarning = join(dir, 'warn.json')
     const doc = JSON.parse(VALID)

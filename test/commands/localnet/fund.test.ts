@@ -68,6 +68,18 @@ describe('gpunet localnet fund', function () {
     const amount = await box.run(['localnet', 'fund', '--tokens', '1.1234567', '--json'])
     assert.equal(amount.code, 2)
     assert.deepEqual(JSON.parse(amount.stdout).error.code, 'invalid_amount')
+    const huge = await box.run(['localnet', 'fund', '--tokens', '99999999999999999999'])
+    assert.equal(huge.code, 2, huge.stderr)
+    assert.equal(huge.stdout, '')
+    assert.match(huge.stderr, /Error: token amount "99999999999999999999" is too large: at most 18446744073709\.551615/)
+    const hugeSol = await box.run(['localnet', 'fund', '--sol', '18446744074', '--json'])
+    assert.equal(hugeSol.code, 2)
+    assert.deepEqual(JSON.parse(hugeSol.stdout).error, {
+      code: 'amount_too_large',
+      message: 'SOL amount "18446744074" is too large: at most 18446744073.709551615 fits in an account',
+      hint: 'Amounts are u64 base units on chain; give a smaller amount.',
+      amount: '18446744074',
+    })
     const nothing = await box.run(['localnet', 'fund', '--sol', '0'])
     assert.equal(nothing.code, 2)
     assert.match(nothing.stderr, /nothing to send/)

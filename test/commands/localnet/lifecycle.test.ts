@@ -4,6 +4,8 @@ import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {isAlive, type LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {runCli} from '../../helpers/cli.js'
+import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 
 describe('gpunet localnet start / status / stop / reset', function () {
@@ -116,7 +118,17 @@ describe('gpunet localnet start / status / stop / reset', function () {
 
   it('reset wipes the chain and restarts a running localnet fresh', async () => {
     const first = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
-    const reset = await box.run(['localnet', 'reset', '--json'])
+    const refused = await box.run(['localnet', 'reset', '--json'])
+    assert.equal(refused.code, 2, 'no terminal to ask and no --yes')
+    const {error} = JSON.parse(refused.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'confirmation_required')
+    assert.equal(error.message, `refusing to wipe the localnet in ${box.dataDir} without a terminal to confirm`)
+    assert.equal(error.hint, 'pass --yes to wipe it from a script')
+    const kept = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as LocalnetStatus
+    assert.equal(kept.market, first.market, 'nothing wiped')
+    assert.equal(kept.pid, first.pid, 'nothing restarted')
+
+    const reset = await box.run(['localnet', 'reset', '--yes', '--json'])
     assert.equal(reset.code, 0, reset.stderr)
     const result = JSON.parse(reset.stdout) as {reset: boolean; restarted: boolean; rpcUrl: string}
     assert.equal(result.reset, true)
@@ -128,7 +140,13 @@ describe('gpunet localnet start / status / stop / reset', function () {
   })
 
   it('reset of a directory without a localnet says so', async () => {
-    const reset = await box.run(['localnet', 'reset'])
+    const refused = await box.run(['localnet', 'reset'])
+    assert.equal(refused.code, 2)
+    assert.match(
+      refused.stderr,
+      /^Error: refusing to wipe the localnet in .* without a terminal to confirm\nHint: pass --yes/,
+    )
+    const reset = await box.run(['localnet', 'reset', '-y'])
     assert.equal(reset.code, 0)
     assert.match(reset.stdout, /There was no localnet in /)
     assert.equal(existsSync(box.dataDir), false)
@@ -140,19 +158,64 @@ describe('gpunet localnet start / status / stop / reset', function () {
     await new Promise((r) => blocker.once('listening', r))
     const port = (blocker.address() as {port: number}).port
     try {
+      const hint =
+        'Hint: Another program holds it: start the localnet on other ports with `gpunet localnet start --port N`, or set ' +
+        'GPUNET_LOCALNET_PORT=N for every command (the WebSocket endpoint takes N+1; 0 picks any free pair).\n'
       const detached = await box.run(['localnet', 'start', '--detach', '--port', String(port)])
       assert.equal(detached.code, 5)
-      assert.match(detached.stderr, /Error: the localnet did not start: .*in use/)
-      assert.match(detached.stderr, /Hint: /)
+      assert.equal(detached.stderr, `Error: port ${port} or ${port + 1} is in use on 127.0.0.1\n${hint}`)
       assert.equal(detached.stdout, '')
       const foreground = await box.run(['localnet', 'start', '--port', String(port), '--json'])
       assert.equal(foreground.code, 5)
-      const {error} = JSON.parse(foreground.stdout) as {error: {code: string; message: string; hint: string}}
+      const {error} = JSON.parse(foreground.stdout) as {error: {code: string; message: string; port: number}}
       assert.equal(error.code, 'port_in_use')
       assert.equal(error.message, `port ${port} or ${port + 1} is in use on 127.0.0.1`)
-      assert.match(error.hint, /--port 0 for any free pair/)
+      assert.equal(error.port, port)
+      // A command that starts the localnet on demand says the same, naming the variable it read the port from.
+      const env = {...box.env, GPUNET_LOCALNET_PORT: String(port)}
+      const job = join(box.dir, 'busy-port-job.json')
+      writeFileSync(
+        job,
+        JSON.stringify({
+          version: '0.1',
+          type: 'container',
+          ops: [{id: 'a', type: 'container/run', args: {image: 'x'}}],
+        }),
+      )
+      const post = await runCli(['job', 'post', '--file', job], {env})
+      assert.equal(post.code, 5)
+      assert.equal(post.stderr, `Error: port ${port} or ${port + 1} is in use on 127.0.0.1\n${hint}`)
+      const secrets = await runCli(['secrets', 'get', '--json'], {env})
+      assert.equal(secrets.code, 5)
+      assert.equal(JSON.parse(secrets.stdout).error.code, 'port_in_use')
     } finally {
       blocker.close()
     }
+  })
+})
+
+describeAtTerminal('gpunet localnet reset at a terminal', function () {
+  this.timeout(30_000)
+  let box: CliSandbox
+  before(() => {
+    box = cliSandbox()
+  })
+  after(() => box.cleanup())
+
+  it('asks first: "n", Ctrl+C and Ctrl+D keep everything (exit 130), "y" wipes', async () => {
+    mkdirSync(box.dataDir, {recursive: true})
+    writeFileSync(join(box.dataDir, 'genesis.json'), '{}')
+    const question = `Wipe the localnet in ${box.dataDir} (chain, content store, faucet, secrets)? [y/N]`
+    for (const keys of ['n\r', '\x03', '\x04']) {
+      const kept = await runInTerminal(['localnet', 'reset'], box.env, '[y/N]', keys)
+      assert.equal(kept.code, 130, JSON.stringify(kept.output))
+      assert.ok(kept.output.includes(question), kept.output)
+      assert.match(kept.output, /Cancelled(: nothing was wiped)?\./)
+      assert.equal(existsSync(join(box.dataDir, 'genesis.json')), true)
+    }
+    const wiped = await runInTerminal(['localnet', 'reset'], box.env, '[y/N]', 'y\r')
+    assert.equal(wiped.code, 0, wiped.output)
+    assert.match(wiped.output, /Wiped the localnet in /)
+    assert.equal(existsSync(join(box.dataDir, 'genesis.json')), false)
   })
 })

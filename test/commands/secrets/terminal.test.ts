@@ -1,69 +1,63 @@
 import {strict as assert} from 'node:assert'
-import {spawn, spawnSync} from 'node:child_process'
 
-import {BIN, runCli} from '../../helpers/cli.js'
+import {runCli} from '../../helpers/cli.js'
 import {cliFixture} from '../../helpers/secrets.js'
+import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 
-const hasScript = spawnSync('script', ['--version']).status === 0
-if (!hasScript)
-  process.stderr.write('\n!!! SKIPPING the terminal tests of gpunet secrets: util-linux `script` is not installed.\n')
-
-/**
- * Runs gpunet in a pseudo-terminal (util-linux `script`), typing `answer` once `prompt` shows, so the
- * terminal-only behaviour (hidden input, confirmation, trailing newline) is exercised as a person meets it.
- */
-function runInTerminal(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  prompt?: string,
-  answer?: string,
-): Promise<{code: number | null; output: string}> {
-  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
-  const child = spawn('script', ['-qec', command, '/dev/null'], {env: {...process.env, NO_COLOR: '1', ...env}})
-  let output = ''
-  let typed = false
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    output += d
-    if (prompt && !typed && output.includes(prompt)) {
-      typed = true
-      child.stdin.write(`${answer}\r`)
-    }
-  })
-  return new Promise((resolve) => child.on('close', (code) => resolve({code, output})))
-}
-
-;(hasScript ? describe : describe.skip)('gpunet secrets at a terminal', () => {
+describeAtTerminal('gpunet secrets at a terminal', () => {
   let f: Awaited<ReturnType<typeof cliFixture>>
   before(async () => {
     f = await cliFixture()
   })
   after(async () => f.stop())
 
+  async function store(name: string, value: string): Promise<void> {
+    assert.equal((await runCli(['secrets', 'set', name], {env: f.env, stdin: value})).code, 0)
+  }
+
   it('asks for the value without echoing it', async () => {
-    const result = await runInTerminal(['secrets', 'set', 'TYPED'], f.env, 'Value for TYPED:', 'typed-secret')
+    const result = await runInTerminal(['secrets', 'set', 'TYPED'], f.env, 'Value for TYPED:', 'typed-secret\r')
     assert.equal(result.code, 0, result.output)
     assert.ok(!result.output.includes('typed-secret'), result.output)
     assert.equal((await runCli(['secrets', 'get', 'TYPED'], {env: f.env})).stdout, 'typed-secret')
   })
 
   it('ends a printed value with a newline at a terminal', async () => {
-    const result = await runInTerminal(['secrets', 'get', 'TYPED'], f.env)
-    assert.equal(result.output, 'typed-secret\r\n')
+    await store('PRINTED', 'printed-secret')
+    const result = await runInTerminal(['secrets', 'get', 'PRINTED'], f.env)
+    assert.equal(result.output, 'printed-secret\r\n')
   })
 
-  it('asks before deleting, keeps the secret on "n" and deletes it on "y"', async () => {
-    const no = await runInTerminal(['secrets', 'delete', 'TYPED'], f.env, '[y/N]', 'n')
-    assert.equal(no.code, 1)
-    assert.match(no.output, /Delete the secret TYPED on localnet\? \[y\/N\]/)
-    assert.match(no.output, /nothing was deleted/)
-    assert.equal((await runCli(['secrets', 'get', 'TYPED'], {env: f.env})).code, 0)
-    const yes = await runInTerminal(['secrets', 'delete', 'TYPED'], f.env, '[y/N]', 'y')
+  it('Ctrl+C or Ctrl+D at the hidden prompt: "Cancelled.", exit 130, nothing stored', async () => {
+    for (const key of ['\x03', '\x04']) {
+      const result = await runInTerminal(['secrets', 'set', 'NEVER'], f.env, 'Value for NEVER:', key)
+      assert.equal(result.code, 130, JSON.stringify(result.output))
+      assert.match(result.output, /^Value for NEVER: \r\nCancelled\.\r\n$/)
+      assert.doesNotMatch(result.output, /unexpected|report it/)
+    }
+    assert.equal((await runCli(['secrets', 'get', 'NEVER'], {env: f.env})).code, 7)
+  })
+
+  it('asks before deleting: keeps the secret on "n", Ctrl+C or Ctrl+D (exit 130) and deletes it on "y"', async () => {
+    await store('DOOMED', 'v')
+    const no = await runInTerminal(['secrets', 'delete', 'DOOMED'], f.env, '[y/N]', 'n\r')
+    assert.equal(no.code, 130)
+    assert.match(no.output, /Delete the secret DOOMED on localnet\? \[y\/N\]/)
+    assert.match(no.output, /Cancelled: nothing was deleted\./)
+    for (const key of ['\x03', '\x04']) {
+      const cancelled = await runInTerminal(['secrets', 'delete', 'DOOMED', '--json'], f.env, '[y/N]', key)
+      assert.equal(cancelled.code, 130, JSON.stringify(cancelled.output))
+      assert.match(cancelled.output, /"code": "cancelled"/)
+      assert.match(cancelled.output, /"message": "Cancelled\."/)
+    }
+    assert.equal((await runCli(['secrets', 'get', 'DOOMED'], {env: f.env})).code, 0)
+    const yes = await runInTerminal(['secrets', 'delete', 'DOOMED'], f.env, '[y/N]', 'y\r')
     assert.equal(yes.code, 0, yes.output)
-    assert.equal((await runCli(['secrets', 'get', 'TYPED'], {env: f.env})).code, 7)
+    assert.equal((await runCli(['secrets', 'get', 'DOOMED'], {env: f.env})).code, 7)
   })
 
   it('does not ask with --yes', async () => {
-    await runCli(['secrets', 'set', 'QUIET', '--value', 'v'], {env: f.env})
+    await store('QUIET', 'v')
     const result = await runInTerminal(['secrets', 'delete', 'QUIET', '--yes'], f.env)
     assert.equal(result.code, 0)
     assert.ok(!result.output.includes('[y/N]'))

@@ -67,6 +67,55 @@ describe('lintJobDefinition', () => {
     ])
   })
 
+  it('does not cry wolf: switches, numbers and placeholders are not credentials', () => {
+    const quiet = job(
+      {
+        env: {
+          WEBUI_AUTH: 'False',
+          ENABLE_AUTH: 'true',
+          AUTH: 'off',
+          TOKEN_TTL: '3600',
+          PASSWORD_MIN_LENGTH: '12.5',
+          HF_TOKEN: '<your-token>',
+          API_KEY: '{{API_KEY}}',
+          SECRET_KEY: '${SECRET_KEY}',
+          DB_PASSWORD: '$DB_PASSWORD',
+          GITHUB_TOKEN: 'changeme',
+          ACCESS_KEY: 'xxxxxxxx',
+          PRIVATE_KEY: 'your-private-key-here',
+        },
+        authentication: {docker: {username: 'u', password: '<registry password>'}},
+        resources: [
+          {type: 'S3', target: '/d', url: 'https://s3', IAM: {ACCESS_KEY_ID: '<key id>', SECRET_ACCESS_KEY: '...'}},
+        ],
+      },
+      {global: {env: {AUTH_ENABLED: 'no', PASSWORD: 'NONE'}}},
+    )
+    assert.deepEqual(codesAndPaths(quiet), [])
+  })
+
+  it('still flags real values next to those words, and token shapes under any name', () => {
+    const loud = job({
+      env: {
+        WEBUI_AUTH: 'admin:s3cret',
+        HF_TOKEN: '<your-token>x',
+        API_KEY: 'true-but-not-a-switch',
+        DB_PASSWORD: '12345abc',
+        MODEL_ID: 'hf_abcdefghijklmnopqrstuvwx',
+        PORT: '8080',
+      },
+      authentication: {docker: {username: 'u', password: 'false1'}},
+    })
+    assert.deepEqual(codesAndPaths(loud).sort(), [
+      ['inline_credential', 'ops[0].args.authentication.docker.password'],
+      ['inline_credential', 'ops[0].args.env.API_KEY'],
+      ['inline_credential', 'ops[0].args.env.DB_PASSWORD'],
+      ['inline_credential', 'ops[0].args.env.HF_TOKEN'],
+      ['inline_credential', 'ops[0].args.env.MODEL_ID'],
+      ['inline_credential', 'ops[0].args.env.WEBUI_AUTH'],
+    ])
+  })
+
   it('flags malformed secret references anywhere', () => {
     const value = job({cmd: ['echo', '%%secret.NAME%%'], env: {A: '%%secrets.%%'}})
     assert.deepEqual(

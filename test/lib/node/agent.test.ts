@@ -115,7 +115,7 @@ describe('localnet node agent (podman)', function () {
     const {doc} = await result(t, job)
     assert.equal(doc.status, 'failed')
     assert.equal(doc.ops.length, 0, 'no operation ran')
-    assert.equal(doc.error?.code, 'secret-missing')
+    assert.equal(doc.error?.code, 'secret_missing')
     assert.match(doc.error?.message ?? '', /does not have: NOT_STORED\./)
   })
 

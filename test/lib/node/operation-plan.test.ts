@@ -168,7 +168,7 @@ describe('substituteSecrets', () => {
       () => substituteSecrets(input, secrets),
       (error: unknown) =>
         isGpunetError(error) &&
-        error.code === 'secret-missing' &&
+        error.code === 'secret_missing' &&
         error.exitCode === 7 &&
         /ALSO_MISSING, NOPE, constructor/.test(error.message) &&
         !JSON.stringify(error.toJSON()).includes('s3cr3t'),

@@ -26,7 +26,7 @@ export class HostProcessRuntime implements ContainerRuntime {
 
   constructor(options: {allowHostProcesses: boolean}) {
     if (!options.allowHostProcesses) {
-      throw new GpunetError('host-process-not-allowed', 'Running jobs as host processes is turned off.', {
+      throw new GpunetError('host_process_not_allowed', 'Running jobs as host processes is turned off.', {
         hint: 'Turn it on only on a machine whose jobs you trust: they run without any isolation.',
         exitCode: ExitCode.DENIED,
       })
@@ -39,7 +39,7 @@ export class HostProcessRuntime implements ContainerRuntime {
     const [command, ...args] = argv
     if (plan.type !== 'container/run' || command === undefined) {
       throw new GpunetError(
-        'operation-unsupported',
+        'operation_unsupported',
         `Operation ${plan.id} cannot run as a host process: it has no command of its own (only its image has one).`,
         {exitCode: ExitCode.INVALID_INPUT},
       )

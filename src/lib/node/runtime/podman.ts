@@ -142,13 +142,13 @@ export function podmanRunArgs(plan: OperationPlan, setup: PodmanRunSetup): strin
 export function envFileText(env: Readonly<Record<string, string>>): string {
   for (const [name, value] of Object.entries(env)) {
     if (!/^[^=#\s\0][^=\s\0]*$/.test(name)) {
-      throw new GpunetError('env-name-invalid', `Environment variable name ${JSON.stringify(name)} is not valid.`, {
+      throw new GpunetError('env_name_invalid', `Environment variable name ${JSON.stringify(name)} is not valid.`, {
         hint: 'Names cannot be empty, start with "#", or hold "=", spaces or line breaks.',
         exitCode: ExitCode.INVALID_INPUT,
       })
     }
     if (/[\n\r\0]/.test(value)) {
-      throw new GpunetError('env-value-unsupported', `The value of environment variable ${name} has a line break.`, {
+      throw new GpunetError('env_value_unsupported', `The value of environment variable ${name} has a line break.`, {
         hint: 'Container environment values are single lines here: encode the value (e.g. base64) and decode it in the job.',
         exitCode: ExitCode.INVALID_INPUT,
       })
@@ -188,7 +188,7 @@ export class PodmanRuntime implements ContainerRuntime {
   async start(plan: OperationPlan, options: RunOptions): Promise<RunningOperation> {
     if (plan.type !== 'container/run') {
       throw new GpunetError(
-        'operation-unsupported',
+        'operation_unsupported',
         `Operation ${plan.id}: ${plan.type} is not supported by this node.`,
       )
     }

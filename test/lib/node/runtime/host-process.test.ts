@@ -30,7 +30,7 @@ describe('HostProcessRuntime', function () {
   it('exists only when the user turns it on', () => {
     assert.throws(
       () => new HostProcessRuntime({allowHostProcesses: false}),
-      (e: unknown) => isGpunetError(e) && e.code === 'host-process-not-allowed',
+      (e: unknown) => isGpunetError(e) && e.code === 'host_process_not_allowed',
     )
   })
 
@@ -119,7 +119,7 @@ describe('HostProcessRuntime', function () {
   it('refuses an operation that only its image knows how to run', async () => {
     await assert.rejects(
       runtime.start(plan({cmd: []}), {jobId}),
-      (e: unknown) => isGpunetError(e) && e.code === 'operation-unsupported',
+      (e: unknown) => isGpunetError(e) && e.code === 'operation_unsupported',
     )
   })
 })

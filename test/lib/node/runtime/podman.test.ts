@@ -226,7 +226,7 @@ describe('PodmanRuntime (real podman)', function () {
     const volume = {...plan({}), type: 'container/create-volume' as const}
     await assert.rejects(
       runtime.start(volume, {jobId}),
-      (e: unknown) => isGpunetError(e) && e.code === 'operation-unsupported',
+      (e: unknown) => isGpunetError(e) && e.code === 'operation_unsupported',
     )
     const multiline = plan({env: {KEY: 'a\nb'}})
     await assert.rejects(

@@ -1,0 +1,169 @@
+/**
+ * `--wait`: following a job until the point the user asked for (`--wait-for running|ready|done`), within one
+ * deadline, with a progress line; Ctrl+C stops following (the job goes on) and a job that ended badly is exit 8.
+ */
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import type {PublicKey} from '@solana/web3.js'
+
+import type {JobDefinition} from '../definition/schema.js'
+import {ExitCode, GpunetError} from '../errors.js'
+import type {MarketNetwork} from '../market/connect.js'
+import {isFinal, type JobStatus, type JobView, readJob} from '../market/jobs.js'
+import {outcomeText, type JobOutcome} from '../market/report.js'
+import {exposedPorts, serviceUrls} from '../market/service-url.js'
+import type {Network} from '../network.js'
+import {startProgress} from '../progress.js'
+import {probeServices} from './readiness.js'
+import type {WaitPoint} from './wait-point.js'
+
+/** Polling interval of the chain and of the service probes. */
+const POLL_MS = 500
+
+/** The default point: `ready` for a job that exposes ports (a service is what its poster waits for), else `done`. */
+export function defaultWaitPoint(definition: JobDefinition | null): WaitPoint {
+  return definition && exposedPorts(definition).length > 0 ? 'ready' : 'done'
+}
+
+export interface FollowOptions {
+  until: WaitPoint
+  timeoutSeconds: number
+  /** The job's definition, for its service URLs and health checks; null when it could not be read. */
+  definition: JobDefinition | null
+  /** One line for each new thing seen: a status, then what the service answers. */
+  progress: (line: string) => void
+  /** Aborted on Ctrl+C: following stops with exit 130, the job goes on. */
+  signal?: AbortSignal
+}
+
+/**
+ * Follows a job until `until` holds or it ends (whatever `until`). `ready` is RUNNING plus every service URL
+ * answering its health checks; a job without exposed ports is ready once it runs. Exit 124 at the deadline.
+ */
+export async function followJob(net: MarketNetwork, job: PublicKey, options: FollowOptions): Promise<JobView> {
+  const deadline = Date.now() + options.timeoutSeconds * 1000
+  const address = job.toBase58()
+  let shown = ''
+  let status: JobStatus | null = null
+  const show = (line: string) => {
+    if (line !== shown) options.progress((shown = line))
+  }
+  for (;;) {
+    if (options.signal?.aborted) throw interrupted(net.name, address, status)
+    const view = await readJob(net.connection, net.programId, job)
+    status = view.status
+    show(`Job ${address} is ${view.status}`)
+    if (isFinal(view.status) || (view.status === 'RUNNING' && options.until === 'running')) return view
+    let notReady: string | undefined
+    if (view.status === 'RUNNING' && options.until === 'ready') {
+      const readiness = await serviceReadiness(net, address, options.definition)
+      if (readiness.ready) return view
+      notReady = readiness.detail
+      show(`Job ${address} is RUNNING; waiting for its service: ${notReady}`)
+    }
+    if (Date.now() >= deadline) throw waitTimeout(net.name, address, view.status, options.timeoutSeconds, notReady)
+    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), undefined, {signal: options.signal}).catch(
+      () => undefined,
+    )
+  }
+}
+
+async function serviceReadiness(
+  net: MarketNetwork,
+  address: string,
+  definition: JobDefinition | null,
+): Promise<{ready: boolean; detail: string}> {
+  if (!definition || exposedPorts(definition).length === 0) return {ready: true, detail: 'no exposed port'}
+  const urls = serviceUrls(net.name, address, definition, {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl})
+  // Without a URL there is nothing to probe: running is as far as a poster can tell.
+  if (urls.length === 0) return {ready: true, detail: 'no service URL to probe'}
+  return probeServices(urls, definition)
+}
+
+/** The command that follows the job again, naming the network when it is not the default. */
+export function followCommand(network: Network, job: string): string {
+  return `gpunet job get ${job} --wait${network === 'localnet' ? '' : ` --network ${network}`}`
+}
+
+function waitTimeout(
+  network: Network,
+  job: string,
+  status: JobStatus,
+  timeout: number,
+  notReady: string | undefined,
+): GpunetError {
+  const what = notReady
+    ? `job ${job} is RUNNING but its service is not ready after ${timeout} s (${notReady})`
+    : `job ${job} is still ${status} after ${timeout} s`
+  return new GpunetError('wait_timeout', what, {
+    exitCode: ExitCode.TIMEOUT,
+    hint: `follow it with \`${followCommand(network, job)}\`, or raise --wait-timeout`,
+    fields: {job, status, timeout},
+  })
+}
+
+function interrupted(network: Network, job: string, status: JobStatus | null): GpunetError {
+  return new GpunetError(
+    'wait_interrupted',
+    `Stopped following job ${job}; the job goes on${status ? ` (${status})` : ''}.`,
+    {
+      exitCode: ExitCode.CANCELLED,
+      hint: `follow it again with \`${followCommand(network, job)}\`, or end it with \`gpunet job stop ${job}\``,
+      fields: {job, status},
+    },
+  )
+}
+
+/** `--wait` as the commands run it: progress on stderr (a spinner on a terminal), Ctrl+C handled. */
+export async function waitForJob(
+  net: MarketNetwork,
+  job: PublicKey,
+  options: Omit<FollowOptions, 'progress' | 'signal'>,
+): Promise<JobView> {
+  const progress = startProgress(`Following job ${job.toBase58()} (Ctrl+C stops following; the job goes on)`)
+  try {
+    return await interruptible((signal) =>
+      followJob(net, job, {...options, progress: (line) => progress.update(line), signal}),
+    )
+  } finally {
+    progress.stop()
+  }
+}
+
+/**
+ * Runs `follow` with Ctrl+C (SIGINT) turned into an abort of its signal, so the job is left running and the
+ * user is told how to follow it again; the default SIGINT behaviour comes back afterwards.
+ */
+async function interruptible<T>(follow: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController()
+  const abort = () => controller.abort()
+  process.on('SIGINT', abort)
+  try {
+    return await follow(controller.signal)
+  } finally {
+    process.off('SIGINT', abort)
+  }
+}
+
+/** The exit-8 error of a job that `--wait` saw end badly: a failed outcome, or stopped before it finished. */
+export function jobEndedBadly(
+  network: Network,
+  report: {job: string; status: string} & JobOutcome,
+): GpunetError | null {
+  const fields = {job: report.job, status: report.status, outcome: report.outcome}
+  if (report.outcome === 'failed') {
+    return new GpunetError('job_failed', `job ${report.job} ${outcomeText(report)}`, {
+      exitCode: ExitCode.JOB_FAILED,
+      hint: `the report holds the result of each operation; read it again with \`gpunet job get ${report.job}${network === 'localnet' ? '' : ` --network ${network}`}\``,
+      fields: {...fields, failure: report.failure?.code ?? null},
+    })
+  }
+  if (report.status === 'STOPPED') {
+    return new GpunetError('job_stopped', `job ${report.job} was stopped before it finished`, {
+      exitCode: ExitCode.JOB_FAILED,
+      hint: 'its poster ended it (gpunet job stop); the node was paid for the time it ran',
+      fields,
+    })
+  }
+  return null
+}

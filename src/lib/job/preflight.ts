@@ -1,0 +1,82 @@
+/**
+ * Checks `job post` makes before anything is uploaded or paid: the secrets the job refers to are stored, and
+ * on localnet a node can run it. A job that would fail on the node, or wait for a node that never comes, is
+ * refused while it costs nothing.
+ */
+import type {JobDefinition} from '../definition/schema.js'
+import {findSecretReferences} from '../definition/secret-refs.js'
+import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
+import type {LocalnetNodeStatus} from '../localnet/node-agent.js'
+import type {Network} from '../network.js'
+import {needsGpu} from '../node/operation-plan.js'
+import {connectSecrets} from '../secrets/connect.js'
+
+const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
+
+/**
+ * The names of the secrets the definition refers to, once each is found in the poster's store; exit 3 naming
+ * the missing ones. A store that cannot be asked keeps its own error, with a hint to skip the check.
+ */
+export async function checkSecretsStored(
+  definition: JobDefinition,
+  options: {network: Network; secretsUrl?: string; wallet?: string; note: (line: string) => void},
+): Promise<string[]> {
+  const names = findSecretReferences(definition)
+  if (names.length === 0) return []
+  let stored: Record<string, string>
+  try {
+    stored = await (await connectSecrets(options)).list()
+  } catch (error) {
+    if (!isGpunetError(error) || error.exitCode === ExitCode.INVALID_INPUT) throw error
+    throw new GpunetError(error.code, error.message, {
+      exitCode: error.exitCode,
+      hint: `${error.hint ? `${error.hint}; or ` : ''}${SKIP_SECRETS}`,
+      fields: error.fields,
+      cause: error,
+    })
+  }
+  const missing = names.filter((name) => !Object.hasOwn(stored, name))
+  if (missing.length > 0) {
+    const onNetwork = options.network === 'localnet' ? '' : ` --network ${options.network}`
+    throw new GpunetError(
+      'secret_missing',
+      `the job refers to ${missing.length === 1 ? 'a secret' : 'secrets'} you have not stored on ${options.network}: ${missing.join(', ')}`,
+      {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint: `store ${missing.length === 1 ? 'it' : 'each'} with \`gpunet secrets set ${missing[0]}${onNetwork}\` (the value on standard input), then post again; nothing was uploaded or sent`,
+        fields: {missing},
+      },
+    )
+  }
+  return names
+}
+
+/**
+ * Why no localnet node would run this job (its node is off, or it has no GPU for a GPU job), or null when one
+ * can. `node` is the localnet's node status: null when the localnet was started with --no-node.
+ */
+export function localnetRunProblem(node: LocalnetNodeStatus | null, definition: JobDefinition): GpunetError | null {
+  const anyway = 'or pass --queue-anyway to post it all the same (it stays QUEUED until a node takes it)'
+  if (node === null) {
+    return new GpunetError('no_node', 'no localnet node would run this job: the localnet was started with --no-node', {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: `restart it with its node (\`gpunet localnet stop && gpunet localnet start --detach\`), ${anyway}`,
+    })
+  }
+  if ('off' in node) {
+    return new GpunetError('node_off', `no localnet node would run this job: the node is off. ${node.off}`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint:
+        'install podman (https://podman.io/docs/installation, e.g. `sudo apt-get install podman`) and restart the ' +
+        'localnet (`gpunet localnet stop && gpunet localnet start --detach`), or restart it with ' +
+        `\`gpunet localnet start --detach --host-processes\` to run jobs on this machine without isolation, ${anyway}`,
+    })
+  }
+  if (node.gpus === 0 && needsGpu(definition)) {
+    return new GpunetError('no_gpu_node', 'no localnet node would run this job: it needs a GPU and the node has none', {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: `start the localnet on a machine that has GPUs (\`gpunet localnet start --gpus N\`), or drop \`gpu: true\`, ${anyway}`,
+    })
+  }
+  return null
+}

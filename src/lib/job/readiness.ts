@@ -1,0 +1,72 @@
+/**
+ * Whether a running job's service answers, seen from the poster's side: through its service URL, as a user
+ * reaches it. A port with health checks is ready when every check answers as the definition expects; a port
+ * without any when its URL stops answering 404 (the page a node serves until the service is up).
+ */
+import type {HealthCheck, JobDefinition} from '../definition/schema.js'
+import {describeHttpFailure, httpProbe} from '../http.js'
+import type {ServiceUrl} from '../market/service-url.js'
+import {checkHttp, checkWebsocket} from '../node/health.js'
+
+/** How long one probe may take before it counts as not ready. */
+const PROBE_TIMEOUT_MS = 5000
+
+/** Whether every service URL is ready, and what the first one that is not answered. */
+export interface ServiceReadiness {
+  ready: boolean
+  /** E.g. `http://….node.localhost:28980/: GET /api/tags answered 404, 200 expected`. */
+  detail: string
+}
+
+/** The health checks of each exposed port (the first time a port is exposed wins, as the node decides). */
+export function healthChecksByPort(definition: JobDefinition): Map<number, HealthCheck[]> {
+  const checks = new Map<number, HealthCheck[]>()
+  for (const op of definition.ops) {
+    const expose = op.args.expose
+    if (expose === undefined) continue
+    for (const port of typeof expose === 'number' ? [{port: expose, health_checks: undefined}] : expose) {
+      if (!checks.has(port.port)) checks.set(port.port, port.health_checks ?? [])
+    }
+  }
+  return checks
+}
+
+/** Probes each service URL once (a URL shared by several ports, as on devnet, with the first port's checks). */
+export async function probeServices(urls: ServiceUrl[], definition: JobDefinition): Promise<ServiceReadiness> {
+  const checks = healthChecksByPort(definition)
+  const seen = new Set<string>()
+  for (const {port, url} of urls) {
+    if (seen.has(url)) continue
+    seen.add(url)
+    const failure = await probeUrl(url, checks.get(port) ?? [])
+    if (failure) return {ready: false, detail: `${url}: ${failure}`}
+  }
+  return {ready: true, detail: 'every service answers'}
+}
+
+/** Null when the URL is ready, else what it answered. */
+async function probeUrl(url: string, checks: HealthCheck[]): Promise<string | null> {
+  if (checks.length === 0) {
+    let answer: string
+    try {
+      const status = await httpProbe(url, {method: 'GET', timeoutMs: PROBE_TIMEOUT_MS})
+      if (status !== 404) return null
+      answer = 'answered 404'
+    } catch (error) {
+      answer = `did not answer (${describeHttpFailure(error)})`
+    }
+    return `GET / ${answer}, waiting for the service`
+  }
+  for (const check of checks) {
+    const outcome =
+      check.type === 'http'
+        ? await checkHttp(url, check, PROBE_TIMEOUT_MS)
+        : await checkWebsocket(url.replace(/^http/, 'ws'), check, PROBE_TIMEOUT_MS)
+    if (!outcome.ok) {
+      return check.type === 'http'
+        ? `${outcome.detail}, ${check.expected_status} expected`
+        : `websocket ${outcome.detail}`
+    }
+  }
+  return null
+}
