@@ -1,15 +1,17 @@
 /**
  * Localnet throughput and start-up: transactions per second of plain SOL transfers and of the jobs program's
- * `list`, sent over JSON-RPC to a `gpunet localnet start` process (sequential and 16 in flight), and the cold
- * start of that command against `node -e 0` measured in the same run. Everything runs on 127.0.0.1 in a temp
- * directory.
+ * `list`, sent over JSON-RPC to a `gpunet localnet start` process (sequential and 16 in flight), the cold
+ * start of that command, and `gpunet job post` on a running localnet (how long it takes, and how long until the
+ * job is RUNNING after it returned), each against `node -e 0` measured in the same run. Everything runs on
+ * 127.0.0.1 in a temp directory.
  */
 import {spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {base58btc} from 'multiformats/bases/base58'
 import {
   Connection,
   Keypair,
@@ -20,7 +22,9 @@ import {
   type TransactionInstruction,
 } from '@solana/web3.js'
 
+import {BIN} from '../test/helpers/cli.js'
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
+import {decodeMarketAccount, QueueType, RUN_ACCOUNT_DISCRIMINATOR} from '../src/lib/market/index.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
 import {writeKeypair} from '../src/lib/wallet.js'
 import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
@@ -35,6 +39,7 @@ export default async function bench(): Promise<void> {
   try {
     await throughput(join(dir, 'tps'))
     await coldStart(join(dir, 'start'))
+    await postToRunning(join(dir, 'post'))
   } finally {
     rmSync(dir, {recursive: true, force: true})
   }
@@ -163,4 +168,95 @@ async function median(measure: () => Promise<number>): Promise<number> {
   const samples: number[] = []
   for (let i = 0; i < STARTS; i++) samples.push(await measure())
   return samples.sort((a, b) => a - b)[Math.floor(STARTS / 2)]!
+}
+
+const POSTS = 7
+
+/**
+ * `gpunet job post` against a running localnet whose node is idle (waiting in the market queue), interleaved
+ * with `node -e 0`: the time the command takes, and the time from its exit until the job shows RUNNING.
+ */
+async function postToRunning(dir: string): Promise<void> {
+  mkdirSync(dir, {recursive: true})
+  const env = {
+    ...process.env,
+    NO_COLOR: '1',
+    GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
+    GPUNET_LOCALNET_PORT: '0',
+    GPUNET_GATEWAY_PORT: '0',
+    GPUNET_WALLET: join(dir, 'wallet.json'),
+    GPUNET_NODE_HOST_PROCESSES: '1',
+    GPUNET_NODE_PULL: 'never',
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'data'),
+  }
+  const cli = (args: string[]) => {
+    const child = spawn(process.execPath, [BIN, ...args], {env, stdio: ['ignore', 'pipe', 'ignore']})
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    return once(child, 'exit').then(() => stdout)
+  }
+  const file = join(dir, 'job.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: '0.1',
+      type: 'container',
+      ops: [{id: 'x', type: 'container/run', args: {image: 'none', cmd: 'true'}}],
+    }),
+  )
+  const status = JSON.parse(await cli(['localnet', 'start', '--detach', '--json'])) as {
+    rpcUrl: string
+    node: {address?: string}
+  }
+  try {
+    const connection = new Connection(status.rpcUrl, 'confirmed')
+    const genesis = JSON.parse(readFileSync(localnetFiles(env.GPUNET_LOCALNET_DIR).genesis, 'utf8')) as GenesisRecord
+    const [programId, market] = [new PublicKey(genesis.programId), new PublicKey(genesis.market)]
+    const node = new PublicKey(status.node.address!)
+    const nodeWaiting = async () => {
+      const account = decodeMarketAccount((await connection.getAccountInfo(market))!.data)
+      return account.queueType === QueueType.NODE && account.queue.some((k) => k.equals(node))
+    }
+    const running = async (job: PublicKey) =>
+      (
+        await connection.getProgramAccounts(programId, {
+          filters: [
+            {memcmp: {offset: 0, bytes: base58(RUN_ACCOUNT_DISCRIMINATOR)}},
+            {memcmp: {offset: 8, bytes: job.toBase58()}},
+          ],
+        })
+      ).length > 0 || (await connection.getAccountInfo(job))!.data[8 + 200] !== 0
+    await cli(['job', 'post', '--file', file, '--timeout', '60', '--json']) // warms the wallet and the disk cache
+    const nodeMs: number[] = []
+    const postMs: number[] = []
+    const runningMs: number[] = []
+    for (let i = 0; i < POSTS; i++) {
+      const idleBy = Date.now() + 30_000
+      while (!(await nodeWaiting()) && Date.now() < idleBy) await new Promise((r) => setTimeout(r, 20))
+      nodeMs.push(await timeProcess([process.execPath, '-e', '0']))
+      const started = performance.now()
+      const output = await cli(['job', 'post', '--file', file, '--timeout', '60', '--json'])
+      const posted = performance.now()
+      postMs.push(posted - started)
+      const job = new PublicKey((JSON.parse(output) as {job: string}).job)
+      while (!(await running(job))) await new Promise((r) => setTimeout(r, 5))
+      runningMs.push(performance.now() - posted)
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+    const [n, p, r] = [med(nodeMs), med(postMs), med(runningMs)]
+    process.stdout.write(`node -e 0          ${n.toFixed(0).padStart(6)} ms\n`)
+    process.stdout.write(
+      `job post           ${p.toFixed(0).padStart(6)} ms  (${(p / n).toFixed(1)}× node -e 0; target <= 500 ms), median of ${POSTS}\n`,
+    )
+    process.stdout.write(
+      `post -> RUNNING    ${r.toFixed(0).padStart(6)} ms  after job post returned (target <= 500 ms), median of ${POSTS}\n`,
+    )
+  } finally {
+    await cli(['localnet', 'stop'])
+  }
+}
+
+function base58(bytes: Uint8Array): string {
+  return base58btc.baseEncode(bytes)
 }

@@ -4,12 +4,14 @@
  * and timestamp per request), each beside a bare node:http server answering a fixed JSON body, measured in the
  * same run and in rounds (bare first in each), so the ratios hold on a busy machine. Each server runs in a
  * process of its own (bench/secrets-target.ts). `BENCH_CPU_PROF=DIR` writes a CPU profile of the service there.
+ * `GPUNET_BENCH_BASELINE=/path/to/other/checkout` also loads that checkout's service in each round (its
+ * dependencies installed), and prints the ratios of both: before and after, in the same run.
  */
 import autocannon from 'autocannon'
 import bs58 from 'bs58'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {mkdtemp, rm} from 'node:fs/promises'
+import {mkdir, mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -31,13 +33,21 @@ interface Figures {
 const json = {'content-type': 'application/json'}
 
 /** Starts bench/secrets-target.ts KIND; resolves with the process and the URL it printed. */
-async function target(kind: 'bare' | 'service', dir: string): Promise<{child: ChildProcess; url: string}> {
+async function target(
+  kind: 'bare' | 'service',
+  dir: string,
+  source?: string,
+): Promise<{child: ChildProcess; url: string}> {
   const script = fileURLToPath(new URL('secrets-target.ts', import.meta.url))
   const profile =
     process.env.BENCH_CPU_PROF && kind === 'service' ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script, kind, dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', script, kind, dir, ...(source ? [source] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   const [chunk] = (await once(child.stdout!, 'data')) as [Buffer]
   return {child, url: chunk.toString().trim()}
 }
@@ -63,77 +73,85 @@ function presignedLogins(count: number): string[] {
   return bodies
 }
 
+/** The three endpoints of one service, loaded one after the other; the service is logged in and holds 10 secrets. */
+async function measureService(url: string, bareRps: number): Promise<Record<string, Figures>> {
+  const [first] = presignedLogins(1)
+  const login = await fetch(`${url}/login`, {method: 'POST', headers: json, body: first})
+  const auth = {authorization: `Bearer ${((await login.json()) as {token: string}).token}`}
+  const secrets = Object.fromEntries(Array.from({length: 10}, (_, i) => [`SECRET_${i}`, `value-${i}-`.repeat(6)]))
+  await fetch(`${url}/secrets`, {method: 'POST', headers: {...json, ...auth}, body: JSON.stringify({secrets})})
+  const figures: Record<string, Figures> = {}
+  figures['GET /secrets'] = await load({url: `${url}/secrets`, headers: auth})
+  let n = 0
+  figures['POST /secrets'] = await load({
+    url: `${url}/secrets`,
+    method: 'POST',
+    headers: {...json, ...auth},
+    requests: [
+      {
+        setupRequest: (request) => ({
+          ...request,
+          body: JSON.stringify({secrets: {[`SECRET_${n % 10}`]: `written-${n++}`}}),
+        }),
+      },
+    ],
+  })
+  // Enough for a third of the bare server's rate: the service does not come close.
+  const logins = presignedLogins(Math.ceil(bareRps * SECONDS * 0.3) + 1000)
+  let next = 0
+  figures['POST /login'] = await load({
+    url: `${url}/login`,
+    method: 'POST',
+    headers: json,
+    requests: [{setupRequest: (request) => ({...request, body: logins[next++ % logins.length]})}],
+  })
+  if (next > logins.length) throw new Error('not enough presigned logins: raise the factor')
+  return figures
+}
+
 export default async function bench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'gpunet-bench-secrets-'))
+  const baseline = process.env.GPUNET_BENCH_BASELINE
+  await mkdir(join(dir, 'now'))
+  await mkdir(join(dir, 'baseline'))
   const bare = await target('bare', dir)
-  const service = await target('service', dir)
+  const services: Array<[string, {child: ChildProcess; url: string}]> = [
+    ['', await target('service', join(dir, 'now'))],
+  ]
+  if (baseline) services.push([' (baseline)', await target('service', join(dir, 'baseline'), baseline)])
   try {
-    const [first] = presignedLogins(1)
-    const login = await fetch(`${service.url}/login`, {method: 'POST', headers: json, body: first})
-    const auth = {authorization: `Bearer ${((await login.json()) as {token: string}).token}`}
-    const secrets = Object.fromEntries(Array.from({length: 10}, (_, i) => [`SECRET_${i}`, `value-${i}-`.repeat(6)]))
-    await fetch(`${service.url}/secrets`, {
-      method: 'POST',
-      headers: {...json, ...auth},
-      body: JSON.stringify({secrets}),
-    })
-
     const rounds: Array<Record<string, Figures>> = []
     for (let round = 0; round < ROUNDS; round++) {
-      const figures: Record<string, Figures> = {}
-      figures['bare node:http'] = await load({url: bare.url})
-      figures['GET /secrets'] = await load({url: `${service.url}/secrets`, headers: auth})
-      let n = 0
-      figures['POST /secrets'] = await load({
-        url: `${service.url}/secrets`,
-        method: 'POST',
-        headers: {...json, ...auth},
-        requests: [
-          {
-            setupRequest: (request) => ({
-              ...request,
-              body: JSON.stringify({secrets: {[`SECRET_${n % 10}`]: `written-${n++}`}}),
-            }),
-          },
-        ],
-      })
-      // Enough for three times the bare server's rate: the service will not come close.
-      const logins = presignedLogins(Math.ceil(figures['bare node:http'].rps * SECONDS * 0.3) + 1000)
-      let next = 0
-      figures['POST /login'] = await load({
-        url: `${service.url}/login`,
-        method: 'POST',
-        headers: json,
-        requests: [{setupRequest: (request) => ({...request, body: logins[next++ % logins.length]})}],
-      })
-      if (next > logins.length) throw new Error('not enough presigned logins: raise the factor')
+      const bareFigures = await load({url: bare.url})
+      const figures: Record<string, Figures> = {'bare node:http': bareFigures}
+      for (const [suffix, service] of services) {
+        for (const [name, f] of Object.entries(await measureService(service.url, bareFigures.rps)))
+          figures[`${name}${suffix}`] = f
+      }
       rounds.push(figures)
     }
 
     process.stdout.write(
-      `loopback, autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${ROUNDS} rounds; SQLite synchronous=FULL\n`,
+      `loopback, autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${ROUNDS} rounds; SQLite synchronous=FULL${baseline ? `; baseline ${baseline}` : ''}\n`,
     )
     process.stdout.write(
-      `${'endpoint'.padEnd(16)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}   ${'ratio per round'.padEnd(22)}${'median'.padStart(8)}${'target'.padStart(8)}\n`,
+      `${'endpoint'.padEnd(28)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}   ${'ratio per round'.padEnd(22)}${'median'.padStart(8)}${'target'.padStart(14)}\n`,
     )
+    const ratio = (r: Record<string, Figures>, name: string) =>
+      (r[name] as Figures).rps / (r['bare node:http'] as Figures).rps
     for (const name of Object.keys(rounds[0] as object)) {
-      const ratios = rounds
-        .map((r) => (r[name] as Figures).rps / (r['bare node:http'] as Figures).rps)
-        .sort((a, b) => a - b)
+      const ratios = rounds.map((r) => ratio(r, name)).sort((a, b) => a - b)
       const last = rounds.at(-1)?.[name] as Figures
       const median = ratios[Math.floor(ratios.length / 2)] as number
       const target = TARGETS[name as keyof typeof TARGETS]
+      const perRound = rounds.map((r) => `${ratio(r, name).toFixed(3)}x`).join(' ')
+      const verdict = target ? `${target}x ${median >= target ? 'ok' : 'MISSED'}` : ''
       process.stdout.write(
-        `${name.padEnd(16)}${last.rps.toFixed(0).padStart(9)}${String(last.p99).padStart(8)}   ${rounds
-          .map((r) => `${((r[name] as Figures).rps / (r['bare node:http'] as Figures).rps).toFixed(3)}x`)
-          .join(' ')
-          .padEnd(
-            22,
-          )}${`${median.toFixed(3)}x`.padStart(8)}${target ? `${target}x ${median >= target ? 'ok' : 'MISSED'}`.padStart(12) : ''}\n`,
+        `${name.padEnd(28)}${last.rps.toFixed(0).padStart(9)}${String(last.p99).padStart(8)}   ${perRound.padEnd(22)}${`${median.toFixed(3)}x`.padStart(8)}${verdict.padStart(14)}\n`,
       )
     }
   } finally {
-    for (const {child} of [bare, service]) {
+    for (const {child} of [bare, ...services.map(([, s]) => s)]) {
       child.kill('SIGTERM')
       if (child.exitCode === null) await once(child, 'exit')
     }

@@ -22,4 +22,4 @@ export {
   stopJob,
   waitForJob,
   type WaitOptions,
-} from './lib/market/api.js'
+} from './lib/jobs-api.js'

@@ -2,7 +2,6 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from './errors.js'
-import type {Network} from './network.js'
 import {configDir} from './private-file.js'
 
 /** What `~/.config/gpunet/config.json` may set per network, below flags and environment variables. */
@@ -35,7 +34,7 @@ export function configFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The settings of one network from the config file (`{"networks": {"devnet": {"secretsUrl": "…"}}}`); none without a file. */
-export function networkConfig(network: Network, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
+export function networkConfig(network: string, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
   const file = configFile(env)
   let text: string
   try {

@@ -1,11 +1,11 @@
-import {ed25519} from '@noble/curves/ed25519'
+import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify} from 'node:crypto'
 
 /**
  * ed25519 with raw 32-byte keys, as Solana stores them. Verification is strict (RFC 8032 with the checks of
  * `verify_strict`): the key and R must be canonical encodings of points that are not of small order, and S must
- * be below the group order. The point checks come from @noble/curves; the group equation from node:crypto
- * (OpenSSL), an order of magnitude faster than pure JavaScript.
+ * be below the group order. The group equation is checked by node:crypto (OpenSSL), an order of magnitude
+ * faster than pure JavaScript, which also refuses encodings that are no point at all.
  */
 
 /** The order of the ed25519 group. */
@@ -33,13 +33,30 @@ export function signMessage(message: Uint8Array, key: KeyObject): Uint8Array {
   return new Uint8Array(sign(null, message, key))
 }
 
-/** True when `bytes` is the canonical encoding of a curve point that is not of small order (RFC 8032 strict). */
+/**
+ * The encodings of the 8 points of small order (from @noble/curves), as libsodium blocks them, and the same with
+ * the sign bit flipped: for x != 0 that is another of the 8, for the two points with x = 0 (y = 1 and y = -1) a
+ * non-canonical encoding.
+ */
+const SMALL_ORDER = new Set(
+  ED25519_TORSION_SUBGROUP.flatMap((hex) => {
+    const flipped = Buffer.from(hex, 'hex')
+    flipped[31] = (flipped[31] as number) ^ 0x80
+    return [hex, flipped.toString('hex')]
+  }),
+)
+
+/**
+ * True unless `bytes` encodes a point of small order or is non-canonical (y at or above p = 2^255 - 19, or
+ * x = 0 with the sign bit set): checked on the bytes, without decoding the point. Whether the bytes are a
+ * point at all is left to the verification, which fails when they are not.
+ */
 export function isStrictPoint(bytes: Uint8Array): boolean {
-  try {
-    return !ed25519.Point.fromBytes(bytes, false).isSmallOrder()
-  } catch {
-    return false
-  }
+  if (bytes.length !== 32) return false
+  if (SMALL_ORDER.has(Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString('hex'))) return false
+  // y >= p: the top byte without the sign bit is 0x7f, the 30 below it 0xff, and the lowest at least 0xed.
+  const top = (bytes[31] as number) & 0x7f
+  return !(top === 0x7f && (bytes[0] as number) >= 0xed && bytes.subarray(1, 31).every((b) => b === 0xff))
 }
 
 // Fee payers and service clients sign again and again: keep their checked, parsed keys (null: refused key).

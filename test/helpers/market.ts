@@ -9,12 +9,14 @@ import {
 } from '@solana/web3.js'
 
 import {findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../src/lib/market/index.js'
+import {findStakeAddress} from '../../src/lib/market/pda.js'
+import {localnetRewardsAccounts} from '../../src/lib/localnet/rewards.js'
 import {rpc, type TestLocalnet} from './localnet.js'
 
 /** A CIDv0 of a job definition ("hello world\n"). */
 export const JOB_CID = 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'
 
-/** A throwaway address for accounts the localnet accepts but does not use (rewards, stake, NFT). */
+/** A throwaway address. */
 export const anyKey = (): PublicKey => Keypair.generate().publicKey
 
 /** A `list` of a job on `market`, paid from the payer's associated token account. */
@@ -42,10 +44,8 @@ export function listInstruction(options: {
       user: getAssociatedTokenAddressSync(mint, payer, true),
       vault: findVaultAddress(programId, market, mint)[0],
       payer,
-      rewardsReflection: anyKey(),
-      rewardsVault: anyKey(),
+      ...localnetRewardsAccounts(mint),
       authority: options.authority ?? payer,
-      rewardsProgram: anyKey(),
       tokenProgram: TOKEN_PROGRAM_ID,
       systemProgram: SystemProgram.programId,
     },
@@ -53,9 +53,12 @@ export function listInstruction(options: {
   )
 }
 
-/** A `work` by `node` on the localnet's market: the node takes the next queued job, or joins the queue. */
+/**
+ * A `work` by `node` on the localnet's market: the node takes the next queued job, or joins the queue. The node
+ * needs a stake account (`t.ln.node.stake(node)`) and a token account of the mint (its NFT account).
+ */
 export function workInstruction(
-  t: Pick<TestLocalnet, 'programId' | 'market'>,
+  t: Pick<TestLocalnet, 'programId' | 'market' | 'mint'>,
   node: PublicKey,
   run: PublicKey,
 ): TransactionInstruction {
@@ -66,9 +69,9 @@ export function workInstruction(
       run,
       market: t.market,
       payer: node,
-      stake: anyKey(),
-      nft: anyKey(),
-      metadata: anyKey(),
+      stake: findStakeAddress(t.mint, node),
+      nft: getAssociatedTokenAddressSync(t.mint, node, true),
+      metadata: SystemProgram.programId,
       authority: node,
       systemProgram: SystemProgram.programId,
     },

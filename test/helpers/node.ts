@@ -10,9 +10,9 @@ import {
   decodeJobAccount,
   decodeRunAccount,
   JobState,
-  RUN_ACCOUNT_SIZE,
+  RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../src/lib/market/index.js'
-import type {JobResult} from '../../src/lib/node/results.js'
+import type {JobResult} from '../../src/lib/result-document.js'
 import type {TestLocalnet} from './localnet.js'
 import {listWithWallet} from './market.js'
 
@@ -34,7 +34,10 @@ export function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; pay
   const {chain} = t.ln.node
   const found = chain
     .programAccounts(chain.programId)
-    .find(({account}) => account.data.length === RUN_ACCOUNT_SIZE && decodeRunAccount(account.data).job.equals(job))
+    .find(
+      ({account}) =>
+        RUN_ACCOUNT_DISCRIMINATOR.equals(account.data.subarray(0, 8)) && decodeRunAccount(account.data).job.equals(job),
+    )
   return found ? {address: found.pubkey, ...decodeRunAccount(found.account.data)} : null
 }
 
@@ -86,4 +89,22 @@ export function gatewayGet(url: string): Promise<{status: number; body: string}>
     req.on('error', reject)
     req.end()
   })
+}
+
+/**
+ * Collects the results the localnet's node records from now on (its `finished` events); the returned function
+ * resolves with a job's result once the node has recorded it, whenever that was.
+ */
+export function watchFinished(t: TestLocalnet): (job: PublicKey) => Promise<JobResult> {
+  const seen = new Map<string, JobResult>()
+  const waiting = new Map<string, (doc: JobResult) => void>()
+  t.ln.agent!.agent.on('finished', (job, doc) => {
+    seen.set(job, doc)
+    waiting.get(job)?.(doc)
+  })
+  return (job) => {
+    const key = job.toBase58()
+    const doc = seen.get(key)
+    return doc ? Promise.resolve(doc) : new Promise((resolve) => waiting.set(key, resolve))
+  }
 }

@@ -1,6 +1,6 @@
 import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {strict as assert} from 'node:assert'
-import {createPublicKey, verify} from 'node:crypto'
+import {createPublicKey, randomBytes, verify} from 'node:crypto'
 
 import {generateKeypairBytes, isStrictPoint, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
 import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
@@ -80,15 +80,40 @@ describe('ed25519', () => {
     const negativeZero = Uint8Array.from(Buffer.from(ED25519_TORSION_SUBGROUP[0] as string, 'hex'))
     negativeZero[31] = (negativeZero[31] as number) | 0x80
     assert.ok(!isStrictPoint(negativeZero))
-    // A key that is not a point at all.
+    // A key that is not a point at all: OpenSSL refuses it when verifying.
     const notAPoint = Uint8Array.from(publicKey)
-    let found = false
-    for (let i = 0; i < 256 && !found; i++) {
-      notAPoint[0] = i
-      found = !isStrictPoint(notAPoint) && !safeDecode(notAPoint)
-    }
-    assert.ok(found)
+    for (let i = 0; i < 256 && safeDecode(notAPoint); i++) notAPoint[0] = i
+    assert.ok(!safeDecode(notAPoint))
     assert.ok(!verifySignature(signature, message, notAPoint))
+  })
+
+  it('decides on the bytes as @noble/curves does by decoding: every point encoding, canonical or not', () => {
+    const p = (1n << 255n) - 19n
+    const candidates: Uint8Array[] = [
+      ...ED25519_TORSION_SUBGROUP.map((hex) => Uint8Array.from(Buffer.from(hex, 'hex'))),
+      ...[0n, 1n, 2n, 3n, 18n, 19n].map((d) => littleEndian(p + d)),
+      ...[1n, 2n, 3n].map((d) => littleEndian(p - d)),
+    ]
+    for (let i = 0; i < 300; i++) candidates.push(generateKeypairBytes().subarray(32))
+    for (let i = 0; i < 300; i++) candidates.push(Uint8Array.from(randomBytes(32)))
+    for (const base of [...candidates]) {
+      const flipped = Uint8Array.from(base)
+      flipped[31] = (flipped[31] as number) ^ 0x80
+      candidates.push(flipped)
+    }
+    let points = 0
+    for (const bytes of candidates) {
+      if (!safeDecode(bytes)) continue // not a point: verification refuses it (above)
+      points++
+      let strict: boolean
+      try {
+        strict = !ed25519.Point.fromBytes(bytes, false).isSmallOrder()
+      } catch {
+        strict = false
+      }
+      assert.equal(isStrictPoint(bytes), strict, Buffer.from(bytes).toString('hex'))
+    }
+    assert.ok(points > 600, String(points))
   })
 
   it('still accepts a valid signature by a key with a fresh cache entry, after refusing others', () => {

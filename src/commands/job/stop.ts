@@ -2,8 +2,9 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {openOwnJob, stopJob} from '../../lib/market/manage.js'
+import {stopJob} from '../../lib/market/manage.js'
 import {type FeeJson, feeJson} from '../../lib/market/send.js'
+import {openOwnJob} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 
 interface StopReport {

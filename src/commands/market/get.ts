@@ -2,8 +2,9 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {connectMarket, parseAddress} from '../../lib/market/connect.js'
+import {parseAddress} from '../../lib/market/connect.js'
 import {readMarket} from '../../lib/market/jobs.js'
+import {connectMarket} from '../../lib/network-connection.js'
 import {marketDetail, type MarketDetail, marketDetailLines} from '../../lib/market/markets.js'
 import type {Network} from '../../lib/network.js'
 

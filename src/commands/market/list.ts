@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {connectMarket} from '../../lib/market/connect.js'
+import {connectMarket} from '../../lib/network-connection.js'
 import {listMarkets, marketReport, type MarketReport, marketRows} from '../../lib/market/markets.js'
 import type {Network} from '../../lib/network.js'
 

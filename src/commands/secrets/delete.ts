@@ -4,7 +4,7 @@ import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import type {Network} from '../../lib/network.js'
 import {cancelled, canPrompt, confirm} from '../../lib/prompt.js'
-import {connectSecrets} from '../../lib/secrets/connect.js'
+import {connectSecrets} from '../../lib/network-connection.js'
 
 export default class SecretsDelete extends BaseCommand {
   static override summary = 'Delete a secret from the secrets service.'

@@ -4,7 +4,7 @@ import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import type {Network} from '../../lib/network.js'
-import {connectSecrets} from '../../lib/secrets/connect.js'
+import {connectSecrets} from '../../lib/network-connection.js'
 
 const MASK = '••••••••'
 

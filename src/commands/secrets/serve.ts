@@ -6,7 +6,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {marketFlags} from '../../flags.js'
 import type {Network} from '../../lib/network.js'
 import {dataDir} from '../../lib/private-file.js'
-import {connectJobAuthority} from '../../lib/secrets/service/network.js'
+import {connectJobAuthority} from '../../lib/network-connection.js'
 import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
 
 export default class SecretsServe extends BaseCommand {

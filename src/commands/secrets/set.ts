@@ -5,7 +5,7 @@ import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import type {Network} from '../../lib/network.js'
 import {askHidden, canPrompt} from '../../lib/prompt.js'
-import {connectSecrets} from '../../lib/secrets/connect.js'
+import {connectSecrets} from '../../lib/network-connection.js'
 import {readEnvFile, readValue, type ValueSource} from '../../lib/secrets/input.js'
 import {readStdin} from '../../lib/stdin.js'
 

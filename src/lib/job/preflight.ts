@@ -6,10 +6,10 @@
 import type {JobDefinition} from '../definition/schema.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import type {LocalnetNodeStatus} from '../localnet/node-agent.js'
+import type {LocalnetNodeStatus} from '../market/connect.js'
 import type {Network} from '../network.js'
 import {needsGpu} from '../node/operation-plan.js'
-import {connectSecrets} from '../secrets/connect.js'
+import {connectSecrets} from '../network-connection.js'
 
 const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
 

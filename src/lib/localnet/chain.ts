@@ -13,6 +13,7 @@ import {
   type TransactionMetadata,
 } from 'litesvm/dist/internal.js'
 
+import type {JobsProgramIds} from './jobs-program/context.js'
 import {executeJobsInstruction} from './jobs-program/execute.js'
 import {InstructionFailure} from './jobs-program/errors.js'
 import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
@@ -53,12 +54,17 @@ export interface BlockhashInfo {
 export class ChainInputError extends Error {}
 
 export class Chain {
-  /** Emits `signature` (signature, status) when a transaction lands. */
+  /**
+   * Emits `signature` (signature, status) when a transaction lands, and `accounts` (the keys it wrote, slot)
+   * after it, for subscriptions.
+   */
   readonly events = new EventEmitter()
+  readonly programId: PublicKey
 
   constructor(
     readonly svm: LiteSvm,
-    readonly programId: PublicKey,
+    /** The addresses the emulated jobs program is built with. */
+    readonly program: JobsProgramIds,
     readonly clock: SlotClock,
     private readonly statuses: Map<string, SignatureStatus>,
     private readonly store: ChainStore,
@@ -68,6 +74,9 @@ export class Chain {
     svm.setSigverify(false)
     svm.setBlockhashCheck(false)
     svm.setTransactionHistory(0n)
+    this.programId = program.programId
+    // Every WebSocket connection and the node listen here.
+    this.events.setMaxListeners(0)
   }
 
   slot(): number {
@@ -189,6 +198,23 @@ export class Chain {
     this.store.append(signature, status, writes)
     if (this.store.shouldCompact()) this.compact()
     this.events.emit('signature', signature, status)
+    if (writes.length > 0)
+      this.events.emit(
+        'accounts',
+        writes.map(([key]) => key),
+        status.slot,
+      )
+  }
+
+  /** Writes accounts outside any transaction (genesis, the faucet's stake accounts), as subscribers see them. */
+  setAccounts(writes: [PublicKey, AccountState | null][]): void {
+    for (const [key, state] of writes) writeAccount(this.svm, key, state)
+    this.store.append(null, {slot: this.clock.slot(), err: null}, writes)
+    this.events.emit(
+      'accounts',
+      writes.map(([key]) => key),
+      this.clock.slot(),
+    )
   }
 
   /** Runs a transaction through litesvm, which applies it at once; `discard` puts the accounts back. */
@@ -243,7 +269,7 @@ export class Chain {
           )
         }
         executeJobsInstruction({
-          programId: this.programId,
+          ids: this.program,
           accounts: ix.accountKeyIndexes.map((i) => accounts[i]!),
           data: ix.data,
           ledger: overlay,
@@ -255,7 +281,7 @@ export class Chain {
       } catch (error) {
         if (!(error instanceof InstructionFailure)) throw error
         err = {InstructionError: [index, error.error]}
-        logs.push(`Program log: Error: ${error.message}`)
+        logs.push(...error.logs)
         const code =
           typeof error.error === 'object' && 'Custom' in error.error
             ? `custom program error: 0x${error.error.Custom.toString(16)}`

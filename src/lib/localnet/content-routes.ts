@@ -2,7 +2,7 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import type {ContentStore} from '../ipfs/store.js'
-import {readBody, sendJson, type SubService} from './http.js'
+import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 
 /** Largest upload the content store accepts. */
 const MAX_UPLOAD = 64 * 1024 * 1024
@@ -19,8 +19,9 @@ export function contentService(store: ContentStore): SubService {
 async function add(store: ContentStore, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'POST') return sendJson(res, 405, {Message: 'add takes a POST', Code: 0, Type: 'error'})
   const body = await readBody(req, MAX_UPLOAD)
-  if (body === null)
-    return sendJson(res, 413, {Message: `upload larger than ${MAX_UPLOAD} bytes`, Code: 0, Type: 'error'})
+  if (body === null) {
+    return sendTooLarge(req, res, {Message: `upload larger than ${MAX_UPLOAD} bytes`, Code: 0, Type: 'error'})
+  }
   let form: FormData
   try {
     // Node's fetch Request parses multipart/form-data as browsers do.
@@ -47,7 +48,12 @@ async function add(store: ContentStore, req: IncomingMessage, res: ServerRespons
 
 function get(store: ContentStore, req: IncomingMessage, res: ServerResponse, path: string): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, {error: 'the gateway takes GET'})
-  const cid = decodeURIComponent(path.slice('/ipfs/'.length).replace(/\/+$/, ''))
+  let cid: string
+  try {
+    cid = decodeURIComponent(path.slice('/ipfs/'.length).replace(/\/+$/, ''))
+  } catch {
+    return sendJson(res, 400, {error: 'the path is not valid percent-encoding'})
+  }
   const bytes = store.get(cid)
   if (!bytes) {
     res.writeHead(404, {'content-type': 'text/plain'})

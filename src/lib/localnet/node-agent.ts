@@ -12,6 +12,8 @@ import {HostProcessRuntime} from '../node/runtime/host-process.js'
 import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../node/runtime/podman.js'
 import type {ContainerRuntime} from '../node/runtime/runtime.js'
 import type {Localnet} from './node.js'
+import type {LocalnetNodeStatus} from '../market/connect.js'
+import {localnetNodeNetwork} from './node-network.js'
 import {localnetFiles} from './paths.js'
 
 /** How the localnet's node runs. */
@@ -26,7 +28,6 @@ export interface LocalnetNodeOptions {
   podman?: string
   /** Gateway port on 127.0.0.1; 0 picks a free one. */
   gatewayPort: number
-  pollMs?: number
   serviceLifetimeMs?: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
@@ -35,9 +36,8 @@ export interface LocalnetNodeOptions {
   log?: (line: string) => void
 }
 
-/** The node's part of `localnet status`: what it runs with, or why it is off. */
-export type LocalnetNodeStatus =
-  {address: string; gpus: number; runtime: ContainerRuntime['kind']; runningJobs: string[]} | {off: string}
+/** The node's part of `localnet status` (the client's type: market/connect.ts). */
+export type {LocalnetNodeStatus}
 
 /** A started node and its gateway. */
 export interface RunningNode {
@@ -77,8 +77,14 @@ export async function startNode(
   const {keypair} = loadOrCreateKeypair(localnetFiles(dataDir).node)
   const gpus = options.gpus ?? detectGpus()
   // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
-  const agent = new NodeAgent({...options, localnet, keypair, runtime, gateway, secretsUrl, gpus, onChange})
-  agent.start()
+  const network = localnetNodeNetwork(localnet)
+  const agent = new NodeAgent({...options, network, keypair, runtime, gateway, secretsUrl, gpus, onChange})
+  try {
+    await agent.start()
+  } catch (error) {
+    await gateway.close()
+    throw error
+  }
   return {
     agent,
     gateway,

@@ -5,7 +5,13 @@
 import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 
-import {createInitializeMint2Instruction, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {
+  AccountLayout,
+  ACCOUNT_SIZE,
+  createInitializeMint2Instruction,
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token'
 import {
   Keypair,
   LAMPORTS_PER_SOL,
@@ -18,13 +24,23 @@ import {
 import {LiteSvm} from 'litesvm/dist/internal.js'
 
 import {ContentStore} from '../ipfs/store.js'
+import {decodeMarketAccount, QueueType} from '../market/accounts.js'
 import {jobsInstruction} from '../market/instructions.js'
 import {NETWORK_PRESETS, TOKEN_DECIMALS} from '../market/networks.js'
-import {findVaultAddress} from '../market/pda.js'
+import {findStakeAddress, findVaultAddress} from '../market/pda.js'
 import {loadOrCreateKeypair, readKeypair} from '../wallet.js'
 import {Chain} from './chain.js'
 import {faucetInstructions, type FundAmounts} from './faucet.js'
-import {writeAccount} from './ledger.js'
+import {REWARDS_PROGRAM_ID, STAKING_PROGRAM_ID, type JobsProgramIds} from './jobs-program/context.js'
+import {
+  decodeStakeAccount,
+  encodeStakeAccount,
+  REFLECTION_ACCOUNT_DISCRIMINATOR,
+  REFLECTION_ACCOUNT_SPACE,
+} from './jobs-program/foreign.js'
+import {type AccountState, writeAccount} from './ledger.js'
+import type {RewardsAccounts} from '../market/connect.js'
+import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {ChainStore} from './persistence.js'
 import {SlotClock} from './slots.js'
@@ -58,6 +74,18 @@ export const DEFAULT_FUNDING = {sol: 100, tokens: 1000}
 
 const FAUCET_LAMPORTS = 1_000_000_000n * BigInt(LAMPORTS_PER_SOL)
 
+/**
+ * The localnet's build of the jobs program: the mainnet program id, with the localnet's mint as its token and
+ * the faucet as market admin (a build for a cluster of one's own, as the program's tests make).
+ */
+function programIds(genesis: GenesisRecord): JobsProgramIds {
+  return {
+    programId: new PublicKey(genesis.programId),
+    tokenMint: new PublicKey(genesis.mint),
+    marketAdmin: new PublicKey(genesis.faucet),
+  }
+}
+
 export interface LocalnetOptions {
   dataDir: string
   /** Slot duration; tests shorten it to see blockhashes expire. */
@@ -84,10 +112,14 @@ export class Localnet {
       const genesis = JSON.parse(readFileSync(files.genesis, 'utf8')) as GenesisRecord
       const {svm, statuses} = store.load()
       const clock = new SlotClock(genesis.seed, genesis.genesisMs, options.slotMs)
-      const chain = new Chain(svm, new PublicKey(genesis.programId), clock, statuses, store)
+      const faucet = readKeypair(files.faucet)
+      const chain = new Chain(svm, programIds(genesis), clock, statuses, store)
+      const localnet = new Localnet(chain, genesis, content, faucet)
+      // A chain made by an earlier version may lack the rewards accounts `list` and `extend` check.
+      localnet.ensureRewardsAccounts()
       // Start from a snapshot that holds the replayed journal, so the journal only grows from here.
       chain.compact()
-      return new Localnet(chain, genesis, content, readKeypair(files.faucet))
+      return localnet
     }
     return Localnet.create(options, store, content)
   }
@@ -98,32 +130,28 @@ export class Localnet {
     const programId = NETWORK_PRESETS.localnet.programId
     const seed = randomBytes(32).toString('hex')
     const genesisMs = Date.now()
-    const chain = new Chain(new LiteSvm(), programId, new SlotClock(seed, genesisMs, options.slotMs), new Map(), store)
+    const mint = Keypair.generate()
+    const market = Keypair.generate()
+    const genesis: GenesisRecord = {
+      version: 1,
+      seed,
+      genesisMs,
+      programId: programId.toBase58(),
+      mint: mint.publicKey.toBase58(),
+      market: market.publicKey.toBase58(),
+      faucet: faucet.publicKey.toBase58(),
+      createdAt: new Date(genesisMs).toISOString(),
+    }
+    const clock = new SlotClock(seed, genesisMs, options.slotMs)
+    const chain = new Chain(new LiteSvm(), programIds(genesis), clock, new Map(), store)
     writeAccount(chain.svm, faucet.publicKey, {
       lamports: FAUCET_LAMPORTS,
       owner: SystemProgram.programId,
       data: Buffer.alloc(0),
       executable: false,
     })
-
-    const mint = Keypair.generate()
-    const market = Keypair.generate()
     const [vault] = findVaultAddress(programId, market.publicKey, mint.publicKey)
-    const node = new Localnet(
-      chain,
-      {
-        version: 1,
-        seed,
-        genesisMs,
-        programId: programId.toBase58(),
-        mint: mint.publicKey.toBase58(),
-        market: market.publicKey.toBase58(),
-        faucet: faucet.publicKey.toBase58(),
-        createdAt: new Date(genesisMs).toISOString(),
-      },
-      content,
-      faucet,
-    )
+    const node = new Localnet(chain, genesis, content, faucet)
     node.submit(
       [
         SystemProgram.createAccount({
@@ -163,6 +191,7 @@ export class Localnet {
       ],
       [market],
     )
+    node.ensureRewardsAccounts()
     if (options.wallet) {
       node.fund(options.wallet, {
         lamports: BigInt(DEFAULT_FUNDING.sol * LAMPORTS_PER_SOL),
@@ -179,17 +208,105 @@ export class Localnet {
     return new PublicKey(this.genesis.mint)
   }
 
+  get faucetAddress(): PublicKey {
+    return this.faucet.publicKey
+  }
+
   get market(): PublicKey {
     return new PublicKey(this.genesis.market)
   }
 
-  /** Sends SOL and payment tokens from the faucet (`requestAirdrop`, first start); returns the signature. */
-  fund(owner: PublicKey, amounts: FundAmounts): string {
-    return this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
+  /** The rewards accounts `list` and `extend` take (validated, unused: the network fee is 0). */
+  get rewards(): RewardsAccounts {
+    return localnetRewardsAccounts(this.mint)
   }
 
-  /** Signs with the faucet (fee payer) and `signers`, and lands the transaction or throws. */
-  private submit(instructions: TransactionInstruction[], signers: Keypair[]): string {
+  /**
+   * Gives `node` a stake account, as the staking program would after a stake of `xnos`: `work` and `claim` read
+   * one. The staking program itself is not emulated; the localnet writes the account.
+   */
+  stake(node: PublicKey, xnos = 0n): void {
+    const address = findStakeAddress(this.mint, node)
+    const existing = this.chain.account(address)
+    if (existing && decodeStakeAccount(existing.data).xnos === xnos) return
+    const data = encodeStakeAccount({
+      amount: xnos,
+      authority: node,
+      duration: 0n,
+      timeUnstake: 0n,
+      vault: PublicKey.findProgramAddressSync([Buffer.from('vault'), node.toBuffer()], STAKING_PROGRAM_ID)[0],
+      vaultBump: 0,
+      xnos,
+    })
+    this.chain.setAccounts([[address, this.programOwned(STAKING_PROGRAM_ID, data)]])
+  }
+
+  /** Writes the rewards program's reflection and vault accounts when missing (the fee is 0: never used). */
+  ensureRewardsAccounts(): void {
+    const {rewardsReflection, rewardsVault} = this.rewards
+    const writes: [PublicKey, AccountState][] = []
+    if (!this.chain.account(rewardsReflection)) {
+      const data = Buffer.alloc(REFLECTION_ACCOUNT_SPACE)
+      REFLECTION_ACCOUNT_DISCRIMINATOR.copy(data)
+      writes.push([rewardsReflection, this.programOwned(REWARDS_PROGRAM_ID, data)])
+    }
+    if (!this.chain.account(rewardsVault)) {
+      const data = Buffer.alloc(ACCOUNT_SIZE)
+      AccountLayout.encode(
+        {
+          mint: this.mint,
+          owner: rewardsVault,
+          amount: 0n,
+          delegateOption: 0,
+          delegate: PublicKey.default,
+          state: 1,
+          isNativeOption: 0,
+          isNative: 0n,
+          delegatedAmount: 0n,
+          closeAuthorityOption: 0,
+          closeAuthority: PublicKey.default,
+        },
+        data,
+      )
+      writes.push([rewardsVault, this.programOwned(TOKEN_PROGRAM_ID, data)])
+    }
+    if (writes.length > 0) this.chain.setAccounts(writes)
+  }
+
+  private programOwned(owner: PublicKey, data: Buffer): AccountState {
+    return {lamports: this.chain.rentExempt(data.length), owner, data, executable: false}
+  }
+
+  /** Takes `node` out of the default market's node queue (the faucet is the market's authority). */
+  dequeueNode(node: PublicKey): void {
+    const account = this.chain.account(this.market)
+    if (!account) return
+    const market = decodeMarketAccount(account.data)
+    if (market.queueType !== QueueType.NODE || !market.queue.some((k) => k.equals(node))) return
+    this.submit(
+      [
+        jobsInstruction(
+          this.chain.programId,
+          'stop',
+          {market: this.market, node, authority: this.faucet.publicKey},
+          {},
+        ),
+      ],
+      [],
+    )
+  }
+
+  /** Sends SOL and payment tokens from the faucet (`requestAirdrop`, first start); returns the signature. */
+  fund(owner: PublicKey, amounts: FundAmounts): string {
+    const signature = this.submit(faucetInstructions(this.faucet.publicKey, this.mint, owner, amounts), [])
+    // What a node needs besides SOL and tokens: a (zero) stake, which the unemulated staking program would hold.
+    if (PublicKey.isOnCurve(owner.toBytes()) && !this.chain.account(findStakeAddress(this.mint, owner)))
+      this.stake(owner)
+    return signature
+  }
+
+  /** Signs with the faucet (fee payer, market authority and admin) and `signers`; lands the transaction or throws. */
+  submit(instructions: TransactionInstruction[], signers: Keypair[]): string {
     const tx = new Transaction({feePayer: this.faucet.publicKey, ...this.chain.latestBlockhash()}).add(...instructions)
     tx.sign(this.faucet, ...signers)
     const outcome = this.chain.send(tx.serialize())

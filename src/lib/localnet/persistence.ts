@@ -22,7 +22,7 @@ export interface SignatureStatus {
 }
 
 interface JournalRecord {
-  sig: string
+  sig: string | null
   slot: number
   err: TransactionErrorJson | null
   accounts: AccountRecord[]
@@ -60,13 +60,13 @@ export class ChainStore {
     )
     for (const record of this.readJournal()) {
       for (const account of record.accounts) writeAccount(svm, new PublicKey(account[0]), decodeAccount(account))
-      statuses.set(record.sig, {slot: record.slot, err: record.err})
+      if (record.sig) statuses.set(record.sig, {slot: record.slot, err: record.err})
     }
     return {svm, statuses}
   }
 
   /** Appends a transaction's effects; synchronous so the record is in the OS before the client hears back. */
-  append(sig: string, status: SignatureStatus, accounts: [PublicKey, AccountState | null][]): void {
+  append(sig: string | null, status: SignatureStatus, accounts: [PublicKey, AccountState | null][]): void {
     const record: JournalRecord = {
       sig,
       slot: status.slot,

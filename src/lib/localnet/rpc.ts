@@ -24,6 +24,8 @@ export class RpcError extends Error {
 }
 
 const INVALID_PARAMS = -32602
+/** Most requests one JSON-RPC batch may hold (docs/localnet.md). */
+export const MAX_BATCH = 100
 /** The version the localnet reports; it follows the shapes of this Agave release. */
 export const SOLANA_CORE_VERSION = '2.2.0'
 /** Rent epoch of rent-exempt accounts, as a node reports it: u64::MAX, which JSON readers see as 2^64. */
@@ -36,7 +38,8 @@ type Config = {
   filters?: Filter[]
   withContext?: boolean
 }
-type Filter = {dataSize?: number; memcmp?: {offset: number; bytes: string; encoding?: string}}
+/** A `getProgramAccounts` / `programSubscribe` filter. */
+export type Filter = {dataSize?: number; memcmp?: {offset: number; bytes: string; encoding?: string}}
 
 /** Dispatches JSON-RPC calls to the localnet. */
 export class RpcHandler {
@@ -156,13 +159,24 @@ export class RpcHandler {
     }
   }
 
+  /** Answers a request body: one request object, or a batch of at most MAX_BATCH. */
+  handleBody(request: unknown): unknown {
+    if (!Array.isArray(request)) return this.handle(request)
+    if (request.length === 0) return rpcError(null, new RpcError(-32600, 'Invalid request: empty batch'))
+    if (request.length > MAX_BATCH) {
+      return rpcError(null, new RpcError(-32600, `Invalid request: a batch holds at most ${MAX_BATCH} requests`))
+    }
+    return request.map((r) => this.handle(r))
+  }
+
   /** Answers one JSON-RPC request object. */
   handle(request: unknown): Record<string, unknown> {
     const req = (request ?? {}) as {jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown}
     const id = req.id ?? null
     try {
       if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') throw new RpcError(-32600, 'Invalid request')
-      const method = this.methods[req.method]
+      // Own properties only: `constructor` or `__proto__` must not reach Object.prototype.
+      const method = Object.hasOwn(this.methods, req.method) ? this.methods[req.method] : undefined
       if (!method) throw new RpcError(-32601, 'Method not found')
       const params = req.params === undefined ? [] : req.params
       if (!Array.isArray(params)) throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array')
@@ -210,7 +224,7 @@ export class RpcHandler {
   }
 
   /** An account as a node encodes it; `jsonParsed` is understood for SPL token accounts and mints. */
-  private encodeAccount(account: AccountState | null, cfg: Config): unknown {
+  encodeAccount(account: AccountState | null, cfg: Config): unknown {
     if (!account) return null
     const base = {
       executable: account.executable,
@@ -299,7 +313,8 @@ function transactionBytes(p: Params, encoding = 'base58'): Uint8Array {
   throw new RpcError(INVALID_PARAMS, `unsupported encoding: ${encoding}. Supported encodings: base58, base64`)
 }
 
-function matchesFilter(data: Buffer, filter: Filter): boolean {
+/** True when account data passes a filter; RpcError for a filter the localnet does not know. */
+export function matchesFilter(data: Buffer, filter: Filter): boolean {
   if (filter.dataSize !== undefined) return data.length === filter.dataSize
   if (filter.memcmp) {
     const {offset, bytes, encoding} = filter.memcmp

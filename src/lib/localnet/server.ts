@@ -13,9 +13,10 @@ import {WebSocketServer} from 'ws'
 
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
-import {readBody, sendJson, type SubService} from './http.js'
+import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
+import {loadOrCreateKeypair} from '../wallet.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
 import {serveSubscriptions} from './websocket.js'
@@ -74,7 +75,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   const wsHttp = createServer((_req, res) => sendJson(res, 400, {error: 'this port serves WebSocket subscriptions'}))
   const wss = new WebSocketServer({noServer: true})
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-    wss.handleUpgrade(req, socket, head, (ws) => serveSubscriptions(ws, node.chain))
+    wss.handleUpgrade(req, socket, head, (ws) => serveSubscriptions(ws, node.chain, rpc))
   http.on('upgrade', upgrade)
   wsHttp.on('upgrade', upgrade)
   let port: number
@@ -150,6 +151,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       throw error
     }
   }
+  // A node that is not running must not wait in the queue, or `list` would start jobs on it.
+  if (!agent) node.dequeueNode(loadOrCreateKeypair(files.node).keypair.publicKey)
   publish()
   return {node, runtime, agent, close}
 }
@@ -171,15 +174,16 @@ async function route(
     }
     if (req.method !== 'POST' || path !== '/') return sendJson(res, 404, {error: `no route for ${req.method} ${path}`})
     const body = await readBody(req, MAX_RPC_BODY)
-    if (body === null)
-      return sendJson(res, 413, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})
+    if (body === null) {
+      return sendTooLarge(req, res, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})
+    }
     let request: unknown
     try {
       request = JSON.parse(body.toString('utf8'))
     } catch {
       return sendJson(res, 200, {jsonrpc: '2.0', error: {code: -32700, message: 'Parse error'}, id: null})
     }
-    sendJson(res, 200, Array.isArray(request) ? request.map((r) => rpc.handle(r)) : rpc.handle(request))
+    sendJson(res, 200, rpc.handleBody(request))
   } catch (error) {
     if (!res.headersSent) sendJson(res, 500, {error: (error as Error).message})
     else res.destroy()

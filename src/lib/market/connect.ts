@@ -1,15 +1,13 @@
 /**
  * One network, resolved for the jobs commands: its RPC connection, jobs program, payment token, default market,
  * content store and where exposed services are reached. Settings: flag > `GPUNET_*` environment > config file >
- * preset; on localnet the running localnet (started in the background when none runs) gives them.
+ * preset. On localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it
+ * (starting it when none runs) and passes its endpoints here.
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
 import {configFile} from '../config.js'
 import {ContentClient, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
-import {localnetStatus, ensureLocalnet} from '../localnet/control.js'
-import type {LocalnetNodeStatus} from '../localnet/node-agent.js'
-import {defaultDataDir, defaultPort} from '../localnet/paths.js'
 import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {parseAmount} from './amounts.js'
@@ -44,6 +42,14 @@ export interface RewardsAccounts {
   rewardsProgram: PublicKey
 }
 
+/**
+ * A localnet's node as `localnet status` reports it: its address, GPUs, runtime (`podman` or `host-process`) and
+ * running jobs, or why it is off. Declared here, with the client that reads it, so market/ needs nothing of
+ * localnet/.
+ */
+export type LocalnetNodeStatus =
+  {address: string; gpus: number; runtime: 'podman' | 'host-process'; runningJobs: string[]} | {off: string}
+
 export interface MarketNetwork {
   name: Network
   rpcUrl: string
@@ -77,11 +83,27 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv
 }
 
-/** Resolves a network's settings and opens its RPC connection (starting the localnet when needed). */
-export async function connectMarket(options: ConnectOptions): Promise<MarketNetwork> {
+/** What a running localnet tells its clients (network-connection.ts reads it from the localnet). */
+export interface LocalnetEndpoints {
+  rpcUrl: string
+  contentStoreUrl: string
+  gatewayUrl: string | null
+  programId: PublicKey
+  mint: PublicKey
+  market: PublicKey
+  /** Its node: what it runs with, or why it is off; null with --no-node. */
+  node: LocalnetNodeStatus | null
+  rewards: RewardsAccounts
+}
+
+/** Resolves a network's settings and opens its RPC connection; a localnet's endpoints are given. */
+export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoints): MarketNetwork {
   const {network} = options
   const env = options.env ?? process.env
-  if (network === 'localnet') return connectLocalnet(options, env)
+  if (network === 'localnet') {
+    if (!localnet) throw new Error('the localnet endpoints are resolved by connectMarket (network-connection.ts)')
+    return localnetMarket(options, env, localnet)
+  }
   const preset = NETWORK_PRESETS[network]
   const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
   const mint = preset.mint!
@@ -112,27 +134,21 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
   }
 }
 
-async function connectLocalnet(options: ConnectOptions, env: NodeJS.ProcessEnv): Promise<MarketNetwork> {
-  const dataDir = defaultDataDir(env)
-  const runtime = await ensureLocalnet(dataDir, defaultPort(env), options.note)
-  const status = await localnetStatus(dataDir)
-  const programId = new PublicKey(status.programId!)
-  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? runtime.rpcUrl
-  // The localnet accepts the rewards accounts without using them (no network fee): an unowned address will do.
-  const [placeholder] = PublicKey.findProgramAddressSync([Buffer.from('localnet-rewards')], programId)
+function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localnet: LocalnetEndpoints): MarketNetwork {
+  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? localnet.rpcUrl
   return {
     name: 'localnet',
     rpcUrl,
     connection: openConnection(rpcUrl),
-    programId,
-    mint: new PublicKey(status.mint!),
-    defaultMarket: new PublicKey(status.market!),
+    programId: localnet.programId,
+    mint: localnet.mint,
+    defaultMarket: localnet.market,
     networkHost: null,
-    gatewayUrl: runtime.gatewayUrl ?? null,
-    localnetNode: status.node,
+    gatewayUrl: localnet.gatewayUrl,
+    localnetNode: localnet.node,
     fees: feePolicy('localnet', options, env),
-    content: () => contentClient('localnet', env, runtime.contentStoreUrl, runtime.contentStoreUrl),
-    rewards: () => ({rewardsReflection: placeholder, rewardsVault: placeholder, rewardsProgram: placeholder}),
+    content: () => contentClient('localnet', env, localnet.contentStoreUrl, localnet.contentStoreUrl),
+    rewards: () => localnet.rewards,
   }
 }
 

@@ -3,34 +3,14 @@ import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token
 import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import type {Network} from '../network.js'
-import {loadWallet, type Wallet} from '../wallet.js'
+import type {Wallet} from '../wallet.js'
 import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances.js'
-import {connectMarket, type MarketNetwork, parseAddress} from './connect.js'
+import type {MarketNetwork} from './connect.js'
 import {jobsInstruction} from './instructions.js'
 import {isFinal, type JobView, readJob, readMarket} from './jobs.js'
 import {ataInstruction} from './post.js'
 import {rpcCall} from './rpc.js'
 import {type FeeQuote, prepareTransaction, type PreparedTransaction, sendJobsTransaction, sendPrepared} from './send.js'
-
-/** What `job stop` and `job extend` start from: the network, the poster's wallet and its job. */
-export async function openOwnJob(
-  flags: {network: string; rpc?: string; wallet?: string; 'priority-fee'?: boolean; 'max-priority-fee'?: string},
-  job: string,
-  note: (line: string) => void,
-): Promise<{net: MarketNetwork; wallet: Wallet; view: JobView}> {
-  const network = flags.network as Network
-  const address = parseAddress(job, 'the job')
-  const net = await connectMarket({
-    network,
-    rpc: flags.rpc,
-    priorityFee: flags['priority-fee'],
-    maxPriorityFee: flags['max-priority-fee'],
-    note,
-  })
-  const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-  return {net, wallet, view: await readOwnJob(net, wallet, address)}
-}
 
 /** Reads a job its wallet may change: refuses a job of another project (6) or one already over (2). */
 export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: PublicKey): Promise<JobView> {

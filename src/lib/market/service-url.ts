@@ -1,13 +1,17 @@
 /** The public URLs of a job's exposed ports, on every network. */
 import type {JobDefinition} from '../definition/schema.js'
 import type {Network} from '../network.js'
-import {portLabel} from '../node/gateway.js'
 
 /** Where exposed services are reached: `networkHost` on devnet/mainnet, the localnet gateway's URL on localnet. */
 export interface ServiceHosts {
   networkHost?: string | null
   /** `http://node.localhost:<port>`, null while no gateway runs. */
   gatewayUrl?: string | null
+}
+
+/** The host label of one exposed port of a job (the node gateway routes on it): base58 never holds `-`. */
+export function portLabel(job: string, port: number): string {
+  return `${job}-${port}`
 }
 
 export interface ServiceUrl {

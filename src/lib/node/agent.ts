@@ -1,16 +1,22 @@
 /**
- * The localnet's node agent: it takes queued jobs of the default market with `work`, as a remote node does,
- * runs their operations in order, serves their exposed ports through the gateway, and records each result with
- * `finish`. It runs one job at a time and never takes a job whose operations need a GPU it lacks.
+ * A node agent: it serves one market as a remote node does, through a NodeNetwork. When idle it takes the job at
+ * the head of the queue with `work`, or waits in the node queue so the next `list` starts a job on it at once.
+ * It reacts to account changes (a subscription), never to a poll. Every job it is given is run or, when it
+ * cannot be (a GPU it lacks, an image it cannot get, a broken definition), finished at once with a failed
+ * result that says why, so the queue never waits on it. It runs one job at a time, serves exposed ports
+ * through the gateway, and records each result with `finish`.
  */
+import {EventEmitter} from 'node:events'
+
 import type {Keypair, PublicKey} from '@solana/web3.js'
 
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {validateJobDefinition} from '../definition/validate.js'
 import {GpunetError} from '../errors.js'
-import type {Localnet} from '../localnet/node.js'
+import type {JobFailure} from '../result-document.js'
 import type {JobAccount} from '../market/accounts.js'
+import {QueueType} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
 import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
@@ -18,31 +24,34 @@ import {walletFromBytes} from '../wallet.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
+import type {NodeNetwork} from './network.js'
 import {needsGpu, planOperations, substituteSecrets} from './operation-plan.js'
 import {loadResources, type ResourceOptions} from './resources.js'
-import {type JobFailure, ResultBuilder} from './results.js'
+import {ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
 /** A job's service is taken down after two hours at the latest (spec, "Limits"). */
 export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
 
 const TIMEOUT_FAILURE: JobFailure = {code: 'timeout', message: 'The job reached its timeout and was stopped.'}
+const NO_GPU_FAILURE: JobFailure = {
+  code: 'gpu_unavailable',
+  message: 'The job needs a GPU (an operation sets "gpu": true) and this node has none; it was not run.',
+}
 
-/** SOL (lamports) below which the agent tops up its fee balance from the faucet. */
+/** SOL (lamports) below which the agent tops up its fee balance. */
 const MIN_FEE_LAMPORTS = 100_000_000n
 
 /** Settings of a node agent. */
 export interface NodeAgentOptions {
-  localnet: Localnet
+  network: NodeNetwork
   keypair: Keypair
   runtime: ContainerRuntime
   gateway: Gateway
   /** The secrets service the node logs in to with `job`. */
   secretsUrl: string
-  /** GPUs the node has: jobs with a GPU operation are left alone when it has none. */
+  /** GPUs the node has: a job with a GPU operation fails at once on a node with none. */
   gpus: number
-  /** How often it looks at the market queue and at its running job. */
-  pollMs?: number
   serviceLifetimeMs?: number
   /** How long an exposed port may take to pass its health checks, and how often they run. */
   readyTimeoutMs?: number
@@ -65,20 +74,33 @@ interface ActiveJob {
   timedOut: boolean
   /** Aborted when the job is ended or times out: resource downloads stop then. */
   abort: AbortController
+  timeoutTimer?: NodeJS.Timeout
 }
 
-/** A node taking and running jobs of the localnet's default market. */
-export class NodeAgent {
+/** Events of a node agent, for the localnet log and tests. */
+export interface NodeAgentEvents {
+  /** A job was taken (its run exists on chain). */
+  taken: [job: string]
+  /** A job's result was recorded with `finish` (or could not be: `recorded` false). */
+  finished: [job: string, result: ReturnType<ResultBuilder['build']>, recorded: boolean]
+  /** The node is done with a job (finished, or ended on chain) and free for the next. */
+  released: [job: string]
+}
+
+/** A node taking and running jobs of one market. */
+export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   readonly chain: NodeChainClient
   private current: ActiveJob | null = null
   private running: Promise<void> | null = null
-  private timer: NodeJS.Timeout | undefined
   private closed = false
-  /** Jobs left alone because they need a GPU, logged once each. */
-  private readonly declined = new Set<string>()
+  private unsubscribe: (() => void) | undefined
+  /** One look at the chain at a time; a change seen meanwhile asks for another. */
+  private looking: Promise<void> | null = null
+  private lookAgain = false
 
   constructor(private readonly options: NodeAgentOptions) {
-    this.chain = new NodeChainClient(options.localnet, options.keypair)
+    super()
+    this.chain = new NodeChainClient(options.network, options.keypair)
   }
 
   /** The jobs the node runs now (one at most). */
@@ -87,62 +109,92 @@ export class NodeAgent {
   }
 
   /** Funds the node when needed, closes the jobs a previous run left behind, and starts watching the market. */
-  start(): void {
-    this.chain.prepare(MIN_FEE_LAMPORTS)
+  async start(): Promise<void> {
+    await this.chain.prepare(MIN_FEE_LAMPORTS)
     // A localnet stopped while its node ran a job leaves the job running on chain; the container is gone, so
     // the node fails it with a result, which refunds the poster the unused time.
-    for (const {address: run, run: account} of this.chain.ownRuns()) {
+    for (const {address: run, run: account} of await this.chain.ownRuns()) {
       const result = new ResultBuilder(account.job.toBase58(), this.chain.address.toBase58())
       result.fail({code: 'interrupted', message: 'The localnet stopped while the job ran; it was not resumed.'})
-      this.record(account.job, run, result)
+      await this.record(account.job, run, result)
     }
-    this.schedule()
+    this.unsubscribe = this.options.network.onProgramChange(() => this.look())
+    await this.lookNow()
   }
 
-  /** Stops watching, and stops the running job's operation without recording a result. */
+  /** Stops watching, leaves the node queue, and stops the running job's operation without recording a result. */
   async close(): Promise<void> {
     this.closed = true
-    clearTimeout(this.timer)
+    this.unsubscribe?.()
+    await this.looking
     if (this.current) {
       this.current.ended = true
       this.current.abort.abort()
+      clearTimeout(this.current.timeoutTimer)
       await this.current.op?.stop(5)
     }
     await this.running
+    try {
+      const market = await this.chain.market()
+      if (market?.queueType === QueueType.NODE && market.queue.some((k) => k.equals(this.chain.address)))
+        await this.chain.leaveQueue()
+    } catch (error) {
+      this.log(`node: could not leave the queue: ${(error as Error).message}`)
+    }
   }
 
-  private schedule(): void {
+  /** Looks at the chain again soon (after a change); looks are never run concurrently. */
+  private look(): void {
     if (this.closed) return
-    this.timer = setTimeout(() => {
-      try {
-        if (this.current) this.watch(this.current)
-        else this.takeNext()
-      } catch (error) {
-        this.log(`node: ${(error as Error).message}`)
-      }
-      this.schedule()
-    }, this.options.pollMs ?? 1000)
-  }
-
-  /** Takes the head of the queue with `work` when the node can run it; stays out of the queue otherwise. */
-  private takeNext(): void {
-    const head = this.chain.queueHead()
-    if (!head) return
-    const address = head.address.toBase58()
-    const loaded = this.definition(head.job)
-    // Entering the queue would let `list` hand the node any job, GPU jobs included: it calls `work` only when
-    // the head job is one it can run, which takes exactly that job.
-    if ('definition' in loaded && this.options.gpus === 0 && needsGpu(loaded.definition)) {
-      if (!this.declined.has(address)) this.log(`node: job ${address} needs a GPU and this node has none; not taken`)
-      this.declined.add(address)
+    if (this.looking) {
+      this.lookAgain = true
       return
     }
-    this.chain.prepare(MIN_FEE_LAMPORTS)
-    const run = this.chain.work()
-    const job = this.chain.run(run)!.job
+    void this.lookNow()
+  }
+
+  private async lookNow(): Promise<void> {
+    this.looking = (async () => {
+      do {
+        this.lookAgain = false
+        try {
+          if (this.current) await this.watch(this.current)
+          else await this.takeNext()
+        } catch (error) {
+          this.log(`node: ${(error as Error).message}`)
+        }
+      } while (this.lookAgain && !this.closed)
+    })()
+    await this.looking
+    this.looking = null
+  }
+
+  /**
+   * Idle: a run the chain gave this node (a `list` matched it in the node queue) starts at once; else `work`
+   * takes the head job, or puts the node in the queue.
+   */
+  private async takeNext(): Promise<void> {
+    if (this.closed) return
+    let [given] = await this.chain.ownRuns()
+    if (!given) {
+      const market = await this.chain.market()
+      if (!market) return
+      const queued = market.queueType === QueueType.NODE && market.queue.some((k) => k.equals(this.chain.address))
+      if (queued) return
+      await this.chain.prepare(MIN_FEE_LAMPORTS)
+      const run = await this.chain.work()
+      if (market.queueType !== QueueType.JOB) {
+        this.log('node: waiting in the market queue')
+        return
+      }
+      const account = await this.chain.run(run)
+      if (!account) return
+      given = {address: run, run: account}
+    }
+    const job = given.run.job
     const active: ActiveJob = {
       job,
-      run,
+      run: given.address,
       address: job.toBase58(),
       ended: false,
       timedOut: false,
@@ -151,42 +203,52 @@ export class NodeAgent {
     this.current = active
     this.log(`node: took job ${active.address}`)
     this.options.onChange?.()
-    // The head was read just before `work` in the same turn of the event loop, so it is the job `work` took.
-    this.running = this.runJob(active, loaded).finally(() => {
+    this.emit('taken', active.address)
+    const account = await this.chain.job(job)
+    if (account) this.armTimeout(active, Number(given.run.time + account.timeout) * 1000)
+    this.running = this.runJob(active, account).finally(() => {
+      clearTimeout(active.timeoutTimer)
       this.current = null
       this.options.onChange?.()
+      this.emit('released', active.address)
+      // The node is free: the next job, or the queue.
+      this.look()
     })
   }
 
-  /** Notices a job its poster ended on chain, or one past its paid time, and stops its operation. */
-  private watch(active: ActiveJob): void {
-    const run = this.chain.run(active.run)
-    if (!run) {
-      if (active.ended) return
-      active.ended = true
-      this.log(`node: job ${active.address} was ended on chain; stopping it`)
-      this.options.gateway.remove(active.address)
-      active.abort.abort()
-      void active.op?.stop()
-      return
-    }
-    const job = this.chain.job(active.job)
-    if (job && !active.timedOut && Date.now() / 1000 > Number(run.time + job.timeout)) {
-      active.timedOut = true
-      this.log(`node: job ${active.address} reached its timeout; stopping it`)
-      active.abort.abort()
-      void active.op?.stop()
-    }
+  /** Stops the job's operation once its paid time is over. */
+  private armTimeout(active: ActiveJob, endsAtMs: number): void {
+    active.timeoutTimer = setTimeout(
+      () => {
+        if (active.ended || active.timedOut) return
+        active.timedOut = true
+        this.log(`node: job ${active.address} reached its timeout; stopping it`)
+        active.abort.abort()
+        void active.op?.stop()
+      },
+      Math.max(0, endsAtMs - Date.now()),
+    )
   }
 
-  private definition(job: JobAccount): {definition: JobDefinition} | {failure: JobFailure} {
+  /** Notices a job its poster ended on chain (its run is gone) and stops its operation. */
+  private async watch(active: ActiveJob): Promise<void> {
+    if (active.ended || (await this.chain.run(active.run))) return
+    if (this.current !== active || active.ended) return
+    active.ended = true
+    this.log(`node: job ${active.address} was ended on chain; stopping it`)
+    this.options.gateway.remove(active.address)
+    active.abort.abort()
+    void active.op?.stop()
+  }
+
+  private async definition(job: JobAccount): Promise<{definition: JobDefinition} | {failure: JobFailure}> {
     const cid = bytesToIpfsHash(job.ipfsJob)
-    const bytes = this.options.localnet.content.get(cid)
+    const bytes = await this.options.network.getContent(cid)
     if (!bytes)
       return {failure: {code: 'definition_missing', message: `The content store does not hold the definition ${cid}.`}}
     let value: unknown
     try {
-      value = JSON.parse(bytes.toString('utf8'))
+      value = JSON.parse(Buffer.from(bytes).toString('utf8'))
     } catch {
       return {failure: {code: 'definition_invalid', message: `The definition ${cid} is not JSON.`}}
     }
@@ -196,10 +258,14 @@ export class NodeAgent {
     return {failure: {code: 'definition_invalid', message: `The definition ${cid} is not valid: ${issues.join('; ')}`}}
   }
 
-  private async runJob(active: ActiveJob, loaded: {definition: JobDefinition} | {failure: JobFailure}): Promise<void> {
+  private async runJob(active: ActiveJob, account: JobAccount | null): Promise<void> {
     const result = new ResultBuilder(active.address, this.chain.address.toBase58())
     try {
+      const loaded: {definition: JobDefinition} | {failure: JobFailure} = account
+        ? await this.definition(account)
+        : {failure: {code: 'job_missing', message: 'The job account is gone.'}}
       if ('failure' in loaded) result.fail(loaded.failure)
+      else if (this.options.gpus === 0 && needsGpu(loaded.definition)) result.fail(NO_GPU_FAILURE)
       else await this.runOperations(active, loaded.definition, result)
     } catch (error) {
       // A download the timeout stopped fails the job for its timeout, not for the broken-off download.
@@ -208,19 +274,22 @@ export class NodeAgent {
       result.fail({code, message: (error as Error).message})
     }
     this.options.gateway.remove(active.address)
-    if (!active.ended) this.record(active.job, active.run, result)
+    if (!active.ended) await this.record(active.job, active.run, result)
   }
 
   /** Uploads the result to the content store and records it with `finish`. */
-  private record(job: PublicKey, run: PublicKey, result: ResultBuilder): void {
+  private async record(job: PublicKey, run: PublicKey, result: ResultBuilder): Promise<void> {
     const document = result.build()
-    const {cid} = this.options.localnet.content.add(Buffer.from(`${JSON.stringify(document, null, 2)}\n`))
+    let recorded = false
     try {
-      this.chain.finish(job, run, cid)
+      const cid = await this.options.network.addContent(Buffer.from(`${JSON.stringify(document, null, 2)}\n`))
+      await this.chain.finish(job, run, cid)
+      recorded = true
       this.log(`node: job ${document.job} ${document.status}; result ${cid}`)
     } catch (error) {
       this.log(`node: could not record the result of job ${document.job}: ${(error as Error).message}`)
     }
+    this.emit('finished', document.job, document, recorded)
   }
 
   private async runOperations(active: ActiveJob, definition: JobDefinition, result: ResultBuilder): Promise<void> {

@@ -1,33 +1,31 @@
 /**
- * The node's side of the jobs program on a localnet: it reads the market queue and jobs with the IDL codecs,
- * and signs `work` and `finish` with its own key, sent through the chain as any node's transactions are.
+ * The node's side of the jobs program: it reads its market, jobs and runs with the IDL codecs, and signs
+ * `work`, `stop` and `finish` with its own key, sent through whatever network it serves (node/network.ts).
  */
-import {
-  createAssociatedTokenAccountIdempotentInstruction,
-  getAssociatedTokenAddressSync,
-  TOKEN_PROGRAM_ID,
-} from '@solana/spl-token'
+import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, type PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
 
-import type {Localnet} from '../localnet/node.js'
-import {transactionErrorMessage} from '../localnet/tx-error.js'
 import {
   decodeJobAccount,
   decodeMarketAccount,
   decodeRunAccount,
   type JobAccount,
-  QueueType,
-  RUN_ACCOUNT_SIZE,
+  type MarketAccount,
+  RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
 } from '../market/accounts.js'
 import {jobsInstruction} from '../market/instructions.js'
 import {ipfsHashToBytes} from '../market/ipfs-hash.js'
-import {findVaultAddress} from '../market/pda.js'
+import {findStakeAddress, findVaultAddress} from '../market/pda.js'
+import type {NodeNetwork} from './network.js'
 
-/** A node's view of one localnet market, signing as `keypair`. */
+/** Offset of `node` in a RunAccount (after the discriminator and `job`). */
+const RUN_NODE_OFFSET = 8 + 32
+
+/** A node's view of one market, signing as `keypair`. */
 export class NodeChainClient {
   constructor(
-    private readonly localnet: Localnet,
+    readonly network: NodeNetwork,
     readonly keypair: Keypair,
   ) {}
 
@@ -35,62 +33,51 @@ export class NodeChainClient {
     return this.keypair.publicKey
   }
 
-  /** Gives the node SOL for fees when it has little, and the token account its earnings are paid into. */
-  prepare(minLamports: bigint): void {
-    const balance = this.localnet.chain.account(this.address)?.lamports ?? 0n
-    if (balance < minLamports) this.localnet.fund(this.address, {lamports: minLamports * 10n})
-    const {mint} = this.localnet
-    const account = getAssociatedTokenAddressSync(mint, this.address, true)
-    if (!this.localnet.chain.account(account))
-      this.send([createAssociatedTokenAccountIdempotentInstruction(this.address, account, this.address, mint)])
+  /** SOL for fees, the token account it is paid into and its stake: what `work` and `finish` need. */
+  prepare(minLamports: bigint): Promise<void> {
+    return this.network.prepareNode(this.address, minLamports)
   }
 
-  /** The job at the head of the market queue, when the queue holds jobs. */
-  queueHead(): {address: PublicKey; job: JobAccount} | null {
-    const market = this.account(this.localnet.market, decodeMarketAccount)
-    if (!market || market.queueType !== QueueType.JOB || market.queue.length === 0) return null
-    const address = market.queue[0]!
-    const job = this.job(address)
-    return job && {address, job}
+  market(): Promise<MarketAccount | null> {
+    return this.account(this.network.market, decodeMarketAccount)
   }
 
   /** A job account, or null once it is gone or not a job. */
-  job(address: PublicKey): JobAccount | null {
+  job(address: PublicKey): Promise<JobAccount | null> {
     return this.account(address, decodeJobAccount)
   }
 
   /** A run account, or null once `finish`, `end` or `quit` closed it. */
-  run(address: PublicKey): RunAccount | null {
+  run(address: PublicKey): Promise<RunAccount | null> {
     return this.account(address, decodeRunAccount)
   }
 
-  /** The run accounts of this node: the jobs it is running on chain. */
-  ownRuns(): {address: PublicKey; run: RunAccount}[] {
-    const {chain} = this.localnet
-    return chain
-      .programAccounts(chain.programId)
-      .filter(({account}) => account.data.length === RUN_ACCOUNT_SIZE)
-      .map(({pubkey, account}) => ({address: pubkey, run: decodeRunAccount(account.data)}))
-      .filter(({run}) => run.node.equals(this.address))
+  /** The run accounts of this node: the jobs it runs on chain (found by discriminator and node). */
+  async ownRuns(): Promise<{address: PublicKey; run: RunAccount}[]> {
+    const accounts = await this.network.getProgramAccounts([
+      {offset: 0, bytes: RUN_ACCOUNT_DISCRIMINATOR},
+      {offset: RUN_NODE_OFFSET, bytes: this.address.toBytes()},
+    ])
+    return accounts.map(({address, account}) => ({address, run: decodeRunAccount(account.data)}))
   }
 
-  /** Takes the head job with `work`; returns the new run account's address. */
-  work(): PublicKey {
+  /** `work`: takes the job at the head of the queue (a run is created), or joins the node queue. */
+  async work(): Promise<PublicKey> {
     const run = Keypair.generate()
-    const anyKey = SystemProgram.programId
-    this.send(
+    const {programId, market, mint} = this.network
+    await this.send(
       [
         jobsInstruction(
-          this.localnet.chain.programId,
+          programId,
           'work',
           {
             run: run.publicKey,
-            market: this.localnet.market,
+            market,
             payer: this.address,
-            // The localnet's default market asks for no stake and no access NFT.
-            stake: anyKey,
-            nft: anyKey,
-            metadata: anyKey,
+            stake: findStakeAddress(mint, this.address),
+            // A market without an access key still loads this as a token account: the node's own will do.
+            nft: getAssociatedTokenAddressSync(mint, this.address, true),
+            metadata: SystemProgram.programId,
             authority: this.address,
             systemProgram: SystemProgram.programId,
           },
@@ -102,25 +89,30 @@ export class NodeChainClient {
     return run.publicKey
   }
 
+  /** `stop`: leaves the node queue. */
+  async leaveQueue(): Promise<void> {
+    const {programId, market} = this.network
+    await this.send([jobsInstruction(programId, 'stop', {market, node: this.address, authority: this.address}, {})])
+  }
+
   /** Records the result's CID with `finish`, which pays the node and refunds the poster. */
-  finish(address: PublicKey, runAddress: PublicKey, resultCid: string): void {
-    const job = this.job(address)
-    const run = this.run(runAddress)
+  async finish(address: PublicKey, runAddress: PublicKey, resultCid: string): Promise<void> {
+    const [job, run] = await Promise.all([this.job(address), this.run(runAddress)])
     if (!job || !run) throw new Error(`job ${address.toBase58()} is no longer running`)
-    const {mint, market, chain} = this.localnet
-    this.send([
+    const {programId, market, mint} = this.network
+    await this.send([
       jobsInstruction(
-        chain.programId,
+        programId,
         'finish',
         {
           job: address,
           run: runAddress,
           market,
-          vault: findVaultAddress(chain.programId, market, mint)[0],
+          vault: findVaultAddress(programId, market, mint)[0],
           deposit: getAssociatedTokenAddressSync(mint, job.payer, true),
           user: getAssociatedTokenAddressSync(mint, this.address, true),
-          payerJob: job.payer,
           payerRun: run.payer,
+          payerJob: job.payer,
           authority: this.address,
           tokenProgram: TOKEN_PROGRAM_ID,
         },
@@ -129,9 +121,9 @@ export class NodeChainClient {
     ])
   }
 
-  private account<T>(address: PublicKey, decode: (data: Uint8Array) => T): T | null {
-    const state = this.localnet.chain.account(address)
-    if (!state || !state.owner.equals(this.localnet.chain.programId)) return null
+  private async account<T>(address: PublicKey, decode: (data: Uint8Array) => T): Promise<T | null> {
+    const state = await this.network.getAccount(address)
+    if (!state || !state.owner.equals(this.network.programId)) return null
     try {
       return decode(state.data)
     } catch {
@@ -139,16 +131,10 @@ export class NodeChainClient {
     }
   }
 
-  private send(instructions: TransactionInstruction[], signers: Keypair[] = []): void {
-    const {chain} = this.localnet
-    const tx = new Transaction({feePayer: this.address, ...chain.latestBlockhash()}).add(...instructions)
+  private async send(instructions: TransactionInstruction[], signers: Keypair[] = []): Promise<void> {
+    const blockhash = await this.network.latestBlockhash()
+    const tx = new Transaction({feePayer: this.address, ...blockhash}).add(...instructions)
     tx.sign(this.keypair, ...signers)
-    const outcome = chain.send(tx.serialize())
-    if (outcome.kind === 'landed' && !outcome.execution.err) return
-    const reason =
-      outcome.kind === 'preflight-failed' && outcome.execution.err
-        ? transactionErrorMessage(outcome.execution.err)
-        : outcome.kind
-    throw new Error(`node transaction failed: ${reason}`)
+    await this.network.sendTransaction(tx.serialize())
   }
 }

@@ -9,6 +9,8 @@ import type {AddressInfo} from 'node:net'
 import {connect} from 'node:net'
 import type {Duplex} from 'node:stream'
 
+import {portLabel} from '../market/service-url.js'
+
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
 export const DEFAULT_GATEWAY_PORT = 28980
 
@@ -20,11 +22,6 @@ interface Route {
   primary: number
   /** Container port -> host port on 127.0.0.1; null until that port's health checks pass. */
   ports: Map<number, number | null>
-}
-
-/** The host label of one exposed port of a job: job addresses are base58, which never holds `-`. */
-export function portLabel(job: string, port: number): string {
-  return `${job}-${port}`
 }
 
 /** Serves exposed ports of the jobs the node runs. */

@@ -1,31 +1,6 @@
-/** The result document a node uploads to the content store and records on chain with `finish`. */
+/** Builds the result document (result-document.ts) a node uploads and records on chain with `finish`. */
+import type {JobFailure, JobResult, OperationRecord} from '../result-document.js'
 import type {OperationResult} from './runtime/runtime.js'
-
-/** One operation's outcome in a job result: its id, exit code, times, capped outputs and whether it was stopped. */
-export type OperationRecord = {id: string} & Pick<
-  OperationResult,
-  'exitCode' | 'startedAt' | 'endedAt' | 'stdout' | 'stderr' | 'stdoutCutBytes' | 'stderrCutBytes' | 'stopped'
->
-
-/** Why a job failed: the operation and exit code, or an error before any operation ended (never a secret value). */
-export interface JobFailure {
-  code: string
-  message: string
-  op?: string
-  exitCode?: number
-}
-
-/** What `gpunet job get` shows as a job's result. */
-export interface JobResult {
-  job: string
-  node: string
-  status: 'success' | 'failed'
-  /** False when any operation ran as a host process, without a container. */
-  isolated: boolean
-  notices: string[]
-  ops: OperationRecord[]
-  error?: JobFailure
-}
 
 /** Collects operation results into a job result. */
 export class ResultBuilder {

@@ -55,6 +55,8 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       (await box.run(['localnet', 'fund', node.publicKey.toBase58(), '--sol', '1', '--tokens', '0.000001'])).code,
       0,
     )
+    // The airdrop also gives it the (zero) stake account `work` reads: the staking program is not emulated.
+    await chain.connection.requestAirdrop(node.publicKey, 1)
     return node
   }
   /** The node asks for work; with no job queued it waits in the market queue. */
@@ -144,8 +146,8 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
         vault: findVaultAddress(chain.programId, chain.market, chain.mint)[0],
         deposit: getAssociatedTokenAddressSync(chain.mint, chain.wallet.publicKey),
         user: getAssociatedTokenAddressSync(chain.mint, node.publicKey),
-        payerJob: chain.wallet.publicKey,
         payerRun: chain.wallet.publicKey,
+        payerJob: chain.wallet.publicKey,
         authority: node.publicKey,
         tokenProgram: TOKEN_PROGRAM_ID,
       },
@@ -193,7 +195,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal((await box.run(['job', 'stop', job])).code, 0)
   })
 
-  it('stop ends a running job: STOPPED, the node paid for its time, the rest back', async () => {
+  it("stop ends a running job: settled as COMPLETED (the program's end), the node paid for its time, the rest back", async () => {
     const node = await newNode()
     await work(node)
     const before = await tokens(chain.wallet.publicKey)
@@ -203,20 +205,21 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal(result.code, 0, result.stderr)
     assert.deepEqual((JSON.parse(result.stdout) as {action: string; status: string}).action, 'end')
     const stopped = await json<Report>(['job', 'get', posted.job])
-    assert.equal(stopped.status, 'STOPPED')
+    assert.equal(stopped.status, 'COMPLETED')
+    assert.equal(stopped.result, null)
     const earned = (await tokens(node.publicKey)) - 1n
     assert.equal(BigInt(stopped.costSoFar.baseUnits), earned)
     assert.equal(await tokens(chain.wallet.publicKey), before - earned)
 
     const again = await box.run(['job', 'stop', posted.job])
     assert.equal(again.code, 2)
-    assert.match(again.stderr, /Error: job \w+ is already STOPPED/)
+    assert.match(again.stderr, /Error: job \w+ is already COMPLETED/)
     const againJson = await box.run(['job', 'stop', posted.job, '--json'])
     assert.deepEqual(JSON.parse(againJson.stdout).error, {
       code: 'job_over',
-      message: `job ${posted.job} is already STOPPED`,
+      message: `job ${posted.job} is already COMPLETED`,
       job: posted.job,
-      status: 'STOPPED',
+      status: 'COMPLETED',
     })
   })
 })

@@ -132,7 +132,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const stopped = await cli(['job', 'stop', posted.job])
     assert.equal(stopped.code, 0, stopped.stderr)
     const after = await json(['job', 'get', posted.job])
-    assert.equal(after.status, 'STOPPED')
+    assert.equal(after.status, 'COMPLETED', "the program's `end` settles a stopped running job as done")
     assert.deepEqual(after.serviceUrls, [], 'a stopped job has no service URL')
     await eventually('the URL to stop answering', 10_000, async () =>
       (await get(url)).status === 404 ? true : undefined,
@@ -210,7 +210,8 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const posted = await post(
       definition('secret', [
         op('use', {
-          cmd: 'printf %s "$T" | sha256sum | cut -c1-64; printf %s "$T" | wc -c',
+          // The job prints the value itself: the node must mask it in the result.
+          cmd: 'printf "%s\\n" "$T"; printf %s "$T" | wc -c',
           env: {T: '%%secrets.HF_TOKEN%%'},
         }),
       ]),
@@ -220,10 +221,12 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const report = JSON.parse(result.stdout) as Report
     assert.equal(report.status, 'COMPLETED')
     assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
-    const hash = createHash('sha256').update(SECRET).digest('hex')
-    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[0], hash, 'the job saw the value')
-    assert.equal(report.resultContent?.ops[0]?.stdout.split('\n')[1]?.trim(), String(SECRET.length))
+    const [printed, length] = report.resultContent!.ops[0]!.stdout.split('\n')
+    assert.equal(printed, '%%secrets.HF_TOKEN%%', 'the value the job printed is masked by its reference')
+    assert.equal(length?.trim(), String(SECRET.length), 'the job saw the whole value')
     assert.ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), 'job get shows no secret')
+    const stored = await cli(['job', 'get', posted.job, '--json'])
+    assert.ok(!stored.stdout.includes(SECRET), 'the result document holds no secret')
     assert.ok(!readFileSync(join(box.dataDir, 'localnet.log'), 'utf8').includes(SECRET), 'the log has no secret')
   })
 
@@ -359,7 +362,13 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
 
     const report = await json(['job', 'post', '--file', file, '--timeout', '600', '--queue-anyway'])
     assert.deepEqual(report.warnings, ['no localnet node would run this job: it needs a GPU and the node has none'])
-    assert.equal((await cli(['job', 'stop', report.job])).code, 0, 'a queued job is delisted')
+    // The node takes it all the same and fails it at once, saying why: the queue does not wait on it.
+    const waited = await cli(['job', 'get', report.job, '--wait', '--wait-timeout', '60', '--json'])
+    assert.equal(waited.code, 8, waited.stderr)
+    const failed = JSON.parse(waited.stdout) as Report
+    assert.equal(failed.status, 'COMPLETED')
+    assert.equal(failed.failure?.code, 'gpu_unavailable')
+    assert.deepEqual(failed.resultContent?.ops, [], 'nothing ran')
     const plain = await json([
       'job',
       'post',

@@ -37,6 +37,8 @@ describe('job tokens on a localnet (they die with the job)', function () {
     const node = Keypair.generate()
     const funded = await box.run(['localnet', 'fund', node.publicKey.toBase58(), '--sol', '1', '--tokens', '0.000001'])
     assert.equal(funded.code, 0, funded.stderr)
+    // The airdrop also gives it the (zero) stake account `work` reads: the staking program is not emulated.
+    await chain.connection.requestAirdrop(node.publicKey, 1)
     const run = Keypair.generate()
     const answer = await sendInstructions(chain, [workInstruction(chain, node.publicKey, run.publicKey)], [node, run])
     assert.equal(answer.error, undefined, JSON.stringify(answer.error))
@@ -106,8 +108,8 @@ describe('job tokens on a localnet (they die with the job)', function () {
         vault: findVaultAddress(chain.programId, chain.market, chain.mint)[0],
         deposit: getAssociatedTokenAddressSync(chain.mint, chain.wallet.publicKey),
         user: getAssociatedTokenAddressSync(chain.mint, node.publicKey),
-        payerJob: chain.wallet.publicKey,
         payerRun: chain.wallet.publicKey,
+        payerJob: chain.wallet.publicKey,
         authority: node.publicKey,
         tokenProgram: TOKEN_PROGRAM_ID,
       },

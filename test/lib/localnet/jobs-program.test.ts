@@ -1,367 +1,1777 @@
+/**
+ * The localnet's jobs program against reference/jobs-program-constraints.md, table-driven: for each instruction,
+ * a transaction that keeps every rule succeeds (with the effects the reference states), and for every rule of
+ * the reference a transaction that breaks only that rule is refused with the program's error (number, name and
+ * message in the logs) and changes nothing.
+ */
 import {strict as assert} from 'node:assert'
 
-import {getAccount, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, type TransactionInstruction} from '@solana/web3.js'
+import {
+  createMint,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  getOrCreateAssociatedTokenAccount,
+  mintTo,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token'
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemProgram,
+  SYSVAR_RENT_PUBKEY,
+  Transaction,
+  type TransactionInstruction,
+} from '@solana/web3.js'
 
+import {
+  AnchorError,
+  JobsError,
+  NosanaError,
+  type ProgramError,
+  StakingError,
+} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {findMetadataAddress} from '../../../src/lib/localnet/jobs-program/foreign.js'
+import {localnetFiles} from '../../../src/lib/localnet/paths.js'
+import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {
   accountDiscriminator,
   decodeJobAccount,
   decodeMarketAccount,
   decodeRunAccount,
+  findStakeAddress,
   findVaultAddress,
+  instructionAccountSpecs,
   ipfsHashToBytes,
-  JOB_ACCOUNT_SIZE,
+  type JobsInstructionName,
   jobsInstruction,
   JobState,
   QueueType,
-  RUN_ACCOUNT_SIZE,
+  RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../../src/lib/market/index.js'
-import {useLocalnet} from '../../helpers/localnet.js'
-import {anyKey, JOB_CID, listInstruction, sendInstructions, workInstruction} from '../../helpers/market.js'
+import {readKeypair} from '../../../src/lib/wallet.js'
+import {rpc, useLocalnet} from '../../helpers/localnet.js'
+import {JOB_CID} from '../../helpers/market.js'
 
 const RESULT = 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD'
 const PRICE = 100n
+const ZERO32 = new Uint8Array(32)
 
-describe('localnet jobs program', function () {
-  this.timeout(60_000)
+/** What a refused transaction must carry: a program error, a runtime error name, or a called program's code. */
+type Expected = ProgramError | string | {cpi: number}
+
+interface Party {
+  kp: Keypair
+  key: PublicKey
+  /** Its associated token account of the localnet's mint. */
+  ata: PublicKey
+}
+
+interface Market {
+  key: PublicKey
+  vault: PublicKey
+  authority: Party
+}
+
+/** An instruction about to be sent, with its signers; `set` changes one named account. */
+interface Attempt {
+  ix: TransactionInstruction
+  signers: Keypair[]
+}
+
+describe('localnet jobs program: the deployed program rules', function () {
+  this.timeout(120_000)
   const t = useLocalnet()
-  let vault: PublicKey
+  let faucet: Keypair
+  let unique = 0
 
   before(() => {
-    ;[vault] = findVaultAddress(t.programId, t.market, t.mint)
+    faucet = readKeypair(localnetFiles(t.dataDir).faucet)
   })
 
-  const send = (instructions: TransactionInstruction[], signers: Keypair[]) =>
-    sendInstructions(t, instructions, signers)
+  // ---------------------------------------------------------------------------------------------------------
+  // Sending and expectations
 
-  /** A keypair with SOL and `tokens` base units in its associated token account. */
-  function account(tokens = 1n): {keypair: Keypair; tokens: PublicKey} {
-    const keypair = Keypair.generate()
-    t.ln.node.fund(keypair.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL), tokens})
-    return {keypair, tokens: getAssociatedTokenAddressSync(t.mint, keypair.publicKey, true)}
+  async function send(attempt: Attempt) {
+    const required = new Set(attempt.ix.keys.filter((k) => k.isSigner).map((k) => k.pubkey.toBase58()))
+    const feePayer = attempt.signers[0]!
+    required.add(feePayer.publicKey.toBase58())
+    const tx = new Transaction({feePayer: feePayer.publicKey, ...t.ln.node.chain.latestBlockhash()}).add(
+      ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}),
+      attempt.ix,
+    )
+    const seen = new Set<string>()
+    tx.sign(
+      ...attempt.signers.filter((s) => {
+        const key = s.publicKey.toBase58()
+        if (!required.has(key) || seen.has(key)) return false
+        seen.add(key)
+        return true
+      }),
+    )
+    return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
   }
 
-  const balance = async (tokenAccount: PublicKey) => (await getAccount(t.connection, tokenAccount)).amount
-  const market = async () => decodeMarketAccount((await t.connection.getAccountInfo(t.market))!.data)
-  const job = async (key: PublicKey) => decodeJobAccount((await t.connection.getAccountInfo(key))!.data)
-
-  function listIx(
-    payer: {keypair: Keypair; tokens: PublicKey},
-    jobKey: Keypair,
-    run: Keypair,
-    timeout = 3600n,
-    authority = payer.keypair.publicKey,
-  ) {
-    return listInstruction({
-      programId: t.programId,
-      market: t.market,
-      mint: t.mint,
-      payer: payer.keypair.publicKey,
-      job: jobKey.publicKey,
-      run: run.publicKey,
-      timeout,
-      authority,
-    })
-  }
-
-  async function list(payer = account(10_000_000n), timeout = 3600n): Promise<{payer: typeof payer; job: Keypair}> {
-    const jobKey = Keypair.generate()
-    const run = Keypair.generate()
-    const answer = await send([listIx(payer, jobKey, run, timeout)], [payer.keypair, jobKey, run])
+  async function ok(attempt: Attempt): Promise<void> {
+    const answer = await send(attempt)
     assert.equal(answer.error, undefined, JSON.stringify(answer.error))
-    return {payer, job: jobKey}
   }
 
-  const workIx = (node: Keypair, run: Keypair) => workInstruction(t, node.publicKey, run.publicKey)
-
-  /** Lets nodes take the jobs earlier tests left queued, so the next `list` or `work` starts from an empty queue. */
-  async function drainQueue() {
-    while ((await market()).queueType === QueueType.JOB) {
-      const node = account()
-      const run = Keypair.generate()
-      assert.equal((await send([workIx(node.keypair, run)], [node.keypair, run])).error, undefined)
+  async function refused(attempt: Attempt, expected: Expected): Promise<void> {
+    const touched = attempt.ix.keys.map((k) => k.pubkey)
+    const before = touched.map((k) => t.ln.node.chain.account(k))
+    const answer = await send(attempt)
+    assert.equal(answer.error?.code, -32002, JSON.stringify(answer))
+    const {err, logs} = answer.error!.data!
+    if (typeof expected === 'string') {
+      assert.deepEqual(err, {InstructionError: [1, expected]})
+    } else if ('cpi' in expected) {
+      assert.deepEqual(err, {InstructionError: [1, {Custom: expected.cpi}]})
+    } else {
+      assert.deepEqual(err, {InstructionError: [1, {Custom: expected.code}]}, logs.join('\n'))
+      const line = `Error Code: ${expected.name}. Error Number: ${expected.code}. Error Message: ${expected.message}.`
+      assert.ok(
+        logs.some((l) => l.includes(line)),
+        `logs name the error ${expected.name}:\n${logs.join('\n')}`,
+      )
     }
+    const after = touched.map((k) => t.ln.node.chain.account(k))
+    assert.deepEqual(after, before, 'a refused transaction changes nothing')
   }
 
-  async function runsOf(jobKey: PublicKey) {
-    const runs = await t.connection.getProgramAccounts(t.programId, {
-      filters: [{dataSize: RUN_ACCOUNT_SIZE}, {memcmp: {offset: 8, bytes: jobKey.toBase58()}}],
-    })
-    return runs.map((r) => ({pubkey: r.pubkey, ...decodeRunAccount(r.account.data)}))
+  /** Replaces the account passed under `name` (and/or its flags). */
+  function set(
+    attempt: Attempt,
+    name: string,
+    key?: PublicKey,
+    flags: {signer?: boolean; writable?: boolean} = {},
+  ): Attempt {
+    const ixName = nameOf(attempt.ix)
+    const index = instructionAccountSpecs(ixName).findIndex(([account]) => account === name)
+    assert.ok(index >= 0, `${ixName} has no account ${name}`)
+    const meta = attempt.ix.keys[index]!
+    if (key) meta.pubkey = key
+    if (flags.signer !== undefined) meta.isSigner = flags.signer
+    if (flags.writable !== undefined) meta.isWritable = flags.writable
+    return attempt
   }
 
-  it('opened a default market with the reference layout, open to any node', async () => {
-    const info = (await t.connection.getAccountInfo(t.market))!
-    assert.ok(info.owner.equals(t.programId))
-    assert.deepEqual(info.data.subarray(0, 8), accountDiscriminator('MarketAccount'))
-    const m = await market()
-    assert.equal(m.jobTimeout, 7200n)
-    assert.equal(m.jobPrice, PRICE)
-    assert.ok(m.vault.equals(vault))
-    assert.ok(m.nodeAccessKey.equals(SystemProgram.programId))
-    const vaultAccount = await getAccount(t.connection, vault)
-    assert.ok(vaultAccount.mint.equals(t.mint) && vaultAccount.owner.equals(vault))
-  })
+  const names = new Map<string, JobsInstructionName>()
+  function nameOf(ix: TransactionInstruction): JobsInstructionName {
+    return names.get(ix.data.subarray(0, 8).toString('hex'))!
+  }
 
-  it('list: creates the job, deposits price × timeout into the vault and queues the job', async () => {
-    const vaultBefore = await balance(vault)
-    const {payer, job: jobKey} = await list(account(10_000_000n), 3600n)
-    const info = await t.connection.getAccountInfo(jobKey.publicKey)
-    assert.equal(info?.data.length, JOB_ACCOUNT_SIZE)
-    assert.deepEqual(info?.data.subarray(0, 8), accountDiscriminator('JobAccount'))
-    const j = await job(jobKey.publicKey)
-    assert.equal(j.state, JobState.QUEUED)
-    assert.equal(j.price, PRICE)
-    assert.equal(j.timeout, 3600n)
-    assert.ok(
-      j.payer.equals(payer.keypair.publicKey) && j.project.equals(payer.keypair.publicKey) && j.market.equals(t.market),
-    )
-    assert.deepEqual(j.ipfsJob, ipfsHashToBytes(JOB_CID))
-    assert.equal(await balance(vault), vaultBefore + PRICE * 3600n)
-    assert.equal(await balance(payer.tokens), 10_000_000n - PRICE * 3600n)
-    const m = await market()
-    assert.equal(m.queueType, QueueType.JOB)
-    assert.ok(m.queue.some((k) => k.equals(jobKey.publicKey)))
-    // with no node waiting, the run account is not kept
-    assert.deepEqual(await runsOf(jobKey.publicKey), [])
-    const byPayer = await t.connection.getProgramAccounts(t.programId, {
-      filters: [
-        {dataSize: JOB_ACCOUNT_SIZE},
-        {memcmp: {offset: 8 + 32 * 4, bytes: payer.keypair.publicKey.toBase58()}},
-      ],
-    })
-    assert.deepEqual(
-      byPayer.map((a) => a.pubkey.toBase58()),
-      [jobKey.publicKey.toBase58()],
-    )
-  })
+  function ix<N extends JobsInstructionName>(
+    name: N,
+    accounts: Parameters<typeof jobsInstruction<N>>[2],
+    args: Parameters<typeof jobsInstruction<N>>[3],
+    signers: Keypair[],
+  ): Attempt {
+    const built = jobsInstruction(t.programId, name, accounts, args)
+    names.set(built.data.subarray(0, 8).toString('hex'), name)
+    return {ix: built, signers}
+  }
 
-  it("list without the payer's signature fails (AccountNotSigner) and moves nothing", async () => {
-    const payer = account(10_000_000n)
-    const authority = Keypair.generate()
-    t.ln.node.fund(authority.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
-    const jobKey = Keypair.generate()
-    const run = Keypair.generate()
-    const ix = listIx(payer, jobKey, run, 3600n, authority.publicKey)
-    ix.keys[5]!.isSigner = false // payer
-    const vaultBefore = await balance(vault)
-    const lamportsBefore = await t.connection.getBalance(payer.keypair.publicKey)
-    const answer = await send([ix], [authority, jobKey, run])
-    assert.equal(answer.error?.code, -32002)
-    assert.deepEqual(answer.error?.data?.err, {InstructionError: [1, {Custom: 3010}]})
-    assert.equal(await balance(vault), vaultBefore)
-    assert.equal(await balance(payer.tokens), 10_000_000n)
-    assert.equal(await t.connection.getBalance(payer.keypair.publicKey), lamportsBefore)
-    assert.equal(await t.connection.getAccountInfo(jobKey.publicKey), null)
-  })
+  // ---------------------------------------------------------------------------------------------------------
+  // World
 
-  it("list with too few tokens fails with the token program's insufficient funds and moves nothing", async () => {
-    const payer = account(PRICE * 3600n - 1n)
-    const jobKey = Keypair.generate()
-    const run = Keypair.generate()
-    const vaultBefore = await balance(vault)
-    const lamportsBefore = await t.connection.getBalance(payer.keypair.publicKey)
-    const answer = await send([listIx(payer, jobKey, run)], [payer.keypair, jobKey, run])
-    assert.deepEqual(answer.error?.data?.err, {InstructionError: [1, {Custom: 1}]})
-    assert.match(answer.error!.message, /custom program error: 0x1$/)
-    assert.equal(await balance(vault), vaultBefore)
-    assert.equal(await balance(payer.tokens), PRICE * 3600n - 1n)
-    assert.equal(await t.connection.getBalance(payer.keypair.publicKey), lamportsBefore, 'not even rent or the fee')
-    assert.equal(await t.connection.getAccountInfo(jobKey.publicKey), null)
-  })
+  function party(tokens = 10_000_000n): Party {
+    const kp = Keypair.generate()
+    t.ln.node.fund(kp.publicKey, {lamports: BigInt(10 * LAMPORTS_PER_SOL), tokens})
+    t.ln.node.stake(kp.publicKey)
+    return {kp, key: kp.publicKey, ata: getAssociatedTokenAddressSync(t.mint, kp.publicKey, true)}
+  }
 
-  it('work then finish: the node takes the queued job, is paid for its time, the payer gets the rest back', async () => {
-    await drainQueue()
-    const {payer, job: jobKey} = await list(account(10_000_000n), 3600n)
-    const node = account()
-    const run = Keypair.generate()
-    assert.equal((await send([workIx(node.keypair, run)], [node.keypair, run])).error, undefined)
-    const [started] = await runsOf(jobKey.publicKey)
-    assert.ok(started?.pubkey.equals(run.publicKey) && started.node.equals(node.keypair.publicKey))
-    assert.equal((await market()).queueType, QueueType.EMPTY)
+  const rewards = () => localnetRewardsAccounts(t.mint)
 
-    const vaultBefore = await balance(vault)
-    const finish = jobsInstruction(
-      t.programId,
-      'finish',
+  function openIx(
+    authority: Party,
+    market: Keypair,
+    args: Partial<Parameters<typeof jobsInstruction<'open'>>[3]> = {},
+  ) {
+    return ix(
+      'open',
       {
-        job: jobKey.publicKey,
-        run: run.publicKey,
-        market: t.market,
-        vault,
-        deposit: payer.tokens,
-        user: node.tokens,
-        payerJob: payer.keypair.publicKey,
-        payerRun: node.keypair.publicKey,
-        authority: node.keypair.publicKey,
+        mint: t.mint,
+        market: market.publicKey,
+        vault: findVaultAddress(t.programId, market.publicKey, t.mint)[0],
+        authority: authority.key,
+        accessKey: SystemProgram.programId,
+        rent: SYSVAR_RENT_PUBKEY,
+        systemProgram: SystemProgram.programId,
         tokenProgram: TOKEN_PROGRAM_ID,
       },
-      {ipfsResult: ipfsHashToBytes(RESULT)},
+      {jobExpiration: 86_400n, jobPrice: PRICE, jobTimeout: 7200n, jobType: 0, nodeXnosMinimum: 0n, ...args},
+      [authority.kp, market],
     )
-    assert.equal((await send([finish], [node.keypair])).error, undefined)
-    const done = await job(jobKey.publicKey)
-    assert.equal(done.state, JobState.DONE)
-    assert.ok(done.node.equals(node.keypair.publicKey))
-    assert.deepEqual(done.ipfsResult, ipfsHashToBytes(RESULT))
-    const earned = (await balance(node.tokens)) - 1n
-    assert.equal(earned, PRICE * (done.timeEnd - done.timeStart))
-    assert.equal((await balance(payer.tokens)) + earned, 10_000_000n, 'the deposit is split between node and payer')
-    assert.equal(await balance(vault), vaultBefore - PRICE * 3600n)
-    assert.deepEqual(await runsOf(jobKey.publicKey), [])
-    // finishing twice is refused: the run is gone
-    const again = await send([finish], [node.keypair])
-    assert.deepEqual(again.error?.data?.err, {InstructionError: [1, {Custom: 3012}]})
-  })
+  }
 
-  it('a waiting node gets the next listed job at once; stop takes a node out of the queue', async () => {
-    await drainQueue()
-    const node = account()
-    const run = Keypair.generate()
-    assert.equal((await send([workIx(node.keypair, run)], [node.keypair, run])).error, undefined)
-    let m = await market()
-    assert.equal(m.queueType, QueueType.NODE)
-    const twice = Keypair.generate()
-    assert.deepEqual((await send([workIx(node.keypair, twice)], [node.keypair, twice])).error?.data?.err, {
-      InstructionError: [1, {Custom: 6014}],
-    })
+  /** A market of its own for each case, so no case sees another's queue. */
+  async function market(
+    args: Partial<Parameters<typeof jobsInstruction<'open'>>[3]> = {},
+    accessKey?: PublicKey,
+  ): Promise<Market> {
+    const authority = party()
+    const keypair = Keypair.generate()
+    const attempt = openIx(authority, keypair, args)
+    if (accessKey) set(attempt, 'accessKey', accessKey)
+    await ok(attempt)
+    return {key: keypair.publicKey, vault: findVaultAddress(t.programId, keypair.publicKey, t.mint)[0], authority}
+  }
 
-    const {job: jobKey} = await list()
-    const [started] = await runsOf(jobKey.publicKey)
-    assert.ok(started?.node.equals(node.keypair.publicKey))
-    assert.equal((await market()).queueType, QueueType.EMPTY)
-
-    const other = account()
-    const run2 = Keypair.generate()
-    assert.equal((await send([workIx(other.keypair, run2)], [other.keypair, run2])).error, undefined)
-    const stop = jobsInstruction(
-      t.programId,
-      'stop',
-      {market: t.market, node: other.keypair.publicKey, authority: other.keypair.publicKey},
-      {},
-    )
-    assert.equal((await send([stop], [other.keypair])).error, undefined)
-    m = await market()
-    assert.equal(m.queueType, QueueType.EMPTY)
-    assert.deepEqual((await send([stop], [other.keypair])).error?.data?.err, {InstructionError: [1, {Custom: 6011}]})
-  })
-
-  it('delist refunds the deposit and closes the job; only the project may delist', async () => {
-    const {payer, job: jobKey} = await list(account(10_000_000n), 1000n)
-    const delistIx = (authority: Keypair) =>
-      jobsInstruction(
-        t.programId,
-        'delist',
-        {
-          job: jobKey.publicKey,
-          market: t.market,
-          deposit: payer.tokens,
-          payer: payer.keypair.publicKey,
-          vault,
-          tokenProgram: TOKEN_PROGRAM_ID,
-          authority: authority.publicKey,
-        },
-        {},
-      )
-    const stranger = account()
-    assert.deepEqual((await send([delistIx(stranger.keypair)], [stranger.keypair])).error?.data?.err, {
-      InstructionError: [1, {Custom: 6007}],
-    })
-    assert.equal((await send([delistIx(payer.keypair)], [payer.keypair])).error, undefined)
-    assert.equal(await balance(payer.tokens), 10_000_000n)
-    assert.equal(await t.connection.getAccountInfo(jobKey.publicKey), null)
-    assert.ok(!(await market()).queue.some((k) => k.equals(jobKey.publicKey)))
-  })
-
-  it('extend takes the extra deposit and refuses a timeout that is not larger', async () => {
-    const {payer, job: jobKey} = await list(account(10_000_000n), 1000n)
-    const extendIx = (timeout: bigint) =>
-      jobsInstruction(
-        t.programId,
-        'extend',
-        {
-          job: jobKey.publicKey,
-          market: t.market,
-          user: payer.tokens,
-          vault,
-          rewardsReflection: anyKey(),
-          rewardsVault: anyKey(),
-          authority: payer.keypair.publicKey,
-          payer: payer.keypair.publicKey,
-          rewardsProgram: anyKey(),
-          tokenProgram: TOKEN_PROGRAM_ID,
-        },
-        {timeout},
-      )
-    assert.equal((await send([extendIx(1500n)], [payer.keypair])).error, undefined)
-    assert.equal((await job(jobKey.publicKey)).timeout, 1500n)
-    assert.equal(await balance(payer.tokens), 10_000_000n - PRICE * 1500n)
-    assert.deepEqual((await send([extendIx(1500n)], [payer.keypair])).error?.data?.err, {
-      InstructionError: [1, {Custom: 6008}],
-    })
-  })
-
-  it('end stops a running job; quit hands a job back, and another node can claim it', async () => {
-    await drainQueue()
-    const node = account()
-    const run = Keypair.generate()
-    await send([workIx(node.keypair, run)], [node.keypair, run])
-    const {payer, job: jobKey} = await list(account(10_000_000n), 2000n)
-    // the node was waiting: `list` started the job on it, in the run account the poster passed
-    const [running] = await runsOf(jobKey.publicKey)
-    assert.ok(running && running.node.equals(node.keypair.publicKey))
-
-    // the run's rent goes back to whoever paid it: here the poster
-    const quit = jobsInstruction(
-      t.programId,
-      'quit',
-      {job: jobKey.publicKey, run: running.pubkey, payer: payer.keypair.publicKey, authority: node.keypair.publicKey},
-      {},
-    )
-    assert.equal((await send([quit], [node.keypair])).error, undefined)
-    assert.deepEqual(await runsOf(jobKey.publicKey), [])
-    assert.equal((await job(jobKey.publicKey)).state, JobState.QUEUED)
-
-    const other = account()
-    const run2 = Keypair.generate()
-    const claim = jobsInstruction(
-      t.programId,
-      'claim',
+  function listIx(
+    m: Market,
+    poster: Party,
+    job = Keypair.generate(),
+    run = Keypair.generate(),
+    timeout = 3600n,
+    project = poster,
+  ) {
+    return ix(
+      'list',
       {
-        job: jobKey.publicKey,
-        run: run2.publicKey,
-        market: t.market,
-        stake: anyKey(),
-        nft: anyKey(),
-        metadata: anyKey(),
-        payer: other.keypair.publicKey,
-        authority: other.keypair.publicKey,
+        job: job.publicKey,
+        market: m.key,
+        run: run.publicKey,
+        user: poster.ata,
+        vault: m.vault,
+        payer: poster.key,
+        ...rewards(),
+        authority: project.key,
+        tokenProgram: TOKEN_PROGRAM_ID,
+        systemProgram: SystemProgram.programId,
+      },
+      {ipfsJob: ipfsHashToBytes(JOB_CID), timeout},
+      [poster.kp, job, run, project.kp],
+    )
+  }
+
+  function workIx(m: Market, node: Party, run = Keypair.generate()) {
+    return ix(
+      'work',
+      {
+        run: run.publicKey,
+        market: m.key,
+        payer: node.key,
+        stake: findStakeAddress(t.mint, node.key),
+        nft: node.ata,
+        metadata: SystemProgram.programId,
+        authority: node.key,
         systemProgram: SystemProgram.programId,
       },
       {},
+      [node.kp, run],
     )
-    assert.equal((await send([claim], [other.keypair, run2])).error, undefined)
-    assert.ok((await runsOf(jobKey.publicKey))[0]?.node.equals(other.keypair.publicKey))
+  }
 
-    const end = jobsInstruction(
-      t.programId,
+  async function listed(m: Market, poster = party(), timeout = 3600n) {
+    const job = Keypair.generate()
+    await ok(listIx(m, poster, job, Keypair.generate(), timeout))
+    return {job: job.publicKey, poster}
+  }
+
+  /** A job running on a node: listed, then taken with `work`. */
+  async function running(m: Market, timeout = 3600n) {
+    const {job, poster} = await listed(m, party(), timeout)
+    const node = party(1n)
+    const run = Keypair.generate()
+    await ok(workIx(m, node, run))
+    return {job, poster, node, run: run.publicKey}
+  }
+
+  function finishIx(m: Market, r: Awaited<ReturnType<typeof running>>, result = ipfsHashToBytes(RESULT)) {
+    return ix(
+      'finish',
+      {
+        job: r.job,
+        run: r.run,
+        market: m.key,
+        vault: m.vault,
+        deposit: r.poster.ata,
+        user: r.node.ata,
+        payerRun: r.node.key,
+        payerJob: r.poster.key,
+        authority: r.node.key,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {ipfsResult: result},
+      [r.node.kp],
+    )
+  }
+
+  function endIx(m: Market, r: Awaited<ReturnType<typeof running>>) {
+    return ix(
       'end',
       {
-        job: jobKey.publicKey,
-        market: t.market,
-        run: run2.publicKey,
-        deposit: payer.tokens,
-        user: other.tokens,
-        vault,
-        payer: other.keypair.publicKey,
-        authority: payer.keypair.publicKey,
+        job: r.job,
+        market: m.key,
+        run: r.run,
+        deposit: r.poster.ata,
+        user: r.node.ata,
+        vault: m.vault,
+        payer: r.node.key,
+        authority: r.poster.key,
         tokenProgram: TOKEN_PROGRAM_ID,
       },
       {},
+      [r.poster.kp],
     )
-    assert.equal((await send([end], [payer.keypair])).error, undefined)
-    const stopped = await job(jobKey.publicKey)
-    assert.equal(stopped.state, JobState.STOPPED)
-    assert.equal((await balance(payer.tokens)) + (await balance(other.tokens)) - 1n, 10_000_000n)
-    assert.deepEqual(await runsOf(jobKey.publicKey), [])
+  }
+
+  function quitIx(r: Awaited<ReturnType<typeof running>>) {
+    return ix('quit', {job: r.job, run: r.run, payer: r.node.key, authority: r.node.key}, {}, [r.node.kp])
+  }
+
+  async function stopped(m: Market) {
+    const r = await running(m)
+    await ok(quitIx(r))
+    return r
+  }
+
+  function claimIx(m: Market, job: PublicKey, node: Party, run = Keypair.generate()) {
+    return ix(
+      'claim',
+      {
+        job,
+        run: run.publicKey,
+        market: m.key,
+        stake: findStakeAddress(t.mint, node.key),
+        nft: node.ata,
+        metadata: SystemProgram.programId,
+        payer: node.key,
+        authority: node.key,
+        systemProgram: SystemProgram.programId,
+      },
+      {},
+      [node.kp, run],
+    )
+  }
+
+  const account = (key: PublicKey) => t.ln.node.chain.account(key)
+  const job = (key: PublicKey) => decodeJobAccount(account(key)!.data)
+  const marketOf = (key: PublicKey) => decodeMarketAccount(account(key)!.data)
+  const tokens = async (key: PublicKey) => (await getAccount(t.connection, key)).amount
+  const runsOf = (jobKey: PublicKey) =>
+    t.ln.node.chain
+      .programAccounts(t.programId)
+      .filter(
+        ({account: a}) =>
+          RUN_ACCOUNT_DISCRIMINATOR.equals(a.data.subarray(0, 8)) && decodeRunAccount(a.data).job.equals(jobKey),
+      )
+      .map(({pubkey, account: a}) => ({pubkey, size: a.data.length, ...decodeRunAccount(a.data)}))
+
+  /** A token account of another mint, for the mint checks. */
+  async function otherMintAccount(owner: Party): Promise<PublicKey> {
+    const mint = await createMint(t.connection, owner.kp, owner.key, null, 0)
+    return (await getOrCreateAssociatedTokenAccount(t.connection, owner.kp, mint, owner.key)).address
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // The table
+
+  interface Rule {
+    rule: string
+    error: Expected
+    /** Breaks exactly this rule (the setup keeps every other). */
+    attempt: () => Promise<Attempt>
+  }
+
+  function rules(instruction: string, table: Rule[], keeps: () => Promise<void>): void {
+    describe(instruction, () => {
+      for (const {rule, error, attempt} of table) {
+        const label = typeof error === 'string' ? error : 'cpi' in error ? `custom ${error.cpi}` : error.name
+        it(`refuses: ${rule} -> ${label}`, async () => refused(await attempt(), error))
+      }
+      it('keeps every rule: succeeds with the effects of the reference', keeps)
+    })
+  }
+
+  rules(
+    'open',
+    [
+      {
+        rule: 'mint is not the program token',
+        error: NosanaError.InvalidMint,
+        attempt: async () => {
+          const authority = party()
+          const mint = await createMint(t.connection, authority.kp, authority.key, null, 6)
+          const m = Keypair.generate()
+          const attempt = openIx(authority, m)
+          set(attempt, 'mint', mint)
+          return set(attempt, 'vault', findVaultAddress(t.programId, m.publicKey, mint)[0])
+        },
+      },
+      {
+        rule: 'vault is not the PDA [market, mint]',
+        error: AnchorError.ConstraintSeeds,
+        attempt: async () => set(openIx(party(), Keypair.generate()), 'vault', Keypair.generate().publicKey),
+      },
+      {
+        // The market's creation (System CPI, paid by the authority) comes before the `mut` check.
+        rule: 'authority not writable',
+        error: 'PrivilegeEscalation',
+        attempt: async () => {
+          const authority = party()
+          const m = Keypair.generate()
+          // Another fee payer, so the authority can be read-only in the transaction.
+          const attempt = openIx(authority, m)
+          attempt.signers.unshift(party().kp)
+          return set(attempt, 'authority', undefined, {writable: false})
+        },
+      },
+      {
+        rule: 'rent is not the Rent sysvar',
+        error: AnchorError.AccountSysvarMismatch,
+        attempt: async () => set(openIx(party(), Keypair.generate()), 'rent', SystemProgram.programId),
+      },
+      {
+        rule: 'system program is another account',
+        error: AnchorError.InvalidProgramId,
+        attempt: async () => set(openIx(party(), Keypair.generate()), 'systemProgram', TOKEN_PROGRAM_ID),
+      },
+      {
+        rule: 'token program is not SPL Token',
+        error: AnchorError.InvalidProgramId,
+        attempt: async () => set(openIx(party(), Keypair.generate()), 'tokenProgram', SystemProgram.programId),
+      },
+      {
+        rule: 'authority does not sign',
+        error: AnchorError.AccountNotSigner,
+        attempt: async () => {
+          const attempt = openIx(party(), Keypair.generate())
+          attempt.signers.unshift(party().kp)
+          return set(attempt, 'authority', undefined, {signer: false})
+        },
+      },
+      {
+        rule: 'an account is missing',
+        error: AnchorError.AccountNotEnoughKeys,
+        attempt: async () => {
+          const attempt = openIx(party(), Keypair.generate())
+          attempt.ix.keys.pop()
+          return attempt
+        },
+      },
+      {
+        rule: 'arguments cut short',
+        error: AnchorError.InstructionDidNotDeserialize,
+        attempt: async () => {
+          const attempt = openIx(party(), Keypair.generate())
+          attempt.ix.data = attempt.ix.data.subarray(0, 20)
+          return attempt
+        },
+      },
+      {
+        rule: 'unknown instruction discriminator',
+        error: AnchorError.InstructionFallbackNotFound,
+        attempt: async () => {
+          const attempt = openIx(party(), Keypair.generate())
+          attempt.ix.data = Buffer.concat([Buffer.alloc(8, 7), attempt.ix.data.subarray(8)])
+          return attempt
+        },
+      },
+      {
+        rule: 'market account already in use',
+        error: {cpi: 0},
+        attempt: async () => {
+          const authority = party()
+          const m = Keypair.generate()
+          await ok(openIx(authority, m))
+          return openIx(authority, m)
+        },
+      },
+    ],
+    async () => {
+      const authority = party()
+      const m = Keypair.generate()
+      await ok(openIx(authority, m, {jobType: 9}))
+      const info = account(m.publicKey)!
+      assert.equal(info.data.length, 10_224, 'allocated as on chain: 8 + 168 + 314 x 32')
+      assert.equal(info.lamports, t.ln.node.chain.rentExempt(10_224))
+      assert.deepEqual(info.data.subarray(0, 8), accountDiscriminator('MarketAccount'))
+      const decoded = marketOf(m.publicKey)
+      assert.equal(decoded.jobType, 255, 'an unknown job type is stored as 255')
+      assert.equal(decoded.queueType, QueueType.EMPTY)
+      assert.ok(decoded.authority.equals(authority.key))
+      const vault = await getAccount(t.connection, decoded.vault)
+      assert.ok(vault.mint.equals(t.mint) && vault.owner.equals(decoded.vault))
+    },
+  )
+
+  function updateIx(m: Market, signer: Party, jobType = 7) {
+    return ix(
+      'update',
+      {market: m.key, accessKey: SystemProgram.programId, authority: signer.key},
+      {jobExpiration: 10n, jobPrice: 5n, jobType, nodeStakeMinimum: 3n, jobTimeout: 60n},
+      [signer.kp],
+    )
+  }
+
+  rules(
+    'update',
+    [
+      {
+        rule: 'signer is not the market authority',
+        error: NosanaError.Unauthorized,
+        attempt: async () => updateIx(await market(), party()),
+      },
+      {
+        rule: 'market not writable',
+        error: AnchorError.ConstraintMut,
+        attempt: async () => {
+          const m = await market()
+          return set(updateIx(m, m.authority), 'market', undefined, {writable: false})
+        },
+      },
+      {
+        rule: 'market is a job account',
+        error: AnchorError.AccountDiscriminatorMismatch,
+        attempt: async () => {
+          const m = await market()
+          return set(updateIx(m, m.authority), 'market', (await listed(m)).job)
+        },
+      },
+      {
+        rule: 'market is owned by another program',
+        error: AnchorError.AccountOwnedByWrongProgram,
+        attempt: async () => {
+          const m = await market()
+          return set(updateIx(m, m.authority), 'market', m.vault)
+        },
+      },
+      {
+        rule: 'market does not exist',
+        error: AnchorError.AccountNotInitialized,
+        attempt: async () => {
+          const m = await market()
+          return set(updateIx(m, m.authority), 'market', Keypair.generate().publicKey)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      await ok(updateIx(m, m.authority))
+      const decoded = marketOf(m.key)
+      assert.equal(decoded.jobType, 7, 'update stores the job type as given')
+      assert.equal(decoded.jobPrice, 5n)
+      assert.equal(decoded.nodeXnosMinimum, 3n)
+    },
+  )
+
+  function closeIx(m: Market, signer: Party | Keypair, user: PublicKey, admin = false) {
+    const kp = signer instanceof Keypair ? signer : signer.kp
+    return ix(
+      admin ? 'closeAdmin' : 'close',
+      {market: m.key, vault: m.vault, user, authority: kp.publicKey, tokenProgram: TOKEN_PROGRAM_ID},
+      {},
+      [kp],
+    )
+  }
+
+  rules(
+    'close',
+    [
+      {
+        rule: 'signer is not the market authority',
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const stranger = party()
+          return closeIx(await market(), stranger, stranger.ata)
+        },
+      },
+      {
+        rule: 'vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          const other = await market()
+          return set(closeIx(m, m.authority, m.authority.ata), 'vault', other.vault)
+        },
+      },
+      {
+        rule: 'user is the vault (duplicate mutable account)',
+        error: AnchorError.ConstraintDuplicateMutableAccount,
+        attempt: async () => {
+          const m = await market()
+          return closeIx(m, m.authority, m.vault)
+        },
+      },
+      {
+        rule: 'user not writable',
+        error: AnchorError.ConstraintMut,
+        attempt: async () => {
+          const m = await market()
+          return set(closeIx(m, m.authority, m.authority.ata), 'user', undefined, {writable: false})
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      await listed(m)
+      const before = await tokens(m.authority.ata)
+      await ok(closeIx(m, m.authority, m.authority.ata))
+      assert.equal(await tokens(m.authority.ata), before + PRICE * 3600n, 'the whole vault goes to user')
+      assert.equal(account(m.key), null)
+      assert.equal(account(m.vault), null)
+    },
+  )
+
+  rules(
+    'closeAdmin',
+    [
+      {
+        rule: 'signer is not the market admin',
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          return closeIx(m, m.authority, m.authority.ata, true)
+        },
+      },
+      {
+        rule: 'vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          const other = await market()
+          t.ln.node.fund(faucet.publicKey, {tokens: 1n})
+          const attempt = closeIx(m, faucet, getAssociatedTokenAddressSync(t.mint, faucet.publicKey, true), true)
+          return set(attempt, 'vault', other.vault)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      await ok(closeIx(m, faucet, m.authority.ata, true))
+      assert.equal(account(m.key), null)
+    },
+  )
+
+  rules(
+    'list',
+    [
+      {
+        rule: 'vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => set(listIx(await market(), party()), 'vault', (await market()).vault),
+      },
+      {
+        rule: 'run does not sign',
+        error: NosanaError.MissingSignature,
+        attempt: async () => set(listIx(await market(), party()), 'run', undefined, {signer: false}),
+      },
+      {
+        rule: 'run holds lamports',
+        error: NosanaError.LamportsNonNull,
+        attempt: async () => {
+          const run = Keypair.generate()
+          t.ln.node.fund(run.publicKey, {lamports: 1_000_000n})
+          return listIx(await market(), party(), Keypair.generate(), run)
+        },
+      },
+      {
+        rule: 'run not writable',
+        error: AnchorError.ConstraintMut,
+        attempt: async () => set(listIx(await market(), party()), 'run', undefined, {writable: false}),
+      },
+      {
+        rule: "user is not the payer's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => set(listIx(await market(), party()), 'user', party().ata),
+      },
+      {
+        // Signer and writable flags belong to an account, not a position: the payer must be another key.
+        rule: 'payer does not sign',
+        error: AnchorError.AccountNotSigner,
+        attempt: async () => {
+          const project = party()
+          const attempt = listIx(await market(), party(), Keypair.generate(), Keypair.generate(), 3600n, project)
+          attempt.signers.unshift(project.kp)
+          return set(attempt, 'payer', undefined, {signer: false})
+        },
+      },
+      {
+        rule: 'authority (project) does not sign',
+        error: AnchorError.AccountNotSigner,
+        attempt: async () => {
+          const poster = party()
+          const attempt = listIx(await market(), poster)
+          return set(attempt, 'authority', party().key, {signer: false})
+        },
+      },
+      {
+        rule: 'rewards reflection does not exist',
+        error: AnchorError.AccountNotInitialized,
+        attempt: async () => set(listIx(await market(), party()), 'rewardsReflection', Keypair.generate().publicKey),
+      },
+      {
+        rule: 'rewards reflection is owned by another program',
+        error: AnchorError.AccountOwnedByWrongProgram,
+        attempt: async () => set(listIx(await market(), party()), 'rewardsReflection', party().ata),
+      },
+      {
+        rule: 'rewards program is another program',
+        error: AnchorError.InvalidProgramId,
+        attempt: async () => set(listIx(await market(), party()), 'rewardsProgram', SystemProgram.programId),
+      },
+      {
+        rule: 'user is the vault (duplicate mutable account)',
+        error: AnchorError.ConstraintDuplicateMutableAccount,
+        attempt: async () => {
+          const m = await market({jobPrice: 0n})
+          return set(listIx(m, party()), 'user', m.vault)
+        },
+      },
+      {
+        rule: 'job key already in use',
+        error: {cpi: 0},
+        attempt: async () => {
+          const m = await market()
+          const poster = party()
+          const jobKey = Keypair.generate()
+          await ok(listIx(m, poster, jobKey))
+          return listIx(m, poster, jobKey)
+        },
+      },
+      {
+        rule: 'not enough tokens for the deposit',
+        error: {cpi: 1},
+        attempt: async () => listIx(await market(), party(PRICE * 3600n - 1n)),
+      },
+      {
+        rule: 'negative timeout on a priced market (overflow checks panic)',
+        error: 'ProgramFailedToComplete',
+        attempt: async () => listIx(await market(), party(), Keypair.generate(), Keypair.generate(), -1n),
+      },
+    ],
+    async () => {
+      const m = await market()
+      const poster = party()
+      const jobKey = Keypair.generate()
+      await ok(listIx(m, poster, jobKey))
+      const info = account(jobKey.publicKey)!
+      assert.equal(info.data.length, 240, 'allocated as on chain: 8 + 232')
+      assert.equal(info.lamports, t.ln.node.chain.rentExempt(240))
+      assert.ok(
+        info.data.subarray(8 + 225).every((b) => b === 0),
+        'the 7 bytes past the Borsh content are zero',
+      )
+      const j = job(jobKey.publicKey)
+      assert.equal(j.state, JobState.QUEUED)
+      assert.equal(j.price, PRICE)
+      assert.ok(j.payer.equals(poster.key) && j.project.equals(poster.key) && j.market.equals(m.key))
+      assert.equal(await tokens(m.vault), PRICE * 3600n)
+      assert.deepEqual(
+        marketOf(m.key).queue.map((k) => k.toBase58()),
+        [jobKey.publicKey.toBase58()],
+      )
+      // With a node waiting, `list` starts the job on it in the run account it was given (120 bytes).
+      const node = party(1n)
+      const again = await market()
+      await ok(workIx(again, node))
+      const second = Keypair.generate()
+      const run = Keypair.generate()
+      await ok(listIx(again, poster, second, run))
+      const [started] = runsOf(second.publicKey)
+      assert.ok(started && started.node.equals(node.key) && started.pubkey.equals(run.publicKey))
+      assert.equal(started.size, 120, 'allocated as on chain: 8 + 112')
+      assert.equal(marketOf(again.key).queueType, QueueType.EMPTY)
+      // A market of job type 255 queues nothing.
+      const unknown = await market({jobType: 200})
+      await ok(listIx(unknown, poster))
+      assert.deepEqual(marketOf(unknown.key).queue, [])
+    },
+  )
+
+  function assignIx(m: Market, poster: Party, node: PublicKey) {
+    const job = Keypair.generate()
+    const run = Keypair.generate()
+    return ix(
+      'assign',
+      {
+        job: job.publicKey,
+        market: m.key,
+        run: run.publicKey,
+        node,
+        user: poster.ata,
+        vault: m.vault,
+        payer: poster.key,
+        ...rewards(),
+        authority: poster.key,
+        tokenProgram: TOKEN_PROGRAM_ID,
+        systemProgram: SystemProgram.programId,
+      },
+      {ipfsJob: ipfsHashToBytes(JOB_CID), timeout: 100n},
+      [poster.kp, job, run],
+    )
+  }
+
+  rules(
+    'assign',
+    [
+      {
+        rule: 'the market queue does not hold nodes',
+        error: JobsError.MarketInWrongState,
+        attempt: async () => assignIx(await market(), party(), party().key),
+      },
+      {
+        rule: 'the node is not in the queue',
+        error: JobsError.NotInMarketQueue,
+        attempt: async () => {
+          const m = await market()
+          await ok(workIx(m, party(1n)))
+          return assignIx(m, party(), party().key)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const first = party(1n)
+      const second = party(1n)
+      await ok(workIx(m, first))
+      await ok(workIx(m, second))
+      const attempt = assignIx(m, party(), second.key)
+      await ok(attempt)
+      const jobKey = attempt.ix.keys[0]!.pubkey
+      assert.ok(runsOf(jobKey)[0]?.node.equals(second.key), 'the named node, not the first in the queue')
+      assert.deepEqual(
+        marketOf(m.key).queue.map((k) => k.toBase58()),
+        [first.key.toBase58()],
+      )
+    },
+  )
+
+  function delistIx(m: Market, jobKey: PublicKey, poster: Party, signer = poster) {
+    return ix(
+      'delist',
+      {
+        job: jobKey,
+        market: m.key,
+        deposit: poster.ata,
+        payer: poster.key,
+        vault: m.vault,
+        tokenProgram: TOKEN_PROGRAM_ID,
+        authority: signer.key,
+      },
+      {},
+      [signer.kp],
+    )
+  }
+
+  rules(
+    'delist',
+    [
+      {
+        rule: "payer is not the job's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return set(delistIx(m, j, poster), 'payer', party().key)
+        },
+      },
+      {
+        rule: "market is not the job's market",
+        error: JobsError.InvalidMarketAccount,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          const other = await market()
+          return set(set(delistIx(m, j, poster), 'market', other.key), 'vault', other.vault)
+        },
+      },
+      {
+        rule: "signer is not the job's project",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return delistIx(m, j, poster, party())
+        },
+      },
+      {
+        rule: 'the job is not queued (stopped)',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          const r = await stopped(m)
+          return delistIx(m, r.job, r.poster)
+        },
+      },
+      {
+        rule: 'the market queue does not hold jobs (the job was matched)',
+        error: JobsError.MarketInWrongState,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          return delistIx(m, r.job, r.poster)
+        },
+      },
+      {
+        rule: 'the job is not in the queue',
+        error: JobsError.NotInMarketQueue,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await listed(m)
+          return delistIx(m, r.job, r.poster)
+        },
+      },
+      {
+        rule: "deposit is not the payer's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return set(delistIx(m, j, poster), 'deposit', party().ata)
+        },
+      },
+      {
+        rule: 'authority not writable',
+        error: AnchorError.ConstraintMut,
+        attempt: async () => {
+          const m = await market()
+          const poster = party()
+          const project = party()
+          const jobKey = Keypair.generate()
+          await ok(listIx(m, poster, jobKey, Keypair.generate(), 3600n, project))
+          const attempt = delistIx(m, jobKey.publicKey, poster, project)
+          attempt.signers.unshift(party().kp)
+          return set(attempt, 'authority', undefined, {writable: false})
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const {job: j, poster} = await listed(m)
+      await ok(delistIx(m, j, poster))
+      assert.equal(await tokens(poster.ata), 10_000_000n, 'the whole deposit comes back')
+      assert.equal(account(j), null)
+      assert.equal(marketOf(m.key).queueType, QueueType.EMPTY)
+    },
+  )
+
+  function recoverIx(m: Market, r: Awaited<ReturnType<typeof running>>, signer = r.poster) {
+    return ix(
+      'recover',
+      {
+        job: r.job,
+        market: m.key,
+        vault: m.vault,
+        user: r.poster.ata,
+        payer: r.poster.key,
+        authority: signer.key,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {},
+      [signer.kp],
+    )
+  }
+
+  rules(
+    'recover',
+    [
+      {
+        rule: 'the job is not stopped',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          return recoverIx(m, await running(m))
+        },
+      },
+      {
+        rule: "signer is not the job's project",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          return recoverIx(m, await stopped(m), party())
+        },
+      },
+      {
+        rule: "payer is not the job's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          return set(recoverIx(m, await stopped(m)), 'payer', party().key)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await stopped(m)
+      await ok(recoverIx(m, r))
+      assert.equal(await tokens(r.poster.ata), 10_000_000n)
+      assert.equal(account(r.job), null)
+    },
+  )
+
+  function extendIx(m: Market, jobKey: PublicKey, poster: Party, timeout: bigint, payer = poster) {
+    return ix(
+      'extend',
+      {
+        job: jobKey,
+        market: m.key,
+        user: payer.ata,
+        vault: m.vault,
+        ...rewards(),
+        authority: poster.key,
+        payer: payer.key,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {timeout},
+      [poster.kp, payer.kp],
+    )
+  }
+
+  rules(
+    'extend',
+    [
+      {
+        rule: 'the new timeout is not larger',
+        error: JobsError.JobTimeoutNotGreater,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return extendIx(m, j, poster, 3600n)
+        },
+      },
+      {
+        rule: "payer is not the job's payer (priced job)",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return extendIx(m, j, poster, 4000n, party())
+        },
+      },
+      {
+        rule: "signer is not the job's project",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const {job: j} = await listed(m)
+          const stranger = party()
+          return extendIx(m, j, stranger, 4000n)
+        },
+      },
+      {
+        rule: 'the job is done',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(finishIx(m, r))
+          return extendIx(m, r.job, r.poster, 4000n)
+        },
+      },
+      {
+        rule: "user is not the payer's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          const {job: j, poster} = await listed(m)
+          return set(extendIx(m, j, poster, 4000n), 'user', party().ata)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      await ok(extendIx(m, r.job, r.poster, 4000n))
+      assert.equal(job(r.job).timeout, 4000n, 'a running job may be extended')
+      assert.equal(await tokens(r.poster.ata), 10_000_000n - PRICE * 4000n)
+    },
+  )
+
+  rules(
+    'end',
+    [
+      {
+        rule: "signer is not the job's project",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          const stranger = party()
+          return {...set(endIx(m, r), 'authority', stranger.key), signers: [stranger.kp]}
+        },
+      },
+      {
+        rule: "payer is not the run's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          return set(endIx(m, await running(m)), 'payer', party().key)
+        },
+      },
+      {
+        rule: 'the run belongs to another job',
+        error: JobsError.InvalidJobAccount,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          const other = await running(m)
+          return set(set(endIx(m, r), 'run', other.run), 'payer', other.node.key)
+        },
+      },
+      {
+        rule: "user is not the node's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          return set(endIx(m, await running(m)), 'user', party().ata)
+        },
+      },
+      {
+        rule: "deposit is not the job payer's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          return set(endIx(m, await running(m)), 'deposit', party().ata)
+        },
+      },
+      {
+        rule: 'authority not writable',
+        error: AnchorError.ConstraintMut,
+        attempt: async () => {
+          const m = await market()
+          const attempt = endIx(m, await running(m))
+          attempt.signers.unshift(party().kp)
+          return set(attempt, 'authority', undefined, {writable: false})
+        },
+      },
+      {
+        rule: 'the run is closed (ended twice)',
+        error: AnchorError.AccountNotInitialized,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(endIx(m, r))
+          return endIx(m, r)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      await ok(endIx(m, r))
+      const j = job(r.job)
+      assert.equal(j.state, JobState.DONE, 'end settles the job as Done')
+      assert.ok(j.node.equals(r.node.key))
+      assert.deepEqual(j.ipfsResult, ZERO32, 'without a result, which `complete` may add')
+      const paid = (await tokens(r.node.ata)) - 1n
+      assert.equal(paid, PRICE * (j.timeEnd - j.timeStart))
+      assert.equal((await tokens(r.poster.ata)) + paid, 10_000_000n)
+      assert.deepEqual(runsOf(r.job), [])
+    },
+  )
+
+  /** A market that admits only holders of an NFT of a verified collection. */
+  async function gatedMarket() {
+    const collection = Keypair.generate().publicKey
+    const m = await market({}, collection)
+    const node = party(1n)
+    const nftMint = await createMint(t.connection, node.kp, node.key, null, 0)
+    const nft = (await getOrCreateAssociatedTokenAccount(t.connection, node.kp, nftMint, node.key)).address
+    await mintTo(t.connection, node.kp, nftMint, nft, node.kp, 1)
+    return {m, node, nft, nftMint, collection}
+  }
+
+  /** MetadataV1 bytes with an optional collection. */
+  function metadata(mint: PublicKey, collection: PublicKey | null, verified = true): Buffer {
+    const parts = [
+      Buffer.from([4]),
+      Buffer.alloc(32),
+      mint.toBuffer(),
+      Buffer.alloc(12), // name, symbol, uri: empty strings
+      Buffer.alloc(2), // seller fee
+      Buffer.from([0, 0, 1, 0, 0]), // no creators, primary sale, mutable, no edition nonce, no token standard
+      collection ? Buffer.concat([Buffer.from([1, verified ? 1 : 0]), collection.toBuffer()]) : Buffer.from([0]),
+      Buffer.from([0]), // no uses
+    ]
+    return Buffer.concat(parts)
+  }
+
+  function writeMetadata(mint: PublicKey, data: Buffer): PublicKey {
+    const address = findMetadataAddress(mint)
+    t.ln.node.chain.setAccounts([
+      [
+        address,
+        {lamports: t.ln.node.chain.rentExempt(data.length), owner: SystemProgram.programId, data, executable: false},
+      ],
+    ])
+    return address
+  }
+
+  function gatedWork(g: Awaited<ReturnType<typeof gatedMarket>>, metadataKey: PublicKey, nft = g.nft) {
+    return set(set(workIx(g.m, g.node), 'nft', nft), 'metadata', metadataKey)
+  }
+
+  rules(
+    'work',
+    [
+      {
+        rule: 'the node is already in the queue',
+        error: JobsError.NodeAlreadyQueued,
+        attempt: async () => {
+          const m = await market()
+          const node = party(1n)
+          await ok(workIx(m, node))
+          return workIx(m, node)
+        },
+      },
+      {
+        rule: 'run holds lamports',
+        error: NosanaError.LamportsNonNull,
+        attempt: async () => {
+          const run = Keypair.generate()
+          t.ln.node.fund(run.publicKey, {lamports: 1_000_000n})
+          return workIx(await market(), party(1n), run)
+        },
+      },
+      {
+        rule: 'run does not sign',
+        error: NosanaError.MissingSignature,
+        attempt: async () => set(workIx(await market(), party(1n)), 'run', undefined, {signer: false}),
+      },
+      {
+        rule: 'the node has no stake account',
+        error: AnchorError.AccountNotInitialized,
+        attempt: async () => {
+          const node = party(1n)
+          return set(workIx(await market(), node), 'stake', Keypair.generate().publicKey)
+        },
+      },
+      {
+        rule: "the stake is another node's",
+        error: NosanaError.Unauthorized,
+        attempt: async () => set(workIx(await market(), party(1n)), 'stake', findStakeAddress(t.mint, party().key)),
+      },
+      {
+        rule: 'the stake is below the market minimum',
+        error: JobsError.NodeNotEnoughStake,
+        attempt: async () => workIx(await market({nodeXnosMinimum: 1000n}), party(1n)),
+      },
+      {
+        rule: "the stake account is not the node's stake PDA",
+        error: StakingError.InvalidStakeAccount,
+        attempt: async () => {
+          const node = party(1n)
+          const elsewhere = Keypair.generate().publicKey
+          const stake = account(findStakeAddress(t.mint, node.key))!
+          t.ln.node.chain.setAccounts([[elsewhere, stake]])
+          return set(workIx(await market(), node), 'stake', elsewhere)
+        },
+      },
+      {
+        rule: 'nft is not a token account (checked even without an access key)',
+        error: AnchorError.AccountOwnedByWrongProgram,
+        attempt: async () => {
+          const m = await market()
+          return set(workIx(m, party(1n)), 'nft', m.key)
+        },
+      },
+      {
+        rule: 'gated market: the NFT account is not the node’s',
+        error: JobsError.NodeNftWrongOwner,
+        attempt: async () => {
+          const g = await gatedMarket()
+          const metadataKey = writeMetadata(g.nftMint, metadata(g.nftMint, g.collection))
+          return gatedWork(g, metadataKey, party().ata)
+        },
+      },
+      {
+        rule: 'gated market: the NFT account is empty',
+        error: JobsError.NodeNftInvalidAmount,
+        attempt: async () => {
+          const g = await gatedMarket()
+          const empty = await otherMintAccount(g.node)
+          return gatedWork(g, writeMetadata(g.nftMint, metadata(g.nftMint, g.collection)), empty)
+        },
+      },
+      {
+        rule: 'gated market: the collection is not verified',
+        error: JobsError.NodeKeyInvalidCollection,
+        attempt: async () => {
+          const g = await gatedMarket()
+          return gatedWork(g, writeMetadata(g.nftMint, metadata(g.nftMint, g.collection, false)))
+        },
+      },
+      {
+        rule: 'gated market: another collection',
+        error: JobsError.NodeKeyInvalidCollection,
+        attempt: async () => {
+          const g = await gatedMarket()
+          return gatedWork(g, writeMetadata(g.nftMint, metadata(g.nftMint, Keypair.generate().publicKey)))
+        },
+      },
+      {
+        rule: "gated market: metadata is not the NFT mint's metadata PDA",
+        error: JobsError.NodeKeyInvalidCollection,
+        attempt: async () => {
+          const g = await gatedMarket()
+          writeMetadata(g.nftMint, metadata(g.nftMint, g.collection))
+          return gatedWork(g, SystemProgram.programId)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const node = party(1n)
+      await ok(workIx(m, node))
+      assert.equal(marketOf(m.key).queueType, QueueType.NODE)
+      // With jobs queued, `work` takes the first (FIFO).
+      const jobs = await market()
+      const first = await listed(jobs)
+      await listed(jobs)
+      const run = Keypair.generate()
+      await ok(workIx(jobs, party(1n), run))
+      assert.ok(runsOf(first.job)[0]?.pubkey.equals(run.publicKey))
+      // A gated market admits the holder of a verified collection's NFT.
+      const g = await gatedMarket()
+      await ok(gatedWork(g, writeMetadata(g.nftMint, metadata(g.nftMint, g.collection))))
+      assert.ok(marketOf(g.m.key).queue[0]?.equals(g.node.key))
+    },
+  )
+
+  function stopIx(m: Market, node: PublicKey, signer: Party) {
+    return ix('stop', {market: m.key, node, authority: signer.key}, {}, [signer.kp])
+  }
+
+  rules(
+    'stop',
+    [
+      {
+        rule: 'the market queue does not hold nodes',
+        error: JobsError.MarketInWrongState,
+        attempt: async () => {
+          const node = party()
+          return stopIx(await market(), node.key, node)
+        },
+      },
+      {
+        rule: 'signer is neither the node nor the market authority',
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const node = party(1n)
+          await ok(workIx(m, node))
+          return stopIx(m, node.key, party())
+        },
+      },
+      {
+        rule: 'the node is not in the queue',
+        error: JobsError.NotInMarketQueue,
+        attempt: async () => {
+          const m = await market()
+          await ok(workIx(m, party(1n)))
+          const other = party()
+          return stopIx(m, other.key, other)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const a = party(1n)
+      const b = party(1n)
+      await ok(workIx(m, a))
+      await ok(workIx(m, b))
+      await ok(stopIx(m, a.key, a))
+      await ok(stopIx(m, b.key, m.authority))
+      assert.equal(marketOf(m.key).queueType, QueueType.EMPTY)
+    },
+  )
+
+  rules(
+    'claim',
+    [
+      {
+        rule: 'the job is running, not stopped (the takeover attack)',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          return claimIx(m, r.job, party(1n))
+        },
+      },
+      {
+        rule: 'the job is queued, not stopped',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          return claimIx(m, (await listed(m)).job, party(1n))
+        },
+      },
+      {
+        rule: "market is not the job's market",
+        error: JobsError.InvalidMarketAccount,
+        attempt: async () => {
+          const m = await market()
+          const r = await stopped(m)
+          return set(claimIx(m, r.job, party(1n)), 'market', (await market()).key)
+        },
+      },
+      {
+        rule: 'the stake is below the market minimum',
+        error: JobsError.NodeNotEnoughStake,
+        attempt: async () => {
+          const m = await market({nodeXnosMinimum: 5n})
+          t.ln.node.stake(m.authority.key, 5n)
+          const poster = party()
+          const jobKey = Keypair.generate()
+          await ok(listIx(m, poster, jobKey))
+          const staked = m.authority
+          const run = Keypair.generate()
+          await ok(workIx(m, staked, run))
+          await ok(
+            ix('quit', {job: jobKey.publicKey, run: run.publicKey, payer: staked.key, authority: staked.key}, {}, [
+              staked.kp,
+            ]),
+          )
+          return claimIx(m, jobKey.publicKey, party(1n))
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await stopped(m)
+      const claimer = party(1n)
+      const run = Keypair.generate()
+      await ok(claimIx(m, r.job, claimer, run))
+      assert.equal(job(r.job).state, JobState.STOPPED, 'claim leaves the job Stopped')
+      const runs = runsOf(r.job)
+      assert.ok(runs.some((x) => x.pubkey.equals(run.publicKey) && x.node.equals(claimer.key)))
+      assert.equal(runs[0]!.size, 120)
+    },
+  )
+
+  function completeIx(jobKey: PublicKey, signer: Party, result = ipfsHashToBytes(RESULT)) {
+    return ix('complete', {job: jobKey, authority: signer.key}, {ipfsResult: result}, [signer.kp])
+  }
+
+  rules(
+    'complete',
+    [
+      {
+        rule: 'the job is not done',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          return completeIx(r.job, r.node)
+        },
+      },
+      {
+        rule: "signer is not the job's node",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(endIx(m, r))
+          return completeIx(r.job, party())
+        },
+      },
+      {
+        rule: 'the result is already set (finished)',
+        error: JobsError.JobResultsAlreadySet,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(finishIx(m, r))
+          return completeIx(r.job, r.node)
+        },
+      },
+      {
+        rule: 'the result is empty',
+        error: JobsError.JobResultNull,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(endIx(m, r))
+          return completeIx(r.job, r.node, ZERO32)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      await ok(endIx(m, r))
+      await ok(completeIx(r.job, r.node))
+      assert.deepEqual(job(r.job).ipfsResult, ipfsHashToBytes(RESULT))
+    },
+  )
+
+  rules(
+    'finish',
+    [
+      {
+        rule: "signer is not the run's node",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const stranger = party()
+          return {...set(finishIx(m, await running(m)), 'authority', stranger.key), signers: [stranger.kp]}
+        },
+      },
+      {
+        rule: "payerJob is not the job's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          return set(finishIx(m, await running(m)), 'payerJob', party().key)
+        },
+      },
+      {
+        rule: "payerRun is not the run's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          return set(finishIx(m, await running(m)), 'payerRun', party().key)
+        },
+      },
+      {
+        rule: 'the run belongs to another job',
+        error: JobsError.InvalidJobAccount,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          const other = await running(m)
+          return set(finishIx(m, r), 'run', other.run)
+        },
+      },
+      {
+        rule: 'the result is empty',
+        error: JobsError.JobResultNull,
+        attempt: async () => {
+          const m = await market()
+          return finishIx(m, await running(m), ZERO32)
+        },
+      },
+      {
+        rule: "deposit is not the job payer's associated token account",
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          return set(finishIx(m, await running(m)), 'deposit', party().ata)
+        },
+      },
+      {
+        rule: 'user holds another token',
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          return set(finishIx(m, r), 'user', await otherMintAccount(r.node))
+        },
+      },
+      {
+        rule: 'vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          return set(finishIx(m, await running(m)), 'vault', (await market()).vault)
+        },
+      },
+      {
+        rule: 'the run is closed (finished twice)',
+        error: AnchorError.AccountNotInitialized,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(finishIx(m, r))
+          return finishIx(m, r)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      const vaultBefore = await tokens(m.vault)
+      await ok(finishIx(m, r))
+      const j = job(r.job)
+      assert.equal(j.state, JobState.DONE)
+      assert.ok(j.node.equals(r.node.key))
+      assert.deepEqual(j.ipfsResult, ipfsHashToBytes(RESULT))
+      const earned = (await tokens(r.node.ata)) - 1n
+      assert.equal(earned, PRICE * (j.timeEnd - j.timeStart))
+      assert.equal((await tokens(r.poster.ata)) + earned, 10_000_000n)
+      assert.equal(await tokens(m.vault), vaultBefore - PRICE * 3600n)
+      assert.deepEqual(runsOf(r.job), [])
+    },
+  )
+
+  rules(
+    'quit',
+    [
+      {
+        rule: "signer is not the run's node",
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const m = await market()
+          const stranger = party()
+          return {...set(quitIx(await running(m)), 'authority', stranger.key), signers: [stranger.kp]}
+        },
+      },
+      {
+        rule: "payer is not the run's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market()
+          return set(quitIx(await running(m)), 'payer', party().key)
+        },
+      },
+      {
+        rule: 'the run belongs to another job',
+        error: JobsError.InvalidJobAccount,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          return set(quitIx(r), 'job', (await listed(m)).job)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      await ok(quitIx(r))
+      assert.equal(job(r.job).state, JobState.STOPPED)
+      assert.deepEqual(runsOf(r.job), [])
+      assert.ok(!marketOf(m.key).queue.some((k) => k.equals(r.job)), 'not queued again')
+    },
+  )
+
+  function adminIx(name: 'quitAdmin' | 'cleanAdmin', target: PublicKey, payer: PublicKey, signer: Keypair) {
+    const accounts =
+      name === 'quitAdmin'
+        ? {run: target, payer, authority: signer.publicKey}
+        : {job: target, payer, authority: signer.publicKey}
+    return ix(name, accounts as never, {}, [signer])
+  }
+
+  rules(
+    'quitAdmin',
+    [
+      {
+        rule: 'signer is not the market admin',
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const r = await running(await market())
+          return adminIx('quitAdmin', r.run, r.node.key, party().kp)
+        },
+      },
+      {
+        rule: "payer is not the run's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const r = await running(await market())
+          return adminIx('quitAdmin', r.run, party().key, faucet)
+        },
+      },
+    ],
+    async () => {
+      const r = await running(await market())
+      await ok(adminIx('quitAdmin', r.run, r.node.key, faucet))
+      assert.deepEqual(runsOf(r.job), [])
+      assert.equal(job(r.job).state, JobState.QUEUED, 'the job is left as it was')
+    },
+  )
+
+  function cleanIx(jobKey: PublicKey, m: Market, payer: PublicKey) {
+    return ix('clean', {job: jobKey, market: m.key, payer}, {}, [party().kp])
+  }
+
+  rules(
+    'clean',
+    [
+      {
+        rule: 'the job is not done',
+        error: JobsError.JobInWrongState,
+        attempt: async () => {
+          const m = await market({jobExpiration: -1n})
+          const {job: j, poster} = await listed(m)
+          return cleanIx(j, m, poster.key)
+        },
+      },
+      {
+        rule: 'the job has not expired',
+        error: JobsError.JobNotExpired,
+        attempt: async () => {
+          const m = await market()
+          const r = await running(m)
+          await ok(finishIx(m, r))
+          return cleanIx(r.job, m, r.poster.key)
+        },
+      },
+      {
+        rule: "payer is not the job's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const m = await market({jobExpiration: -1n})
+          const r = await running(m)
+          await ok(finishIx(m, r))
+          return cleanIx(r.job, m, party().key)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const r = await running(m)
+      await ok(finishIx(m, r))
+      // Any market supplies the expiration: one whose window is already over.
+      const expired = await market({jobExpiration: -1n})
+      await ok(cleanIx(r.job, expired, r.poster.key))
+      assert.equal(account(r.job), null)
+    },
+  )
+
+  rules(
+    'cleanAdmin',
+    [
+      {
+        rule: 'signer is not the market admin',
+        error: NosanaError.Unauthorized,
+        attempt: async () => {
+          const {job: j, poster} = await listed(await market())
+          return adminIx('cleanAdmin', j, poster.key, party().kp)
+        },
+      },
+      {
+        rule: "payer is not the job's payer",
+        error: NosanaError.InvalidPayer,
+        attempt: async () => {
+          const {job: j} = await listed(await market())
+          return adminIx('cleanAdmin', j, party().key, faucet)
+        },
+      },
+    ],
+    async () => {
+      const m = await market()
+      const {job: j, poster} = await listed(m)
+      await ok(adminIx('cleanAdmin', j, poster.key, faucet))
+      assert.equal(account(j), null)
+      assert.ok(
+        marketOf(m.key).queue.some((k) => k.equals(j)),
+        'its key stays in the queue',
+      )
+    },
+  )
+
+  describe('market queue capacity', () => {
+    it('holds 314 keys; the 315th append fails at exit (AccountDidNotSerialize) and is rolled back', async () => {
+      const m = await market({jobPrice: 0n})
+      const poster = party()
+      for (let i = 0; i < 314; i++) {
+        const jobKey = Keypair.generate()
+        const run = Keypair.generate()
+        const tx = new Transaction({feePayer: poster.key, ...t.ln.node.chain.latestBlockhash()}).add(
+          listIx(m, poster, jobKey, run).ix,
+        )
+        tx.sign(poster.kp, jobKey, run)
+        const outcome = t.ln.node.chain.send(tx.serialize())
+        assert.ok(outcome.kind === 'landed' && !outcome.execution.err, JSON.stringify(outcome))
+      }
+      assert.equal(marketOf(m.key).queue.length, 314)
+      await refused(listIx(m, poster), AnchorError.AccountDidNotSerialize)
+    })
   })
 })

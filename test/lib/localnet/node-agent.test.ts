@@ -27,7 +27,7 @@ async function tokens(t: TestLocalnet): Promise<bigint> {
 
 describe('localnet node without podman', function () {
   this.timeout(30_000)
-  const t = useLocalnet({node: {gatewayPort: 0, podman: NO_PODMAN, pollMs: 100}})
+  const t = useLocalnet({node: {gatewayPort: 0, podman: NO_PODMAN}})
 
   it('is off, saying why, unless host processes are turned on', () => {
     assert.equal(t.ln.runtime.gatewayUrl, null)
@@ -45,7 +45,6 @@ describe('localnet node with host processes (opt-in)', function () {
       gatewayPort: 0,
       podman: NO_PODMAN,
       hostProcesses: true,
-      pollMs: 100,
       healthIntervalMs: 100,
       serviceLifetimeMs: lifetimeMs,
     },
@@ -91,7 +90,7 @@ describe('localnet node with host processes (opt-in)', function () {
 
 describe('localnet node across a restart', function () {
   this.timeout(30_000)
-  const node = {gatewayPort: 0, podman: NO_PODMAN, hostProcesses: true, pollMs: 100}
+  const node = {gatewayPort: 0, podman: NO_PODMAN, hostProcesses: true}
   const dataDir = tempDir()
   after(() => removeDir(dataDir))
 

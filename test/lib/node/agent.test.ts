@@ -1,5 +1,6 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
+import {once} from 'node:events'
 import {createServer} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -14,7 +15,7 @@ import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {sendInstructions} from '../../helpers/market.js'
-import {gatewayGet, post, result, runOf, state, viaGateway, waitFor} from '../../helpers/node.js'
+import {gatewayGet, post, result, runOf, state, viaGateway, waitFor, watchFinished} from '../../helpers/node.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 function op(id: string, args: Record<string, unknown>) {
@@ -24,7 +25,7 @@ function op(id: string, args: Record<string, unknown>) {
 describe('localnet node agent (podman)', function () {
   this.timeout(120_000)
   const pod = requirePodman()
-  const t = useLocalnet({node: {gatewayPort: 0, pull: 'never', pollMs: 100, healthIntervalMs: 200, gpus: 0}})
+  const t = useLocalnet({node: {gatewayPort: 0, pull: 'never', healthIntervalMs: 200, gpus: 0}})
 
   /** The secrets service as the test wallet, the poster of every job here. */
   const posterSecrets = () =>
@@ -41,13 +42,13 @@ describe('localnet node agent (podman)', function () {
     assert.deepEqual({gpus: node.gpus, runtime: node.runtime}, {gpus: 0, runtime: 'podman'})
   })
 
-  it('runs hello world: QUEUED -> RUNNING -> COMPLETED, logs in the result, node paid', async () => {
+  it('runs hello world: RUNNING at once (the idle node waits in the queue) -> COMPLETED, logs, node paid', async () => {
     const posted = Date.now()
     const job = await post(t, [op('hello', {cmd: 'sleep 1; echo hello world; echo to-stderr >&2'})])
     const toRunning = await waitFor(t, job, 'RUNNING')
     const running = Date.now()
     const toCompleted = await waitFor(t, job, 'COMPLETED')
-    assert.deepEqual([...toRunning, ...toCompleted.slice(1)], ['QUEUED', 'RUNNING', 'COMPLETED'])
+    assert.deepEqual([...toRunning, ...toCompleted.slice(1)], ['RUNNING', 'COMPLETED'])
     process.stderr.write(`      (list -> RUNNING ${running - posted} ms, -> COMPLETED ${Date.now() - posted} ms)\n`)
     const {doc} = await result(t, job)
     assert.equal(doc.status, 'success')
@@ -181,6 +182,7 @@ describe('localnet node agent (podman)', function () {
     }
     assert.deepEqual(answer, {status: 200, body: 'hi-from-job\n'})
 
+    const released = once(t.ln.agent!.agent, 'released')
     // The poster ends the job (what `job stop` sends).
     const run = runOf(t, job)!
     const account = decodeJobAccount(t.ln.node.chain.account(job)!.data)
@@ -202,7 +204,8 @@ describe('localnet node agent (podman)', function () {
     )
     const sent = await sendInstructions(t, [end], [t.wallet])
     assert.equal(sent.error, undefined, JSON.stringify(sent.error))
-    assert.equal(state(t, job), 'STOPPED')
+    // The program's `end` settles the job as Done, without a result.
+    assert.equal(state(t, job), 'COMPLETED')
     let after = await viaGateway(t, job)
     const stopDeadline = Date.now() + 15_000
     while (after.status !== 404 && Date.now() < stopDeadline) {
@@ -219,7 +222,7 @@ describe('localnet node agent (podman)', function () {
     }
     assert.equal(containers, '', 'the container is gone')
     // A stopped job has no run to finish: the node records nothing for it.
-    await sleep(500)
+    assert.deepEqual(await released, [job.toBase58()])
     assert.ok(decodeJobAccount(t.ln.node.chain.account(job)!.data).ipfsResult.every((b) => b === 0))
     assert.deepEqual(t.ln.agent!.agent.runningJobs, [])
   })
@@ -257,9 +260,28 @@ describe('localnet node agent (podman)', function () {
     assert.equal((await gatewayGet(urls[1]!.url)).status, 404, 'taken down when the operation ends')
   })
 
-  it('does not take a job that needs a GPU when the node has none', async () => {
-    const job = await post(t, [op('gpu', {gpu: true, cmd: 'echo gpu'})])
-    await sleep(1000)
-    assert.equal(state(t, job), 'QUEUED')
+  it('takes a job that needs a GPU it lacks and fails it at once, saying why; the next job runs', async () => {
+    const finished = watchFinished(t)
+    const gpuJob = await post(t, [op('gpu', {gpu: true, cmd: 'echo gpu'})])
+    const next = await post(t, [op('after', {cmd: 'echo next'})])
+    const failed = await finished(gpuJob)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.error?.code, 'gpu_unavailable')
+    assert.match(failed.error!.message, /needs a GPU .* this node has none/)
+    assert.deepEqual(failed.ops, [], 'nothing ran')
+    assert.equal(state(t, gpuJob), 'COMPLETED')
+    assert.deepEqual((await result(t, gpuJob)).doc, failed, 'the result on chain is the one the event carried')
+    const ran = await finished(next)
+    assert.equal(ran.status, 'success')
+    assert.equal(ran.ops[0]!.stdout, 'next\n')
+  })
+
+  it('takes a job whose image it cannot get and fails it, saying why', async () => {
+    const finished = watchFinished(t)
+    const job = await post(t, [{id: 'pull', type: 'container/run', args: {image: 'localhost/gpunet-missing:none'}}])
+    const failed = await finished(job)
+    assert.equal(failed.status, 'failed')
+    assert.match(JSON.stringify(failed), /gpunet-missing/)
+    assert.equal(state(t, job), 'COMPLETED')
   })
 })

@@ -1,6 +1,7 @@
 /**
- * What a jobs program instruction runs against: its named accounts, the buffered ledger, the clock and rent, and
- * the system-program and SPL-token effects the real program performs through CPI (create, close, transfer).
+ * What a jobs program instruction runs against: its accounts, the buffered ledger, the clock and rent, and the
+ * system-program and SPL-token effects the real program performs through CPI (create, close, transfer), with
+ * the runtime's rules on them (only writable accounts change, only signers' lamports are spent).
  */
 import {
   AccountLayout,
@@ -12,7 +13,20 @@ import {
 import {PublicKey, SystemProgram} from '@solana/web3.js'
 
 import type {AccountState, Overlay} from '../ledger.js'
-import {AnchorError, CpiError, fail} from './errors.js'
+import {CpiError, failCpi, failRuntime} from './errors.js'
+
+/** The addresses a build of the jobs program is compiled with (`common/src/id.rs`). */
+export interface JobsProgramIds {
+  programId: PublicKey
+  /** `NOS_TOKEN`: the payment mint; the localnet's build uses the localnet's own mint. */
+  tokenMint: PublicKey
+  /** `MARKET_ADMIN`: signs `close_admin`, `quit_admin` and `clean_admin`; the localnet's faucet. */
+  marketAdmin: PublicKey
+}
+
+export {STAKING_PROGRAM_ID} from '../../market/pda.js'
+export const REWARDS_PROGRAM_ID = new PublicKey('nosRB8DUV67oLNrL45bo2pFLrmsWPiewe2Lk2DRNYCp')
+export const METADATA_PROGRAM_ID = new PublicKey('metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s')
 
 export interface InstructionAccount {
   pubkey: PublicKey
@@ -23,80 +37,91 @@ export interface InstructionAccount {
 /** Execution context of one instruction. */
 export class JobsContext {
   constructor(
-    readonly programId: PublicKey,
+    readonly ids: JobsProgramIds,
     private readonly ledger: Overlay,
-    private readonly accounts: Map<string, InstructionAccount>,
+    /** The instruction's accounts by the program's names for them. */
+    private readonly named: Map<string, InstructionAccount>,
+    /** Every account of the instruction: the runtime's writable and signer flags. */
+    private readonly all: readonly InstructionAccount[],
     /** Unix seconds of the current slot. */
     readonly now: bigint,
     private readonly rentExempt: (size: number) => bigint,
     readonly log: (line: string) => void,
   ) {}
 
-  /** True when the instruction takes an account of this name. */
-  has(name: string): boolean {
-    return this.accounts.has(name)
+  get programId(): PublicKey {
+    return this.ids.programId
   }
 
-  /** The address passed for an account name of the IDL. */
+  /** The account passed under a name. */
+  account(name: string): InstructionAccount {
+    return this.named.get(name)!
+  }
+
   key(name: string): PublicKey {
-    return this.accounts.get(name)!.pubkey
+    return this.account(name).pubkey
   }
 
-  /** Reads a program-owned account and decodes it, with Anchor's owner and discriminator checks. */
-  load<T>(name: string, decode: (data: Uint8Array) => T): T {
-    const state = this.ledger.get(this.key(name))
-    if (!state) fail(AnchorError.AccountNotInitialized, `${name}: the account is not initialized`)
-    if (!state.owner.equals(this.programId))
-      fail(AnchorError.AccountOwnedByWrongProgram, `${name}: owned by the wrong program`)
-    try {
-      return decode(state.data)
-    } catch {
-      fail(AnchorError.AccountDiscriminatorMismatch, `${name}: not the expected account type`)
+  /** An account's current state (null when it holds no lamports). */
+  get(key: PublicKey): AccountState | null {
+    return this.ledger.get(key)
+  }
+
+  /** Changes an account, as the runtime allows: only writable accounts of the instruction change. */
+  set(key: PublicKey, state: AccountState | null): void {
+    const before = this.ledger.get(key)
+    if (!this.writable(key)) {
+      const lamportsChanged = (before?.lamports ?? 0n) !== (state?.lamports ?? 0n)
+      failRuntime(
+        lamportsChanged ? 'ReadonlyLamportChange' : 'ReadonlyDataModified',
+        `instruction changed the ${lamportsChanged ? 'balance' : 'data'} of read-only account ${key.toBase58()}`,
+      )
     }
+    this.ledger.set(key, state)
   }
 
-  /** Overwrites a program-owned account's data, keeping its lamports. */
-  store(name: string, data: Buffer): void {
-    const key = this.key(name)
-    const state = this.ledger.get(key)!
-    this.ledger.set(key, {...state, data})
+  /** Replaces a program account's data at its allocated size, keeping its lamports. */
+  store(key: PublicKey, data: Buffer): void {
+    this.set(key, {...this.ledger.get(key)!, data})
   }
 
-  /** Creates a rent-exempt account paid by `payer`, as Anchor's `init` does through the system program. */
-  create(name: string, payerName: string, owner: PublicKey, data: Buffer): void {
-    const key = this.key(name)
-    const existing = this.ledger.get(key)
+  /** The system program's `create_account` (or, for a pre-funded target, transfer + allocate + assign). */
+  createAccount(target: InstructionAccount, payer: InstructionAccount, space: number, owner: PublicKey): void {
+    this.requireSigner(target, 'the new account')
+    const existing = this.ledger.get(target.pubkey)
     if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
-      fail(CpiError.SystemAccountAlreadyInUse, `${name}: account ${key.toBase58()} already in use`)
+      failCpi(CpiError.SystemAccountAlreadyInUse, `Create Account: account ${target.pubkey.toBase58()} already in use`)
     }
-    const needed = this.rentExempt(data.length) - (existing?.lamports ?? 0n)
-    if (needed > 0n) this.moveLamports(this.key(payerName), key, needed, owner, data)
-    else this.ledger.set(key, {lamports: existing!.lamports, owner, data, executable: false})
+    const needed = this.rentExempt(space) - (existing?.lamports ?? 0n)
+    if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
+    const funded = this.ledger.get(target.pubkey)!
+    this.set(target.pubkey, {...funded, owner, data: Buffer.alloc(space)})
   }
 
-  /** Closes an account, sending its lamports to `destination` (Anchor's `close`). */
-  close(name: string, destinationName: string): void {
-    const key = this.key(name)
+  /** Anchor's `close`: the account's lamports go to `destination`, its data and owner are reset. */
+  close(key: PublicKey, destination: PublicKey): void {
     const state = this.ledger.get(key)
-    const destination = this.key(destinationName)
     const target = this.ledger.get(destination) ?? emptySystemAccount()
-    this.ledger.set(destination, {...target, lamports: target.lamports + (state?.lamports ?? 0n)})
-    this.ledger.set(key, null)
+    this.set(destination, {...target, lamports: target.lamports + (state?.lamports ?? 0n)})
+    this.set(key, null)
   }
 
-  /** Reads an SPL token account, failing as Anchor's `Account<TokenAccount>` does when it is not one. */
-  tokenAccount(name: string): RawAccount {
-    const state = this.ledger.get(this.key(name))
-    if (!state) fail(AnchorError.AccountNotInitialized, `${name}: the token account does not exist`)
-    if (!state.owner.equals(TOKEN_PROGRAM_ID))
-      fail(AnchorError.AccountOwnedByWrongProgram, `${name}: not an SPL token account`)
-    if (state.data.length !== ACCOUNT_SIZE)
-      fail(AnchorError.AccountDidNotDeserialize, `${name}: not an SPL token account`)
-    return AccountLayout.decode(state.data)
+  /** Reads an SPL token account (null when the bytes are not one). */
+  tokenAccount(key: PublicKey): RawAccount | null {
+    const state = this.ledger.get(key)
+    if (!state || !state.owner.equals(TOKEN_PROGRAM_ID) || state.data.length !== ACCOUNT_SIZE) return null
+    const account = AccountLayout.decode(state.data)
+    return account.state === TokenState.Uninitialized ? null : account
   }
 
-  /** Creates an initialized SPL token account whose authority is `authority` (the market's vault). */
-  createTokenAccount(name: string, payerName: string, mint: PublicKey, authority: PublicKey): void {
+  /** Creates an initialized SPL token account of `mint` whose authority is `authority` (the market's vault). */
+  createTokenAccount(target: InstructionAccount, payer: InstructionAccount, mint: PublicKey, authority: PublicKey) {
+    const existing = this.ledger.get(target.pubkey)
+    if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
+      failCpi(CpiError.SystemAccountAlreadyInUse, `Create Account: account ${target.pubkey.toBase58()} already in use`)
+    }
+    const needed = this.rentExempt(ACCOUNT_SIZE) - (existing?.lamports ?? 0n)
+    if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
     const data = Buffer.alloc(ACCOUNT_SIZE)
     AccountLayout.encode(
       {
@@ -114,44 +139,70 @@ export class JobsContext {
       },
       data,
     )
-    this.create(name, payerName, TOKEN_PROGRAM_ID, data)
+    this.set(target.pubkey, {...this.ledger.get(target.pubkey)!, owner: TOKEN_PROGRAM_ID, data})
   }
 
-  /** Moves tokens as the SPL token program's Transfer does, with its mint, owner, frozen and balance checks. */
-  transferTokens(fromName: string, toName: string, authority: PublicKey, amount: bigint): void {
-    const from = this.tokenAccount(fromName)
-    const to = this.tokenAccount(toName)
-    if (from.state === TokenState.Frozen || to.state === TokenState.Frozen)
-      fail(CpiError.TokenAccountFrozen, 'token account is frozen')
-    if (!from.mint.equals(to.mint)) fail(CpiError.TokenMintMismatch, `${fromName} and ${toName} hold different tokens`)
-    if (!from.owner.equals(authority))
-      fail(CpiError.TokenOwnerMismatch, `${fromName} is not owned by ${authority.toBase58()}`)
-    if (from.amount < amount)
-      fail(CpiError.TokenInsufficientFunds, `${fromName}: insufficient funds (${from.amount} < ${amount})`)
-    if (amount === 0n) return
+  /** The SPL token program's Transfer (not TransferChecked), with its frozen, mint, owner and balance checks. */
+  transferTokens(from: PublicKey, to: PublicKey, authority: PublicKey, amount: bigint): void {
+    const source = this.tokenAccount(from)
+    const destination = this.tokenAccount(to)
+    if (!source || !destination) failRuntime('InvalidAccountData', 'Transfer: not an SPL token account')
+    if (source.state === TokenState.Frozen || destination.state === TokenState.Frozen)
+      failCpi(CpiError.TokenAccountFrozen, 'Error: Account is frozen')
+    if (!source.mint.equals(destination.mint))
+      failCpi(CpiError.TokenMintMismatch, 'Error: Account not associated with this Mint')
+    if (!source.owner.equals(authority)) failCpi(CpiError.TokenOwnerMismatch, 'Error: owner does not match')
+    if (source.amount < amount) failCpi(CpiError.TokenInsufficientFunds, 'Error: insufficient funds')
     this.log(`Program ${TOKEN_PROGRAM_ID.toBase58()} invoke [2]`)
     this.log('Program log: Instruction: Transfer')
-    this.writeTokenAmount(fromName, from, from.amount - amount)
-    // Read again: `from` and `to` may be the same account.
-    const fresh = this.tokenAccount(toName)
-    this.writeTokenAmount(toName, fresh, fresh.amount + amount)
+    if (amount > 0n && !from.equals(to)) {
+      this.writeTokenAmount(from, source, source.amount - amount)
+      this.writeTokenAmount(to, destination, destination.amount + amount)
+    }
     this.log(`Program ${TOKEN_PROGRAM_ID.toBase58()} success`)
   }
 
-  private writeTokenAmount(name: string, account: RawAccount, amount: bigint): void {
-    const data = Buffer.alloc(ACCOUNT_SIZE)
-    AccountLayout.encode({...account, amount}, data)
-    this.store(name, data)
+  /** The SPL token program's CloseAccount of an empty account; its lamports go to `destination`. */
+  closeTokenAccount(key: PublicKey, destination: PublicKey): void {
+    const account = this.tokenAccount(key)
+    if (!account) failRuntime('InvalidAccountData', 'CloseAccount: not an SPL token account')
+    if (account.amount !== 0n) failCpi(11, 'Error: Non-native account can only be closed if its balance is zero')
+    this.close(key, destination)
   }
 
-  private moveLamports(from: PublicKey, to: PublicKey, amount: bigint, owner: PublicKey, data: Buffer): void {
-    const payer = this.ledger.get(from)
-    if (!payer || payer.lamports < amount) {
-      fail(CpiError.SystemResultWithNegativeLamports, `payer ${from.toBase58()} has insufficient lamports for rent`)
+  private writeTokenAmount(key: PublicKey, account: RawAccount, amount: bigint): void {
+    const data = Buffer.alloc(ACCOUNT_SIZE)
+    AccountLayout.encode({...account, amount}, data)
+    this.store(key, data)
+  }
+
+  /** A system transfer signed by `payer`: it must sign, be writable and hold the lamports. */
+  private moveLamports(payer: InstructionAccount, to: PublicKey, amount: bigint): void {
+    this.requireSigner(payer, 'the payer')
+    const from = this.ledger.get(payer.pubkey)
+    if (!from || from.lamports < amount) {
+      failCpi(
+        CpiError.SystemResultWithNegativeLamports,
+        `Transfer: insufficient lamports ${from?.lamports ?? 0n}, need ${amount}`,
+      )
     }
-    this.ledger.set(from, {...payer, lamports: payer.lamports - amount})
-    const existing = this.ledger.get(to)
-    this.ledger.set(to, {lamports: (existing?.lamports ?? 0n) + amount, owner, data, executable: false})
+    this.set(payer.pubkey, {...from, lamports: from.lamports - amount})
+    const target = this.ledger.get(to) ?? emptySystemAccount()
+    this.set(to, {...target, lamports: target.lamports + amount})
+  }
+
+  /** A system program call needs the account's signature, which the transaction must carry. */
+  private requireSigner(account: InstructionAccount, what: string): void {
+    if (!account.isSigner || !account.isWritable) {
+      failRuntime(
+        'PrivilegeEscalation',
+        `${account.pubkey.toBase58()}'s ${account.isSigner ? 'writable' : 'signer'} privilege escalated (${what})`,
+      )
+    }
+  }
+
+  private writable(key: PublicKey): boolean {
+    return this.all.some((a) => a.isWritable && a.pubkey.equals(key))
   }
 }
 

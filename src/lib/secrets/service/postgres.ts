@@ -101,11 +101,11 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       )
       return result.rows[0]?.removed === 1
     },
-    async claimSignature(signature, expiresAt, now) {
+    async claimSignature(signature, signedAt, now, keepSeconds) {
       await pool.query('DELETE FROM used_signatures WHERE expires_at < $1', [now])
       const result = await pool.query(
         'INSERT INTO used_signatures (signature, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING',
-        [signature, expiresAt],
+        [signature, signedAt + keepSeconds],
       )
       return result.rowCount === 1
     },

@@ -102,14 +102,18 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     }
   })
 
-  app.addHook('onResponse', async (request, reply) => {
-    const path = request.url.split('?')[0]
-    const who = subjects.get(request)
-    const ms = reply.elapsedTime.toFixed(1)
-    log(
-      `${new Date(clock()).toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
-    )
-  })
+  // Without a log nothing is formatted: a hook costs every request a promise.
+  if (options.log) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const path = request.url.split('?')[0]
+      const who = subjects.get(request)
+      const ms = reply.elapsedTime.toFixed(1)
+      log(
+        `${new Date(clock()).toISOString()} ${request.ip} ${request.method} ${path} ${reply.statusCode} ${ms}ms${who ? ` ${who}` : ''}`,
+      )
+      done()
+    })
+  }
 
   app.setErrorHandler((error: FastifyError | Error, _request, reply) => {
     const failure = toHttpError(error, limits)
@@ -153,18 +157,21 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
         perAddress.hit(login.address, clock())
       }
       // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
-      if (!(await storage.claimSignature(login.signature, login.timestamp + limits.clockSkewSeconds + 1, now))) {
+      const claimed = storage.claimSignature(login.signature, login.timestamp, now, limits.clockSkewSeconds + 1)
+      // An owner's token is signed while the signature is recorded (both wait on other threads or the disk); it
+      // is dropped, never sent, when the signature turns out to be a replay.
+      const expiresAt = now + limits.tokenTtlSeconds
+      const ownerToken = login.job
+        ? undefined
+        : tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)
+      ownerToken?.catch(() => {})
+      if (!(await claimed)) {
         verified = false
         throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
       }
-      let expiresAt = now + limits.tokenTtlSeconds
-      let scope: TokenScope = {kind: 'owner', owner: login.address}
-      if (login.job) {
-        const job = await jobScope(authority, login.address, login.job, now)
-        scope = job.scope
-        expiresAt = Math.min(expiresAt, job.endsAt)
-      }
-      return {token: await tokens.issue(login.address, scope, expiresAt, now)}
+      if (ownerToken) return {token: await ownerToken}
+      const job = await jobScope(authority, login.address, login.job as string, now)
+      return {token: await tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500
       if (!verified && (status === 400 || status === 401)) failuresPerIp.hit(request.ip, clock())

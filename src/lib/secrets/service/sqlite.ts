@@ -14,11 +14,13 @@ const SCHEMA = `
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (owner, name)
   ) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS used_signatures (
-    signature TEXT PRIMARY KEY,
-    expires_at INTEGER NOT NULL
+  -- In time order, so recording and forgetting touch the few pages at either end, not pages all over the tree.
+  -- The signature is made over the timestamp, so (signed_at, signature) is as unique as the signature.
+  CREATE TABLE IF NOT EXISTS login_signatures (
+    signed_at INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    PRIMARY KEY (signed_at, signature)
   ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at);
   CREATE TABLE IF NOT EXISTS usage_total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
   INSERT OR IGNORE INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets;
 `
@@ -39,6 +41,7 @@ export function openSqliteStorage(file: string): SecretStorage {
   db.pragma('synchronous = FULL')
   db.pragma('busy_timeout = 5000')
   db.exec(SCHEMA)
+  migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
@@ -58,8 +61,8 @@ export function openSqliteStorage(file: string): SecretStorage {
   const remove = db.prepare<[string, string], {n: number}>(
     `DELETE FROM secrets WHERE owner = ? AND name = ? RETURNING ${SIZE} AS n`,
   )
-  const forget = db.prepare('DELETE FROM used_signatures WHERE expires_at < ?')
-  const claim = db.prepare('INSERT INTO used_signatures (signature, expires_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+  const forget = db.prepare('DELETE FROM login_signatures WHERE signed_at < ?')
+  const claim = db.prepare('INSERT INTO login_signatures (signed_at, signature) VALUES (?, ?) ON CONFLICT DO NOTHING')
 
   // Nested in the batch's transaction, each of these is a savepoint: a throw rolls back that write alone.
   const putOne = db.transaction((owner: string, secrets: readonly SealedSecret[], quota: Quota) => {
@@ -81,23 +84,25 @@ export function openSqliteStorage(file: string): SecretStorage {
     return removed !== undefined
   })
   let forgotAt = 0
-  const claimOne = db.transaction((signature: string, expiresAt: number, now: number) => {
+  const claimOne = db.transaction((signature: string, signedAt: number, now: number, keepSeconds: number) => {
     if (now !== forgotAt) {
-      forget.run(now)
+      forget.run(now - keepSeconds)
       forgotAt = now
     }
-    return claim.run(signature, expiresAt).changes === 1
+    return claim.run(signedAt, signature).changes === 1
   })
 
   const writes = new GroupCommit(db)
+  const reads = new ListCache(db)
   return {
     async list(owner, names) {
-      const all = listAll.all(owner)
+      const all = reads.get(owner, () => listAll.all(owner))
       return names ? all.filter((s) => names.includes(s.name)) : all
     },
-    put: (owner, secrets, quota) => writes.run(() => putOne(owner, secrets, quota), true),
-    delete: (owner, name) => writes.run(() => deleteOne(owner, name), true),
-    claimSignature: (signature, expiresAt, now) => writes.run(() => claimOne(signature, expiresAt, now), false),
+    put: (owner, secrets, quota) => writes.run(() => reads.changed(owner, () => putOne(owner, secrets, quota)), true),
+    delete: (owner, name) => writes.run(() => reads.changed(owner, () => deleteOne(owner, name)), true),
+    claimSignature: (signature, signedAt, now, keepSeconds) =>
+      writes.run(() => claimOne(signature, signedAt, now, keepSeconds), false),
     async ping() {
       db.prepare('SELECT 1').get()
     },
@@ -108,10 +113,60 @@ export function openSqliteStorage(file: string): SecretStorage {
   }
 }
 
+/** Moves the signatures of the first table layout (kept by expiry, 61 s after signing) to the time-ordered one. */
+function migrateUsedSignatures(db: Database.Database): void {
+  const old = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'used_signatures'").get()
+  if (!old) return
+  db.transaction(() => {
+    db.exec(`INSERT OR IGNORE INTO login_signatures (signed_at, signature)
+             SELECT expires_at - 61, signature FROM used_signatures`)
+    db.exec('DROP TABLE used_signatures')
+  })()
+}
+
 /** Creates the database file 0600 (or makes an existing one so) before SQLite opens it, whatever the umask. */
 function keepPrivate(file: string): void {
   closeSync(openSync(file, 'a', 0o600))
   chmodSync(file, 0o600)
+}
+
+/**
+ * The sealed secrets of the owners read lately (encrypted, as stored). An owner's entry goes when this process
+ * writes for it; all go when another connection to the file committed (`PRAGMA data_version` moved).
+ */
+class ListCache {
+  private readonly owners = new Map<string, SealedSecret[]>()
+  private readonly dataVersion: Database.Statement<[], {data_version: number}>
+  private version = -1
+
+  constructor(db: Database.Database) {
+    this.dataVersion = db.prepare('PRAGMA data_version')
+  }
+
+  get(owner: string, read: () => SealedSecret[]): SealedSecret[] {
+    const version = this.dataVersion.get()?.data_version ?? -1
+    if (version !== this.version) {
+      this.owners.clear()
+      this.version = version
+    }
+    let secrets = this.owners.get(owner)
+    if (!secrets) {
+      secrets = read()
+      if (this.owners.size >= 1000) this.owners.delete(this.owners.keys().next().value as string)
+      this.owners.set(owner, secrets)
+    }
+    return secrets
+  }
+
+  /** Runs a write for `owner`, forgetting what was read for it (also when the write fails half-way). */
+  changed<T>(owner: string, write: () => T): T {
+    this.owners.delete(owner)
+    try {
+      return write()
+    } finally {
+      this.owners.delete(owner)
+    }
+  }
 }
 
 interface PendingWrite {
@@ -158,11 +213,13 @@ class GroupCommit {
   /**
    * Waits, one turn of the event loop at a time and at most 1 ms (less than a fsync), until as many writes are
    * queued as the last commit held: the clients answered by that commit are sending their next writes, and
-   * those that arrive in time share this commit instead of waiting for another fsync.
+   * those that arrive in time share this commit instead of waiting for another fsync. Writes that need no
+   * fsync are committed at once.
    */
   private gather(since = performance.now()): void {
     setImmediate(() => {
-      if (this.pending.length < this.lastGroup && performance.now() - since < 1) this.gather(since)
+      const worthWaiting = this.pending.length < this.lastGroup && this.pending.some((w) => w.durable)
+      if (worthWaiting && performance.now() - since < 1) this.gather(since)
       else this.flush()
     })
   }

@@ -26,8 +26,11 @@ export interface SecretStorage {
   put(owner: string, secrets: readonly SealedSecret[], quota: Quota): Promise<void>
   /** Deletes one secret; false when it did not exist. */
   delete(owner: string, name: string): Promise<boolean>
-  /** Records a login signature; false when it was already used. Forgets signatures past `expiresAt` (unix s). */
-  claimSignature(signature: string, expiresAt: number, now: number): Promise<boolean>
+  /**
+   * Records a login signature made for the timestamp `signedAt`; false when it was already used. Signatures
+   * older than `keepSeconds` at `now` (unix s) are forgotten: the clock check refuses them anyway.
+   */
+  claimSignature(signature: string, signedAt: number, now: number, keepSeconds: number): Promise<boolean>
   /** Answers when the storage can serve (health checks). */
   ping(): Promise<void>
   close(): Promise<void>

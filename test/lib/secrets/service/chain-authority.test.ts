@@ -43,9 +43,10 @@ describe('chain job authority on a localnet (for the secrets service)', function
     assert.deepEqual(await authority.getDefinition(cid), definition)
 
     const node = Keypair.generate()
-    t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
+    t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL), tokens: 1n})
     const nodeRun = Keypair.generate()
-    await sendInstructions(t, [workInstruction(t, node.publicKey, nodeRun.publicKey)], [node, nodeRun])
+    const worked = await sendInstructions(t, [workInstruction(t, node.publicKey, nodeRun.publicKey)], [node, nodeRun])
+    assert.equal(worked.error, undefined, JSON.stringify(worked.error))
     const running = await authority.getJob(job.toBase58())
     assert.equal(running?.runs.length, 1)
     assert.equal(running.runs[0]?.node, node.publicKey.toBase58())
@@ -81,7 +82,7 @@ describe('localnet secrets service', function () {
     const job = await listWithWallet(t, 900n, cid)
 
     const node = Keypair.generate()
-    t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL)})
+    t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL), tokens: 1n})
     const asNode = (keypair: Keypair) =>
       new SecretsClient({
         url: url as string,

@@ -2,6 +2,8 @@ import {strict as assert} from 'node:assert'
 import {chmodSync, existsSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import Database from 'better-sqlite3'
+
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {tempDir} from '../../../helpers/secrets.js'
@@ -51,8 +53,8 @@ describe('SQLite secret storage', () => {
           quota,
         ),
         storage.put('b', [{name: 'X', sealed: Buffer.from('4')}], quota),
-        storage.claimSignature('sig', 100, 1),
-        storage.claimSignature('sig', 100, 1),
+        storage.claimSignature('sig', 100, 100, 61),
+        storage.claimSignature('sig', 100, 100, 61),
       ])
       assert.deepEqual(
         outcomes.map((o) => o.status),
@@ -71,6 +73,49 @@ describe('SQLite secret storage', () => {
         ['X'],
       )
       await storage.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('remembers a login signature until it is older than it may be, also from the first table layout', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const old = new Database(file)
+      old.exec(`CREATE TABLE used_signatures (signature TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO used_signatures VALUES ('before-upgrade', 1061)`)
+      old.close()
+      const storage = openSqliteStorage(file)
+      assert.equal(await storage.claimSignature('before-upgrade', 1000, 1010, 61), false, 'migrated')
+      assert.equal(await storage.claimSignature('fresh', 1005, 1010, 61), true)
+      assert.equal(await storage.claimSignature('fresh', 1005, 1060, 61), false)
+      // At 1100 everything signed before 1039 is forgotten: the clock check refuses those timestamps by then.
+      assert.equal(await storage.claimSignature('later', 1100, 1100, 61), true)
+      assert.equal(await storage.claimSignature('fresh', 1005, 1100, 61), true)
+      await storage.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('reads what another process wrote to the same file, and its own writes, despite its read cache', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const a = openSqliteStorage(file)
+      const b = openSqliteStorage(file)
+      const names = async () => (await a.list('owner')).map((s) => s.name)
+      await a.put('owner', [{name: 'A', sealed: Buffer.from('1')}], DEFAULT_LIMITS)
+      assert.deepEqual(await names(), ['A'])
+      await b.put('owner', [{name: 'B', sealed: Buffer.from('2')}], DEFAULT_LIMITS)
+      assert.deepEqual(await names(), ['A', 'B'])
+      await a.delete('owner', 'A')
+      assert.deepEqual(await names(), ['B'])
+      await b.delete('owner', 'B')
+      assert.deepEqual(await names(), [])
+      await a.close()
+      await b.close()
     } finally {
       await remove()
     }
