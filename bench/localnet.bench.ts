@@ -50,7 +50,10 @@ async function throughput(dataDir: string): Promise<void> {
   const payer = Keypair.generate()
   mkdirSync(dataDir, {recursive: true})
   writeKeypair(join(dataDir, 'wallet.json'), payer) // funded by the first start: 100 SOL, 1000 tokens
-  const {child, status} = await spawnForegroundLocalnet(dataDir, {GPUNET_WALLET: join(dataDir, 'wallet.json')})
+  // Without its node: a node waiting in the queue would take (and run) every job listed here.
+  const {child, status} = await spawnForegroundLocalnet(dataDir, {GPUNET_WALLET: join(dataDir, 'wallet.json')}, [
+    '--no-node',
+  ])
   const rpcUrl = status.rpcUrl!
   try {
     const connection = new Connection(rpcUrl, 'confirmed')

@@ -33,7 +33,7 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
   const env = options.env ?? process.env
   const dataDir = defaultDataDir(env)
   const runtime = await ensureLocalnet(dataDir, defaultPort(env), options.note)
-  const status = await localnetStatus(dataDir)
+  const status = await localnetStatus(dataDir, runtime)
   const mint = new PublicKey(status.mint!)
   return marketNetwork(options, {
     rpcUrl: runtime.rpcUrl,

@@ -76,4 +76,15 @@ describe('gpunet (root)', () => {
       assert.match(human.stdout, new RegExp(`^gpunet/${doc.version!.replaceAll('.', '\\.')} `))
     }
   })
+
+  it('job post and job get --help document their exit codes, 8 included', async () => {
+    for (const command of ['post', 'get']) {
+      const help = await runCli(['job', command, '--help'])
+      assert.equal(help.code, 0)
+      assert.match(help.stdout, /EXIT CODES\n/)
+      assert.match(help.stdout, /^ {2}8 {4}--wait saw the job end failed or stopped/m)
+      assert.match(help.stdout, /^ {2}124 {2}--wait ran out of time/m)
+      assert.match(help.stdout, /^ {2}130 {2}.*Ctrl\+C during --wait \(the job goes on\)$/m)
+    }
+  })
 })

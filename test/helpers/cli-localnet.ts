@@ -62,8 +62,10 @@ export function cliSandbox(): CliSandbox {
 export async function spawnForegroundLocalnet(
   dataDir: string,
   env: NodeJS.ProcessEnv = {},
+  args: string[] = [],
 ): Promise<{child: ChildProcessWithoutNullStreams; status: LocalnetStatus}> {
-  const child = spawn(process.execPath, [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0'], {
+  const argv = [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0', ...args]
+  const child = spawn(process.execPath, argv, {
     env: {...process.env, NO_COLOR: '1', GPUNET_GATEWAY_PORT: '0', ...env},
   })
   let stdout = ''

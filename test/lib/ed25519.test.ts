@@ -1,6 +1,6 @@
 import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {strict as assert} from 'node:assert'
-import {createPublicKey, randomBytes, verify} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 
 import {generateKeypairBytes, isStrictPoint, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
 import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
@@ -49,12 +49,12 @@ describe('ed25519', () => {
       assert.ok(ed25519.Point.fromBytes(smallKey).isSmallOrder(), hex)
       assert.ok(!isStrictPoint(smallKey), hex)
       const forged = forgedSmallOrderSignature(smallKey, message)
-      // OpenSSL alone (plain RFC 8032, no small-order check) accepts the forgery: the hazard strictness removes.
-      const lax = createPublicKey({
-        key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(smallKey).toString('base64url')},
-        format: 'jwk',
-      })
-      assert.ok(verify(null, message, lax, forged), `lax verification accepts the forgery for ${hex}`)
+      // Permissive verification (ZIP-215, no small-order check) accepts the forgery: the hazard strictness removes.
+      // OpenSSL's own verdict differs between versions (Node 24's refuses it), so it is not the reference here.
+      assert.ok(
+        ed25519.verify(forged, message, smallKey, {zip215: true}),
+        `lax verification accepts the forgery for ${hex}`,
+      )
       assert.ok(!verifySignature(forged, message, smallKey), hex)
     }
   })

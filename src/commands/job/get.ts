@@ -26,7 +26,7 @@ EXIT CODES
   2    usage: a bad flag or address
   5    the RPC node or content store failed
   7    no job at that address
-  8    --wait saw the job end failed or stopped (the report is printed all the same)
+  8    --wait saw the job end failed or stopped (the report is printed)
   124  --wait ran out of time (--wait-timeout)
   130  Ctrl+C during --wait (the job goes on)`
 

@@ -69,13 +69,13 @@ With --wait, follows the job: a job exposing ports until its services answer the
 
 EXIT CODES
   0    posted (with --wait: it got there and did not fail)
-  2    usage: a bad flag, a setting missing, mainnet without --yes off a terminal
-  3    invalid or unreadable definition, or a secret it refers to is not stored
-  4    the wallet cannot pay: nothing uploaded or sent
-  5    RPC node, content store or secrets service unreachable; on localnet no node would run the job
-  8    --wait saw the job end failed (an operation exited non-zero, a secret or image was missing, ...) or stopped
+  2    usage: a bad flag, a missing setting, mainnet without --yes
+  3    invalid definition, or a secret it refers to is not stored
+  4    the wallet cannot pay (nothing uploaded or sent)
+  5    a service unreachable; on localnet, no node would run the job
+  8    --wait saw the job end failed or stopped
   124  --wait ran out of time (--wait-timeout)
-  130  cancelled at the confirmation, or Ctrl+C during --wait (the job goes on)`
+  130  cancelled, or Ctrl+C during --wait (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job post --file job.json',

@@ -29,7 +29,7 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
     rpc: marketFlags.rpc,
     'ipfs-gateway': Flags.string({
       description:
-        'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file, then the network preset; the localnet’s own store on localnet)',
+        'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file; on localnet the localnet’s own store)',
       helpValue: 'URL',
     }),
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),

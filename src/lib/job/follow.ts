@@ -49,14 +49,15 @@ export async function followJob(net: MarketNetwork, job: PublicKey, options: Fol
     if (line !== shown) options.progress((shown = line))
   }
   for (;;) {
-    if (options.signal?.aborted) throw interrupted(net.name, address, status)
-    const view = await readJob(net.connection, net.programId, job)
+    const view = await unlessAborted(readJob(net.connection, net.programId, job), options.signal)
+    if (!view) throw interrupted(net.name, address, status)
     status = view.status
     show(`Job ${address} is ${view.status}`)
     if (isFinal(view.status) || (view.status === 'RUNNING' && options.until === 'running')) return view
     let notReady: string | undefined
     if (view.status === 'RUNNING' && options.until === 'ready') {
-      const readiness = await serviceReadiness(net, address, options.definition)
+      const readiness = await unlessAborted(serviceReadiness(net, address, options.definition), options.signal)
+      if (!readiness) throw interrupted(net.name, address, status)
       if (readiness.ready) return view
       notReady = readiness.detail
       show(`Job ${address} is RUNNING; waiting for its service: ${notReady}`)
@@ -66,6 +67,18 @@ export async function followJob(net: MarketNetwork, job: PublicKey, options: Fol
       () => undefined,
     )
   }
+}
+
+/** What `work` resolves to, or undefined as soon as `signal` aborts: Ctrl+C need not wait for a slow probe. */
+function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+  if (!signal) return work
+  if (signal.aborted) return Promise.resolve(undefined)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined)
+    // Removed once the work settles: one listener per poll would pile up on the signal.
+    signal.addEventListener('abort', onAbort, {once: true})
+    work.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject)
+  })
 }
 
 async function serviceReadiness(
@@ -80,9 +93,14 @@ async function serviceReadiness(
   return probeServices(urls, definition)
 }
 
-/** The command that follows the job again, naming the network when it is not the default. */
-export function followCommand(network: Network, job: string): string {
-  return `gpunet job get ${job} --wait${network === 'localnet' ? '' : ` --network ${network}`}`
+/** `--network NAME` for commands the user is told to run, when the network is not the default one. */
+function networkFlag(network: Network): string {
+  return network === 'localnet' ? '' : ` --network ${network}`
+}
+
+/** The command that follows the job again. */
+function followCommand(network: Network, job: string): string {
+  return `gpunet job get ${job} --wait${networkFlag(network)}`
 }
 
 function waitTimeout(
@@ -108,7 +126,7 @@ function interrupted(network: Network, job: string, status: JobStatus | null): G
     `Stopped following job ${job}; the job goes on${status ? ` (${status})` : ''}.`,
     {
       exitCode: ExitCode.CANCELLED,
-      hint: `follow it again with \`${followCommand(network, job)}\`, or end it with \`gpunet job stop ${job}\``,
+      hint: `follow it again with \`${followCommand(network, job)}\`, or end it with \`gpunet job stop ${job}${networkFlag(network)}\``,
       fields: {job, status},
     },
   )
@@ -154,7 +172,7 @@ export function jobEndedBadly(
   if (report.outcome === 'failed') {
     return new GpunetError('job_failed', `job ${report.job} ${outcomeText(report)}`, {
       exitCode: ExitCode.JOB_FAILED,
-      hint: `the report holds the result of each operation; read it again with \`gpunet job get ${report.job}${network === 'localnet' ? '' : ` --network ${network}`}\``,
+      hint: `the report holds the result of each operation; read it again with \`gpunet job get ${report.job}${networkFlag(network)}\``,
       fields: {...fields, failure: report.failure?.code ?? null},
     })
   }

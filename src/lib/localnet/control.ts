@@ -69,9 +69,12 @@ export async function runningLocalnet(dataDir: string): Promise<LocalnetRuntime 
   }
 }
 
-/** The status of the localnet of a data directory, running or not. */
-export async function localnetStatus(dataDir: string): Promise<LocalnetStatus> {
-  const runtime = await runningLocalnet(dataDir)
+/**
+ * The status of the localnet of a data directory, running or not; `runtime`, when the caller just checked that
+ * it answers (ensureLocalnet), saves asking it again.
+ */
+export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime | null): Promise<LocalnetStatus> {
+  runtime ??= await runningLocalnet(dataDir)
   const genesis = readJson<GenesisRecord>(localnetFiles(dataDir).genesis)
   return {
     network: 'localnet',

@@ -9,6 +9,7 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {decodeJobAccount, ipfsHashToBytes, JobState} from '../../../src/lib/market/index.js'
 import {BIN, runCli} from '../../helpers/cli.js'
+import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 import {
   type CliSandbox,
   cliSandbox,
@@ -398,6 +399,9 @@ describe('gpunet job post on devnet and mainnet', function () {
     box = cliSandbox()
     file = join(box.dir, 'job.json')
   })
+  /** Every setting a devnet post needs but the RPC node, which tests point at a port where nothing listens. */
+  // Nothing but a content store: the rewards accounts are derived per network.
+  const devnetEnv = () => ({...box.env, GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9'})
   after(async () => {
     await box.cleanup()
   })
@@ -429,7 +433,7 @@ describe('gpunet job post on devnet and mainnet', function () {
   })
 
   it('refuses a missing wallet off localnet without creating one, then exits 5 naming an RPC node it cannot reach', async () => {
-    const env = {...box.env, GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9'}
+    const env = devnetEnv()
     writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
     const args = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9']
     const missing = await runCli(args, {env})
@@ -442,6 +446,30 @@ describe('gpunet job post on devnet and mainnet', function () {
     assert.equal(result.code, 5, result.stderr)
     assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
   })
+
+  it('checks the secrets a job refers to off localnet too: a URL is needed, an unreachable service exits 5, both say --no-secrets-check', async () => {
+    const env = {...devnetEnv(), GPUNET_WALLET: join(box.dir, 'devnet-wallet.json')}
+    writeFileSync(env.GPUNET_WALLET, JSON.stringify([...Keypair.generate().secretKey]))
+    const args = {image: 'x', env: {HF_TOKEN: '%%secrets.HF_TOKEN%%'}}
+    writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{id: 'a', type: 'container/run', args}]}))
+    const post = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9', '--json']
+    const noUrl = await runCli(post, {env})
+    assert.equal(noUrl.code, 2)
+    const missing = (JSON.parse(noUrl.stdout) as {error: {code: string; hint: string}}).error
+    assert.equal(missing.code, 'secrets_url_missing')
+    assert.match(missing.hint, /pass --secrets-url URL.*; or pass --no-secrets-check to post without checking/)
+
+    const unreachable = await runCli([...post, '--secrets-url', 'http://127.0.0.1:9'], {env})
+    assert.equal(unreachable.code, 5)
+    const down = (JSON.parse(unreachable.stdout) as {error: {code: string; hint: string}}).error
+    assert.equal(down.code, 'secrets_unreachable')
+    assert.match(down.hint, /--no-secrets-check/)
+
+    // Skipped, the post goes on to the next check: here the RPC node, which cannot be reached either.
+    const skipped = await runCli([...post, '--no-secrets-check'], {env})
+    assert.equal(skipped.code, 5)
+    assert.equal((JSON.parse(skipped.stdout) as {error: {code: string}}).error.code, 'rpc_failed')
+  })
 })
 
 describe('gpunet job get without a running localnet', function () {
@@ -453,5 +481,22 @@ describe('gpunet job get without a running localnet', function () {
     assert.equal(result.code, 7)
     assert.match(result.stderr, /^Started a localnet in the background at http:\/\/127\.0\.0\.1:\d+ /)
     assert.equal(result.stdout, '')
+  })
+})
+
+describeAtTerminal('gpunet job post --wait at a terminal', function () {
+  this.timeout(60_000)
+  const box = useCliSandbox()
+
+  it('Ctrl+C stops following (exit 130) and says how to follow the job again', async () => {
+    assert.equal((await box.run(['localnet', 'start', '--detach', '--no-node'])).code, 0)
+    const file = join(box.dir, 'job.json')
+    writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{...DEFINITION.ops[0], args: {image: 'x'}}]}))
+    const args = ['job', 'post', '--queue-anyway', '--file', file, '--timeout', '60', '--wait']
+    const result = await runInTerminal(args, box.env, 'is QUEUED', '\x03')
+    assert.equal(result.code, 130, JSON.stringify(result.output))
+    const job = /Job (\w+) is QUEUED/.exec(result.output)![1]!
+    assert.match(result.output, new RegExp(`Stopped following job ${job}; the job goes on \\(QUEUED\\)\\.`))
+    assert.match(result.output, new RegExp(`Hint: follow it again with \`gpunet job get ${job} --wait\``))
   })
 })

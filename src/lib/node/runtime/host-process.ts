@@ -1,9 +1,13 @@
+import {randomUUID} from 'node:crypto'
+import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
+import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
+import {checkEnvNames} from './podman.js'
 import {operationResult, spawnCollected} from './process.js'
 import type {ContainerRuntime, OperationResult, RunningOperation, RunOptions} from './runtime.js'
 
@@ -33,7 +37,7 @@ export class HostProcessRuntime implements ContainerRuntime {
     }
   }
 
-  /** Starts the operation's command on the host. */
+  /** Starts the operation's command on the host; a command that cannot start gives a failed result, not an error. */
   async start(plan: OperationPlan, options: RunOptions): Promise<RunningOperation> {
     const argv = [...(plan.entrypoint ?? []), ...commandArgv(plan.command)]
     const [command, ...args] = argv
@@ -44,37 +48,70 @@ export class HostProcessRuntime implements ContainerRuntime {
         {exitCode: ExitCode.INVALID_INPUT},
       )
     }
+    const name = `host-${options.jobId}-${plan.id}`
+    const notices = [
+      HOST_PROCESS_NOTICE,
+      ...ignoredSettings(plan),
+      ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : []),
+    ]
+    const refused = (reason: string) => notStarted(plan.id, name, argv, notices, reason)
+    try {
+      checkEnvNames(plan.env)
+    } catch (error) {
+      return refused((error as Error).message)
+    }
+    const nul = Object.keys(plan.env).find((key) => plan.env[key]!.includes('\0'))
+    if (nul) return refused(`The value of environment variable ${nul} holds a NUL byte, which no process can receive.`)
+    // A host process listens where its command says: the gateway must never serve another program's port.
+    for (const {port} of plan.expose) {
+      if (!(await portFree(port))) {
+        return refused(
+          `Port ${port} is already in use on the node host: a host process cannot be given another port, and the ` +
+            'gateway does not serve what another program listens on.',
+        )
+      }
+    }
     const dir = await mkdtemp(join(tmpdir(), 'gpunet-host-'))
     // A host process cannot see a folder at another path: it finds its resources' folders in this variable.
     const resources = options.mounts?.length
       ? {GPUNET_RESOURCES: JSON.stringify(Object.fromEntries(options.mounts.map((m) => [m.target, m.source])))}
       : {}
-    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources}
-    // Its own process group, so stop() ends what a shell command started too.
-    const run = spawnCollected(command, args, {
-      env,
-      cwd: dir,
-      detached: true,
-      outputLimit: options.outputLimit,
-      redact: options.redact,
-    })
+    // Every process the operation starts inherits this marker, even one that leaves the process group (setsid):
+    // the node finds them by it in /proc and ends them with the operation.
+    const marker = randomUUID()
+    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources, [MARKER]: marker}
+    let run: ReturnType<typeof spawnCollected>
+    try {
+      // Its own process group, so stop() ends what a shell command started too.
+      run = spawnCollected(command, args, {
+        env,
+        cwd: dir,
+        detached: true,
+        outputLimit: options.outputLimit,
+        redact: options.redact,
+      })
+    } catch (error) {
+      await rm(dir, {recursive: true, force: true})
+      return refused(
+        `${command} could not be started: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      )
+    }
+    const endAll = (signal: NodeJS.Signals) => {
+      signalGroup(run.child.pid, signal)
+      signalMarked(marker, signal)
+    }
+    // What the command left behind (daemons, setsid children) ends with it, and frees its output pipes.
+    run.child.once('exit', () => endAll('SIGKILL'))
     let stopped = false
     const result = run.outcome.then(async (o) => {
+      endAll('SIGKILL')
       await rm(dir, {recursive: true, force: true})
-      return operationResult(plan.id, 'host-process', o, {
-        stopped,
-        isolated: false,
-        notices: [
-          HOST_PROCESS_NOTICE,
-          ...ignoredSettings(plan),
-          ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : []),
-        ],
-      })
+      return operationResult(plan.id, 'host-process', o, {stopped, isolated: false, notices})
     })
     const stop = async (graceSeconds = 10) => {
       stopped = true
-      signalGroup(run.child.pid, 'SIGTERM')
-      const timer = setTimeout(() => signalGroup(run.child.pid, 'SIGKILL'), graceSeconds * 1000)
+      endAll('SIGTERM')
+      const timer = setTimeout(() => endAll('SIGKILL'), graceSeconds * 1000)
       try {
         return await result
       } finally {
@@ -82,7 +119,7 @@ export class HostProcessRuntime implements ContainerRuntime {
       }
     }
     const ports = plan.expose.map((p) => ({...p, host: '127.0.0.1' as const, hostPort: p.port}))
-    return {name: `host-${options.jobId}-${plan.id}`, ports, argv, pid: run.child.pid, result, stop}
+    return {name, ports, argv, pid: run.child.pid, result, stop}
   }
 
   /** Runs the operation's command on the host to its end. */
@@ -94,6 +131,52 @@ export class HostProcessRuntime implements ContainerRuntime {
 function ignoredSettings(plan: OperationPlan): string[] {
   const ignored = [plan.workDir !== undefined && 'work_dir', plan.gpu && 'gpu'].filter((s) => typeof s === 'string')
   return ignored.length > 0 ? [`Not applied on the host: ${ignored.join(', ')}.`] : []
+}
+
+/** The env variable that marks every process of one host-process operation. */
+const MARKER = 'GPUNET_OPERATION'
+
+/** An operation whose command never started: its result says why, with the host-process notices. */
+function notStarted(id: string, name: string, argv: string[], notices: string[], reason: string): RunningOperation {
+  const now = new Date().toISOString()
+  const empty = {text: '', cutBytes: 0}
+  const result = Promise.resolve(
+    operationResult(
+      id,
+      'host-process',
+      {exitCode: 127, startedAt: now, endedAt: now, stdout: empty, stderr: {text: `${reason}\n`, cutBytes: 0}},
+      {stopped: false, isolated: false, notices},
+    ),
+  )
+  return {name, ports: [], argv, pid: undefined, result, stop: () => result}
+}
+
+/** True when nothing listens on 127.0.0.1:`port` (nor on every address). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+/** Signals every process whose environment holds the operation's marker (same user: /proc/PID/environ). */
+function signalMarked(marker: string, signal: NodeJS.Signals): void {
+  const needle = Buffer.from(`${MARKER}=${marker}\0`)
+  let pids: string[]
+  try {
+    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))
+  } catch {
+    return // no /proc (not Linux): the process group is all there is
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${pid}/environ`).includes(needle)) process.kill(Number(pid), signal)
+    } catch {
+      // gone already, or another user's
+    }
+  }
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {

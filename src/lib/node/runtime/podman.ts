@@ -140,13 +140,8 @@ export function podmanRunArgs(plan: OperationPlan, setup: PodmanRunSetup): strin
  * copy that variable from its own environment, so values that would break lines are refused, not written.
  */
 export function envFileText(env: Readonly<Record<string, string>>): string {
+  checkEnvNames(env)
   for (const [name, value] of Object.entries(env)) {
-    if (!/^[^=#\s\0][^=\s\0]*$/.test(name)) {
-      throw new GpunetError('env_name_invalid', `Environment variable name ${JSON.stringify(name)} is not valid.`, {
-        hint: 'Names cannot be empty, start with "#", or hold "=", spaces or line breaks.',
-        exitCode: ExitCode.INVALID_INPUT,
-      })
-    }
     if (/[\n\r\0]/.test(value)) {
       throw new GpunetError('env_value_unsupported', `The value of environment variable ${name} has a line break.`, {
         hint: 'Container environment values are single lines here: encode the value (e.g. base64) and decode it in the job.',
@@ -157,6 +152,18 @@ export function envFileText(env: Readonly<Record<string, string>>): string {
   return Object.entries(env)
     .map(([name, value]) => `${name}=${value}\n`)
     .join('')
+}
+
+/** Refuses env names no runtime can pass on: empty, starting with "#", or holding "=", spaces or line breaks. */
+export function checkEnvNames(env: Readonly<Record<string, string>>): void {
+  for (const name of Object.keys(env)) {
+    if (!/^[^=#\s\0][^=\s\0]*$/.test(name)) {
+      throw new GpunetError('env_name_invalid', `Environment variable name ${JSON.stringify(name)} is not valid.`, {
+        hint: 'Names cannot be empty, start with "#", or hold "=", spaces or line breaks.',
+        exitCode: ExitCode.INVALID_INPUT,
+      })
+    }
+  }
 }
 
 /** The auth file (containers-auth.json) holding an operation's registry credentials. */

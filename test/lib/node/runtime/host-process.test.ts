@@ -1,6 +1,8 @@
 import {strict as assert} from 'node:assert'
-import {existsSync} from 'node:fs'
+import {once} from 'node:events'
+import {existsSync, readFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
+import {type AddressInfo, createServer} from 'node:net'
 
 import type {OperationArgs} from '../../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../../src/lib/errors.js'
@@ -122,4 +124,68 @@ describe('HostProcessRuntime', function () {
       (e: unknown) => isGpunetError(e) && e.code === 'operation_unsupported',
     )
   })
+
+  it('ends what the command left behind, setsid children included, when the operation ends', async () => {
+    // `setsid` leaves the process group; the node still finds the child by the marker in its environment.
+    const result = await runtime.run(plan({cmd: 'setsid sleep 300 > /dev/null 2>&1 & echo $!; sleep 300 &'}), {
+      jobId,
+    })
+    const pid = Number(result.stdout.trim())
+    assert.ok(pid > 0, result.stdout)
+    assert.equal(result.exitCode, 0)
+    const deadline = Date.now() + 5000
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    assert.equal(alive(pid), false, `process ${pid} outlived its operation`)
+  })
+
+  it('stop() ends setsid children too', async () => {
+    const op = await runtime.start(plan({cmd: 'setsid sleep 300 & echo $!; wait'}), {jobId})
+    running.push(op)
+    await new Promise((r) => setTimeout(r, 300))
+    const result = await op.stop(1)
+    const pid = Number(result.stdout.trim())
+    assert.ok(pid > 0, result.stdout)
+    const deadline = Date.now() + 5000
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    assert.equal(alive(pid), false)
+  })
+
+  it('fails an operation whose exposed port another program holds, instead of serving that program', async () => {
+    const other = createServer().listen(0, '127.0.0.1')
+    await once(other, 'listening')
+    const {port} = other.address() as AddressInfo
+    try {
+      const result = await runtime.run(plan({cmd: 'echo never', expose: port}), {jobId})
+      assert.equal(result.exitCode, 127)
+      assert.match(result.stderr, new RegExp(`Port ${port} is already in use on the node host`))
+      assert.equal(result.stdout, '', 'the command did not run')
+      assert.ok(result.notices.includes(HOST_PROCESS_NOTICE))
+    } finally {
+      other.close()
+    }
+  })
+
+  it('validates env names as the podman runtime does, and reports it in the result', async () => {
+    const result = await runtime.run(plan({cmd: 'echo never', env: {'BAD NAME': 'x'}}), {jobId})
+    assert.equal(result.exitCode, 127)
+    assert.match(result.stderr, /Environment variable name "BAD NAME" is not valid/)
+    assert.ok(result.notices.includes(HOST_PROCESS_NOTICE))
+  })
+
+  it('reports a command the system cannot start (E2BIG) in the result, with the host-process notice', async () => {
+    // One env value over the kernel's limit for a single string (128 KiB).
+    const result = await runtime.run(plan({cmd: 'echo never', env: {HUGE: 'x'.repeat(300_000)}}), {jobId})
+    assert.equal(result.exitCode, 127)
+    assert.match(result.stderr, /could not be started: E2BIG/)
+    assert.ok(result.notices.includes(HOST_PROCESS_NOTICE))
+  })
 })
+
+function alive(pid: number): boolean {
+  try {
+    // A zombie has ended: only its parent has not read its status yet.
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return false
+  }
+}
