@@ -34,6 +34,15 @@ export const marketFlags = {
     helpValue: 'HOST',
   }),
   wallet: networkFlags.wallet,
+  'priority-fee': Flags.boolean({
+    description:
+      'pay a priority fee (compute-unit price from recent fees on the accounts written) [default: on for mainnet only; GPUNET_PRIORITY_FEE]',
+    allowNo: true,
+  }),
+  'max-priority-fee': Flags.string({
+    description: 'most SOL one transaction pays as priority fee [default: 0.001; GPUNET_MAX_PRIORITY_FEE]',
+    helpValue: 'SOL',
+  }),
 }
 
 /** `--wait`, where it stops and its bound. */

@@ -9,3 +9,17 @@ export * from './lib/market/index.js'
 export {computeCidV0} from './lib/ipfs/cid.js'
 export {ensureLocalnet, localnetStatus, type LocalnetStatus, runningLocalnet} from './lib/localnet/control.js'
 export {defaultDataDir} from './lib/localnet/paths.js'
+export {
+  connectNetwork,
+  type ConnectNetworkOptions,
+  extendJob,
+  getJob,
+  type GpunetNetwork,
+  type JobInfo,
+  postJob,
+  type PostedJob,
+  type PostJobOptions,
+  stopJob,
+  waitForJob,
+  type WaitOptions,
+} from './lib/jobs-api.js'

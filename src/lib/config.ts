@@ -10,10 +10,18 @@ export interface NetworkConfig {
   rpcUrl?: string
   /** Host under which nodes serve exposed ports: `https://<job>.node.<networkHost>`. */
   networkHost?: string
-  /** An IPFS HTTP API (`POST /api/v0/add`) that also serves `GET /ipfs/<cid>`. */
+  /** An IPFS HTTP API (`POST /api/v0/add`); also read as the gateway unless `ipfsGateway` is set. */
   contentStoreUrl?: string
-  /** The IPFS gateway definitions are read from: `<gateway>/ipfs/<cid>`. */
+  /** The JWT of a pinning service (Pinata API): uploads go there instead of an IPFS HTTP API. */
+  pinataJwt?: string
+  /** The pinning service's API URL (default https://api.pinata.cloud). */
+  pinningServiceUrl?: string
+  /** The IPFS gateway definitions and results are read from: `<gateway>/ipfs/<cid>`. */
   ipfsGateway?: string
+  /** Whether transactions pay a priority fee ("true"/"false"); default on mainnet only. */
+  priorityFee?: string
+  /** The most SOL one transaction may pay as priority fee (default 0.001). */
+  maxPriorityFee?: string
   market?: string
   rewardsReflection?: string
   rewardsVault?: string

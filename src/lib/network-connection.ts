@@ -49,14 +49,19 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
 
 /** What `job stop` and `job extend` start from: the network, the poster's wallet and its job. */
 export async function openOwnJob(
-  flags: {network: string; rpc?: string; wallet?: string},
+  flags: {network: string; rpc?: string; wallet?: string; 'priority-fee'?: boolean; 'max-priority-fee'?: string},
   job: string,
   note: (line: string) => void,
 ): Promise<{net: MarketNetwork; wallet: Wallet; view: JobView}> {
   const network = flags.network as Network
   const address = parseAddress(job, 'the job')
-  const net = await connectMarket({network, rpc: flags.rpc, note})
-  net.rewards() // a missing rewards setting fails here, before anything is read or spent
+  const net = await connectMarket({
+    network,
+    rpc: flags.rpc,
+    priorityFee: flags['priority-fee'],
+    maxPriorityFee: flags['max-priority-fee'],
+    note,
+  })
   const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
   return {net, wallet, view: await readOwnJob(net, wallet, address)}
 }
@@ -123,7 +128,7 @@ export async function connectJobAuthority(
       ? (settingValue(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env) ?? net.content().url)
       : requireSetting(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env)
   ).replace(/\/+$/, '')
-  const content = new ContentClient(ipfsGateway)
+  const content = new ContentClient(null, ipfsGateway)
   const authority = chainJobAuthority({
     connection: net.connection,
     programId: net.programId,

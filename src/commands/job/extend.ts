@@ -8,6 +8,7 @@ import {extendJob, quoteExtend} from '../../lib/market/manage.js'
 import {openOwnJob} from '../../lib/network-connection.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
+import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
 import type {Network} from '../../lib/network.js'
 
 interface ExtendReport {
@@ -18,6 +19,8 @@ interface ExtendReport {
   /** Price per second x (new timeout - previous timeout). */
   charged: AmountJson
   signature: string
+  /** The transaction fee in SOL, priority fee included. */
+  fee: FeeJson
 }
 
 export default class JobExtend extends BaseCommand {
@@ -40,10 +43,11 @@ export default class JobExtend extends BaseCommand {
     const network = flags.network as Network
     const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
     const timeout = BigInt(flags.timeout)
-    const {cost} = await quoteExtend(net, wallet, view, timeout)
-    const charged = amountJson(cost, TOKEN_DECIMALS, 'token')
+    const quote = await quoteExtend(net, wallet, view, timeout)
+    const charged = amountJson(quote.cost, TOKEN_DECIMALS, 'token')
+    this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Extend job ${args.job} to ${timeout} s for ${amountText(charged)}?`, flags.yes)
-    const signature = await extendJob(net, wallet, view, timeout)
+    const {signature, fee} = await extendJob(net, quote)
     const report = {
       network,
       job: args.job,
@@ -51,12 +55,14 @@ export default class JobExtend extends BaseCommand {
       timeout: flags.timeout,
       charged,
       signature,
+      fee: feeJson(fee),
     }
     this.say(`Extended job ${args.job} on ${network}`)
     for (const line of reportLines([
       ['Timeout', `${report.previousTimeout} s -> ${report.timeout} s`],
       ['Charged', amountText(charged)],
       ['Signature', signature],
+      ['Fee', feeText(fee)],
     ]))
       this.say(line)
     return report

@@ -16,6 +16,7 @@ import {connectMarket} from '../../lib/network-connection.js'
 import {readJob} from '../../lib/market/jobs.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, type PostQuote, quotePost} from '../../lib/market/post.js'
+import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
 import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
@@ -33,6 +34,8 @@ interface WalletReport {
 interface PostReport extends JobReport, ResultFields {
   wallet: WalletReport
   signature: string
+  /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
+  fee: FeeJson
   /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
   warnings: string[]
 }
@@ -48,7 +51,7 @@ interface DryRunReport {
   pricePerSecond: AmountJson
   timeout: number
   totalPrice: AmountJson
-  /** SOL for the transaction's signatures. */
+  /** SOL for the transaction: signatures and priority fee (docs/networks.md). */
   fees: AmountJson
   /** SOL for the rent of the job account and of a run account. */
   rent: AmountJson
@@ -122,25 +125,33 @@ EXIT CODES
     const exposes = exposedPorts(definition).length > 0
     if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
 
-    const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
-    net.rewards() // a missing rewards setting fails here, before anything is read or spent
+    const net = await connectMarket({
+      network,
+      rpc: flags.rpc,
+      networkHost: flags['network-host'],
+      priorityFee: flags['priority-fee'],
+      maxPriorityFee: flags['max-priority-fee'],
+      note,
+    })
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
     const jobWarnings = this.checkRunnable(net, market.equals(net.defaultMarket), definition, flags['queue-anyway'])
     const secrets = flags['secrets-check']
       ? await checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
       : []
-    const quote = await quotePost(net, wallet, market, flags.timeout === undefined ? undefined : BigInt(flags.timeout))
+    const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
+    const quote = await quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout)
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
-    if (flags['dry-run']) return this.dryRun(network, wallet, quote, bytes, secrets, jobWarnings)
+    if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings)
+    this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
 
     const progress = startProgress(`Uploading the definition to ${net.content().url}`)
     let posted
     try {
-      const cid = await net.content().add(bytes)
+      await net.content().add(bytes)
       progress.update(`Posting the job on ${network} (${amountText(total)})`)
-      posted = await listJob(net, wallet, quote, cid)
+      posted = await listJob(net, quote)
     } finally {
       progress.stop()
     }
@@ -164,6 +175,7 @@ EXIT CODES
       ...(await readResult(net.content(), base)),
       wallet: walletReport(wallet, balances.lamports, balances.tokens),
       signature: posted.signature,
+      fee: feeJson(posted.fee),
       warnings: jobWarnings,
     }
     this.say(`Posted job ${report.job} on ${network}`)
@@ -203,7 +215,6 @@ EXIT CODES
     network: Network,
     wallet: Wallet,
     quote: PostQuote,
-    bytes: Uint8Array,
     secrets: string[],
     warnings: string[],
   ): DryRunReport {
@@ -214,11 +225,11 @@ EXIT CODES
       network,
       wallet: walletReport(wallet, quote.balances.lamports, quote.balances.tokens),
       market: quote.market.toBase58(),
-      definition: computeCidV0(bytes).cid,
+      definition: quote.cid,
       pricePerSecond: tokens(quote.pricePerSecond),
       timeout: Number(quote.timeout),
       totalPrice: tokens(quote.total),
-      fees: sol(quote.fees),
+      fees: sol(quote.fee.lamports),
       rent: sol(quote.rent),
       secrets,
       warnings,

@@ -3,6 +3,7 @@ import {Args} from '@oclif/core'
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
 import {stopJob} from '../../lib/market/manage.js'
+import {type FeeJson, feeJson} from '../../lib/market/send.js'
 import {openOwnJob} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 
@@ -13,6 +14,8 @@ interface StopReport {
   action: 'delist' | 'end'
   status: 'STOPPED'
   signature: string
+  /** The transaction fee in SOL, priority fee included. */
+  fee: FeeJson
 }
 
 export default class JobStop extends BaseCommand {
@@ -29,12 +32,12 @@ export default class JobStop extends BaseCommand {
     const {args, flags} = await this.parse(JobStop)
     const network = flags.network as Network
     const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
-    const {action, signature} = await stopJob(net, wallet, view)
+    const {action, signature, fee} = await stopJob(net, wallet, view)
     this.say(
       action === 'delist'
         ? `Stopped job ${args.job}: it was queued, the deposit came back to ${view.job.payer.toBase58()}`
         : `Stopped job ${args.job}: its node was paid for the time it ran, the rest came back`,
     )
-    return {network, job: args.job, action, status: 'STOPPED', signature}
+    return {network, job: args.job, action, status: 'STOPPED', signature, fee: feeJson(fee)}
   }
 }

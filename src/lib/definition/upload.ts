@@ -29,11 +29,12 @@ export async function loadPostableDefinition(file: string): Promise<PostableDefi
   }
   const parsed = await parseSource(text, detectFormat(file, text))
   if (!parsed.ok) throw new Error('a definition that validated failed to parse')
-  const definition = {...(parsed.source.value as JobDefinition)}
+  return {...postableBytes(parsed.source.value as JobDefinition), warnings: report.warnings}
+}
+
+/** A valid definition as uploaded: without its editor-only `$schema` member, as indented JSON. */
+export function postableBytes(valid: JobDefinition): {definition: JobDefinition; bytes: Uint8Array} {
+  const definition = {...valid}
   delete definition.$schema
-  return {
-    definition,
-    bytes: new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`),
-    warnings: report.warnings,
-  }
+  return {definition, bytes: new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`)}
 }

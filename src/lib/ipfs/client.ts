@@ -1,52 +1,136 @@
-/** The content store client: `POST /api/v0/add` to upload and `GET /ipfs/<cid>` to download, as IPFS serves them. */
+/**
+ * The content store client: uploads through an IPFS HTTP API (`POST /api/v0/add`) or a pinning service
+ * (`POST /pinning/pinFileToIPFS` with a JWT), reads through a gateway (`GET <gateway>/ipfs/<cid>`). Every upload is
+ * checked against the CIDv0 computed locally from the same bytes: nodes fetch by that CID, so a store that answers
+ * another one is refused before anything is posted.
+ */
+import {FormData} from 'undici'
+
 import {ExitCode, GpunetError} from '../errors.js'
+import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '../http.js'
 import {computeCidV0} from './cid.js'
 
-/** An IPFS HTTP API that also serves the gateway path (the localnet's content store, or a configured node). */
-export class ContentClient {
+const UPLOAD_TIMEOUT_MS = 120_000
+
+/** Where definitions go: an upload returns the CID the store computed for the bytes. */
+export interface Uploader {
+  /** The store's URL, as progress messages name it. */
+  readonly url: string
+  upload(bytes: Uint8Array, name: string): Promise<string>
+}
+
+/** An IPFS HTTP API (a Kubo node, or the localnet's content store): `POST /api/v0/add?cid-version=0`. */
+export class IpfsApiUploader implements Uploader {
   constructor(readonly url: string) {}
 
-  /** Uploads bytes and returns their CIDv0, checked against the one computed locally. */
-  async add(bytes: Uint8Array, name = 'job.json'): Promise<string> {
+  /** Adds the bytes; returns the `Hash` the node answered. */
+  async upload(bytes: Uint8Array, name: string): Promise<string> {
     const form = new FormData()
     form.append('file', new Blob([new Uint8Array(bytes)]), name)
-    const res = await this.request('/api/v0/add?cid-version=0', {method: 'POST', body: form})
-    const answer = JSON.parse((await res.text()).trim().split('\n')[0] ?? '{}') as {Hash?: string}
+    const res = await storeRequest(this.url, '/api/v0/add?cid-version=0&pin=true', {method: 'POST', body: form})
+    const answer = JSON.parse((await res.text()).trim().split('\n')[0] || '{}') as {Hash?: unknown}
+    return String(answer.Hash)
+  }
+}
+
+/** A pinning service with the Pinata API (what the network's own client uses): JWT as a bearer token. */
+export class PinningServiceUploader implements Uploader {
+  constructor(
+    readonly url: string,
+    private readonly jwt: string,
+  ) {}
+
+  /** Pins the bytes as a file with CIDv0; returns the `IpfsHash` the service answered. */
+  async upload(bytes: Uint8Array, name: string): Promise<string> {
+    const form = new FormData()
+    form.append('file', new Blob([new Uint8Array(bytes)]), name)
+    form.append('pinataOptions', JSON.stringify({cidVersion: 0}))
+    form.append('pinataMetadata', JSON.stringify({name}))
+    const res = await storeRequest(this.url, '/pinning/pinFileToIPFS', {
+      method: 'POST',
+      body: form,
+      headers: {authorization: `Bearer ${this.jwt}`},
+    })
+    const answer = (await res.json()) as {IpfsHash?: unknown}
+    return String(answer.IpfsHash)
+  }
+}
+
+/** Uploads (when a store is configured) and reads (through a gateway) the content jobs refer to. */
+export class ContentClient {
+  constructor(
+    private readonly uploader: Uploader | null,
+    /** Base URL of the gateway: `<gateway>/ipfs/<cid>`, or the gateway path itself (`.../ipfs`). */
+    readonly gatewayUrl: string,
+    /** The error saying how to configure an upload, thrown by `add` when none is. */
+    private readonly noUploader: () => GpunetError = () =>
+      new GpunetError('content_store_missing', 'no content store is configured', {exitCode: ExitCode.USAGE}),
+  ) {}
+
+  /** Where uploads go (for progress messages); the gateway when none is configured. */
+  get url(): string {
+    return this.uploader?.url ?? this.gatewayUrl
+  }
+
+  /** Fails (exit 2, naming every setting) when uploads have nowhere to go: call it before anything is spent. */
+  requireUploader(): Uploader {
+    if (!this.uploader) throw this.noUploader()
+    return this.uploader
+  }
+
+  /** Uploads bytes and returns their CIDv0; exit 5 when the store answers another CID than the bytes hash to. */
+  async add(bytes: Uint8Array, name = 'job.json'): Promise<string> {
+    const uploader = this.requireUploader()
     const expected = computeCidV0(bytes).cid
-    if (answer.Hash !== expected) {
-      throw new GpunetError('content_store_mismatch', `the content store answered ${answer.Hash} for ${expected}`, {
-        exitCode: ExitCode.UNAVAILABLE,
-      })
+    const answered = await uploader.upload(bytes, name)
+    if (answered !== expected) {
+      throw new GpunetError(
+        'content_store_mismatch',
+        `the content store ${uploader.url} answered CID ${answered} for content whose CIDv0 is ${expected}: nothing was posted`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: 'nodes fetch a job by the CIDv0 of its bytes: use a store that adds files as IPFS does by default (CIDv0, 256 KiB chunks)',
+          fields: {cid: expected, answered},
+        },
+      )
     }
     return expected
   }
 
-  /** Downloads the content of a CID. */
+  /** Downloads the content of a CID through the gateway. */
   async get(cid: string): Promise<Uint8Array> {
-    const res = await this.request(`/ipfs/${cid}`, {method: 'GET'})
+    const base = this.gatewayUrl.replace(/\/+$/, '')
+    const path = /\/ipfs$/.test(base) ? `/${cid}` : `/ipfs/${cid}`
+    const res = await storeRequest(base, path, {method: 'GET'})
     return new Uint8Array(await res.arrayBuffer())
   }
+}
 
-  private async request(path: string, init: RequestInit): Promise<Response> {
-    let res: Response
-    try {
-      res = await fetch(`${this.url}${path}`, {...init, signal: AbortSignal.timeout(60_000)})
-    } catch (error) {
-      throw new GpunetError(
-        'content_store_unreachable',
-        `cannot reach the content store at ${this.url}: ${(error as Error).message}`,
-        {
-          exitCode: ExitCode.UNAVAILABLE,
-          cause: error,
-        },
-      )
-    }
-    if (!res.ok) {
-      const code = res.status === 404 ? ExitCode.NOT_FOUND : ExitCode.UNAVAILABLE
-      throw new GpunetError('content_store_failed', `the content store answered ${res.status} to ${path}`, {
-        exitCode: code,
-      })
-    }
-    return res
+async function storeRequest(base: string, path: string, init: RequestInit): Promise<Response> {
+  const url = `${base.replace(/\/+$/, '')}${path}`
+  const where = `${new URL(url).origin}${new URL(url).pathname}`
+  let res: Response
+  try {
+    res = await httpFetch(url, {...init, signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS)})
+  } catch (error) {
+    throw new GpunetError(
+      'content_store_unreachable',
+      `cannot reach the content store at ${where}: ${describeHttpFailure(error)}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+        cause: error,
+      },
+    )
   }
+  if (res.ok) return res
+  await res.arrayBuffer().catch(() => undefined)
+  if (res.status === 401 || res.status === 403) {
+    throw new GpunetError('content_store_denied', `the content store refused the request to ${where} (${res.status})`, {
+      exitCode: ExitCode.DENIED,
+      hint: 'check the pinning service JWT (GPUNET_PINATA_JWT)',
+    })
+  }
+  throw new GpunetError('content_store_failed', `the content store answered ${res.status} to ${where}`, {
+    exitCode: res.status === 404 ? ExitCode.NOT_FOUND : ExitCode.UNAVAILABLE,
+  })
 }

@@ -1,6 +1,7 @@
 /**
  * The jobs program's accounts, laid out byte for byte as in reference/jobs-program-idl.json: an 8-byte Anchor
- * discriminator, then the fields in IDL order in Borsh.
+ * discriminator, then the fields in IDL order in Borsh. The program allocates 8 + the Rust struct's in-memory size
+ * (alignment included), so an account is longer than its Borsh content: the rest is zero and ignored when read.
  */
 import {PublicKey} from '@solana/web3.js'
 
@@ -18,10 +19,24 @@ export const JOB_ACCOUNT_DISCRIMINATOR = accountDiscriminator('JobAccount')
 export const MARKET_ACCOUNT_DISCRIMINATOR = accountDiscriminator('MarketAccount')
 export const RUN_ACCOUNT_DISCRIMINATOR = accountDiscriminator('RunAccount')
 
-/** Sizes the program allocates (discriminator included); the market reserves room for a full queue. */
-export const JOB_ACCOUNT_SIZE = 8 + 32 + 32 + 32 + 32 + 32 + 8 + 32 + 1 + 8 + 8 + 8
-export const RUN_ACCOUNT_SIZE = 8 + 32 + 32 + 32 + 1 + 8
-export const MARKET_ACCOUNT_SIZE = 8 + 32 + 8 + 8 + 8 + 1 + 32 + 1 + 32 + 16 + 1 + 4 + 32 * MARKET_QUEUE_LENGTH
+/** Bytes of an account's Borsh content (discriminator included); the market's with an empty queue. */
+export const JOB_ACCOUNT_DATA_SIZE = 8 + 32 + 32 + 32 + 32 + 32 + 8 + 32 + 1 + 8 + 8 + 8
+export const RUN_ACCOUNT_DATA_SIZE = 8 + 32 + 32 + 32 + 1 + 8
+export const MARKET_ACCOUNT_DATA_SIZE = 8 + 32 + 8 + 8 + 8 + 1 + 32 + 1 + 32 + 16 + 1 + 4
+
+/**
+ * Sizes the program allocates on chain (reference/jobs-program-constraints.md 2.1): 8 + the struct's size on the
+ * SBF target, where every field is 1- or 8-byte aligned and u128 is 8-byte aligned, rounded up to 8. Rent is paid
+ * on these; the market's room for 314 queued keys comes after the struct.
+ */
+export const JOB_ACCOUNT_SIZE = 8 + alignTo8(JOB_ACCOUNT_DATA_SIZE - 8)
+export const RUN_ACCOUNT_SIZE = 8 + alignTo8(RUN_ACCOUNT_DATA_SIZE - 8)
+/** The struct holds the queue as a Vec (24 bytes: pointer, capacity, length) instead of Borsh's u32 length. */
+export const MARKET_ACCOUNT_SIZE = 8 + alignTo8(MARKET_ACCOUNT_DATA_SIZE - 8 - 4 + 24) + 32 * MARKET_QUEUE_LENGTH
+
+function alignTo8(n: number): number {
+  return Math.ceil(n / 8) * 8
+}
 
 export interface MarketAccount {
   authority: PublicKey
@@ -75,9 +90,10 @@ function reader(data: Uint8Array, discriminator: Buffer, name: string): BorshRea
   return new BorshReader(data, 8)
 }
 
-/** Decodes a MarketAccount's bytes. */
-export function decodeMarketAccount(data: Uint8Array): MarketAccount {
-  const r = reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount')
+/** A market without its queue's keys: what a listing reads (the first MARKET_ACCOUNT_DATA_SIZE bytes). */
+export type MarketSummary = Omit<MarketAccount, 'queue'> & {queueLength: number}
+
+function readMarketFields(r: BorshReader): MarketSummary {
   return {
     authority: r.publicKey(),
     jobExpiration: r.i64(),
@@ -89,8 +105,20 @@ export function decodeMarketAccount(data: Uint8Array): MarketAccount {
     nodeAccessKey: r.publicKey(),
     nodeXnosMinimum: r.u128(),
     queueType: r.u8(),
-    queue: r.publicKeyVec(),
+    queueLength: r.u32(),
   }
+}
+
+/** Decodes a MarketAccount's bytes. */
+export function decodeMarketAccount(data: Uint8Array): MarketAccount {
+  const r = reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount')
+  const {queueLength, ...fields} = readMarketFields(r)
+  return {...fields, queue: Array.from({length: queueLength}, () => r.publicKey())}
+}
+
+/** Decodes a market's fields and queue length from its first MARKET_ACCOUNT_DATA_SIZE bytes or more. */
+export function decodeMarketSummary(data: Uint8Array): MarketSummary {
+  return readMarketFields(reader(data, MARKET_ACCOUNT_DISCRIMINATOR, 'MarketAccount'))
 }
 
 /** Encodes a MarketAccount at its allocated size. */
@@ -129,7 +157,7 @@ export function decodeJobAccount(data: Uint8Array): JobAccount {
   }
 }
 
-/** Encodes a JobAccount. */
+/** Encodes a JobAccount at its allocated size. */
 export function encodeJobAccount(j: JobAccount): Buffer {
   return new BorshWriter()
     .fixed(JOB_ACCOUNT_DISCRIMINATOR, 8)
@@ -153,7 +181,7 @@ export function decodeRunAccount(data: Uint8Array): RunAccount {
   return {job: r.publicKey(), node: r.publicKey(), payer: r.publicKey(), state: r.u8(), time: r.i64()}
 }
 
-/** Encodes a RunAccount. */
+/** Encodes a RunAccount at its allocated size. */
 export function encodeRunAccount(run: RunAccount): Buffer {
   return new BorshWriter()
     .fixed(RUN_ACCOUNT_DISCRIMINATOR, 8)

@@ -93,9 +93,8 @@ export class BorshReader {
     return new PublicKey(this.take(32))
   }
 
-  publicKeyVec(): PublicKey[] {
-    const length = this.take(4).readUInt32LE()
-    return Array.from({length}, () => this.publicKey())
+  u32(): number {
+    return this.take(4).readUInt32LE()
   }
 
   private take(n: number): Buffer {

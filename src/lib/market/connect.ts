@@ -4,22 +4,36 @@
  * preset. On localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it
  * (starting it when none runs) and passes its endpoints here.
  */
-import {Connection, PublicKey} from '@solana/web3.js'
+import {type Connection, PublicKey} from '@solana/web3.js'
 
-import {ContentClient} from '../ipfs/client.js'
-import {type Network, requireSetting, type Setting, settingValue} from '../network.js'
+import {configFile} from '../config.js'
+import {ContentClient, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
+import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {NETWORK_PRESETS} from './networks.js'
+import {parseAmount} from './amounts.js'
+import {SOL_DECIMALS} from './balances.js'
+import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
+import {openConnection} from './rpc.js'
+import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
 
-/** Network settings the jobs commands read, with their environment variables (see docs/jobs.md). */
+/** Network settings the jobs commands read, with their environment variables (see docs/networks.md). */
 export const SETTINGS = {
   rpcUrl: {key: 'rpcUrl', env: 'GPUNET_RPC_URL', flag: '--rpc'},
   networkHost: {key: 'networkHost', env: 'GPUNET_NETWORK_HOST', flag: '--network-host'},
+  market: {key: 'market', env: 'GPUNET_MARKET', flag: '--market'},
   contentStoreUrl: {key: 'contentStoreUrl', env: 'GPUNET_CONTENT_STORE_URL'},
+  pinataJwt: {key: 'pinataJwt', env: 'GPUNET_PINATA_JWT'},
+  pinningServiceUrl: {key: 'pinningServiceUrl', env: 'GPUNET_PINNING_SERVICE_URL'},
+  ipfsGateway: {key: 'ipfsGateway', env: 'GPUNET_IPFS_GATEWAY'},
+  maxPriorityFee: {key: 'maxPriorityFee', env: 'GPUNET_MAX_PRIORITY_FEE', flag: '--max-priority-fee'},
+  priorityFee: {key: 'priorityFee', env: 'GPUNET_PRIORITY_FEE', flag: '--priority-fee'},
   rewardsReflection: {key: 'rewardsReflection', env: 'GPUNET_REWARDS_REFLECTION'},
   rewardsVault: {key: 'rewardsVault', env: 'GPUNET_REWARDS_VAULT'},
   rewardsProgram: {key: 'rewardsProgram', env: 'GPUNET_REWARDS_PROGRAM'},
 } as const satisfies Record<string, Setting>
+
+/** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
+export const DEFAULT_PINNING_SERVICE_URL = 'https://api.pinata.cloud'
 
 /** The rewards accounts `list` and `extend` take. */
 export interface RewardsAccounts {
@@ -48,9 +62,11 @@ export interface MarketNetwork {
   gatewayUrl: string | null
   /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
   localnetNode?: LocalnetNodeStatus | null
-  /** The content store (resolved on first use: reading a job needs none). */
+  /** Priority fees: on by default on mainnet, opt-in elsewhere; capped. */
+  fees: FeePolicy
+  /** The content store: reads through the gateway; uploads need a store configured (checked on first upload). */
   content(): ContentClient
-  /** The rewards accounts (resolved on first use: only `list` and `extend` need them). */
+  /** The rewards accounts `list` and `extend` name: derived from the preset, each overridable by a setting. */
   rewards(): RewardsAccounts
 }
 
@@ -58,6 +74,10 @@ export interface ConnectOptions {
   network: Network
   rpc?: string
   networkHost?: string
+  /** `--priority-fee` / `--no-priority-fee`; undefined keeps the setting or the network's default. */
+  priorityFee?: boolean
+  /** `--max-priority-fee`: SOL per transaction at most. */
+  maxPriorityFee?: string
   /** Where to announce a localnet started in the background (stderr in commands). */
   note: (line: string) => void
   env?: NodeJS.ProcessEnv
@@ -86,22 +106,31 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
   }
   const preset = NETWORK_PRESETS[network]
   const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
-  const key = (setting: Setting) => address(setting, requireSetting(network, setting, undefined, env))
+  const mint = preset.mint!
+  const market = settingValue(network, SETTINGS.market, undefined, env)
+  const override = (setting: Setting, derived: () => PublicKey) => {
+    const value = settingValue(network, setting, undefined, env)
+    return value ? address(setting, value) : derived()
+  }
   return {
     name: network,
     rpcUrl,
-    connection: new Connection(rpcUrl, 'confirmed'),
+    connection: openConnection(rpcUrl),
     programId: preset.programId,
-    mint: preset.mint!,
-    defaultMarket: preset.market!,
+    mint,
+    defaultMarket: market ? address(SETTINGS.market, market) : preset.market!,
     networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
     gatewayUrl: null,
-    content: () => new ContentClient(trimUrl(requireSetting(network, SETTINGS.contentStoreUrl, undefined, env))),
-    rewards: () => ({
-      rewardsReflection: key(SETTINGS.rewardsReflection),
-      rewardsVault: key(SETTINGS.rewardsVault),
-      rewardsProgram: key(SETTINGS.rewardsProgram),
-    }),
+    fees: feePolicy(network, options, env),
+    content: () => contentClient(network, env, preset.ipfsGateway!),
+    rewards: () => {
+      const rewardsProgram = override(SETTINGS.rewardsProgram, () => preset.rewardsProgram!)
+      return {
+        rewardsReflection: override(SETTINGS.rewardsReflection, () => findRewardsReflection(rewardsProgram)),
+        rewardsVault: override(SETTINGS.rewardsVault, () => findRewardsVault(rewardsProgram, mint)),
+        rewardsProgram,
+      }
+    },
   }
 }
 
@@ -110,19 +139,76 @@ function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localne
   return {
     name: 'localnet',
     rpcUrl,
-    connection: new Connection(rpcUrl, 'confirmed'),
+    connection: openConnection(rpcUrl),
     programId: localnet.programId,
     mint: localnet.mint,
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
     localnetNode: localnet.node,
-    content: () =>
-      new ContentClient(
-        trimUrl(settingValue('localnet', SETTINGS.contentStoreUrl, undefined, env) ?? localnet.contentStoreUrl),
-      ),
+    fees: feePolicy('localnet', options, env),
+    content: () => contentClient('localnet', env, localnet.contentStoreUrl, localnet.contentStoreUrl),
     rewards: () => localnet.rewards,
   }
+}
+
+/**
+ * The content store of a network. Uploads: a pinning service when a JWT is set, else an IPFS HTTP API when its URL
+ * is set, else (localnet) the localnet's store. Reads: the gateway setting, else the IPFS API's own `/ipfs/` path,
+ * else the network's gateway.
+ */
+function contentClient(
+  network: Network,
+  env: NodeJS.ProcessEnv,
+  presetGateway: string,
+  presetStore?: string,
+): ContentClient {
+  const value = (setting: Setting) => settingValue(network, setting, undefined, env)
+  const jwt = value(SETTINGS.pinataJwt)
+  const apiUrl = value(SETTINGS.contentStoreUrl) ?? presetStore
+  const uploader = jwt
+    ? new PinningServiceUploader(trimUrl(value(SETTINGS.pinningServiceUrl) ?? DEFAULT_PINNING_SERVICE_URL), jwt)
+    : apiUrl
+      ? new IpfsApiUploader(trimUrl(apiUrl))
+      : null
+  const gateway = value(SETTINGS.ipfsGateway) ?? apiUrl ?? presetGateway
+  return new ContentClient(uploader, trimUrl(gateway), () => missingContentStore(network, env))
+}
+
+function missingContentStore(network: Network, env: NodeJS.ProcessEnv): GpunetError {
+  const inConfig = (key: string) => `"networks": {"${network}": {"${key}": "…"}} in ${configFile(env)}`
+  return new GpunetError(
+    'content_store_missing',
+    `no content store is configured for ${network}: the job definition has nowhere to be uploaded`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint:
+        `a pinning service: set ${SETTINGS.pinataJwt.env} (its JWT; the service is ${DEFAULT_PINNING_SERVICE_URL} ` +
+        `unless ${SETTINGS.pinningServiceUrl.env} names another) or ${inConfig('pinataJwt')}; ` +
+        `or an IPFS HTTP API: set ${SETTINGS.contentStoreUrl.env} or ${inConfig('contentStoreUrl')}. ` +
+        `Reads go through ${SETTINGS.ipfsGateway.env} (see docs/networks.md)`,
+    },
+  )
+}
+
+/** Priority fees: flag > GPUNET_PRIORITY_FEE > config > on for mainnet only; capped by --max-priority-fee (SOL). */
+function feePolicy(network: Network, options: ConnectOptions, env: NodeJS.ProcessEnv): FeePolicy {
+  const configured = settingValue(network, SETTINGS.priorityFee, undefined, env)
+  const priorityFee =
+    options.priorityFee ??
+    (configured === undefined ? NETWORK_PRESETS[network].priorityFeeByDefault : parseSwitch(configured))
+  const max = settingValue(network, SETTINGS.maxPriorityFee, options.maxPriorityFee, env)
+  const maxPriorityFeeLamports =
+    max === undefined ? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS : parseAmount(max, SOL_DECIMALS, 'maximum priority fee (SOL)')
+  return {priorityFee, maxPriorityFeeLamports}
+}
+
+function parseSwitch(text: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(text)) return true
+  if (/^(0|false|no|off)$/i.test(text)) return false
+  throw new GpunetError('invalid_setting', `${SETTINGS.priorityFee.env} must be true or false, not "${text}"`, {
+    exitCode: ExitCode.USAGE,
+  })
 }
 
 /** Parses a base58 address given by the user, or a usage error naming where it came from. */

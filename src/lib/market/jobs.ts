@@ -14,6 +14,7 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
 } from './accounts.js'
+import {rpcCall} from './rpc.js'
 
 export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
 
@@ -49,7 +50,18 @@ export async function readJob(connection: Connection, programId: PublicKey, addr
   return {address, job, run, status: jobStatus(job, run)}
 }
 
-/** The RunAccount of a job (the first, when a stopped job was claimed several times). */
+/**
+ * The getProgramAccounts filters of a job's runs: the RunAccount discriminator at 0 and the job right after it
+ * (reference/README.md). Never the size: runs are allocated 120 bytes on chain, more than their 113 of content.
+ */
+export function runFilters(job: PublicKey) {
+  return [
+    {memcmp: {offset: 0, bytes: bs58.encode(RUN_ACCOUNT_DISCRIMINATOR)}},
+    {memcmp: {offset: 8, bytes: job.toBase58()}},
+  ]
+}
+
+/** The RunAccount of a job (the oldest, when a stopped job was claimed several times), or null. */
 export async function findRun(
   connection: Connection,
   programId: PublicKey,
@@ -58,24 +70,15 @@ export async function findRun(
   return (await findRuns(connection, programId, job))[0] ?? null
 }
 
-/**
- * Every RunAccount of a job: the RunAccount discriminator at offset 0 and the job right after it
- * (reference/README.md). Never by size: the deployed accounts are 120 bytes, their content 113.
- */
+/** Every RunAccount of a job, oldest first. */
 export async function findRuns(
   connection: Connection,
   programId: PublicKey,
   job: PublicKey,
 ): Promise<Array<RunAccount & {address: PublicKey}>> {
-  const accounts = await rpcCall(connection, () =>
-    connection.getProgramAccounts(programId, {
-      filters: [
-        {memcmp: {offset: 0, bytes: bs58.encode(RUN_ACCOUNT_DISCRIMINATOR)}},
-        {memcmp: {offset: 8, bytes: job.toBase58()}},
-      ],
-    }),
-  )
-  return accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
+  const accounts = await rpcCall(connection, () => connection.getProgramAccounts(programId, {filters: runFilters(job)}))
+  const runs = accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
+  return runs.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
 }
 
 async function decodeAt<T>(
@@ -97,23 +100,5 @@ async function decodeAt<T>(
   } catch (error) {
     if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
     throw error
-  }
-}
-
-/** Runs an RPC call; a node that cannot be reached or fails is exit 5, naming its URL. */
-export async function rpcCall<T>(connection: Connection, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    throw new GpunetError(
-      'rpc_failed',
-      `the Solana RPC node ${connection.rpcEndpoint} failed: ${(error as Error).message}`,
-      {
-        exitCode: ExitCode.UNAVAILABLE,
-        cause: error,
-        hint: 'check --rpc, GPUNET_RPC_URL or the network',
-        fields: {rpcUrl: connection.rpcEndpoint},
-      },
-    )
   }
 }

@@ -8,7 +8,9 @@ import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances
 import type {MarketNetwork} from './connect.js'
 import {jobsInstruction} from './instructions.js'
 import {isFinal, type JobView, readJob, readMarket} from './jobs.js'
-import {sendJobsTransaction} from './send.js'
+import {ataInstruction} from './post.js'
+import {rpcCall} from './rpc.js'
+import {type FeeQuote, prepareTransaction, type PreparedTransaction, sendJobsTransaction, sendPrepared} from './send.js'
 
 /** Reads a job its wallet may change: refuses a job of another project (6) or one already over (2). */
 export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: PublicKey): Promise<JobView> {
@@ -33,15 +35,21 @@ export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: Pu
   return view
 }
 
-/** Stops a job: `delist` when queued (the whole deposit comes back), `end` when running (the node is paid its time). */
+/**
+ * Stops a job: `delist` when queued (the whole deposit comes back), `end` when running (the node is paid its time).
+ * The program pays into associated token accounts that must exist: the node's (and the payer's) are created first
+ * when missing, with the idempotent instruction, at the project's expense.
+ */
 export async function stopJob(
   net: MarketNetwork,
   wallet: Wallet,
   view: JobView,
-): Promise<{signature: string; action: 'delist' | 'end'}> {
+): Promise<{signature: string; action: 'delist' | 'end'; fee: FeeQuote}> {
   const market = await readMarket(net.connection, view.job.market)
   const deposit = getAssociatedTokenAddressSync(net.mint, view.job.payer, true)
   const authority = wallet.keypair()
+  const owners = view.run ? [view.job.payer, view.run.node] : [view.job.payer]
+  const prepare = await missingTokenAccounts(net, owners)
   const ix = view.run
     ? jobsInstruction(
         net.programId,
@@ -73,17 +81,35 @@ export async function stopJob(
         },
         {},
       )
-  const signature = await sendJobsTransaction(net.connection, [ix], [authority])
-  return {signature, action: view.run ? 'end' : 'delist'}
+  const instructions = [...prepare.map((owner) => ataInstruction(net, owner, authority.publicKey)), ix]
+  const {signature, fee} = await sendJobsTransaction(net.connection, instructions, [authority], net.fees)
+  return {signature, action: view.run ? 'end' : 'delist', fee}
 }
 
-/** What an extension costs: price x (new timeout - current one); exits 4 when the wallet cannot pay it. */
+/** The owners among `owners` whose associated token account of the payment token does not exist yet. */
+async function missingTokenAccounts(net: MarketNetwork, owners: PublicKey[]): Promise<PublicKey[]> {
+  const unique = [...new Map(owners.map((o) => [o.toBase58(), o])).values()]
+  const infos = await rpcCall(net.connection, () =>
+    net.connection.getMultipleAccountsInfo(unique.map((o) => getAssociatedTokenAddressSync(net.mint, o, true))),
+  )
+  return unique.filter((_, i) => infos[i] === null)
+}
+
+/** An extension, priced and simulated: the tokens it costs, the wallet's balances, the transaction and its fee. */
+export interface ExtendQuote {
+  cost: bigint
+  balances: Balances
+  fee: FeeQuote
+  transaction: PreparedTransaction
+}
+
+/** What an extension costs: price x (new timeout - current one), plus the fee; exits 4 when the wallet cannot pay. */
 export async function quoteExtend(
   net: MarketNetwork,
   wallet: Wallet,
   view: JobView,
   timeout: bigint,
-): Promise<{cost: bigint; balances: Balances}> {
+): Promise<ExtendQuote> {
   if (timeout <= view.job.timeout) {
     throw new GpunetError(
       'timeout_not_larger',
@@ -96,13 +122,8 @@ export async function quoteExtend(
     )
   }
   const cost = view.job.price * (timeout - view.job.timeout)
-  const balances = await readBalances(net.connection, wallet.publicKey, net.mint)
+  const balances = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
   checkFunds(balances, {tokens: cost, lamports: SIGNATURE_FEE})
-  return {cost, balances}
-}
-
-/** Raises a job's timeout to `timeout` seconds, paying the difference into the market's vault. */
-export async function extendJob(net: MarketNetwork, wallet: Wallet, view: JobView, timeout: bigint): Promise<string> {
   const market = await readMarket(net.connection, view.job.market)
   const payer = wallet.keypair()
   const ix = jobsInstruction(
@@ -111,7 +132,7 @@ export async function extendJob(net: MarketNetwork, wallet: Wallet, view: JobVie
     {
       job: view.address,
       market: view.job.market,
-      user: getAssociatedTokenAddressSync(net.mint, payer.publicKey, true),
+      user: balances.tokenAccount,
       vault: market.vault,
       ...net.rewards(),
       authority: payer.publicKey,
@@ -120,5 +141,12 @@ export async function extendJob(net: MarketNetwork, wallet: Wallet, view: JobVie
     },
     {timeout},
   )
-  return sendJobsTransaction(net.connection, [ix], [payer])
+  const transaction = await prepareTransaction(net.connection, [ix], [payer], net.fees)
+  checkFunds(balances, {tokens: cost, lamports: transaction.fee.lamports})
+  return {cost, balances, fee: transaction.fee, transaction}
+}
+
+/** Raises a job's timeout as quoted, paying the difference (at the job's price) into the market's vault. */
+export async function extendJob(net: MarketNetwork, quote: ExtendQuote): Promise<{signature: string; fee: FeeQuote}> {
+  return {signature: await sendPrepared(net.connection, quote.transaction), fee: quote.fee}
 }

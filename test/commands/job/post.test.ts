@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 import {spawn} from 'node:child_process'
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
@@ -400,13 +400,8 @@ describe('gpunet job post on devnet and mainnet', function () {
     file = join(box.dir, 'job.json')
   })
   /** Every setting a devnet post needs but the RPC node, which tests point at a port where nothing listens. */
-  const devnetEnv = () => ({
-    ...box.env,
-    GPUNET_REWARDS_REFLECTION: PublicKey.default.toBase58(),
-    GPUNET_REWARDS_VAULT: PublicKey.default.toBase58(),
-    GPUNET_REWARDS_PROGRAM: PublicKey.default.toBase58(),
-    GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9',
-  })
+  // Nothing but a content store: the rewards accounts are derived per network.
+  const devnetEnv = () => ({...box.env, GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:9'})
   after(async () => {
     await box.cleanup()
   })
@@ -422,24 +417,19 @@ describe('gpunet job post on devnet and mainnet', function () {
     )
   })
 
-  it('names the rewards settings the reference lacks instead of inventing them', async () => {
+  it('names every content store setting when none is set, before any network call (exit 2)', async () => {
     const {ops} = DEFINITION
     writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [{...ops[0], args: {image: 'x'}}]}))
-    const result = await box.run([
-      'job',
-      'post',
-      '--file',
-      file,
-      '--network',
-      'mainnet',
-      '--rpc',
-      'http://127.0.0.1:9',
-      '--json',
-    ])
-    assert.equal(result.code, 2)
+    writeFileSync(box.env.GPUNET_WALLET!, JSON.stringify([...Keypair.generate().secretKey]))
+    const args = ['job', 'post', '--file', file, '--network', 'mainnet', '--rpc', 'http://127.0.0.1:9', '--json']
+    const result = await box.run(args)
+    rmSync(box.env.GPUNET_WALLET!)
+    assert.equal(result.code, 2, result.stdout)
     const {error} = JSON.parse(result.stdout) as {error: {code: string; hint: string}}
-    assert.equal(error.code, 'rewards_reflection_missing')
-    assert.match(error.hint, /set GPUNET_REWARDS_REFLECTION/)
+    assert.equal(error.code, 'content_store_missing')
+    for (const way of ['GPUNET_PINATA_JWT', 'GPUNET_PINNING_SERVICE_URL', 'GPUNET_CONTENT_STORE_URL', '"pinataJwt"']) {
+      assert.ok(error.hint.includes(way), `${way} in ${error.hint}`)
+    }
   })
 
   it('refuses a missing wallet off localnet without creating one, then exits 5 naming an RPC node it cannot reach', async () => {

@@ -3,6 +3,25 @@ import {strict as assert} from 'node:assert'
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {ContentStore} from '../../../src/lib/ipfs/store.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {ipfsCid} from '../../helpers/standin.js'
+
+/** Deterministic bytes that do not repeat within a chunk. */
+function pattern(n: number): Uint8Array {
+  const bytes = new Uint8Array(n)
+  for (let i = 0; i < n; i++) bytes[i] = (i * 7 + (i >> 9)) % 251
+  return bytes
+}
+const CHUNK = 262_144
+
+/** CIDs of pattern(size), computed with ipfs-unixfs-importer (profile unixfs-v0-2015, the `ipfs add` defaults). */
+const VECTORS: [number, string][] = [
+  [CHUNK, 'QmS2NeCKcxdWANo2x82qb7svzbEDKDhNQKi8owHVtaJGZS'],
+  [CHUNK + 1, 'QmfDiwNsAkasY6jK1BvHLBi8SdBVciC4wTp2js2ToG9bYf'],
+  [600 * 1024, 'QmT7nMtdy8M1P5VrWM3m2fvYdBLDjxEgJbj1EcNqGtrnWC'],
+  [174 * CHUNK, 'QmNhBdDwMtwUTusm74PbieoLGbZhdWyWj8FW74rbJHHcU5'],
+  [174 * CHUNK + 1, 'QmV1KcY3qNTVMM2HcFamLByhKe93gNzwwZRy5geNF5LvmZ'],
+  [175 * CHUNK + 12_345, 'QmRX3JbBt8p8b5Cqxj2cpE233fyYSXsHeqxt1JVw1e1HGW'],
+]
 
 describe('CIDv0 as ipfs add computes it', () => {
   it('matches the CIDs and sizes go-ipfs gives for small files', () => {
@@ -24,6 +43,18 @@ describe('CIDv0 as ipfs add computes it', () => {
     // three leaves (256 + 256 + 88 KiB) each carry a little protobuf framing; the DAG size covers all blocks
     assert.ok(size > bytes.length && size < bytes.length + 400, String(size))
     assert.notEqual(cid, computeCidV0(bytes.subarray(1)).cid)
+  })
+
+  it('equals the CIDs of the IPFS libraries for multi-chunk files: over 256 KiB, and over 174 chunks (two levels)', () => {
+    for (const [size, cid] of VECTORS) assert.equal(computeCidV0(pattern(size)).cid, cid, `${size} bytes`)
+  })
+
+  it('agrees with ipfs-unixfs-importer computed now, across the chunk and link boundaries', async function () {
+    this.timeout(60_000)
+    for (const size of [CHUNK - 1, CHUNK, 3 * CHUNK + 5, 174 * CHUNK + 1]) {
+      const bytes = pattern(size).map((b) => b ^ 0x5a)
+      assert.equal(computeCidV0(bytes).cid, await ipfsCid(bytes), `${size} bytes`)
+    }
   })
 })
 

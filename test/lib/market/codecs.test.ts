@@ -18,12 +18,15 @@ import {
   instructionAccountSpecs,
   instructionDiscriminator,
   ipfsHashToBytes,
+  JOB_ACCOUNT_DATA_SIZE,
   JOB_ACCOUNT_SIZE,
   JobState,
   type JobsInstructionName,
+  MARKET_ACCOUNT_DATA_SIZE,
   MARKET_ACCOUNT_SIZE,
   NETWORK_PRESETS,
   QueueType,
+  RUN_ACCOUNT_DATA_SIZE,
   RUN_ACCOUNT_SIZE,
 } from '../../../src/lib/market/index.js'
 
@@ -80,9 +83,15 @@ describe('market codecs', () => {
           if ((f.type as {array?: unknown}).array) return sum + 32
           return sum + 4 // the queue's u32 length; its capacity is reserved after it
         }, 0)
-    assert.equal(JOB_ACCOUNT_SIZE, size('jobAccount'))
-    assert.equal(RUN_ACCOUNT_SIZE, size('runAccount'))
-    assert.equal(MARKET_ACCOUNT_SIZE, size('marketAccount') + 314 * 32)
+    assert.equal(JOB_ACCOUNT_DATA_SIZE, size('jobAccount'))
+    assert.equal(RUN_ACCOUNT_DATA_SIZE, size('runAccount'))
+    assert.equal(MARKET_ACCOUNT_DATA_SIZE, size('marketAccount'))
+  })
+
+  it('allocates accounts as the deployed program does: 240, 120 and 10,224 bytes (struct alignment, not Borsh)', () => {
+    assert.equal(JOB_ACCOUNT_SIZE, 240)
+    assert.equal(RUN_ACCOUNT_SIZE, 120)
+    assert.equal(MARKET_ACCOUNT_SIZE, 10_224)
   })
 
   it('encodes a JobAccount in field order and decodes it back', () => {

@@ -10,10 +10,13 @@ import {
   decodeMarketAccount,
   decodeRunAccount,
   JOB_ACCOUNT_DISCRIMINATOR,
+  JOB_ACCOUNT_SIZE,
   type JobAccount,
   MARKET_ACCOUNT_DISCRIMINATOR,
+  MARKET_ACCOUNT_SIZE,
   type MarketAccount,
   RUN_ACCOUNT_DISCRIMINATOR,
+  RUN_ACCOUNT_SIZE,
   type RunAccount,
 } from '../../market/accounts.js'
 import type {AccountState} from '../ledger.js'
@@ -27,8 +30,8 @@ import {
   type StakeAccount,
 } from './foreign.js'
 
-/** Space the program allocates: 8 + the Rust struct's size on SBF (reference section 2). */
-export const ACCOUNT_SPACE = {job: 240, run: 120, market: 10_224} as const
+/** Space the program allocates: 8 + the Rust struct's size on SBF (reference section 2), as the client reads it. */
+export const ACCOUNT_SPACE = {job: JOB_ACCOUNT_SIZE, run: RUN_ACCOUNT_SIZE, market: MARKET_ACCOUNT_SIZE} as const
 
 /** The program's own account types. */
 export type ProgramAccountType = keyof typeof ACCOUNT_SPACE

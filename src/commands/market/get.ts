@@ -1,0 +1,32 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {parseAddress} from '../../lib/market/connect.js'
+import {readMarket} from '../../lib/market/jobs.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import {marketDetail, type MarketDetail, marketDetailLines} from '../../lib/market/markets.js'
+import type {Network} from '../../lib/network.js'
+
+export default class MarketGet extends BaseCommand {
+  static override summary = 'Show one market: price per second, job timeout, queue and who is in it, node requirements.'
+  static override description = `An address that holds no market exits 7.`
+
+  static override examples = [
+    '<%= config.bin %> market get 7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41 --network devnet',
+    '<%= config.bin %> market get 7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41 --network mainnet --json',
+  ]
+
+  static override args = {market: Args.string({description: 'market address', required: true})}
+  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc}
+
+  async run(): Promise<MarketDetail> {
+    const {args, flags} = await this.parse(MarketGet)
+    const network = flags.network as Network
+    const address = parseAddress(args.market, 'the market')
+    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const detail = marketDetail(network, address, await readMarket(net.connection, address))
+    for (const line of marketDetailLines(detail)) this.say(line)
+    return detail
+  }
+}

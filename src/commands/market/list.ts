@@ -1,0 +1,31 @@
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import {listMarkets, marketReport, type MarketReport, marketRows} from '../../lib/market/markets.js'
+import type {Network} from '../../lib/network.js'
+
+export default class MarketList extends BaseCommand {
+  static override summary =
+    "List the network's markets: price per second, job timeout, queue, node stake minimum, access key."
+  static override description = `Reads every market of the jobs program from the chain (getProgramAccounts, which some RPC providers limit: use --rpc with one that serves it). The network's default market is marked with *.`
+
+  static override examples = [
+    '<%= config.bin %> market list --network devnet',
+    '<%= config.bin %> market list --network mainnet --json | jq -r \'.markets[] | select(.queue.kind == "nodes") | .address\'',
+  ]
+
+  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc}
+
+  async run(): Promise<{network: Network; defaultMarket: string; markets: MarketReport[]}> {
+    const {flags} = await this.parse(MarketList)
+    const network = flags.network as Network
+    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const markets = (await listMarkets(net.connection, net.programId)).map(({address, market}) =>
+      marketReport(network, address, market),
+    )
+    const defaultMarket = net.defaultMarket.toBase58()
+    this.say(`${markets.length} market${markets.length === 1 ? '' : 's'} on ${network}`)
+    for (const line of marketRows(markets, defaultMarket)) this.say(line)
+    return {network, defaultMarket, markets}
+  }
+}

@@ -1,0 +1,36 @@
+import {strict as assert} from 'node:assert'
+
+import {type LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {useCliSandbox} from '../../helpers/cli-localnet.js'
+
+describe('gpunet market list and get on localnet', function () {
+  this.timeout(60_000)
+  const box = useCliSandbox()
+
+  it("lists the localnet's market (started on demand) and shows it with its queue", async () => {
+    const listed = await box.run(['market', 'list', '--json'])
+    assert.equal(listed.code, 0, listed.stderr)
+    const status = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as LocalnetStatus
+    const {markets, defaultMarket} = JSON.parse(listed.stdout) as {
+      defaultMarket: string
+      markets: {address: string; queue: {kind: string}; accessKey: string | null; jobTimeout: number}[]
+    }
+    assert.equal(defaultMarket, status.market)
+    assert.deepEqual(
+      markets.map((m) => m.address),
+      [status.market],
+    )
+    assert.equal(markets[0]!.accessKey, null)
+
+    const got = await box.run(['market', 'get', status.market!, '--json'])
+    assert.equal(got.code, 0, got.stderr)
+    const detail = JSON.parse(got.stdout) as {address: string; jobTimeout: number; queued: string[]}
+    assert.equal(detail.address, status.market)
+    assert.equal(detail.jobTimeout, markets[0]!.jobTimeout)
+    assert.ok(Array.isArray(detail.queued))
+
+    const bad = await box.run(['market', 'get', 'not-an-address'])
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /the market "not-an-address" is not a Solana address/)
+  })
+})
