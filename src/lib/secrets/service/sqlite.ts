@@ -4,6 +4,26 @@ import {dirname} from 'node:path'
 
 import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
 
+// better-sqlite3 12 built for Node 24 aborts the process when V8 collects one of its objects outside a JavaScript
+// context: Node 24's ObjectWrap destructor removes an environment cleanup hook and asserts on a missing Environment
+// (fixed only in better-sqlite3 13, which needs Node 22). So every database and statement is kept for the life of
+// the process, and nothing prepares throwaway statements (`pragma()` does: settings go through `exec`). A storage
+// prepares a fixed set once, so this holds a few objects per file opened.
+const keptForLife = new Set<object>()
+
+/** Opens the database with every statement it prepares kept alive (see `keptForLife`). */
+function openKept(file: string): Database.Database {
+  const db = new Database(file)
+  keptForLife.add(db)
+  const prepare = db.prepare.bind(db)
+  db.prepare = ((source: string) => {
+    const statement = prepare(source)
+    keptForLife.add(statement)
+    return statement
+  }) as typeof db.prepare
+  return db
+}
+
 const SIZE = 'length(CAST(name AS BLOB)) + length(sealed)'
 
 const SCHEMA = `
@@ -36,10 +56,8 @@ const SCHEMA = `
 export function openSqliteStorage(file: string): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
-  const db = new Database(file)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.pragma('busy_timeout = 5000')
+  const db = openKept(file)
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
   migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
@@ -63,6 +81,7 @@ export function openSqliteStorage(file: string): SecretStorage {
   )
   const forget = db.prepare('DELETE FROM login_signatures WHERE signed_at < ?')
   const claim = db.prepare('INSERT INTO login_signatures (signed_at, signature) VALUES (?, ?) ON CONFLICT DO NOTHING')
+  const select1 = db.prepare('SELECT 1')
 
   // Nested in the batch's transaction, each of these is a savepoint: a throw rolls back that write alone.
   const putOne = db.transaction((owner: string, secrets: readonly SealedSecret[], quota: Quota) => {
@@ -104,7 +123,7 @@ export function openSqliteStorage(file: string): SecretStorage {
     claimSignature: (signature, signedAt, now, keepSeconds) =>
       writes.run(() => claimOne(signature, signedAt, now, keepSeconds), false),
     async ping() {
-      db.prepare('SELECT 1').get()
+      select1.get()
     },
     async close() {
       writes.flush()
@@ -235,7 +254,7 @@ class GroupCommit {
     let outcomes
     try {
       if (synchronous !== this.synchronous) {
-        this.db.pragma(`synchronous = ${synchronous}`)
+        this.db.exec(`PRAGMA synchronous = ${synchronous}`)
         this.synchronous = synchronous
       }
       outcomes = this.commit(writes)
