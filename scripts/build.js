@@ -63,6 +63,9 @@ await build({
     'bufferutil',
     'utf-8-validate',
   ],
+  // tr46 (under @solana/web3.js's node-fetch) asks for Node's own punycode module, deprecated since Node 21: Node 22
+  // and 24 would print DEP0040 on every run. The registry's punycode package is the same code, without the warning.
+  alias: {punycode: 'punycode/punycode.js'},
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],
   // CommonJS dependencies inside an ES module bundle still call require().
