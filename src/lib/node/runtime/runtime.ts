@@ -1,3 +1,4 @@
+import type {OperationRecord} from '../../result-document.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'
 
@@ -24,21 +25,13 @@ export interface PublishedPort extends PlannedPort {
   hostPort: number
 }
 
-/** What happened when an operation ran. Holds no secret value: outputs are masked, env is never echoed. */
-export interface OperationResult {
+/**
+ * What happened when an operation ran: the result document's record of it (exit code 125 to 127 are podman's own
+ * failures), under `operationId`, plus how it ran. Holds no secret value: outputs are masked, env is never echoed.
+ */
+export interface OperationResult extends Omit<OperationRecord, 'id'> {
   operationId: string
   runtime: RuntimeKind
-  /** The command's exit code; 128 + N when a signal N ended it; podman's own failures are 125 to 127. */
-  exitCode: number
-  startedAt: string
-  endedAt: string
-  stdout: string
-  stderr: string
-  /** Bytes cut from the middle of stdout and stderr (the text says so where it was cut). */
-  stdoutCutBytes: number
-  stderrCutBytes: number
-  /** True when `stop()` ended it. */
-  stopped: boolean
   /** False when it ran on the host without a container. */
   isolated: boolean
   /** Things the poster should know about how it ran (no GPU, no container, ...). */
