@@ -203,23 +203,34 @@ interface PendingWrite {
 /** Flushes a file's data to the disk (node:fs `fdatasync`; tests wrap it to watch the order of events). */
 export type DataSync = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void
 
+/** How long a lone durable write may wait for the other writers' next writes before its fdatasync starts. */
+const GATHER_MS = 1
+/** The span over which the most durable writes seen in flight at once is remembered (see `GroupCommit.peak`). */
+const PEAK_WINDOW_MS = 1000
+
 /**
  * Group commit in two stages. The writes requested during one turn of the event loop are committed together in
  * one transaction after it (setImmediate), without waiting for the disk (synchronous=NORMAL). The durable ones
  * are answered after an fdatasync of the WAL that started once their commit was written, on libuv's thread
- * pool: while one fdatasync runs, the event loop goes on serving and committing, and the writes committed
- * meanwhile share the next one. So concurrent writers pay one disk flush per group, and the flush overlaps the
- * work on the next requests instead of blocking it (SQLite's own synchronous=FULL syncs inside the commit, on
- * the event loop, and with fsync, whose journal commit for the file's mtime made a flush several times slower
- * on a busy disk).
+ * pool: the event loop goes on serving meanwhile, and the writes committed while one fdatasync runs share the
+ * next. A flush waits (at most GATHER_MS, without holding the event loop) until as many writes are waiting as
+ * were lately in flight at once: writers answered by the last flush are sending their next writes, and one
+ * flush for all of them beats one each, which is what staggered writers would settle into otherwise.
+ * fdatasync, unlike the fsync SQLite calls with synchronous=FULL, skips the file's mtime, whose journal commit
+ * made a flush several times slower on a busy disk.
  */
 class GroupCommit {
   private pending: PendingWrite[] = []
   private scheduled = false
-  // Durable writes committed since the running fdatasync started: the next one covers them.
+  // Durable writes committed and waiting for the next fdatasync.
   private unsynced: Array<{resolve: () => void; reject: (error: unknown) => void}> = []
   private syncing = false
+  private gatherTimer: NodeJS.Timeout | undefined
+  private settling = false
   private idle: Array<() => void> = []
+  // Durable writes queued and not answered yet, and the most of them at once in this window and the one before.
+  private inFlight = 0
+  private peak = {now: 0, before: 0, windowEnds: 0}
   // After a failed fdatasync the disk's state is unknown (the kernel may have dropped the pages): every later
   // durable write fails too, until the service is restarted.
   private failure: Error | undefined
@@ -245,6 +256,10 @@ class GroupCommit {
   run<T>(write: () => T, durable: boolean): Promise<T> {
     if (durable && this.failure) return Promise.reject(this.failure)
     return new Promise<T>((resolve, reject) => {
+      if (durable) {
+        this.inFlight++
+        this.notePeak()
+      }
       this.pending.push({write, durable, resolve: resolve as (value: never) => void, reject})
       if (!this.scheduled) {
         this.scheduled = true
@@ -257,37 +272,68 @@ class GroupCommit {
   flush(): void {
     this.scheduled = false
     const writes = this.pending
-    if (writes.length === 0) return
     this.pending = []
-    let outcomes
+    let outcomes: ReturnType<typeof this.commit> = []
     try {
-      outcomes = this.commit(writes)
+      if (writes.length > 0) outcomes = this.commit(writes)
     } catch (error) {
-      for (const w of writes) w.reject(error)
-      return
+      outcomes = writes.map(() => ({ok: false, error}))
     }
     outcomes.forEach((outcome, i) => {
       const w = writes[i] as PendingWrite
-      if (!outcome.ok) w.reject(outcome.error)
+      const answer = (settle: () => void) => {
+        if (w.durable) this.inFlight--
+        settle()
+      }
+      if (!outcome.ok) answer(() => w.reject(outcome.error))
       else if (!w.durable) w.resolve(outcome.value as never)
-      else this.unsynced.push({resolve: () => w.resolve(outcome.value as never), reject: w.reject})
+      else
+        this.unsynced.push({
+          resolve: () => answer(() => w.resolve(outcome.value as never)),
+          reject: (error) => answer(() => w.reject(error)),
+        })
     })
     this.sync()
   }
 
   /** Resolves once every write queued so far is committed and, if durable, flushed to the disk. */
   async settle(): Promise<void> {
+    this.settling = true
     this.flush()
     if (this.syncing) await new Promise<void>((resolve) => this.idle.push(resolve))
   }
 
+  private notePeak(): void {
+    const now = performance.now()
+    if (now >= this.peak.windowEnds) {
+      this.peak = {now: 0, before: this.peak.now, windowEnds: now + PEAK_WINDOW_MS}
+    }
+    this.peak.now = Math.max(this.peak.now, this.inFlight)
+  }
+
+  /** Starts an fdatasync for the committed durable writes, unless one runs or more writes are worth waiting for. */
   private sync(): void {
     if (this.syncing) return
-    const group = this.unsynced
-    if (group.length === 0) {
+    if (this.unsynced.length === 0) {
       for (const resolve of this.idle.splice(0)) resolve()
       return
     }
+    const expected = Math.max(this.peak.now, this.peak.before)
+    if (this.unsynced.length < expected && !this.settling) {
+      this.gatherTimer ??= setTimeout(() => {
+        this.gatherTimer = undefined
+        this.startSync()
+      }, GATHER_MS)
+      return
+    }
+    this.startSync()
+  }
+
+  private startSync(): void {
+    clearTimeout(this.gatherTimer)
+    this.gatherTimer = undefined
+    if (this.syncing || this.unsynced.length === 0) return
+    const group = this.unsynced
     this.unsynced = []
     this.syncing = true
     this.dataSync(this.wal, (error) => {
