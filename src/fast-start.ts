@@ -6,6 +6,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import type {Paint} from './lib/definition/report-text.js'
 import {packageRoot} from './lib/package-root.js'
 
 /** The flags of `gpunet job validate` (all boolean) that the plain form may carry. */
@@ -67,10 +68,10 @@ export function plainValidate(argv: string[]): PlainValidate | undefined {
 }
 
 async function runValidate({files, json, strict, frames}: PlainValidate): Promise<void> {
-  const [{validateFiles}, {stdoutColors}, {readStdinBytes}] = await Promise.all([
+  const [{validateFiles}, {readStdinBytes}, paint] = await Promise.all([
     import('./lib/definition/validate-files.js'),
-    import('./lib/colors.js'),
     import('./lib/stdin.js'),
+    stdoutPaint(),
   ])
   const say = (line: string) => process.stdout.write(`${line}\n`)
   try {
@@ -78,7 +79,7 @@ async function runValidate({files, json, strict, frames}: PlainValidate): Promis
       strict,
       frames,
       say: json ? undefined : say,
-      paint: (style, text) => stdoutColors[style](text),
+      paint,
       readStdin: readStdinBytes,
     })
     if (json) say(JSON.stringify(document, null, 2))
@@ -88,4 +89,15 @@ async function runValidate({files, json, strict, frames}: PlainValidate): Promis
     const {renderFailure, toGpunetError} = await import('./base-command.js')
     renderFailure(toGpunetError(error), json)
   }
+}
+
+/**
+ * The colors of stdout. chalk colors a stream that is not a terminal only when FORCE_COLOR (or a `--color` flag,
+ * which the plain form never carries) asks for it, so then it is not loaded at all: its imports (tty, and Node's
+ * namespace of `process`, which opens stdin) cost a tenth of this path.
+ */
+async function stdoutPaint(): Promise<Paint> {
+  if (!process.stdout.isTTY && process.env.FORCE_COLOR === undefined) return (_style, text) => text
+  const {stdoutColors} = await import('./lib/colors.js')
+  return (style, text) => stdoutColors[style](text)
 }
