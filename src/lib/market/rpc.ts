@@ -83,3 +83,12 @@ export async function rpcCall<T>(connection: Connection, call: () => Promise<T>)
     throw rpcFailure(connection, error)
   }
 }
+
+/**
+ * A call started now and awaited later, after others: until then its failure is held for that `await` instead of
+ * being reported as an unhandled rejection, so calls can run side by side and still fail in a fixed order.
+ */
+export function inFlight<T>(call: Promise<T>): Promise<T> {
+  call.catch(() => {})
+  return call
+}
