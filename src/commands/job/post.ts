@@ -175,7 +175,7 @@ EXIT CODES
     }
     // The job (unless --wait has just read it) and the wallet, side by side.
     const [view, balances] = await Promise.all([
-      waited ?? readJob(net.connection, net.programId, posted.job),
+      waited ?? readJob(net.connection, net.programId, posted.job, posted.run),
       rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
     ])
     const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}

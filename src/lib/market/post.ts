@@ -109,14 +109,18 @@ export async function quotePost(
   }
 }
 
-/** Posts a job once its definition is uploaded: the quoted `list`, with its fresh job key, so it posts once. */
+/**
+ * Posts a job once its definition is uploaded: the quoted `list`, with its fresh job key, so it posts once. Returns
+ * the job, and the run account the `list` named (created only when a node was waiting).
+ */
 export async function listJob(
   net: MarketNetwork,
   quote: PostQuote,
-): Promise<{job: PublicKey; signature: string; fee: FeeQuote}> {
+): Promise<{job: PublicKey; run: PublicKey; signature: string; fee: FeeQuote}> {
   const {transaction} = quote
   const signature = await sendPrepared(net.connection, transaction)
-  return {job: transaction.signers[1]!.publicKey, signature, fee: transaction.fee}
+  const [, job, run] = transaction.signers
+  return {job: job!.publicKey, run: run!.publicKey, signature, fee: transaction.fee}
 }
 
 /** The market's vault must be the PDA of [market, mint]: else the market is not one of this network's token. */
