@@ -74,5 +74,16 @@ await build({
   banner: {
     js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
   },
+  plugins: [
+    {
+      // gpunet's own imports of undici get the parts it uses (scripts/undici-entry.js says why).
+      name: 'undici-entry',
+      setup(build) {
+        build.onResolve({filter: /^undici$/}, ({importer}) =>
+          importer.startsWith(join(root, 'src')) ? {path: join(root, 'scripts/undici-entry.js')} : undefined,
+        )
+      },
+    },
+  ],
   logLevel: 'warning',
 })

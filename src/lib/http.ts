@@ -4,7 +4,7 @@
  */
 import type {LookupFunction} from 'node:net'
 
-import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, request, fetch as undiciFetch} from 'undici'
+import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, fetch as undiciFetch} from 'undici'
 import type {RequestInit, Response} from 'undici'
 
 export type {RequestInit, Response} from 'undici'
@@ -103,14 +103,16 @@ export async function httpProbe(
   url: string | URL,
   options: {method: string; headers?: Record<string, string>; body?: string; timeoutMs: number},
 ): Promise<number> {
-  const response = await request(url, {
+  const {origin, pathname, search} = new URL(url)
+  const response = await httpDispatcher(url).request({
+    origin,
+    path: `${pathname}${search}`,
     method: options.method as Dispatcher.HttpMethod,
     headers: options.headers,
     body: options.body,
     signal: AbortSignal.timeout(options.timeoutMs),
-    dispatcher: httpDispatcher(url),
     retryOptions: {maxRetries: 0},
-  } as Parameters<typeof request>[1])
+  } as Dispatcher.RequestOptions)
   await response.body.dump()
   return response.statusCode
 }
