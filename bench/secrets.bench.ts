@@ -132,7 +132,7 @@ export default async function bench(): Promise<void> {
     }
 
     process.stdout.write(
-      `loopback, autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${ROUNDS} rounds; SQLite synchronous=FULL${baseline ? `; baseline ${baseline}` : ''}\n`,
+      `loopback, autocannon, ${CONNECTIONS} connections, ${SECONDS} s per measurement, ${ROUNDS} rounds; SQLite, each answered write on disk${baseline ? `; baseline ${baseline}` : ''}\n`,
     )
     process.stdout.write(
       `${'endpoint'.padEnd(28)}${'req/s'.padStart(9)}${'p99 ms'.padStart(8)}   ${'ratio per round'.padEnd(22)}${'median'.padStart(8)}${'target'.padStart(14)}\n`,

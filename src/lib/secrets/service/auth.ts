@@ -1,6 +1,6 @@
 import bs58 from 'bs58'
-import {errors as joseErrors, type JWTPayload, jwtVerify, SignJWT} from 'jose'
-import {randomUUID} from 'node:crypto'
+import {errors as joseErrors, type JWTPayload, jwtVerify} from 'jose'
+import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:crypto'
 
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
@@ -45,6 +45,8 @@ export interface LoginRequest {
   signature: string
   timestamp: number
   job?: string
+  /** `address` and `signature` decoded (parsing decodes them anyway). */
+  bytes: {address: Uint8Array; signature: Uint8Array}
 }
 
 const ALGORITHM = 'HS256'
@@ -57,35 +59,48 @@ export function loginMessage(timestamp: number): string {
 
 /** Validates the shapes of the login parameters (base58 keys and signature, integer timestamp). */
 export function parseLogin(params: Record<string, unknown>): LoginRequest {
-  const address = base58Param(params, 'address', 32, true) as string
-  const signature = base58Param(params, 'signature', 64, true) as string
-  const job = base58Param(params, 'job', 32, false)
+  const [address, addressBytes] = base58Param(params, 'address', 32, true) as [string, Uint8Array]
+  const [signature, signatureBytes] = base58Param(params, 'signature', 64, true) as [string, Uint8Array]
+  const [job] = base58Param(params, 'job', 32, false) ?? []
   const raw = params.timestamp
   const timestamp =
     typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(timestamp))
     throw badRequest('invalid_timestamp', 'timestamp must be an integer (unix seconds)')
-  return {address, signature, timestamp, ...(job ? {job} : {})}
+  return {
+    address,
+    signature,
+    timestamp,
+    ...(job ? {job} : {}),
+    bytes: {address: addressBytes, signature: signatureBytes},
+  }
 }
 
+/** The parameter's text and bytes; undefined when it is absent and not required. */
 function base58Param(
   params: Record<string, unknown>,
   name: string,
   bytes: number,
   required: boolean,
-): string | undefined {
+): [string, Uint8Array] | undefined {
   const value = params[name]
   if (value === undefined || value === '') {
     if (required) throw badRequest('missing_parameter', `${name} is required`)
     return undefined
   }
-  if (!isBase58(value, bytes)) throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
-  return value
+  const decoded = decodeBase58(value, bytes)
+  if (!decoded) throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
+  return [value as string, decoded]
+}
+
+/** The bytes of a base58 string of exactly `bytes` bytes; undefined for anything else. */
+function decodeBase58(value: unknown, bytes: number): Uint8Array | undefined {
+  const decoded = typeof value === 'string' && value.length <= 100 ? bs58.decodeUnsafe(value) : undefined
+  return decoded?.length === bytes ? decoded : undefined
 }
 
 function isBase58(value: unknown, bytes: number): value is string {
-  const decoded = typeof value === 'string' && value.length <= 100 ? bs58.decodeUnsafe(value) : undefined
-  return decoded?.length === bytes
+  return decodeBase58(value, bytes) !== undefined
 }
 
 /**
@@ -102,7 +117,7 @@ export function verifyLoginSignature(login: LoginRequest, now: number, skewSecon
     )
   }
   const message = new TextEncoder().encode(loginMessage(login.timestamp))
-  const valid = verifySignature(bs58.decode(login.signature), message, bs58.decode(login.address))
+  const valid = verifySignature(login.bytes.signature, message, login.bytes.address)
   if (!valid)
     throw new HttpError(
       401,
@@ -191,40 +206,38 @@ async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
 /** Verified tokens remembered at most, so a client reading again and again skips the HMAC check. */
 const VERIFIED_TOKENS_KEPT = 10_000
 
+/** The protected header of every token, encoded once. */
+const HEADER = Buffer.from(JSON.stringify({alg: ALGORITHM, typ: 'JWT'})).toString('base64url')
+
 /** Issues and checks login tokens: HS256 pinned both ways, so neither `alg: none` nor another algorithm passes. */
 export class TokenIssuer {
-  // Imported once: jose would import raw key bytes again on every call.
-  private readonly key: Promise<CryptoKey>
+  private readonly key: KeyObject
   // Token text → its scope and expiry; only exact strings that passed every check are kept.
   private readonly verified = new Map<string, {scope: TokenScope; exp: number}>()
 
   constructor(secret: Uint8Array) {
-    this.key = crypto.subtle.importKey('raw', new Uint8Array(secret), {name: 'HMAC', hash: 'SHA-256'}, false, [
-      'sign',
-      'verify',
-    ])
+    this.key = createSecretKey(secret)
   }
 
-  /** A signed JWT for `subject` with `scope`, issued at `now` and expiring at `expiresAt` (unix s). */
-  async issue(
-    subject: string,
-    scope: TokenScope,
-    expiresAt: number,
-    now = Math.floor(Date.now() / 1000),
-  ): Promise<string> {
-    const claims =
-      scope.kind === 'owner'
+  /**
+   * A signed JWT (RFC 7519, HS256) for `subject` with `scope`, issued at `now` and expiring at `expiresAt` (unix
+   * s). Signed with node:crypto's HMAC rather than jose's SignJWT: jose signs through a WebCrypto job, about
+   * 60 µs a token against 4 µs here, a sixth of a login's time. Every token is still checked by jose (`verify`).
+   */
+  issue(subject: string, scope: TokenScope, expiresAt: number, now = Math.floor(Date.now() / 1000)): string {
+    const claims = {
+      ...(scope.kind === 'owner'
         ? {scope: 'owner'}
-        : {scope: 'job', job: scope.job, poster: scope.poster, names: scope.names}
-    return new SignJWT(claims)
-      .setProtectedHeader({alg: ALGORITHM, typ: 'JWT'})
-      .setSubject(subject)
-      .setIssuer(ISSUER)
-      .setAudience(ISSUER)
-      .setIssuedAt(now)
-      .setJti(randomUUID())
-      .setExpirationTime(expiresAt)
-      .sign(await this.key)
+        : {scope: 'job', job: scope.job, poster: scope.poster, names: scope.names}),
+      sub: subject,
+      iss: ISSUER,
+      aud: ISSUER,
+      iat: now,
+      jti: randomUUID(),
+      exp: expiresAt,
+    }
+    const signed = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+    return `${signed}.${createHmac('sha256', this.key).update(signed).digest('base64url')}`
   }
 
   /** The scope of a valid token; 401 for a missing, malformed, tampered, expired or ill-typed one. */
@@ -240,7 +253,7 @@ export class TokenIssuer {
     }
     let payload: JWTPayload
     try {
-      ;({payload} = await jwtVerify(token, await this.key, {
+      ;({payload} = await jwtVerify(token, this.key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: ISSUER,

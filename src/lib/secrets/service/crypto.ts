@@ -1,4 +1,12 @@
-import {createCipheriv, createDecipheriv, createSecretKey, hkdfSync, type KeyObject, randomBytes} from 'node:crypto'
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  randomFillSync,
+} from 'node:crypto'
 import {readFile, stat} from 'node:fs/promises'
 
 import {describeReadError} from '../../definition/check.js'
@@ -66,6 +74,7 @@ export class SecretCipher {
   // A KeyObject, not bytes: OpenSSL then skips preparing the key on every value (about 40% of a small value's time).
   private readonly key: KeyObject
   private readonly opened = new OpenedValues(16 * 1024 * 1024)
+  private readonly ivs = new RandomIvs()
 
   constructor(master: Buffer) {
     this.key = createSecretKey(deriveKey(master, 'secret-values'))
@@ -73,7 +82,7 @@ export class SecretCipher {
 
   /** Encrypts a value for the row (owner, name). */
   seal(owner: string, name: string, value: string): Buffer {
-    const iv = randomBytes(IV_BYTES)
+    const iv = this.ivs.next()
     const cipher = createCipheriv('aes-256-gcm', this.key, iv)
     cipher.setAAD(associatedData(owner, name))
     const body = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()])
@@ -95,6 +104,23 @@ export class SecretCipher {
     const value = decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES), undefined, 'utf8') + decipher.final('utf8')
     this.opened.set(id, value)
     return value
+  }
+}
+
+/**
+ * Random IVs drawn from the system's generator 256 at a time: one call per IV cost about 5 µs, a tenth of a seal.
+ * Each IV is handed out once; the pool is refilled, never reused.
+ */
+class RandomIvs {
+  private readonly pool = Buffer.alloc(IV_BYTES * 256)
+  private used = this.pool.length
+
+  next(): Buffer {
+    if (this.used === this.pool.length) {
+      randomFillSync(this.pool)
+      this.used = 0
+    }
+    return Buffer.from(this.pool.subarray(this.used, (this.used += IV_BYTES)))
   }
 }
 

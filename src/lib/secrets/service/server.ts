@@ -157,21 +157,14 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
         perAddress.hit(login.address, clock())
       }
       // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
-      const claimed = storage.claimSignature(login.signature, login.timestamp, now, limits.clockSkewSeconds + 1)
-      // An owner's token is signed while the signature is recorded (both wait on other threads or the disk); it
-      // is dropped, never sent, when the signature turns out to be a replay.
-      const expiresAt = now + limits.tokenTtlSeconds
-      const ownerToken = login.job
-        ? undefined
-        : tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)
-      ownerToken?.catch(() => {})
-      if (!(await claimed)) {
+      if (!(await storage.claimSignature(login.signature, login.timestamp, now, limits.clockSkewSeconds + 1))) {
         verified = false
         throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
       }
-      if (ownerToken) return {token: await ownerToken}
-      const job = await jobScope(authority, login.address, login.job as string, now)
-      return {token: await tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
+      const expiresAt = now + limits.tokenTtlSeconds
+      if (!login.job) return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
+      const job = await jobScope(authority, login.address, login.job, now)
+      return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500
       if (!verified && (status === 400 || status === 401)) failuresPerIp.hit(request.ip, clock())

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import {chmodSync, closeSync, existsSync, mkdirSync, openSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, fdatasync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
@@ -46,22 +46,26 @@ const SCHEMA = `
 `
 
 /**
- * The embedded storage: one SQLite file in WAL mode, synchronous=FULL so an answered write of secrets survives a
- * crash of the machine. Writes that arrive together are committed together (group commit): each in a savepoint
- * of its own, so one refused write changes nothing and does not fail the others, and one fsync makes the whole
- * group durable. A group of login records alone is committed without waiting for the disk (synchronous=NORMAL):
- * it survives a crash of the service, and only a crash of the machine within the two minutes a signature is
- * valid could forget one.
+ * The embedded storage: one SQLite file in WAL mode. A write of secrets is answered once it is on disk, so it
+ * survives a crash of the machine: committed with synchronous=NORMAL (which keeps the file consistent through
+ * a crash, syncing at checkpoints) and then flushed with an fdatasync of the WAL, shared by the writes committed
+ * together (see GroupCommit). Each write of a group runs in a savepoint of its own, so one refused write
+ * changes nothing and does not fail the others. Login records are answered once committed, without waiting for
+ * the disk: they survive a crash of the service, and only a crash of the machine within the two minutes a
+ * signature is valid could forget one.
  */
-export function openSqliteStorage(file: string): SecretStorage {
+export function openSqliteStorage(file: string, options: {dataSync?: DataSync} = {}): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
   const db = openKept(file)
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000')
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
   migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
+  // The WAL exists from the first write above, and SQLite removes it only when the last connection closes: this
+  // one is open until close(), so the descriptor names the file commits go to for the storage's whole life.
+  const wal = openSync(`${file}-wal`, 'r+')
 
   const listAll = db.prepare<[string], SealedSecret>('SELECT name, sealed FROM secrets WHERE owner = ? ORDER BY name')
   const sizeOf = db.prepare<[string, string], {n: number}>(
@@ -111,7 +115,7 @@ export function openSqliteStorage(file: string): SecretStorage {
     return claim.run(signedAt, signature).changes === 1
   })
 
-  const writes = new GroupCommit(db)
+  const writes = new GroupCommit(db, wal, options.dataSync ?? fdatasync)
   const reads = new ListCache(db)
   return {
     async list(owner, names) {
@@ -126,8 +130,9 @@ export function openSqliteStorage(file: string): SecretStorage {
       select1.get()
     },
     async close() {
-      writes.flush()
+      await writes.settle()
       db.close()
+      closeSync(wal)
     },
   }
 }
@@ -195,18 +200,47 @@ interface PendingWrite {
   reject: (error: unknown) => void
 }
 
+/** Flushes a file's data to the disk (node:fs `fdatasync`; tests wrap it to watch the order of events). */
+export type DataSync = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void
+
+/** How long a lone durable write may wait for the other writers' next writes before its fdatasync starts. */
+const GATHER_MS = 1
+/** The span over which the most durable writes seen in flight at once is remembered (see `GroupCommit.peak`). */
+const PEAK_WINDOW_MS = 1000
+
 /**
- * Collects the writes requested during one turn of the event loop and commits them in one transaction after
- * it (setImmediate), answering each once the commit is on disk.
+ * Group commit in two stages. The writes requested during one turn of the event loop are committed together in
+ * one transaction after it (setImmediate), without waiting for the disk (synchronous=NORMAL). The durable ones
+ * are answered after an fdatasync of the WAL that started once their commit was written, on libuv's thread
+ * pool: the event loop goes on serving meanwhile, and the writes committed while one fdatasync runs share the
+ * next. A flush waits (at most GATHER_MS, without holding the event loop) until as many writes are waiting as
+ * were lately in flight at once: writers answered by the last flush are sending their next writes, and one
+ * flush for all of them beats one each, which is what staggered writers would settle into otherwise.
+ * fdatasync, unlike the fsync SQLite calls with synchronous=FULL, skips the file's mtime, whose journal commit
+ * made a flush several times slower on a busy disk.
  */
 class GroupCommit {
   private pending: PendingWrite[] = []
   private scheduled = false
-  private synchronous: 'FULL' | 'NORMAL' = 'FULL'
-  private lastGroup = 1
+  // Durable writes committed and waiting for the next fdatasync.
+  private unsynced: Array<{resolve: () => void; reject: (error: unknown) => void}> = []
+  private syncing = false
+  private gatherTimer: NodeJS.Timeout | undefined
+  private settling = false
+  private idle: Array<() => void> = []
+  // Durable writes queued and not answered yet, and the most of them at once in this window and the one before.
+  private inFlight = 0
+  private peak = {now: 0, before: 0, windowEnds: 0}
+  // After a failed fdatasync the disk's state is unknown (the kernel may have dropped the pages): every later
+  // durable write fails too, until the service is restarted.
+  private failure: Error | undefined
   private readonly commit: (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    private readonly wal: number,
+    private readonly dataSync: DataSync,
+  ) {
     this.commit = db.transaction((writes: PendingWrite[]) =>
       writes.map((w) => {
         try {
@@ -220,52 +254,96 @@ class GroupCommit {
 
   /** Queues a write (a better-sqlite3 transaction function); resolves with its result once committed (on disk when `durable`). */
   run<T>(write: () => T, durable: boolean): Promise<T> {
+    if (durable && this.failure) return Promise.reject(this.failure)
     return new Promise<T>((resolve, reject) => {
+      if (durable) {
+        this.inFlight++
+        this.notePeak()
+      }
       this.pending.push({write, durable, resolve: resolve as (value: never) => void, reject})
       if (!this.scheduled) {
         this.scheduled = true
-        this.gather()
+        setImmediate(() => this.flush())
       }
     })
   }
 
-  /**
-   * Waits, one turn of the event loop at a time and at most 1 ms (less than a fsync), until as many writes are
-   * queued as the last commit held: the clients answered by that commit are sending their next writes, and
-   * those that arrive in time share this commit instead of waiting for another fsync. Writes that need no
-   * fsync are committed at once.
-   */
-  private gather(since = performance.now()): void {
-    setImmediate(() => {
-      const worthWaiting = this.pending.length < this.lastGroup && this.pending.some((w) => w.durable)
-      if (worthWaiting && performance.now() - since < 1) this.gather(since)
-      else this.flush()
-    })
-  }
-
-  /** Commits what is queued now. */
+  /** Commits what is queued now; the durable writes wait for the next fdatasync. */
   flush(): void {
     this.scheduled = false
     const writes = this.pending
-    if (writes.length === 0) return
     this.pending = []
-    this.lastGroup = writes.length
-    const synchronous = writes.some((w) => w.durable) ? 'FULL' : 'NORMAL'
-    let outcomes
+    let outcomes: ReturnType<typeof this.commit> = []
     try {
-      if (synchronous !== this.synchronous) {
-        this.db.exec(`PRAGMA synchronous = ${synchronous}`)
-        this.synchronous = synchronous
-      }
-      outcomes = this.commit(writes)
+      if (writes.length > 0) outcomes = this.commit(writes)
     } catch (error) {
-      for (const w of writes) w.reject(error)
-      return
+      outcomes = writes.map(() => ({ok: false, error}))
     }
     outcomes.forEach((outcome, i) => {
       const w = writes[i] as PendingWrite
-      if (outcome.ok) w.resolve(outcome.value as never)
-      else w.reject(outcome.error)
+      const answer = (settle: () => void) => {
+        if (w.durable) this.inFlight--
+        settle()
+      }
+      if (!outcome.ok) answer(() => w.reject(outcome.error))
+      else if (!w.durable) w.resolve(outcome.value as never)
+      else
+        this.unsynced.push({
+          resolve: () => answer(() => w.resolve(outcome.value as never)),
+          reject: (error) => answer(() => w.reject(error)),
+        })
+    })
+    this.sync()
+  }
+
+  /** Resolves once every write queued so far is committed and, if durable, flushed to the disk. */
+  async settle(): Promise<void> {
+    this.settling = true
+    this.flush()
+    if (this.syncing) await new Promise<void>((resolve) => this.idle.push(resolve))
+  }
+
+  private notePeak(): void {
+    const now = performance.now()
+    if (now >= this.peak.windowEnds) {
+      this.peak = {now: 0, before: this.peak.now, windowEnds: now + PEAK_WINDOW_MS}
+    }
+    this.peak.now = Math.max(this.peak.now, this.inFlight)
+  }
+
+  /** Starts an fdatasync for the committed durable writes, unless one runs or more writes are worth waiting for. */
+  private sync(): void {
+    if (this.syncing) return
+    if (this.unsynced.length === 0) {
+      for (const resolve of this.idle.splice(0)) resolve()
+      return
+    }
+    const expected = Math.max(this.peak.now, this.peak.before)
+    if (this.unsynced.length < expected && !this.settling) {
+      this.gatherTimer ??= setTimeout(() => {
+        this.gatherTimer = undefined
+        this.startSync()
+      }, GATHER_MS)
+      return
+    }
+    this.startSync()
+  }
+
+  private startSync(): void {
+    clearTimeout(this.gatherTimer)
+    this.gatherTimer = undefined
+    if (this.syncing || this.unsynced.length === 0) return
+    const group = this.unsynced
+    this.unsynced = []
+    this.syncing = true
+    this.dataSync(this.wal, (error) => {
+      this.syncing = false
+      if (error) this.failure ??= new Error(`cannot flush the secrets database to the disk: ${error.message}`)
+      for (const w of group) {
+        if (this.failure) w.reject(this.failure)
+        else w.resolve()
+      }
+      this.sync()
     })
   }
 }

@@ -245,7 +245,7 @@ forEachAdapter('secrets service', (adapter) => {
     it('refuses a missing, garbage or foreign bearer token', async () => {
       assertError(await call(s.url, 'GET', '/secrets'), 401, 'missing_token')
       assertError(await call(s.url, 'GET', '/secrets', {token: 'garbage'}), 401, 'invalid_token')
-      const foreign = await new TokenIssuer(randomBytes(32)).issue(
+      const foreign = new TokenIssuer(randomBytes(32)).issue(
         newWallet().address,
         {kind: 'owner', owner: 'x'},
         Math.floor(Date.now() / 1000) + 60,
@@ -277,7 +277,7 @@ forEachAdapter('secrets service', (adapter) => {
 
     it('refuses an expired token', async () => {
       const wallet = newWallet()
-      const expired = await new TokenIssuer(deriveKey(masterKey, 'login-tokens')).issue(
+      const expired = new TokenIssuer(deriveKey(masterKey, 'login-tokens')).issue(
         wallet.address,
         {kind: 'owner', owner: wallet.address},
         Math.floor(Date.now() / 1000) - 5,

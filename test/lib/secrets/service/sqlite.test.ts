@@ -1,11 +1,11 @@
 import {strict as assert} from 'node:assert'
-import {chmodSync, existsSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, fdatasync, fstatSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import Database from 'better-sqlite3'
 
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
-import {openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
+import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {tempDir} from '../../../helpers/secrets.js'
 
 const mode = (file: string) => statSync(file).mode & 0o777
@@ -116,6 +116,75 @@ describe('SQLite secret storage', () => {
       assert.deepEqual(await names(), [])
       await a.close()
       await b.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('answers a write only after an fdatasync of the WAL that holds it, one for writes that wait together', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const events: string[] = []
+      // The real fdatasync, watched: what the WAL holds when it starts, and when it ends.
+      const dataSync: DataSync = (fd, done) => {
+        assert.equal(fstatSync(fd).ino, statSync(`${file}-wal`).ino, 'the descriptor is the WAL')
+        const wal = readFileSync(`${file}-wal`, 'latin1')
+        events.push(`sync [${['first', 'second', 'third'].filter((v) => wal.includes(`sealed-${v}`)).join(' ')}]`)
+        fdatasync(fd, (error) => {
+          events.push('synced')
+          done(error)
+        })
+      }
+      const storage = openSqliteStorage(file, {dataSync})
+      const put = (value: string) =>
+        storage.put('owner', [{name: value.toUpperCase(), sealed: Buffer.from(`sealed-${value}`)}], DEFAULT_LIMITS)
+      await put('first').then(() => events.push('answered first'))
+      await Promise.all([
+        put('second').then(() => events.push('answered second')),
+        put('third').then(() => events.push('answered third')),
+      ])
+      // Login records are not waited for: no fdatasync.
+      assert.equal(await storage.claimSignature('sig', 100, 100, 61), true)
+      assert.deepEqual(events, [
+        'sync [first]',
+        'synced',
+        'answered first',
+        'sync [first second third]',
+        'synced',
+        'answered second',
+        'answered third',
+      ])
+      await storage.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('fails the writes of a failed fdatasync and every durable write after it, and closes after pending ones', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      let fail = false
+      const dataSync: DataSync = (fd, done) =>
+        fail
+          ? setTimeout(() => done(Object.assign(new Error('EIO: i/o error'), {code: 'EIO'})), 5)
+          : fdatasync(fd, done)
+      const storage = openSqliteStorage(join(dir, 'secrets.db'), {dataSync})
+      const put = (name: string) => storage.put('owner', [{name, sealed: Buffer.from(name)}], DEFAULT_LIMITS)
+      await put('A')
+      fail = true
+      await assert.rejects(put('B'), /cannot flush the secrets database to the disk: EIO/)
+      fail = false
+      await assert.rejects(put('C'), /cannot flush/)
+      assert.equal(await storage.claimSignature('sig', 100, 100, 61), true)
+      await storage.close()
+
+      // close() waits for a write whose fdatasync is still running.
+      const slow: DataSync = (fd, done) => setTimeout(() => fdatasync(fd, done), 20)
+      const second = openSqliteStorage(join(dir, 'other.db'), {dataSync: slow})
+      const pending = second.put('owner', [{name: 'D', sealed: Buffer.from('d')}], DEFAULT_LIMITS)
+      await second.close()
+      await pending
     } finally {
       await remove()
     }
