@@ -2,8 +2,10 @@
  * Localnet throughput and start-up: transactions per second of plain SOL transfers and of the jobs program's
  * `list`, sent over JSON-RPC to a `gpunet localnet start` process (sequential and 16 in flight), the cold
  * start of that command, and `gpunet job post` on a running localnet (how long it takes, and how long until the
- * job is RUNNING after it returned), each against `node -e 0` measured in the same run. Everything runs on
- * 127.0.0.1 in a temp directory.
+ * job is RUNNING after it returned), each against `node -e 0` measured in the same run. With
+ * GPUNET_BENCH_BASELINE naming another built checkout (`npm run build` done there, e.g. main before a change), its
+ * `job post` runs too, interleaved against the same localnet: the "before" beside this build's "after".
+ * Everything runs on 127.0.0.1 in a temp directory.
  */
 import {spawn} from 'node:child_process'
 import {once} from 'node:events'
@@ -193,8 +195,8 @@ async function postToRunning(dir: string): Promise<void> {
     XDG_CONFIG_HOME: join(dir, 'config'),
     XDG_DATA_HOME: join(dir, 'data'),
   }
-  const cli = (args: string[]) => {
-    const child = spawn(process.execPath, [BIN, ...args], {env, stdio: ['ignore', 'pipe', 'ignore']})
+  const cli = (args: string[], bin = BIN) => {
+    const child = spawn(process.execPath, [bin, ...args], {env, stdio: ['ignore', 'pipe', 'ignore']})
     let stdout = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
     return once(child, 'exit').then(() => stdout)
@@ -230,31 +232,46 @@ async function postToRunning(dir: string): Promise<void> {
           ],
         })
       ).length > 0 || (await connection.getAccountInfo(job))!.data[8 + 200] !== 0
-    await cli(['job', 'post', '--file', file, '--timeout', '60', '--json']) // warms the wallet and the disk cache
+    const baseline = process.env.GPUNET_BENCH_BASELINE
+    const bins = [BIN, ...(baseline ? [join(baseline, 'bin', 'run.js')] : [])]
+    // Each warms the wallet and the disk cache.
+    for (const bin of bins) await cli(['job', 'post', '--file', file, '--timeout', '60', '--json'], bin)
     const nodeMs: number[] = []
-    const postMs: number[] = []
-    const runningMs: number[] = []
+    const postMs = bins.map(() => [] as number[])
+    const runningMs = bins.map(() => [] as number[])
     for (let i = 0; i < POSTS; i++) {
-      const idleBy = Date.now() + 30_000
-      while (!(await nodeWaiting()) && Date.now() < idleBy) await new Promise((r) => setTimeout(r, 20))
       nodeMs.push(await timeProcess([process.execPath, '-e', '0']))
-      const started = performance.now()
-      const output = await cli(['job', 'post', '--file', file, '--timeout', '60', '--json'])
-      const posted = performance.now()
-      postMs.push(posted - started)
-      const job = new PublicKey((JSON.parse(output) as {job: string}).job)
-      while (!(await running(job))) await new Promise((r) => setTimeout(r, 5))
-      runningMs.push(performance.now() - posted)
+      for (const [k, bin] of bins.entries()) {
+        const idleBy = Date.now() + 30_000
+        while (!(await nodeWaiting()) && Date.now() < idleBy) await new Promise((r) => setTimeout(r, 20))
+        const started = performance.now()
+        const output = await cli(['job', 'post', '--file', file, '--timeout', '60', '--json'], bin)
+        const posted = performance.now()
+        postMs[k]!.push(posted - started)
+        const job = new PublicKey((JSON.parse(output) as {job: string}).job)
+        while (!(await running(job))) await new Promise((r) => setTimeout(r, 5))
+        runningMs[k]!.push(performance.now() - posted)
+      }
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-    const [n, p, r] = [med(nodeMs), med(postMs), med(runningMs)]
-    process.stdout.write(`node -e 0          ${n.toFixed(0).padStart(6)} ms\n`)
-    process.stdout.write(
-      `job post           ${p.toFixed(0).padStart(6)} ms  (${(p / n).toFixed(1)}× node -e 0; target <= 500 ms), median of ${POSTS}\n`,
-    )
-    process.stdout.write(
-      `post -> RUNNING    ${r.toFixed(0).padStart(6)} ms  after job post returned (target <= 500 ms), median of ${POSTS}\n`,
-    )
+    const spread = (xs: number[]) => `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}`
+    const n = med(nodeMs)
+    process.stdout.write(`node -e 0          ${n.toFixed(0).padStart(6)} ms  (${spread(nodeMs)})\n`)
+    for (const [k, label] of ['job post', 'baseline job post'].slice(0, bins.length).entries()) {
+      const [p, r] = [med(postMs[k]!), med(runningMs[k]!)]
+      const target = k === 0 ? `; target <= 500 ms ${p <= 500 ? 'OK' : 'OVER TARGET'}` : ''
+      process.stdout.write(
+        `${label.padEnd(18)} ${p.toFixed(0).padStart(6)} ms  (${(p / n).toFixed(1)}× node -e 0${target}; ${spread(postMs[k]!)}), median of ${POSTS}\n`,
+      )
+      process.stdout.write(
+        `${`${k === 0 ? '' : 'baseline '}post -> RUNNING`.padEnd(18)} ${r.toFixed(0).padStart(6)} ms  after job post returned${k === 0 ? ' (target <= 500 ms)' : ''}, median of ${POSTS}\n`,
+      )
+    }
+    if (bins.length > 1) {
+      process.stdout.write(
+        `job post / baseline ${(med(postMs[0]!) / med(postMs[1]!)).toFixed(2)}× (medians of this build and of ${baseline})\n`,
+      )
+    }
   } finally {
     await cli(['localnet', 'stop'])
   }

@@ -10,6 +10,7 @@ import {fileURLToPath} from 'node:url'
 import {build} from 'esbuild'
 
 import {generateFastPath} from './generate-fast-path.js'
+import {oclifStartupPlugin} from './oclif-startup.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const commandFiles = (dir) =>
@@ -63,14 +64,29 @@ await build({
     'bufferutil',
     'utf-8-validate',
   ],
-  // tr46 (under @solana/web3.js's node-fetch) asks for Node's own punycode module, deprecated since Node 21: Node 22
-  // and 24 would print DEP0040 on every run. The registry's punycode package is the same code, without the warning.
-  alias: {punycode: 'punycode/punycode.js'},
+  // @solana/web3.js's node-fetch is only its fallback for a Connection made without a fetch: in its place the
+  // bundle carries one that goes through httpFetch (src/lib/web3-fetch.ts). node-fetch's URL and Unicode tables
+  // (whatwg-url, tr46) stay out of every command's start, and tr46's call for Node's deprecated punycode module,
+  // which Node 22 and 24 answer with a DEP0040 warning, with them.
+  alias: {'node-fetch': './src/lib/web3-fetch.ts'},
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],
   // CommonJS dependencies inside an ES module bundle still call require().
   banner: {
     js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
   },
+  plugins: [
+    // Start-up costs of oclif, taken out of the bundled copy (see oclif-startup.js).
+    oclifStartupPlugin,
+    {
+      // gpunet's own imports of undici get the parts it uses (scripts/undici-entry.js says why).
+      name: 'undici-entry',
+      setup(build) {
+        build.onResolve({filter: /^undici$/}, ({importer}) =>
+          importer.startsWith(join(root, 'src')) ? {path: join(root, 'scripts/undici-entry.js')} : undefined,
+        )
+      },
+    },
+  ],
   logLevel: 'warning',
 })

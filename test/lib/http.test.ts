@@ -3,7 +3,7 @@ import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {fileURLToPath} from 'node:url'
 
-import {configureHttp, describeHttpFailure, httpFetch} from '../../src/lib/http.js'
+import {configureHttp, describeHttpFailure, httpFetch, httpText} from '../../src/lib/http.js'
 import {startProxy, startServer, startUnacceptingPort, type TestServer, withProxyVariables} from '../helpers/http.js'
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -152,6 +152,38 @@ describe('httpFetch', () => {
         assert.equal(await (await httpFetch(`http://localhost:${server.port}/b`)).text(), 'direct')
         assert.deepEqual(proxy.seen, [])
       }))
+  })
+
+  describe('httpText', () => {
+    it('reads a whole answer: status, headers by any case, text; a POST is sent once, a GET again after a 503', async () => {
+      let gets = 0
+      const server = await serve((req, res) => {
+        if (req.method === 'GET' && ++gets === 1) return res.writeHead(503).end('busy')
+        res.writeHead(req.method === 'POST' ? 429 : 200, {'retry-after': '7', 'x-two': ['a', 'b']}).end(req.method)
+      })
+      const posted = await httpText(`${server.url}/rpc?x=1`, {method: 'POST', body: '{}'})
+      assert.deepEqual(
+        [posted.status, posted.ok, posted.statusText, posted.headers.get('Retry-After'), await posted.text()],
+        [429, false, 'Too Many Requests', '7', 'POST'],
+      )
+      const got = await httpText(`${server.url}/health`, {method: 'GET'})
+      assert.deepEqual(
+        [got.status, got.ok, got.headers.get('x-two'), got.headers.get('x-none')],
+        [200, true, 'a, b', null],
+      )
+      assert.deepEqual(server.seen, ['POST /rpc?x=1', 'GET /health', 'GET /health'])
+    })
+
+    it('never sends loopback requests through the proxy, and others through it', async () => {
+      const proxy = await startProxy()
+      servers.push(proxy)
+      await withProxyVariables({HTTP_PROXY: proxy.url, NO_PROXY: ''}, async () => {
+        const server = await serve((_req, res) => res.end('direct'))
+        assert.equal(await (await httpText(`${server.url}/a`, {method: 'POST', body: '{}'})).text(), 'direct')
+        assert.equal(await (await httpText('http://gpunet-test.invalid/b', {method: 'POST'})).text(), 'via proxy')
+        assert.deepEqual(proxy.seen, ['POST http://gpunet-test.invalid/b'])
+      })
+    })
   })
 
   it('lets a process exit while a pooled keep-alive connection is open', async () => {

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, networkFlags, waitFlags} from '../../flags.js'
@@ -14,6 +14,7 @@ import {confirmSpend} from '../../lib/market/confirm.js'
 import {type MarketNetwork, parseAddress, SETTINGS} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {readJob} from '../../lib/market/jobs.js'
+import {inFlight, rpcCall} from '../../lib/market/rpc.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, type PostQuote, quotePost} from '../../lib/market/post.js'
 import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
@@ -136,11 +137,16 @@ EXIT CODES
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
     const jobWarnings = this.checkRunnable(net, market.equals(net.defaultMarket), definition, flags['queue-anyway'])
-    const secrets = flags['secrets-check']
-      ? await checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
-      : []
+    // The secrets service and the chain are asked side by side; a missing secret is still reported first.
+    const stored = inFlight(
+      flags['secrets-check']
+        ? checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
+        : Promise.resolve([]),
+    )
     const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
-    const quote = await quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout)
+    const quoted = inFlight(quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout))
+    const secrets = await stored
+    const quote = await quoted
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
     if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings)
     this.note(`Transaction fee: ${feeText(quote.fee)}`)
@@ -157,17 +163,21 @@ EXIT CODES
     }
 
     const wait = flags.wait || flags['wait-for'] !== undefined
-    const view = wait
+    const waited = wait
       ? await waitForJob(net, posted.job, {
           until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
           timeoutSeconds: flags['wait-timeout'],
           definition,
         })
-      : await readJob(net.connection, net.programId, posted.job)
+      : null
     if (exposes && network === 'localnet' && !net.gatewayUrl) {
       this.note('No service URL: the localnet runs no gateway for exposed ports yet.')
     }
-    const balances = await readBalances(net.connection, wallet.publicKey, net.mint)
+    // The job (unless --wait has just read it) and the wallet, side by side.
+    const [view, balances] = await Promise.all([
+      waited ?? readJob(net.connection, net.programId, posted.job, posted.run),
+      rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
+    ])
     const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}
     const base = jobReport(network, view, definition, hosts, Date.now() / 1000)
     const report: PostReport = {

@@ -9,7 +9,7 @@ import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {httpFetch} from '../http.js'
+import {httpText} from '../http.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
@@ -62,7 +62,7 @@ export async function runningLocalnet(dataDir: string): Promise<LocalnetRuntime 
   const runtime = readJson<LocalnetRuntime>(localnetFiles(dataDir).runtime)
   if (!runtime || !isAlive(runtime.pid)) return null
   try {
-    const res = await httpFetch(`${runtime.rpcUrl}/health`, {signal: AbortSignal.timeout(2000)})
+    const res = await httpText(`${runtime.rpcUrl}/health`, {method: 'GET', signal: AbortSignal.timeout(2000)})
     return res.ok ? runtime : null
   } catch {
     return null

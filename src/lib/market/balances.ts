@@ -1,6 +1,6 @@
 /** The wallet's SOL and payment token balances, and the check that they cover a payment before anything is sent. */
-import {getAssociatedTokenAddressSync} from '@solana/spl-token'
-import type {Connection, PublicKey} from '@solana/web3.js'
+import {AccountLayout, ACCOUNT_SIZE, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import type {AccountInfo, Connection, PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {formatAmount} from './amounts.js'
@@ -16,14 +16,26 @@ export interface Balances {
   /** Token base units in the wallet's associated token account (0 when it has none). */
   tokens: bigint
   tokenAccount: PublicKey
+  /** Whether the associated token account exists. */
+  hasTokenAccount: boolean
 }
 
-/** Reads the SOL and payment token balances of a wallet. */
+/** Reads the SOL and payment token balances of a wallet: both accounts in one request. */
 export async function readBalances(connection: Connection, owner: PublicKey, mint: PublicKey): Promise<Balances> {
   const tokenAccount = getAssociatedTokenAddressSync(mint, owner, true)
-  const [lamports, info] = await Promise.all([connection.getBalance(owner), connection.getAccountInfo(tokenAccount)])
-  const tokens = info ? BigInt((await connection.getTokenAccountBalance(tokenAccount)).value.amount) : 0n
-  return {lamports: BigInt(lamports), tokens, tokenAccount}
+  const [wallet, token] = await connection.getMultipleAccountsInfo([owner, tokenAccount])
+  return {
+    lamports: BigInt(wallet?.lamports ?? 0),
+    tokens: token ? tokenAmount(token) : 0n,
+    tokenAccount,
+    hasTokenAccount: token !== null,
+  }
+}
+
+/** The amount an SPL token account holds, read from its data; 0 for an account of another kind. */
+function tokenAmount(account: AccountInfo<Buffer>): bigint {
+  if (!account.owner.equals(TOKEN_PROGRAM_ID) || account.data.length < ACCOUNT_SIZE) return 0n
+  return AccountLayout.decode(account.data).amount
 }
 
 /** Exits 4 at once, saying what is there and what is needed, when the balances do not cover a payment. */

@@ -1,5 +1,5 @@
 /** Reading jobs, their runs and markets from the chain, and the status a job shows: QUEUED, RUNNING, COMPLETED, STOPPED. */
-import type {Connection, PublicKey} from '@solana/web3.js'
+import type {AccountInfo, Connection, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {ExitCode, GpunetError} from '../errors.js'
@@ -43,11 +43,37 @@ export async function readMarket(connection: Connection, address: PublicKey): Pr
   return decodeAt(connection, address, 'market', decodeMarketAccount)
 }
 
-/** Reads a job and its run, or exits 7 when the address holds no job. */
-export async function readJob(connection: Connection, programId: PublicKey, address: PublicKey): Promise<JobView> {
-  const job = await decodeAt(connection, address, 'job', decodeJobAccount)
-  const run = job.state === JobState.QUEUED ? await findRun(connection, programId, address) : null
+/**
+ * Reads a job and its run, or exits 7 when the address holds no job. `likelyRun`, the run account the poster's
+ * `list` named (created when a node was waiting), is read in the same request: when it is this job's run, the
+ * program's accounts need not be searched for it.
+ */
+export async function readJob(
+  connection: Connection,
+  programId: PublicKey,
+  address: PublicKey,
+  likelyRun?: PublicKey,
+): Promise<JobView> {
+  const [info, runInfo] = await rpcCall(connection, () =>
+    connection.getMultipleAccountsInfo(likelyRun ? [address, likelyRun] : [address]),
+  )
+  const job = decodeInfo(info ?? null, address, 'job', decodeJobAccount)
+  if (job.state !== JobState.QUEUED) return {address, job, run: null, status: jobStatus(job, null)}
+  const known = likelyRun && runInfo ? runOf(runInfo, programId, address) : null
+  const run = known ? {...known, address: likelyRun!} : await findRun(connection, programId, address)
   return {address, job, run, status: jobStatus(job, run)}
+}
+
+/** The run an account holds when it is one of `job`'s, else null. */
+function runOf(info: AccountInfo<Buffer>, programId: PublicKey, job: PublicKey): RunAccount | null {
+  if (!info.owner.equals(programId)) return null
+  try {
+    const run = decodeRunAccount(info.data)
+    return run.job.equals(job) ? run : null
+  } catch (error) {
+    if ((error as AccountDecodeError).name === 'AccountDecodeError') return null
+    throw error
+  }
 }
 
 /**
@@ -87,7 +113,16 @@ async function decodeAt<T>(
   what: string,
   decode: (data: Uint8Array) => T,
 ): Promise<T> {
-  const info = await rpcCall(connection, () => connection.getAccountInfo(address))
+  return decodeInfo(await rpcCall(connection, () => connection.getAccountInfo(address)), address, what, decode)
+}
+
+/** Decodes an account read from the chain, or exits 7 when it is missing or not a `what`. */
+function decodeInfo<T>(
+  info: AccountInfo<Buffer> | null,
+  address: PublicKey,
+  what: string,
+  decode: (data: Uint8Array) => T,
+): T {
   const missing = () =>
     new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
       exitCode: ExitCode.NOT_FOUND,

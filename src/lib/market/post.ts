@@ -4,10 +4,10 @@ import {
   getAssociatedTokenAddressSync,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token'
-import {Keypair, type PublicKey, SystemProgram, type TransactionInstruction} from '@solana/web3.js'
+import {type Keypair, type PublicKey, SystemProgram, type TransactionInstruction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import type {Wallet} from '../wallet.js'
+import {generateKeypair, type Wallet} from '../wallet.js'
 import {JOB_ACCOUNT_SIZE, type MarketAccount, RUN_ACCOUNT_SIZE} from './accounts.js'
 import {type Balances, checkFunds, readBalances} from './balances.js'
 import type {MarketNetwork} from './connect.js'
@@ -15,7 +15,7 @@ import {jobsInstruction} from './instructions.js'
 import {ipfsHashToBytes} from './ipfs-hash.js'
 import {readMarket} from './jobs.js'
 import {findVaultAddress} from './pda.js'
-import {rpcCall} from './rpc.js'
+import {inFlight, rpcCall} from './rpc.js'
 import {type FeeQuote, prepareTransaction, type PreparedTransaction, sendPrepared} from './send.js'
 
 /** Bytes of an SPL token account, for the rent of an associated token account created on the way. */
@@ -55,7 +55,22 @@ export async function quotePost(
   timeout?: bigint,
 ): Promise<PostQuote> {
   net.content().requireUploader()
-  const marketAccount = await readMarket(net.connection, market)
+  // The reads go out together; their failures are reported in this order.
+  const reads = {
+    market: inFlight(readMarket(net.connection, market)),
+    balances: inFlight(rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))),
+    // The job account, the run account `list` creates when a node is already waiting, and a token account.
+    rents: inFlight(
+      rpcCall(net.connection, () =>
+        Promise.all(
+          [JOB_ACCOUNT_SIZE, RUN_ACCOUNT_SIZE, TOKEN_ACCOUNT_SIZE].map((size) =>
+            net.connection.getMinimumBalanceForRentExemption(size),
+          ),
+        ),
+      ),
+    ),
+  }
+  const marketAccount = await reads.market
   checkVault(net, market, marketAccount)
   const duration = timeout ?? marketAccount.jobTimeout
   if (duration <= 0n) {
@@ -64,20 +79,13 @@ export async function quotePost(
     })
   }
   const total = marketAccount.jobPrice * duration
-  const balances = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
+  const balances = await reads.balances
   const payer = wallet.keypair()
-  const signers = [payer, Keypair.generate(), Keypair.generate()]
+  const signers = [payer, generateKeypair(), generateKeypair()]
   // A free market checks no token account owner, but `user` must still be a token account: the payer's, made now.
-  const createAta = marketAccount.jobPrice === 0n && !(await hasAccount(net, balances.tokenAccount))
-  // The job account, and the run account `list` creates when a node is already waiting.
-  const rents = await rpcCall(net.connection, () =>
-    Promise.all(
-      [JOB_ACCOUNT_SIZE, RUN_ACCOUNT_SIZE, ...(createAta ? [TOKEN_ACCOUNT_SIZE] : [])].map((size) =>
-        net.connection.getMinimumBalanceForRentExemption(size),
-      ),
-    ),
-  )
-  const rent = rents.reduce((sum, r) => sum + BigInt(r), 0n)
+  const createAta = marketAccount.jobPrice === 0n && !balances.hasTokenAccount
+  const [jobRent, runRent, tokenAccountRent] = await reads.rents
+  const rent = BigInt(jobRent!) + BigInt(runRent!) + (createAta ? BigInt(tokenAccountRent!) : 0n)
   checkFunds(balances, {tokens: total, lamports: rent})
   const list = listInstruction(net, signers, market, marketAccount, balances, duration, ipfsHashToBytes(cid))
   const transaction = await prepareTransaction(
@@ -101,14 +109,18 @@ export async function quotePost(
   }
 }
 
-/** Posts a job once its definition is uploaded: the quoted `list`, with its fresh job key, so it posts once. */
+/**
+ * Posts a job once its definition is uploaded: the quoted `list`, with its fresh job key, so it posts once. Returns
+ * the job, and the run account the `list` named (created only when a node was waiting).
+ */
 export async function listJob(
   net: MarketNetwork,
   quote: PostQuote,
-): Promise<{job: PublicKey; signature: string; fee: FeeQuote}> {
+): Promise<{job: PublicKey; run: PublicKey; signature: string; fee: FeeQuote}> {
   const {transaction} = quote
   const signature = await sendPrepared(net.connection, transaction)
-  return {job: transaction.signers[1]!.publicKey, signature, fee: transaction.fee}
+  const [, job, run] = transaction.signers
+  return {job: job!.publicKey, run: run!.publicKey, signature, fee: transaction.fee}
 }
 
 /** The market's vault must be the PDA of [market, mint]: else the market is not one of this network's token. */
@@ -124,10 +136,6 @@ function checkVault(net: MarketNetwork, market: PublicKey, account: MarketAccoun
       fields: {market: market.toBase58(), vault: account.vault.toBase58(), expectedVault: expected.toBase58()},
     },
   )
-}
-
-async function hasAccount(net: MarketNetwork, address: PublicKey): Promise<boolean> {
-  return (await rpcCall(net.connection, () => net.connection.getAccountInfo(address))) !== null
 }
 
 /** Creates the owner's associated token account of the payment token unless it exists (an idempotent instruction). */

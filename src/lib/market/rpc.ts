@@ -1,12 +1,12 @@
 /**
- * The Solana JSON-RPC connection: web3.js's Connection speaking through `httpFetch` (one HTTP client), with our own
+ * The Solana JSON-RPC connection: web3.js's Connection speaking through `httpText` (one HTTP client), with our own
  * handling of rate limits: a public node's 429 is retried with backoff (Retry-After honoured), then exit 5 with a
  * hint to use another node. Any other failure of the node is exit 5 naming its URL.
  */
 import {Connection} from '@solana/web3.js'
 
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import {httpFetch} from '../http.js'
+import {httpText} from '../http.js'
 
 /** Retries of a rate-limited request, and the first wait (doubled each time) when the node gives no Retry-After. */
 const RATE_LIMIT_RETRIES = 4
@@ -27,13 +27,12 @@ export function openConnection(url: string): Connection {
   })
 }
 
-/** web3.js's fetch: a JSON-RPC POST through httpFetch, retried while the node answers 429. */
+/** web3.js's fetch: a JSON-RPC POST through httpText, retried while the node answers 429. */
 async function rpcFetch(url: string, init: {body?: string; headers?: Record<string, string>}) {
   let wait = RATE_LIMIT_FIRST_WAIT_MS
   for (let attempt = 0; ; attempt++) {
-    const res = await httpFetch(url, {method: 'POST', body: init.body, headers: init.headers})
+    const res = await httpText(url, {method: 'POST', body: init.body, headers: init.headers})
     if (res.status !== 429) return res
-    await res.arrayBuffer()
     const retryAfter = retryAfterMs(res.headers.get('retry-after'))
     if (attempt >= RATE_LIMIT_RETRIES || (retryAfter ?? 0) > RATE_LIMIT_MAX_WAIT_MS) {
       throw new Error(RATE_LIMITED)
@@ -82,4 +81,13 @@ export async function rpcCall<T>(connection: Connection, call: () => Promise<T>)
   } catch (error) {
     throw rpcFailure(connection, error)
   }
+}
+
+/**
+ * A call started now and awaited later, after others: until then its failure is held for that `await` instead of
+ * being reported as an unhandled rejection, so calls can run side by side and still fail in a fixed order.
+ */
+export function inFlight<T>(call: Promise<T>): Promise<T> {
+  call.catch(() => {})
+  return call
 }

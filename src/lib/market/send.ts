@@ -4,21 +4,24 @@
  * fees over the accounts it writes (capped), then the same signed bytes resent until confirmed or their blockhash
  * expires, so a retry can never post twice.
  */
+import type {KeyObject} from 'node:crypto'
+
 import {
+  type BlockhashWithExpiryBlockHeight,
   ComputeBudgetProgram,
   type Connection,
   type Keypair,
-  type PublicKey,
-  Transaction,
+  PublicKey,
   type TransactionInstruction,
   TransactionMessage,
   VersionedTransaction,
 } from '@solana/web3.js'
 
+import {signingKey, signMessage} from '../ed25519.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import {formatAmount} from './amounts.js'
 import {SIGNATURE_FEE, SOL_DECIMALS} from './balances.js'
-import {rpcCall, rpcFailure} from './rpc.js'
+import {inFlight, rpcCall, rpcFailure} from './rpc.js'
 
 /** The percentile of recent prioritization fees paid (the median would stall half the time on a busy network). */
 export const PRIORITY_FEE_PERCENTILE = 75
@@ -31,10 +34,19 @@ const UNITS_MARGIN = {factor: 1.2, extra: 1000}
 const MAX_COMPUTE_UNITS = 1_400_000
 /** Compute units a transaction may use without a limit instruction: 200,000 per instruction, at most 1.4M. */
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000
+/** The waits between two status checks: short at first (a localnet confirms at once), then a slot's length. */
+const FIRST_STATUS_POLL_MS = 50
 const STATUS_POLL_MS = 400
 const RESEND_MS = 2000
 /** Times a transaction is signed again with a fresh blockhash after the previous one expired unconfirmed. */
 const EXPIRED_RETRIES = 2
+/**
+ * How long the blockhash fetched while preparing serves the first send: a small part of the 150 slots (about a
+ * minute) it stays valid, so a transaction sent after a question to the user gets a new one.
+ */
+const FRESH_BLOCKHASH_MS = 10_000
+/** What simulations carry as their blockhash: the node puts its latest in its place (replaceRecentBlockhash). */
+const SIMULATION_BLOCKHASH = PublicKey.default.toBase58()
 
 /** Whether to pay a priority fee and how much at most (see docs/networks.md). */
 export interface FeePolicy {
@@ -72,6 +84,8 @@ export interface PreparedTransaction {
   instructions: TransactionInstruction[]
   signers: Keypair[]
   fee: FeeQuote
+  /** The latest blockhash when it was prepared, and when it was asked for (Date.now()). */
+  blockhash: BlockhashWithExpiryBlockHeight & {askedAt: number}
 }
 
 /** Simulates the instructions and prices them: compute-unit limit and price, fee. Fails here, before any spending. */
@@ -82,6 +96,9 @@ export async function prepareTransaction(
   policy: FeePolicy,
 ): Promise<PreparedTransaction> {
   const payer = signers[0]!.publicKey
+  // Asked beside the simulation (which needs none) for the send that follows: one round trip less.
+  const askedAt = Date.now()
+  const latest = inFlight(rpcCall(connection, () => connection.getLatestBlockhash('confirmed')))
   const wanted = policy.priorityFee ? await recentPriorityFee(connection, writableAccounts(payer, instructions)) : 0n
   const probe = [
     ComputeBudgetProgram.setComputeUnitLimit({units: MAX_COMPUTE_UNITS}),
@@ -104,6 +121,7 @@ export async function prepareTransaction(
     ],
     instructions,
     signers,
+    blockhash: {...(await latest), askedAt},
     fee: {
       lamports: baseLamports + priorityLamports,
       baseLamports,
@@ -116,17 +134,16 @@ export async function prepareTransaction(
 
 /** Signs once and sends the same bytes until confirmed; signs again only once the blockhash has surely expired. */
 export async function sendPrepared(connection: Connection, prepared: PreparedTransaction): Promise<string> {
+  const keys = signingKeys(prepared.signers)
   for (let attempt = 0; ; attempt++) {
-    const {blockhash, lastValidBlockHeight} = await rpcCall(connection, () =>
-      connection.getLatestBlockhash('confirmed'),
-    )
-    const tx = new Transaction({feePayer: prepared.signers[0]!.publicKey, blockhash, lastValidBlockHeight})
-    tx.add(...prepared.budget, ...prepared.instructions)
-    tx.sign(...prepared.signers)
-    const raw = tx.serialize()
+    const {blockhash, lastValidBlockHeight} =
+      attempt === 0 && Date.now() - prepared.blockhash.askedAt < FRESH_BLOCKHASH_MS
+        ? prepared.blockhash
+        : await rpcCall(connection, () => connection.getLatestBlockhash('confirmed'))
+    const raw = signTransaction(prepared, blockhash, keys)
     const signature = await sendRaw(connection, raw, false)
     let lastSent = Date.now()
-    for (;;) {
+    for (let poll = 0; ; poll++) {
       const status = await rpcCall(connection, () => connection.getSignatureStatuses([signature]))
       const value = status.value[0]
       if (value?.err) throw transactionError(`the transaction failed: ${JSON.stringify(value.err)}`, [], value.err)
@@ -139,7 +156,7 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
         await sendRaw(connection, raw, true)
         lastSent = Date.now()
       }
-      await new Promise((resolve) => setTimeout(resolve, STATUS_POLL_MS))
+      await new Promise((resolve) => setTimeout(resolve, Math.min(STATUS_POLL_MS, FIRST_STATUS_POLL_MS * 2 ** poll)))
     }
     // Expired: these bytes can no longer land, unless they already did just now.
     const final = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
@@ -151,6 +168,33 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
       })
     }
   }
+}
+
+/** The signing key of each signer, by address (node:crypto's ed25519: no curve arithmetic in JavaScript). */
+function signingKeys(signers: Keypair[]): Map<string, KeyObject> {
+  const keys = new Map<string, KeyObject>()
+  for (const signer of signers) {
+    const key = signingKey(signer.secretKey)
+    if (!key) throw new Error(`the keypair of ${signer.publicKey.toBase58()} does not match its secret key`)
+    keys.set(signer.publicKey.toBase58(), key)
+  }
+  return keys
+}
+
+/** The wire bytes of the prepared transaction with this blockhash, signed by every signer its message names. */
+function signTransaction(prepared: PreparedTransaction, blockhash: string, keys: Map<string, KeyObject>): Buffer {
+  const message = new TransactionMessage({
+    payerKey: prepared.signers[0]!.publicKey,
+    recentBlockhash: blockhash,
+    instructions: [...prepared.budget, ...prepared.instructions],
+  }).compileToLegacyMessage()
+  const bytes = message.serialize()
+  const signatures = message.accountKeys.slice(0, message.header.numRequiredSignatures).map((address) => {
+    const key = keys.get(address.toBase58())
+    if (!key) throw new Error(`no signer for ${address.toBase58()}`)
+    return signMessage(bytes, key)
+  })
+  return Buffer.from(new VersionedTransaction(message, signatures).serialize())
 }
 
 /** Prepares and sends: the usual path when the fee need not be shown before a question. */
@@ -204,8 +248,7 @@ async function recentPriorityFee(connection: Connection, accounts: PublicKey[]):
 
 /** Simulates without signatures; returns the compute units used (0 when the node does not say), or throws. */
 async function simulate(connection: Connection, payer: PublicKey, instructions: TransactionInstruction[]) {
-  const {blockhash} = await rpcCall(connection, () => connection.getLatestBlockhash('confirmed'))
-  const message = new TransactionMessage({payerKey: payer, recentBlockhash: blockhash, instructions})
+  const message = new TransactionMessage({payerKey: payer, recentBlockhash: SIMULATION_BLOCKHASH, instructions})
   const tx = new VersionedTransaction(message.compileToLegacyMessage())
   const {value} = await rpcCall(connection, () =>
     connection.simulateTransaction(tx, {sigVerify: false, replaceRecentBlockhash: true, commitment: 'confirmed'}),
