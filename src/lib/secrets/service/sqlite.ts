@@ -210,20 +210,18 @@ const PEAK_WINDOW_MS = 1000
 
 /**
  * Group commit. The writes requested during one turn of the event loop are committed together in one
- * transaction after it (setImmediate), without waiting for the disk (synchronous=NORMAL). The durable ones are
- * answered after an fdatasync of the WAL, one for all the writes committed since the last. It waits (at most
- * GATHER_MS, with the event loop free, not spinning) until as many writes are committed as were lately in flight
- * at once: the writers answered by the last flush are sending their next writes, and one flush for all of them
- * beats one each, which staggered writers would settle into otherwise. fdatasync, unlike the fsync SQLite calls
- * with synchronous=FULL, skips the file's mtime, whose journal commit made a flush several times slower on a
- * busy disk. The flush runs on the event loop: on the thread pool, with the loop serving meanwhile, it measured
- * slower on a quiet machine (the two thread hops cost more than the overlap gave).
+ * transaction after it (setImmediate), with synchronous=NORMAL, and when durable ones are among them, answered
+ * after one fdatasync of the WAL. Durable writes wait (at most GATHER_MS, with the event loop free, not spinning)
+ * until as many are queued as were lately in flight at once: the writers answered by the last commit are sending
+ * their next writes, and one commit and flush for all of them beats one each, which staggered writers would
+ * settle into otherwise. fdatasync, unlike the fsync SQLite calls with synchronous=FULL, skips the file's mtime,
+ * whose journal commit made a flush several times slower on a busy disk. The flush runs on the event loop: on
+ * the thread pool, with the loop serving meanwhile, it measured slower on a quiet machine (the two thread hops
+ * cost more than the overlap gave).
  */
 class GroupCommit {
   private pending: PendingWrite[] = []
   private scheduled = false
-  // Durable writes committed and waiting for the next fdatasync.
-  private unsynced: Array<{resolve: () => void; reject: (error: unknown) => void}> = []
   private gatherTimer: NodeJS.Timeout | undefined
   // Durable writes queued and not answered yet, and the most of them at once in this window and the one before.
   private inFlight = 0
@@ -265,37 +263,39 @@ class GroupCommit {
     })
   }
 
-  /** Commits what is queued now; the durable writes wait for the flush (`now`: without gathering). */
+  /** Commits what is queued now, but durable writes still worth gathering (`now`: all of them). */
   flush(now = false): void {
     this.scheduled = false
-    const writes = this.pending
-    this.pending = []
-    let outcomes: ReturnType<typeof this.commit> = []
+    const durable = this.pending.filter((w) => w.durable).length
+    const gather = !now && durable > 0 && durable < Math.max(this.peak.now, this.peak.before)
+    const writes = gather ? this.pending.filter((w) => !w.durable) : this.pending
+    this.pending = gather ? this.pending.filter((w) => w.durable) : []
+    if (gather) this.gatherTimer ??= setTimeout(() => this.flush(true), GATHER_MS)
+    else {
+      clearTimeout(this.gatherTimer)
+      this.gatherTimer = undefined
+    }
+    if (writes.length === 0) return
+    let outcomes: ReturnType<typeof this.commit>
     try {
-      if (writes.length > 0) outcomes = this.commit(writes)
+      outcomes = this.commit(writes)
     } catch (error) {
       outcomes = writes.map(() => ({ok: false, error}))
     }
+    if (!gather && durable > 0 && !this.failure && outcomes.some((o) => o.ok)) {
+      try {
+        this.dataSync(this.wal)
+      } catch (error) {
+        this.failure = new Error(`cannot flush the secrets database to the disk: ${(error as Error).message}`)
+      }
+    }
     outcomes.forEach((outcome, i) => {
       const w = writes[i] as PendingWrite
-      const answer = (settle: () => void) => {
-        if (w.durable) this.inFlight--
-        settle()
-      }
-      if (!outcome.ok) answer(() => w.reject(outcome.error))
-      else if (!w.durable) w.resolve(outcome.value as never)
-      else
-        this.unsynced.push({
-          resolve: () => answer(() => w.resolve(outcome.value as never)),
-          reject: (error) => answer(() => w.reject(error)),
-        })
+      if (w.durable) this.inFlight--
+      if (!outcome.ok) w.reject(outcome.error)
+      else if (w.durable && this.failure) w.reject(this.failure)
+      else w.resolve(outcome.value as never)
     })
-    if (this.unsynced.length === 0) return
-    if (!now && this.unsynced.length < Math.max(this.peak.now, this.peak.before)) {
-      this.gatherTimer ??= setTimeout(() => this.sync(), GATHER_MS)
-      return
-    }
-    this.sync()
   }
 
   private notePeak(): void {
@@ -304,24 +304,5 @@ class GroupCommit {
       this.peak = {now: 0, before: this.peak.now, windowEnds: now + PEAK_WINDOW_MS}
     }
     this.peak.now = Math.max(this.peak.now, this.inFlight)
-  }
-
-  /** Flushes the WAL for the committed durable writes and answers them. */
-  private sync(): void {
-    clearTimeout(this.gatherTimer)
-    this.gatherTimer = undefined
-    const group = this.unsynced
-    this.unsynced = []
-    if (!this.failure) {
-      try {
-        this.dataSync(this.wal)
-      } catch (error) {
-        this.failure = new Error(`cannot flush the secrets database to the disk: ${(error as Error).message}`)
-      }
-    }
-    for (const w of group) {
-      if (this.failure) w.reject(this.failure)
-      else w.resolve()
-    }
   }
 }
