@@ -10,6 +10,7 @@ import {fileURLToPath} from 'node:url'
 import {build} from 'esbuild'
 
 import {generateFastPath} from './generate-fast-path.js'
+import {oclifStartupPlugin} from './oclif-startup.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const commandFiles = (dir) =>
@@ -75,6 +76,8 @@ await build({
     js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
   },
   plugins: [
+    // Start-up costs of oclif, taken out of the bundled copy (see oclif-startup.js).
+    oclifStartupPlugin,
     {
       // gpunet's own imports of undici get the parts it uses (scripts/undici-entry.js says why).
       name: 'undici-entry',

@@ -1,4 +1,6 @@
-import {Command, Errors, ux} from '@oclif/core'
+import {Command} from '@oclif/core/command'
+import * as Errors from '@oclif/core/errors'
+import {ux} from '@oclif/core/ux'
 
 import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 import {WAIT_POINTS} from './lib/job/wait-point.js'
 import {NETWORKS} from './lib/network.js'

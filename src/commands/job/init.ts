@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {readFile, writeFile} from 'node:fs/promises'
 
 import {BaseCommand} from '../../base-command.js'

@@ -1,4 +1,4 @@
-import {Args} from '@oclif/core'
+import * as Args from '@oclif/core/args'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 import {join} from 'node:path'
 
 import {BaseCommand} from '../../base-command.js'

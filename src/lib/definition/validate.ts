@@ -1,7 +1,6 @@
-import {matchesJobDefinitionSchema} from './fast-path/generated.js'
-import {type DefinitionIssue, makeIssue} from './issue.js'
-import {isObject} from './paths.js'
+import {type DefinitionIssue} from './issue.js'
 import {type JobDefinition, jobDefinitionSchema} from './schema.js'
+import {passesCompiledCheck, semanticIssues} from './semantic.js'
 import {convertZodIssues} from './zod-issues.js'
 
 /** The result of `validateJobDefinition`: the parsed definition, or every violation found. */
@@ -16,7 +15,7 @@ export type ValidationResult =
  * value itself; anything else goes to zod, which decides and words the errors.
  */
 export function validateJobDefinition(value: unknown): ValidationResult {
-  if (matchesJobDefinitionSchema(value) && semanticIssues(value).length === 0) {
+  if (passesCompiledCheck(value)) {
     return {success: true, data: value as JobDefinition}
   }
   return validateWithZod(value)
@@ -29,33 +28,4 @@ export function validateWithZod(value: unknown): ValidationResult {
   errors.push(...semanticIssues(value))
   if (errors.length > 0 || !parsed.success) return {success: false, errors}
   return {success: true, data: parsed.data}
-}
-
-/**
- * Rules a schema cannot say, run on the raw value so they are reported together with the schema's own
- * (the order Akash's SDL validation uses: shape first, then meaning, in one list of the same shape).
- */
-function semanticIssues(value: unknown): DefinitionIssue[] {
-  const issues: DefinitionIssue[] = []
-  const ops = isObject(value) ? value.ops : undefined
-  if (!Array.isArray(ops)) return issues
-  // A plain loop over a Set: this runs on every valid definition, on the fast path too.
-  const seen = new Set<string>()
-  for (let index = 0; index < ops.length; index++) {
-    const id = isObject(ops[index]) ? ops[index].id : undefined
-    if (typeof id !== 'string') continue
-    if (!seen.has(id)) {
-      seen.add(id)
-      continue
-    }
-    const first = ops.findIndex((op) => isObject(op) && op.id === id)
-    issues.push(
-      makeIssue(
-        ['ops', index, 'id'],
-        'duplicate_id',
-        `operation id \`${id}\` is already used by ops[${first}]; ids must be unique within the job`,
-      ),
-    )
-  }
-  return issues
 }

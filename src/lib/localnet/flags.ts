@@ -1,7 +1,7 @@
 /** Flags shared by the `localnet` commands. */
 import {resolve} from 'node:path'
 
-import {Flags} from '@oclif/core'
+import * as Flags from '@oclif/core/flags'
 
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'

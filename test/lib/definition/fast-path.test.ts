@@ -3,7 +3,7 @@ import {readFile} from 'node:fs/promises'
 import {inspect, isDeepStrictEqual} from 'node:util'
 
 import fc from 'fast-check'
-import {array, number, object, string} from 'zod'
+import {array, httpUrl, number, object, string, url} from 'zod'
 
 import {assertTranslatable, generateFastPathSource} from '../../../src/lib/definition/fast-path/generate.js'
 import {jobDefinitionJsonSchema} from '../../../src/lib/definition/json-schema.js'
@@ -79,6 +79,7 @@ const EDGE_VALUES: unknown[] = [
   ...['api', 'api-listen', 'web', 'webapi', 'websocket', 'none', 'http', 'GET', 'get', 'PATCH', 'cli', 'run'],
   ...['https://example.com/x', ' https://example.com', 'https://exa\tmple.com', 'https://example.com/\n'],
   ...['http://', 'a:b', 'not a uri', 'mailto:x@y.z', 'file:///tmp', '//example.com', 'https://[::1', 'HTTP://X'],
+  ...['\uFEFFhttps://x.io', 'https://x.io\u00A0', 'https://x\ry.io', '\u0000https://x.io', 'https://x.io/\u0000'],
   ...['%%secrets.TOKEN%%', 'x'.repeat(300)],
   ...[0, -0, 1, -1, 1.5, 8080, 65_535, 65_536, 1e308, -1e308, 2 ** 53 + 1, Number.NaN, Infinity, -Infinity],
   ...[true, false, null, undefined, [], {}, [''], ['a', 1], {A: 'x'}, {A: 1}, {port: 80}, {type: 'websocket'}],
@@ -205,6 +206,10 @@ describe('validator fast path (generated from the zod schema)', () => {
       withArgs({env: new Date(0)}),
       withArgs({env: Object.assign(Object.create(null), {A: 'x'})}),
       withArgs({env: Object.create({A: 1})}),
+      withArgs({env: {constructor: 'x', A: 'y'}}),
+      withArgs({env: Object.assign(Object.create(Array.prototype), {A: 'x'})}),
+      withArgs({env: Object.assign(Object.create({constructor: Array}), {A: 'x'})}),
+      withArgs({env: Object.assign(Object.create({constructor: () => 0}), {A: 'x'})}),
       withArgs({expose: Number.NaN}),
       withArgs({expose: Infinity}),
       withArgs({cmd: ['a', , 'b']}), // eslint-disable-line no-sparse-arrays
@@ -222,6 +227,25 @@ describe('validator fast path (generated from the zod schema)', () => {
       const zod = validateWithZod(value)
       assert.equal(ours.success, zod.success, inspect(value))
       assert.deepStrictEqual(ours.errors, zod.errors)
+    }
+  })
+
+  it('decides every odd URL as zod’s url() does, in a resource and in logistics', () => {
+    const strings = EDGE_VALUES.filter((v): v is string => typeof v === 'string')
+    for (const url of [...strings, 'https://x.io\u2028', '\u3000https://x.io', 'https://x.io/\t/', 'ht\ntp://x.io']) {
+      const docs = [
+        {version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args: {image: 'x'}}]},
+        {version: '0.1', type: 'container', logistics: {send: {type: 'api', args: {endpoint: url}}}, ops: []},
+      ]
+      docs[0]!.ops[0]!.args = {image: 'x', resources: [{type: 'S3', target: '/d', url}]} as never
+      for (const doc of docs) {
+        const ours = validateJobDefinition(doc)
+        const zod = validateWithZod(doc)
+        assert.equal(ours.success, zod.success, JSON.stringify(url))
+        assert.deepStrictEqual(ours.errors, zod.errors)
+        const unchanged = zod.success && isDeepStrictEqual(zod.data, doc)
+        assert.equal(tookFastPath(doc, ours), unchanged, `fast path for ${JSON.stringify(url)}`)
+      }
     }
   })
 
@@ -244,6 +268,9 @@ describe('validator fast path (generated from the zod schema)', () => {
       string().transform((s) => s.trim()),
       object({ports: array(number().int())}),
       string().email(),
+      url({normalize: true}),
+      url({hostname: /^example\.com$/}),
+      httpUrl(),
     ]) {
       assert.throws(() => assertTranslatable(schema), /fast path: .* (check|format|zod ")/)
     }

@@ -50,6 +50,9 @@ export function assertTranslatable(schema: z.core.$ZodType, path = ''): void {
   if (def.type === 'string' && def.format !== undefined && def.format !== 'url') {
     throw new Error(`fast path: ${path} has string format "${String(def.format)}" the generator does not translate`)
   }
+  if (def.format === 'url' && ['normalize', 'hostname', 'protocol'].some((option) => option in def)) {
+    throw new Error(`fast path: ${path} has a url() format with options, which zod-rules.ts does not follow`)
+  }
   if (PLAIN_TYPES.has(def.type)) return
   if (!FAITHFUL_TYPES.has(def.type)) {
     throw new Error(`fast path: ${path || '(root)'} is a zod "${def.type}", which the generator does not translate`)
@@ -124,7 +127,7 @@ export function generateFastPathSource(): string {
     messages: false,
     code: {source: true, esm: true, lines: true, formats: _`fastPathFormats`},
   })
-  ajv.addFormat('uri', () => true) // replaced at run time by fastPathFormats.uri (zod's own URL check)
+  ajv.addFormat('uri', () => true) // replaced at run time by fastPathFormats.uri (zod's URL rule)
   ajv.addKeyword({
     keyword: 'zodRecord',
     type: 'object',

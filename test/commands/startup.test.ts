@@ -1,0 +1,161 @@
+import {strict as assert} from 'node:assert'
+import {spawnSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+
+// @ts-expect-error -- a build script in plain JavaScript, without declarations
+import {editOclifFile, OCLIF_EDITED_FILES} from '../../scripts/oclif-startup.js'
+import {BIN, runCli} from '../helpers/cli.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const OCLIF_LIB = join(dirname(createRequire(import.meta.url).resolve('@oclif/core/package.json')), 'lib')
+const TEMPLATE = join(ROOT, 'job-templates/ollama-inference.json')
+
+/** The source files (from the source maps) of every module of dist/ that one run of the CLI loads. */
+async function sourcesLoadedBy(args: string[], expectedStatus = 0): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'gpunet-loads-'))
+  try {
+    const log = join(dir, 'loads.txt')
+    // A module hook that writes down every module URL Node loads, in the CLI's own process.
+    const hooks = join(dir, 'hooks.mjs')
+    await writeFile(
+      hooks,
+      `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n` +
+        `  appendFileSync(${JSON.stringify(log)}, url + '\\n')\n  return next(url, context)\n}\n`,
+    )
+    const register = join(dir, 'register.mjs')
+    await writeFile(
+      register,
+      `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
+    )
+    const run = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, BIN, ...args], {
+      encoding: 'utf8',
+    })
+    assert.equal(run.status, expectedStatus, run.stderr)
+    const urls = (await readFile(log, 'utf8')).split('\n').filter((u) => u.startsWith('file:') && u.includes('/dist/'))
+    return urls.flatMap((url) => {
+      const map = JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as {sources: string[]}
+      return map.sources
+    })
+  } finally {
+    await rm(dir, {recursive: true, force: true})
+  }
+}
+
+describe('CLI start-up', () => {
+  describe('plain `job validate` and `--version`, served before oclif loads', () => {
+    let dir: string
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'gpunet-fast-start-'))
+      await writeFile(join(dir, 'bad.json'), '{"version": "0.1", "type": "container", "ops": [{"id": 1}]}\n')
+      await writeFile(
+        join(dir, 'warn.json'),
+        readFileSync(join(ROOT, 'job-templates/hello-world.json'), 'utf8').replace(
+          '"image"',
+          '"env": {"API_TOKEN": "hunter2hunter2"}, "image"',
+        ),
+      )
+      await writeFile(join(dir, 'binary.json'), Buffer.from([0x7b, 0, 0xff]))
+    })
+    after(() => rm(dir, {recursive: true, force: true}))
+
+    const cases: {args: (dir: string) => string[]; stdin?: string}[] = [
+      {args: () => [TEMPLATE]},
+      {args: (d) => [TEMPLATE, join(d, 'bad.json'), join(d, 'missing.json'), join(d, 'binary.json')]},
+      {args: (d) => ['--json', join(d, 'bad.json'), TEMPLATE]},
+      {args: (d) => [join(d, 'warn.json'), '--strict']},
+      {args: (d) => [join(d, 'warn.json'), '--strict', '--json']},
+      {args: (d) => ['--no-frames', join(d, 'bad.json')]},
+      {args: () => ['-', '--frames'], stdin: '{"version": "0.1",\n "type": "vm", "ops": []}'},
+      {args: () => ['--json', '-'], stdin: 'version: "0.1"\ntype: container\nops: []\n'},
+    ]
+    for (const {args, stdin} of cases) {
+      it(`answers \`job validate ${args('DIR').join(' ')}\` exactly as oclif does`, async () => {
+        const fast = await runCli(['job', 'validate', ...args(dir)], {stdin})
+        // oclif serves the colon form of the same command; the start-up path does not take it.
+        const oclif = await runCli(['job:validate', ...args(dir)], {stdin})
+        assert.deepEqual(fast, oclif)
+        assert.notEqual(fast.stdout, '')
+      })
+    }
+
+    it('leaves to oclif what it does not fully know, which then parses and errs as usual', async () => {
+      const unknown = await runCli(['job', 'validate', '--bogus', TEMPLATE])
+      assert.equal(unknown.code, 2)
+      assert.match(unknown.stderr, /Nonexistent flag: --bogus/)
+      const none = await runCli(['job', 'validate'])
+      assert.equal(none.code, 2)
+      assert.match(none.stderr, /Missing 1 required arg/)
+      const help = await runCli(['job', 'validate', TEMPLATE, '--help'])
+      assert.match(help.stdout, /^USAGE\n/m)
+    })
+
+    it('--version and --version --json', async () => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {name: string; version: string}
+      const text = await runCli(['--version'])
+      assert.equal(
+        text.stdout,
+        `${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`,
+      )
+      const json = await runCli(['--version', '--json'])
+      assert.deepEqual(JSON.parse(json.stdout), {
+        name: pkg.name,
+        version: pkg.version,
+        node: process.version,
+        platform: process.platform,
+        arch: process.arch,
+      })
+    })
+  })
+
+  it('`job validate` on a valid file decides it without loading zod (or oclif’s unused semver)', async () => {
+    const sources = await sourcesLoadedBy(['job', 'validate', TEMPLATE])
+    assert.ok(
+      sources.some((s) => s.includes('src/lib/definition/fast-path/generated.ts')),
+      'the compiled check ran',
+    )
+    assert.deepEqual(
+      sources.filter((s) => s.includes('/zod/') || s.includes('/semver/')),
+      [],
+    )
+  })
+
+  it('loads zod to explain an invalid file', async () => {
+    const file = join(ROOT, 'test/fixtures/jobs-program-idl.json')
+    const sources = await sourcesLoadedBy(['job', 'validate', file], 3)
+    assert.ok(sources.some((s) => s.includes('/zod/v4/core/')))
+    const r = await runCli(['job', 'validate', '-'], {stdin: '{"version": "0.1", "type": "container", "ops": {}}'})
+    assert.equal(r.code, 3)
+    assert.match(r.stdout, /ops {2}`ops` must be an array, got an object\n/)
+  })
+
+  it('renders help templates with oclif’s lazily loaded ejs', async () => {
+    const r = await runCli(['job', 'validate', '--help'])
+    assert.equal(r.code, 0)
+    assert.match(r.stdout, /\$ gpunet job validate job\.json\n/)
+  })
+
+  it('edits each of oclif’s files it names, and stops the build when one has changed', async () => {
+    for (const file of OCLIF_EDITED_FILES as string[]) {
+      const text = await readFile(join(OCLIF_LIB, file), 'utf8')
+      const edited = editOclifFile(file, text) as string
+      assert.notEqual(edited, text, file)
+      assert.doesNotMatch(edited, /\.sort\(\(a, b\) => a\.id\.localeCompare/)
+      assert.throws(
+        () =>
+          editOclifFile(
+            file,
+            text
+              .replaceAll('require(', 'require (')
+              .replaceAll('import(', 'import (')
+              .replaceAll('localeCompare', 'compare'),
+          ),
+        new RegExp(`@oclif/core/lib/${file.replace('.', '\\.')} no longer contains`),
+      )
+    }
+  })
+})
