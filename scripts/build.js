@@ -34,6 +34,7 @@ await build({
     join(root, 'src/cli.ts'),
     ...commandFiles(join(root, 'src/commands')),
     join(root, 'src/hooks/command-not-found.ts'),
+    join(root, 'src/help.ts'),
   ].map((f) => relative(root, f)),
   outdir: 'dist',
   outbase: 'src',

@@ -26,6 +26,42 @@ describe('gpunet (root)', () => {
     assert.match(r.stdout, /job validate\s+Check job definition files/)
   })
 
+  it('help --json describes every command, a topic’s commands, or one command, with flags and examples', async () => {
+    type Doc = {
+      commands: {id: string; args: {name: string}[]; flags: {name: string; type: string}[]; examples: string[]}[]
+    }
+    const all = await runCli(['help', '--json'])
+    assert.equal(all.code, 0)
+    const ids = (JSON.parse(all.stdout) as Doc).commands.map((c) => c.id)
+    assert.ok(
+      ['job post', 'job validate', 'localnet start', 'market list', 'secrets serve'].every((id) => ids.includes(id)),
+    )
+    assert.deepEqual(ids, [...ids].sort())
+
+    const topic = JSON.parse((await runCli(['help', 'secrets', '--json'])).stdout) as Doc
+    assert.ok(topic.commands.length > 1 && topic.commands.every((c) => c.id.startsWith('secrets ')))
+
+    for (const argv of [
+      ['job', 'post', '--help', '--json'],
+      ['help', 'job', 'post', '--json'],
+    ]) {
+      const one = await runCli(argv)
+      assert.equal(one.code, 0, one.stderr)
+      const [post, ...rest] = (JSON.parse(one.stdout) as Doc).commands
+      assert.deepEqual(rest, [])
+      assert.equal(post!.id, 'job post')
+      assert.equal(post!.flags.find((f) => f.name === 'wait-for')?.type, 'option')
+      assert.ok(post!.flags.some((f) => f.name === 'dry-run' && f.type === 'boolean'))
+      assert.ok(post!.examples.length > 0 && post!.examples.every((e) => e.startsWith('gpunet job post')))
+    }
+
+    const unknown = await runCli(['help', 'jobx', '--json'])
+    assert.equal(unknown.code, 2)
+    assert.equal((JSON.parse(unknown.stdout) as {error: {code: string}}).error.code, 'unknown_command')
+    // Without --json, help stays oclif's text.
+    assert.match((await runCli(['job', 'post', '--help'])).stdout, /^USAGE\n {2}\$ gpunet job post/m)
+  })
+
   it('an unknown command is a usage error (exit 2) with a suggestion, in both modes', async () => {
     const r = await runCli(['job', 'valdate', 'x.json'])
     assert.equal(r.code, 2)

@@ -12,7 +12,8 @@ interface StopReport {
   job: string
   /** `delist`: it was queued and the whole deposit came back; `end`: it was running, the node was paid its time. */
   action: 'delist' | 'end'
-  status: 'STOPPED'
+  /** What the job is now: `end` settles it as COMPLETED (as `job get` shows it); `delist` closes its account. */
+  status: 'COMPLETED' | 'DELISTED'
   signature: string
   /** The transaction fee in SOL, priority fee included. */
   fee: FeeJson
@@ -38,6 +39,7 @@ export default class JobStop extends BaseCommand {
         ? `Stopped job ${args.job}: it was queued, the deposit came back to ${view.job.payer.toBase58()}`
         : `Stopped job ${args.job}: its node was paid for the time it ran, the rest came back`,
     )
-    return {network, job: args.job, action, status: 'STOPPED', signature, fee: feeJson(fee)}
+    const status = action === 'end' ? 'COMPLETED' : 'DELISTED'
+    return {network, job: args.job, action, status, signature, fee: feeJson(fee)}
   }
 }

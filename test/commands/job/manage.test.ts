@@ -86,6 +86,12 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.match(result.stdout, new RegExp(`^Stopped job ${job}: it was queued, the deposit came back to \\w+$`, 'm'))
     assert.equal(await tokens(chain.wallet.publicKey), before)
     assert.equal(await chain.connection.getAccountInfo(new PublicKey(job)), null, 'a delisted job is closed')
+
+    const second = await post(3600)
+    const stopped = await box.run(['job', 'stop', second.job, '--json'])
+    assert.equal(stopped.code, 0, stopped.stderr)
+    const {action, status} = JSON.parse(stopped.stdout) as {action: string; status: string}
+    assert.deepEqual({action, status}, {action: 'delist', status: 'DELISTED'})
   })
 
   it('extend charges price x the difference, and refuses a timeout that is not larger', async () => {
@@ -203,9 +209,11 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal(posted.status, 'RUNNING')
     const result = await box.run(['job', 'stop', posted.job, '--json'])
     assert.equal(result.code, 0, result.stderr)
-    assert.deepEqual((JSON.parse(result.stdout) as {action: string; status: string}).action, 'end')
+    const stopReport = JSON.parse(result.stdout) as {action: string; status: string}
+    assert.equal(stopReport.action, 'end')
     const stopped = await json<Report>(['job', 'get', posted.job])
     assert.equal(stopped.status, 'COMPLETED')
+    assert.equal(stopReport.status, stopped.status, '`job stop` reports the status `job get` then shows')
     assert.equal(stopped.result, null)
     const earned = (await tokens(node.publicKey)) - 1n
     assert.equal(BigInt(stopped.costSoFar.baseUnits), earned)

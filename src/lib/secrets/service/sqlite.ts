@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import {chmodSync, closeSync, existsSync, fdatasync, mkdirSync, openSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, fdatasyncSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
@@ -115,7 +115,7 @@ export function openSqliteStorage(file: string, options: {dataSync?: DataSync} =
     return claim.run(signedAt, signature).changes === 1
   })
 
-  const writes = new GroupCommit(db, wal, options.dataSync ?? fdatasync)
+  const writes = new GroupCommit(db, wal, options.dataSync ?? fdatasyncSync)
   const reads = new ListCache(db)
   return {
     async list(owner, names) {
@@ -130,7 +130,7 @@ export function openSqliteStorage(file: string, options: {dataSync?: DataSync} =
       select1.get()
     },
     async close() {
-      await writes.settle()
+      writes.flush(true)
       db.close()
       closeSync(wal)
     },
@@ -200,34 +200,31 @@ interface PendingWrite {
   reject: (error: unknown) => void
 }
 
-/** Flushes a file's data to the disk (node:fs `fdatasync`; tests wrap it to watch the order of events). */
-export type DataSync = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void
+/** Flushes a file's data to the disk, throwing on failure (node:fs `fdatasyncSync`; tests wrap it to watch the order of events). */
+export type DataSync = (fd: number) => void
 
-/** How long a lone durable write may wait for the other writers' next writes before its fdatasync starts. */
+/** How long a lone durable write may wait for the other writers' next writes before the flush. */
 const GATHER_MS = 1
 /** The span over which the most durable writes seen in flight at once is remembered (see `GroupCommit.peak`). */
 const PEAK_WINDOW_MS = 1000
 
 /**
- * Group commit in two stages. The writes requested during one turn of the event loop are committed together in
- * one transaction after it (setImmediate), without waiting for the disk (synchronous=NORMAL). The durable ones
- * are answered after an fdatasync of the WAL that started once their commit was written, on libuv's thread
- * pool: the event loop goes on serving meanwhile, and the writes committed while one fdatasync runs share the
- * next. A flush waits (at most GATHER_MS, without holding the event loop) until as many writes are waiting as
- * were lately in flight at once: writers answered by the last flush are sending their next writes, and one
- * flush for all of them beats one each, which is what staggered writers would settle into otherwise.
- * fdatasync, unlike the fsync SQLite calls with synchronous=FULL, skips the file's mtime, whose journal commit
- * made a flush several times slower on a busy disk.
+ * Group commit. The writes requested during one turn of the event loop are committed together in one
+ * transaction after it (setImmediate), without waiting for the disk (synchronous=NORMAL). The durable ones are
+ * answered after an fdatasync of the WAL, one for all the writes committed since the last. It waits (at most
+ * GATHER_MS, with the event loop free, not spinning) until as many writes are committed as were lately in flight
+ * at once: the writers answered by the last flush are sending their next writes, and one flush for all of them
+ * beats one each, which staggered writers would settle into otherwise. fdatasync, unlike the fsync SQLite calls
+ * with synchronous=FULL, skips the file's mtime, whose journal commit made a flush several times slower on a
+ * busy disk. The flush runs on the event loop: on the thread pool, with the loop serving meanwhile, it measured
+ * slower on a quiet machine (the two thread hops cost more than the overlap gave).
  */
 class GroupCommit {
   private pending: PendingWrite[] = []
   private scheduled = false
   // Durable writes committed and waiting for the next fdatasync.
   private unsynced: Array<{resolve: () => void; reject: (error: unknown) => void}> = []
-  private syncing = false
   private gatherTimer: NodeJS.Timeout | undefined
-  private settling = false
-  private idle: Array<() => void> = []
   // Durable writes queued and not answered yet, and the most of them at once in this window and the one before.
   private inFlight = 0
   private peak = {now: 0, before: 0, windowEnds: 0}
@@ -268,8 +265,8 @@ class GroupCommit {
     })
   }
 
-  /** Commits what is queued now; the durable writes wait for the next fdatasync. */
-  flush(): void {
+  /** Commits what is queued now; the durable writes wait for the flush (`now`: without gathering). */
+  flush(now = false): void {
     this.scheduled = false
     const writes = this.pending
     this.pending = []
@@ -293,14 +290,12 @@ class GroupCommit {
           reject: (error) => answer(() => w.reject(error)),
         })
     })
+    if (this.unsynced.length === 0) return
+    if (!now && this.unsynced.length < Math.max(this.peak.now, this.peak.before)) {
+      this.gatherTimer ??= setTimeout(() => this.sync(), GATHER_MS)
+      return
+    }
     this.sync()
-  }
-
-  /** Resolves once every write queued so far is committed and, if durable, flushed to the disk. */
-  async settle(): Promise<void> {
-    this.settling = true
-    this.flush()
-    if (this.syncing) await new Promise<void>((resolve) => this.idle.push(resolve))
   }
 
   private notePeak(): void {
@@ -311,39 +306,22 @@ class GroupCommit {
     this.peak.now = Math.max(this.peak.now, this.inFlight)
   }
 
-  /** Starts an fdatasync for the committed durable writes, unless one runs or more writes are worth waiting for. */
+  /** Flushes the WAL for the committed durable writes and answers them. */
   private sync(): void {
-    if (this.syncing) return
-    if (this.unsynced.length === 0) {
-      for (const resolve of this.idle.splice(0)) resolve()
-      return
-    }
-    const expected = Math.max(this.peak.now, this.peak.before)
-    if (this.unsynced.length < expected && !this.settling) {
-      this.gatherTimer ??= setTimeout(() => {
-        this.gatherTimer = undefined
-        this.startSync()
-      }, GATHER_MS)
-      return
-    }
-    this.startSync()
-  }
-
-  private startSync(): void {
     clearTimeout(this.gatherTimer)
     this.gatherTimer = undefined
-    if (this.syncing || this.unsynced.length === 0) return
     const group = this.unsynced
     this.unsynced = []
-    this.syncing = true
-    this.dataSync(this.wal, (error) => {
-      this.syncing = false
-      if (error) this.failure ??= new Error(`cannot flush the secrets database to the disk: ${error.message}`)
-      for (const w of group) {
-        if (this.failure) w.reject(this.failure)
-        else w.resolve()
+    if (!this.failure) {
+      try {
+        this.dataSync(this.wal)
+      } catch (error) {
+        this.failure = new Error(`cannot flush the secrets database to the disk: ${(error as Error).message}`)
       }
-      this.sync()
-    })
+    }
+    for (const w of group) {
+      if (this.failure) w.reject(this.failure)
+      else w.resolve()
+    }
   }
 }

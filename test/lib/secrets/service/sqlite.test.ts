@@ -1,5 +1,5 @@
 import {strict as assert} from 'node:assert'
-import {chmodSync, existsSync, fdatasync, fstatSync, readFileSync, statSync, writeFileSync} from 'node:fs'
+import {chmodSync, existsSync, fdatasyncSync, fstatSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import Database from 'better-sqlite3'
@@ -127,14 +127,12 @@ describe('SQLite secret storage', () => {
       const file = join(dir, 'secrets.db')
       const events: string[] = []
       // The real fdatasync, watched: what the WAL holds when it starts, and when it ends.
-      const dataSync: DataSync = (fd, done) => {
+      const dataSync: DataSync = (fd) => {
         assert.equal(fstatSync(fd).ino, statSync(`${file}-wal`).ino, 'the descriptor is the WAL')
         const wal = readFileSync(`${file}-wal`, 'latin1')
         events.push(`sync [${['first', 'second', 'third'].filter((v) => wal.includes(`sealed-${v}`)).join(' ')}]`)
-        fdatasync(fd, (error) => {
-          events.push('synced')
-          done(error)
-        })
+        fdatasyncSync(fd)
+        events.push('synced')
       }
       const storage = openSqliteStorage(file, {dataSync})
       const put = (value: string) =>
@@ -161,14 +159,14 @@ describe('SQLite secret storage', () => {
     }
   })
 
-  it('fails the writes of a failed fdatasync and every durable write after it, and closes after pending ones', async () => {
+  it('fails the writes of a failed fdatasync and every durable write after it, and flushes pending ones on close', async () => {
     const {dir, remove} = await tempDir()
     try {
       let fail = false
-      const dataSync: DataSync = (fd, done) =>
-        fail
-          ? setTimeout(() => done(Object.assign(new Error('EIO: i/o error'), {code: 'EIO'})), 5)
-          : fdatasync(fd, done)
+      const dataSync: DataSync = (fd) => {
+        if (fail) throw Object.assign(new Error('EIO: i/o error, fdatasync'), {code: 'EIO'})
+        fdatasyncSync(fd)
+      }
       const storage = openSqliteStorage(join(dir, 'secrets.db'), {dataSync})
       const put = (name: string) => storage.put('owner', [{name, sealed: Buffer.from(name)}], DEFAULT_LIMITS)
       await put('A')
@@ -179,12 +177,22 @@ describe('SQLite secret storage', () => {
       assert.equal(await storage.claimSignature('sig', 100, 100, 61), true)
       await storage.close()
 
-      // close() waits for a write whose fdatasync is still running.
-      const slow: DataSync = (fd, done) => setTimeout(() => fdatasync(fd, done), 20)
-      const second = openSqliteStorage(join(dir, 'other.db'), {dataSync: slow})
-      const pending = second.put('owner', [{name: 'D', sealed: Buffer.from('d')}], DEFAULT_LIMITS)
+      // Two writers in flight make a lone write wait for a second one; close() flushes it at once.
+      const flushed: number[] = []
+      const second = openSqliteStorage(join(dir, 'other.db'), {
+        dataSync: (fd) => {
+          flushed.push(Date.now())
+          fdatasyncSync(fd)
+        },
+      })
+      const write = (name: string) => second.put('owner', [{name, sealed: Buffer.from(name)}], DEFAULT_LIMITS)
+      await Promise.all([write('D'), write('E')])
+      const lone = write('F')
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.equal(flushed.length, 1, 'the lone write waits for the other writer')
       await second.close()
-      await pending
+      await lone
+      assert.equal(flushed.length, 2)
     } finally {
       await remove()
     }
