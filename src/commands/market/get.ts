@@ -25,7 +25,7 @@ export default class MarketGet extends BaseCommand {
     const network = flags.network as Network
     const address = parseAddress(args.market, 'the market')
     const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
-    const detail = marketDetail(network, address, await readMarket(net.connection, address))
+    const detail = marketDetail(network, address, await readMarket(net.connection, net.programId, address))
     for (const line of marketDetailLines(detail)) this.say(line)
     return detail
   }

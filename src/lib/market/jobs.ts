@@ -39,8 +39,12 @@ export function isFinal(status: JobStatus): boolean {
 }
 
 /** Reads a market, or exits 7 when the address holds none. */
-export async function readMarket(connection: Connection, address: PublicKey): Promise<MarketAccount> {
-  return decodeAt(connection, address, 'market', decodeMarketAccount)
+export async function readMarket(
+  connection: Connection,
+  programId: PublicKey,
+  address: PublicKey,
+): Promise<MarketAccount> {
+  return decodeAt(connection, programId, address, 'market', decodeMarketAccount)
 }
 
 /**
@@ -57,7 +61,7 @@ export async function readJob(
   const [info, runInfo] = await rpcCall(connection, () =>
     connection.getMultipleAccountsInfo(likelyRun ? [address, likelyRun] : [address]),
   )
-  const job = decodeInfo(info ?? null, address, 'job', decodeJobAccount)
+  const job = decodeInfo(info ?? null, programId, address, 'job', decodeJobAccount)
   if (job.state !== JobState.QUEUED) return {address, job, run: null, status: jobStatus(job, null)}
   const known = likelyRun && runInfo ? runOf(runInfo, programId, address) : null
   const run = known ? {...known, address: likelyRun!} : await findRun(connection, programId, address)
@@ -109,16 +113,22 @@ export async function findRuns(
 
 async function decodeAt<T>(
   connection: Connection,
+  programId: PublicKey,
   address: PublicKey,
   what: string,
   decode: (data: Uint8Array) => T,
 ): Promise<T> {
-  return decodeInfo(await rpcCall(connection, () => connection.getAccountInfo(address)), address, what, decode)
+  const info = await rpcCall(connection, () => connection.getAccountInfo(address))
+  return decodeInfo(info, programId, address, what, decode)
 }
 
-/** Decodes an account read from the chain, or exits 7 when it is missing or not a `what`. */
+/**
+ * Decodes an account read from the chain, or exits 7 when it is missing or not a `what`: data of the right shape
+ * held by another program than the network's jobs program is no job (anyone can lay out such bytes).
+ */
 function decodeInfo<T>(
   info: AccountInfo<Buffer> | null,
+  programId: PublicKey,
   address: PublicKey,
   what: string,
   decode: (data: Uint8Array) => T,
@@ -130,6 +140,13 @@ function decodeInfo<T>(
       fields: {[what]: address.toBase58()},
     })
   if (!info) throw missing()
+  if (!info.owner.equals(programId)) {
+    throw new GpunetError(
+      `${what}_not_found`,
+      `no ${what} at ${address.toBase58()}: that account belongs to program ${info.owner.toBase58()}, not to this network's jobs program ${programId.toBase58()}`,
+      {exitCode: ExitCode.NOT_FOUND, hint: 'check the address and --network', fields: {[what]: address.toBase58()}},
+    )
+  }
   try {
     return decode(info.data)
   } catch (error) {

@@ -45,7 +45,7 @@ export async function stopJob(
   wallet: Wallet,
   view: JobView,
 ): Promise<{signature: string; action: 'delist' | 'end'; fee: FeeQuote}> {
-  const market = await readMarket(net.connection, view.job.market)
+  const market = await readMarket(net.connection, net.programId, view.job.market)
   const deposit = getAssociatedTokenAddressSync(net.mint, view.job.payer, true)
   const authority = wallet.keypair()
   const owners = view.run ? [view.job.payer, view.run.node] : [view.job.payer]
@@ -124,7 +124,7 @@ export async function quoteExtend(
   const cost = view.job.price * (timeout - view.job.timeout)
   const balances = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
   checkFunds(balances, {tokens: cost, lamports: SIGNATURE_FEE})
-  const market = await readMarket(net.connection, view.job.market)
+  const market = await readMarket(net.connection, net.programId, view.job.market)
   const payer = wallet.keypair()
   const ix = jobsInstruction(
     net.programId,

@@ -57,7 +57,7 @@ export async function quotePost(
   net.content().requireUploader()
   // The reads go out together; their failures are reported in this order.
   const reads = {
-    market: inFlight(readMarket(net.connection, market)),
+    market: inFlight(readMarket(net.connection, net.programId, market)),
     balances: inFlight(rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))),
     // The job account, the run account `list` creates when a node is already waiting, and a token account.
     rents: inFlight(

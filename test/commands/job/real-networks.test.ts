@@ -268,6 +268,32 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     assert.deepEqual(Buffer.from(end!.data), Buffer.from(official.data))
   })
 
+  it('takes no account for a job or a market unless the network’s jobs program owns it (exit 7)', async () => {
+    network('devnet')
+    const job = await postedJob('devnet')
+    const impostor = Keypair.generate().publicKey
+    // The same bytes as a real job and market, held by another program.
+    const copy = (from: PublicKey) => {
+      const account = s.rpc.accounts.get(from.toBase58())!
+      const address = Keypair.generate().publicKey
+      s.rpc.set(address, {...account, owner: impostor})
+      return address
+    }
+    const fakeJob = copy(job)
+    const fakeMarket = copy(NETWORK_PRESETS.devnet.market!)
+    assert.equal((await runCli(s.args('devnet', 'job', 'get', job.toBase58()), {env: s.env})).code, 0)
+    for (const [command, address, code] of [
+      ['job', fakeJob, 'job_not_found'],
+      ['market', fakeMarket, 'market_not_found'],
+    ] as const) {
+      const r = await runCli(s.args('devnet', command, 'get', address.toBase58()), {env: s.env})
+      assert.equal(r.code, 7, r.stderr + r.stdout)
+      const error = (JSON.parse(r.stdout) as {error: {code: string; message: string}}).error
+      assert.equal(error.code, code)
+      assert.match(error.message, new RegExp(`belongs to program ${impostor.toBase58()}`))
+    }
+  })
+
   it('`stop` sends `delist` for a queued job', async () => {
     network('devnet')
     const job = await postedJob('devnet')
