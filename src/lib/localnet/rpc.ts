@@ -73,6 +73,18 @@ export class RpcHandler {
         const count = message[versioned ? 1 : 0] ?? 0
         return this.context(Number(LAMPORTS_PER_SIGNATURE) * count)
       },
+      // A node answers the fee paid in each of its recent slots (at most 150); the localnet has no other traffic
+      // to outbid, so every slot's fee is 0 and a client that sets priority fees pays its own floor.
+      getRecentPrioritizationFees: (p) => {
+        const accounts = p[0] ?? []
+        if (!Array.isArray(accounts))
+          throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of addresses')
+        if (accounts.length > 128) throw new RpcError(INVALID_PARAMS, 'Too many inputs provided; max 128')
+        accounts.forEach((_, i) => keyParam(accounts, i))
+        const slot = chain.slot()
+        const count = Math.min(150, slot + 1)
+        return Array.from({length: count}, (_, i) => ({slot: slot - count + 1 + i, prioritizationFee: 0}))
+      },
       getMinimumBalanceForRentExemption: (p) => Number(chain.rentExempt(numberParam(p, 0, 'data length'))),
       getBalance: (p) => this.context(Number(chain.account(keyParam(p, 0))?.lamports ?? 0n)),
       getAccountInfo: (p) => {

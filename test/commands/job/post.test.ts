@@ -106,6 +106,19 @@ describe('gpunet job post', function () {
     assert.deepEqual(stored.ops, DEFINITION.ops)
   })
 
+  it('posts with --priority-fee on the localnet, paying the floor price (no slot there has a fee to outbid)', async () => {
+    const result = await post(['--file', file, '--timeout', '600', '--priority-fee', '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    const {fee} = JSON.parse(result.stdout) as {
+      fee: {computeUnitPrice: string; computeUnitLimit: number | null; priorityLamports: string; lamports: string}
+    }
+    assert.equal(fee.computeUnitPrice, '10000')
+    // The emulated jobs program reports no compute units, so the budget stays at the default 200,000 units.
+    const units = BigInt(fee.computeUnitLimit ?? 200_000)
+    assert.equal(BigInt(fee.priorityLamports), (10_000n * units + 999_999n) / 1_000_000n)
+    assert.ok(BigInt(fee.lamports) > BigInt(fee.priorityLamports))
+  })
+
   it('prints one JSON document with amounts as numbers and units, and get shows the same job', async () => {
     const tokensBefore = await tokenBalance(chain, chain.wallet.publicKey)
     const result = await post(['--file', file, '--timeout', '600', '--json'])

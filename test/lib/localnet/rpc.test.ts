@@ -45,6 +45,24 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     assert.equal(unknown.error?.code, -32601)
   })
 
+  it('answers getRecentPrioritizationFees as a node with no competing traffic: recent slots, each 0', async () => {
+    const slot = await t.connection.getSlot()
+    const fees = await t.connection.getRecentPrioritizationFees({
+      lockedWritableAccounts: [Keypair.generate().publicKey],
+    })
+    assert.ok(fees.length > 0 && fees.length <= 150)
+    assert.ok(fees.every((f) => f.prioritizationFee === 0))
+    const slots = fees.map((f) => f.slot)
+    assert.deepEqual(
+      slots,
+      [...slots].sort((a, b) => a - b),
+    )
+    assert.ok(slots.at(-1)! >= slot)
+    const tooMany = Array.from({length: 129}, () => Keypair.generate().publicKey.toBase58())
+    assert.equal((await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [tooMany])).error?.code, -32602)
+    assert.equal((await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [['nope']])).error?.code, -32602)
+  })
+
   it('airdrops, transfers SOL and confirms through signatureSubscribe', async () => {
     const alice = Keypair.generate()
     const bob = Keypair.generate()
