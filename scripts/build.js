@@ -32,6 +32,7 @@ await build({
   absWorkingDir: root,
   entryPoints: [
     join(root, 'src/cli.ts'),
+    join(root, 'src/console-filter.ts'),
     ...commandFiles(join(root, 'src/commands')),
     join(root, 'src/hooks/command-not-found.ts'),
     join(root, 'src/help.ts'),
@@ -91,3 +92,11 @@ await build({
   ],
   logLevel: 'warning',
 })
+
+// The manifest of the commands (oclif.manifest.json), made by loading each built command, with the CLI's console
+// filter preloaded; OCLIF_SKIP_NEW_VERSION_CHECK keeps the oclif tool from asking the registry for a newer self.
+execFileSync(
+  process.execPath,
+  ['--import', './dist/console-filter.js', join(root, 'node_modules/oclif/bin/run.js'), 'manifest'],
+  {cwd: root, stdio: 'inherit', env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}},
+)

@@ -1,15 +1,6 @@
-import {serveWithoutOclif} from './fast-start.js'
+import './console-filter.js'
 
-// bigint-buffer (under the Solana token library) warns on stderr at load time when its optional native addon is
-// missing. gpunet denies that addon's build on purpose (its native code has a known overflow, GHSA-3gc7-fjrx-p6mg;
-// the JavaScript fallback has not), so the warning would be noise on every command's stderr.
-/* eslint-disable no-console -- this is the one place that filters what libraries write to the console */
-const warn = console.warn
-console.warn = (...args: unknown[]) => {
-  if (typeof args[0] === 'string' && args[0].startsWith('bigint: Failed to load bindings')) return
-  warn(...args)
-}
-/* eslint-enable no-console */
+import {serveWithoutOclif} from './fast-start.js'
 
 const argv = process.argv.slice(2)
 if (!(await serveWithoutOclif(argv))) {
