@@ -151,7 +151,7 @@ describe('CLI start-up', () => {
             file,
             text
               .replaceAll('require(', 'require (')
-              .replaceAll('import(', 'import (')
+
               .replaceAll('localeCompare', 'compare'),
           ),
         new RegExp(`@oclif/core/lib/${file.replace('.', '\\.')} no longer contains`),
