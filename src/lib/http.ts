@@ -114,15 +114,7 @@ export async function httpText(
   url: string | URL,
   init: {method: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal},
 ): Promise<TextResponse> {
-  const {origin, pathname, search} = typeof url === 'string' ? new URL(url) : url
-  const response = await httpDispatcher(url).request({
-    origin,
-    path: `${pathname}${search}`,
-    method: init.method as Dispatcher.HttpMethod,
-    headers: init.headers,
-    body: init.body,
-    signal: init.signal,
-  })
+  const response = await request(url, init)
   const text = await response.body.text()
   const status = response.statusCode
   return {
@@ -147,18 +139,31 @@ export async function httpProbe(
   url: string | URL,
   options: {method: string; headers?: Record<string, string>; body?: string; timeoutMs: number},
 ): Promise<number> {
-  const {origin, pathname, search} = new URL(url)
-  const response = await httpDispatcher(url).request({
-    origin,
-    path: `${pathname}${search}`,
-    method: options.method as Dispatcher.HttpMethod,
-    headers: options.headers,
-    body: options.body,
-    signal: AbortSignal.timeout(options.timeoutMs),
-    retryOptions: {maxRetries: 0},
-  } as Dispatcher.RequestOptions)
+  const response = await request(
+    url,
+    {...options, signal: AbortSignal.timeout(options.timeoutMs)},
+    {retryOptions: {maxRetries: 0}},
+  )
   await response.body.dump()
   return response.statusCode
+}
+
+/** One request through the shared agents, in the form undici's request API takes (origin and path apart). */
+function request(
+  url: string | URL,
+  init: {method: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal},
+  extra: Record<string, unknown> = {},
+): Promise<Dispatcher.ResponseData> {
+  const {origin, pathname, search} = typeof url === 'string' ? new URL(url) : url
+  return httpDispatcher(url).request({
+    origin,
+    path: `${pathname}${search}`,
+    method: init.method as Dispatcher.HttpMethod,
+    headers: init.headers,
+    body: init.body,
+    signal: init.signal,
+    ...extra,
+  } as Dispatcher.RequestOptions)
 }
 
 /**
