@@ -57,7 +57,13 @@ describe('gpunet (root)', () => {
 
     const unknown = await runCli(['help', 'jobx', '--json'])
     assert.equal(unknown.code, 2)
-    assert.equal((JSON.parse(unknown.stdout) as {error: {code: string}}).error.code, 'unknown_command')
+    assert.deepEqual(JSON.parse(unknown.stdout), {
+      error: {
+        code: 'unknown_command',
+        message: '"jobx" is not a gpunet command or topic',
+        hint: 'Run "gpunet help --json" for every command.',
+      },
+    })
     // Without --json, help stays oclif's text.
     assert.match((await runCli(['job', 'post', '--help'])).stdout, /^USAGE\n {2}\$ gpunet job post/m)
   })

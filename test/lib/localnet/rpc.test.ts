@@ -59,8 +59,11 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     )
     assert.ok(slots.at(-1)! >= slot)
     const tooMany = Array.from({length: 129}, () => Keypair.generate().publicKey.toBase58())
-    assert.equal((await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [tooMany])).error?.code, -32602)
-    assert.equal((await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [['nope']])).error?.code, -32602)
+    const refused = await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [tooMany])
+    assert.deepEqual(refused.error, {code: -32602, message: 'Too many inputs provided; max 128'})
+    const malformed = await rpc(t.ln.runtime.rpcUrl, 'getRecentPrioritizationFees', [['nope']])
+    assert.equal(malformed.error?.code, -32602)
+    assert.match(String(malformed.error?.message), /Invalid param/)
   })
 
   it('airdrops, transfers SOL and confirms through signatureSubscribe', async () => {
