@@ -5,13 +5,15 @@
  * same run and in rounds (bare first in each), so the ratios hold on a busy machine. Each server runs in a
  * process of its own (bench/secrets-target.ts). `BENCH_CPU_PROF=DIR` writes a CPU profile of the service there.
  * `GPUNET_BENCH_BASELINE=/path/to/other/checkout` also loads that checkout's service in each round (its
- * dependencies installed), and prints the ratios of both: before and after, in the same run.
+ * dependencies installed), and prints the ratios of both: before and after, in the same run. Each round also
+ * times the disk's flush, which bounds POST whatever the service does (see the ceiling printed under the table).
  */
 import autocannon from 'autocannon'
 import bs58 from 'bs58'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {mkdir, mkdtemp, rm} from 'node:fs/promises'
+import {fdatasyncSync} from 'node:fs'
+import {mkdir, mkdtemp, open, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -48,8 +50,37 @@ async function target(
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   )
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer]
-  return {child, url: chunk.toString().trim()}
+  // A target that dies before printing its URL (a baseline without its dependencies, say) fails the bench instead
+  // of leaving it waiting for ever.
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bench/secrets-target.ts ${kind} exited (${code}) before listening`)))
+    child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()))
+  })
+  return {child, url}
+}
+
+/**
+ * The disk's flush latency now, in the folder the services write to: the median of `count` rounds of a 4 KiB
+ * write over earlier data followed by an fdatasync (what a commit of one small SQLite transaction asks of the
+ * disk), in microseconds.
+ */
+async function diskFlushMicros(dir: string, count = 200): Promise<number> {
+  const file = await open(join(dir, 'flush-probe'), 'w+')
+  try {
+    const page = Buffer.alloc(4096, 1)
+    for (let i = 0; i < 64; i++) await file.write(page, 0, page.length, i * page.length)
+    await file.sync()
+    const times: number[] = []
+    for (let i = 0; i < count; i++) {
+      await file.write(page, 0, page.length, (i % 64) * page.length)
+      const start = process.hrtime.bigint()
+      fdatasyncSync(file.fd)
+      times.push(Number(process.hrtime.bigint() - start) / 1000)
+    }
+    return times.sort((a, b) => a - b)[Math.floor(count / 2)] as number
+  } finally {
+    await file.close()
+  }
 }
 
 async function load(options: autocannon.Options): Promise<Figures> {
@@ -121,8 +152,10 @@ export default async function bench(): Promise<void> {
   if (baseline) services.push([' (baseline)', await target('service', join(dir, 'baseline'), baseline)])
   try {
     const rounds: Array<Record<string, Figures>> = []
+    const flushes: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       const bareFigures = await load({url: bare.url})
+      flushes.push(await diskFlushMicros(dir))
       const figures: Record<string, Figures> = {'bare node:http': bareFigures}
       for (const [suffix, service] of services) {
         for (const [name, f] of Object.entries(await measureService(service.url, bareFigures.rps)))
@@ -150,6 +183,29 @@ export default async function bench(): Promise<void> {
         `${name.padEnd(28)}${last.rps.toFixed(0).padStart(9)}${String(last.p99).padStart(8)}   ${perRound.padEnd(22)}${`${median.toFixed(3)}x`.padStart(8)}${verdict.padStart(14)}\n`,
       )
     }
+    // Each connection waits for its write to be on disk before it sends the next, so at most CONNECTIONS writes
+    // can share one flush: no server answers more durable writes per second than CONNECTIONS / flush, whatever
+    // its CPU. Printed beside the ratio, since the disk's flush latency moves from run to run on a shared host.
+    const ceilings = rounds.map(
+      (r, i) => (CONNECTIONS * 1e6) / (flushes[i] as number) / (r['bare node:http'] as Figures).rps,
+    )
+    const list = (values: number[], digits: number, unit: string) =>
+      values.map((v) => `${v.toFixed(digits)}${unit}`).join(' ')
+    const reached = Object.keys(rounds[0] as object)
+      .filter((name) => name.startsWith('POST /secrets'))
+      .map(
+        (name) =>
+          `${name} ${list(
+            rounds.map((r, i) => (100 * ratio(r, name)) / (ceilings[i] as number)),
+            0,
+            '%',
+          )}`,
+      )
+    process.stdout.write(
+      `\ndisk flush (4 KiB write + fdatasync), median per round: ${list(flushes, 0, ' µs')}\n` +
+        `POST /secrets ceiling at zero CPU (${CONNECTIONS} writes per flush), per round: ${list(ceilings, 3, 'x')} bare\n` +
+        `share of that ceiling reached: ${reached.join('; ')}\n`,
+    )
   } finally {
     for (const {child} of [bare, ...services.map(([, s]) => s)]) {
       child.kill('SIGTERM')
