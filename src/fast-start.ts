@@ -3,11 +3,9 @@
 // run in loops by scripts: `gpunet --version` and `gpunet job validate FILE...`. Only their plain forms are
 // served here, where the result cannot differ from oclif's: anything else (help, a flag this path does not know,
 // a repeated flag, `--`, no file) goes to oclif, which parses, explains and errs as for every other command.
-import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
 
 import type {Paint} from './lib/definition/report-text.js'
-import {packageRoot} from './lib/package-root.js'
+import {installedPackage} from './lib/package-root.js'
 
 /** The flags of `gpunet job validate` (all boolean) that the plain form may carry. */
 const VALIDATE_FLAGS = new Set(['--json', '--strict', '--frames', '--no-frames'])
@@ -33,10 +31,7 @@ export async function serveWithoutOclif(argv: string[]): Promise<boolean> {
 
 /** `gpunet --version`, and with `--json` one document. */
 function printVersion(json: boolean): void {
-  const {name, version} = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as {
-    name: string
-    version: string
-  }
+  const {name, version} = installedPackage().manifest
   if (json) {
     const document = {name, version, node: process.version, platform: process.platform, arch: process.arch}
     process.stdout.write(`${JSON.stringify(document, null, 2)}\n`)
