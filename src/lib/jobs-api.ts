@@ -18,12 +18,18 @@ import {type MarketNetwork, parseAddress} from './market/connect.js'
 import {connectMarket} from './network-connection.js'
 import {fetchDefinition} from './market/definition.js'
 import {bytesToIpfsHash} from './market/ipfs-hash.js'
-import {readResult, type ResultFields} from './market/job-result.js'
-import {type JobView, readJob} from './market/jobs.js'
-import {extendJob as sendExtend, quoteExtend, readOwnJob, stopJob as sendStop} from './market/manage.js'
+import {jobInfo, type JobInfo} from './market/job-result.js'
+import {readJob} from './market/jobs.js'
+import {
+  extendJob as sendExtend,
+  extendReport,
+  type ExtendReport,
+  quoteExtend,
+  readOwnJob,
+  stopJob as sendStop,
+} from './market/manage.js'
 import {TOKEN_DECIMALS} from './market/networks.js'
 import {listJob, quotePost} from './market/post.js'
-import {jobReport, type JobReport} from './market/report.js'
 import {type FeeJson, feeJson} from './market/send.js'
 
 /** Where and as whom to work; every field falls back to the CLI's settings (flags' environment variables, config). */
@@ -153,13 +159,13 @@ export async function postJob(
   }
 }
 
-/** A job as `gpunet job get --json` shows it: status, node, times, cost, service URLs and, once done, its result. */
-export type JobInfo = JobReport & ResultFields
+export type {JobInfo} from './market/job-result.js'
 
 /** Reads a job (exit 7 when the address holds none). */
 export async function getJob(network: GpunetNetwork, job: string): Promise<JobInfo> {
   const {net} = connected(network)
-  return report(net, await readJob(net.connection, net.programId, parseAddress(job, 'the job')))
+  const view = await readJob(net.connection, net.programId, parseAddress(job, 'the job'))
+  return jobInfo(net, view, await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), () => {}))
 }
 
 export interface WaitOptions {
@@ -190,7 +196,7 @@ export async function waitForJob(network: GpunetNetwork, job: string, options: W
     progress: options.onProgress ?? (() => {}),
     signal: options.signal,
   })
-  return report(net, view)
+  return jobInfo(net, view, definition)
 }
 
 /** Stops a job of this wallet: `delist` when queued (deposit back), `end` when running (the node paid its time). */
@@ -206,37 +212,12 @@ export async function stopJob(
 }
 
 /** Raises a job's timeout to `timeout` seconds in all, paying price x the difference (exit 4 when it cannot). */
-export async function extendJob(
-  network: GpunetNetwork,
-  job: string,
-  timeout: number,
-): Promise<{
-  job: string
-  previousTimeout: number
-  timeout: number
-  charged: AmountJson
-  signature: string
-  fee: FeeJson
-}> {
+export async function extendJob(network: GpunetNetwork, job: string, timeout: number): Promise<ExtendReport> {
   const {net, wallet} = connected(network)
   const signer = await wallet()
   const view = await readOwnJob(net, signer, parseAddress(job, 'the job'))
   const quote = await quoteExtend(net, signer, view, BigInt(timeout))
-  const {signature, fee} = await sendExtend(net, quote)
-  return {
-    job,
-    previousTimeout: Number(view.job.timeout),
-    timeout,
-    charged: amountJson(quote.cost, TOKEN_DECIMALS, 'token'),
-    signature,
-    fee: feeJson(fee),
-  }
-}
-
-async function report(net: MarketNetwork, view: JobView): Promise<JobInfo> {
-  const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), () => {})
-  const base = jobReport(net.name, view, definition, net, Date.now() / 1000)
-  return {...base, ...(await readResult(net.content(), base))}
+  return extendReport(job, quote, await sendExtend(net, quote))
 }
 
 function connected(network: GpunetNetwork): Connected {

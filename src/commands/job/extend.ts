@@ -3,26 +3,14 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
+import {amountJson} from '../../lib/market/amounts.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
-import {extendJob, quoteExtend} from '../../lib/market/manage.js'
+import {extendJob, extendReport, type ExtendReport, quoteExtend} from '../../lib/market/manage.js'
 import {openOwnJob} from '../../lib/network-connection.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
-import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
+import {feeText} from '../../lib/market/send.js'
 import type {Network} from '../../lib/network.js'
-
-interface ExtendReport {
-  network: Network
-  job: string
-  previousTimeout: number
-  timeout: number
-  /** Price per second x (new timeout - previous timeout). */
-  charged: AmountJson
-  signature: string
-  /** The transaction fee in SOL, priority fee included. */
-  fee: FeeJson
-}
 
 export default class JobExtend extends BaseCommand {
   static override summary = "Extend a job's timeout to a new, larger total, paying the difference at the job's price."
@@ -39,7 +27,7 @@ export default class JobExtend extends BaseCommand {
     ...marketFlags,
   }
 
-  async run(): Promise<ExtendReport> {
+  async run(): Promise<{network: Network} & ExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
     const network = flags.network as Network
     const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
@@ -48,22 +36,14 @@ export default class JobExtend extends BaseCommand {
     const charged = amountJson(quote.cost, TOKEN_DECIMALS, 'token')
     this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Extend job ${args.job} to ${timeout} s for ${amountText(charged)}?`, flags.yes)
-    const {signature, fee} = await extendJob(net, quote)
-    const report = {
-      network,
-      job: args.job,
-      previousTimeout: Number(view.job.timeout),
-      timeout: flags.timeout,
-      charged,
-      signature,
-      fee: feeJson(fee),
-    }
+    const sent = await extendJob(net, quote)
+    const report = {network, ...extendReport(args.job, quote, sent)}
     this.say(`Extended job ${args.job} on ${network}`)
     for (const line of reportLines([
       ['Timeout', `${report.previousTimeout} s -> ${report.timeout} s`],
-      ['Charged', amountText(charged)],
-      ['Signature', signature],
-      ['Fee', feeText(fee)],
+      ['Charged', amountText(report.charged)],
+      ['Signature', report.signature],
+      ['Fee', feeText(sent.fee)],
     ]))
       this.say(line)
     return report

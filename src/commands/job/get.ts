@@ -9,13 +9,10 @@ import {connectMarket} from '../../lib/network-connection.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
 import {isFinal, readJob} from '../../lib/market/jobs.js'
-import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
-import {jobReport, type JobReport, reportLines} from '../../lib/market/report.js'
+import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
+import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import type {Network} from '../../lib/network.js'
-
-/** `job get --json`: the job's report, how it went and, once done, the result's content. */
-type GetReport = JobReport & ResultFields
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
@@ -44,7 +41,7 @@ EXIT CODES
     'network-host': marketFlags['network-host'],
   }
 
-  async run(): Promise<GetReport> {
+  async run(): Promise<JobInfo> {
     const {args, flags} = await this.parse(JobGet)
     const network = flags.network as Network
     const note = (line: string) => this.note(line)
@@ -60,16 +57,14 @@ EXIT CODES
         definition,
       })
     }
-    const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}
-    const base = jobReport(network, view, definition, hosts, Date.now() / 1000)
-    if (definition && exposedPorts(definition).length > 0 && base.serviceUrls.length === 0 && !isFinal(view.status)) {
+    const report = await jobInfo(net, view, definition)
+    if (definition && exposedPorts(definition).length > 0 && report.serviceUrls.length === 0 && !isFinal(view.status)) {
       note(
         network === 'localnet'
           ? 'No service URL: the localnet runs no gateway for exposed ports yet.'
           : `No service URL: set the network host (--network-host or GPUNET_NETWORK_HOST) for ${network}.`,
       )
     }
-    const report: GetReport = {...base, ...(await readResult(net.content(), base))}
     for (const line of reportLines(rowsWithOutcome(report))) this.say(line)
     const result = resultText(report.resultContent)
     if (result !== null) {

@@ -1,10 +1,22 @@
+import type {JobDefinition} from '../definition/schema.js'
 import type {ContentClient} from '../ipfs/client.js'
-import {jobOutcome, type JobOutcome, type JobReport, jobRows, outcomeText} from './report.js'
+import type {MarketNetwork} from './connect.js'
+import type {JobView} from './jobs.js'
+import {jobOutcome, type JobOutcome, jobReport, type JobReport, jobRows, outcomeText} from './report.js'
 
 /** How a job went, read from its result: the outcome, why it failed, and the result document itself. */
 export interface ResultFields extends JobOutcome {
   /** The result from the content store: parsed JSON when it is JSON, else text; null until the job is done. */
   resultContent: unknown
+}
+
+/** A job as `gpunet job get --json` shows it: status, node, times, cost, service URLs and, once done, its result. */
+export type JobInfo = JobReport & ResultFields
+
+/** A job's report with its result; the caller passes the definition it fetched (to wait or note), so it is read once. */
+export async function jobInfo(net: MarketNetwork, view: JobView, definition: JobDefinition | null): Promise<JobInfo> {
+  const report = jobReport(net.name, view, definition, net, Date.now() / 1000)
+  return {...report, ...(await readResult(net.content(), report))}
 }
 
 /** Reads a job's result from the content store once it has one; all null before. */

@@ -4,13 +4,23 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import type {Wallet} from '../wallet.js'
+import {type AmountJson, amountJson} from './amounts.js'
 import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances.js'
 import type {MarketNetwork} from './connect.js'
 import {jobsInstruction} from './instructions.js'
 import {isFinal, type JobView, readJob, readMarket} from './jobs.js'
+import {TOKEN_DECIMALS} from './networks.js'
 import {ataInstruction} from './post.js'
 import {rpcCall} from './rpc.js'
-import {type FeeQuote, prepareTransaction, type PreparedTransaction, sendJobsTransaction, sendPrepared} from './send.js'
+import {
+  type FeeJson,
+  feeJson,
+  type FeeQuote,
+  prepareTransaction,
+  type PreparedTransaction,
+  sendJobsTransaction,
+  sendPrepared,
+} from './send.js'
 
 /** Reads a job its wallet may change: refuses a job of another project (6) or one already over (2). */
 export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: PublicKey): Promise<JobView> {
@@ -97,6 +107,10 @@ async function missingTokenAccounts(net: MarketNetwork, owners: PublicKey[]): Pr
 
 /** An extension, priced and simulated: the tokens it costs, the wallet's balances, the transaction and its fee. */
 export interface ExtendQuote {
+  /** The job's timeout when quoted, in seconds. */
+  previousTimeout: bigint
+  /** The new total timeout, in seconds. */
+  timeout: bigint
   cost: bigint
   balances: Balances
   fee: FeeQuote
@@ -143,10 +157,34 @@ export async function quoteExtend(
   )
   const transaction = await prepareTransaction(net.connection, [ix], [payer], net.fees)
   checkFunds(balances, {tokens: cost, lamports: transaction.fee.lamports})
-  return {cost, balances, fee: transaction.fee, transaction}
+  return {previousTimeout: view.job.timeout, timeout, cost, balances, fee: transaction.fee, transaction}
 }
 
 /** Raises a job's timeout as quoted, paying the difference (at the job's price) into the market's vault. */
 export async function extendJob(net: MarketNetwork, quote: ExtendQuote): Promise<{signature: string; fee: FeeQuote}> {
   return {signature: await sendPrepared(net.connection, quote.transaction), fee: quote.fee}
+}
+
+/** An extension sent: what `job extend --json` prints (after the network) and the library's `extendJob` returns. */
+export interface ExtendReport {
+  job: string
+  previousTimeout: number
+  timeout: number
+  /** Price per second x (new timeout - previous timeout). */
+  charged: AmountJson
+  signature: string
+  /** The transaction fee in SOL, priority fee included. */
+  fee: FeeJson
+}
+
+/** The report of an extension once sent; `job` is the address as the caller gave it, which the report repeats. */
+export function extendReport(job: string, quote: ExtendQuote, sent: {signature: string; fee: FeeQuote}): ExtendReport {
+  return {
+    job,
+    previousTimeout: Number(quote.previousTimeout),
+    timeout: Number(quote.timeout),
+    charged: amountJson(quote.cost, TOKEN_DECIMALS, 'token'),
+    signature: sent.signature,
+    fee: feeJson(sent.fee),
+  }
 }
