@@ -18,8 +18,8 @@ import {inFlight, rpcCall} from '../../lib/market/rpc.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {listJob, type PostQuote, quotePost} from '../../lib/market/post.js'
 import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
-import {readResult, type ResultFields, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
-import {amountText, jobReport, type JobReport, jobRows, reportLines} from '../../lib/market/report.js'
+import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
+import {amountText, jobRows, reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {type Network, requireSetting} from '../../lib/network.js'
 import {startProgress} from '../../lib/progress.js'
@@ -32,7 +32,7 @@ interface WalletReport {
 }
 
 /** What `job post --json` prints: the job's report (with its result once `--wait` saw it end), the wallet's balances after posting, the signature. */
-interface PostReport extends JobReport, ResultFields {
+interface PostReport extends JobInfo {
   wallet: WalletReport
   signature: string
   /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
@@ -178,11 +178,8 @@ EXIT CODES
       waited ?? readJob(net.connection, net.programId, posted.job, posted.run),
       rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
     ])
-    const hosts = {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl}
-    const base = jobReport(network, view, definition, hosts, Date.now() / 1000)
     const report: PostReport = {
-      ...base,
-      ...(await readResult(net.content(), base)),
+      ...(await jobInfo(net, view, definition)),
       wallet: walletReport(wallet, balances.lamports, balances.tokens),
       signature: posted.signature,
       fee: feeJson(posted.fee),
