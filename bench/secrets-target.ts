@@ -8,7 +8,7 @@
  */
 import {randomBytes} from 'node:crypto'
 import {closeSync, fdatasyncSync, openSync, writeSync} from 'node:fs'
-import {createServer, type ServerResponse} from 'node:http'
+import {createServer, type Server as HttpServer, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
@@ -18,15 +18,20 @@ import type * as Sqlite from '../src/lib/secrets/service/sqlite.js'
 
 const [kind, dir, source] = process.argv.slice(2)
 let close: () => Promise<void>
+
+/** Listens on a free loopback port and prints the URL; resolves with the way to stop. */
+async function serve(server: HttpServer): Promise<() => Promise<void>> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`)
+  return () => new Promise((resolve) => server.close(() => resolve()))
+}
 if (kind === 'bare') {
   const body = JSON.stringify({status: 'ok'})
   const server = createServer((_req, res) => {
     res.writeHead(200, {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)})
     res.end(body)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`)
-  close = () => new Promise((resolve) => server.close(() => resolve()))
+  close = await serve(server)
 } else if (kind === 'durable') {
   // Group commit with nothing else: bodies written one after another in a region written once before (so no
   // flush also records a larger file), answered after one fdatasync for the writes waiting together. A lone
@@ -57,9 +62,8 @@ if (kind === 'bare') {
       else timer ??= setTimeout(flush, 1)
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`)
-  close = () => new Promise((resolve) => server.close(() => resolve(closeSync(fd))))
+  const stop = await serve(server)
+  close = () => stop().then(() => closeSync(fd))
 } else {
   const src = source ? join(source, 'src') : new URL('../src', import.meta.url).pathname
   const load = <T>(module: string) => import(pathToFileURL(join(src, module)).href) as Promise<T>
