@@ -6,7 +6,7 @@
  * process of its own (bench/secrets-target.ts). `BENCH_CPU_PROF=DIR` writes a CPU profile of the service there.
  * `GPUNET_BENCH_BASELINE=/path/to/other/checkout` also loads that checkout's service in each round (its
  * dependencies installed), and prints the ratios of both: before and after, in the same run. Each round also
- * loads a bare server that answers each write once an fdatasync holds it, the most any durable server answers
+ * loads a bare server that answers each write once an fdatasync holds it, about the most a durable server answers
  * here, and times the disk's flush, which moves from run to run on a shared host.
  */
 import autocannon from 'autocannon'
