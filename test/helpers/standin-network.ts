@@ -83,16 +83,18 @@ export function seedNetwork(rpc: StandinRpc, name: RealNetwork, wallet: PublicKe
   }
 }
 
-/** A job of `payer` (also its project) on the default market. */
+/** A job of `payer` (also its project) on the default market, owned by the jobs program unless `owner` is given. */
 export function putJobAccount(
   rpc: StandinRpc,
   name: RealNetwork,
   address: PublicKey,
   fields: JobFields & {payer: PublicKey},
+  // Another owner gives a job account with the right bytes that the jobs program did not write: a forgery.
+  owner?: PublicKey,
 ): void {
   const preset = NETWORK_PRESETS[name]
   rpc.set(address, {
-    owner: preset.programId,
+    owner: owner ?? preset.programId,
     lamports: rentExempt(SIZES.job),
     data: allocated(
       'JobAccount',
@@ -114,13 +116,15 @@ export function putJobAccount(
   })
 }
 
-/** A run of `job` by `node`, created at unix time 1,700,000,000; returns its address. */
+/** A run of `job` by `node`, created at unix time `time` (1,700,000,000 unless told); returns its address. */
 export function putRunAccount(
   rpc: StandinRpc,
   name: RealNetwork,
   job: PublicKey,
   node: PublicKey,
   payer: PublicKey,
+  // A fixed time keeps reports comparable; a run whose paid time must still last is created now.
+  time = 1_700_000_000,
 ): PublicKey {
   const address = Keypair.generate().publicKey
   rpc.set(address, {
@@ -128,7 +132,7 @@ export function putRunAccount(
     lamports: rentExempt(SIZES.run),
     data: allocated(
       'RunAccount',
-      {job: job.toBase58(), node: node.toBase58(), payer: payer.toBase58(), state: 0, time: 1_700_000_000},
+      {job: job.toBase58(), node: node.toBase58(), payer: payer.toBase58(), state: 0, time},
       SIZES.run,
     ),
   })

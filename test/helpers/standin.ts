@@ -108,8 +108,10 @@ export async function startStandinRpc(): Promise<StandinRpc> {
         .filter(([, a]) =>
           (cfg.filters ?? []).every((f) => {
             if (f.dataSize !== undefined) return a.data.length === f.dataSize
-            const wanted = Buffer.from(base58btc.baseDecode(f.memcmp!.bytes))
-            return a.data.subarray(f.memcmp!.offset, f.memcmp!.offset + wanted.length).equals(wanted)
+            // A filter naming neither test selects no account instead of failing the whole request.
+            if (!f.memcmp) return false
+            const wanted = Buffer.from(base58btc.baseDecode(f.memcmp.bytes))
+            return a.data.subarray(f.memcmp.offset, f.memcmp.offset + wanted.length).equals(wanted)
           }),
         )
         .map(([pubkey, a]) => ({pubkey, account: encode(a, cfg)}))

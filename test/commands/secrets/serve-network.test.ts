@@ -3,13 +3,20 @@ import {strict as assert} from 'node:assert'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
 
-import {Keypair} from '@solana/web3.js'
+import {Keypair, type PublicKey} from '@solana/web3.js'
+import {base58btc} from 'multiformats/bases/base58'
 
 import {JobState} from '../../../src/lib/market/accounts.js'
-import {NETWORK_PRESETS} from '../../../src/lib/market/networks.js'
 import {BIN} from '../../helpers/cli.js'
 import {call, login, newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
-import {StandInGateway, StandInRpc} from '../../helpers/stand-in-chain.js'
+import {putJobAccount, putRunAccount} from '../../helpers/standin-network.js'
+import {
+  ipfsCid,
+  startStandinPinning,
+  startStandinRpc,
+  type StandinPinning,
+  type StandinRpc,
+} from '../../helpers/standin.js'
 
 interface Started {
   child: ChildProcess
@@ -50,39 +57,47 @@ function assertError(answer: {status: number; body: unknown}, status: number, co
 for (const network of ['devnet', 'mainnet'] as const) {
   describe(`gpunet secrets serve --network ${network} (stand-in RPC and gateway)`, function () {
     this.timeout(60_000)
-    const programId = NETWORK_PRESETS[network].programId
-    const rpc = new StandInRpc()
-    const gateway = new StandInGateway()
+    let rpc: StandinRpc
+    // Only its gateway is used: the service reads definitions and never pins.
+    let gateway: StandinPinning
     const poster = newWallet()
     const node = newWallet()
     let server: Started
     let cleanup: () => Promise<void>
 
+    // The service checks a run's paid time against its clock, so runs here start now.
+    const now = () => Math.floor(Date.now() / 1000)
     /** A job of the poster on the stand-in chain referring to `names`; `node` runs it unless told otherwise. */
-    const putJob = (
+    const putJob = async (
       names: string[],
-      options: {state?: number; runBy?: string | null; owner?: typeof programId} = {},
+      options: {state?: number; runBy?: string | null; owner?: PublicKey} = {},
     ) => {
       const job = Keypair.generate().publicKey
       const env = Object.fromEntries(names.map((n) => [n, `%%secrets.${n}%%`]))
-      const cid = gateway.add({
-        version: '0.1',
-        type: 'container',
-        ops: [{id: 'a', args: {image: 'x', env, job: job.toBase58()}}],
-      })
-      rpc.putJob(job, {
-        owner: options.owner ?? programId,
-        poster: poster.keypair().publicKey,
-        cid,
-        state: options.state,
-      })
-      if (options.runBy !== null) rpc.putRun(job, node.keypair().publicKey, programId)
+      const bytes = Buffer.from(
+        JSON.stringify({
+          version: '0.1',
+          type: 'container',
+          ops: [{id: 'a', args: {image: 'x', env, job: job.toBase58()}}],
+        }),
+      )
+      const cid = await ipfsCid(bytes)
+      gateway.content.set(cid, bytes)
+      const fields = {
+        ipfsJob: base58btc.baseDecode(cid).subarray(2),
+        timeout: 3600n,
+        state: options.state ?? JobState.QUEUED,
+        payer: poster.keypair().publicKey,
+      }
+      putJobAccount(rpc, network, job, fields, options.owner)
+      const runner = node.keypair().publicKey
+      if (options.runBy !== null) putRunAccount(rpc, network, job, runner, runner, now())
       return job.toBase58()
     }
 
     before(async () => {
-      await rpc.start()
-      await gateway.start()
+      rpc = await startStandinRpc()
+      gateway = await startStandinPinning('not-used')
       const {dir, remove} = await tempDir()
       cleanup = remove
       server = await serveJson(
@@ -103,8 +118,8 @@ for (const network of ['devnet', 'mainnet'] as const) {
         server.child.kill('SIGTERM')
         await exited
       }
-      await rpc.stop()
-      await gateway.stop().catch(() => undefined)
+      await rpc.close()
+      await gateway.close()
       await cleanup()
     })
 
@@ -118,7 +133,7 @@ for (const network of ['devnet', 'mainnet'] as const) {
     })
 
     it('gives the node with a run exactly the names the definition refers to', async () => {
-      const job = putJob(['HF_TOKEN', 'DB_PASS', 'MISSING'])
+      const job = await putJob(['HF_TOKEN', 'DB_PASS', 'MISSING'])
       const token = await login(server.document.url, node, {job})
       assert.deepEqual((await call(server.document.url, 'GET', '/secrets', {token})).body, {
         DB_PASS: 'db',
@@ -127,33 +142,34 @@ for (const network of ['devnet', 'mainnet'] as const) {
     })
 
     it('gives a stopped job claimed again by the node, found among several runs', async () => {
-      const job = putJob(['HF_TOKEN'], {state: JobState.STOPPED})
-      rpc.putRun(Keypair.generate().publicKey, Keypair.generate().publicKey, programId) // another job's run
+      const job = await putJob(['HF_TOKEN'], {state: JobState.STOPPED})
+      const other = Keypair.generate().publicKey
+      putRunAccount(rpc, network, Keypair.generate().publicKey, other, other, now()) // another job's run
       const token = await login(server.document.url, node, {job})
       assert.deepEqual((await call(server.document.url, 'GET', '/secrets', {token})).body, {HF_TOKEN: 'hf'})
     })
 
     it('refuses another key, a finished job, an unknown job and a job account the program does not own', async () => {
       const url = server.document.url
-      const job = putJob(['HF_TOKEN'])
+      const job = await putJob(['HF_TOKEN'])
       assertError(await call(url, 'POST', '/login', {params: signLogin(newWallet(), {job})}), 403, 'not_job_node')
-      const done = putJob(['HF_TOKEN'], {state: JobState.DONE, runBy: null})
+      const done = await putJob(['HF_TOKEN'], {state: JobState.DONE, runBy: null})
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: done})}), 403, 'job_not_running')
       const unknown = Keypair.generate().publicKey.toBase58()
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: unknown})}), 404, 'unknown_job')
-      const forged = putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
+      const forged = await putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: forged})}), 404, 'unknown_job')
     })
 
     it('answers 503 with Retry-After naming the setting when the gateway or the RPC does not answer', async () => {
       const url = server.document.url
-      const job = putJob(['DB_PASS'])
-      await gateway.stop()
+      const job = await putJob(['DB_PASS'])
+      await gateway.close()
       const storeDown = await call(url, 'POST', '/login', {params: signLogin(node, {job})})
       assert.match(assertError(storeDown, 503, 'content_store_unavailable'), /--ipfs-gateway/)
       assert.ok(Number(storeDown.headers.get('retry-after')) >= 1)
 
-      await rpc.stop()
+      await rpc.close()
       const chainDown = await call(url, 'POST', '/login', {
         params: signLogin(node, {job: Keypair.generate().publicKey.toBase58()}),
       })

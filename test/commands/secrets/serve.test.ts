@@ -8,27 +8,21 @@ import {join} from 'node:path'
 
 import {BIN, runCli} from '../../helpers/cli.js'
 import {type Adapter, call, DATABASE_URL_ENV, forEachAdapter, login, newWallet, tempDir} from '../../helpers/secrets.js'
-import {StandInGateway, StandInRpc} from '../../helpers/stand-in-chain.js'
+import {startStandinPinning, startStandinRpc, type StandinPinning, type StandinRpc} from '../../helpers/standin.js'
 
 /** A devnet stand-in for every server here, so none of them starts a localnet; started on first use. */
-const standInRpc = new StandInRpc()
-const standInGateway = new StandInGateway()
-let chainArgs: Promise<string[]> | undefined
-function networkArgs(): Promise<string[]> {
-  chainArgs ??= (async () => [
-    '--network',
-    'devnet',
-    '--rpc',
-    await standInRpc.start(),
-    '--ipfs-gateway',
-    await standInGateway.start(),
-  ])()
-  return chainArgs
+let standins: Promise<{rpc: StandinRpc; gateway: StandinPinning}> | undefined
+async function networkArgs(): Promise<string[]> {
+  // Only the pinning stand-in's gateway is used: the service reads definitions and never pins.
+  standins ??= (async () => ({rpc: await startStandinRpc(), gateway: await startStandinPinning('not-used')}))()
+  const {rpc, gateway} = await standins
+  return ['--network', 'devnet', '--rpc', rpc.url, '--ipfs-gateway', gateway.url]
 }
 after(async () => {
-  if (!chainArgs) return
-  await standInRpc.stop()
-  await standInGateway.stop()
+  if (!standins) return
+  const {rpc, gateway} = await standins
+  await rpc.close()
+  await gateway.close()
 })
 
 interface Server {
