@@ -205,6 +205,9 @@ export function tokenAccount(mint: PublicKey, owner: PublicKey, amount: bigint):
   return {owner: TOKEN_PROGRAM_ID, lamports: rentExempt(165), data}
 }
 
+/** The 32-byte sha256 digest inside a CIDv0 (without its multihash prefix): what a job account's ipfs_job holds. */
+export const cidDigest = (cid: string): Uint8Array => base58btc.baseDecode(cid).subarray(2)
+
 /** The CIDv0 `ipfs add` gives these bytes (the 2015 defaults: 256 KiB chunks, 174 links, UnixFS leaves). */
 export async function ipfsCid(bytes: Uint8Array): Promise<string> {
   let cid = ''

@@ -17,7 +17,6 @@ import {
   type Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js'
-import {base58btc} from 'multiformats/bases/base58'
 
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
 import {type CliSandbox, useCliSandbox} from '../../helpers/cli-localnet.js'
@@ -34,6 +33,7 @@ import {
 } from '../../helpers/standin-network.js'
 import {runCli} from '../../helpers/cli.js'
 import {
+  cidDigest,
   ipfsCid,
   rentExempt,
   startStandinPinning,
@@ -50,8 +50,6 @@ const DEFINITION = {
 }
 /** The bytes `job post` uploads. */
 const UPLOADED = new TextEncoder().encode(`${JSON.stringify(DEFINITION, null, 2)}\n`)
-
-const digest = (cid: string) => base58btc.baseDecode(cid).subarray(2)
 
 interface Setup {
   rpc: StandinRpc
@@ -104,7 +102,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     const cid = await ipfsCid(UPLOADED)
     s.pinning.content.set(cid, UPLOADED)
     const job = Keypair.generate().publicKey
-    putJob(name, job, {ipfsJob: digest(cid), timeout: 600n, state: 0})
+    putJob(name, job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 0})
     return job
   }
 
@@ -167,7 +165,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
         rewardsVault: REFERENCE.devnet.rewardsVault,
         authority: signer(s.wallet.publicKey),
         rewardsProgram: REFERENCE.rewardsProgram,
-        ipfsJob: digest(await ipfsCid(UPLOADED)),
+        ipfsJob: cidDigest(await ipfsCid(UPLOADED)),
         timeout: MARKET_TIMEOUT,
       } as never,
       {programAddress: preset.programId.toBase58() as never},

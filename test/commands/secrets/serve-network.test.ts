@@ -4,13 +4,13 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
 
 import {Keypair, type PublicKey} from '@solana/web3.js'
-import {base58btc} from 'multiformats/bases/base58'
 
 import {JobState} from '../../../src/lib/market/accounts.js'
 import {BIN} from '../../helpers/cli.js'
 import {call, login, newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
 import {putJobAccount, putRunAccount} from '../../helpers/standin-network.js'
 import {
+  cidDigest,
   ipfsCid,
   startStandinPinning,
   startStandinRpc,
@@ -84,7 +84,7 @@ for (const network of ['devnet', 'mainnet'] as const) {
       const cid = await ipfsCid(bytes)
       gateway.content.set(cid, bytes)
       const fields = {
-        ipfsJob: base58btc.baseDecode(cid).subarray(2),
+        ipfsJob: cidDigest(cid),
         timeout: 3600n,
         state: options.state ?? JobState.QUEUED,
         payer: poster.keypair().publicKey,
