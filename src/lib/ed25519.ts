@@ -11,21 +11,36 @@ import {createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, 
 /** The order of the ed25519 group. */
 const GROUP_ORDER = ed25519.CURVE.n
 
+/*
+ * Keys go in and out as DER, never as JWK: in Node 20 a JWK export of an ed25519 key now and then deadlocks
+ * the main thread after a few thousand calls, and DER export never did. The fixed prefixes are those of
+ * RFC 8410: a PKCS#8 private key wrapping the 32-byte seed, and an SPKI public key wrapping the 32-byte point.
+ */
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
+
+/** The 32 raw bytes of an ed25519 public key. */
+function rawPublicKey(key: KeyObject): Buffer {
+  return (key.export({format: 'der', type: 'spki'}) as Buffer).subarray(SPKI_PREFIX.length)
+}
+
 /** A new keypair as Solana writes it: 64 bytes, the secret seed then the public key. */
 export function generateKeypairBytes(): Uint8Array {
-  const jwk = generateKeyPairSync('ed25519').privateKey.export({format: 'jwk'})
-  return Uint8Array.from([...Buffer.from(jwk.d as string, 'base64url'), ...Buffer.from(jwk.x as string, 'base64url')])
+  const {privateKey, publicKey} = generateKeyPairSync('ed25519')
+  const seed = (privateKey.export({format: 'der', type: 'pkcs8'}) as Buffer).subarray(PKCS8_PREFIX.length)
+  return Uint8Array.from([...seed, ...rawPublicKey(publicKey)])
 }
 
 /** The signing key of 64 keypair bytes; undefined when the public half is not the seed's. */
 export function signingKey(keypair: Uint8Array): KeyObject | undefined {
-  const x = Buffer.from(keypair.subarray(32, 64)).toString('base64url')
+  if (keypair.length !== 64) return undefined
   const key = createPrivateKey({
-    key: {kty: 'OKP', crv: 'Ed25519', d: Buffer.from(keypair.subarray(0, 32)).toString('base64url'), x},
-    format: 'jwk',
+    key: Buffer.concat([PKCS8_PREFIX, keypair.subarray(0, 32)]),
+    format: 'der',
+    type: 'pkcs8',
   })
-  // OpenSSL derives the public key from the seed and ignores `x`, so comparing catches a mismatched file.
-  return createPublicKey(key).export({format: 'jwk'}).x === x ? key : undefined
+  // OpenSSL derives the public key from the seed, so comparing catches a mismatched file.
+  return rawPublicKey(createPublicKey(key)).equals(keypair.subarray(32, 64)) ? key : undefined
 }
 
 /** Signs a message. */
@@ -68,10 +83,7 @@ function verifyingKey(publicKey: Uint8Array): KeyObject | null {
   let key = verifyingKeys.get(id)
   if (key === undefined) {
     key = isStrictPoint(publicKey)
-      ? createPublicKey({
-          key: {kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url')},
-          format: 'jwk',
-        })
+      ? createPublicKey({key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki'})
       : null
     if (verifyingKeys.size >= VERIFYING_KEYS_KEPT) verifyingKeys.delete(verifyingKeys.keys().next().value as string)
     verifyingKeys.set(id, key)
