@@ -3,7 +3,6 @@
  * are executed here with the program's own checks (no binary of it exists), on the same account store, with
  * the same fee, signature, blockhash and duplicate rules. Every transaction is applied whole or not at all.
  */
-import {EventEmitter} from 'node:events'
 
 import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
 import {
@@ -18,6 +17,7 @@ import {executeJobsInstruction} from './jobs-program/execute.js'
 import {InstructionFailure} from './jobs-program/errors.js'
 import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
+import {CommitEvents} from './commit-events.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
 import {
   decodeTransaction,
@@ -58,7 +58,7 @@ export class Chain {
    * Emits `signature` (signature, status) when a transaction lands, and `accounts` (the keys it wrote, slot)
    * after it, for subscriptions.
    */
-  readonly events = new EventEmitter()
+  readonly events = new CommitEvents()
   readonly programId: PublicKey
 
   constructor(

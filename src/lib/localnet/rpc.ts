@@ -11,6 +11,7 @@ import {ChainInputError, type Execution, LAMPORTS_PER_SIGNATURE} from './chain.j
 import type {AccountState} from './ledger.js'
 import type {Localnet} from './node.js'
 import {transactionErrorMessage} from './tx-error.js'
+import {decodeFilterBytes, decodeTransactionText, WireError} from './wire.js'
 
 /** A JSON-RPC error answered to the client. */
 export class RpcError extends Error {
@@ -104,6 +105,8 @@ export class RpcHandler {
       },
       getProgramAccounts: (p) => {
         const cfg = config(p, 1)
+        // Every filter is checked before the scan, as a node does, so an empty program still refuses a bad one.
+        for (const filter of cfg.filters ?? []) matchesFilter(Buffer.alloc(0), filter)
         const matches = chain
           .programAccounts(keyParam(p, 0))
           .filter(({account}) => (cfg.filters ?? []).every((f) => matchesFilter(account.data, f)))
@@ -184,6 +187,7 @@ export class RpcHandler {
   /** Answers one JSON-RPC request object. */
   handle(request: unknown): Record<string, unknown> {
     const req = (request ?? {}) as {jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown}
+    if (!isRequestId(req.id)) return rpcError(null, new RpcError(-32600, 'Invalid request'))
     const id = req.id ?? null
     try {
       if (req.jsonrpc !== '2.0' || typeof req.method !== 'string') throw new RpcError(-32600, 'Invalid request')
@@ -265,6 +269,14 @@ export class RpcHandler {
   }
 }
 
+/**
+ * True for an id JSON-RPC allows (a string, a number, null or none). Anything else is refused before it is
+ * echoed: an id nested thousands deep would overflow the stack of the JSON.stringify that answers it.
+ */
+export function isRequestId(id: unknown): id is string | number | null | undefined {
+  return id === undefined || id === null || typeof id === 'string' || typeof id === 'number'
+}
+
 function rpcError(id: unknown, error: RpcError): Record<string, unknown> {
   return {
     jsonrpc: '2.0',
@@ -314,15 +326,15 @@ function keyParam(p: Params, index: number): PublicKey {
 
 function transactionBytes(p: Params, encoding = 'base58'): Uint8Array {
   const text = stringParam(p, 0, 'an encoded transaction')
-  if (encoding === 'base64') return Buffer.from(text, 'base64')
-  if (encoding === 'base58') {
-    try {
-      return base58btc.baseDecode(text)
-    } catch {
-      throw new RpcError(INVALID_PARAMS, 'invalid base58 encoding')
-    }
+  if (encoding !== 'base58' && encoding !== 'base64') {
+    throw new RpcError(INVALID_PARAMS, `unsupported encoding: ${encoding}. Supported encodings: base58, base64`)
   }
-  throw new RpcError(INVALID_PARAMS, `unsupported encoding: ${encoding}. Supported encodings: base58, base64`)
+  try {
+    return decodeTransactionText(text, encoding)
+  } catch (error) {
+    if (error instanceof WireError) throw new RpcError(INVALID_PARAMS, error.message)
+    throw error
+  }
 }
 
 /** True when account data passes a filter; RpcError for a filter the localnet does not know. */
@@ -330,7 +342,13 @@ export function matchesFilter(data: Buffer, filter: Filter): boolean {
   if (filter.dataSize !== undefined) return data.length === filter.dataSize
   if (filter.memcmp) {
     const {offset, bytes, encoding} = filter.memcmp
-    const wanted = encoding === 'base64' ? Buffer.from(bytes, 'base64') : Buffer.from(base58btc.baseDecode(bytes))
+    let wanted: Buffer
+    try {
+      wanted = Buffer.from(decodeFilterBytes(String(bytes), encoding === 'base64' ? 'base64' : 'base58'))
+    } catch (error) {
+      if (error instanceof WireError) throw new RpcError(INVALID_PARAMS, `Invalid params: ${error.message}`)
+      throw error
+    }
     return data.subarray(offset, offset + wanted.length).equals(wanted)
   }
   throw new RpcError(INVALID_PARAMS, 'Invalid params: unsupported filter')

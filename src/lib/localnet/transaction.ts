@@ -4,6 +4,7 @@ import {AddressLookupTableAccount, PublicKey, VersionedTransaction, type Version
 import {base58btc} from 'multiformats/bases/base58'
 
 import {verifySignature} from '../ed25519.js'
+import {checkTransactionLayout} from './wire.js'
 
 export interface ResolvedAccount {
   pubkey: PublicKey
@@ -28,6 +29,7 @@ export class MalformedTransaction extends Error {}
 export function decodeTransaction(raw: Uint8Array): DecodedTransaction {
   let tx: VersionedTransaction
   try {
+    checkTransactionLayout(raw)
     tx = VersionedTransaction.deserialize(raw)
   } catch (error) {
     throw new MalformedTransaction(`failed to deserialize transaction: ${(error as Error).message}`)

@@ -4,11 +4,11 @@
  * their unsubscribes, at most MAX_SUBSCRIPTIONS per connection.
  */
 import {PublicKey} from '@solana/web3.js'
-import type {WebSocket} from 'ws'
+import type {RawData, WebSocket} from 'ws'
 
 import type {Chain} from './chain.js'
 import type {SignatureStatus} from './persistence.js'
-import {type Filter, matchesFilter, RpcError, type RpcHandler, SOLANA_CORE_VERSION} from './rpc.js'
+import {type Filter, isRequestId, matchesFilter, RpcError, type RpcHandler, SOLANA_CORE_VERSION} from './rpc.js'
 
 /** Subscriptions one connection may hold at once (docs/localnet.md). */
 export const MAX_SUBSCRIPTIONS = 256
@@ -38,26 +38,38 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
     const result = {context: {apiVersion: SOLANA_CORE_VERSION, slot}, value}
     socket.send(JSON.stringify({jsonrpc: '2.0', method: NOTIFICATIONS[kind], params: {result, subscription: id}}))
   }
+  /** Runs one subscription's notification; one that fails is dropped, and the commit never hears of it. */
+  const guarded = (id: number, send: () => void) => {
+    try {
+      send()
+    } catch {
+      subscriptions.delete(id)
+    }
+  }
   const onSignature = (signature: string, status: SignatureStatus) => {
     for (const [id, sub] of subscriptions) {
       if (sub.kind !== 'signature' || sub.signature !== signature) continue
       subscriptions.delete(id)
-      notify(id, 'signature', status.slot, {err: status.err})
+      guarded(id, () => notify(id, 'signature', status.slot, {err: status.err}))
     }
   }
   const onAccounts = (keys: PublicKey[], slot: number) => {
     for (const [id, sub] of subscriptions) {
       if (sub.kind === 'account') {
-        if (keys.some((k) => k.equals(sub.key))) notify(id, 'account', slot, encoded(sub.key, sub.encoding))
+        if (keys.some((k) => k.equals(sub.key)))
+          guarded(id, () => notify(id, 'account', slot, encoded(sub.key, sub.encoding)))
       } else if (sub.kind === 'program') {
-        for (const key of keys) {
-          const account = chain.account(key)
-          if (!account?.owner.equals(sub.program) || !sub.filters.every((f) => matchesFilter(account.data, f))) continue
-          notify(id, 'program', slot, {
-            pubkey: key.toBase58(),
-            account: rpc.encodeAccount(account, {encoding: sub.encoding}),
-          })
-        }
+        guarded(id, () => {
+          for (const key of keys) {
+            const account = chain.account(key)
+            if (!account?.owner.equals(sub.program) || !sub.filters.every((f) => matchesFilter(account.data, f)))
+              continue
+            notify(id, 'program', slot, {
+              pubkey: key.toBase58(),
+              account: rpc.encodeAccount(account, {encoding: sub.encoding}),
+            })
+          }
+        })
       }
     }
   }
@@ -79,7 +91,7 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
       encoding?: string
       filters?: Filter[]
     }
-    const encoding = config.encoding ?? 'base64'
+    const encoding = subscriptionEncoding(config.encoding)
     if (method === 'signatureSubscribe') return {kind: 'signature', signature: stringParam(params)}
     if (method === 'accountSubscribe') return {kind: 'account', key: keyParam(params), encoding}
     const filters = config.filters ?? []
@@ -94,7 +106,15 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
     return {kind: 'program', program: keyParam(params), encoding, filters}
   }
 
+  // Nothing thrown while answering one message may escape: an uncaught error would end the whole localnet.
   socket.on('message', (raw) => {
+    try {
+      answer(raw)
+    } catch {
+      socket.close(1011, 'internal error')
+    }
+  })
+  const answer = (raw: RawData) => {
     let request: {id?: unknown; method?: unknown; params?: unknown}
     try {
       request = JSON.parse(String(raw)) as typeof request
@@ -104,6 +124,10 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
     }
     // A notification (no id), such as web3.js's heartbeat `ping`, gets no answer.
     if (request === null || typeof request !== 'object' || request.id === undefined || request.id === null) return
+    if (!isRequestId(request.id)) {
+      socket.send(JSON.stringify({jsonrpc: '2.0', error: {code: -32600, message: 'Invalid request'}, id: null}))
+      return
+    }
     const {id, method} = request
     const params = Array.isArray(request.params) ? (request.params as unknown[]) : []
     const reply = (body: Record<string, unknown>) => socket.send(JSON.stringify({jsonrpc: '2.0', ...body, id}))
@@ -129,7 +153,20 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
       if (!(error instanceof RpcError)) throw error
       reply({error: {code: error.code, message: error.message}})
     }
-  })
+  }
+}
+
+/** The account encodings a subscription may ask for; anything else is refused when subscribing. */
+const ENCODINGS = ['base58', 'base64', 'jsonParsed']
+
+function subscriptionEncoding(encoding: unknown): string {
+  if (encoding === undefined) return 'base64'
+  if (typeof encoding === 'string' && ENCODINGS.includes(encoding)) return encoding
+  const variant = typeof encoding === 'string' ? `\`${encoding.slice(0, 64)}\`` : 'a non-string'
+  throw new RpcError(
+    -32602,
+    `Invalid params: unknown variant ${variant}, expected one of ${ENCODINGS.map((e) => `\`${e}\``).join(', ')}`,
+  )
 }
 
 function stringParam(params: unknown[]): string {
