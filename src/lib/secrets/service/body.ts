@@ -34,7 +34,10 @@ export function parseForm(body: Buffer): Record<string, string | string[]> {
     const name = decode(at === -1 ? pair : pair.slice(0, at))
     const value = at === -1 ? '' : decode(pair.slice(at + 1))
     const seen = params[name]
-    params[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value]
+    // Appended in place: copying the array for each repeat made a body repeating one name quadratic.
+    if (seen === undefined) params[name] = value
+    else if (Array.isArray(seen)) seen.push(value)
+    else params[name] = [seen, value]
   }
   return params
 }
