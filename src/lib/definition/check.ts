@@ -1,5 +1,6 @@
 import {readFile} from 'node:fs/promises'
 
+import {tooDeepAt} from '../nesting.js'
 import {type DefinitionIssue, type IssueCode} from './issue.js'
 import {lintJobDefinition} from './lint.js'
 import {type Anchor, detectFormat, parseSource} from './source.js'
@@ -42,10 +43,13 @@ export async function checkDefinitionText(text: string, file: string, options: C
   }
   const {source} = parsed
   // zod is a fifth of what `gpunet job validate` would load: it loads only to explain a definition that fails.
-  const result = passesCompiledCheck(source.value)
-    ? {errors: undefined, success: true}
-    : (await import('./validate.js')).validateJobDefinition(source.value)
-  const lints = lintJobDefinition(source.value)
+  // Past the one nesting limit nothing else walks the value: the validator reports where it is too deep.
+  const deep = tooDeepAt(source.value) !== null
+  const result =
+    !deep && passesCompiledCheck(source.value)
+      ? {errors: undefined, success: true}
+      : (await import('./validate.js')).validateJobDefinition(source.value)
+  const lints = deep ? [] : lintJobDefinition(source.value)
   const located = result.errors || lints.length > 0 ? await source.locator() : undefined
   const locate = (issue: DefinitionIssue): LocatedIssue => ({
     ...issue,

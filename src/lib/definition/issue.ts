@@ -1,3 +1,4 @@
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
 import {formatPath, type PathSegment, toPointer} from './paths.js'
 
 /** Stable machine codes of definition errors and warnings; scripts may rely on them. */
@@ -14,6 +15,7 @@ export type IssueCode =
   | 'too_few_items'
   | 'duplicate_id'
   | 'invalid'
+  | 'too_deep'
   // warnings
   | 'inline_credential'
   | 'malformed_secret_reference'
@@ -48,4 +50,16 @@ export function memberName(segments: readonly PathSegment[]): string {
   if (last === undefined) return 'the job definition'
   if (typeof last === 'number') return `\`${formatPath(segments.slice(-2))}\``
   return `\`${last}\``
+}
+
+/** The issue of a definition nested past the one limit (nesting.ts), at the first member too deep; else null. */
+export function nestingIssue(value: unknown): DefinitionIssue | null {
+  const path = tooDeepAt(value)
+  if (!path) return null
+  return makeIssue(
+    path,
+    'too_deep',
+    `nests arrays and objects more than ${MAX_NESTING_DEPTH} deep, the most a definition may`,
+    'flatten this member: no network reads a definition nested this deep',
+  )
 }

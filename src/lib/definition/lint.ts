@@ -1,4 +1,4 @@
-import {type DefinitionIssue, makeIssue} from './issue.js'
+import {type DefinitionIssue, makeIssue, nestingIssue} from './issue.js'
 import {isObject, type PathSegment, visitStrings} from './paths.js'
 import {hasSecretReference, malformedSecretReferences, secretReference} from './secret-refs.js'
 
@@ -60,6 +60,9 @@ function inline(path: PathSegment[], what: string, secretName: string): Definiti
 export function lintJobDefinition(value: unknown): DefinitionIssue[] {
   const warnings: DefinitionIssue[] = []
   if (!isObject(value)) return warnings
+  // Past the one nesting limit the walk below would recurse too deep: say so instead.
+  const deep = nestingIssue(value)
+  if (deep) return [deep]
 
   visitStrings(value, (text, path) => {
     for (const fragment of malformedSecretReferences(text)) {

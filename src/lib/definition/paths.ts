@@ -1,3 +1,5 @@
+import {assertNestingDepth} from '../nesting.js'
+
 /** A step into a JSON value: an object member name or an array index. */
 export type PathSegment = string | number
 
@@ -43,13 +45,17 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** Calls `visit` with every string value (not member names) inside a JSON value, and the path to it. */
-export function visitStrings(
-  value: unknown,
-  visit: (text: string, path: PathSegment[]) => void,
-  path: PathSegment[] = [],
-): void {
+/**
+ * Calls `visit` with every string value (not member names) inside a JSON value, and the path to it. A value
+ * nested past MAX_NESTING_DEPTH is refused (GpunetError too_deep) before the walk, which recurses.
+ */
+export function visitStrings(value: unknown, visit: (text: string, path: PathSegment[]) => void): void {
+  assertNestingDepth(value, 'the job definition')
+  walkStrings(value, visit, [])
+}
+
+function walkStrings(value: unknown, visit: (text: string, path: PathSegment[]) => void, path: PathSegment[]): void {
   if (typeof value === 'string') visit(value, path)
-  else if (Array.isArray(value)) value.forEach((item, i) => visitStrings(item, visit, [...path, i]))
-  else if (isObject(value)) for (const [k, item] of Object.entries(value)) visitStrings(item, visit, [...path, k])
+  else if (Array.isArray(value)) value.forEach((item, i) => walkStrings(item, visit, [...path, i]))
+  else if (isObject(value)) for (const [k, item] of Object.entries(value)) walkStrings(item, visit, [...path, k])
 }

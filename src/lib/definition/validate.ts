@@ -1,4 +1,4 @@
-import {type DefinitionIssue} from './issue.js'
+import {type DefinitionIssue, nestingIssue} from './issue.js'
 import {type JobDefinition, jobDefinitionSchema} from './schema.js'
 import {passesCompiledCheck, semanticIssues} from './semantic.js'
 import {convertZodIssues} from './zod-issues.js'
@@ -15,6 +15,8 @@ export type ValidationResult =
  * value itself; anything else goes to zod, which decides and words the errors.
  */
 export function validateJobDefinition(value: unknown): ValidationResult {
+  const deep = nestingIssue(value)
+  if (deep) return {success: false, errors: [deep]}
   if (passesCompiledCheck(value)) {
     return {success: true, data: value as JobDefinition}
   }
@@ -23,6 +25,8 @@ export function validateJobDefinition(value: unknown): ValidationResult {
 
 /** The same verdict from the zod schema alone, with every violation in words; the fast path's reference. */
 export function validateWithZod(value: unknown): ValidationResult {
+  const deep = nestingIssue(value)
+  if (deep) return {success: false, errors: [deep]}
   const parsed = jobDefinitionSchema.safeParse(value)
   const errors = parsed.success ? [] : convertZodIssues(parsed.error.issues, value, jobDefinitionSchema)
   errors.push(...semanticIssues(value))

@@ -87,7 +87,10 @@ describe('wire transaction layout', () => {
       message: 'non-canonical compact-u16 for the length of its account keys',
     })
     const signatures = Uint8Array.from([0x81, 0x00, ...raw.subarray(1)])
-    assert.throws(() => checkTransactionLayout(signatures), /non-canonical compact-u16 for the length of its signatures/)
+    assert.throws(
+      () => checkTransactionLayout(signatures),
+      /non-canonical compact-u16 for the length of its signatures/,
+    )
   })
 
   it('refuses counts past the bytes, overlong compact-u16s and transactions past the packet size', () => {

@@ -4,6 +4,7 @@ import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:cryp
 
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
+import {isGpunetError} from '../../errors.js'
 import {badRequest, HttpError} from './http-error.js'
 
 /** A run of a job: the node that claimed it and when (unix s). */
@@ -161,8 +162,18 @@ export async function jobScope(
   // Fetched only for a login that passed the checks: the definition may come from a slower content store.
   const definition = await unavailableOnFailure(() => authority.getDefinition(record.definition))
   return {
-    scope: {kind: 'job', node, job, poster: record.poster, names: findSecretReferences(definition)},
+    scope: {kind: 'job', node, job, poster: record.poster, names: secretNames(definition)},
     endsAt: run.time + record.timeout,
+  }
+}
+
+/** The secret names a job's definition refers to; 422 for one nested past the one limit (nesting.ts). */
+function secretNames(definition: unknown): string[] {
+  try {
+    return findSecretReferences(definition)
+  } catch (error) {
+    if (isGpunetError(error) && error.code === 'too_deep') throw new HttpError(422, 'too_deep', error.message)
+    throw error
   }
 }
 

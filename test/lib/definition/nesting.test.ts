@@ -1,0 +1,118 @@
+/**
+ * The one nesting limit (src/lib/nesting.ts) shared by the CLI, the library and the services: a definition with
+ * `meta` nested 3,000 deep overflowed the stack in `job validate`, lint, the secret-reference search and a job
+ * login (issue 22 #6). Each now refuses it by name.
+ */
+import {strict as assert} from 'node:assert'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {checkDefinitionText} from '../../../src/lib/definition/check.js'
+import {findSecretReferences, lintJobDefinition} from '../../../src/lib/definition/index.js'
+import {validateJobDefinition, validateWithZod} from '../../../src/lib/definition/validate.js'
+import {ExitCode, isGpunetError} from '../../../src/lib/errors.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../../../src/lib/nesting.js'
+import {runCli} from '../../helpers/cli.js'
+import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {
+  call,
+  MemoryAuthority,
+  newAddress,
+  newWallet,
+  signLogin,
+  sqliteAdapter,
+  startService,
+} from '../../helpers/secrets.js'
+
+/** `levels` arrays nested in one another around 1. */
+function nested(levels: number): unknown {
+  return JSON.parse(`${'['.repeat(levels)}1${']'.repeat(levels)}`)
+}
+
+/** A valid definition but for `meta`, which nests `levels` deep below meta.x. */
+function deepDefinition(levels: number): Record<string, unknown> {
+  return {
+    version: '0.1',
+    type: 'container',
+    meta: {trigger: 'cli', x: nested(levels)},
+    ops: [{type: 'container/run', id: 'run', args: {image: 'ubuntu', cmd: ['echo', '%%secrets.TOKEN%%']}}],
+  }
+}
+
+describe('nesting depth limit', function () {
+  this.timeout(60_000)
+
+  it('measures depth without recursion: the limit holds, one more is refused, and 100,000 deep does not overflow', () => {
+    assert.equal(tooDeepAt(nested(MAX_NESTING_DEPTH)), null)
+    assert.deepEqual(tooDeepAt(nested(MAX_NESTING_DEPTH + 1)), Array(MAX_NESTING_DEPTH).fill(0))
+    assert.notEqual(tooDeepAt(nested(100_000)), null)
+  })
+
+  it('keeps accepting a definition nested to the limit', () => {
+    // The definition is depth 1, meta 2, the arrays in meta.x 3 and below.
+    const definition = deepDefinition(MAX_NESTING_DEPTH - 2)
+    assert.equal(validateJobDefinition(definition).success, true)
+    assert.equal(validateJobDefinition(deepDefinition(MAX_NESTING_DEPTH - 1)).errors?.[0]?.code, 'too_deep')
+    assert.deepEqual(findSecretReferences(definition), ['TOKEN'])
+  })
+
+  it('refuses a definition nested 3,000 deep in validation, lint and the secret-reference search', () => {
+    const definition = deepDefinition(3000)
+    for (const result of [validateJobDefinition(definition), validateWithZod(definition)]) {
+      assert.equal(result.success, false)
+      assert.equal(result.errors?.length, 1)
+      assert.equal(result.errors?.[0]?.code, 'too_deep')
+      assert.match(result.errors?.[0]?.path ?? '', /^meta\.x\[0\]/)
+    }
+    assert.deepEqual(
+      lintJobDefinition(definition).map((issue) => issue.code),
+      ['too_deep'],
+    )
+    assert.throws(
+      () => findSecretReferences(definition),
+      (error) =>
+        isGpunetError(error) &&
+        error.code === 'too_deep' &&
+        error.exitCode === ExitCode.INVALID_INPUT &&
+        error.message.includes(`more than ${MAX_NESTING_DEPTH} deep`),
+    )
+  })
+
+  it('reports it from the text, located, without overflowing', async () => {
+    const {report} = await checkDefinitionText(JSON.stringify(deepDefinition(3000)), 'deep.json')
+    assert.equal(report.valid, false)
+    assert.deepEqual(
+      report.errors.map((e) => [e.code, e.line]),
+      [['too_deep', 1]],
+    )
+  })
+
+  it('gpunet job validate exits 3 with too_deep, not an unexpected failure', async () => {
+    const dir = tempDir()
+    try {
+      const file = join(dir, 'deep.json')
+      writeFileSync(file, JSON.stringify(deepDefinition(3000)))
+      const result = await runCli(['job', 'validate', file, '--json'])
+      assert.equal(result.code, ExitCode.INVALID_INPUT, result.stderr)
+      assert.match(result.stdout, /"code": ?"too_deep"/)
+      assert.doesNotMatch(result.stdout + result.stderr, /unexpected failure|Maximum call stack/)
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  it('a job login for such a definition answers 422 too_deep, not 500', async () => {
+    const authority = new MemoryAuthority()
+    const s = await startService(sqliteAdapter, {authority})
+    try {
+      const node = newWallet()
+      const job = newAddress()
+      authority.run(job, {node: node.address, poster: newWallet().address, definition: deepDefinition(3000)})
+      const answer = await call(s.url, 'POST', '/login', {params: signLogin(node, {job})})
+      assert.equal(answer.status, 422, answer.text)
+      assert.equal((answer.body as {error: {code: string}}).error.code, 'too_deep')
+    } finally {
+      await s.stop()
+    }
+  })
+})
