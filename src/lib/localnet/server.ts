@@ -11,6 +11,7 @@ import type {Duplex} from 'node:stream'
 import {Connection, type PublicKey} from '@solana/web3.js'
 import {WebSocketServer} from 'ws'
 
+import {isJsonContentType, webPageRefusal} from '../loopback-guard.js'
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
@@ -74,8 +75,11 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   http.keepAliveTimeout = 65_000
   const wsHttp = createServer((_req, res) => sendJson(res, 400, {error: 'this port serves WebSocket subscriptions'}))
   const wss = new WebSocketServer({noServer: true})
-  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const refusal = webPageRefusal(req)
+    if (refusal) return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\n\r\n`)
     wss.handleUpgrade(req, socket, head, (ws) => serveSubscriptions(ws, node.chain, rpc))
+  }
   http.on('upgrade', upgrade)
   wsHttp.on('upgrade', upgrade)
   let port: number
@@ -164,6 +168,11 @@ async function route(
   services: SubService[],
 ): Promise<void> {
   try {
+    const refusal = webPageRefusal(req)
+    if (refusal) {
+      req.resume()
+      return sendJson(res, refusal.status, {error: refusal.message})
+    }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname
     const service = services.find((s) => s.matches(path))
     if (service) return await service.handle(req, res, path)
@@ -173,6 +182,12 @@ async function route(
       return
     }
     if (req.method !== 'POST' || path !== '/') return sendJson(res, 404, {error: `no route for ${req.method} ${path}`})
+    // A form or text/plain body is what a web page can send without asking first: JSON-RPC takes JSON only.
+    if (!isJsonContentType(req.headers['content-type'])) {
+      req.resume()
+      const message = 'Invalid request: JSON-RPC takes content-type application/json'
+      return sendJson(res, 415, {jsonrpc: '2.0', error: {code: -32600, message}, id: null})
+    }
     const body = await readBody(req, MAX_RPC_BODY)
     if (body === null) {
       return sendTooLarge(req, res, {jsonrpc: '2.0', error: {code: -32600, message: 'request too large'}, id: null})

@@ -9,6 +9,7 @@ import type {AddressInfo} from 'node:net'
 import {connect} from 'node:net'
 import type {Duplex} from 'node:stream'
 
+import {type LoopbackPolicy, webPageRefusal} from '../loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
@@ -16,6 +17,14 @@ export const DEFAULT_GATEWAY_PORT = 28980
 
 /** The host name suffix of job services; browsers resolve `*.localhost` to the loopback address. */
 export const GATEWAY_DOMAIN = 'node.localhost'
+
+/** Connections the gateway holds at once; more are closed as they come (docs/localnet.md). */
+export const MAX_GATEWAY_CONNECTIONS = 512
+
+/** The gateway serves its own name and every job's; a job's page is same-origin with itself only. */
+const POLICY: LoopbackPolicy = {
+  servesName: (name) => name === GATEWAY_DOMAIN || name.endsWith(`.${GATEWAY_DOMAIN}`),
+}
 
 interface Route {
   /** The container port served at the job's own URL. */
@@ -33,6 +42,7 @@ export class Gateway {
 
   constructor() {
     this.server = createServer((req, res) => this.serve(req, res))
+    this.server.maxConnections = MAX_GATEWAY_CONNECTIONS
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head))
   }
 
@@ -91,6 +101,8 @@ export class Gateway {
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
+    const refusal = webPageRefusal(req, POLICY)
+    if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message)
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
     const upstream = request(
@@ -108,6 +120,8 @@ export class Gateway {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const refusal = webPageRefusal(req, POLICY)
+    if (refusal) return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
     const {hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
@@ -149,5 +163,6 @@ function sendPage(req: IncomingMessage, res: ServerResponse, status: number, tit
     return
   }
   res.writeHead(status, {'content-type': 'application/json'})
-  res.end(`${JSON.stringify({error: status === 404 ? 'not_found' : 'bad_gateway', message})}\n`)
+  const error = status === 404 ? 'not_found' : status === 502 ? 'bad_gateway' : 'refused'
+  res.end(`${JSON.stringify({error, message})}\n`)
 }

@@ -1,5 +1,6 @@
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
 
+import {webPageRefusal} from '../../loopback-guard.js'
 import {secretProblem} from '../limits.js'
 import {
   checkJobStillRuns,
@@ -100,6 +101,13 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     } catch (error) {
       done(error as Error, undefined)
     }
+  })
+
+  // Bound to loopback, the service is reachable from any web page the user opens: refuse those (loopback-guard.ts).
+  let loopback = false
+  app.addHook('onRequest', (request, _reply, done) => {
+    const refusal = loopback ? webPageRefusal(request.raw) : null
+    done(refusal ? new HttpError(refusal.status, 'refused', refusal.message) : undefined)
   })
 
   // Without a log nothing is formatted: a hook costs every request a promise.
@@ -233,6 +241,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       return url
     },
     async listen(port = 0, host = '127.0.0.1') {
+      loopback = isLoopbackHost(host)
       url = await app.listen({port, host})
       return url
     },
@@ -316,4 +325,9 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
   return new HttpError(500, 'internal', 'internal error')
+}
+
+/** True for a listening address only this machine reaches. */
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
