@@ -121,7 +121,8 @@ export class Gateway {
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const refusal = webPageRefusal(req, POLICY)
-    if (refusal) return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
+    if (refusal)
+      return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
     const {hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
