@@ -7,6 +7,7 @@ import {PublicKey} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import {formatAmount} from '../market/amounts.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
 import {ChainInputError, type Execution, LAMPORTS_PER_SIGNATURE} from './chain.js'
 import type {AccountState} from './ledger.js'
 import type {Localnet} from './node.js'
@@ -151,7 +152,9 @@ export class RpcHandler {
           throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of signatures')
         return this.context(
           signatures.map((sig) => {
-            const status = chain.status(String(sig))
+            if (typeof sig !== 'string')
+              throw new RpcError(INVALID_PARAMS, 'Invalid params: expected signature strings')
+            const status = chain.status(sig)
             if (!status) return null
             return {
               slot: status.slot,
@@ -176,6 +179,7 @@ export class RpcHandler {
 
   /** Answers a request body: one request object, or a batch of at most MAX_BATCH. */
   handleBody(request: unknown): unknown {
+    if (tooDeepAt(request)) return rpcError(null, TOO_DEEP)
     if (!Array.isArray(request)) return this.handle(request)
     if (request.length === 0) return rpcError(null, new RpcError(-32600, 'Invalid request: empty batch'))
     if (request.length > MAX_BATCH) {
@@ -270,6 +274,12 @@ export class RpcHandler {
 }
 
 /**
+ * A request nested past the one limit (nesting.ts) is refused as a node's JSON parser refuses one past its
+ * recursion limit, before any method walks it.
+ */
+export const TOO_DEEP = new RpcError(-32700, `Parse error: nested more than ${MAX_NESTING_DEPTH} deep`)
+
+/**
  * True for an id JSON-RPC allows (a string, a number, null or none). Anything else is refused before it is
  * echoed: an id nested thousands deep would overflow the stack of the JSON.stringify that answers it.
  */
@@ -308,10 +318,13 @@ function stringParam(p: Params, index: number, what: string): string {
   return value
 }
 
+/** An unsigned integer parameter (a node's usize and u64 parameters: data lengths, lamports). */
 function numberParam(p: Params, index: number, what: string): number {
   const value = p[index]
   if (typeof value !== 'number')
     throw new RpcError(INVALID_PARAMS, `Invalid params: expected ${what} at position ${index}`)
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RpcError(INVALID_PARAMS, `Invalid params: invalid value: ${value}, expected an unsigned integer`)
   return value
 }
 

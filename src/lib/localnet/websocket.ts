@@ -8,7 +8,16 @@ import type {RawData, WebSocket} from 'ws'
 
 import type {Chain} from './chain.js'
 import type {SignatureStatus} from './persistence.js'
-import {type Filter, isRequestId, matchesFilter, RpcError, type RpcHandler, SOLANA_CORE_VERSION} from './rpc.js'
+import {tooDeepAt} from '../nesting.js'
+import {
+  type Filter,
+  isRequestId,
+  matchesFilter,
+  RpcError,
+  type RpcHandler,
+  SOLANA_CORE_VERSION,
+  TOO_DEEP,
+} from './rpc.js'
 
 /** Subscriptions one connection may hold at once (docs/localnet.md). */
 export const MAX_SUBSCRIPTIONS = 256
@@ -120,6 +129,10 @@ export function serveSubscriptions(socket: WebSocket, chain: Chain, rpc: RpcHand
       request = JSON.parse(String(raw)) as typeof request
     } catch {
       socket.send(JSON.stringify({jsonrpc: '2.0', error: {code: -32700, message: 'Parse error'}, id: null}))
+      return
+    }
+    if (tooDeepAt(request)) {
+      socket.send(JSON.stringify({jsonrpc: '2.0', error: {code: TOO_DEEP.code, message: TOO_DEEP.message}, id: null}))
       return
     }
     // A notification (no id), such as web3.js's heartbeat `ping`, gets no answer.
