@@ -1,3 +1,4 @@
+import {spawnSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
@@ -80,10 +81,15 @@ export class HostProcessRuntime implements ContainerRuntime {
     // the node finds them by it in /proc and ends them with the operation.
     const marker = randomUUID()
     const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources, [MARKER]: marker}
+    // In a PID namespace of its own where the host allows one: when the command ends, the kernel ends every
+    // process it started, even one that left the session and dropped the marker (`env -u ... setsid`).
+    const contained = pidNamespaceAvailable()
+    if (!contained) notices.push(UNCONTAINED_NOTICE)
+    const [program, ...programArgs] = contained ? [...PID_NAMESPACE, command, ...args] : [command, ...args]
     let run: ReturnType<typeof spawnCollected>
     try {
       // Its own process group, so stop() ends what a shell command started too.
-      run = spawnCollected(command, args, {
+      run = spawnCollected(program as string, programArgs, {
         env,
         cwd: dir,
         detached: true,
@@ -131,6 +137,36 @@ export class HostProcessRuntime implements ContainerRuntime {
 function ignoredSettings(plan: OperationPlan): string[] {
   const ignored = [plan.workDir !== undefined && 'work_dir', plan.gpu && 'gpu'].filter((s) => typeof s === 'string')
   return ignored.length > 0 ? [`Not applied on the host: ${ignored.join(', ')}.`] : []
+}
+
+/** The notice of a host-process operation run where no PID namespace could hold it. */
+export const UNCONTAINED_NOTICE =
+  'No PID namespace was available: processes that left the session and dropped GPUNET_OPERATION may outlive the operation.'
+
+/** util-linux unshare: an unprivileged user and PID namespace whose processes all end when the command does. */
+// The namespace's first process is a shell that only waits: the kernel delivers no SIGTERM to a namespace's
+// init, so the command runs beside it, where the process group's signals reach it as before.
+const PID_NAMESPACE = [
+  'unshare',
+  '--user',
+  '--map-current-user',
+  '--pid',
+  '--fork',
+  '--kill-child',
+  '--',
+  '/bin/sh',
+  '-c',
+  '"$@" & wait $!',
+  'gpunet-operation',
+]
+
+let pidNamespace: boolean | undefined
+
+/** True when this host lets an unprivileged process make a PID namespace (probed once). */
+function pidNamespaceAvailable(): boolean {
+  pidNamespace ??=
+    spawnSync(PID_NAMESPACE[0] as string, [...PID_NAMESPACE.slice(1), 'true'], {stdio: 'ignore'}).status === 0
+  return pidNamespace
 }
 
 /** The env variable that marks every process of one host-process operation. */

@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {type AddressInfo, createServer} from 'node:net'
 
@@ -12,6 +12,7 @@ import {
   HOST_PROCESS_NOTICE,
   HOST_RESOURCES_NOTICE,
   HostProcessRuntime,
+  UNCONTAINED_NOTICE,
 } from '../../../../src/lib/node/runtime/host-process.js'
 import {freePort} from '../../../../src/lib/node/runtime/process.js'
 import type {RunningOperation} from '../../../../src/lib/node/runtime/runtime.js'
@@ -125,29 +126,37 @@ describe('HostProcessRuntime', function () {
     )
   })
 
+  // Processes are found by their command line: inside the operation's PID namespace `$!` is not a host pid.
   it('ends what the command left behind, setsid children included, when the operation ends', async () => {
-    // `setsid` leaves the process group; the node still finds the child by the marker in its environment.
-    const result = await runtime.run(plan({cmd: 'setsid sleep 300 > /dev/null 2>&1 & echo $!; sleep 300 &'}), {
+    const result = await runtime.run(plan({cmd: 'setsid sleep 301 > /dev/null 2>&1 & sleep 302 & echo started'}), {
       jobId,
     })
-    const pid = Number(result.stdout.trim())
-    assert.ok(pid > 0, result.stdout)
     assert.equal(result.exitCode, 0)
-    const deadline = Date.now() + 5000
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-    assert.equal(alive(pid), false, `process ${pid} outlived its operation`)
+    assert.equal(result.stdout.trim(), 'started')
+    assert.deepEqual(await leftRunning(['sleep', '301'], ['sleep', '302']), [])
+  })
+
+  it('ends a process that left the session and dropped the marker (env -u GPUNET_OPERATION setsid)', async () => {
+    const result = await runtime.run(
+      plan({cmd: 'env -u GPUNET_OPERATION setsid -f sleep 303 > /dev/null 2>&1; sleep 1; echo started'}),
+      {jobId},
+    )
+    assert.equal(result.stdout.trim(), 'started')
+    if (result.notices.includes(UNCONTAINED_NOTICE)) {
+      // No PID namespace on this host: the result must say the process may outlive the operation.
+      for (const pid of await leftRunning(['sleep', '303'])) process.kill(pid, 'SIGKILL')
+      return
+    }
+    assert.deepEqual(await leftRunning(['sleep', '303']), [])
   })
 
   it('stop() ends setsid children too', async () => {
-    const op = await runtime.start(plan({cmd: 'setsid sleep 300 & echo $!; wait'}), {jobId})
+    const op = await runtime.start(plan({cmd: 'setsid sleep 304 & echo started; wait'}), {jobId})
     running.push(op)
     await new Promise((r) => setTimeout(r, 300))
     const result = await op.stop(1)
-    const pid = Number(result.stdout.trim())
-    assert.ok(pid > 0, result.stdout)
-    const deadline = Date.now() + 5000
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-    assert.equal(alive(pid), false)
+    assert.equal(result.stdout.trim(), 'started')
+    assert.deepEqual(await leftRunning(['sleep', '304']), [])
   })
 
   it('fails an operation whose exposed port another program holds, instead of serving that program', async () => {
@@ -180,6 +189,24 @@ describe('HostProcessRuntime', function () {
     assert.ok(result.notices.includes(HOST_PROCESS_NOTICE))
   })
 })
+
+/** Host pids of live processes running one of `commands` (argv prefixes), once they had 5 s to end. */
+async function leftRunning(...commands: string[][]): Promise<number[]> {
+  const find = () =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+          return alive(pid) && commands.some((c) => c.every((part, i) => argv[i] === part))
+        } catch {
+          return false
+        }
+      })
+  for (let waited = 0; waited < 5000 && find().length > 0; waited += 50) await new Promise((r) => setTimeout(r, 50))
+  return find()
+}
 
 function alive(pid: number): boolean {
   try {
