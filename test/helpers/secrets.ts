@@ -40,13 +40,14 @@ function freshTimestamp(address: string): number {
   return timestamp
 }
 
-/** The POST /login parameters for `wallet`, signed at a fresh timestamp or at `timestamp`. */
+/** The POST /login parameters for `wallet`, signed at a fresh timestamp or at `timestamp`, under the spec's prefix unless told. */
 export function signLogin(
   wallet: Wallet,
-  options: {timestamp?: number; job?: string} = {},
+  options: {timestamp?: number; job?: string; prefix?: string} = {},
 ): Record<string, string | number> {
   const timestamp = options.timestamp ?? freshTimestamp(wallet.address)
-  const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
+  const message = `${options.prefix ?? 'service_secret_'}${timestamp}`
+  const signature = bs58.encode(wallet.sign(new TextEncoder().encode(message)))
   return {address: wallet.address, signature, timestamp, ...(options.job ? {job: options.job} : {})}
 }
 

@@ -2,6 +2,7 @@ import bs58 from 'bs58'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {describeHttpFailure, httpFetch, type Response} from '../http.js'
+import {NETWORK_PRESETS} from '../market/networks.js'
 import type {Wallet} from '../wallet.js'
 import {TokenCache} from './token-cache.js'
 
@@ -42,12 +43,16 @@ export class SecretsClient {
     await this.authorized('DELETE', '/secrets', {key: name})
   }
 
-  /** Signs `service_secret_<timestamp>` and exchanges it for a token (cached per URL, address and job). */
+  /**
+   * Signs the login message for this service's host (`loginPrefix`) and exchanges it for a token (cached per URL,
+   * address and job).
+   */
   async login(): Promise<string> {
     const {wallet, job} = this.options
+    const prefix = loginPrefix(this.url)
     for (let attempt = 0; ; attempt++) {
       const timestamp = Math.floor(Date.now() / 1000)
-      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
+      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`${prefix}${timestamp}`)))
       const response = await this.send('POST', '/login', {
         address: wallet.address,
         signature,
@@ -104,6 +109,21 @@ export class SecretsClient {
       })
     }
   }
+}
+
+/** The host names of the networks' own secrets services. */
+const NETWORK_SECRETS_HOSTS = new Set(
+  Object.values(NETWORK_PRESETS).flatMap((p) => (p.secretsUrl ? [new URL(p.secretsUrl).hostname] : [])),
+)
+
+/**
+ * The login message's prefix for a service: the network's `nosana_secret_` only for the network's own services,
+ * since they keep no record of used signatures and that message names no service, so a signature
+ * sent anywhere else could be replayed there; the spec's `service_secret_` everywhere else (docs/secrets.md).
+ */
+export function loginPrefix(url: string): string {
+  const hostname = new URL(url).hostname.toLowerCase().replace(/\.$/, '')
+  return NETWORK_SECRETS_HOSTS.has(hostname) ? 'nosana_secret_' : 'service_secret_'
 }
 
 /** The service's `{"error":{code,message}}` as a GpunetError with the exit code that fits its status. */

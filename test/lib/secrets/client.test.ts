@@ -1,10 +1,12 @@
+import bs58 from 'bs58'
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {join} from 'node:path'
 
+import {verifySignature} from '../../../src/lib/ed25519.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {configureHttp} from '../../../src/lib/http.js'
-import {SecretsClient} from '../../../src/lib/secrets/client.js'
+import {loginPrefix, SecretsClient} from '../../../src/lib/secrets/client.js'
 import {TokenCache} from '../../../src/lib/secrets/token-cache.js'
 import {startProxy, startServer, type TestServer, withProxyVariables} from '../../helpers/http.js'
 import {MemoryAuthority, newAddress, newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
@@ -136,6 +138,46 @@ describe('SecretsClient over the shared HTTP client', () => {
         error.exitCode === 5 &&
         error.message === `cannot reach the secrets service at ${server.url} (no answer within 300 ms)`,
     )
+  })
+
+  it("signs the network's message only for the network's own services, the spec's everywhere else", async () => {
+    const wallet = newWallet()
+    const signed: string[] = []
+    // A stand-in service that records which message the login's signature is of.
+    const checking = (req: IncomingMessage, res: ServerResponse) => {
+      let body = ''
+      req.on('data', (chunk: Buffer) => (body += chunk))
+      req.on('end', () => {
+        if (!req.url?.endsWith('/login')) return res.setHeader('content-type', 'application/json').end('{}')
+        const {signature, timestamp} = JSON.parse(body) as {signature: string; timestamp: number}
+        const prefix = ['service_secret_', 'nosana_secret_'].find((p) =>
+          verifySignature(bs58.decode(signature), new TextEncoder().encode(`${p}${timestamp}`), bs58.decode(wallet.address)),
+        )
+        signed.push(`${req.headers.host} ${prefix}`)
+        res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 't'}))
+      })
+    }
+    const proxy = await startProxy(checking)
+    const local = await serve(checking)
+    servers.push(proxy)
+    await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+      for (const url of [
+        'http://secrets.nosana.ci',
+        'http://SECRETS.K8S.DEV.NOS.CI./',
+        'http://secrets.nosana.ci.gpunet-test.invalid',
+        'http://nosana.ci',
+        local.url,
+      ])
+        await new SecretsClient({url, wallet, cache: null}).list()
+    })
+    assert.deepEqual(signed, [
+      'secrets.nosana.ci nosana_secret_',
+      'secrets.k8s.dev.nos.ci. nosana_secret_',
+      'secrets.nosana.ci.gpunet-test.invalid service_secret_',
+      'nosana.ci service_secret_',
+      `${new URL(local.url).host} service_secret_`,
+    ])
+    assert.equal(loginPrefix('https://secrets.nosana.ci:443/'), 'nosana_secret_')
   })
 
   it('reaches a remote service through HTTP_PROXY', async () => {

@@ -52,9 +52,15 @@ export interface LoginRequest {
 const ALGORITHM = 'HS256'
 const ISSUER = 'gpunet-secrets'
 
-/** The text a wallet signs to log in. */
-export function loginMessage(timestamp: number): string {
-  return `service_secret_${timestamp}`
+/**
+ * The prefixes of the login messages a service accepts: the spec's, and the one the networks' services and every
+ * official client sign (reference/network-job-plane.md §6). A used signature is refused under either.
+ */
+export const LOGIN_PREFIXES = ['service_secret_', 'nosana_secret_'] as const
+
+/** The text a wallet signs to log in, under the spec's prefix unless told otherwise. */
+export function loginMessage(timestamp: number, prefix: string = LOGIN_PREFIXES[0]): string {
+  return `${prefix}${timestamp}`
 }
 
 /** Validates the shapes of the login parameters (base58 keys and signature, integer timestamp). */
@@ -104,11 +110,16 @@ function isBase58(value: unknown, bytes: number): value is string {
 }
 
 /**
- * Checks that `signature` is the ed25519 signature of `service_secret_<timestamp>` by `address` (strict rules, see
- * ed25519.ts), and that the timestamp is at most `skewSeconds` from `now`. Strictness refuses re-encoded
- * signatures, so remembering used signatures is enough to refuse replays.
+ * Checks that `signature` is the ed25519 signature by `address` (strict rules, see ed25519.ts) of one of the
+ * accepted messages for `timestamp`, and that the timestamp is at most `skewSeconds` from `now`. Strictness refuses
+ * re-encoded signatures, so remembering used signatures (whatever message they signed) is enough to refuse replays.
  */
-export function verifyLoginSignature(login: LoginRequest, now: number, skewSeconds: number): void {
+export function verifyLoginSignature(
+  login: LoginRequest,
+  now: number,
+  skewSeconds: number,
+  prefixes: readonly string[] = LOGIN_PREFIXES,
+): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
     throw new HttpError(
       401,
@@ -116,14 +127,14 @@ export function verifyLoginSignature(login: LoginRequest, now: number, skewSecon
       `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`,
     )
   }
-  const message = new TextEncoder().encode(loginMessage(login.timestamp))
-  const valid = verifySignature(login.bytes.signature, message, login.bytes.address)
-  if (!valid)
-    throw new HttpError(
-      401,
-      'invalid_signature',
-      `the signature is not ${loginMessage(login.timestamp)} signed by ${login.address}`,
-    )
+  const encoder = new TextEncoder()
+  const valid = prefixes.some((prefix) =>
+    verifySignature(login.bytes.signature, encoder.encode(loginMessage(login.timestamp, prefix)), login.bytes.address),
+  )
+  if (!valid) {
+    const messages = prefixes.map((prefix) => loginMessage(login.timestamp, prefix)).join(' or ')
+    throw new HttpError(401, 'invalid_signature', `the signature is not ${messages} signed by ${login.address}`)
+  }
 }
 
 /** The run by which `node` may read the job's secrets at `now`: the job is not done and the run's paid time lasts. */

@@ -1,3 +1,5 @@
+import {AuthorizationManager} from '@nosana/sdk'
+import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 import {decodeJwt, decodeProtectedHeader, SignJWT} from 'jose'
 import {strict as assert} from 'node:assert'
@@ -192,6 +194,22 @@ forEachAdapter('secrets service', (adapter) => {
       assertError(await call(s.url, 'POST', '/login', {params, encoding: 'form'}), 401, 'replayed_signature')
     })
 
+    it("accepts the network's message too, each signature once under either message", async () => {
+      for (const prefix of ['service_secret_', 'nosana_secret_']) {
+        const params = signLogin(newWallet(), {prefix})
+        assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200, prefix)
+        assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+        assertError(await call(s.url, 'POST', '/login', {params, encoding: 'form'}), 401, 'replayed_signature')
+      }
+      // Signed by the network's official SDK, as its clients sign for the networks' services.
+      const keypair = Keypair.generate()
+      const timestamp = now()
+      const signed = await new AuthorizationManager(keypair).generate(`nosana_secret_${timestamp}`)
+      const params = {address: keypair.publicKey.toBase58(), signature: signed.split(':')[1]!, timestamp}
+      assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200)
+      assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+    })
+
     it('refuses stale and future timestamps, and accepts one within 60 seconds', async () => {
       const wallet = newWallet()
       assertError(
@@ -325,6 +343,18 @@ forEachAdapter('secrets service', (adapter) => {
       assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
       const record = authority.jobs.get(job) as JobRecord
       assert.ok((decodeJwt(token).exp as number) <= (record.runs[0]?.time as number) + record.timeout)
+    })
+
+    it("is given for a login signed with either message, each signature once", async () => {
+      for (const prefix of ['service_secret_', 'nosana_secret_']) {
+        const params = signLogin(node, {job, prefix})
+        const answer = await call(s.url, 'POST', '/login', {params})
+        assert.equal(answer.status, 200, prefix)
+        const {token} = answer.body as {token: string}
+        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
+        assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+        assertError(await call(s.url, 'POST', '/login', {params: {...params, job: undefined}}), 401, 'replayed_signature')
+      }
     })
 
     it('lives no longer than the job has left', async () => {
