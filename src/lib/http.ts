@@ -67,7 +67,10 @@ function withRetries(agent: Dispatcher): Dispatcher {
  * machine (`serve --host 0.0.0.0` prints them).
  */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '')
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '')
   if (host === 'localhost' || host.endsWith('.localhost')) return true
   const v4 = host.replace(/^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:/, '')
   if (/^(?:127(?:\.\d{1,3}){3}|0\.0\.0\.0)$/.test(v4)) return true

@@ -151,7 +151,11 @@ describe('SecretsClient over the shared HTTP client', () => {
         if (!req.url?.endsWith('/login')) return res.setHeader('content-type', 'application/json').end('{}')
         const {signature, timestamp} = JSON.parse(body) as {signature: string; timestamp: number}
         const prefix = ['service_secret_', 'nosana_secret_'].find((p) =>
-          verifySignature(bs58.decode(signature), new TextEncoder().encode(`${p}${timestamp}`), bs58.decode(wallet.address)),
+          verifySignature(
+            bs58.decode(signature),
+            new TextEncoder().encode(`${p}${timestamp}`),
+            bs58.decode(wallet.address),
+          ),
         )
         signed.push(`${req.headers.host} ${prefix}`)
         res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 't'}))

@@ -28,6 +28,8 @@ export interface ServiceLimits extends Quota {
   loginPerAddress: RateLimit
   /** Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. */
   loginFailuresPerIp: RateLimit
+  /** How long a job login may wait for the chain and the content store in all before it answers 503. */
+  jobLoginDeadlineMs: number
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
@@ -39,6 +41,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   clockSkewSeconds: 60,
   loginPerAddress: {limit: 30, windowMs: 60_000},
   loginFailuresPerIp: {limit: 100, windowMs: 60_000},
+  jobLoginDeadlineMs: 10_000,
 }
 
 export interface SecretsServiceOptions {
@@ -163,7 +166,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       }
       const expiresAt = now + limits.tokenTtlSeconds
       if (!login.job) return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
-      const job = await jobScope(authority, login.address, login.job, now)
+      const job = await withinDeadline(jobScope(authority, login.address, login.job, now), limits.jobLoginDeadlineMs)
       return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500
@@ -243,6 +246,36 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       await app.close()
       await storage.close()
     },
+  }
+}
+
+/**
+ * The answer of `work`, or a 503 with Retry-After once `ms` pass: a slow or trickling chain or content store never
+ * holds a login open (the reads themselves end on their own timeouts; their cached results serve the retry).
+ */
+async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HttpError(
+            503,
+            'chain_unavailable',
+            `the chain or the job's definition did not answer within ${ms} ms; try again`,
+            {
+              'retry-after': '5',
+            },
+          ),
+        ),
+      ms,
+    )
+  })
+  work.catch(() => {})
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -345,7 +345,7 @@ forEachAdapter('secrets service', (adapter) => {
       assert.ok((decodeJwt(token).exp as number) <= (record.runs[0]?.time as number) + record.timeout)
     })
 
-    it("is given for a login signed with either message, each signature once", async () => {
+    it('is given for a login signed with either message, each signature once', async () => {
       for (const prefix of ['service_secret_', 'nosana_secret_']) {
         const params = signLogin(node, {job, prefix})
         const answer = await call(s.url, 'POST', '/login', {params})
@@ -353,7 +353,11 @@ forEachAdapter('secrets service', (adapter) => {
         const {token} = answer.body as {token: string}
         assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
         assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
-        assertError(await call(s.url, 'POST', '/login', {params: {...params, job: undefined}}), 401, 'replayed_signature')
+        assertError(
+          await call(s.url, 'POST', '/login', {params: {...params, job: undefined}}),
+          401,
+          'replayed_signature',
+        )
       }
     })
 
