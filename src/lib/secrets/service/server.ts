@@ -14,7 +14,7 @@ import {deriveKey, SecretCipher} from './crypto.js'
 import {parseForm, parseJson} from './body.js'
 import {badRequest, HttpError} from './http-error.js'
 import {type RateLimit, RateLimiter} from './rate-limit.js'
-import {type Quota, QuotaError, type SecretStorage} from './storage.js'
+import {type Quota, QuotaError, type SecretStorage, StorageBusyError} from './storage.js'
 
 /** The service's limits; every one has a default, `secrets serve` flags, tests and benchmarks change them. */
 export interface ServiceLimits extends Quota {
@@ -337,6 +337,10 @@ const QUOTA_ERRORS: Record<QuotaError['kind'], (limit: number) => HttpError> = {
 function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpError {
   if (error instanceof HttpError) return error
   if (error instanceof QuotaError) return QUOTA_ERRORS[error.kind](error.limit)
+  if (error instanceof StorageBusyError)
+    return new HttpError(503, 'storage_busy', 'the database is busy with other writers; try again', {
+      'retry-after': '1',
+    })
   const code = (error as FastifyError).code
   const status = (error as FastifyError).statusCode ?? 500
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')

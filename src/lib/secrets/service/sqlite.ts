@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import {chmodSync, closeSync, existsSync, fdatasyncSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
-import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
+import {checkQuota, type Quota, type SealedSecret, type SecretStorage, StorageBusyError} from './storage.js'
 
 // better-sqlite3 12 built for Node 24 aborts the process when V8 collects one of its objects outside a JavaScript
 // context: Node 24's ObjectWrap destructor removes an environment cleanup hook and asserts on a missing Environment
@@ -193,6 +193,28 @@ class ListCache {
   }
 }
 
+/** Commits tried at most while another process holds the file's write lock, each after busy_timeout ran out. */
+const BUSY_ATTEMPTS = 3
+
+/**
+ * Runs a commit, again while the database stays busy. The commit starts with BEGIN IMMEDIATE, so it takes the
+ * write lock before reading anything: a deferred one that read first and found another process's commit after
+ * its snapshot fails at once with SQLITE_BUSY, without waiting (SQLite cannot upgrade a stale snapshot).
+ */
+function commitWhenFree<T>(commit: () => T): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return commit()
+    } catch (error) {
+      if (!isBusy(error) || attempt >= BUSY_ATTEMPTS) throw error
+    }
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test(String((error as {code?: unknown}).code ?? ''))
+}
+
 interface PendingWrite {
   write: () => unknown
   durable: boolean
@@ -229,7 +251,9 @@ class GroupCommit {
   // After a failed fdatasync the disk's state is unknown (the kernel may have dropped the pages): every later
   // durable write fails too, until the service is restarted.
   private failure: Error | undefined
-  private readonly commit: (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
+  private readonly commit: Database.Transaction<
+    (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
+  >
 
   constructor(
     db: Database.Database,
@@ -278,9 +302,9 @@ class GroupCommit {
     if (writes.length === 0) return
     let outcomes: ReturnType<typeof this.commit>
     try {
-      outcomes = this.commit(writes)
+      outcomes = commitWhenFree(() => this.commit.immediate(writes))
     } catch (error) {
-      outcomes = writes.map(() => ({ok: false, error}))
+      outcomes = writes.map(() => ({ok: false, error: isBusy(error) ? new StorageBusyError() : error}))
     }
     if (!gather && durable > 0 && !this.failure && outcomes.some((o) => o.ok)) {
       try {
