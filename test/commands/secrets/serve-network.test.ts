@@ -4,7 +4,7 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {readFileSync} from 'node:fs'
 
-import {Keypair, type PublicKey} from '@solana/web3.js'
+import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {JobState} from '../../../src/lib/market/accounts.js'
 import {BIN} from '../../helpers/cli.js'
@@ -161,6 +161,31 @@ for (const network of ['devnet', 'mainnet'] as const) {
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: unknown})}), 404, 'unknown_job')
       const forged = await putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: forged})}), 404, 'unknown_job')
+    })
+
+    it('answers 50 refused logins for no such job and for a foreign account with a few RPC reads', async () => {
+      const url = server.document.url
+      const unknown = Keypair.generate().publicKey.toBase58()
+      const forged = await putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
+      const before = rpc.requests.length
+      const answers = await Promise.all(
+        Array.from({length: 50}, (_, i) =>
+          call(url, 'POST', '/login', {params: signLogin(newWallet(), {job: i % 2 ? unknown : forged})}),
+        ),
+      )
+      for (const answer of answers) assertError(answer, 404, 'unknown_job')
+      const reads = rpc.requests.slice(before).map((r) => r.method)
+      assert.ok(reads.length <= 4, `${reads.length} RPC requests: ${reads.join(', ')}`)
+    })
+
+    it('never locks out a node whose claim the RPC had not seen: its next login reads the job again', async () => {
+      const url = server.document.url
+      const job = await putJob(['HF_TOKEN'], {runBy: null})
+      assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job})}), 403, 'job_not_running')
+      const runner = node.keypair().publicKey
+      putRunAccount(rpc, network, new PublicKey(job), runner, runner, now())
+      const token = await login(url, node, {job})
+      assert.deepEqual((await call(url, 'GET', '/secrets', {token})).body, {HF_TOKEN: 'hf'})
     })
 
     it('answers 503 with Retry-After naming the setting when the gateway or the RPC does not answer', async () => {

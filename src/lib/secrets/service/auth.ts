@@ -190,8 +190,9 @@ export async function checkJobStillRuns(
 }
 
 /**
- * The job from the authority's cache when it passes `accepts`; read afresh when it does not, so a cached answer
- * from before the node's claim never refuses the node (only acceptance may be a few seconds stale).
+ * The job from the authority's cache when it passes `accepts`, or when there is none: no such job (or an account
+ * of another program) is a definitive refusal, and a few seconds of it cost no RPC read. A job that does not pass
+ * is read afresh, so a cached answer from before the node's claim never refuses the node.
  */
 async function currentJob(
   authority: JobAuthority,
@@ -199,7 +200,7 @@ async function currentJob(
   accepts: (record: JobRecord) => boolean,
 ): Promise<JobRecord | null> {
   const cached = await unavailableOnFailure(() => authority.getJob(job))
-  if (cached && accepts(cached)) return cached
+  if (!cached || accepts(cached)) return cached
   return unavailableOnFailure(() => authority.getJob(job, true))
 }
 
