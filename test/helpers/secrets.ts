@@ -172,6 +172,8 @@ export async function startService(
     masterKey?: Buffer
     wrap?: (s: SecretStorage) => SecretStorage
     now?: () => number
+    /** Take the client IP from X-Forwarded-For, so one test can stand for clients at many addresses. */
+    trustProxy?: boolean
   } = {},
 ): Promise<{service: SecretsService; storage: SecretStorage; url: string; lines: string[]; stop: () => Promise<void>}> {
   const opened = await adapter.open()
@@ -182,8 +184,10 @@ export async function startService(
     storage,
     masterKey: options.masterKey ?? randomBytes(32),
     authority: options.authority,
-    limits: options.limits,
+    // Every test's owners come from 127.0.0.1.
+    limits: {newOwnersPerIp: {limit: 100_000, windowMs: 60_000}, ...options.limits},
     log: (line) => lines.push(line),
+    trustProxy: options.trustProxy,
     now: options.now,
   })
   const url = await service.listen(0, '127.0.0.1')
@@ -212,9 +216,10 @@ export async function call(
     token?: string
     rawBody?: string
     contentType?: string
+    headers?: Record<string, string>
   } = {},
 ): Promise<{status: number; body: unknown; text: string; headers: Headers}> {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = {...options.headers}
   if (options.token) headers.authorization = `Bearer ${options.token}`
   let body: string | undefined = options.rawBody
   if (options.params) {

@@ -28,6 +28,11 @@ export interface ServiceLimits extends Quota {
   loginPerAddress: RateLimit
   /** Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. */
   loginFailuresPerIp: RateLimit
+  /**
+   * Owners whose first secrets are stored, per client IP: one IP cannot use up the store with throwaway keys, so
+   * the total (`totalBytes`) stays a last resort that a new owner elsewhere does not meet.
+   */
+  newOwnersPerIp: RateLimit
   /** How long a job login may wait for the chain and the content store in all before it answers 503. */
   jobLoginDeadlineMs: number
 }
@@ -41,6 +46,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   clockSkewSeconds: 60,
   loginPerAddress: {limit: 30, windowMs: 60_000},
   loginFailuresPerIp: {limit: 100, windowMs: 60_000},
+  newOwnersPerIp: {limit: 100, windowMs: 3_600_000},
   jobLoginDeadlineMs: 10_000,
 }
 
@@ -85,6 +91,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   const tokens = new TokenIssuer(deriveKey(options.masterKey, 'login-tokens'))
   const perAddress = new RateLimiter(limits.loginPerAddress)
   const failuresPerIp = new RateLimiter(limits.loginFailuresPerIp)
+  const newOwnersPerIp = new RateLimiter(limits.newOwnersPerIp)
   const exempt = new Set<string>()
   const subjects = new WeakMap<FastifyRequest, string>()
 
@@ -206,6 +213,18 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   app.post('/secrets', async (request, reply) => {
     const owner = await ownerOnly(request)
     const secrets = parseSecrets(bodyParams(request).secrets)
+    // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted.
+    if ((await storage.list(owner)).length === 0) {
+      const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
+      if (retryAfter !== undefined)
+        throw new HttpError(
+          429,
+          'too_many_new_owners',
+          `too many new owners stored secrets from this address; retry in ${retryAfter} s`,
+          {'retry-after': String(retryAfter)},
+        )
+      newOwnersPerIp.hit(request.ip, clock())
+    }
     await storage.put(
       owner,
       secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),

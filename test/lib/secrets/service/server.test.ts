@@ -24,13 +24,14 @@ import {
 type Started = Awaited<ReturnType<typeof startService>>
 
 /** The one error shape of the service, and nothing else in the body. */
-function assertError(answer: {status: number; body: unknown}, status: number, code: string): void {
+function assertError(answer: {status: number; body: unknown}, status: number, code: string): string {
   assert.equal(answer.status, status, JSON.stringify(answer.body))
   const body = answer.body as {error: {code: string; message: string}}
   assert.deepEqual(Object.keys(body), ['error'])
   assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message'])
   assert.equal(body.error.code, code)
   assert.ok(body.error.message.length > 0)
+  return body.error.message
 }
 
 forEachAdapter('secrets service', (adapter) => {
@@ -587,6 +588,31 @@ forEachAdapter('secrets service', (adapter) => {
 })
 
 forEachAdapter('secrets service rate limits', (adapter) => {
+  it('keeps room for a new owner elsewhere when one IP stores for 50 throwaway owners', async () => {
+    // Room for 20 owners of 1 kB; one IP may add 10 an hour.
+    const s = await startService(adapter, {
+      trustProxy: true,
+      limits: {totalBytes: 20 * 1100, newOwnersPerIp: {limit: 10, windowMs: 3_600_000}},
+    })
+    try {
+      const from = (ip: string) => ({'x-forwarded-for': ip})
+      const write = async (ip: string) => {
+        const wallet = newWallet()
+        const token = ((await call(s.url, 'POST', '/login', {params: signLogin(wallet)})).body as {token: string}).token
+        const params = {secrets: {KEY: 'x'.repeat(1000)}}
+        return call(s.url, 'POST', '/secrets', {token, params, headers: from(ip)})
+      }
+      const throwaway = await Promise.all(Array.from({length: 50}, () => write('203.0.113.7')))
+      assert.equal(throwaway.filter((a) => a.status === 200).length, 10)
+      const refused = throwaway.find((a) => a.status !== 200) as Awaited<ReturnType<typeof write>>
+      assert.match(assertError(refused, 429, 'too_many_new_owners'), /too many new owners .* retry in \d+ s/)
+      assert.ok(Number(refused.headers.get('retry-after')) > 0)
+      assert.equal((await write('198.51.100.1')).status, 200)
+    } finally {
+      await s.stop()
+    }
+  })
+
   it('limits valid logins per address and failed logins per client IP, never successes per IP', async () => {
     const s = await startService(adapter, {
       limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginFailuresPerIp: {limit: 5, windowMs: 60_000}},
