@@ -3,6 +3,7 @@ import bs58 from 'bs58'
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {describeHttpFailure, httpFetch, type Response} from '../http.js'
 import {NETWORK_PRESETS} from '../market/networks.js'
+import {boundLoginPrefix, LOGIN_PREFIXES} from './login-message.js'
 import type {Wallet} from '../wallet.js'
 import {TokenCache} from './token-cache.js'
 
@@ -21,6 +22,7 @@ export class SecretsClient {
   readonly url: string
   private readonly cache: TokenCache | null
   private token: string | undefined
+  private prefix: string | undefined
 
   constructor(private readonly options: SecretsClientOptions) {
     this.url = options.url.replace(/\/+$/, '')
@@ -49,7 +51,8 @@ export class SecretsClient {
    */
   async login(): Promise<string> {
     const {wallet, job} = this.options
-    const prefix = loginPrefix(this.url)
+    this.prefix ??= await this.choosePrefix()
+    const prefix = this.prefix
     for (let attempt = 0; ; attempt++) {
       const timestamp = Math.floor(Date.now() / 1000)
       const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`${prefix}${timestamp}`)))
@@ -72,6 +75,29 @@ export class SecretsClient {
         continue
       }
       throw failure
+    }
+  }
+
+  /**
+   * `loginPrefix`, or the message bound to this service when its /health document lists the host of our URL
+   * (`{"login": {"hosts": ["name:port"]}}`): a signature of it logs in to no other service.
+   */
+  private async choosePrefix(): Promise<string> {
+    const prefix = loginPrefix(this.url)
+    if (prefix !== SPEC_PREFIX) return prefix
+    const host = new URL(this.url).host.toLowerCase()
+    try {
+      const response = await httpFetch(`${this.url}/health`, {headers: {accept: 'application/json'}})
+      // Read only a small document whose size is announced: a health document is a few hundred bytes.
+      if (!response.ok || !(Number(response.headers.get('content-length')) <= 64 * 1024)) {
+        await response.body?.cancel()
+        return prefix
+      }
+      const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
+      return Array.isArray(hosts) && hosts.includes(host) ? boundLoginPrefix(host) : prefix
+    } catch {
+      // No health document (another implementation, a proxy's page): the spec's message.
+      return prefix
     }
   }
 
@@ -123,8 +149,10 @@ const NETWORK_SECRETS_HOSTS = new Set(
  */
 export function loginPrefix(url: string): string {
   const hostname = new URL(url).hostname.toLowerCase().replace(/\.$/, '')
-  return NETWORK_SECRETS_HOSTS.has(hostname) ? 'nosana_secret_' : 'service_secret_'
+  return NETWORK_SECRETS_HOSTS.has(hostname) ? NETWORK_PREFIX : SPEC_PREFIX
 }
+
+const [SPEC_PREFIX, NETWORK_PREFIX] = LOGIN_PREFIXES
 
 /** The service's `{"error":{code,message}}` as a GpunetError with the exit code that fits its status. */
 async function serviceError(response: Response, url: string): Promise<GpunetError> {

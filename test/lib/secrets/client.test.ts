@@ -81,6 +81,8 @@ describe('SecretsClient over the shared HTTP client', () => {
   const standIn =
     (secrets: (req: IncomingMessage, res: ServerResponse, count: number) => void) =>
     (req: IncomingMessage, res: ServerResponse) => {
+      // Another implementation: no health document, so no bound login message.
+      if (req.url?.endsWith('/health')) return void res.writeHead(404).end()
       if (req.url?.endsWith('/login')) {
         res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 'stand-in-token'}))
         return
@@ -113,7 +115,7 @@ describe('SecretsClient over the shared HTTP client', () => {
     )
     const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
     assert.deepEqual(await client.list(), {A: '1'})
-    assert.deepEqual(server.seen, ['POST /login', 'GET /secrets', 'GET /secrets'])
+    assert.deepEqual(server.seen, ['GET /health', 'POST /login', 'GET /secrets', 'GET /secrets'])
     assert.ok(times[1]! - times[0]! >= 950, `waited ${times[1]! - times[0]!} ms`)
   })
 
@@ -124,7 +126,7 @@ describe('SecretsClient over the shared HTTP client', () => {
       client.set({A: '1'}),
       (error) => isGpunetError(error) && error.exitCode === 5 && /try again later/.test(error.hint ?? ''),
     )
-    assert.deepEqual(server.seen, ['POST /login', 'POST /secrets'])
+    assert.deepEqual(server.seen, ['GET /health', 'POST /login', 'POST /secrets'])
   })
 
   it('fails with exit 5 naming the timeout when the service never answers', async () => {
@@ -140,7 +142,7 @@ describe('SecretsClient over the shared HTTP client', () => {
     )
   })
 
-  it("signs the network's message only for the network's own services, the spec's everywhere else", async () => {
+  it("signs the network's message only for the network's own services, a bound one where advertised, else the spec's", async () => {
     const wallet = newWallet()
     const signed: string[] = []
     // A stand-in service that records which message the login's signature is of.
@@ -148,9 +150,12 @@ describe('SecretsClient over the shared HTTP client', () => {
       let body = ''
       req.on('data', (chunk: Buffer) => (body += chunk))
       req.on('end', () => {
+        // Only the local stand-in advertises a bound message, for its own host.
+        if (req.url?.endsWith('/health') && req.headers.host === bound)
+          return res.setHeader('content-type', 'application/json').end(JSON.stringify({login: {hosts: [bound]}}))
         if (!req.url?.endsWith('/login')) return res.setHeader('content-type', 'application/json').end('{}')
         const {signature, timestamp} = JSON.parse(body) as {signature: string; timestamp: number}
-        const prefix = ['service_secret_', 'nosana_secret_'].find((p) =>
+        const prefix = ['service_secret_', 'nosana_secret_', `gpunet_secret_${bound}_`].find((p) =>
           verifySignature(
             bs58.decode(signature),
             new TextEncoder().encode(`${p}${timestamp}`),
@@ -161,8 +166,11 @@ describe('SecretsClient over the shared HTTP client', () => {
         res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 't'}))
       })
     }
+    let bound = ''
     const proxy = await startProxy(checking)
     const local = await serve(checking)
+    const advertising = await serve(checking)
+    bound = new URL(advertising.url).host
     servers.push(proxy)
     await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
       for (const url of [
@@ -171,6 +179,7 @@ describe('SecretsClient over the shared HTTP client', () => {
         'http://secrets.nosana.ci.gpunet-test.invalid',
         'http://nosana.ci',
         local.url,
+        advertising.url,
       ])
         await new SecretsClient({url, wallet, cache: null}).list()
     })
@@ -180,6 +189,7 @@ describe('SecretsClient over the shared HTTP client', () => {
       'secrets.nosana.ci.gpunet-test.invalid service_secret_',
       'nosana.ci service_secret_',
       `${new URL(local.url).host} service_secret_`,
+      `${bound} gpunet_secret_${bound}_`,
     ])
     assert.equal(loginPrefix('https://secrets.nosana.ci:443/'), 'nosana_secret_')
   })
@@ -192,6 +202,7 @@ describe('SecretsClient over the shared HTTP client', () => {
       assert.deepEqual(await client.list(), {})
     })
     assert.deepEqual(proxy.seen, [
+      'GET http://secrets.gpunet-test.invalid/health',
       'POST http://secrets.gpunet-test.invalid/login',
       'GET http://secrets.gpunet-test.invalid/secrets',
     ])

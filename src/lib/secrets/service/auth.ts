@@ -4,6 +4,7 @@ import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:cryp
 
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
+import {LOGIN_PREFIXES, loginMessage} from '../login-message.js'
 import {badRequest, HttpError} from './http-error.js'
 
 /** A run of a job: the node that claimed it and when (unix s). */
@@ -51,17 +52,6 @@ export interface LoginRequest {
 
 const ALGORITHM = 'HS256'
 const ISSUER = 'gpunet-secrets'
-
-/**
- * The prefixes of the login messages a service accepts: the spec's, and the one the networks' services and every
- * official client sign (reference/network-job-plane.md §6). A used signature is refused under either.
- */
-export const LOGIN_PREFIXES = ['service_secret_', 'nosana_secret_'] as const
-
-/** The text a wallet signs to log in, under the spec's prefix unless told otherwise. */
-export function loginMessage(timestamp: number, prefix: string = LOGIN_PREFIXES[0]): string {
-  return `${prefix}${timestamp}`
-}
 
 /** Validates the shapes of the login parameters (base58 keys and signature, integer timestamp). */
 export function parseLogin(params: Record<string, unknown>): LoginRequest {

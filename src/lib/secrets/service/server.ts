@@ -1,6 +1,7 @@
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {secretProblem} from '../limits.js'
+import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {
   checkJobStillRuns,
   jobScope,
@@ -64,6 +65,11 @@ export interface SecretsServiceOptions {
   trustProxy?: boolean
   /** The clock, in milliseconds (tests pin it). */
   now?: () => number
+  /**
+   * Hosts (`name:port`) clients reach the service at, besides the one it listens on: logins may sign the message
+   * bound to them (see `boundLoginPrefix`), which /health advertises.
+   */
+  hosts?: string[]
 }
 
 /** A secrets service instance: an HTTP server that is not listening until `listen`. */
@@ -94,6 +100,13 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   const newOwnersPerIp = new RateLimiter(limits.newOwnersPerIp)
   const exempt = new Set<string>()
   const subjects = new WeakMap<FastifyRequest, string>()
+  const hosts = new Set((options.hosts ?? []).map((host) => host.toLowerCase()))
+  let loginPrefixes: readonly string[] = LOGIN_PREFIXES
+  const addHost = (host: string) => {
+    hosts.add(host.toLowerCase())
+    loginPrefixes = [...LOGIN_PREFIXES, ...[...hosts].map(boundLoginPrefix)]
+  }
+  for (const host of hosts) addHost(host)
 
   const app = Fastify({bodyLimit: limits.bodyBytes, logger: false, trustProxy: options.trustProxy ?? false})
   app.removeAllContentTypeParsers()
@@ -146,7 +159,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     } catch {
       throw new HttpError(503, 'storage_unavailable', 'the storage does not answer')
     }
-    return {status: 'ok'}
+    // The login messages bound to this service: a client that finds its URL's host here signs that one.
+    return {status: 'ok', login: {hosts: [...hosts]}}
   })
 
   app.post('/login', async (request) => {
@@ -159,7 +173,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       const limited = !exempt.has(login.address)
       // Only failures count against an IP, so a client that logs in correctly is never throttled by its IP.
       if (limited) refuseOverLimit(failuresPerIp, request.ip, clock())
-      verifyLoginSignature(login, now, limits.clockSkewSeconds)
+      verifyLoginSignature(login, now, limits.clockSkewSeconds, loginPrefixes)
       verified = true
       // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
       if (limited) {
@@ -256,6 +270,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     },
     async listen(port = 0, host = '127.0.0.1') {
       url = await app.listen({port, host})
+      addHost(new URL(url).host)
       return url
     },
     exemptFromLoginLimits(address) {

@@ -179,10 +179,20 @@ forEachAdapter('secrets service', (adapter) => {
     assert.deepEqual((await call(s.url, 'GET', '/secrets', {token: bob})).body, {SHARED_NAME: 'bob'})
   })
 
-  it('answers health', async () => {
+  it('answers health, naming the host its bound login message names', async () => {
     const answer = await call(s.url, 'GET', '/health')
     assert.equal(answer.status, 200)
-    assert.deepEqual(answer.body, {status: 'ok'})
+    assert.deepEqual(answer.body, {status: 'ok', login: {hosts: [new URL(s.url).host]}})
+  })
+
+  it('accepts the login message bound to its host, once, and refuses one bound to another service', async () => {
+    const host = new URL(s.url).host
+    const params = signLogin(newWallet(), {prefix: `gpunet_secret_${host}_`})
+    assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200)
+    assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+    const elsewhere = signLogin(newWallet(), {prefix: 'gpunet_secret_127.0.0.1:1_'})
+    const refused = await call(s.url, 'POST', '/login', {params: elsewhere})
+    assert.match(assertError(refused, 401, 'invalid_signature'), new RegExp(`or gpunet_secret_${host}_\\d+ signed by`))
   })
 
   describe('login', () => {
