@@ -54,11 +54,18 @@ const SCHEMA = `
  * the disk: they survive a crash of the service, and only a crash of the machine within the two minutes a
  * signature is valid could forget one.
  */
-export function openSqliteStorage(file: string, options: {dataSync?: DataSync} = {}): SecretStorage {
+export function openSqliteStorage(
+  file: string,
+  options: {
+    dataSync?: DataSync
+    /** How long a commit waits for another process's write lock (5 s). */ busyTimeoutMs?: number
+  } = {},
+): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
   const db = openKept(file)
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
+  const busyTimeout = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}`)
   db.exec(SCHEMA)
   migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.

@@ -8,7 +8,7 @@ import {randomBytes} from 'node:crypto'
 import {type JobRecord, TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
 import {deriveKey} from '../../../../src/lib/secrets/service/crypto.js'
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
-import type {SecretStorage} from '../../../../src/lib/secrets/service/storage.js'
+import {type SecretStorage, StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
 import {
   call,
   type Encoding,
@@ -812,6 +812,24 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       assertError(answer, 503, 'chain_unavailable')
       assert.ok(!answer.text.includes('10.1.2.3'))
       assert.equal(definitionsRead, 1)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('answers 503 storage_busy with Retry-After when the database stays busy', async () => {
+    const busy = (inner: SecretStorage): SecretStorage => ({
+      ...inner,
+      put: async () => {
+        throw new StorageBusyError()
+      },
+    })
+    const s = await startService(adapter, {wrap: busy})
+    try {
+      const token = await login(s.url, newWallet())
+      const answer = await call(s.url, 'POST', '/secrets', {token, params: {secrets: {A: '1'}}})
+      assert.match(assertError(answer, 503, 'storage_busy'), /^the database is busy with other writers; try again$/)
+      assert.equal(answer.headers.get('retry-after'), '1')
     } finally {
       await s.stop()
     }
