@@ -60,10 +60,23 @@ function withRetries(agent: Dispatcher): Dispatcher {
   )
 }
 
-/** True for loopback hosts, which are never sent through a proxy (the localnet and its gateway live there). */
+/**
+ * True for loopback hosts, which are never sent through a proxy (the localnet and its gateway live there): every
+ * spelling of one, `localhost` and `*.localhost` with or without the final dot, 127.0.0.0/8, `::1`, their
+ * IPv4-mapped forms (`::ffff:127.0.0.1`) and the unspecified addresses `0.0.0.0` and `::`, which reach this
+ * machine (`serve --host 0.0.0.0` prints them).
+ */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '')
+  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  const v4 = host.replace(/^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:/, '')
+  if (/^(?:127(?:\.\d{1,3}){3}|0\.0\.0\.0)$/.test(v4)) return true
+  // undici writes IPv4-mapped addresses in hex (`::ffff:7f00:1`); 0x7f.. is 127.0.0.0/8.
+  if (/^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host)) return true
+  return /^(?:0{0,4}:){2,7}0{0,3}[01]?$/.test(host)
 }
 
 /**

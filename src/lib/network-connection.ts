@@ -132,9 +132,9 @@ export async function connectJobAuthority(
   const authority = chainJobAuthority({
     connection: net.connection,
     programId: net.programId,
-    async readContent(cid) {
+    async readContent(cid, limits) {
       try {
-        return await content.get(cid)
+        return await content.get(cid, limits)
       } catch (error) {
         if (isGpunetError(error) && error.exitCode === ExitCode.NOT_FOUND) return null
         throw error

@@ -40,13 +40,14 @@ function freshTimestamp(address: string): number {
   return timestamp
 }
 
-/** The POST /login parameters for `wallet`, signed at a fresh timestamp or at `timestamp`. */
+/** The POST /login parameters for `wallet`, signed at a fresh timestamp or at `timestamp`, under the spec's prefix unless told. */
 export function signLogin(
   wallet: Wallet,
-  options: {timestamp?: number; job?: string} = {},
+  options: {timestamp?: number; job?: string; prefix?: string} = {},
 ): Record<string, string | number> {
   const timestamp = options.timestamp ?? freshTimestamp(wallet.address)
-  const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
+  const message = `${options.prefix ?? 'service_secret_'}${timestamp}`
+  const signature = bs58.encode(wallet.sign(new TextEncoder().encode(message)))
   return {address: wallet.address, signature, timestamp, ...(options.job ? {job: options.job} : {})}
 }
 
@@ -171,6 +172,8 @@ export async function startService(
     masterKey?: Buffer
     wrap?: (s: SecretStorage) => SecretStorage
     now?: () => number
+    /** Take the client IP from X-Forwarded-For, so one test can stand for clients at many addresses. */
+    trustProxy?: boolean
   } = {},
 ): Promise<{service: SecretsService; storage: SecretStorage; url: string; lines: string[]; stop: () => Promise<void>}> {
   const opened = await adapter.open()
@@ -181,8 +184,10 @@ export async function startService(
     storage,
     masterKey: options.masterKey ?? randomBytes(32),
     authority: options.authority,
-    limits: options.limits,
+    // Every test's owners come from 127.0.0.1.
+    limits: {newOwnersPerIp: {limit: 100_000, windowMs: 60_000}, ...options.limits},
     log: (line) => lines.push(line),
+    trustProxy: options.trustProxy,
     now: options.now,
   })
   const url = await service.listen(0, '127.0.0.1')
@@ -211,9 +216,10 @@ export async function call(
     token?: string
     rawBody?: string
     contentType?: string
+    headers?: Record<string, string>
   } = {},
 ): Promise<{status: number; body: unknown; text: string; headers: Headers}> {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = {...options.headers}
   if (options.token) headers.authorization = `Bearer ${options.token}`
   let body: string | undefined = options.rawBody
   if (options.params) {

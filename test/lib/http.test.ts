@@ -1,9 +1,11 @@
 import {strict as assert} from 'node:assert'
 import {spawn} from 'node:child_process'
 import {once} from 'node:events'
+import {createServer} from 'node:http'
+import type {AddressInfo} from 'node:net'
 import {fileURLToPath} from 'node:url'
 
-import {configureHttp, describeHttpFailure, httpFetch, httpText} from '../../src/lib/http.js'
+import {configureHttp, describeHttpFailure, httpFetch, httpText, isLoopbackHost} from '../../src/lib/http.js'
 import {startProxy, startServer, startUnacceptingPort, type TestServer, withProxyVariables} from '../helpers/http.js'
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -152,6 +154,29 @@ describe('httpFetch', () => {
         assert.equal(await (await httpFetch(`http://localhost:${server.port}/b`)).text(), 'direct')
         assert.deepEqual(proxy.seen, [])
       }))
+    it('sends every spelling of loopback direct, and counts no other host as loopback', async () => {
+      // Dual-stack on every interface, so each spelling (IPv4, IPv6, mapped, unspecified) can reach it.
+      const server = createServer((_req, res) => res.end('direct'))
+      server.listen(0, '::')
+      await once(server, 'listening')
+      const {port} = server.address() as AddressInfo
+      try {
+        const spellings = ['127.0.0.1', '127.1.2.3', 'localhost', 'localhost.', 'LOCALHOST', 'a.localhost.', '0.0.0.0']
+        const v6 = ['[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:2]', '[0:0:0:0:0:0:0:1]', '[::]']
+        await withProxyVariables({HTTP_PROXY: proxy.url, NO_PROXY: ''}, async () => {
+          for (const host of [...spellings, ...v6]) {
+            const answer = await (await httpFetch(`http://${host}:${port}/`)).text()
+            assert.equal(answer, 'direct', host)
+            assert.equal(await (await httpText(`http://${host}:${port}/`, {method: 'POST'})).text(), 'direct', host)
+          }
+          assert.deepEqual(proxy.seen, [])
+        })
+      } finally {
+        server.close()
+      }
+      for (const host of ['10.0.0.1', '[::2]', '[::ffff:10.0.0.1]', 'localhost.example.com', '[2001:db8::1]', '[1::]'])
+        assert.equal(isLoopbackHost(new URL(`http://${host}/`).hostname), false, host)
+    })
   })
 
   describe('httpText', () => {

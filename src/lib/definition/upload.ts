@@ -2,6 +2,7 @@
 import {ExitCode, GpunetError} from '../errors.js'
 import {checkDefinitionText, type LocatedIssue, readDefinitionText} from './check.js'
 import type {JobDefinition} from './schema.js'
+import {checkDefinitionSize} from './size.js'
 import {detectFormat, parseSource} from './source.js'
 import {readStdinBytes} from '../stdin.js'
 
@@ -32,9 +33,11 @@ export async function loadPostableDefinition(file: string): Promise<PostableDefi
   return {...postableBytes(parsed.source.value as JobDefinition), warnings: report.warnings}
 }
 
-/** A valid definition as uploaded: without its editor-only `$schema` member, as indented JSON. */
+/** A valid definition as uploaded: without its editor-only `$schema` member, as indented JSON, within the size cap. */
 export function postableBytes(valid: JobDefinition): {definition: JobDefinition; bytes: Uint8Array} {
   const definition = {...valid}
   delete definition.$schema
-  return {definition, bytes: new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`)}
+  const bytes = new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`)
+  checkDefinitionSize(bytes)
+  return {definition, bytes}
 }

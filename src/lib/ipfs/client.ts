@@ -97,21 +97,48 @@ export class ContentClient {
     return expected
   }
 
-  /** Downloads the content of a CID through the gateway. */
-  async get(cid: string): Promise<Uint8Array> {
+  /**
+   * Downloads the content of a CID through the gateway. With `maxBytes`, a larger answer is dropped as soon as it
+   * passes the limit (exit 3, `content_too_large`), so a gateway serving endless bytes costs at most that much
+   * memory; `signal` ends the read early.
+   */
+  async get(cid: string, options: {maxBytes?: number; signal?: AbortSignal} = {}): Promise<Uint8Array> {
     const base = this.gatewayUrl.replace(/\/+$/, '')
     const path = /\/ipfs$/.test(base) ? `/${cid}` : `/ipfs/${cid}`
-    const res = await storeRequest(base, path, {method: 'GET'})
-    return new Uint8Array(await res.arrayBuffer())
+    const res = await storeRequest(base, path, {method: 'GET'}, options.signal)
+    if (options.maxBytes === undefined) return new Uint8Array(await res.arrayBuffer())
+    return readAtMost(res, options.maxBytes, cid)
   }
 }
 
-async function storeRequest(base: string, path: string, init: RequestInit): Promise<Response> {
+/** The body of `res`, refused once it passes `maxBytes` (by its Content-Length, or while it streams). */
+async function readAtMost(res: Response, maxBytes: number, cid: string): Promise<Uint8Array> {
+  const tooLarge = () =>
+    new GpunetError('content_too_large', `the content of ${cid} is larger than ${maxBytes} bytes`, {
+      exitCode: ExitCode.INVALID_INPUT,
+    })
+  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
+    await res.body?.cancel()
+    throw tooLarge()
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength
+    // Leaving the loop cancels the stream, which closes the connection.
+    if (size > maxBytes) throw tooLarge()
+    chunks.push(chunk)
+  }
+  return new Uint8Array(Buffer.concat(chunks, size))
+}
+
+async function storeRequest(base: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
   const url = `${base.replace(/\/+$/, '')}${path}`
   const where = `${new URL(url).origin}${new URL(url).pathname}`
   let res: Response
+  const timeout = AbortSignal.timeout(UPLOAD_TIMEOUT_MS)
   try {
-    res = await httpFetch(url, {...init, signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS)})
+    res = await httpFetch(url, {...init, signal: signal ? AbortSignal.any([signal, timeout]) : timeout})
   } catch (error) {
     throw new GpunetError(
       'content_store_unreachable',

@@ -19,6 +19,8 @@ export interface NetworkPreset {
   rewardsProgram: PublicKey | null
   /** Where definitions and results are read: `<gateway>/ipfs/<cid>`; null for localnet (its content store). */
   ipfsGateway: string | null
+  /** The network's secrets service (reference/network-job-plane.md §6); null for localnet, which runs its own. */
+  secretsUrl: string | null
   /** Whether transactions carry a compute-unit price unless told otherwise (`--priority-fee` / `--no-priority-fee`). */
   priorityFeeByDefault: boolean
 }
@@ -42,6 +44,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     market: null,
     rewardsProgram: null,
     ipfsGateway: null,
+    secretsUrl: null,
     priorityFeeByDefault: false,
   },
   devnet: {
@@ -52,6 +55,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     market: DEFAULT_MARKET,
     rewardsProgram: REWARDS_PROGRAM_ID,
     ipfsGateway: NETWORK_GATEWAY,
+    secretsUrl: 'https://secrets.k8s.dev.nos.ci',
     priorityFeeByDefault: false,
   },
   mainnet: {
@@ -62,6 +66,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     market: DEFAULT_MARKET,
     rewardsProgram: REWARDS_PROGRAM_ID,
     ipfsGateway: NETWORK_GATEWAY,
+    secretsUrl: 'https://secrets.nosana.ci',
     priorityFeeByDefault: true,
   },
 }

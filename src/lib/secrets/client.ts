@@ -2,6 +2,8 @@ import bs58 from 'bs58'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {describeHttpFailure, httpFetch, type Response} from '../http.js'
+import {NETWORK_PRESETS} from '../market/networks.js'
+import {boundLoginPrefix, LOGIN_PREFIXES} from './login-message.js'
 import type {Wallet} from '../wallet.js'
 import {TokenCache} from './token-cache.js'
 
@@ -20,6 +22,7 @@ export class SecretsClient {
   readonly url: string
   private readonly cache: TokenCache | null
   private token: string | undefined
+  private prefix: string | undefined
 
   constructor(private readonly options: SecretsClientOptions) {
     this.url = options.url.replace(/\/+$/, '')
@@ -42,12 +45,17 @@ export class SecretsClient {
     await this.authorized('DELETE', '/secrets', {key: name})
   }
 
-  /** Signs `service_secret_<timestamp>` and exchanges it for a token (cached per URL, address and job). */
+  /**
+   * Signs the login message for this service's host (`loginPrefix`) and exchanges it for a token (cached per URL,
+   * address and job).
+   */
   async login(): Promise<string> {
     const {wallet, job} = this.options
+    this.prefix ??= await this.choosePrefix()
+    const prefix = this.prefix
     for (let attempt = 0; ; attempt++) {
       const timestamp = Math.floor(Date.now() / 1000)
-      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`service_secret_${timestamp}`)))
+      const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`${prefix}${timestamp}`)))
       const response = await this.send('POST', '/login', {
         address: wallet.address,
         signature,
@@ -67,6 +75,29 @@ export class SecretsClient {
         continue
       }
       throw failure
+    }
+  }
+
+  /**
+   * `loginPrefix`, or the message bound to this service when its /health document lists the host of our URL
+   * (`{"login": {"hosts": ["name:port"]}}`): a signature of it logs in to no other service.
+   */
+  private async choosePrefix(): Promise<string> {
+    const prefix = loginPrefix(this.url)
+    if (prefix !== SPEC_PREFIX) return prefix
+    const host = new URL(this.url).host.toLowerCase()
+    try {
+      const response = await httpFetch(`${this.url}/health`, {headers: {accept: 'application/json'}})
+      // Read only a small document whose size is announced: a health document is a few hundred bytes.
+      if (!response.ok || !(Number(response.headers.get('content-length')) <= 64 * 1024)) {
+        await response.body?.cancel()
+        return prefix
+      }
+      const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
+      return Array.isArray(hosts) && hosts.includes(host) ? boundLoginPrefix(host) : prefix
+    } catch {
+      // No health document (another implementation, a proxy's page): the spec's message.
+      return prefix
     }
   }
 
@@ -105,6 +136,23 @@ export class SecretsClient {
     }
   }
 }
+
+/** The host names of the networks' own secrets services. */
+const NETWORK_SECRETS_HOSTS = new Set(
+  Object.values(NETWORK_PRESETS).flatMap((p) => (p.secretsUrl ? [new URL(p.secretsUrl).hostname] : [])),
+)
+
+/**
+ * The login message's prefix for a service: the network's `nosana_secret_` only for the network's own services,
+ * since they keep no record of used signatures and that message names no service, so a signature
+ * sent anywhere else could be replayed there; the spec's `service_secret_` everywhere else (docs/secrets.md).
+ */
+export function loginPrefix(url: string): string {
+  const hostname = new URL(url).hostname.toLowerCase().replace(/\.$/, '')
+  return NETWORK_SECRETS_HOSTS.has(hostname) ? NETWORK_PREFIX : SPEC_PREFIX
+}
+
+const [SPEC_PREFIX, NETWORK_PREFIX] = LOGIN_PREFIXES
 
 /** The service's `{"error":{code,message}}` as a GpunetError with the exit code that fits its status. */
 async function serviceError(response: Response, url: string): Promise<GpunetError> {

@@ -430,6 +430,21 @@ describe('gpunet job post on devnet and mainnet', function () {
     )
   })
 
+  it('refuses a definition over 1 MiB as posted (exit 3) before any network call, so no node is refused its secrets', async () => {
+    const args = {image: 'x', env: {BIG: 'x'.repeat(1024 * 1024)}}
+    writeFileSync(
+      file,
+      JSON.stringify({version: '0.1', type: 'container', ops: [{id: 'a', type: 'container/run', args}]}),
+    )
+    const post = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9', '--json']
+    const result = await runCli(post, {env: devnetEnv()})
+    assert.equal(result.code, 3, result.stderr)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'definition_too_large')
+    assert.match(error.message, /^the job definition is 10\d{5} bytes as posted; the limit is 1048576 bytes \(1 MiB\)$/)
+    assert.match(error.hint, /nothing was uploaded or sent/)
+  })
+
   it('names every content store setting when none is set, before any network call (exit 2)', async () => {
     const {ops} = DEFINITION
     writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [{...ops[0], args: {image: 'x'}}]}))
@@ -460,18 +475,12 @@ describe('gpunet job post on devnet and mainnet', function () {
     assert.match(result.stderr, /Error: the Solana RPC node http:\/\/127\.0\.0\.1:9 failed/)
   })
 
-  it('checks the secrets a job refers to off localnet too: a URL is needed, an unreachable service exits 5, both say --no-secrets-check', async () => {
+  it('checks the secrets a job refers to off localnet too: an unreachable service exits 5 and says --no-secrets-check', async () => {
     const env = {...devnetEnv(), GPUNET_WALLET: join(box.dir, 'devnet-wallet.json')}
     writeFileSync(env.GPUNET_WALLET, JSON.stringify([...Keypair.generate().secretKey]))
     const args = {image: 'x', env: {HF_TOKEN: '%%secrets.HF_TOKEN%%'}}
     writeFileSync(file, JSON.stringify({...DEFINITION, ops: [{id: 'a', type: 'container/run', args}]}))
     const post = ['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9', '--json']
-    const noUrl = await runCli(post, {env})
-    assert.equal(noUrl.code, 2)
-    const missing = (JSON.parse(noUrl.stdout) as {error: {code: string; hint: string}}).error
-    assert.equal(missing.code, 'secrets_url_missing')
-    assert.match(missing.hint, /pass --secrets-url URL.*; or pass --no-secrets-check to post without checking/)
-
     const unreachable = await runCli([...post, '--secrets-url', 'http://127.0.0.1:9'], {env})
     assert.equal(unreachable.code, 5)
     const down = (JSON.parse(unreachable.stdout) as {error: {code: string; hint: string}}).error

@@ -1,6 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import {runCli} from '../../helpers/cli.js'
+import {startProxy} from '../../helpers/http.js'
 import {cliSandbox} from '../../helpers/cli-localnet.js'
 import {cliFixture} from '../../helpers/secrets.js'
 
@@ -63,13 +64,20 @@ describe('gpunet secrets get', () => {
     assert.match(error.hint, /--secrets-url or GPUNET_SECRETS_URL/)
   })
 
-  it('names the missing setting for devnet', async () => {
-    const devnet = await runCli(['secrets', 'get', '--network', 'devnet'], {env: {...f.env, GPUNET_SECRETS_URL: ''}})
-    assert.equal(devnet.code, 2)
-    assert.match(
-      devnet.stderr,
-      /no secrets service URL is configured for devnet\nHint: pass --secrets-url URL, set GPUNET_SECRETS_URL, or set "networks": \{"devnet": \{"secretsUrl": "…"\}\} in .*config\.json/,
-    )
+  it("uses the network's own secrets service on devnet when none is set", async () => {
+    // A stand-in proxy refuses the tunnel, so nothing leaves the machine; it shows where the CLI went.
+    const proxy = await startProxy()
+    try {
+      const env = {...f.env, GPUNET_SECRETS_URL: '', HTTPS_PROXY: proxy.url, NO_PROXY: ''}
+      const devnet = await runCli(['secrets', 'get', '--network', 'devnet', '--json'], {env})
+      assert.equal(devnet.code, 5, devnet.stderr)
+      const {error} = JSON.parse(devnet.stdout) as {error: {code: string; message: string}}
+      assert.equal(error.code, 'secrets_unreachable')
+      assert.match(error.message, /^cannot reach the secrets service at https:\/\/secrets\.k8s\.dev\.nos\.ci /)
+      assert.ok(proxy.seen.every((line) => line === 'CONNECT secrets.k8s.dev.nos.ci:443') && proxy.seen.length > 0)
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("uses the localnet's own secrets service on localnet, starting the localnet when none runs", async () => {

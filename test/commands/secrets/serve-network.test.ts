@@ -2,11 +2,13 @@
 import {strict as assert} from 'node:assert'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
+import {readFileSync} from 'node:fs'
 
-import {Keypair, type PublicKey} from '@solana/web3.js'
+import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {JobState} from '../../../src/lib/market/accounts.js'
 import {BIN} from '../../helpers/cli.js'
+import {startServer, type TestServer} from '../../helpers/http.js'
 import {call, login, newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
 import {putJobAccount, putRunAccount} from '../../helpers/standin-network.js'
 import {
@@ -161,6 +163,31 @@ for (const network of ['devnet', 'mainnet'] as const) {
       assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job: forged})}), 404, 'unknown_job')
     })
 
+    it('answers 50 refused logins for no such job and for a foreign account with a few RPC reads', async () => {
+      const url = server.document.url
+      const unknown = Keypair.generate().publicKey.toBase58()
+      const forged = await putJob(['HF_TOKEN'], {owner: Keypair.generate().publicKey})
+      const before = rpc.requests.length
+      const answers = await Promise.all(
+        Array.from({length: 50}, (_, i) =>
+          call(url, 'POST', '/login', {params: signLogin(newWallet(), {job: i % 2 ? unknown : forged})}),
+        ),
+      )
+      for (const answer of answers) assertError(answer, 404, 'unknown_job')
+      const reads = rpc.requests.slice(before).map((r) => r.method)
+      assert.ok(reads.length <= 4, `${reads.length} RPC requests: ${reads.join(', ')}`)
+    })
+
+    it('never locks out a node whose claim the RPC had not seen: its next login reads the job again', async () => {
+      const url = server.document.url
+      const job = await putJob(['HF_TOKEN'], {runBy: null})
+      assertError(await call(url, 'POST', '/login', {params: signLogin(node, {job})}), 403, 'job_not_running')
+      const runner = node.keypair().publicKey
+      putRunAccount(rpc, network, new PublicKey(job), runner, runner, now())
+      const token = await login(url, node, {job})
+      assert.deepEqual((await call(url, 'GET', '/secrets', {token})).body, {HF_TOKEN: 'hf'})
+    })
+
     it('answers 503 with Retry-After naming the setting when the gateway or the RPC does not answer', async () => {
       const url = server.document.url
       const job = await putJob(['DB_PASS'])
@@ -179,3 +206,107 @@ for (const network of ['devnet', 'mainnet'] as const) {
     })
   })
 }
+
+describe('gpunet secrets serve --network devnet against a hostile gateway', function () {
+  this.timeout(60_000)
+  const MiB = 1024 * 1024
+  let rpc: StandinRpc
+  let gateway: TestServer
+  let server: Started
+  let cleanup: () => Promise<void>
+  const node = newWallet()
+  /** Bytes each gateway answer got out before its connection closed, by CID. */
+  const served = new Map<string, number>()
+  /** What the gateway does for a CID: the bytes it serves, all at once or one chunk a second, and their length header. */
+  const behaviours = new Map<string, {size: number; chunk: number; everyMs: number; contentLength: boolean}>()
+
+  before(async () => {
+    rpc = await startStandinRpc()
+    gateway = await startServer((req, res) => {
+      const cid = req.url?.split('/').pop() ?? ''
+      const how = behaviours.get(cid)
+      if (!how) return res.writeHead(404).end()
+      res.writeHead(200, how.contentLength ? {'content-length': String(how.size)} : {})
+      let sent = 0
+      served.set(cid, 0)
+      const chunk = Buffer.alloc(how.chunk, 0x20)
+      const pump = () => {
+        // Written as fast as the reader takes them (backpressure), or one chunk every `everyMs`.
+        while (sent < how.size && !res.destroyed) {
+          const ok = res.write(chunk)
+          sent += chunk.length
+          served.set(cid, sent)
+          if (how.everyMs > 0) return void setTimeout(pump, how.everyMs)
+          if (!ok) return void res.once('drain', pump)
+        }
+        if (sent >= how.size) res.end()
+      }
+      pump()
+    })
+    const {dir, remove} = await tempDir()
+    cleanup = remove
+    server = await serveJson(
+      ['--network', 'devnet', '--rpc', rpc.url, '--ipfs-gateway', gateway.url, '--data-dir', dir],
+      {XDG_CONFIG_HOME: dir, GPUNET_RPC_URL: '', GPUNET_IPFS_GATEWAY: ''},
+    )
+  })
+
+  after(async () => {
+    if (server.child.exitCode === null) {
+      const exited = once(server.child, 'exit')
+      server.child.kill('SIGTERM')
+      await exited
+    }
+    await rpc.close()
+    await gateway.close()
+    await cleanup()
+  })
+
+  /** A running job of `node` whose definition the gateway serves as `how` says. */
+  async function hostileJob(how: {size: number; chunk: number; everyMs: number; contentLength: boolean}) {
+    const job = Keypair.generate().publicKey
+    const cid = await ipfsCid(Buffer.from(job.toBase58()))
+    behaviours.set(cid, how)
+    const fields = {
+      ipfsJob: cidDigest(cid),
+      timeout: 3600n,
+      state: JobState.QUEUED,
+      payer: newWallet().keypair().publicKey,
+    }
+    putJobAccount(rpc, 'devnet', job, fields)
+    const runner = node.keypair().publicKey
+    putRunAccount(rpc, 'devnet', job, runner, runner, Math.floor(Date.now() / 1000))
+    return {job: job.toBase58(), cid}
+  }
+
+  /** The service's peak resident memory (VmHWM), in bytes. */
+  const peakMemory = () => {
+    const status = readFileSync(`/proc/${server.child.pid}/status`, 'utf8')
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) * 1024
+  }
+
+  it('refuses a definition over 1 MiB: by its length header, or once the stream passes it, reading no further', async () => {
+    const declared = await hostileJob({size: 10 * MiB, chunk: 64 * 1024, everyMs: 0, contentLength: true})
+    const refused = await call(server.document.url, 'POST', '/login', {params: signLogin(node, {job: declared.job})})
+    assert.match(assertError(refused, 403, 'definition_too_large'), /larger than 1048576 bytes/)
+
+    // No length header, and far more bytes than any reader should take: 4 GiB.
+    const endless = await hostileJob({size: 4096 * MiB, chunk: 64 * 1024, everyMs: 0, contentLength: false})
+    const cut = await call(server.document.url, 'POST', '/login', {params: signLogin(node, {job: endless.job})})
+    assertError(cut, 403, 'definition_too_large')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const sent = served.get(endless.cid) as number
+    // The service read past 1 MiB and dropped the connection: what it took is the cap plus socket buffers.
+    assert.ok(sent > MiB && sent < 64 * MiB, `the gateway got ${sent} bytes out`)
+    assert.ok(peakMemory() < 400 * MiB, `peak memory ${peakMemory()} bytes`)
+  })
+
+  it('answers 503 with Retry-After to a login whose gateway trickles, instead of holding it open', async () => {
+    const trickle = await hostileJob({size: 100_000, chunk: 10, everyMs: 50, contentLength: false})
+    const answer = await call(server.document.url, 'POST', '/login', {params: signLogin(node, {job: trickle.job})})
+    assert.equal(answer.status, 503, JSON.stringify(answer.body))
+    assert.ok(Number(answer.headers.get('retry-after')) >= 1)
+    // At 200 bytes a second, the login gave up long before the 100 kB would have come.
+    assert.ok((served.get(trickle.cid) as number) < 100_000)
+  })
+})

@@ -125,6 +125,42 @@ forEachAdapter('gpunet secrets serve', (adapter) => {
   })
 })
 
+describe('gpunet secrets serve: two processes on one SQLite file', () => {
+  it('answers 320 concurrent writes split between them without a 500, and loses none', async function () {
+    this.timeout(120_000)
+    const store = await freshStore({name: 'SQLite'} as Adapter)
+    const servers = [await serve(store.args), await serve(store.args)]
+    try {
+      const wallets = Array.from({length: 32}, newWallet)
+      // Logins write too (each signature is recorded): half of them on each process.
+      const tokens = await Promise.all(wallets.map((w, i) => login((servers[i % 2] as Server).url, w)))
+      const statuses = await Promise.all(
+        Array.from({length: 320}, (_, i) =>
+          call((servers[i % 2] as Server).url, 'POST', '/secrets', {
+            token: tokens[i % 32],
+            params: {secrets: {[`K${i}`]: `v${i}`}},
+          }).then((answer) => answer.status),
+        ),
+      )
+      assert.deepEqual(
+        statuses.filter((status) => status !== 200),
+        [],
+      )
+      for (const [w, wallet] of wallets.entries()) {
+        const token = await login((servers[w % 2] as Server).url, wallet)
+        const stored = (await call((servers[(w + 1) % 2] as Server).url, 'GET', '/secrets', {token})).body
+        const expected = Object.fromEntries(
+          Array.from({length: 10}, (_, k) => 32 * k + w).map((i) => [`K${i}`, `v${i}`]),
+        )
+        assert.deepEqual(stored, expected)
+      }
+    } finally {
+      for (const server of servers) await stop(server, 'SIGTERM')
+      await store.cleanup()
+    }
+  })
+})
+
 describe('gpunet secrets serve (command)', () => {
   it('prints its URL on stdout, logs requests on stderr and stops cleanly on SIGTERM', async () => {
     const {dir, remove} = await tempDir()

@@ -1,10 +1,12 @@
+import bs58 from 'bs58'
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {join} from 'node:path'
 
+import {verifySignature} from '../../../src/lib/ed25519.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {configureHttp} from '../../../src/lib/http.js'
-import {SecretsClient} from '../../../src/lib/secrets/client.js'
+import {loginPrefix, SecretsClient} from '../../../src/lib/secrets/client.js'
 import {TokenCache} from '../../../src/lib/secrets/token-cache.js'
 import {startProxy, startServer, type TestServer, withProxyVariables} from '../../helpers/http.js'
 import {MemoryAuthority, newAddress, newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
@@ -79,6 +81,8 @@ describe('SecretsClient over the shared HTTP client', () => {
   const standIn =
     (secrets: (req: IncomingMessage, res: ServerResponse, count: number) => void) =>
     (req: IncomingMessage, res: ServerResponse) => {
+      // Another implementation: no health document, so no bound login message.
+      if (req.url?.endsWith('/health')) return void res.writeHead(404).end()
       if (req.url?.endsWith('/login')) {
         res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 'stand-in-token'}))
         return
@@ -111,7 +115,7 @@ describe('SecretsClient over the shared HTTP client', () => {
     )
     const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
     assert.deepEqual(await client.list(), {A: '1'})
-    assert.deepEqual(server.seen, ['POST /login', 'GET /secrets', 'GET /secrets'])
+    assert.deepEqual(server.seen, ['GET /health', 'POST /login', 'GET /secrets', 'GET /secrets'])
     assert.ok(times[1]! - times[0]! >= 950, `waited ${times[1]! - times[0]!} ms`)
   })
 
@@ -122,7 +126,7 @@ describe('SecretsClient over the shared HTTP client', () => {
       client.set({A: '1'}),
       (error) => isGpunetError(error) && error.exitCode === 5 && /try again later/.test(error.hint ?? ''),
     )
-    assert.deepEqual(server.seen, ['POST /login', 'POST /secrets'])
+    assert.deepEqual(server.seen, ['GET /health', 'POST /login', 'POST /secrets'])
   })
 
   it('fails with exit 5 naming the timeout when the service never answers', async () => {
@@ -138,6 +142,58 @@ describe('SecretsClient over the shared HTTP client', () => {
     )
   })
 
+  it("signs the network's message only for the network's own services, a bound one where advertised, else the spec's", async () => {
+    const wallet = newWallet()
+    const signed: string[] = []
+    // A stand-in service that records which message the login's signature is of.
+    const checking = (req: IncomingMessage, res: ServerResponse) => {
+      let body = ''
+      req.on('data', (chunk: Buffer) => (body += chunk))
+      req.on('end', () => {
+        // Only the local stand-in advertises a bound message, for its own host.
+        if (req.url?.endsWith('/health') && req.headers.host === bound)
+          return res.setHeader('content-type', 'application/json').end(JSON.stringify({login: {hosts: [bound]}}))
+        if (!req.url?.endsWith('/login')) return res.setHeader('content-type', 'application/json').end('{}')
+        const {signature, timestamp} = JSON.parse(body) as {signature: string; timestamp: number}
+        const prefix = ['service_secret_', 'nosana_secret_', `gpunet_secret_${bound}_`].find((p) =>
+          verifySignature(
+            bs58.decode(signature),
+            new TextEncoder().encode(`${p}${timestamp}`),
+            bs58.decode(wallet.address),
+          ),
+        )
+        signed.push(`${req.headers.host} ${prefix}`)
+        res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 't'}))
+      })
+    }
+    let bound = ''
+    const proxy = await startProxy(checking)
+    const local = await serve(checking)
+    const advertising = await serve(checking)
+    bound = new URL(advertising.url).host
+    servers.push(proxy)
+    await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+      for (const url of [
+        'http://secrets.nosana.ci',
+        'http://SECRETS.K8S.DEV.NOS.CI./',
+        'http://secrets.nosana.ci.gpunet-test.invalid',
+        'http://nosana.ci',
+        local.url,
+        advertising.url,
+      ])
+        await new SecretsClient({url, wallet, cache: null}).list()
+    })
+    assert.deepEqual(signed, [
+      'secrets.nosana.ci nosana_secret_',
+      'secrets.k8s.dev.nos.ci. nosana_secret_',
+      'secrets.nosana.ci.gpunet-test.invalid service_secret_',
+      'nosana.ci service_secret_',
+      `${new URL(local.url).host} service_secret_`,
+      `${bound} gpunet_secret_${bound}_`,
+    ])
+    assert.equal(loginPrefix('https://secrets.nosana.ci:443/'), 'nosana_secret_')
+  })
+
   it('reaches a remote service through HTTP_PROXY', async () => {
     const proxy = await startProxy(standIn((_req, res) => res.setHeader('content-type', 'application/json').end('{}')))
     servers.push(proxy)
@@ -146,6 +202,7 @@ describe('SecretsClient over the shared HTTP client', () => {
       assert.deepEqual(await client.list(), {})
     })
     assert.deepEqual(proxy.seen, [
+      'GET http://secrets.gpunet-test.invalid/health',
       'POST http://secrets.gpunet-test.invalid/login',
       'GET http://secrets.gpunet-test.invalid/secrets',
     ])

@@ -5,6 +5,7 @@ import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:cryp
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
 import {isGpunetError} from '../../errors.js'
+import {LOGIN_PREFIXES, loginMessage} from '../login-message.js'
 import {badRequest, HttpError} from './http-error.js'
 
 /** A run of a job: the node that claimed it and when (unix s). */
@@ -53,11 +54,6 @@ export interface LoginRequest {
 const ALGORITHM = 'HS256'
 const ISSUER = 'gpunet-secrets'
 
-/** The text a wallet signs to log in. */
-export function loginMessage(timestamp: number): string {
-  return `service_secret_${timestamp}`
-}
-
 /** Validates the shapes of the login parameters (base58 keys and signature, integer timestamp). */
 export function parseLogin(params: Record<string, unknown>): LoginRequest {
   const [address, addressBytes] = base58Param(params, 'address', 32, true) as [string, Uint8Array]
@@ -105,11 +101,16 @@ function isBase58(value: unknown, bytes: number): value is string {
 }
 
 /**
- * Checks that `signature` is the ed25519 signature of `service_secret_<timestamp>` by `address` (strict rules, see
- * ed25519.ts), and that the timestamp is at most `skewSeconds` from `now`. Strictness refuses re-encoded
- * signatures, so remembering used signatures is enough to refuse replays.
+ * Checks that `signature` is the ed25519 signature by `address` (strict rules, see ed25519.ts) of one of the
+ * accepted messages for `timestamp`, and that the timestamp is at most `skewSeconds` from `now`. Strictness refuses
+ * re-encoded signatures, so remembering used signatures (whatever message they signed) is enough to refuse replays.
  */
-export function verifyLoginSignature(login: LoginRequest, now: number, skewSeconds: number): void {
+export function verifyLoginSignature(
+  login: LoginRequest,
+  now: number,
+  skewSeconds: number,
+  prefixes: readonly string[] = LOGIN_PREFIXES,
+): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
     throw new HttpError(
       401,
@@ -117,14 +118,14 @@ export function verifyLoginSignature(login: LoginRequest, now: number, skewSecon
       `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`,
     )
   }
-  const message = new TextEncoder().encode(loginMessage(login.timestamp))
-  const valid = verifySignature(login.bytes.signature, message, login.bytes.address)
-  if (!valid)
-    throw new HttpError(
-      401,
-      'invalid_signature',
-      `the signature is not ${loginMessage(login.timestamp)} signed by ${login.address}`,
-    )
+  const encoder = new TextEncoder()
+  const valid = prefixes.some((prefix) =>
+    verifySignature(login.bytes.signature, encoder.encode(loginMessage(login.timestamp, prefix)), login.bytes.address),
+  )
+  if (!valid) {
+    const messages = prefixes.map((prefix) => loginMessage(login.timestamp, prefix)).join(' or ')
+    throw new HttpError(401, 'invalid_signature', `the signature is not ${messages} signed by ${login.address}`)
+  }
 }
 
 /** The run by which `node` may read the job's secrets at `now`: the job is not done and the run's paid time lasts. */
@@ -190,8 +191,9 @@ export async function checkJobStillRuns(
 }
 
 /**
- * The job from the authority's cache when it passes `accepts`; read afresh when it does not, so a cached answer
- * from before the node's claim never refuses the node (only acceptance may be a few seconds stale).
+ * The job from the authority's cache when it passes `accepts`, or when there is none: no such job (or an account
+ * of another program) is a definitive refusal, and a few seconds of it cost no RPC read. A job that does not pass
+ * is read afresh, so a cached answer from before the node's claim never refuses the node.
  */
 async function currentJob(
   authority: JobAuthority,
@@ -199,7 +201,7 @@ async function currentJob(
   accepts: (record: JobRecord) => boolean,
 ): Promise<JobRecord | null> {
   const cached = await unavailableOnFailure(() => authority.getJob(job))
-  if (cached && accepts(cached)) return cached
+  if (!cached || accepts(cached)) return cached
   return unavailableOnFailure(() => authority.getJob(job, true))
 }
 

@@ -5,6 +5,7 @@
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
+import {MAX_DEFINITION_BYTES} from '../../definition/size.js'
 import {GpunetError} from '../../errors.js'
 import {computeCidV0} from '../../ipfs/cid.js'
 import {AccountDecodeError, decodeJobAccount, JobState} from '../../market/accounts.js'
@@ -17,8 +18,14 @@ import {HttpError} from './http-error.js'
 export interface ChainAuthorityOptions {
   connection: Connection
   programId: PublicKey
-  /** The bytes stored under a CID; null when the store answers that it has none. Throws when it does not answer. */
-  readContent(cid: string): Promise<Uint8Array | null>
+  /**
+   * The bytes stored under a CID; null when the store answers that it has none. Throws when it does not answer,
+   * and a GpunetError `content_too_large` as soon as the content passes `maxBytes` (it must not read on); gives up
+   * when `signal` aborts.
+   */
+  readContent(cid: string, limits: {maxBytes: number; signal: AbortSignal}): Promise<Uint8Array | null>
+  /** How long one read of a definition may take in all, a trickling gateway included (default 10 s). */
+  contentDeadlineMs?: number
   /** How the operator sets the RPC URL and the content store, named in 503 answers. */
   settings: {rpc: string; content: string}
 }
@@ -62,9 +69,17 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
     },
     async getDefinition(cid) {
       let bytes: Uint8Array | null
+      const tooLarge = () =>
+        new HttpError(
+          403,
+          'definition_too_large',
+          `the job's definition ${cid} is larger than ${MAX_DEFINITION_BYTES} bytes, more than any job may post`,
+        )
       try {
-        bytes = await options.readContent(cid)
-      } catch {
+        const signal = AbortSignal.timeout(options.contentDeadlineMs ?? 10_000)
+        bytes = await options.readContent(cid, {maxBytes: MAX_DEFINITION_BYTES, signal})
+      } catch (error) {
+        if (error instanceof GpunetError && error.code === 'content_too_large') throw tooLarge()
         throw new HttpError(
           503,
           'content_store_unavailable',
@@ -73,6 +88,7 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
         )
       }
       if (!bytes) throw new HttpError(404, 'definition_not_found', `the content store has no definition ${cid}`)
+      if (bytes.byteLength > MAX_DEFINITION_BYTES) throw tooLarge()
       if (computeCidV0(bytes).cid !== cid)
         throw new HttpError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
       try {

@@ -2,6 +2,7 @@ import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from
 
 import {webPageRefusal} from '../../loopback-guard.js'
 import {secretProblem} from '../limits.js'
+import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {
   checkJobStillRuns,
   jobScope,
@@ -15,7 +16,7 @@ import {deriveKey, SecretCipher} from './crypto.js'
 import {parseForm, parseJson} from './body.js'
 import {badRequest, HttpError} from './http-error.js'
 import {type RateLimit, RateLimiter} from './rate-limit.js'
-import {type Quota, QuotaError, type SecretStorage} from './storage.js'
+import {type Quota, QuotaError, type SecretStorage, StorageBusyError} from './storage.js'
 
 /** The service's limits; every one has a default, `secrets serve` flags, tests and benchmarks change them. */
 export interface ServiceLimits extends Quota {
@@ -29,6 +30,13 @@ export interface ServiceLimits extends Quota {
   loginPerAddress: RateLimit
   /** Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. */
   loginFailuresPerIp: RateLimit
+  /**
+   * Owners whose first secrets are stored, per client IP: one IP cannot use up the store with throwaway keys, so
+   * the total (`totalBytes`) stays a last resort that a new owner elsewhere does not meet.
+   */
+  newOwnersPerIp: RateLimit
+  /** How long a job login may wait for the chain and the content store in all before it answers 503. */
+  jobLoginDeadlineMs: number
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
@@ -40,6 +48,8 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   clockSkewSeconds: 60,
   loginPerAddress: {limit: 30, windowMs: 60_000},
   loginFailuresPerIp: {limit: 100, windowMs: 60_000},
+  newOwnersPerIp: {limit: 100, windowMs: 3_600_000},
+  jobLoginDeadlineMs: 10_000,
 }
 
 export interface SecretsServiceOptions {
@@ -56,6 +66,11 @@ export interface SecretsServiceOptions {
   trustProxy?: boolean
   /** The clock, in milliseconds (tests pin it). */
   now?: () => number
+  /**
+   * Hosts (`name:port`) clients reach the service at, besides the one it listens on: logins may sign the message
+   * bound to them (see `boundLoginPrefix`), which /health advertises.
+   */
+  hosts?: string[]
 }
 
 /** A secrets service instance: an HTTP server that is not listening until `listen`. */
@@ -83,8 +98,16 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   const tokens = new TokenIssuer(deriveKey(options.masterKey, 'login-tokens'))
   const perAddress = new RateLimiter(limits.loginPerAddress)
   const failuresPerIp = new RateLimiter(limits.loginFailuresPerIp)
+  const newOwnersPerIp = new RateLimiter(limits.newOwnersPerIp)
   const exempt = new Set<string>()
   const subjects = new WeakMap<FastifyRequest, string>()
+  const hosts = new Set((options.hosts ?? []).map((host) => host.toLowerCase()))
+  let loginPrefixes: readonly string[] = LOGIN_PREFIXES
+  const addHost = (host: string) => {
+    hosts.add(host.toLowerCase())
+    loginPrefixes = [...LOGIN_PREFIXES, ...[...hosts].map(boundLoginPrefix)]
+  }
+  for (const host of hosts) addHost(host)
 
   const app = Fastify({bodyLimit: limits.bodyBytes, logger: false, trustProxy: options.trustProxy ?? false})
   app.removeAllContentTypeParsers()
@@ -144,7 +167,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     } catch {
       throw new HttpError(503, 'storage_unavailable', 'the storage does not answer')
     }
-    return {status: 'ok'}
+    // The login messages bound to this service: a client that finds its URL's host here signs that one.
+    return {status: 'ok', login: {hosts: [...hosts]}}
   })
 
   app.post('/login', async (request) => {
@@ -157,7 +181,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       const limited = !exempt.has(login.address)
       // Only failures count against an IP, so a client that logs in correctly is never throttled by its IP.
       if (limited) refuseOverLimit(failuresPerIp, request.ip, clock())
-      verifyLoginSignature(login, now, limits.clockSkewSeconds)
+      verifyLoginSignature(login, now, limits.clockSkewSeconds, loginPrefixes)
       verified = true
       // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
       if (limited) {
@@ -171,7 +195,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       }
       const expiresAt = now + limits.tokenTtlSeconds
       if (!login.job) return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
-      const job = await jobScope(authority, login.address, login.job, now)
+      const job = await withinDeadline(jobScope(authority, login.address, login.job, now), limits.jobLoginDeadlineMs)
       return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500
@@ -211,6 +235,18 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   app.post('/secrets', async (request, reply) => {
     const owner = await ownerOnly(request)
     const secrets = parseSecrets(bodyParams(request).secrets)
+    // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted.
+    if ((await storage.list(owner)).length === 0) {
+      const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
+      if (retryAfter !== undefined)
+        throw new HttpError(
+          429,
+          'too_many_new_owners',
+          `too many new owners stored secrets from this address; retry in ${retryAfter} s`,
+          {'retry-after': String(retryAfter)},
+        )
+      newOwnersPerIp.hit(request.ip, clock())
+    }
     await storage.put(
       owner,
       secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
@@ -243,6 +279,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     async listen(port = 0, host = '127.0.0.1') {
       loopback = isLoopbackHost(host)
       url = await app.listen({port, host})
+      addHost(new URL(url).host)
       return url
     },
     exemptFromLoginLimits(address) {
@@ -252,6 +289,36 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       await app.close()
       await storage.close()
     },
+  }
+}
+
+/**
+ * The answer of `work`, or a 503 with Retry-After once `ms` pass: a slow or trickling chain or content store never
+ * holds a login open (the reads themselves end on their own timeouts; their cached results serve the retry).
+ */
+async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HttpError(
+            503,
+            'chain_unavailable',
+            `the chain or the job's definition did not answer within ${ms} ms; try again`,
+            {
+              'retry-after': '5',
+            },
+          ),
+        ),
+      ms,
+    )
+  })
+  work.catch(() => {})
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -313,6 +380,10 @@ const QUOTA_ERRORS: Record<QuotaError['kind'], (limit: number) => HttpError> = {
 function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpError {
   if (error instanceof HttpError) return error
   if (error instanceof QuotaError) return QUOTA_ERRORS[error.kind](error.limit)
+  if (error instanceof StorageBusyError)
+    return new HttpError(503, 'storage_busy', 'the database is busy with other writers; try again', {
+      'retry-after': '1',
+    })
   const code = (error as FastifyError).code
   const status = (error as FastifyError).statusCode ?? 500
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')

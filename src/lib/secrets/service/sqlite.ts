@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import {chmodSync, closeSync, existsSync, fdatasyncSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
-import {checkQuota, type Quota, type SealedSecret, type SecretStorage} from './storage.js'
+import {checkQuota, type Quota, type SealedSecret, type SecretStorage, StorageBusyError} from './storage.js'
 
 // better-sqlite3 12 built for Node 24 aborts the process when V8 collects one of its objects outside a JavaScript
 // context: Node 24's ObjectWrap destructor removes an environment cleanup hook and asserts on a missing Environment
@@ -54,11 +54,18 @@ const SCHEMA = `
  * the disk: they survive a crash of the service, and only a crash of the machine within the two minutes a
  * signature is valid could forget one.
  */
-export function openSqliteStorage(file: string, options: {dataSync?: DataSync} = {}): SecretStorage {
+export function openSqliteStorage(
+  file: string,
+  options: {
+    dataSync?: DataSync
+    /** How long a commit waits for another process's write lock (5 s). */ busyTimeoutMs?: number
+  } = {},
+): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
   const db = openKept(file)
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
+  const busyTimeout = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}`)
   db.exec(SCHEMA)
   migrateUsedSignatures(db)
   // SQLite gives -wal and -shm the database file's mode; these may predate that file's chmod.
@@ -193,6 +200,28 @@ class ListCache {
   }
 }
 
+/** Commits tried at most while another process holds the file's write lock, each after busy_timeout ran out. */
+const BUSY_ATTEMPTS = 3
+
+/**
+ * Runs a commit, again while the database stays busy. The commit starts with BEGIN IMMEDIATE, so it takes the
+ * write lock before reading anything: a deferred one that read first and found another process's commit after
+ * its snapshot fails at once with SQLITE_BUSY, without waiting (SQLite cannot upgrade a stale snapshot).
+ */
+function commitWhenFree<T>(commit: () => T): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return commit()
+    } catch (error) {
+      if (!isBusy(error) || attempt >= BUSY_ATTEMPTS) throw error
+    }
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test(String((error as {code?: unknown}).code ?? ''))
+}
+
 interface PendingWrite {
   write: () => unknown
   durable: boolean
@@ -229,7 +258,9 @@ class GroupCommit {
   // After a failed fdatasync the disk's state is unknown (the kernel may have dropped the pages): every later
   // durable write fails too, until the service is restarted.
   private failure: Error | undefined
-  private readonly commit: (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
+  private readonly commit: Database.Transaction<
+    (writes: PendingWrite[]) => Array<{ok: true; value: unknown} | {ok: false; error: unknown}>
+  >
 
   constructor(
     db: Database.Database,
@@ -278,9 +309,9 @@ class GroupCommit {
     if (writes.length === 0) return
     let outcomes: ReturnType<typeof this.commit>
     try {
-      outcomes = this.commit(writes)
+      outcomes = commitWhenFree(() => this.commit.immediate(writes))
     } catch (error) {
-      outcomes = writes.map(() => ({ok: false, error}))
+      outcomes = writes.map(() => ({ok: false, error: isBusy(error) ? new StorageBusyError() : error}))
     }
     if (!gather && durable > 0 && !this.failure && outcomes.some((o) => o.ok)) {
       try {

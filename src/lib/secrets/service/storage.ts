@@ -47,6 +47,14 @@ export class QuotaError extends Error {
   }
 }
 
+/** Thrown by a write the database stayed too busy for (other processes writing to the same file): answered 503. */
+export class StorageBusyError extends Error {
+  constructor() {
+    super('the database is busy')
+    this.name = 'StorageBusyError'
+  }
+}
+
 /** Checks an owner's usage after a write, and the database's total when the write grew it. */
 export function checkQuota(
   quota: Quota,

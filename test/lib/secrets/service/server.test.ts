@@ -1,3 +1,5 @@
+import {AuthorizationManager} from '@nosana/sdk'
+import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 import {decodeJwt, decodeProtectedHeader, SignJWT} from 'jose'
 import {strict as assert} from 'node:assert'
@@ -6,7 +8,7 @@ import {randomBytes} from 'node:crypto'
 import {type JobRecord, TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
 import {deriveKey} from '../../../../src/lib/secrets/service/crypto.js'
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
-import type {SecretStorage} from '../../../../src/lib/secrets/service/storage.js'
+import {type SecretStorage, StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
 import {
   call,
   type Encoding,
@@ -22,13 +24,14 @@ import {
 type Started = Awaited<ReturnType<typeof startService>>
 
 /** The one error shape of the service, and nothing else in the body. */
-function assertError(answer: {status: number; body: unknown}, status: number, code: string): void {
+function assertError(answer: {status: number; body: unknown}, status: number, code: string): string {
   assert.equal(answer.status, status, JSON.stringify(answer.body))
   const body = answer.body as {error: {code: string; message: string}}
   assert.deepEqual(Object.keys(body), ['error'])
   assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message'])
   assert.equal(body.error.code, code)
   assert.ok(body.error.message.length > 0)
+  return body.error.message
 }
 
 forEachAdapter('secrets service', (adapter) => {
@@ -176,10 +179,20 @@ forEachAdapter('secrets service', (adapter) => {
     assert.deepEqual((await call(s.url, 'GET', '/secrets', {token: bob})).body, {SHARED_NAME: 'bob'})
   })
 
-  it('answers health', async () => {
+  it('answers health, naming the host its bound login message names', async () => {
     const answer = await call(s.url, 'GET', '/health')
     assert.equal(answer.status, 200)
-    assert.deepEqual(answer.body, {status: 'ok'})
+    assert.deepEqual(answer.body, {status: 'ok', login: {hosts: [new URL(s.url).host]}})
+  })
+
+  it('accepts the login message bound to its host, once, and refuses one bound to another service', async () => {
+    const host = new URL(s.url).host
+    const params = signLogin(newWallet(), {prefix: `gpunet_secret_${host}_`})
+    assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200)
+    assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+    const elsewhere = signLogin(newWallet(), {prefix: 'gpunet_secret_127.0.0.1:1_'})
+    const refused = await call(s.url, 'POST', '/login', {params: elsewhere})
+    assert.match(assertError(refused, 401, 'invalid_signature'), new RegExp(`or gpunet_secret_${host}_\\d+ signed by`))
   })
 
   describe('login', () => {
@@ -190,6 +203,22 @@ forEachAdapter('secrets service', (adapter) => {
       assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200)
       assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
       assertError(await call(s.url, 'POST', '/login', {params, encoding: 'form'}), 401, 'replayed_signature')
+    })
+
+    it("accepts the network's message too, each signature once under either message", async () => {
+      for (const prefix of ['service_secret_', 'nosana_secret_']) {
+        const params = signLogin(newWallet(), {prefix})
+        assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200, prefix)
+        assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+        assertError(await call(s.url, 'POST', '/login', {params, encoding: 'form'}), 401, 'replayed_signature')
+      }
+      // Signed by the network's official SDK, as its clients sign for the networks' services.
+      const keypair = Keypair.generate()
+      const timestamp = now()
+      const signed = await new AuthorizationManager(keypair).generate(`nosana_secret_${timestamp}`)
+      const params = {address: keypair.publicKey.toBase58(), signature: signed.split(':')[1]!, timestamp}
+      assert.equal((await call(s.url, 'POST', '/login', {params})).status, 200)
+      assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
     })
 
     it('refuses stale and future timestamps, and accepts one within 60 seconds', async () => {
@@ -325,6 +354,22 @@ forEachAdapter('secrets service', (adapter) => {
       assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
       const record = authority.jobs.get(job) as JobRecord
       assert.ok((decodeJwt(token).exp as number) <= (record.runs[0]?.time as number) + record.timeout)
+    })
+
+    it('is given for a login signed with either message, each signature once', async () => {
+      for (const prefix of ['service_secret_', 'nosana_secret_']) {
+        const params = signLogin(node, {job, prefix})
+        const answer = await call(s.url, 'POST', '/login', {params})
+        assert.equal(answer.status, 200, prefix)
+        const {token} = answer.body as {token: string}
+        assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {DB_PASS: 'db', HF_TOKEN: 'hf'})
+        assertError(await call(s.url, 'POST', '/login', {params}), 401, 'replayed_signature')
+        assertError(
+          await call(s.url, 'POST', '/login', {params: {...params, job: undefined}}),
+          401,
+          'replayed_signature',
+        )
+      }
     })
 
     it('lives no longer than the job has left', async () => {
@@ -553,6 +598,31 @@ forEachAdapter('secrets service', (adapter) => {
 })
 
 forEachAdapter('secrets service rate limits', (adapter) => {
+  it('keeps room for a new owner elsewhere when one IP stores for 50 throwaway owners', async () => {
+    // Room for 20 owners of 1 kB; one IP may add 10 an hour.
+    const s = await startService(adapter, {
+      trustProxy: true,
+      limits: {totalBytes: 20 * 1100, newOwnersPerIp: {limit: 10, windowMs: 3_600_000}},
+    })
+    try {
+      const from = (ip: string) => ({'x-forwarded-for': ip})
+      const write = async (ip: string) => {
+        const wallet = newWallet()
+        const token = ((await call(s.url, 'POST', '/login', {params: signLogin(wallet)})).body as {token: string}).token
+        const params = {secrets: {KEY: 'x'.repeat(1000)}}
+        return call(s.url, 'POST', '/secrets', {token, params, headers: from(ip)})
+      }
+      const throwaway = await Promise.all(Array.from({length: 50}, () => write('203.0.113.7')))
+      assert.equal(throwaway.filter((a) => a.status === 200).length, 10)
+      const refused = throwaway.find((a) => a.status !== 200) as Awaited<ReturnType<typeof write>>
+      assert.match(assertError(refused, 429, 'too_many_new_owners'), /too many new owners .* retry in \d+ s/)
+      assert.ok(Number(refused.headers.get('retry-after')) > 0)
+      assert.equal((await write('198.51.100.1')).status, 200)
+    } finally {
+      await s.stop()
+    }
+  })
+
   it('limits valid logins per address and failed logins per client IP, never successes per IP', async () => {
     const s = await startService(adapter, {
       limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginFailuresPerIp: {limit: 5, windowMs: 60_000}},
@@ -742,6 +812,24 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       assertError(answer, 503, 'chain_unavailable')
       assert.ok(!answer.text.includes('10.1.2.3'))
       assert.equal(definitionsRead, 1)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('answers 503 storage_busy with Retry-After when the database stays busy', async () => {
+    const busy = (inner: SecretStorage): SecretStorage => ({
+      ...inner,
+      put: async () => {
+        throw new StorageBusyError()
+      },
+    })
+    const s = await startService(adapter, {wrap: busy})
+    try {
+      const token = await login(s.url, newWallet())
+      const answer = await call(s.url, 'POST', '/secrets', {token, params: {secrets: {A: '1'}}})
+      assert.match(assertError(answer, 503, 'storage_busy'), /^the database is busy with other writers; try again$/)
+      assert.equal(answer.headers.get('retry-after'), '1')
     } finally {
       await s.stop()
     }

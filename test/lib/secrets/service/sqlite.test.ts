@@ -6,6 +6,7 @@ import Database from 'better-sqlite3'
 
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
+import {StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
 import {tempDir} from '../../../helpers/secrets.js'
 
 const mode = (file: string) => statSync(file).mode & 0o777
@@ -93,6 +94,30 @@ describe('SQLite secret storage', () => {
       // At 1100 everything signed before 1039 is forgotten: the clock check refuses those timestamps by then.
       assert.equal(await storage.claimSignature('later', 1100, 1100, 61), true)
       assert.equal(await storage.claimSignature('fresh', 1005, 1100, 61), true)
+      await storage.close()
+    } finally {
+      await remove()
+    }
+  })
+
+  it('refuses a write with StorageBusyError while another connection keeps the write lock, and takes it after', async () => {
+    const {dir, remove} = await tempDir()
+    try {
+      const file = join(dir, 'secrets.db')
+      const storage = openSqliteStorage(file, {busyTimeoutMs: 50})
+      const other = new Database(file)
+      other.exec('BEGIN IMMEDIATE')
+      await assert.rejects(
+        storage.put('owner', [{name: 'A', sealed: Buffer.from('1')}], DEFAULT_LIMITS),
+        (error: Error) => error instanceof StorageBusyError && error.message === 'the database is busy',
+      )
+      other.exec('COMMIT')
+      other.close()
+      await storage.put('owner', [{name: 'A', sealed: Buffer.from('1')}], DEFAULT_LIMITS)
+      assert.deepEqual(
+        (await storage.list('owner')).map((s) => s.name),
+        ['A'],
+      )
       await storage.close()
     } finally {
       await remove()
