@@ -127,6 +127,23 @@ describe('ed25519', () => {
     assert.ok(points > 600, String(points))
   })
 
+  it('takes a point whose top bytes look like y >= p but whose middle bytes do not, and refuses other lengths', () => {
+    // y >= p needs all of bytes 1..30 to be 0xff: a point with the top byte 0x7f, a low byte >= 0xed and some,
+    // not all, 0xff bytes between is an ordinary point (found by trying y values, as a key could be).
+    let found = 0
+    for (let i = 0; found < 20 && i < 10_000; i++) {
+      const bytes = Uint8Array.from(randomBytes(32))
+      bytes[31] = 0x7f | ((bytes[31] as number) & 0x80)
+      bytes[0] = 0xed + (i % 0x13)
+      bytes[1 + (i % 30)] = 0xff
+      if (!safeDecode(bytes) || ed25519.Point.fromBytes(bytes, false).isSmallOrder()) continue
+      found++
+      assert.ok(isStrictPoint(bytes), Buffer.from(bytes).toString('hex'))
+    }
+    assert.equal(found, 20)
+    for (const length of [0, 31, 33, 64]) assert.ok(!isStrictPoint(new Uint8Array(length).fill(9)), String(length))
+  })
+
   it('still accepts a valid signature by a key with a fresh cache entry, after refusing others', () => {
     const fresh = generateKeypairBytes()
     const freshKey = signingKey(fresh) as NonNullable<ReturnType<typeof signingKey>>
