@@ -10,7 +10,11 @@ export const AREAS = {
   },
   preflight: {
     mutate: ['src/lib/job/preflight.ts'],
-    spec: ['test/lib/job/preflight.test.ts', 'test/lib/job/secrets-check.test.ts'],
+    spec: [
+      'test/lib/job/preflight.test.ts',
+      'test/lib/job/preflight-hints.test.ts',
+      'test/lib/job/secrets-check.test.ts',
+    ],
   },
   'market-amounts': {
     mutate: ['src/lib/market/amounts.ts'],

@@ -54,13 +54,14 @@ describe('checkSecretsStored (job post)', function () {
     await dir.remove()
   })
 
-  const check = (names: string[]) =>
+  const check = (names: string[], options: {network?: 'localnet' | 'devnet'; url?: string; wallet?: string} = {}) =>
     checkSecretsStored(referring(names), {
-      network: 'localnet',
-      secretsUrl: service.url,
-      wallet: walletFile,
+      network: options.network ?? 'localnet',
+      secretsUrl: options.url ?? service.url,
+      wallet: options.wallet ?? walletFile,
       note: () => {},
     })
+  const SKIP = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
 
   it('answers the names referred to when every one is stored', async () => {
     assert.deepEqual(await check(['STORED']), ['STORED'])
@@ -86,6 +87,50 @@ describe('checkSecretsStored (job post)', function () {
       assert.equal(error.message, 'the job refers to secrets you have not stored on localnet: FIRST, SECOND')
       assert.match(error.hint ?? '', /^store each with `gpunet secrets set FIRST`/)
       assert.deepEqual(error.fields, {missing: ['FIRST', 'SECOND']})
+      return true
+    })
+  })
+
+  it('names the network to store them on off localnet', async () => {
+    await assert.rejects(check(['GONE'], {network: 'devnet'}), (error: unknown) => {
+      assert.ok(isGpunetError(error))
+      assert.equal(error.message, 'the job refers to a secret you have not stored on devnet: GONE')
+      assert.match(
+        error.hint ?? '',
+        /^store it with `gpunet secrets set GONE --network devnet` \(the value on standard/,
+      )
+      return true
+    })
+  })
+
+  it('asks no store when the job refers to no secret', async () => {
+    // Nothing listens on port 1: asking would fail.
+    assert.deepEqual(await check([], {url: 'http://127.0.0.1:1'}), [])
+  })
+
+  it('keeps the error of a store it cannot ask, adding how to skip the check; bad input stays as it is', async () => {
+    await assert.rejects(check(['A'], {url: 'http://127.0.0.1:1'}), (error: unknown) => {
+      assert.ok(isGpunetError(error))
+      assert.equal(error.code, 'secrets_unreachable')
+      assert.equal(error.exitCode, 5)
+      assert.match(error.hint ?? '', /^check the URL .+; or pass --no-secrets-check to post without checking/)
+      assert.ok(error.hint?.endsWith(`; or ${SKIP}`), error.hint)
+      return true
+    })
+    await assert.rejects(check(['A'], {network: 'devnet', url: 'ftp://x'}), (error: unknown) => {
+      assert.ok(isGpunetError(error))
+      assert.equal(error.code, 'secrets_url_invalid')
+      assert.equal(error.exitCode, 2)
+      assert.equal(error.hint, SKIP, 'a store error without a hint of its own gets only the skip')
+      return true
+    })
+    const bad = join(dir.dir, 'bad-wallet.json')
+    await writeFile(bad, 'nope')
+    await assert.rejects(check(['A'], {wallet: bad}), (error: unknown) => {
+      assert.ok(isGpunetError(error))
+      assert.equal(error.code, 'wallet_invalid')
+      assert.equal(error.exitCode, 3)
+      assert.ok(!error.hint?.includes('--no-secrets-check'), 'skipping the check does not mend a broken wallet')
       return true
     })
   })
