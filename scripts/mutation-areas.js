@@ -18,7 +18,7 @@ export const AREAS = {
   },
   'market-amounts': {
     mutate: ['src/lib/market/amounts.ts'],
-    spec: ['test/lib/market/amounts.test.ts'],
+    spec: ['test/lib/market/amounts.test.ts', 'test/lib/market/amounts-messages.test.ts'],
   },
   'market-instructions': {
     mutate: ['src/lib/market/instructions.ts'],
