@@ -2,7 +2,10 @@
 // test files that cover them, see docs/development.md "Mutation testing"). Not part of CI.
 import {mutationTargets} from './mutation-areas.js'
 
-const {mutate, spec} = mutationTargets(JSON.parse(process.env.GPUNET_MUTATION_TARGETS ?? '[]'))
+const targets = JSON.parse(process.env.GPUNET_MUTATION_TARGETS ?? '[]')
+const {mutate, spec} = mutationTargets(targets)
+// One folder and report per run, so runs on different areas may go side by side.
+const run = targets.join('+').replace(/[^\w.+-]+/g, '_')
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -22,9 +25,9 @@ export default {
   timeoutMS: 20_000,
   timeoutFactor: 3,
   reporters: ['clear-text', 'progress', 'json'],
-  jsonReporter: {fileName: 'reports/mutation/mutation.json'},
+  jsonReporter: {fileName: `reports/mutation/${run}.json`},
   clearTextReporter: {allowColor: false, logTests: false, maxTestsToLog: 0},
-  tempDirName: '.stryker-tmp',
+  tempDirName: `.stryker-tmp/${run}`,
   cleanTempDir: 'always',
-  ignorePatterns: ['dist', 'reports', '.gpunet-test'],
+  ignorePatterns: ['dist', 'reports', '.gpunet-test', '.stryker-tmp'],
 }
