@@ -22,7 +22,11 @@ export const AREAS = {
   },
   'market-instructions': {
     mutate: ['src/lib/market/instructions.ts'],
-    spec: ['test/lib/market/codecs.test.ts', 'test/lib/market/conformance.test.ts'],
+    spec: [
+      'test/lib/market/codecs.test.ts',
+      'test/lib/market/conformance.test.ts',
+      'test/lib/market/instructions-edges.test.ts',
+    ],
   },
   'market-send': {
     mutate: ['src/lib/market/send.ts'],
