@@ -1,6 +1,6 @@
 import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {strict as assert} from 'node:assert'
-import {randomBytes} from 'node:crypto'
+import {createHash, randomBytes} from 'node:crypto'
 
 import {generateKeypairBytes, isStrictPoint, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
 import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
@@ -59,13 +59,24 @@ describe('ed25519', () => {
     }
   })
 
-  it('refuses a small-order R, and non-canonical encodings of the key and of R', () => {
-    const signature = signMessage(message, key)
+  it('refuses a small-order R in a signature that cofactored verification accepts (the identity: OpenSSL too)', () => {
+    // With R of small order and S = k·a, [8][S]B = [8]R + [8][k]A holds: the signature passes cofactored
+    // verification (noble's zip215), and for R = the identity the cofactorless one too (OpenSSL). Only the
+    // small-order rule refuses these; a valid signature with its R merely replaced would fail on its equation.
+    const {scalar} = ed25519.utils.getExtendedPublicKey(keypair.subarray(0, 32))
     for (const hex of ED25519_TORSION_SUBGROUP) {
-      const withSmallR = Uint8Array.from(signature)
-      withSmallR.set(Buffer.from(hex, 'hex'), 0)
-      assert.ok(!verifySignature(withSmallR, message, publicKey))
+      const r = Uint8Array.from(Buffer.from(hex, 'hex'))
+      const k = littleEndianNumber(createHash('sha512').update(r).update(publicKey).update(message).digest()) % L
+      const forged = Uint8Array.from([...r, ...littleEndian((k * scalar) % L)])
+      assert.ok(ed25519.verify(forged, message, publicKey, {zip215: true}), `cofactored verification accepts ${hex}`)
+      assert.ok(!verifySignature(forged, message, publicKey), hex)
     }
+    const identity = Uint8Array.from(Buffer.from(ED25519_TORSION_SUBGROUP[0] as string, 'hex'))
+    assert.equal(littleEndianNumber(identity), 1n, 'the first torsion point is the identity (y = 1)')
+  })
+
+  it('refuses non-canonical encodings of the key and of R', () => {
+    const signature = signMessage(message, key)
     // y = p + 1 encodes the identity again; y = p encodes y = 0 (a point of order 4); both are >= p.
     const p = (1n << 255n) - 19n
     for (const y of [p, p + 1n, p + 3n]) {
@@ -116,6 +127,23 @@ describe('ed25519', () => {
     assert.ok(points > 600, String(points))
   })
 
+  it('takes a point whose top bytes look like y >= p but whose middle bytes do not, and refuses other lengths', () => {
+    // y >= p needs all of bytes 1..30 to be 0xff: a point with the top byte 0x7f, a low byte >= 0xed and some,
+    // not all, 0xff bytes between is an ordinary point (found by trying y values, as a key could be).
+    let found = 0
+    for (let i = 0; found < 20 && i < 10_000; i++) {
+      const bytes = Uint8Array.from(randomBytes(32))
+      bytes[31] = 0x7f | ((bytes[31] as number) & 0x80)
+      bytes[0] = 0xed + (i % 0x13)
+      bytes[1 + (i % 30)] = 0xff
+      if (!safeDecode(bytes) || ed25519.Point.fromBytes(bytes, false).isSmallOrder()) continue
+      found++
+      assert.ok(isStrictPoint(bytes), Buffer.from(bytes).toString('hex'))
+    }
+    assert.equal(found, 20)
+    for (const length of [0, 31, 33, 64]) assert.ok(!isStrictPoint(new Uint8Array(length).fill(9)), String(length))
+  })
+
   it('still accepts a valid signature by a key with a fresh cache entry, after refusing others', () => {
     const fresh = generateKeypairBytes()
     const freshKey = signingKey(fresh) as NonNullable<ReturnType<typeof signingKey>>
@@ -124,6 +152,12 @@ describe('ed25519', () => {
     assert.ok(verifySignature(signature, message, fresh.subarray(32)))
   })
 })
+
+function littleEndianNumber(bytes: Uint8Array): bigint {
+  let value = 0n
+  for (let i = bytes.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[i] as number)
+  return value
+}
 
 function littleEndian(value: bigint): Uint8Array {
   const bytes = new Uint8Array(32)

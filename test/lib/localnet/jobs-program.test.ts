@@ -1774,4 +1774,22 @@ describe('localnet jobs program: the deployed program rules', function () {
       await refused(listIx(m, poster), AnchorError.AccountDidNotSerialize)
     })
   })
+
+  // A mutation audit (issue 26) found no test settling a run that outlasted its job's timeout.
+  describe('settling a run past its timeout', () => {
+    it('pays the node for the timeout only, not the whole elapsed time (finish and end)', async () => {
+      const m = await market()
+      const finished = await running(m, 1n)
+      const ended = await running(m, 1n)
+      await new Promise((resolve) => setTimeout(resolve, 2100))
+      await ok(finishIx(m, finished))
+      await ok(endIx(m, ended))
+      for (const r of [finished, ended]) {
+        const j = job(r.job)
+        assert.ok(j.timeEnd - j.timeStart > j.timeout, 'the run outlasted its timeout')
+        assert.equal((await tokens(r.node.ata)) - 1n, PRICE * 1n, 'the node is paid for the timeout only')
+        assert.equal(await tokens(r.poster.ata), 10_000_000n - PRICE * 1n, 'nothing is refunded: the timeout was used')
+      }
+    })
+  })
 })

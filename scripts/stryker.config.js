@@ -1,0 +1,33 @@
+// StrykerJS for `npm run mutation -- <area or file>...` (mutation.js picks the files to mutate and the
+// test files that cover them, see docs/development.md "Mutation testing"). Not part of CI.
+import {mutationTargets} from './mutation-areas.js'
+
+const targets = JSON.parse(process.env.GPUNET_MUTATION_TARGETS ?? '[]')
+const {mutate, spec} = mutationTargets(targets)
+// One folder and report per run, so runs on different areas may go side by side.
+const run = targets.join('+').replace(/[^\w.+-]+/g, '_')
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  packageManager: 'npm',
+  testRunner: 'mocha',
+  checkers: ['typescript'],
+  tsconfigFile: 'tsconfig.json',
+  typescriptChecker: {prioritizePerformanceOverAccuracy: true},
+  mochaOptions: {config: '.mocharc.json', spec},
+  // The mocha runner loads the tests in Stryker's own worker: the TypeScript loader and the console filter that
+  // .mocharc.json preloads (as node-option) must come from Node's arguments instead.
+  testRunnerNodeArgs: ['--import', 'tsx', '--import', './src/console-filter.ts', '--no-warnings=ExperimentalWarning'],
+  mutate,
+  coverageAnalysis: 'perTest',
+  // Two cores, shared: one or two workers, and generous timeouts for a loaded machine.
+  concurrency: Number(process.env.GPUNET_MUTATION_CONCURRENCY ?? 2),
+  timeoutMS: 20_000,
+  timeoutFactor: 3,
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: {fileName: `reports/mutation/${run}.json`},
+  clearTextReporter: {allowColor: false, logTests: false, maxTestsToLog: 0},
+  tempDirName: `.stryker-tmp/${run}`,
+  cleanTempDir: 'always',
+  ignorePatterns: ['dist', 'reports', '.gpunet-test', '.stryker-tmp'],
+}
