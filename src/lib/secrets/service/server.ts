@@ -277,7 +277,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       return url
     },
     async listen(port = 0, host = '127.0.0.1') {
-      loopback = isLoopbackHost(host)
+      loopback = listensOnLoopbackOnly(host)
       url = await app.listen({port, host})
       addHost(new URL(url).host)
       return url
@@ -399,6 +399,6 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
 }
 
 /** True for a listening address only this machine reaches. */
-function isLoopbackHost(host: string): boolean {
+function listensOnLoopbackOnly(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
