@@ -13,19 +13,22 @@ import {localnetRewardsAccounts} from './localnet/rewards.js'
 import {type ConnectOptions, type MarketNetwork, marketNetwork, parseAddress} from './market/connect.js'
 import type {JobView} from './market/jobs.js'
 import {readOwnJob} from './market/manage.js'
-import {
-  configuredSecretsUrl,
-  type Network,
-  requireSetting,
-  resolveSecretsUrl,
-  type Setting,
-  settingValue,
-} from './network.js'
+import {NETWORK_PRESETS} from './market/networks.js'
+import {configuredSecretsUrl, type Network, requireSetting, type Setting, settingValue} from './network.js'
 import {SecretsClient} from './secrets/client.js'
 import type {JobAuthority} from './secrets/service/auth.js'
 import {chainJobAuthority} from './secrets/service/chain-authority.js'
 import {cachedJobAuthority} from './secrets/service/job-cache.js'
 import {loadWallet, type Wallet} from './wallet.js'
+
+/** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL` > config file > the network's own. */
+export function resolveSecretsUrl(
+  network: Exclude<Network, 'localnet'>,
+  flag?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  return configuredSecretsUrl(network, flag, env) ?? (NETWORK_PRESETS[network].secretsUrl as string)
+}
 
 /** A network's market side: its RPC connection, program, token, market and content store. */
 export async function connectMarket(options: ConnectOptions): Promise<MarketNetwork> {

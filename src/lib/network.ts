@@ -1,19 +1,9 @@
 import {configFile, networkConfig, type NetworkConfig} from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
-import {NETWORK_PRESETS} from './market/networks.js'
 
 /** The networks gpunet talks to; localnet is the default so nobody spends real tokens by accident. */
 export const NETWORKS = ['localnet', 'devnet', 'mainnet'] as const
 export type Network = (typeof NETWORKS)[number]
-
-/** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL` > config file > the network's own. */
-export function resolveSecretsUrl(
-  network: Exclude<Network, 'localnet'>,
-  flag?: string,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  return configuredSecretsUrl(network, flag, env) ?? (NETWORK_PRESETS[network].secretsUrl as string)
-}
 
 /** The secrets service URL the user set (flag > `GPUNET_SECRETS_URL` > config file), if any. */
 export function configuredSecretsUrl(
