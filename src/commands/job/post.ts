@@ -1,67 +1,9 @@
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags, networkFlags, waitFlags} from '../../flags.js'
-import type {JobDefinition} from '../../lib/definition/schema.js'
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
-import {computeCidV0} from '../../lib/ipfs/cid.js'
-import {defaultWaitPoint, jobEndedBadly, waitForJob} from '../../lib/job/follow.js'
-import {checkSecretsStored, localnetRunProblem} from '../../lib/job/preflight.js'
-import type {WaitPoint} from '../../lib/job/wait-point.js'
-import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
-import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
-import {confirmSpend} from '../../lib/market/confirm.js'
-import {type MarketNetwork, parseAddress, SETTINGS} from '../../lib/market/connect.js'
-import {connectMarket} from '../../lib/network-connection.js'
-import {readJob} from '../../lib/market/jobs.js'
-import {inFlight, rpcCall} from '../../lib/market/rpc.js'
-import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
-import {listJob, type PostQuote, quotePost} from '../../lib/market/post.js'
-import {type FeeJson, feeJson, feeText} from '../../lib/market/send.js'
-import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
-import {amountText, jobRows, reportLines} from '../../lib/market/report.js'
-import {exposedPorts} from '../../lib/market/service-url.js'
-import {type Network, requireSetting} from '../../lib/network.js'
-import {startProgress} from '../../lib/progress.js'
-import {loadWallet, type Wallet} from '../../lib/wallet.js'
+import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
-interface WalletReport {
-  address: string
-  sol: AmountJson
-  tokens: AmountJson
-}
-
-/** What `job post --json` prints: the job's report (with its result once `--wait` saw it end), the wallet's balances after posting, the signature. */
-interface PostReport extends JobInfo {
-  wallet: WalletReport
-  signature: string
-  /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
-  fee: FeeJson
-  /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
-  warnings: string[]
-}
-
-/** What `job post --dry-run --json` prints: every check passed, the quote, and nothing uploaded or sent. */
-interface DryRunReport {
-  dryRun: true
-  network: Network
-  wallet: WalletReport
-  market: string
-  /** The CIDv0 the definition would be stored under. */
-  definition: string
-  pricePerSecond: AmountJson
-  timeout: number
-  totalPrice: AmountJson
-  /** SOL for the transaction: signatures and priority fee (docs/networks.md). */
-  fees: AmountJson
-  /** SOL for the rent of the job account and of a run account. */
-  rent: AmountJson
-  /** The secrets the job refers to, each found in the poster's store (empty with --no-secrets-check). */
-  secrets: string[]
-  warnings: string[]
-}
-
-export default class JobPost extends BaseCommand {
+export default class JobPost extends PostCommand {
   static override summary =
     'Post a job to a market: validate and upload its definition, pay its deposit, print its address.'
   static override description = `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
@@ -89,180 +31,17 @@ EXIT CODES
   static override flags = {
     file: Flags.string({
       char: 'f',
-      description: 'job definition file (JSON or YAML)',
+      description: 'job definition file (JSON or YAML; - reads standard input)',
       required: true,
       helpValue: 'FILE',
     }),
-    market: Flags.string({description: "market address [default: the network's default market]", helpValue: 'ADDRESS'}),
-    timeout: Flags.integer({
-      description: "seconds the job may run [default: the market's job timeout]",
-      min: 1,
-      helpValue: 'SECONDS',
-    }),
-    yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
-    'dry-run': Flags.boolean({
-      description:
-        'run every check and print the quote (price, total, fees, balance), then stop: nothing uploaded or sent',
-    }),
-    'secrets-check': Flags.boolean({
-      description: 'check that every %%secrets.NAME%% the job refers to is stored (--no-secrets-check skips it)',
-      default: true,
-      allowNo: true,
-    }),
-    'queue-anyway': Flags.boolean({
-      description: 'on localnet, post a job that no localnet node would run (its node is off, or it has no GPU)',
-    }),
-    ...waitFlags,
-    ...marketFlags,
-    'secrets-url': networkFlags['secrets-url'],
+    ...postFlags,
   }
 
   async run(): Promise<PostReport | DryRunReport> {
     const {flags} = await this.parse(JobPost)
-    const network = flags.network as Network
-    const note = (line: string) => this.note(line)
-    const {definition, bytes, warnings} = await loadPostableDefinition(flags.file)
-    for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
-    const exposes = exposedPorts(definition).length > 0
-    if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
-
-    const net = await connectMarket({
-      network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      priorityFee: flags['priority-fee'],
-      maxPriorityFee: flags['max-priority-fee'],
-      note,
-    })
-    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-    const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
-    const jobWarnings = this.checkRunnable(net, market.equals(net.defaultMarket), definition, flags['queue-anyway'])
-    // The secrets service and the chain are asked side by side; a missing secret is still reported first.
-    const stored = inFlight(
-      flags['secrets-check']
-        ? checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
-        : Promise.resolve([]),
-    )
-    const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
-    const quoted = inFlight(quotePost(net, wallet, market, computeCidV0(bytes).cid, timeout))
-    const secrets = await stored
-    const quote = await quoted
-    const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
-    if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings)
-    this.note(`Transaction fee: ${feeText(quote.fee)}`)
-    await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
-
-    const progress = startProgress(`Uploading the definition to ${net.content().url}`)
-    let posted
-    try {
-      await net.content().add(bytes)
-      progress.update(`Posting the job on ${network} (${amountText(total)})`)
-      posted = await listJob(net, quote)
-    } finally {
-      progress.stop()
-    }
-
-    const wait = flags.wait || flags['wait-for'] !== undefined
-    const waited = wait
-      ? await waitForJob(net, posted.job, {
-          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
-          timeoutSeconds: flags['wait-timeout'],
-          definition,
-        })
-      : null
-    if (exposes && network === 'localnet' && !net.gatewayUrl) {
-      this.note('No service URL: the localnet runs no gateway for exposed ports yet.')
-    }
-    // The job (unless --wait has just read it) and the wallet, side by side.
-    const [view, balances] = await Promise.all([
-      waited ?? readJob(net.connection, net.programId, posted.job, posted.run),
-      rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
-    ])
-    const report: PostReport = {
-      ...(await jobInfo(net, view, definition)),
-      wallet: walletReport(wallet, balances.lamports, balances.tokens),
-      signature: posted.signature,
-      fee: feeJson(posted.fee),
-      warnings: jobWarnings,
-    }
-    this.say(`Posted job ${report.job} on ${network}`)
-    const rows = report.result ? rowsWithOutcome(report) : jobRows(report)
-    rows.splice(
-      1,
-      0,
-      ['Wallet', report.wallet.address],
-      ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
-    )
-    for (const line of reportLines(rows)) this.say(line)
-    const result = resultText(report.resultContent)
-    if (result !== null) {
-      this.say()
-      this.say(result)
-    }
-    return this.failWithReport(report, wait ? jobEndedBadly(network, report) : null)
-  }
-
-  /** On localnet, refuses (exit 5) a job its node would never run, or with --queue-anyway warns about it. */
-  private checkRunnable(
-    net: MarketNetwork,
-    defaultMarket: boolean,
-    definition: JobDefinition,
-    queueAnyway: boolean,
-  ): string[] {
-    // The localnet's node serves its default market only; another market's nodes are not known here.
-    if (net.localnetNode === undefined || !defaultMarket) return []
-    const problem = localnetRunProblem(net.localnetNode, definition)
-    if (!problem) return []
-    if (!queueAnyway) throw problem
-    this.note(`Warning: ${problem.message} (--queue-anyway)`)
-    return [problem.message]
-  }
-
-  private dryRun(
-    network: Network,
-    wallet: Wallet,
-    quote: PostQuote,
-    secrets: string[],
-    warnings: string[],
-  ): DryRunReport {
-    const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
-    const sol = (units: bigint) => amountJson(units, SOL_DECIMALS, 'SOL')
-    const report: DryRunReport = {
-      dryRun: true,
-      network,
-      wallet: walletReport(wallet, quote.balances.lamports, quote.balances.tokens),
-      market: quote.market.toBase58(),
-      definition: quote.cid,
-      pricePerSecond: tokens(quote.pricePerSecond),
-      timeout: Number(quote.timeout),
-      totalPrice: tokens(quote.total),
-      fees: sol(quote.fee.lamports),
-      rent: sol(quote.rent),
-      secrets,
-      warnings,
-    }
-    this.say(`Dry run: the job can be posted on ${network}; nothing was uploaded or sent`)
-    const rows: [string, string | null][] = [
-      ['Network', network],
-      ['Wallet', report.wallet.address],
-      ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
-      ['Market', report.market],
-      ['Definition', report.definition],
-      ['Price', `${amountText(report.pricePerSecond)}/s`],
-      ['Timeout', `${report.timeout} s`],
-      ['Total price', amountText(report.totalPrice)],
-      ['Fees', `${amountText(report.fees)} (and ${amountText(report.rent)} rent for the job and run accounts)`],
-      ['Secrets', secrets.length > 0 ? `${secrets.join(', ')} (stored)` : null],
-    ]
-    for (const line of reportLines(rows)) this.say(line)
-    return report
-  }
-}
-
-function walletReport(wallet: Wallet, lamports: bigint, tokens: bigint): WalletReport {
-  return {
-    address: wallet.address,
-    sol: amountJson(lamports, SOL_DECIMALS, 'SOL'),
-    tokens: amountJson(tokens, TOKEN_DECIMALS, 'token'),
+    const loaded = await loadPostableDefinition(flags.file)
+    for (const w of loaded.warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
+    return this.postDefinition(flags, loaded)
   }
 }

@@ -19,13 +19,21 @@ export async function loadPostableDefinition(file: string): Promise<PostableDefi
   if ('problem' in read) {
     throw new GpunetError(read.problem.code, read.problem.message, {exitCode: ExitCode.INVALID_INPUT})
   }
-  const {text} = read
+  return checkPostableText(read.text, file)
+}
+
+/** Checks a definition's text as `job post` does (`file` names it in errors); invalid is exit 3 with every error. */
+export async function checkPostableText(
+  text: string,
+  file: string,
+  hint = `run \`gpunet job validate ${file}\` for details; nothing was uploaded or sent`,
+): Promise<PostableDefinition> {
   const {report} = await checkDefinitionText(text, file)
   if (!report.valid) {
     const lines = report.errors.map((e) => `  ${file}:${e.line}:${e.column} ${e.path || '(document)'}: ${e.message}`)
     throw new GpunetError('invalid_definition', `${file} is not a valid job definition:\n${lines.join('\n')}`, {
       exitCode: ExitCode.INVALID_INPUT,
-      hint: `run \`gpunet job validate ${file}\` for details; nothing was uploaded or sent`,
+      hint,
     })
   }
   const parsed = await parseSource(text, detectFormat(file, text))
