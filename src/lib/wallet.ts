@@ -5,7 +5,16 @@
  */
 import {Keypair, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
-import {chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs'
 import {randomBytes} from 'node:crypto'
 import {dirname, join} from 'node:path'
 
@@ -105,6 +114,41 @@ export function walletFromBytes(bytes: Uint8Array, file = '<memory>'): Wallet {
   }
 }
 
+/** A wallet written by `wallet new` or `wallet import`, and where the one it replaced (with `force`) was kept. */
+export interface InstalledWallet {
+  wallet: Wallet
+  /** The copy of the replaced wallet's file, or null when there was none. */
+  backup: string | null
+}
+
+/**
+ * Writes `bytes` (checked first: a keypair whose halves differ is refused) as the wallet at `file`. An existing
+ * wallet is never replaced silently: without `force` it is exit 2; with it, the old file is first copied beside
+ * itself (`<file>.<time>.bak`, 0600), since a lost key loses whatever it holds.
+ */
+export function installWallet(
+  file: string,
+  bytes: Uint8Array,
+  options: {force?: boolean; source?: string} = {},
+): InstalledWallet {
+  // Checked against where the key came from, so a refusal names the input, not the wallet it would replace.
+  walletFromBytes(bytes, options.source ?? file)
+  let backup: string | null = null
+  if (existsSync(file)) {
+    if (!options.force) {
+      throw new GpunetError('wallet_exists', `a wallet already exists at ${file}; it was left as it is`, {
+        exitCode: ExitCode.USAGE,
+        hint: 'pass --force to replace it (the old file is kept as a .bak copy), or --wallet FILE to write elsewhere',
+      })
+    }
+    backup = `${file}.${new Date().toISOString().replace(/[:.]/g, '-')}.bak`
+    copyFileSync(file, backup, constants.COPYFILE_EXCL)
+    chmodSync(backup, 0o600)
+  }
+  writeKeypairBytes(file, bytes)
+  return {wallet: walletFromBytes(bytes, file), backup}
+}
+
 function loadOrCreateWallet(file: string, create: boolean): {wallet: Wallet; created: boolean} {
   try {
     return {wallet: readWallet(file), created: false}
@@ -128,11 +172,11 @@ function readWallet(file: string): Wallet {
       cause: error,
     })
   }
-  return walletFromBytes(parseSecretKey(text, file), file)
+  return walletFromBytes(parseKeypairText(text, file), file)
 }
 
-/** The 64 secret key bytes of a keypair file's text: a JSON array of numbers, or a base58 string. */
-function parseSecretKey(text: string, file: string): Uint8Array {
+/** The 64 secret key bytes of a keypair's text: a JSON array of numbers (Solana CLI file), or a base58 string. */
+export function parseKeypairText(text: string, file: string): Uint8Array {
   const trimmed = text.trim()
   if (trimmed.startsWith('[')) {
     let value: unknown

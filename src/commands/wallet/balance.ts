@@ -1,0 +1,56 @@
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
+import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
+import {rpcCall} from '../../lib/market/rpc.js'
+import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
+import {amountText, reportLines} from '../../lib/market/report.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import type {Network} from '../../lib/network.js'
+import {loadWallet} from '../../lib/wallet.js'
+
+interface BalanceReport {
+  network: Network
+  address: string
+  sol: AmountJson
+  tokens: AmountJson
+  /** The wallet's associated token account of the network's token, and whether it exists yet. */
+  tokenAccount: {address: string; exists: boolean}
+}
+
+export default class WalletBalance extends BaseCommand {
+  static override summary = "Show the wallet's SOL and token balances on a network."
+  static override description =
+    "SOL pays transaction fees and rent; the network's token pays for jobs. On localnet a missing default wallet is created (and `localnet fund` tops it up); elsewhere it must exist (exit 3)."
+
+  static override examples = [
+    '<%= config.bin %> wallet balance',
+    '<%= config.bin %> wallet balance --network devnet --json',
+  ]
+
+  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc, wallet: marketFlags.wallet}
+
+  async run(): Promise<BalanceReport> {
+    const {flags} = await this.parse(WalletBalance)
+    const network = flags.network as Network
+    const note = (line: string) => this.note(line)
+    const net = await connectMarket({network, rpc: flags.rpc, note})
+    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
+    const balances = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
+    const report: BalanceReport = {
+      network,
+      address: wallet.address,
+      sol: amountJson(balances.lamports, SOL_DECIMALS, 'SOL'),
+      tokens: amountJson(balances.tokens, TOKEN_DECIMALS, 'token'),
+      tokenAccount: {address: balances.tokenAccount.toBase58(), exists: balances.hasTokenAccount},
+    }
+    const rows: [string, string | null][] = [
+      ['Network', network],
+      ['Wallet', report.address],
+      ['SOL', amountText(report.sol)],
+      ['Tokens', `${amountText(report.tokens)}${balances.hasTokenAccount ? '' : ' (no token account yet)'}`],
+    ]
+    for (const line of reportLines(rows)) this.say(line)
+    return report
+  }
+}
