@@ -1,9 +1,15 @@
+import type {Interfaces} from '@oclif/core'
 import {Command} from '@oclif/core/command'
 import * as Errors from '@oclif/core/errors'
 import {ux} from '@oclif/core/ux'
 
 import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
+import {resolveNetwork} from './lib/network.js'
+
+/** oclif's own bound for parsed flags and args (its FlagOutput and ArgOutput, which it does not export). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ParsedValues = {[name: string]: any}
 
 /** Normalizes anything thrown inside a command into a GpunetError with the right exit code. */
 export function toGpunetError(error: unknown): GpunetError {
@@ -35,6 +41,29 @@ function stripOclifPrefix(message: string): string {
  */
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true
+  /** Whether `parse` settles `--profile` and `--network` (the config commands read them as plain scopes). */
+  static settlesProfile = true
+
+  /**
+   * Parses as oclif does, then settles the profile and the network for the commands that take them: `--profile`
+   * becomes `GPUNET_PROFILE`, so every setting the library resolves in this process sees it, and `--network`
+   * gets the profile's network (or localnet) when it was not given.
+   */
+  protected override async parse<F extends ParsedValues, B extends ParsedValues, A extends ParsedValues>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const output = await super.parse(options, argv)
+    if (!(this.constructor as typeof BaseCommand).settlesProfile) return output
+    const declared = options?.flags ?? {}
+    const flags = output.flags as {network?: string; profile?: string}
+    if ('profile' in declared && flags.profile) process.env.GPUNET_PROFILE = flags.profile
+    if ('network' in declared) {
+      const given = output.metadata.flags.network?.setFromDefault ? undefined : flags.network
+      flags.network = resolveNetwork(given, (line) => this.note(line))
+    }
+    return output
+  }
 
   /** Writes a human line to stdout, suppressed under `--json` (where the returned value is printed instead). */
   protected say(text = ''): void {

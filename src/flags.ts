@@ -6,10 +6,15 @@ import {NETWORKS} from './lib/network.js'
 /** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
 export const networkFlags = {
   network: Flags.string({
-    description: 'network to use',
+    // BaseCommand replaces the default with the profile's network when a profile is active.
+    description: "network to use (with a profile: the profile's)",
     options: [...NETWORKS],
     default: 'localnet',
     env: 'GPUNET_NETWORK',
+  }),
+  profile: Flags.string({
+    description: 'named profile of settings (`gpunet config list --profile NAME`) [env: GPUNET_PROFILE]',
+    helpValue: 'NAME',
   }),
   'secrets-url': Flags.string({
     description: 'secrets service URL (default: GPUNET_SECRETS_URL, then the config file)',
@@ -24,6 +29,7 @@ export const networkFlags = {
 /** The flags of the job commands that talk to the market: which network, which RPC node, which wallet. */
 export const marketFlags = {
   network: networkFlags.network,
+  profile: networkFlags.profile,
   rpc: Flags.string({
     description: 'Solana JSON-RPC URL (default: GPUNET_RPC_URL, then the config file, then the network preset)',
     helpValue: 'URL',

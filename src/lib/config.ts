@@ -1,18 +1,24 @@
-import {readFileSync} from 'node:fs'
+/**
+ * The config file, `~/.config/gpunet/config.json` (mode 0600: it may hold a pinning JWT). Version 2 holds the
+ * per-network settings (`networks`, the "config file" layer) and named profiles (`profiles`, a layer above it,
+ * chosen with `--profile` or `GPUNET_PROFILE`). A version 1 file (no `version`: `networks` only) is read as
+ * version 2 and rewritten as such, with a `.v1.bak` copy, at the first change: nothing of it is dropped.
+ */
+import {chmodSync, constants, copyFileSync, existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from './errors.js'
-import {configDir} from './private-file.js'
+import {configDir, writePrivateFile} from './private-file.js'
 
-/** What `~/.config/gpunet/config.json` may set per network, below flags and environment variables. */
+/** What the config file may set per network (and a profile for its network), below flags and environment variables. */
 export interface NetworkConfig {
   secretsUrl?: string
   rpcUrl?: string
-  /** Host under which nodes serve exposed ports: `https://<job>.node.<networkHost>`. */
+  /** Host under which nodes serve exposed ports. */
   networkHost?: string
   /** An IPFS HTTP API (`POST /api/v0/add`); also read as the gateway unless `ipfsGateway` is set. */
   contentStoreUrl?: string
-  /** The JWT of a pinning service (Pinata API): uploads go there instead of an IPFS HTTP API. */
+  /** The JWT of a pinning service (Pinata API): uploads go there instead of an IPFS HTTP API. Never printed. */
   pinataJwt?: string
   /** The pinning service's API URL (default https://api.pinata.cloud). */
   pinningServiceUrl?: string
@@ -28,27 +34,123 @@ export interface NetworkConfig {
   rewardsProgram?: string
 }
 
+/** A named profile: a network, and the settings and wallet to use on it. */
+export interface Profile extends NetworkConfig {
+  network: string
+  /** The wallet's keypair file. */
+  wallet?: string
+}
+
+/** The config file's document, as version 2. Members it does not know are kept as they are. */
+export interface ConfigDocument {
+  version: 2
+  networks: Record<string, NetworkConfig>
+  profiles: Record<string, Profile>
+  [other: string]: unknown
+}
+
+/** Settings whose values are never printed. */
+export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt'])
+
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
 export function configFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(configDir(env), 'config.json')
 }
 
-/** The settings of one network from the config file (`{"networks": {"devnet": {"secretsUrl": "…"}}}`); none without a file. */
-export function networkConfig(network: string, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
+/** The config file's document (version 2; an empty one when there is no file); a malformed file is exit 3. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ConfigDocument {
+  return loadConfig(configFile(env)).document
+}
+
+/**
+ * Writes the config file (0600, atomically). A version 1 file is first copied to `config.json.v1.bak`, so the
+ * migration can be undone by hand.
+ */
+export async function writeConfig(document: ConfigDocument, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const file = configFile(env)
+  const {version} = loadConfig(file)
+  if (version === 1) {
+    const backup = `${file}.v1.bak`
+    if (!existsSync(backup)) {
+      copyFileSync(file, backup, constants.COPYFILE_EXCL)
+      chmodSync(backup, 0o600)
+    }
+  }
+  await writePrivateFile(file, `${JSON.stringify(document, null, 2)}\n`)
+}
+
+/** The settings of one network from the config file's `networks` (the "config file" layer); none without a file. */
+export function networkConfig(network: string, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
+  return readConfig(env).networks[network] ?? {}
+}
+
+/** The profile `GPUNET_PROFILE` names (which `--profile` sets), or undefined; an unknown name is exit 2. */
+export function activeProfile(env: NodeJS.ProcessEnv = process.env): {name: string; profile: Profile} | undefined {
+  const name = env.GPUNET_PROFILE
+  if (!name) return undefined
+  const {profiles} = readConfig(env)
+  const profile = Object.hasOwn(profiles, name) ? profiles[name] : undefined
+  if (!profile) {
+    const names = Object.keys(profiles)
+    throw new GpunetError('profile_not_found', `there is no profile named ${name}`, {
+      exitCode: ExitCode.USAGE,
+      hint:
+        names.length > 0
+          ? `profiles: ${names.join(', ')}; create one with \`gpunet config set network devnet --profile ${name}\``
+          : `create it with \`gpunet config set network devnet --profile ${name}\``,
+    })
+  }
+  return {name, profile}
+}
+
+/** The active profile's settings when it is for `network` (the "profile" layer); none otherwise. */
+export function profileConfig(network: string, env: NodeJS.ProcessEnv = process.env): Partial<Profile> {
+  const active = activeProfile(env)
+  return active?.profile.network === network ? active.profile : {}
+}
+
+function loadConfig(file: string): {document: ConfigDocument; version: 0 | 1 | 2} {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch {
-    return {}
+    return {document: {version: 2, networks: {}, profiles: {}}, version: 0}
   }
-  try {
-    const config = JSON.parse(text) as {networks?: Record<string, NetworkConfig>}
-    return config.networks?.[network] ?? {}
-  } catch {
-    throw new GpunetError('config_invalid', `${file} is not valid JSON`, {
+  const invalid = (why: string) =>
+    new GpunetError('config_invalid', `${file} ${why}`, {
       exitCode: ExitCode.INVALID_INPUT,
-      hint: 'fix or remove the file',
+      hint: 'fix or remove the file (`gpunet config list` shows what gpunet reads)',
     })
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw invalid('is not valid JSON')
   }
+  if (!isObject(value)) throw invalid('is not a JSON object')
+  const {version = 1, networks = {}, profiles = {}, ...other} = value
+  if (version !== 1 && version !== 2)
+    throw invalid(`has version ${JSON.stringify(version)}, which this gpunet does not know`)
+  if (!isSectionOf(networks, isSettings))
+    throw invalid('has a "networks" member that is not {"<network>": {"<key>": "<text>"}}')
+  if (!isSectionOf(profiles, isProfile)) {
+    throw invalid('has a "profiles" member that is not {"<name>": {"network": "…", "<key>": "<text>"}}')
+  }
+  return {document: {version: 2, ...other, networks, profiles}, version}
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isSettings(value: unknown): value is NetworkConfig {
+  return isObject(value) && Object.values(value).every((member) => typeof member === 'string')
+}
+
+function isProfile(value: unknown): value is Profile {
+  return isSettings(value) && typeof (value as Profile).network === 'string'
+}
+
+function isSectionOf<T>(value: unknown, isMember: (member: unknown) => member is T): value is Record<string, T> {
+  return isObject(value) && Object.values(value).every((member) => isMember(member))
 }

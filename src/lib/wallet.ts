@@ -1,6 +1,6 @@
 /**
  * The user's wallet: a Solana CLI keypair file (a JSON array of the 64 secret key bytes) or a file holding a
- * base58 secret key, found at `--wallet` > `GPUNET_WALLET` > `~/.config/gpunet/wallet.json`. Both settings are
+ * base58 secret key, found at `--wallet` > `GPUNET_WALLET` > the profile's `wallet` > `~/.config/gpunet/wallet.json`. Both settings are
  * paths, never key text: a key in a flag or an environment variable would show in `ps` and shell history.
  */
 import {Keypair, PublicKey} from '@solana/web3.js'
@@ -21,6 +21,7 @@ import {dirname, join} from 'node:path'
 import {describeReadError} from './definition/check.js'
 import {generateKeypairBytes, signingKey, signMessage} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
+import {activeProfile} from './config.js'
 import {configDir} from './private-file.js'
 
 /** A Solana keypair: the base58 address and a signer; the secret key stays inside this object. */
@@ -47,11 +48,13 @@ export interface WalletOptions {
   env?: NodeJS.ProcessEnv
 }
 
-/** The path of the wallet to use: `--wallet` > `GPUNET_WALLET` > `~/.config/gpunet/wallet.json`. */
+/** The path of the wallet to use: `--wallet` > `GPUNET_WALLET` > the profile's > `~/.config/gpunet/wallet.json`. */
 export function walletPath(options: WalletOptions = {}): {file: string; isDefault: boolean} {
   const env = options.env ?? process.env
   if (options.path) return {file: options.path, isDefault: false}
   if (env.GPUNET_WALLET) return {file: env.GPUNET_WALLET, isDefault: false}
+  const inProfile = activeProfile(env)?.profile.wallet
+  if (inProfile) return {file: inProfile, isDefault: false}
   return {file: join(configDir(env), 'wallet.json'), isDefault: true}
 }
 

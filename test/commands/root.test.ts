@@ -7,7 +7,10 @@ describe('gpunet (root)', () => {
   it('--help lists the topics', async () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
-    assert.match(r.stdout, /TOPICS\n\s+job\s+/)
+    const topics = r.stdout.slice(r.stdout.indexOf('TOPICS\n'))
+    for (const topic of ['config', 'job', 'localnet', 'market', 'secrets', 'wallet']) {
+      assert.match(topics, new RegExp(`^ {2}${topic} +\\S`, 'm'), topic)
+    }
   })
 
   it('--version prints name, version, platform and Node, as oclif words it', async () => {

@@ -37,6 +37,7 @@ EXIT CODES
   static override flags = {
     ...waitFlags,
     network: marketFlags.network,
+    profile: marketFlags.profile,
     rpc: marketFlags.rpc,
     'network-host': marketFlags['network-host'],
   }

@@ -18,7 +18,7 @@ export default class MarketGet extends BaseCommand {
   ]
 
   static override args = {market: Args.string({description: 'market address', required: true})}
-  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc}
+  static override flags = {network: marketFlags.network, profile: marketFlags.profile, rpc: marketFlags.rpc}
 
   async run(): Promise<MarketDetail> {
     const {args, flags} = await this.parse(MarketGet)

@@ -14,7 +14,7 @@ export default class MarketList extends BaseCommand {
     '<%= config.bin %> market list --network mainnet --json | jq -r \'.markets[] | select(.queue.kind == "nodes") | .address\'',
   ]
 
-  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc}
+  static override flags = {network: marketFlags.network, profile: marketFlags.profile, rpc: marketFlags.rpc}
 
   async run(): Promise<{network: Network; defaultMarket: string; markets: MarketReport[]}> {
     const {flags} = await this.parse(MarketList)

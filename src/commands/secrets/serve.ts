@@ -26,6 +26,7 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
 
   static override flags = {
     network: marketFlags.network,
+    profile: marketFlags.profile,
     rpc: marketFlags.rpc,
     'ipfs-gateway': Flags.string({
       description:

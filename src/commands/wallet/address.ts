@@ -12,7 +12,7 @@ export default class WalletAddress extends BaseCommand {
     '<%= config.bin %> wallet address --wallet ~/.config/solana/id.json --json',
   ]
 
-  static override flags = {wallet: networkFlags.wallet}
+  static override flags = {wallet: networkFlags.wallet, profile: networkFlags.profile}
 
   async run(): Promise<{address: string; file: string}> {
     const {flags} = await this.parse(WalletAddress)

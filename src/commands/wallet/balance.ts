@@ -28,7 +28,12 @@ export default class WalletBalance extends BaseCommand {
     '<%= config.bin %> wallet balance --network devnet --json',
   ]
 
-  static override flags = {network: marketFlags.network, rpc: marketFlags.rpc, wallet: marketFlags.wallet}
+  static override flags = {
+    network: marketFlags.network,
+    profile: marketFlags.profile,
+    rpc: marketFlags.rpc,
+    wallet: marketFlags.wallet,
+  }
 
   async run(): Promise<BalanceReport> {
     const {flags} = await this.parse(WalletBalance)

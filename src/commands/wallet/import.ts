@@ -27,6 +27,7 @@ export default class WalletImport extends BaseCommand {
 
   static override flags = {
     wallet: networkFlags.wallet,
+    profile: networkFlags.profile,
     force: Flags.boolean({description: 'replace an existing wallet (its file is kept as a .bak copy)'}),
   }
 

@@ -17,6 +17,7 @@ export default class WalletNew extends BaseCommand {
 
   static override flags = {
     wallet: networkFlags.wallet,
+    profile: networkFlags.profile,
     force: Flags.boolean({description: 'replace an existing wallet (its file is kept as a .bak copy)'}),
   }
 

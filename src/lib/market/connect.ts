@@ -176,7 +176,7 @@ function contentClient(
 }
 
 function missingContentStore(network: Network, env: NodeJS.ProcessEnv): GpunetError {
-  const inConfig = (key: string) => `"networks": {"${network}": {"${key}": "…"}} in ${configFile(env)}`
+  const inConfig = (key: string) => `\`gpunet config set ${key} --network ${network}\` (${configFile(env)})`
   return new GpunetError(
     'content_store_missing',
     `no content store is configured for ${network}: the job definition has nowhere to be uploaded`,

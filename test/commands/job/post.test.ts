@@ -426,7 +426,7 @@ describe('gpunet job post on devnet and mainnet', function () {
     assert.match(result.stderr, /Error: no networkHost is configured for devnet/)
     assert.match(
       result.stderr,
-      /pass --network-host, set GPUNET_NETWORK_HOST, or set "networks": \{"devnet": \{"networkHost"/,
+      /pass --network-host, set GPUNET_NETWORK_HOST, or run `gpunet config set networkHost VALUE --network devnet`/,
     )
   })
 

@@ -1,0 +1,44 @@
+import * as Args from '@oclif/core/args'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {HIDDEN_KEYS} from '../../lib/config.js'
+import {checkKey, configScope, settingsInForce} from '../../lib/config-settings.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import type {Network} from '../../lib/network.js'
+
+export default class ConfigGet extends BaseCommand {
+  static override summary = 'Print the value in force of one setting (stdout: the value alone).'
+  static override description =
+    "The value in force on the network (or the profile's), from the environment, the profile, the config file or the preset; its source goes to stderr. A setting nothing sets is exit 7. pinataJwt is never printed (exit 2): `config list` says whether it is set."
+
+  static override examples = [
+    '<%= config.bin %> config get rpcUrl --network devnet',
+    'RPC=$(<%= config.bin %> config get rpcUrl --profile prod)',
+  ]
+
+  static override args = {key: Args.string({description: 'setting name, e.g. rpcUrl', required: true})}
+
+  static override flags = {network: marketFlags.network, profile: marketFlags.profile}
+
+  async run(): Promise<{key: string; value: string; source: string}> {
+    const {args, flags} = await this.parse(ConfigGet)
+    checkKey(args.key, configScope(flags.profile ?? process.env.GPUNET_PROFILE, flags.network))
+    if (HIDDEN_KEYS.has(args.key)) {
+      throw new GpunetError('config_value_hidden', `${args.key} is never printed`, {
+        exitCode: ExitCode.USAGE,
+        hint: '`gpunet config list` says whether it is set, and where',
+      })
+    }
+    const row = settingsInForce(flags.network as Network).find((setting) => setting.key === args.key)!
+    if (!row.set) {
+      throw new GpunetError('not_found', `${args.key} is not set for ${flags.network}`, {
+        exitCode: ExitCode.NOT_FOUND,
+        hint: `set it with \`gpunet config set ${args.key} VALUE\`, or ${row.env}`,
+      })
+    }
+    this.say(row.value!)
+    this.note(`(from ${row.source})`)
+    return {key: args.key, value: row.value!, source: row.source!}
+  }
+}

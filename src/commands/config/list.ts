@@ -1,0 +1,49 @@
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {activeProfile, configFile} from '../../lib/config.js'
+import {configuredProfiles, type SettingInForce, settingsInForce} from '../../lib/config-settings.js'
+import {reportLines} from '../../lib/market/report.js'
+import type {Network} from '../../lib/network.js'
+
+interface ListReport {
+  file: string
+  network: Network
+  profile: string | null
+  settings: SettingInForce[]
+  profiles: {name: string; network: string}[]
+}
+
+export default class ConfigList extends BaseCommand {
+  static override summary = 'Show every setting in force and where each comes from.'
+  static override description = `Precedence, highest first: a command's flag > environment variable (GPUNET_*) > profile (--profile, GPUNET_PROFILE) > config file (its "networks" section for the network) > the network's preset. Hidden values (pinataJwt) show only whether they are set.`
+
+  static override examples = [
+    '<%= config.bin %> config list',
+    '<%= config.bin %> config list --network devnet',
+    '<%= config.bin %> config list --profile prod --json',
+  ]
+
+  static override flags = {network: marketFlags.network, profile: marketFlags.profile}
+
+  async run(): Promise<ListReport> {
+    const {flags} = await this.parse(ConfigList)
+    const network = flags.network as Network
+    const report: ListReport = {
+      file: configFile(),
+      network,
+      profile: activeProfile()?.name ?? null,
+      settings: settingsInForce(network),
+      profiles: configuredProfiles(),
+    }
+    this.say(`Settings for ${network}${report.profile ? ` (profile ${report.profile})` : ''}, from ${report.file}`)
+    const rows: [string, string | null][] = report.settings.map((setting) => [
+      setting.key,
+      setting.set ? `${setting.value ?? '(set, hidden)'}  [${setting.source}]` : `-  [${setting.env}]`,
+    ])
+    for (const line of reportLines(rows)) this.say(line)
+    if (report.profiles.length > 0) {
+      this.say(`Profiles: ${report.profiles.map(({name, network: net}) => `${name} (${net})`).join(', ')}`)
+    }
+    return report
+  }
+}

@@ -1,0 +1,61 @@
+import * as Args from '@oclif/core/args'
+
+import {BaseCommand} from '../../base-command.js'
+import {configScopeFlags} from '../../config-flags.js'
+import {HIDDEN_KEYS, readConfig, writeConfig, configFile} from '../../lib/config.js'
+import {applySetting, checkKey, checkValue, configScope, scopeName} from '../../lib/config-settings.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {askHidden, canPrompt} from '../../lib/prompt.js'
+import {readStdin} from '../../lib/stdin.js'
+
+export default class ConfigSet extends BaseCommand {
+  static override summary = 'Set a setting in a profile, or in a network’s section of the config file.'
+  static override description = `With --profile NAME (or GPUNET_PROFILE) the setting goes into that profile; a new profile starts with its network (\`config set network devnet --profile NAME\`). Without it, into the --network section of the config file. The file is written with mode 0600. pinataJwt is read from standard input (asked without echo at a terminal), never from an argument, and never printed. Keys: \`gpunet config list\`.`
+
+  static override settlesProfile = false
+
+  static override examples = [
+    '<%= config.bin %> config set network mainnet --profile prod',
+    '<%= config.bin %> config set rpcUrl https://my-rpc.example.org --profile prod',
+    '<%= config.bin %> config set wallet ~/keys/prod.json --profile prod',
+    'printf %s "$PINATA_JWT" | <%= config.bin %> config set pinataJwt --network devnet',
+  ]
+
+  static override args = {
+    key: Args.string({description: 'setting name, e.g. rpcUrl', required: true}),
+    value: Args.string({description: 'its value (pinataJwt: from standard input)', ignoreStdin: true}),
+  }
+
+  static override flags = {...configScopeFlags}
+
+  async run(): Promise<{file: string; scope: string; key: string; value: string | null}> {
+    const {args, flags} = await this.parse(ConfigSet)
+    const scope = configScope(flags.profile, flags.network)
+    checkKey(args.key, scope)
+    const hidden = HIDDEN_KEYS.has(args.key)
+    if (hidden && args.value !== undefined) {
+      throw new GpunetError('config_value_as_argument', `${args.key} is not taken as an argument`, {
+        exitCode: ExitCode.USAGE,
+        hint: `pipe it in: \`printf %s "$TOKEN" | gpunet config set ${args.key}\`; and clear it from your shell history`,
+      })
+    }
+    if (!hidden && args.value === undefined) {
+      throw new GpunetError('usage', `give the value of ${args.key}`, {
+        exitCode: ExitCode.USAGE,
+        hint: `gpunet config set ${args.key} VALUE`,
+      })
+    }
+    const raw = hidden
+      ? canPrompt()
+        ? await askHidden(`${args.key}: `)
+        : (await readStdin()).replace(/\r?\n$/, '')
+      : args.value!
+    const value = checkValue(args.key, raw)
+    const document = readConfig()
+    applySetting(document, scope, args.key, value)
+    await writeConfig(document)
+    const file = configFile()
+    this.say(`${this.color('green', '✔')} Set ${args.key} in ${scopeName(scope)} (${file})`)
+    return {file, scope: scopeName(scope), key: args.key, value: hidden ? null : value}
+  }
+}
