@@ -455,7 +455,12 @@ describe('gpunet job post on devnet and mainnet', function () {
     assert.equal(result.code, 2, result.stdout)
     const {error} = JSON.parse(result.stdout) as {error: {code: string; hint: string}}
     assert.equal(error.code, 'content_store_missing')
-    for (const way of ['GPUNET_PINATA_JWT', 'GPUNET_PINNING_SERVICE_URL', 'GPUNET_CONTENT_STORE_URL', 'config set pinataJwt --network mainnet']) {
+    for (const way of [
+      'GPUNET_PINATA_JWT',
+      'GPUNET_PINNING_SERVICE_URL',
+      'GPUNET_CONTENT_STORE_URL',
+      'config set pinataJwt --network mainnet',
+    ]) {
       assert.ok(error.hint.includes(way), `${way} in ${error.hint}`)
     }
   })
