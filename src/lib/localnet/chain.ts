@@ -1,10 +1,11 @@
 /**
- * The localnet's chain: litesvm runs SOL and SPL token transactions; transactions that call the jobs program
- * are executed here with the program's own checks (no binary of it exists), on the same account store, with
- * the same fee, signature, blockhash and duplicate rules. Every transaction is applied whole or not at all.
+ * The localnet's chain: litesvm runs SOL and SPL token transactions; in transactions that call the jobs program,
+ * its instructions are executed here with the program's own checks (no binary of it exists) and the others by
+ * litesvm, on the same account store, with the same fee, signature, blockhash and duplicate rules
+ * (mixed-transaction.ts). Every transaction is applied whole or not at all.
  */
 
-import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
+import {PublicKey} from '@solana/web3.js'
 import {
   FailedTransactionMetadata,
   type LiteSvm,
@@ -13,9 +14,8 @@ import {
 } from 'litesvm/dist/internal.js'
 
 import type {JobsProgramIds} from './jobs-program/context.js'
-import {executeJobsInstruction} from './jobs-program/execute.js'
-import {InstructionFailure} from './jobs-program/errors.js'
-import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
+import {type AccountState, readAccount, toState, writeAccount} from './ledger.js'
+import {restore, runMixedTransaction} from './mixed-transaction.js'
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
 import {CommitEvents} from './commit-events.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
@@ -28,9 +28,6 @@ import {
   verifySignatures,
 } from './transaction.js'
 import {litesvmErrorToJson, type TransactionErrorJson} from './tx-error.js'
-
-/** Lamports per signature, as on mainnet. */
-export const LAMPORTS_PER_SIGNATURE = 5000n
 
 export interface Execution {
   err: TransactionErrorJson | null
@@ -150,7 +147,11 @@ export class Chain {
     }
     this.syncClock()
     const accounts = this.accounts(tx)
-    if (this.callsJobsProgram(tx, accounts)) return this.runJobs(tx, accounts).execution
+    if (this.callsJobsProgram(tx, accounts)) {
+      const outcome = this.runJobs(tx, accounts)
+      outcome.discard()
+      return outcome.execution
+    }
     const result =
       tx.message.version === 'legacy'
         ? this.svm.simulateLegacyTransaction(tx.raw)
@@ -236,73 +237,20 @@ export class Chain {
     }
   }
 
-  /** Runs a transaction that calls the jobs program on an overlay; nothing is applied until `keep`. */
+  /** Runs a transaction that calls the jobs program, mixed with other programs' instructions or not. */
   private runJobs(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
-    const feePayer = accounts[0]!.pubkey
-    const fee = LAMPORTS_PER_SIGNATURE * BigInt(tx.message.header.numRequiredSignatures)
-    const chargeFee = (overlay: Overlay): TransactionErrorJson | null => {
-      const payer = overlay.get(feePayer)
-      if (!payer) return 'AccountNotFound'
-      if (payer.lamports < fee) return 'InsufficientFundsForFee'
-      overlay.set(feePayer, {...payer, lamports: payer.lamports - fee})
-      return null
+    const context = {
+      svm: this.svm,
+      program: this.program,
+      now: this.clock.unixTimestamp(),
+      rentExempt: (size: number) => this.rentExempt(size),
     }
-    const overlay = new Overlay(this.svm)
-    const feeError = chargeFee(overlay)
-    if (feeError) return {execution: failed(feeError), charged: false, discard() {}, keep: () => []}
-
-    const logs: string[] = []
-    let err: TransactionErrorJson | null = null
-    tx.message.compiledInstructions.forEach((ix, index) => {
-      if (err) return
-      const program = accounts[ix.programIdIndex]!.pubkey
-      logs.push(`Program ${program.toBase58()} invoke [1]`)
-      if (program.equals(ComputeBudgetProgram.programId)) {
-        logs.push(`Program ${program.toBase58()} success`)
-        return
-      }
-      try {
-        if (!program.equals(this.programId)) {
-          throw new InstructionFailure(
-            'UnsupportedProgramId',
-            'the localnet runs jobs program transactions with ComputeBudget instructions only',
-          )
-        }
-        executeJobsInstruction({
-          ids: this.program,
-          accounts: ix.accountKeyIndexes.map((i) => accounts[i]!),
-          data: ix.data,
-          ledger: overlay,
-          now: this.clock.unixTimestamp(),
-          rentExempt: (size) => this.rentExempt(size),
-          log: (line) => logs.push(line),
-        })
-        logs.push(`Program ${program.toBase58()} success`)
-      } catch (error) {
-        if (!(error instanceof InstructionFailure)) throw error
-        err = {InstructionError: [index, error.error]}
-        logs.push(...error.logs)
-        const code =
-          typeof error.error === 'object' && 'Custom' in error.error
-            ? `custom program error: 0x${error.error.Custom.toString(16)}`
-            : String(error.error)
-        logs.push(`Program ${program.toBase58()} failed: ${code}`)
-      }
-    })
-
+    const run = runMixedTransaction(context, tx, accounts)
     return {
-      execution: {err, logs, unitsConsumed: 0},
-      charged: true,
-      discard() {},
-      keep: () => {
-        let changed = overlay
-        if (err) {
-          // A transaction that fails in an instruction still pays its fee, and does nothing else.
-          changed = new Overlay(this.svm)
-          chargeFee(changed)
-        }
-        return changed.commit().map((k) => [k, readAccount(this.svm, k)])
-      },
+      execution: {err: run.err, logs: run.logs, unitsConsumed: run.unitsConsumed},
+      charged: run.charged,
+      discard: () => restore(this.svm, run.before),
+      keep: () => run.before.map(([key]) => [key, readAccount(this.svm, key)]),
     }
   }
 }
