@@ -15,7 +15,7 @@ import {
 
 import type {JobsProgramIds} from './jobs-program/context.js'
 import {type AccountState, readAccount, toState, writeAccount} from './ledger.js'
-import {restore, runMixedTransaction} from './mixed-transaction.js'
+import {restore, runMixedTransaction, transactionFee} from './mixed-transaction.js'
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
 import {CommitEvents} from './commit-events.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
@@ -47,16 +47,40 @@ export interface BlockhashInfo {
   lastValidBlockHeight: number
 }
 
+/** A landed transaction as `getTransaction` and `logsSubscribe` report it. */
+export interface TransactionRecord {
+  signature: string
+  slot: number
+  blockTime: number
+  raw: Uint8Array
+  version: 'legacy' | 0
+  err: TransactionErrorJson | null
+  logs: string[]
+  fee: bigint
+  unitsConsumed: number
+  /** Every account of the transaction (lookup tables resolved), with its balance before and after. */
+  accounts: ResolvedAccount[]
+  preBalances: bigint[]
+  postBalances: bigint[]
+  /** How many of `accounts` came from lookup tables: writable ones, then read-only ones. */
+  loaded: {writable: number; readonly: number}
+}
+
+/** Landed transactions `getTransaction` can still answer for, newest kept (docs/localnet.md). */
+export const MAX_TRANSACTION_HISTORY = 10_000
+
 /** Thrown for a request the localnet cannot serve (bad transaction bytes); the RPC reports it as invalid params. */
 export class ChainInputError extends Error {}
 
 export class Chain {
   /**
-   * Emits `signature` (signature, status) when a transaction lands, and `accounts` (the keys it wrote, slot)
-   * after it, for subscriptions.
+   * Emits `transaction` (its record) and `signature` (signature, status) when a transaction lands, and `accounts`
+   * (the keys it wrote, slot) after it, for subscriptions.
    */
   readonly events = new CommitEvents()
   readonly programId: PublicKey
+  /** The most recent landed transactions, oldest first (insertion order), at most MAX_TRANSACTION_HISTORY. */
+  private readonly history = new Map<string, TransactionRecord>()
 
   constructor(
     readonly svm: LiteSvm,
@@ -104,6 +128,11 @@ export class Chain {
     return this.statuses.get(signature) ?? null
   }
 
+  /** A landed transaction from the bounded history, or null. */
+  transaction(signature: string): TransactionRecord | null {
+    return this.history.get(signature) ?? null
+  }
+
   /** Processes a wire transaction as `sendTransaction` does. */
   send(raw: Uint8Array, options: {skipPreflight?: boolean} = {}): SendOutcome {
     const tx = this.decode(raw)
@@ -121,6 +150,7 @@ export class Chain {
     }
     this.syncClock()
     const accounts = this.accounts(tx)
+    const preBalances = accounts.map((a) => this.account(a.pubkey)?.lamports ?? 0n)
     const outcome = this.callsJobsProgram(tx, accounts) ? this.runJobs(tx, accounts) : this.runLitesvm(tx, accounts)
     if (!outcome.charged) {
       return options.skipPreflight
@@ -131,7 +161,9 @@ export class Chain {
       outcome.discard()
       return {kind: 'preflight-failed', execution: outcome.execution}
     }
-    this.land(tx.signature, outcome.execution.err, outcome.keep())
+    const writes = outcome.keep()
+    this.remember(tx, accounts, preBalances, outcome.execution)
+    this.land(tx.signature, outcome.execution.err, writes)
     return {kind: 'landed', signature: tx.signature, execution: outcome.execution}
   }
 
@@ -190,6 +222,37 @@ export class Chain {
     clock.slot = BigInt(this.clock.slot())
     clock.unixTimestamp = this.clock.unixTimestamp()
     this.svm.setClock(clock)
+  }
+
+  private remember(
+    tx: DecodedTransaction,
+    accounts: ResolvedAccount[],
+    preBalances: bigint[],
+    execution: Execution,
+  ): void {
+    const priced = transactionFee(tx, accounts)
+    const lookups = tx.message.addressTableLookups
+    const record: TransactionRecord = {
+      signature: tx.signature,
+      slot: this.clock.slot(),
+      blockTime: Number(this.clock.unixTimestamp()),
+      raw: tx.raw,
+      version: tx.message.version === 'legacy' ? 'legacy' : 0,
+      err: execution.err,
+      logs: execution.logs,
+      fee: 'fee' in priced ? priced.fee : 0n,
+      unitsConsumed: execution.unitsConsumed,
+      accounts,
+      preBalances,
+      postBalances: accounts.map((a) => this.account(a.pubkey)?.lamports ?? 0n),
+      loaded: {
+        writable: lookups.reduce((n, l) => n + l.writableIndexes.length, 0),
+        readonly: lookups.reduce((n, l) => n + l.readonlyIndexes.length, 0),
+      },
+    }
+    this.history.set(tx.signature, record)
+    if (this.history.size > MAX_TRANSACTION_HISTORY) this.history.delete(this.history.keys().next().value!)
+    this.events.emit('transaction', record)
   }
 
   private land(signature: string, err: TransactionErrorJson | null, writes: [PublicKey, AccountState | null][]): void {
