@@ -63,8 +63,10 @@ function error(code: number, message: string): {error: {code: number; message: s
   return {error: {code, message}}
 }
 
-function withoutLoaded<T extends {loadedAddresses: unknown}>(meta: T): Omit<T, 'loadedAddresses'> {
-  const {loadedAddresses: _, ...rest} = meta
+/** A legacy transaction's meta has no `loadedAddresses`: it cannot load any. */
+function withoutLoaded<T extends {loadedAddresses?: unknown}>(meta: T): Omit<T, 'loadedAddresses'> {
+  const rest = {...meta}
+  delete rest.loadedAddresses
   return rest
 }
 
