@@ -4,7 +4,7 @@
  */
 import {strict as assert} from 'node:assert'
 
-import {Client} from '@nosana/sdk'
+import {Client, type JobDefinition} from '@nosana/sdk'
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY} from '@solana/web3.js'
 
@@ -33,12 +33,17 @@ async function eventually<T>(what: string, ms: number, check: () => Promise<T | 
   }
 }
 
-const definition = (cmd: string[]) => ({
+const definition = (cmd: string[]): JobDefinition => ({
   version: '0.1',
   type: 'container',
   meta: {trigger: 'cli'},
   ops: [{type: 'container/run', id: 'hello', args: {image: TEST_IMAGE, cmd}}],
 })
+
+/** `jobs.list` without `instructionOnly` sends the transaction and answers its addresses. */
+async function list(sdk: Client, ...args: Parameters<Client['jobs']['list']>): Promise<{job: string}> {
+  return (await list(sdk, ...args)) as {job: string}
+}
 
 describe('@nosana/sdk against a gpunet localnet', function () {
   this.timeout(120_000)
@@ -70,7 +75,7 @@ describe('@nosana/sdk against a gpunet localnet', function () {
   after(() => box?.cleanup())
 
   it('lists a job that gpunet’s node runs, then reads it, its result and (while it runs) its run', async () => {
-    const posted = await sdk.jobs.list(definition(['sh', '-c', 'sleep 1; echo hello from the sdk']), 300, status.market)
+    const posted = await list(sdk, definition(['sh', '-c', 'sleep 1; echo hello from the sdk']), 300, status.market)
     const job = new PublicKey(posted.job)
     const running = await eventually('the run', 30_000, async () => {
       const runs = await sdk.jobs.getRuns([{memcmp: {offset: 8, bytes: job.toBase58()}}])
@@ -90,7 +95,7 @@ describe('@nosana/sdk against a gpunet localnet', function () {
   })
 
   it('ends a running job, and the node is paid', async () => {
-    const posted = await sdk.jobs.list(definition(['sh', '-c', 'sleep 60']), 300, status.market)
+    const posted = await list(sdk, definition(['sh', '-c', 'sleep 60']), 300, status.market)
     const job = new PublicKey(posted.job)
     const [run] = await eventually('the run', 30_000, async () => {
       const runs = await sdk.jobs.getRuns([{memcmp: {offset: 8, bytes: job.toBase58()}}])
@@ -130,7 +135,7 @@ describe('@nosana/sdk against a gpunet localnet', function () {
     const before = await chain.connection.getTokenAccountBalance(
       (await chain.connection.getTokenAccountsByOwner(chain.wallet.publicKey, {mint: chain.mint})).value[0]!.pubkey,
     )
-    const posted = await sdk.jobs.list(definition(['true']), 300, market.publicKey)
+    const posted = await list(sdk, definition(['true']), 300, market.publicKey)
     const job = new PublicKey(posted.job)
     assert.equal((await sdk.jobs.get(job)).state, 'QUEUED')
     await sdk.jobs.delist(job)
