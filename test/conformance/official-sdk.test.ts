@@ -42,7 +42,7 @@ const definition = (cmd: string[]): JobDefinition => ({
 
 /** `jobs.list` without `instructionOnly` sends the transaction and answers its addresses. */
 async function list(sdk: Client, ...args: Parameters<Client['jobs']['list']>): Promise<{job: string}> {
-  return (await list(sdk, ...args)) as {job: string}
+  return (await sdk.jobs.list(...args)) as {job: string}
 }
 
 describe('@nosana/sdk against a gpunet localnet', function () {
