@@ -125,7 +125,7 @@ describe('CLI start-up', () => {
   })
 
   it('loads zod to explain an invalid file', async () => {
-    const file = join(ROOT, 'test/fixtures/jobs-program-idl.json')
+    const file = join(ROOT, 'src/lib/localnet/jobs-program/idl.json')
     const sources = await sourcesLoadedBy(['job', 'validate', file], 3)
     assert.ok(sources.some((s) => s.includes('/zod/v4/core/')))
     const r = await runCli(['job', 'validate', '-'], {stdin: '{"version": "0.1", "type": "container", "ops": {}}'})

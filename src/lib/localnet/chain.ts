@@ -1,10 +1,11 @@
 /**
- * The localnet's chain: litesvm runs SOL and SPL token transactions; transactions that call the jobs program
- * are executed here with the program's own checks (no binary of it exists), on the same account store, with
- * the same fee, signature, blockhash and duplicate rules. Every transaction is applied whole or not at all.
+ * The localnet's chain: litesvm runs SOL and SPL token transactions; in transactions that call the jobs program,
+ * its instructions are executed here with the program's own checks (no binary of it exists) and the others by
+ * litesvm, on the same account store, with the same fee, signature, blockhash and duplicate rules
+ * (mixed-transaction.ts). Every transaction is applied whole or not at all.
  */
 
-import {ComputeBudgetProgram, PublicKey} from '@solana/web3.js'
+import {PublicKey} from '@solana/web3.js'
 import {
   FailedTransactionMetadata,
   type LiteSvm,
@@ -13,9 +14,8 @@ import {
 } from 'litesvm/dist/internal.js'
 
 import type {JobsProgramIds} from './jobs-program/context.js'
-import {executeJobsInstruction} from './jobs-program/execute.js'
-import {InstructionFailure} from './jobs-program/errors.js'
-import {type AccountState, Overlay, readAccount, toState, writeAccount} from './ledger.js'
+import {type AccountState, readAccount, toState, writeAccount} from './ledger.js'
+import {restore, runMixedTransaction, transactionFee} from './mixed-transaction.js'
 import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
 import {CommitEvents} from './commit-events.js'
 import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
@@ -28,9 +28,6 @@ import {
   verifySignatures,
 } from './transaction.js'
 import {litesvmErrorToJson, type TransactionErrorJson} from './tx-error.js'
-
-/** Lamports per signature, as on mainnet. */
-export const LAMPORTS_PER_SIGNATURE = 5000n
 
 export interface Execution {
   err: TransactionErrorJson | null
@@ -50,16 +47,40 @@ export interface BlockhashInfo {
   lastValidBlockHeight: number
 }
 
+/** A landed transaction as `getTransaction` and `logsSubscribe` report it. */
+export interface TransactionRecord {
+  signature: string
+  slot: number
+  blockTime: number
+  raw: Uint8Array
+  version: 'legacy' | 0
+  err: TransactionErrorJson | null
+  logs: string[]
+  fee: bigint
+  unitsConsumed: number
+  /** Every account of the transaction (lookup tables resolved), with its balance before and after. */
+  accounts: ResolvedAccount[]
+  preBalances: bigint[]
+  postBalances: bigint[]
+  /** How many of `accounts` came from lookup tables: writable ones, then read-only ones. */
+  loaded: {writable: number; readonly: number}
+}
+
+/** Landed transactions `getTransaction` can still answer for, newest kept (docs/localnet.md). */
+export const MAX_TRANSACTION_HISTORY = 10_000
+
 /** Thrown for a request the localnet cannot serve (bad transaction bytes); the RPC reports it as invalid params. */
 export class ChainInputError extends Error {}
 
 export class Chain {
   /**
-   * Emits `signature` (signature, status) when a transaction lands, and `accounts` (the keys it wrote, slot)
-   * after it, for subscriptions.
+   * Emits `transaction` (its record) and `signature` (signature, status) when a transaction lands, and `accounts`
+   * (the keys it wrote, slot) after it, for subscriptions.
    */
   readonly events = new CommitEvents()
   readonly programId: PublicKey
+  /** The most recent landed transactions, oldest first (insertion order), at most MAX_TRANSACTION_HISTORY. */
+  private readonly history = new Map<string, TransactionRecord>()
 
   constructor(
     readonly svm: LiteSvm,
@@ -107,6 +128,11 @@ export class Chain {
     return this.statuses.get(signature) ?? null
   }
 
+  /** A landed transaction from the bounded history, or null. */
+  transaction(signature: string): TransactionRecord | null {
+    return this.history.get(signature) ?? null
+  }
+
   /** Processes a wire transaction as `sendTransaction` does. */
   send(raw: Uint8Array, options: {skipPreflight?: boolean} = {}): SendOutcome {
     const tx = this.decode(raw)
@@ -124,6 +150,7 @@ export class Chain {
     }
     this.syncClock()
     const accounts = this.accounts(tx)
+    const preBalances = accounts.map((a) => this.account(a.pubkey)?.lamports ?? 0n)
     const outcome = this.callsJobsProgram(tx, accounts) ? this.runJobs(tx, accounts) : this.runLitesvm(tx, accounts)
     if (!outcome.charged) {
       return options.skipPreflight
@@ -134,7 +161,9 @@ export class Chain {
       outcome.discard()
       return {kind: 'preflight-failed', execution: outcome.execution}
     }
-    this.land(tx.signature, outcome.execution.err, outcome.keep())
+    const writes = outcome.keep()
+    this.remember(tx, accounts, preBalances, outcome.execution)
+    this.land(tx.signature, outcome.execution.err, writes)
     return {kind: 'landed', signature: tx.signature, execution: outcome.execution}
   }
 
@@ -150,7 +179,11 @@ export class Chain {
     }
     this.syncClock()
     const accounts = this.accounts(tx)
-    if (this.callsJobsProgram(tx, accounts)) return this.runJobs(tx, accounts).execution
+    if (this.callsJobsProgram(tx, accounts)) {
+      const outcome = this.runJobs(tx, accounts)
+      outcome.discard()
+      return outcome.execution
+    }
     const result =
       tx.message.version === 'legacy'
         ? this.svm.simulateLegacyTransaction(tx.raw)
@@ -189,6 +222,37 @@ export class Chain {
     clock.slot = BigInt(this.clock.slot())
     clock.unixTimestamp = this.clock.unixTimestamp()
     this.svm.setClock(clock)
+  }
+
+  private remember(
+    tx: DecodedTransaction,
+    accounts: ResolvedAccount[],
+    preBalances: bigint[],
+    execution: Execution,
+  ): void {
+    const priced = transactionFee(tx, accounts)
+    const lookups = tx.message.addressTableLookups
+    const record: TransactionRecord = {
+      signature: tx.signature,
+      slot: this.clock.slot(),
+      blockTime: Number(this.clock.unixTimestamp()),
+      raw: tx.raw,
+      version: tx.message.version === 'legacy' ? 'legacy' : 0,
+      err: execution.err,
+      logs: execution.logs,
+      fee: 'fee' in priced ? priced.fee : 0n,
+      unitsConsumed: execution.unitsConsumed,
+      accounts,
+      preBalances,
+      postBalances: accounts.map((a) => this.account(a.pubkey)?.lamports ?? 0n),
+      loaded: {
+        writable: lookups.reduce((n, l) => n + l.writableIndexes.length, 0),
+        readonly: lookups.reduce((n, l) => n + l.readonlyIndexes.length, 0),
+      },
+    }
+    this.history.set(tx.signature, record)
+    if (this.history.size > MAX_TRANSACTION_HISTORY) this.history.delete(this.history.keys().next().value!)
+    this.events.emit('transaction', record)
   }
 
   private land(signature: string, err: TransactionErrorJson | null, writes: [PublicKey, AccountState | null][]): void {
@@ -236,73 +300,20 @@ export class Chain {
     }
   }
 
-  /** Runs a transaction that calls the jobs program on an overlay; nothing is applied until `keep`. */
+  /** Runs a transaction that calls the jobs program, mixed with other programs' instructions or not. */
   private runJobs(tx: DecodedTransaction, accounts: ResolvedAccount[]): RunOutcome {
-    const feePayer = accounts[0]!.pubkey
-    const fee = LAMPORTS_PER_SIGNATURE * BigInt(tx.message.header.numRequiredSignatures)
-    const chargeFee = (overlay: Overlay): TransactionErrorJson | null => {
-      const payer = overlay.get(feePayer)
-      if (!payer) return 'AccountNotFound'
-      if (payer.lamports < fee) return 'InsufficientFundsForFee'
-      overlay.set(feePayer, {...payer, lamports: payer.lamports - fee})
-      return null
+    const context = {
+      svm: this.svm,
+      program: this.program,
+      now: this.clock.unixTimestamp(),
+      rentExempt: (size: number) => this.rentExempt(size),
     }
-    const overlay = new Overlay(this.svm)
-    const feeError = chargeFee(overlay)
-    if (feeError) return {execution: failed(feeError), charged: false, discard() {}, keep: () => []}
-
-    const logs: string[] = []
-    let err: TransactionErrorJson | null = null
-    tx.message.compiledInstructions.forEach((ix, index) => {
-      if (err) return
-      const program = accounts[ix.programIdIndex]!.pubkey
-      logs.push(`Program ${program.toBase58()} invoke [1]`)
-      if (program.equals(ComputeBudgetProgram.programId)) {
-        logs.push(`Program ${program.toBase58()} success`)
-        return
-      }
-      try {
-        if (!program.equals(this.programId)) {
-          throw new InstructionFailure(
-            'UnsupportedProgramId',
-            'the localnet runs jobs program transactions with ComputeBudget instructions only',
-          )
-        }
-        executeJobsInstruction({
-          ids: this.program,
-          accounts: ix.accountKeyIndexes.map((i) => accounts[i]!),
-          data: ix.data,
-          ledger: overlay,
-          now: this.clock.unixTimestamp(),
-          rentExempt: (size) => this.rentExempt(size),
-          log: (line) => logs.push(line),
-        })
-        logs.push(`Program ${program.toBase58()} success`)
-      } catch (error) {
-        if (!(error instanceof InstructionFailure)) throw error
-        err = {InstructionError: [index, error.error]}
-        logs.push(...error.logs)
-        const code =
-          typeof error.error === 'object' && 'Custom' in error.error
-            ? `custom program error: 0x${error.error.Custom.toString(16)}`
-            : String(error.error)
-        logs.push(`Program ${program.toBase58()} failed: ${code}`)
-      }
-    })
-
+    const run = runMixedTransaction(context, tx, accounts)
     return {
-      execution: {err, logs, unitsConsumed: 0},
-      charged: true,
-      discard() {},
-      keep: () => {
-        let changed = overlay
-        if (err) {
-          // A transaction that fails in an instruction still pays its fee, and does nothing else.
-          changed = new Overlay(this.svm)
-          chargeFee(changed)
-        }
-        return changed.commit().map((k) => [k, readAccount(this.svm, k)])
-      },
+      execution: {err: run.err, logs: run.logs, unitsConsumed: run.unitsConsumed},
+      charged: run.charged,
+      discard: () => restore(this.svm, run.before),
+      keep: () => run.before.map(([key]) => [key, readAccount(this.svm, key)]),
     }
   }
 }

@@ -40,6 +40,7 @@ import {
 } from './jobs-program/foreign.js'
 import {type AccountState, writeAccount} from './ledger.js'
 import type {RewardsAccounts} from '../market/connect.js'
+import {idlAccountData, idlAddress} from './jobs-program/idl-account.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {ChainStore} from './persistence.js'
@@ -115,8 +116,9 @@ export class Localnet {
       const faucet = readKeypair(files.faucet)
       const chain = new Chain(svm, programIds(genesis), clock, statuses, store)
       const localnet = new Localnet(chain, genesis, content, faucet)
-      // A chain made by an earlier version may lack the rewards accounts `list` and `extend` check.
+      // A chain made by an earlier version may lack the rewards accounts `list` and `extend` check, and the IDL.
       localnet.ensureRewardsAccounts()
+      localnet.ensureIdlAccount()
       // Start from a snapshot that holds the replayed journal, so the journal only grows from here.
       chain.compact()
       return localnet
@@ -192,6 +194,7 @@ export class Localnet {
       [market],
     )
     node.ensureRewardsAccounts()
+    node.ensureIdlAccount()
     if (options.wallet) {
       node.fund(options.wallet, {
         lamports: BigInt(DEFAULT_FUNDING.sol * LAMPORTS_PER_SOL),
@@ -271,6 +274,13 @@ export class Localnet {
       writes.push([rewardsVault, this.programOwned(TOKEN_PROGRAM_ID, data)])
     }
     if (writes.length > 0) this.chain.setAccounts(writes)
+  }
+
+  /** Writes the jobs program's Anchor IDL account when missing: the network's SDK reads it before any jobs call. */
+  ensureIdlAccount(): void {
+    const address = idlAddress(this.chain.programId)
+    if (this.chain.account(address)) return
+    this.chain.setAccounts([[address, this.programOwned(this.chain.programId, idlAccountData(this.faucet.publicKey))]])
   }
 
   private programOwned(owner: PublicKey, data: Buffer): AccountState {

@@ -8,7 +8,9 @@ import {base58btc} from 'multiformats/bases/base58'
 
 import {formatAmount} from '../market/amounts.js'
 import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
-import {ChainInputError, type Execution, LAMPORTS_PER_SIGNATURE} from './chain.js'
+import {ChainInputError, type Execution} from './chain.js'
+import {LAMPORTS_PER_SIGNATURE} from './mixed-transaction.js'
+import {transactionResult} from './transaction-history.js'
 import type {AccountState} from './ledger.js'
 import type {Localnet} from './node.js'
 import {transactionErrorMessage} from './tx-error.js'
@@ -26,6 +28,10 @@ export class RpcError extends Error {
 }
 
 const INVALID_PARAMS = -32602
+/** Signatures one `getSignatureStatuses` may ask for, as on Solana's RPC. */
+const MAX_SIGNATURES = 256
+/** Slots a node's status cache answers for without `searchTransactionHistory` (MAX_RECENT_BLOCKHASHES). */
+const STATUS_CACHE_SLOTS = 300
 /** Most requests one JSON-RPC batch may hold (docs/localnet.md). */
 export const MAX_BATCH = 100
 /** The version the localnet reports; it follows the shapes of this Agave release. */
@@ -150,12 +156,17 @@ export class RpcHandler {
         const signatures = p[0]
         if (!Array.isArray(signatures))
           throw new RpcError(INVALID_PARAMS, 'Invalid params: expected an array of signatures')
+        if (signatures.length > MAX_SIGNATURES)
+          throw new RpcError(INVALID_PARAMS, `Invalid params: too many inputs provided; max ${MAX_SIGNATURES}`)
+        const search = (p[1] as {searchTransactionHistory?: unknown} | undefined)?.searchTransactionHistory === true
+        const recent = chain.slot() - STATUS_CACHE_SLOTS
         return this.context(
           signatures.map((sig) => {
             if (typeof sig !== 'string')
               throw new RpcError(INVALID_PARAMS, 'Invalid params: expected signature strings')
             const status = chain.status(sig)
-            if (!status) return null
+            // As a node's status cache: only recent transactions, unless the history is searched.
+            if (!status || (!search && status.slot < recent)) return null
             return {
               slot: status.slot,
               confirmations: null,
@@ -165,6 +176,15 @@ export class RpcHandler {
             }
           }),
         )
+      },
+      getTransaction: (p) => {
+        const signature = stringParam(p, 0, 'signature')
+        const record = chain.transaction(signature)
+        if (!record) return null
+        const cfg = (p[1] && typeof p[1] === 'object' ? p[1] : {}) as Record<string, unknown>
+        const answer = transactionResult(record, cfg)
+        if ('error' in answer) throw new RpcError(answer.error.code, answer.error.message)
+        return answer.result
       },
       sendTransaction: (p) => this.sendTransaction(p),
       simulateTransaction: (p) => this.simulateTransaction(p),

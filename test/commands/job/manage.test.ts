@@ -1,7 +1,12 @@
 import {strict as assert} from 'node:assert'
 
-import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {Keypair, PublicKey} from '@solana/web3.js'
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createCloseAccountInstruction,
+  getAssociatedTokenAddressSync,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token'
+import {Keypair, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY} from '@solana/web3.js'
 
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
 import {decodeJobAccount, findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../../src/lib/market/index.js'
@@ -248,5 +253,79 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       job: posted.job,
       status: 'COMPLETED',
     })
+  })
+
+  it('stop ends a job whose node has no token account: the account is made in the same transaction and paid', async () => {
+    const node = Keypair.generate()
+    assert.equal((await box.run(['localnet', 'fund', node.publicKey.toBase58(), '--sol', '1'])).code, 0)
+    await chain.connection.requestAirdrop(node.publicKey, 1)
+    const nodeAccount = getAssociatedTokenAddressSync(chain.mint, node.publicKey, true)
+    // `work` reads the node's token account (its nft), so it has one while it takes the job, then closes it.
+    const make = createAssociatedTokenAccountIdempotentInstruction(
+      node.publicKey,
+      nodeAccount,
+      node.publicKey,
+      chain.mint,
+    )
+    assert.equal((await sendInstructions(chain, [make], [node])).error, undefined)
+    await work(node)
+    const posted = await post(3600)
+    assert.equal(posted.status, 'RUNNING')
+    const close = createCloseAccountInstruction(nodeAccount, node.publicKey, node.publicKey)
+    assert.equal((await sendInstructions(chain, [close], [node])).error, undefined)
+    assert.equal(await chain.connection.getAccountInfo(nodeAccount), null, 'the node has no token account')
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const result = await box.run(['job', 'stop', posted.job, '--json'])
+    assert.equal(result.code, 0, result.stderr + result.stdout)
+    const stopped = await json<Report>(['job', 'get', posted.job])
+    assert.equal(stopped.status, 'COMPLETED')
+    const earned = await tokens(node.publicKey)
+    assert.ok(earned > 0n, 'the node is paid for the time it ran')
+    assert.equal(BigInt(stopped.costSoFar.baseUnits), earned)
+  })
+
+  it('posts on a price-0 market from a wallet without a token account (made in the same transaction)', async () => {
+    const authority = Keypair.generate()
+    assert.equal((await box.run(['localnet', 'fund', authority.publicKey.toBase58(), '--sol', '1'])).code, 0)
+    const market = Keypair.generate()
+    const open = jobsInstruction(
+      chain.programId,
+      'open',
+      {
+        mint: chain.mint,
+        market: market.publicKey,
+        vault: findVaultAddress(chain.programId, market.publicKey, chain.mint)[0],
+        authority: authority.publicKey,
+        accessKey: SystemProgram.programId,
+        rent: SYSVAR_RENT_PUBKEY,
+        systemProgram: SystemProgram.programId,
+        tokenProgram: TOKEN_PROGRAM_ID,
+      },
+      {jobExpiration: 86_400n, jobPrice: 0n, jobTimeout: 600n, jobType: 0, nodeXnosMinimum: 0n},
+    )
+    const opened = await sendInstructions(chain, [open], [authority, market])
+    assert.equal(opened.error, undefined, JSON.stringify(opened.error))
+
+    const poster = Keypair.generate()
+    const walletFile = join(box.dir, 'free-poster.json')
+    writeFileSync(walletFile, JSON.stringify([...poster.secretKey]))
+    assert.equal((await box.run(['localnet', 'fund', poster.publicKey.toBase58(), '--sol', '1'])).code, 0)
+    const posterAccount = getAssociatedTokenAddressSync(chain.mint, poster.publicKey, true)
+    assert.equal(await chain.connection.getAccountInfo(posterAccount), null, 'no token account yet')
+    const posted = await json<Report>([
+      'job',
+      'post',
+      '--queue-anyway',
+      '--file',
+      file,
+      '--market',
+      market.publicKey.toBase58(),
+      '--wallet',
+      walletFile,
+    ])
+    assert.equal(posted.status, 'QUEUED')
+    assert.notEqual(await chain.connection.getAccountInfo(posterAccount), null, 'its token account was made')
+    const stopped = await box.run(['job', 'stop', posted.job, '--wallet', walletFile])
+    assert.equal(stopped.code, 0, stopped.stderr)
   })
 })

@@ -38,7 +38,9 @@ interface Idl {
   }[]
   accounts: {name: string; type: {fields: {name: string; type: unknown}[]}}[]
 }
-const idl = JSON.parse(readFileSync(new URL('../../fixtures/jobs-program-idl.json', import.meta.url), 'utf8')) as Idl
+const idl = JSON.parse(
+  readFileSync(new URL('../../../src/lib/localnet/jobs-program/idl.json', import.meta.url), 'utf8'),
+) as Idl
 const key = () => Keypair.generate().publicKey
 
 describe('market codecs', () => {
