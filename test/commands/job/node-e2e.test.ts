@@ -104,7 +104,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(human.code, 0, human.stderr)
     assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
     assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
-    assert.match(human.stdout, /"stdout": "waited for\\n"/)
+    assert.match(human.stdout, /^Operation waited \(success, exit code 0\)\n {2}waited for$/m)
   })
 
   it('serves an exposed port through the gateway: 404 before ready, the file once ready, 404 after job stop', async () => {
