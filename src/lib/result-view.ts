@@ -5,7 +5,7 @@
  * steps]`, each step's `log: [[fd, text], ...]`), and gpunet's own documents of earlier versions
  * (`{status, ops: [{id, exitCode, stdout, stderr}]}`), still stored on existing localnets.
  */
-import type {JobFailure} from './result-document.js'
+import type {JobFailure} from './flow-state.js'
 
 /** One line of an operation's output; `stream` and `time` are null where the format does not say. */
 export interface ResultLine {

@@ -3,7 +3,7 @@ import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
 import {resultView} from '../result-view.js'
-import type {JobFailure} from '../result-document.js'
+import type {JobFailure} from '../flow-state.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
