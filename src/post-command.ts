@@ -172,7 +172,7 @@ export abstract class PostCommand extends BaseCommand {
       ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
     )
     for (const line of reportLines(rows)) this.say(line)
-    const result = resultText(report.resultContent)
+    const result = resultText(report)
     if (result !== null) {
       this.say()
       this.say(result)

@@ -100,7 +100,7 @@ describe('source structure', () => {
     ['lib/node', 'lib/localnet', 'node/ talks to a chain through its NodeNetwork interface'],
     ['lib/market', 'lib/localnet', 'network-connection.ts resolves the localnet for market/'],
     ['lib/secrets', 'lib/localnet', 'network-connection.ts resolves the localnet for secrets/'],
-    ['lib/market', 'lib/node', 'shared result types live in result-document.ts'],
+    ['lib/market', 'lib/node', 'shared result types live in flow-state.ts'],
     ['lib/market', 'lib/secrets', 'market/ and secrets/ are siblings'],
   ]
   for (const [from, to, why] of forbidden) {

@@ -5,6 +5,8 @@
 import {STATUS_CODES} from 'node:http'
 import type {LookupFunction} from 'node:net'
 
+// First: it must run before `undici` below is evaluated (see the module's comment).
+import './builtin-fetch-first.js'
 import {Agent, type Dispatcher, EnvHttpProxyAgent, interceptors, fetch as undiciFetch} from 'undici'
 import type {RequestInit, Response} from 'undici'
 

@@ -12,7 +12,48 @@ import {
   JobState,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../src/lib/market/index.js'
-import type {JobResult} from '../../src/lib/result-document.js'
+import type {FlowState, JobFailure} from '../../src/lib/flow-state.js'
+
+/**
+ * A node's flow state read flat, for assertions: each operation's streams joined, the gpunet members lifted. It
+ * reads the raw document field by field, not through gpunet's reader, so a reader bug cannot hide a writer's.
+ */
+export interface JobResult {
+  raw: FlowState
+  job: string
+  node: string
+  status: FlowState['status']
+  isolated: boolean
+  notices: string[]
+  error?: JobFailure
+  ops: {id: string; status: string; exitCode: number | null; stdout: string; stderr: string; stopped: boolean}[]
+}
+
+/** The flat view of a flow state (see JobResult). */
+export function flat(raw: FlowState): JobResult {
+  const stream = (op: FlowState['opStates'][number], type: 'stdout' | 'stderr') =>
+    op.logs
+      .filter((entry) => entry.type === type)
+      .map((entry) => entry.log)
+      .join('')
+  return {
+    raw,
+    job: raw.gpunet.job,
+    node: raw.gpunet.node,
+    status: raw.status,
+    isolated: raw.gpunet.isolated,
+    notices: raw.gpunet.notices,
+    ...(raw.gpunet.failure ? {error: raw.gpunet.failure} : {}),
+    ops: raw.opStates.map((op) => ({
+      id: op.operationId,
+      status: op.status,
+      exitCode: op.exitCode,
+      stdout: stream(op, 'stdout'),
+      stderr: stream(op, 'stderr'),
+      stopped: op.status === 'stopped' || op.diagnostics.reason.jobStopped || op.diagnostics.reason.jobExpired,
+    })),
+  }
+}
 import type {TestLocalnet} from './localnet.js'
 import {listWithWallet} from './market.js'
 
@@ -67,7 +108,7 @@ export async function result(t: TestLocalnet, job: PublicKey): Promise<{text: st
   const res = await fetch(`${t.ln.runtime.contentStoreUrl}/ipfs/${bytesToIpfsHash(account.ipfsResult)}`)
   assert.equal(res.status, 200)
   const text = await res.text()
-  return {text, doc: JSON.parse(text) as JobResult}
+  return {text, doc: flat(JSON.parse(text) as FlowState)}
 }
 
 /** A GET through the gateway with the job's Host header. */
@@ -98,7 +139,8 @@ export function gatewayGet(url: string): Promise<{status: number; body: string}>
 export function watchFinished(t: TestLocalnet): (job: PublicKey) => Promise<JobResult> {
   const seen = new Map<string, JobResult>()
   const waiting = new Map<string, (doc: JobResult) => void>()
-  t.ln.agent!.agent.on('finished', (job, doc) => {
+  t.ln.agent!.agent.on('finished', (job, raw) => {
+    const doc = flat(raw)
     seen.set(job, doc)
     waiting.get(job)?.(doc)
   })
@@ -107,4 +149,24 @@ export function watchFinished(t: TestLocalnet): (job: PublicKey) => Promise<JobR
     const doc = seen.get(key)
     return doc ? Promise.resolve(doc) : new Promise((resolve) => waiting.set(key, resolve))
   }
+}
+
+/** The `resultView` member of `job get --json`, as the CLI tests read it. */
+export interface ResultViewJson {
+  format: string
+  ops: {id: string; status: string; exitCode: number | null; logs: {stream: string | null; line: string}[]}[]
+}
+
+/** Each operation's id, exit code and stdout (its lines, each with its newline) from a `job get --json` view. */
+export function stdoutOf(
+  view: ResultViewJson | null | undefined,
+): {id: string; exitCode: number | null; stdout: string}[] {
+  return (view?.ops ?? []).map(({id, exitCode, logs}) => ({
+    id,
+    exitCode,
+    stdout: logs
+      .filter((entry) => entry.stream === 'stdout')
+      .map((entry) => `${entry.line}\n`)
+      .join(''),
+  }))
 }

@@ -43,6 +43,8 @@ export interface JobFields {
   ipfsJob: Uint8Array
   timeout: bigint
   state: number
+  /** The digest of the result's CIDv0 (none: all zeros). */
+  ipfsResult?: Uint8Array
 }
 
 /**
@@ -102,7 +104,7 @@ export function putJobAccount(
         ipfsJob: fields.ipfsJob,
         timeout: fields.timeout,
         state: fields.state,
-        ipfsResult: new Uint8Array(32),
+        ipfsResult: fields.ipfsResult ?? new Uint8Array(32),
         market: preset.market!.toBase58(),
         node: PublicKey.default.toBase58(),
         payer: fields.payer.toBase58(),

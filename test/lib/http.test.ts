@@ -230,3 +230,33 @@ describe('httpFetch', () => {
     assert.ok(Date.now() - started < 5000, `exited after ${Date.now() - started} ms`)
   })
 })
+
+describe('the global fetch of other libraries in the same process', () => {
+  it('still works on Node 20 once gpunet has loaded undici (a request with its own content-length)', async () => {
+    const server = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => res.end('ok'))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const {port} = server.address() as AddressInfo
+    // A fresh process: which undici loads first decides, so gpunet's client must be the first thing to load.
+    const client = fileURLToPath(new URL('../../src/lib/ipfs/client.ts', import.meta.url))
+    const script = [
+      `await import(${JSON.stringify(client)})`,
+      'const body = JSON.stringify({jsonrpc: "2.0", id: 1, method: "getHealth"})',
+      `const res = await fetch('http://127.0.0.1:${port}/', {method: 'POST', body, headers: {'content-length': String(body.length)}})`,
+      'process.stdout.write(await res.text())',
+    ].join('\n')
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script])
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+      await once(child, 'close')
+      assert.equal(stdout, 'ok', stderr)
+    } finally {
+      server.close()
+    }
+  })
+})

@@ -1,4 +1,5 @@
 import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, waitFlags} from '../../flags.js'
@@ -13,16 +14,18 @@ import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/mark
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import type {Network} from '../../lib/network.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {writeResultFiles} from '../../lib/result-files.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (the node finished it and posted a result) or STOPPED (its poster ended it). A COMPLETED job's Outcome says whether its operations succeeded. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
+  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (the node finished it and posted a result) or STOPPED (its poster ended it). A COMPLETED job's Outcome says whether its operations succeeded, read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow. --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
 
 EXIT CODES
   0    shown (with --wait: it got there and did not fail)
-  2    usage: a bad flag or address
+  2    usage: a bad flag or address, or --out over files already there (without --force)
   5    the RPC node or content store failed
-  7    no job at that address
+  7    no job at that address; with --out, no result yet
   8    --wait saw the job end failed or stopped (the report is printed)
   124  --wait ran out of time (--wait-timeout)
   130  Ctrl+C during --wait (the job goes on)`
@@ -30,19 +33,26 @@ EXIT CODES
   static override examples = [
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --wait --json',
+    '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --wait --out results/',
   ]
 
   static override args = {job: Args.string({description: 'job address', required: true})}
 
   static override flags = {
     ...waitFlags,
+    out: Flags.string({
+      description:
+        "write the result into DIR: result.json, each operation's <op>.stdout.log and <op>.stderr.log, and its <op>.results.json",
+      helpValue: 'DIR',
+    }),
+    force: Flags.boolean({description: 'with --out, overwrite files already there'}),
     network: marketFlags.network,
     profile: marketFlags.profile,
     rpc: marketFlags.rpc,
     'network-host': marketFlags['network-host'],
   }
 
-  async run(): Promise<JobInfo> {
+  async run(): Promise<JobInfo & {files?: string[]}> {
     const {args, flags} = await this.parse(JobGet)
     const network = flags.network as Network
     const note = (line: string) => this.note(line)
@@ -66,12 +76,27 @@ EXIT CODES
           : `No service URL: set the network host (--network-host or GPUNET_NETWORK_HOST) for ${network}.`,
       )
     }
+    const written = flags.out ? this.writeOut(flags.out, report, flags.force) : null
     for (const line of reportLines(rowsWithOutcome(report))) this.say(line)
-    const result = resultText(report.resultContent)
+    const result = resultText(report)
     if (result !== null) {
       this.say()
       this.say(result)
     }
-    return this.failWithReport(report, wait ? jobEndedBadly(network, report) : null)
+    const shown = written ? {...report, files: written} : report
+    return this.failWithReport(shown, wait ? jobEndedBadly(network, report) : null)
+  }
+
+  /** `--out`: the result's files; a job without a result yet is exit 7, as there is nothing to write. */
+  private writeOut(dir: string, report: JobInfo, force: boolean): string[] {
+    if (report.resultContent === null) {
+      throw new GpunetError('no_result', `job ${report.job} has no result yet: nothing to write into ${dir}`, {
+        exitCode: ExitCode.NOT_FOUND,
+        hint: `wait for it: \`gpunet job get ${report.job} --wait --out ${dir}\``,
+      })
+    }
+    const files = writeResultFiles(dir, report.resultView, report.resultContent, {force})
+    this.note(`Wrote ${files.length} file${files.length === 1 ? '' : 's'} into ${dir}`)
+    return files
   }
 }

@@ -4,6 +4,8 @@
  * checked against the CIDv0 computed locally from the same bytes: nodes fetch by that CID, so a store that answers
  * another one is refused before anything is posted.
  */
+// Before undici: see builtin-fetch-first.ts.
+import '../builtin-fetch-first.js'
 import {FormData} from 'undici'
 
 import {ExitCode, GpunetError} from '../errors.js'

@@ -179,6 +179,13 @@ export function jobEndedBadly(
       fields: {...fields, failure: report.failure?.code ?? null},
     })
   }
+  if (report.outcome === 'stopped') {
+    return new GpunetError('job_stopped', `job ${report.job} was stopped before it finished`, {
+      exitCode: ExitCode.JOB_FAILED,
+      hint: `its result holds the output up to the stop; read it with \`gpunet job get ${report.job}${networkFlag(network)}\``,
+      fields,
+    })
+  }
   if (report.status === 'COMPLETED' && report.result === null) {
     return new GpunetError('job_stopped', `job ${report.job} was ended before it finished: it has no result`, {
       exitCode: ExitCode.JOB_FAILED,

@@ -2,11 +2,14 @@ import type {JobDefinition} from '../definition/schema.js'
 import type {ContentClient} from '../ipfs/client.js'
 import type {MarketNetwork} from './connect.js'
 import type {JobView} from './jobs.js'
-import {jobOutcome, type JobOutcome, jobReport, type JobReport, jobRows, outcomeText} from './report.js'
+import {type ResultView, resultView} from '../result-view.js'
+import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText} from './report.js'
 
-/** How a job went, read from its result: the outcome, why it failed, and the result document itself. */
+/** How a job went, read from its result: the outcome, why it failed, the normalized view and the document itself. */
 export interface ResultFields extends JobOutcome {
-  /** The result from the content store: parsed JSON when it is JSON, else text; null until the job is done. */
+  /** The result in one shape whatever its format (result-view.ts); null without a result or for an unknown one. */
+  resultView: ResultView | null
+  /** The result from the content store as stored: parsed JSON when it is JSON, else text; null until there is one. */
   resultContent: unknown
 }
 
@@ -21,7 +24,7 @@ export async function jobInfo(net: MarketNetwork, view: JobView, definition: Job
 
 /** Reads a job's result from the content store once it has one; all null before. */
 export async function readResult(content: ContentClient, report: Pick<JobReport, 'result'>): Promise<ResultFields> {
-  if (!report.result) return {outcome: null, failure: null, resultContent: null}
+  if (!report.result) return {outcome: null, failure: null, resultView: null, resultContent: null}
   const text = new TextDecoder().decode(await content.get(report.result))
   let resultContent: unknown = text
   try {
@@ -29,18 +32,36 @@ export async function readResult(content: ContentClient, report: Pick<JobReport,
   } catch {
     // Not JSON (a result from another kind of node): shown as text.
   }
-  return {...jobOutcome(resultContent), resultContent}
+  const view = resultView(resultContent)
+  return {outcome: view?.outcome ?? null, failure: view?.failure ?? null, resultView: view, resultContent}
 }
 
 /** The report's rows with the outcome right under Status, which stays the chain's (a failed job is COMPLETED there). */
 export function rowsWithOutcome(report: JobReport & JobOutcome): [string, string | null][] {
   const rows = jobRows(report)
-  rows.splice(rows.findIndex(([label]) => label === 'Status') + 1, 0, ['Outcome', outcomeText(report)])
+  const done = report.status === 'COMPLETED' || report.status === 'STOPPED'
+  // A job its poster ended has no result until its node records one (`complete`), which may take a while.
+  const outcome = outcomeText(report) ?? (done && report.result === null ? 'not known: no result recorded yet' : null)
+  rows.splice(rows.findIndex(([label]) => label === 'Status') + 1, 0, ['Outcome', outcome])
   return rows
 }
 
-/** The result document as printed under a job's report. */
-export function resultText(resultContent: unknown): string | null {
+/**
+ * The result as printed under a job's report: each operation's status and its lines (`[stderr]` marks the error
+ * stream), or the document as stored when it is in no known format.
+ */
+export function resultText(fields: Pick<ResultFields, 'resultView' | 'resultContent'>): string | null {
+  const {resultView: view, resultContent} = fields
+  if (view) {
+    const blocks = view.ops.map((op) => {
+      const how = [op.status, op.exitCode === null ? null : `exit code ${op.exitCode}`].filter(Boolean).join(', ')
+      const head = `Operation ${op.id}${how ? ` (${how})` : ''}`
+      const dropped = op.droppedLines > 0 ? [`[${op.droppedLines} earlier lines dropped by the node]`] : []
+      const lines = op.logs.map((entry) => (entry.stream === 'stderr' ? `[stderr] ${entry.line}` : entry.line))
+      return [head, ...dropped, ...lines.map((line) => `  ${line}`)].join('\n')
+    })
+    return blocks.length > 0 ? blocks.join('\n\n') : 'The result holds no operation.'
+  }
   if (resultContent === null) return null
   return typeof resultContent === 'string' ? resultContent : JSON.stringify(resultContent, null, 2)
 }

@@ -2,7 +2,8 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
-import type {JobFailure} from '../result-document.js'
+import {resultView} from '../result-view.js'
+import type {JobFailure} from '../flow-state.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
@@ -111,20 +112,16 @@ function iso(seconds: bigint): string {
 
 /** How a done job went, from its result document: the chain says COMPLETED whether its operations passed or not. */
 export interface JobOutcome {
-  /** `succeeded` or `failed` for a node's result document; null before the result or for another document. */
-  outcome: 'succeeded' | 'failed' | null
+  /** `succeeded`, `failed` or `stopped`, read from the result in any known format; null before the result. */
+  outcome: 'succeeded' | 'failed' | 'stopped' | null
   /** Why it failed (the operation and its exit code when one failed); null unless it failed. */
   failure: JobFailure | null
 }
 
-/** Reads the outcome from a result's content (a gpunet node's result: `{status, error}`). */
+/** Reads the outcome from a result's content, in any format result-view.ts knows. */
 export function jobOutcome(content: unknown): JobOutcome {
-  if (typeof content !== 'object' || content === null) return {outcome: null, failure: null}
-  const {status, error} = content as {status?: unknown; error?: unknown}
-  if (status === 'success') return {outcome: 'succeeded', failure: null}
-  if (status !== 'failed') return {outcome: null, failure: null}
-  const failure = typeof error === 'object' && error !== null ? (error as JobFailure) : null
-  return {outcome: 'failed', failure}
+  const view = resultView(content)
+  return view ? {outcome: view.outcome, failure: view.failure} : {outcome: null, failure: null}
 }
 
 /** The outcome as one line: "failed: operation fail exited with code 3 (operation_failed)". */

@@ -14,7 +14,7 @@ import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {validateJobDefinition} from '../definition/validate.js'
 import {GpunetError} from '../errors.js'
-import type {JobFailure} from '../result-document.js'
+import type {JobFailure} from '../flow-state.js'
 import type {JobAccount} from '../market/accounts.js'
 import {QueueType} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
@@ -274,22 +274,29 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       result.fail({code, message: (error as Error).message})
     }
     this.options.gateway.remove(active.address)
-    if (!active.ended) await this.record(active.job, active.run, result)
+    if (this.closed) return
+    if (!active.ended) return this.record(active.job, active.run, result)
+    // Its poster ended it: the job is Done already, and the node records what ran with `complete`, as the
+    // network's nodes do, so the output up to the stop is kept.
+    result.stop()
+    await this.record(active.job, null, result)
   }
 
-  /** Uploads the result to the content store and records it with `finish`. */
-  private async record(job: PublicKey, run: PublicKey, result: ResultBuilder): Promise<void> {
+  /** Uploads the result to the content store and records it: `finish` for a running job, `complete` for an ended one. */
+  private async record(job: PublicKey, run: PublicKey | null, result: ResultBuilder): Promise<void> {
     const document = result.build()
+    const address = job.toBase58()
     let recorded = false
     try {
-      const cid = await this.options.network.addContent(Buffer.from(`${JSON.stringify(document, null, 2)}\n`))
-      await this.chain.finish(job, run, cid)
+      const cid = await this.options.network.addContent(Buffer.from(`${JSON.stringify(document)}\n`))
+      if (run) await this.chain.finish(job, run, cid)
+      else await this.chain.complete(job, cid)
       recorded = true
-      this.log(`node: job ${document.job} ${document.status}; result ${cid}`)
+      this.log(`node: job ${address} ${document.status}; result ${cid}`)
     } catch (error) {
-      this.log(`node: could not record the result of job ${document.job}: ${(error as Error).message}`)
+      this.log(`node: could not record the result of job ${address}: ${(error as Error).message}`)
     }
-    this.emit('finished', document.job, document, recorded)
+    this.emit('finished', address, document, recorded)
   }
 
   private async runOperations(active: ActiveJob, definition: JobDefinition, result: ResultBuilder): Promise<void> {
@@ -319,7 +326,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         service?.end()
         active.op = undefined
         this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
-        if (!result.add(outcome, {acceptStop: service?.expired() ?? false})) break
+        const how = {acceptStop: service?.expired() ?? false, jobStopped: active.ended, jobExpired: active.timedOut}
+        if (!result.add(outcome, how)) break
       } finally {
         await resources.cleanup()
       }

@@ -121,6 +121,19 @@ export class NodeChainClient {
     ])
   }
 
+  /** Records the result of a job its poster ended (Done, without a result) with `complete`. */
+  async complete(address: PublicKey, resultCid: string): Promise<void> {
+    const {programId} = this.network
+    await this.send([
+      jobsInstruction(
+        programId,
+        'complete',
+        {job: address, authority: this.address},
+        {ipfsResult: ipfsHashToBytes(resultCid)},
+      ),
+    ])
+  }
+
   private async account<T>(address: PublicKey, decode: (data: Uint8Array) => T): Promise<T | null> {
     const state = await this.network.getAccount(address)
     if (!state || !state.owner.equals(this.network.programId)) return null

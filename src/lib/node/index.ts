@@ -17,7 +17,7 @@ export {
   shellArgv,
   substituteSecrets,
 } from './operation-plan.js'
-export {DEFAULT_OUTPUT_LIMIT} from './output.js'
+export {MAX_LOG_BYTES, MAX_LOG_LINES} from '../flow-state.js'
 export {HOST_PROCESS_NOTICE, HostProcessRuntime} from './runtime/host-process.js'
 export {
   containerName,

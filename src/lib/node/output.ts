@@ -1,94 +1,95 @@
-/** Bytes kept of each of an operation's stdout and stderr unless the caller says otherwise. */
-export const DEFAULT_OUTPUT_LIMIT = 64 * 1024
+import {type LogEntry, MAX_LINE_BYTES, MAX_LOG_BYTES, MAX_LOG_LINES} from '../flow-state.js'
 
-/** A captured stream: the text kept (secrets masked) and how many bytes were cut from its middle. */
-export interface CapturedOutput {
-  text: string
-  cutBytes: number
+/** The limits of one operation's log: lines and bytes kept (the oldest dropped beyond them). */
+export interface LogLimits {
+  lines: number
+  bytes: number
 }
 
-interface Occurrence {
-  start: number
-  end: number
-  name: string
+/** An operation's collected output: every line kept, in order across both streams, and what the caps dropped. */
+export interface CollectedLog {
+  logs: LogEntry[]
+  droppedLines: number
+  droppedBytes: number
 }
 
 /**
- * Collects one output stream in bounded memory: its first and last `limit / 2` bytes, with a marker where the
- * middle was cut. Secret values in `redact` come out as `%%secrets.NAME%%`. Each end keeps a margin as long
- * as the longest secret, so a value that straddles a cut is still found whole and masked rather than left
- * half visible.
+ * Collects an operation's stdout and stderr as timestamped lines, in bounded memory: at most `limits.lines`
+ * lines and `limits.bytes` bytes, the oldest dropped and counted. Each line's secret values (`redact`) come out
+ * as `%%secrets.NAME%%`; a line is masked whole, so a value split across two chunks is still found. A run of
+ * output without a newline becomes a line every MAX_LINE_BYTES.
  */
-export class OutputCollector {
-  private readonly head: Buffer[] = []
-  private headBytes = 0
-  private tail: Buffer = Buffer.alloc(0)
-  private total = 0
-  private readonly headLimit: number
-  private readonly tailLimit: number
-  private readonly margin: number
-  private readonly secrets: {name: string; value: Buffer}[]
+export class LogCollector {
+  private readonly entries: LogEntry[] = []
+  private head = 0
+  private bytes = 0
+  private droppedLines = 0
+  private droppedBytes = 0
+  private readonly pending = {stdout: Buffer.alloc(0), stderr: Buffer.alloc(0)}
+  private readonly secrets: {name: string; value: string}[]
 
-  constructor(limit = DEFAULT_OUTPUT_LIMIT, redact: Readonly<Record<string, string>> = {}) {
-    this.headLimit = Math.ceil(limit / 2)
-    this.tailLimit = Math.floor(limit / 2)
+  constructor(
+    private readonly limits: LogLimits = {lines: MAX_LOG_LINES, bytes: MAX_LOG_BYTES},
+    redact: Readonly<Record<string, string>> = {},
+  ) {
+    // Longest first, so a secret that contains another is masked whole.
     this.secrets = Object.entries(redact)
       .filter(([, value]) => value !== '')
-      .map(([name, value]) => ({name, value: Buffer.from(value)}))
-    this.margin = Math.max(0, ...this.secrets.map((s) => s.value.length))
+      .map(([name, value]) => ({name, value}))
+      .sort((a, b) => b.value.length - a.value.length)
   }
 
-  /** Adds a chunk of the stream. */
-  push(chunk: Buffer): void {
-    this.total += chunk.length
-    const headRoom = this.headLimit + this.margin - this.headBytes
-    if (headRoom > 0) {
-      this.head.push(chunk.subarray(0, headRoom))
-      this.headBytes += Math.min(headRoom, chunk.length)
+  /** Adds a chunk of one stream. */
+  push(type: 'stdout' | 'stderr', chunk: Buffer): void {
+    let buffer = this.pending[type].length > 0 ? Buffer.concat([this.pending[type], chunk]) : chunk
+    for (let newline = buffer.indexOf(10); newline !== -1; newline = buffer.indexOf(10)) {
+      this.add(type, buffer.subarray(0, newline + 1))
+      buffer = buffer.subarray(newline + 1)
     }
-    const keep = this.tailLimit + this.margin
-    this.tail = Buffer.concat([this.tail, chunk.subarray(Math.max(0, chunk.length - keep))])
-    if (this.tail.length > keep) this.tail = this.tail.subarray(this.tail.length - keep)
+    while (buffer.length >= MAX_LINE_BYTES) {
+      this.add(type, buffer.subarray(0, MAX_LINE_BYTES))
+      buffer = buffer.subarray(MAX_LINE_BYTES)
+    }
+    this.pending[type] = Buffer.from(buffer)
   }
 
-  /** The text kept so far and how much was cut. */
-  result(): CapturedOutput {
-    const head = Buffer.concat(this.head)
-    if (this.total <= this.headLimit + this.tailLimit) {
-      const whole = Buffer.concat([head, this.tail.subarray(this.tail.length - (this.total - head.length))])
-      return {text: this.render(whole, 0, whole.length), cutBytes: 0}
+  /** The lines so far, the unfinished last line of each stream included, and what was dropped. */
+  result(): CollectedLog {
+    for (const type of ['stdout', 'stderr'] as const) {
+      if (this.pending[type].length > 0) this.add(type, this.pending[type])
+      this.pending[type] = Buffer.alloc(0)
     }
-    const tailStart = this.tail.length - this.tailLimit
-    const cutBytes = this.total - this.headLimit - this.tailLimit
-    const marker = `\n[... ${cutBytes} bytes cut ...]\n`
-    return {
-      text: this.render(head, 0, this.headLimit) + marker + this.render(this.tail, tailStart, this.tail.length),
-      cutBytes,
+    return {logs: this.entries.slice(this.head), droppedLines: this.droppedLines, droppedBytes: this.droppedBytes}
+  }
+
+  private add(type: 'stdout' | 'stderr', raw: Buffer): void {
+    const log = this.mask(raw.toString('utf8'))
+    const size = Buffer.byteLength(log)
+    this.entries.push({type, log, timestamp: new Date().toISOString()})
+    this.bytes += size
+    while (this.entries.length - this.head > this.limits.lines || (this.bytes > this.limits.bytes && this.length > 1)) {
+      const dropped = this.entries[this.head]!
+      this.entries[this.head] = undefined as unknown as LogEntry
+      this.head++
+      this.droppedLines++
+      const droppedSize = Buffer.byteLength(dropped.log)
+      this.droppedBytes += droppedSize
+      this.bytes -= droppedSize
+    }
+    // Dropped entries are compacted now and then, so the array does not keep growing.
+    if (this.head > 4096 && this.head * 2 > this.entries.length) {
+      this.entries.splice(0, this.head)
+      this.head = 0
     }
   }
 
-  private find(buffer: Buffer): Occurrence[] {
-    const found: Occurrence[] = []
-    for (const {name, value} of this.secrets) {
-      for (let at = buffer.indexOf(value); at !== -1; at = buffer.indexOf(value, at + 1)) {
-        found.push({start: at, end: at + value.length, name})
-      }
-    }
-    // Longest first where two start together, so a secret that contains another is masked whole.
-    return found.sort((a, b) => a.start - b.start || b.end - a.end)
+  private get length(): number {
+    return this.entries.length - this.head
   }
 
-  private render(buffer: Buffer, from: number, to: number): string {
-    let text = ''
-    let at = from
-    for (const o of this.find(buffer)) {
-      // A value crossing the edge of the range is masked too: half a secret is still a secret.
-      if (o.end <= at || o.start >= to) continue
-      if (o.start >= at || at === from) {
-        text += buffer.subarray(at, Math.max(at, o.start)).toString('utf8') + `%%secrets.${o.name}%%`
-      }
-      at = Math.min(o.end, to)
-    }
-    return text + buffer.subarray(at, to).toString('utf8')
+  private mask(line: string): string {
+    let masked = line
+    for (const {name, value} of this.secrets) masked = masked.split(value).join(`%%secrets.${name}%%`)
+    return masked
   }
 }

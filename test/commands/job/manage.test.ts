@@ -30,6 +30,8 @@ interface Report {
   endedAt: string | null
   result: string | null
   resultContent: unknown
+  outcome: string | null
+  resultView: {format: string} | null
   costSoFar: {baseUnits: string}
 }
 
@@ -137,7 +139,16 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.match(running.stdout, new RegExp(`^ {2}Node +${node.publicKey.toBase58()}$`, 'm'))
     assert.match(running.stdout, /^ {2}Started +\d{4}-\d\d-\d\dT/m)
 
-    const result = new TextEncoder().encode(JSON.stringify({exitCode: 0, logs: 'hello\n'}))
+    // A result in gpunet's own earlier format, as existing localnets hold them.
+    const earlier = {
+      job: posted.job,
+      node: node.publicKey.toBase58(),
+      status: 'success',
+      isolated: true,
+      notices: [],
+      ops: [{id: 'hello', exitCode: 0, startedAt: 'a', endedAt: 'b', stdout: 'hello\n', stderr: '', stopped: false}],
+    }
+    const result = new TextEncoder().encode(JSON.stringify(earlier))
     const form = new FormData()
     form.append('file', new Blob([result]), 'result.json')
     assert.equal((await fetch(`${chain.contentStoreUrl}/api/v0/add`, {method: 'POST', body: form})).status, 200)
@@ -170,12 +181,14 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const done = await json<Report>(['job', 'get', posted.job, '--wait', '--wait-timeout', '5'])
     assert.equal(done.status, 'COMPLETED')
     assert.equal(done.result, resultCid)
-    assert.deepEqual(done.resultContent, {exitCode: 0, logs: 'hello\n'})
+    assert.deepEqual(done.resultContent, earlier)
+    assert.equal(done.outcome, 'succeeded')
+    assert.equal(done.resultView?.format, 'gpunet-1')
     assert.ok(done.startedAt && done.endedAt)
     const human = await box.run(['job', 'get', posted.job])
     assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
     assert.match(human.stdout, new RegExp(`^ {2}Result +${resultCid}$`, 'm'))
-    assert.match(human.stdout, /"logs": "hello\\n"/)
+    assert.match(human.stdout, /^Operation hello \(success, exit code 0\)\n {2}hello$/m)
   })
 
   it('post --wait-for running returns once a node runs a job that exposes a port', async () => {

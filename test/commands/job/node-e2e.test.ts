@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {runCli} from '../../helpers/cli.js'
+import {type ResultViewJson, stdoutOf} from '../../helpers/node.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {gatewayGet as get} from '../../helpers/node.js'
 import {call, newWallet, signLogin} from '../../helpers/secrets.js'
@@ -18,7 +19,8 @@ interface Report {
   serviceUrls: {port: number; url: string}[]
   outcome: string | null
   failure: {code: string; op?: string; exitCode?: number} | null
-  resultContent: {status: string; ops: {id: string; exitCode: number; stdout: string}[]} | null
+  resultContent: {status: string; opStates: unknown[]} | null
+  resultView: ResultViewJson | null
   warnings?: string[]
 }
 
@@ -83,10 +85,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(report.outcome, 'succeeded')
     assert.equal(report.failure, null)
     assert.equal(report.resultContent?.status, 'success')
-    assert.deepEqual(
-      report.resultContent?.ops.map(({id, exitCode, stdout}) => ({id, exitCode, stdout})),
-      [{id: 'hello', exitCode: 0, stdout: 'hello from the node\n'}],
-    )
+    assert.deepEqual(stdoutOf(report.resultView), [{id: 'hello', exitCode: 0, stdout: 'hello from the node\n'}])
     const human = await cli(['job', 'get', posted.job])
     assert.equal(human.code, 0, human.stderr)
     assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
@@ -99,12 +98,12 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const report = await json(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
     assert.equal(report.status, 'COMPLETED')
     assert.equal(report.outcome, 'succeeded')
-    assert.equal(report.resultContent?.ops[0]?.stdout, 'waited for\n')
+    assert.equal(stdoutOf(report.resultView)[0]?.stdout, 'waited for\n')
     const human = await cli(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
     assert.equal(human.code, 0, human.stderr)
     assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
     assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
-    assert.match(human.stdout, /"stdout": "waited for\\n"/)
+    assert.match(human.stdout, /^Operation waited \(success, exit code 0\)\n {2}waited for$/m)
   })
 
   it('serves an exposed port through the gateway: 404 before ready, the file once ready, 404 after job stop', async () => {
@@ -221,7 +220,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const report = JSON.parse(result.stdout) as Report
     assert.equal(report.status, 'COMPLETED')
     assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
-    const [printed, length] = report.resultContent!.ops[0]!.stdout.split('\n')
+    const [printed, length] = stdoutOf(report.resultView)[0]!.stdout.split('\n')
     assert.equal(printed, '%%secrets.HF_TOKEN%%', 'the value the job printed is masked by its reference')
     assert.equal(length?.trim(), String(SECRET.length), 'the job saw the whole value')
     assert.ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), 'job get shows no secret')
@@ -256,7 +255,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(report.outcome, 'succeeded', JSON.stringify(report.failure))
     // The node redacts secret values from outputs: compare a hash of what the job saw.
     const hash = createHash('sha256').update('lockout-value').digest('hex')
-    assert.equal(report.resultContent?.ops[0]?.stdout.trim(), hash)
+    assert.equal(stdoutOf(report.resultView)[0]?.stdout.trim(), hash)
   })
 
   it('fails a job whose operation exits non-zero, naming the operation and its exit code; --wait exits 8', async () => {
@@ -276,7 +275,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       {code: 'operation_failed', op: 'boom', exitCode: 3},
     )
     assert.deepEqual(
-      report.resultContent?.ops.map((o) => [o.id, o.exitCode]),
+      report.resultView?.ops.map((o) => [o.id, o.exitCode]),
       [
         ['first', 0],
         ['boom', 3],
@@ -368,7 +367,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const failed = JSON.parse(waited.stdout) as Report
     assert.equal(failed.status, 'COMPLETED')
     assert.equal(failed.failure?.code, 'gpu_unavailable')
-    assert.deepEqual(failed.resultContent?.ops, [], 'nothing ran')
+    assert.deepEqual(failed.resultView?.ops, [], 'nothing ran')
     const plain = await json([
       'job',
       'post',

@@ -4,6 +4,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {runCli} from '../../helpers/cli.js'
+import {type ResultViewJson, stdoutOf} from '../../helpers/node.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
@@ -12,7 +13,8 @@ interface RunReport {
   status: string
   outcome: string | null
   error?: {code: string}
-  resultContent: {ops: {id: string; exitCode: number; stdout: string}[]} | null
+  resultContent: {status: string; opStates: unknown[]} | null
+  resultView: ResultViewJson | null
   jobDefinition: {ops: {args: {cmd?: string[]; image: string}}[]}
   dryRun?: true
 }
@@ -42,10 +44,7 @@ describe('gpunet job run (end to end)', function () {
     assert.equal(report.status, 'COMPLETED')
     assert.equal(report.outcome, 'failed')
     assert.equal(report.error?.code, 'job_failed')
-    assert.deepEqual(
-      report.resultContent?.ops.map(({id, exitCode, stdout}) => ({id, exitCode, stdout})),
-      [{id: 'run', exitCode: 3, stdout: 'a b\n'}],
-    )
+    assert.deepEqual(stdoutOf(report.resultView), [{id: 'run', exitCode: 3, stdout: 'a b\n'}])
     assert.deepEqual(report.jobDefinition.ops[0]!.args.cmd, command)
     // The definition it built is a real one: `job validate` passes it, and it is what --json reported.
     assert.deepEqual(JSON.parse(readFileSync(saved, 'utf8')), report.jobDefinition)

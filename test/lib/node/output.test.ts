@@ -1,55 +1,81 @@
 import {strict as assert} from 'node:assert'
 
-import {OutputCollector} from '../../../src/lib/node/output.js'
+import {MAX_LINE_BYTES} from '../../../src/lib/flow-state.js'
+import {LogCollector} from '../../../src/lib/node/output.js'
 
-function collect(chunks: string[], limit: number, redact: Record<string, string> = {}) {
-  const collector = new OutputCollector(limit, redact)
-  for (const chunk of chunks) collector.push(Buffer.from(chunk))
+type Push = ['stdout' | 'stderr', string]
+
+function collect(chunks: Push[], limits = {lines: 100, bytes: 1 << 20}, redact: Record<string, string> = {}) {
+  const collector = new LogCollector(limits, redact)
+  for (const [type, chunk] of chunks) collector.push(type, Buffer.from(chunk))
   return collector.result()
 }
+const lines = (result: ReturnType<typeof collect>) => result.logs.map((entry) => [entry.type, entry.log])
 
-describe('OutputCollector', () => {
-  it('keeps output under the limit whole', () => {
-    assert.deepEqual(collect(['hello ', 'world'], 100), {text: 'hello world', cutBytes: 0})
-    assert.deepEqual(collect(['0123456789'], 10), {text: '0123456789', cutBytes: 0})
-    assert.deepEqual(collect([], 10), {text: '', cutBytes: 0})
+describe('LogCollector', () => {
+  it('makes lines across chunks, per stream, in the order they end, with the newline kept', () => {
+    const result = collect([
+      ['stdout', 'hel'],
+      ['stderr', 'warn'],
+      ['stdout', 'lo\nwor'],
+      ['stderr', 'ing\n'],
+      ['stdout', 'ld'],
+    ])
+    assert.deepEqual(lines(result), [
+      ['stdout', 'hello\n'],
+      ['stderr', 'warning\n'],
+      ['stdout', 'world'],
+    ])
+    assert.ok(result.logs.every((entry) => !Number.isNaN(Date.parse(entry.timestamp))))
+    assert.deepEqual([result.droppedLines, result.droppedBytes], [0, 0])
   })
 
-  it('keeps the first and last half of longer output and says how much was cut', () => {
-    const text = Array.from({length: 100}, (_, i) => String(i % 10)).join('')
-    const chunks = text.match(/.{1,7}/g) as string[]
-    const result = collect(chunks, 20)
-    assert.equal(result.cutBytes, 80)
-    assert.equal(result.text, '0123456789\n[... 80 bytes cut ...]\n0123456789')
+  it('drops the oldest lines past the line cap and the byte cap, and counts them', () => {
+    const many = collect(
+      Array.from({length: 10}, (_, i): Push => ['stdout', `line${i}\n`]),
+      {lines: 3, bytes: 1 << 20},
+    )
+    assert.deepEqual(
+      lines(many).map(([, log]) => log),
+      ['line7\n', 'line8\n', 'line9\n'],
+    )
+    assert.deepEqual([many.droppedLines, many.droppedBytes], [7, 42])
+    const big = collect(
+      Array.from({length: 10}, (): Push => ['stdout', '0123456789\n']),
+      {lines: 100, bytes: 25},
+    )
+    assert.equal(big.logs.length, 2)
+    assert.deepEqual([big.droppedLines, big.droppedBytes], [8, 88])
+  })
+
+  it('splits a run without newlines into lines of at most MAX_LINE_BYTES', () => {
+    const result = collect([['stdout', 'x'.repeat(MAX_LINE_BYTES * 2 + 5)]])
+    assert.deepEqual(
+      result.logs.map((entry) => entry.log.length),
+      [MAX_LINE_BYTES, MAX_LINE_BYTES, 5],
+    )
   })
 
   const secret = 'TOPSECRET'
-  const cases: [string, string[], number, string][] = [
-    ['a value in one chunk', ['a TOPSECRET b'], 100, 'a %%secrets.S%% b'],
-    ['a value split over chunks', ['a TOPS', 'ECR', 'ET b'], 100, 'a %%secrets.S%% b'],
-    ['a value twice', ['TOPSECRETTOPSECRET'], 100, '%%secrets.S%%%%secrets.S%%'],
-    [
-      'a value across the head cut',
-      ['0123TOPSECRET', '-'.repeat(50), 'end'],
-      10,
-      '0123%%secrets.S%%\n[... 56 bytes cut ...]\n--end',
-    ],
-    [
-      'a value across the tail cut',
-      ['-'.repeat(50), 'TOPSECRET123'],
-      10,
-      '-----\n[... 52 bytes cut ...]\n%%secrets.S%%123',
-    ],
-  ]
-  for (const [name, chunks, limit, expected] of cases) {
-    it(`masks ${name}`, () => assert.equal(collect(chunks, limit, {S: secret}).text, expected))
+  for (const [name, chunks, expected] of [
+    ['a value in one chunk', ['a TOPSECRET b\n'], 'a %%secrets.S%% b\n'],
+    ['a value split over chunks', ['a TOPS', 'ECR', 'ET b\n'], 'a %%secrets.S%% b\n'],
+    ['a value twice', ['TOPSECRETTOPSECRET\n'], '%%secrets.S%%%%secrets.S%%\n'],
+    ['a value in an unfinished last line', ['end TOPSECRET'], 'end %%secrets.S%%'],
+  ] as const) {
+    it(`masks ${name}`, () => {
+      const result = collect(
+        chunks.map((chunk): Push => ['stdout', chunk]),
+        undefined,
+        {S: secret},
+      )
+      assert.equal(result.logs.map((entry) => entry.log).join(''), expected)
+      assert.doesNotMatch(JSON.stringify(result), /TOPSECRET/)
+    })
   }
 
-  it('masks the longer of two values that start together', () => {
-    assert.equal(collect(['x=abcdef'], 100, {SHORT: 'abc', LONG: 'abcdef'}).text, 'x=%%secrets.LONG%%')
-  })
-
-  it('ignores empty values', () => {
-    assert.equal(collect(['plain'], 100, {E: ''}).text, 'plain')
+  it('masks a secret that contains another as the longer one', () => {
+    const result = collect([['stdout', 'key=abcdef\n']], undefined, {SHORT: 'abc', LONG: 'abcdef'})
+    assert.equal(result.logs[0]!.log, 'key=%%secrets.LONG%%\n')
   })
 })

@@ -93,7 +93,7 @@ export class HostProcessRuntime implements ContainerRuntime {
         env,
         cwd: dir,
         detached: true,
-        outputLimit: options.outputLimit,
+        logLimits: options.logLimits,
         redact: options.redact,
       })
     } catch (error) {
@@ -175,12 +175,12 @@ const MARKER = 'GPUNET_OPERATION'
 /** An operation whose command never started: its result says why, with the host-process notices. */
 function notStarted(id: string, name: string, argv: string[], notices: string[], reason: string): RunningOperation {
   const now = new Date().toISOString()
-  const empty = {text: '', cutBytes: 0}
+  const log = {logs: [{type: 'stderr' as const, log: `${reason}\n`, timestamp: now}], droppedLines: 0, droppedBytes: 0}
   const result = Promise.resolve(
     operationResult(
       id,
       'host-process',
-      {exitCode: 127, startedAt: now, endedAt: now, stdout: empty, stderr: {text: `${reason}\n`, cutBytes: 0}},
+      {exitCode: 127, startedAt: now, endedAt: now, log},
       {stopped: false, isolated: false, notices},
     ),
   )

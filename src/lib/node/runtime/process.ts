@@ -2,16 +2,15 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {createServer} from 'node:net'
 import {constants} from 'node:os'
 
-import {type CapturedOutput, OutputCollector} from '../output.js'
+import {type CollectedLog, LogCollector, type LogLimits} from '../output.js'
 import type {OperationResult, RuntimeKind} from './runtime.js'
 
-/** How a child process ended, with its capped and masked outputs. */
+/** How a child process ended, with its output as capped, masked lines. */
 export interface ChildOutcome {
   exitCode: number
   startedAt: string
   endedAt: string
-  stdout: CapturedOutput
-  stderr: CapturedOutput
+  log: CollectedLog
 }
 
 /** A started child process and its outcome once it has ended and its outputs are drained. */
@@ -24,7 +23,7 @@ export interface ChildRun {
 const NOT_STARTED = 127
 
 /**
- * Spawns `command` with an argument array (never through a shell) and collects its outputs in bounded
+ * Spawns `command` with an argument array (never through a shell) and collects its outputs as lines in bounded
  * memory, masking the `redact` values.
  */
 export function spawnCollected(
@@ -34,28 +33,26 @@ export function spawnCollected(
     env: NodeJS.ProcessEnv
     cwd?: string
     detached?: boolean
-    outputLimit?: number
+    logLimits?: LogLimits
     redact?: Readonly<Record<string, string>>
   },
 ): ChildRun {
-  const stdout = new OutputCollector(options.outputLimit, options.redact)
-  const stderr = new OutputCollector(options.outputLimit, options.redact)
+  const output = new LogCollector(options.logLimits, options.redact)
   const startedAt = new Date().toISOString()
   const {env, cwd, detached} = options
   const child = spawn(command, args, {env, cwd, detached, stdio: ['ignore', 'pipe', 'pipe']})
-  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk))
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk))
+  child.stdout?.on('data', (chunk: Buffer) => output.push('stdout', chunk))
+  child.stderr?.on('data', (chunk: Buffer) => output.push('stderr', chunk))
   const outcome = new Promise<ChildOutcome>((resolve) => {
     const finish = (exitCode: number) =>
       resolve({
         exitCode,
         startedAt,
         endedAt: new Date().toISOString(),
-        stdout: stdout.result(),
-        stderr: stderr.result(),
+        log: output.result(),
       })
     child.on('error', (error: NodeJS.ErrnoException) => {
-      stderr.push(Buffer.from(`${command} could not be started: ${error.code ?? error.message}\n`))
+      output.push('stderr', Buffer.from(`${command} could not be started: ${error.code ?? error.message}\n`))
       finish(NOT_STARTED)
     })
     child.on('close', (code, signal) => {
@@ -86,17 +83,23 @@ export function operationResult(
   outcome: ChildOutcome,
   run: {stopped: boolean; isolated: boolean; notices: string[]},
 ): OperationResult {
-  const {exitCode, startedAt, endedAt, stdout, stderr} = outcome
+  const {exitCode, startedAt, endedAt, log} = outcome
+  const text = (type: 'stdout' | 'stderr') =>
+    log.logs
+      .filter((entry) => entry.type === type)
+      .map((entry) => entry.log)
+      .join('')
   return {
     operationId,
     runtime,
     exitCode,
     startedAt,
     endedAt,
-    stdout: stdout.text,
-    stderr: stderr.text,
-    stdoutCutBytes: stdout.cutBytes,
-    stderrCutBytes: stderr.cutBytes,
+    logs: log.logs,
+    droppedLines: log.droppedLines,
+    droppedBytes: log.droppedBytes,
+    stdout: text('stdout'),
+    stderr: text('stderr'),
     ...run,
   }
 }

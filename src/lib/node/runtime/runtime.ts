@@ -1,4 +1,5 @@
-import type {OperationRecord} from '../../result-document.js'
+import type {LogEntry} from '../../flow-state.js'
+import type {LogLimits} from '../output.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'
 
@@ -9,8 +10,8 @@ export type RuntimeKind = 'podman' | 'host-process'
 export interface RunOptions {
   /** The job's address (or any id unique per job); names the container with the operation's id. */
   jobId: string
-  /** Bytes kept of each of stdout and stderr (half from the start, half from the end). */
-  outputLimit?: number
+  /** Lines and bytes of output kept (the oldest dropped beyond them); the network's caps by default. */
+  logLimits?: LogLimits
   /** Secret values (by name) to mask in stdout and stderr, e.g. the ones substituted into the plan. */
   redact?: Readonly<Record<string, string>>
   /** Host ports to publish exposed container ports on (container port → host port); free ones otherwise. */
@@ -26,12 +27,25 @@ export interface PublishedPort extends PlannedPort {
 }
 
 /**
- * What happened when an operation ran: the result document's record of it (exit code 125 to 127 are podman's own
- * failures), under `operationId`, plus how it ran. Holds no secret value: outputs are masked, env is never echoed.
+ * What happened when an operation ran (exit code 125 to 127 are podman's own failures), under `operationId`, plus
+ * how it ran. Holds no secret value: outputs are masked, env is never echoed.
  */
-export interface OperationResult extends Omit<OperationRecord, 'id'> {
+export interface OperationResult {
   operationId: string
   runtime: RuntimeKind
+  /** The command's exit code; 128 + N when a signal N ended it. */
+  exitCode: number
+  startedAt: string
+  endedAt: string
+  /** Its output as lines, in order across both streams, with what the caps dropped. */
+  logs: LogEntry[]
+  droppedLines: number
+  droppedBytes: number
+  /** Each stream's kept lines joined, for reading one stream at a time. */
+  stdout: string
+  stderr: string
+  /** Ended by a stop (the job ended, timed out, or its service's lifetime was over). */
+  stopped: boolean
   /** False when it ran on the host without a container. */
   isolated: boolean
   /** Things the poster should know about how it ran (no GPU, no container, ...). */

@@ -92,10 +92,15 @@ describe('HostProcessRuntime', function () {
     assert.equal(result.stdout, '%%secrets.TOKEN%%\n')
   })
 
-  it('caps output', async () => {
-    const result = await runtime.run(plan({cmd: ['seq', '1', '10000']}), {jobId, outputLimit: 100})
-    assert.ok(result.stdout.startsWith('1\n2\n') && result.stdout.endsWith('9999\n10000\n'))
-    assert.ok(result.stdoutCutBytes > 40_000)
+  it('keeps the newest lines past the cap, and counts the ones dropped', async () => {
+    const result = await runtime.run(plan({cmd: ['seq', '1', '10000']}), {
+      jobId,
+      logLimits: {lines: 100, bytes: 1 << 20},
+    })
+    assert.equal(result.logs.length, 100)
+    assert.deepEqual([result.logs[0]!.log, result.logs.at(-1)!.log], ['9901\n', '10000\n'])
+    assert.equal(result.droppedLines, 9900)
+    assert.ok(result.stdout.startsWith('9901\n') && result.stdout.endsWith('9999\n10000\n'))
   })
 
   it('serves an exposed port on the port the process listens on, and stop() ends the whole command', async () => {

@@ -150,14 +150,15 @@ describe('PodmanRuntime (real podman)', function () {
     assert.deepEqual([noDir.exitCode, /workdir "\/no\/such\/dir" does not exist/.test(noDir.stderr)], [126, true])
   })
 
-  it('captures stdout and stderr apart, capped with a marker', async () => {
+  it('captures stdout and stderr as timestamped lines, the newest kept past the cap', async () => {
     const script = 'i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; echo err >&2'
-    const result = await runtime.run(plan({cmd: script}), {jobId, outputLimit: 1000})
-    assert.ok(result.stdout.startsWith('line0\nline1\n'), result.stdout.slice(0, 20))
-    assert.ok(result.stdout.endsWith('line1998\nline1999\n'))
-    assert.match(result.stdout, /\n\[\.\.\. \d+ bytes cut \.\.\.\]\n/)
-    assert.ok(result.stdoutCutBytes > 10_000 && Buffer.byteLength(result.stdout) < 1100)
-    assert.deepEqual([result.stderr, result.stderrCutBytes], ['err\n', 0])
+    const result = await runtime.run(plan({cmd: script}), {jobId, logLimits: {lines: 1000, bytes: 1 << 20}})
+    assert.equal(result.logs.length, 1000)
+    assert.equal(result.droppedLines, 1001)
+    assert.deepEqual(result.logs.at(-1), {...result.logs.at(-1), type: 'stderr', log: 'err\n'})
+    assert.ok(result.stdout.startsWith('line1001\n') && result.stdout.endsWith('line1998\nline1999\n'))
+    assert.equal(result.stderr, 'err\n')
+    assert.ok(result.logs.every((entry) => !Number.isNaN(Date.parse(entry.timestamp))))
   })
 
   it('hands a substituted secret to the container, never to arguments, files or results', async () => {
