@@ -6,7 +6,7 @@ export interface RateLimit {
 
 /** Counts hits per key in fixed windows; in memory, so each instance of the service counts on its own. */
 export class RateLimiter {
-  private readonly windows = new Map<string, {count: number; resetAt: number}>()
+  private readonly windows = new Map<string, {count: number; resetAt: number; members?: Set<string>}>()
 
   constructor(private readonly rule: RateLimit) {}
 
@@ -19,6 +19,20 @@ export class RateLimiter {
       this.windows.set(key, window)
     }
     window.count += 1
+  }
+
+  /**
+   * Counts `member` for the key once per window (e.g. each new owner once per IP, however many of its first writes
+   * arrive together). At most `limit` members are kept per key: past that the key is blocked anyway.
+   */
+  hitOnce(key: string, member: string, now = Date.now()): void {
+    const current = this.windows.get(key)
+    const members = current && current.resetAt > now ? current.members : undefined
+    if (members?.has(member)) return
+    this.hit(key, now)
+    const window = this.windows.get(key)!
+    window.members ??= new Set()
+    if (window.members.size < this.rule.limit) window.members.add(member)
   }
 
   /** Seconds to wait when the key has used its allowance in this window; undefined while it may go on. */

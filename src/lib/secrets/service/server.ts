@@ -235,7 +235,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   app.post('/secrets', async (request, reply) => {
     const owner = await ownerOnly(request)
     const secrets = parseSecrets(bodyParams(request).secrets)
-    // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted.
+    // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted; each owner
+    // counts once, so an owner's own concurrent first writes do not use up the address's allowance.
     if ((await storage.list(owner)).length === 0) {
       const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
       if (retryAfter !== undefined)
@@ -245,7 +246,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
           `too many new owners stored secrets from this address; retry in ${retryAfter} s`,
           {'retry-after': String(retryAfter)},
         )
-      newOwnersPerIp.hit(request.ip, clock())
+      newOwnersPerIp.hitOnce(request.ip, owner, clock())
     }
     await storage.put(
       owner,
