@@ -3,7 +3,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  {ignores: ['dist/**', 'node_modules/**', '.stryker-tmp/**', 'reports/**', 'bin/**', 'bench/**/*.js', 'src/lib/definition/fast-path/generated.ts']},
+  {ignores: ['dist/**', 'node_modules/**', '.stryker-tmp/**', 'reports/**', 'bin/**', 'bench/**/*.js', 'src/lib/definition/fast-path/generated.ts', 'src/lib/definition/network-form/nosana-validator.generated.ts']},
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

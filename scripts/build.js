@@ -10,6 +10,7 @@ import {fileURLToPath} from 'node:url'
 import {build} from 'esbuild'
 
 import {generateFastPath} from './generate-fast-path.js'
+import {generateNetworkValidator} from './generate-network-validator.js'
 import {oclifStartupPlugin} from './oclif-startup.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -19,6 +20,7 @@ const commandFiles = (dir) =>
   )
 
 await generateFastPath()
+await generateNetworkValidator()
 rmSync(join(root, 'dist'), {recursive: true, force: true})
 execFileSync(
   process.execPath,

@@ -36,7 +36,7 @@ export const marketFlags = {
   }),
   'network-host': Flags.string({
     description:
-      'host of exposed services on devnet/mainnet, https://<job>.node.<host> (default: GPUNET_NETWORK_HOST, then the config file)',
+      "host of exposed services on devnet/mainnet, https://<id>.node.<host> (default: GPUNET_NETWORK_HOST, the config file, then the network's: k8s.dev.nos.ci, k8s.prd.nos.ci)",
     helpValue: 'HOST',
   }),
   wallet: networkFlags.wallet,

@@ -5,6 +5,9 @@ import type {Interfaces} from '@oclif/core'
 import {BaseCommand} from './base-command.js'
 import {marketFlags, networkFlags, waitFlags} from './flags.js'
 import type {JobDefinition} from './lib/definition/schema.js'
+import type {NetworkCheck} from './lib/definition/network-form/prepare.js'
+import type {NetworkChange} from './lib/definition/network-form/translate.js'
+import type {NetworkDefinition} from './lib/definition/network-form/types.js'
 import type {PostableDefinition} from './lib/definition/upload.js'
 import {computeCidV0} from './lib/ipfs/cid.js'
 import {defaultWaitPoint, jobEndedBadly, waitForJob} from './lib/job/follow.js'
@@ -13,7 +16,7 @@ import type {WaitPoint} from './lib/job/wait-point.js'
 import {type AmountJson, amountJson} from './lib/market/amounts.js'
 import {readBalances, SOL_DECIMALS} from './lib/market/balances.js'
 import {confirmSpend} from './lib/market/confirm.js'
-import {type MarketNetwork, parseAddress, SETTINGS} from './lib/market/connect.js'
+import {type MarketNetwork, parseAddress} from './lib/market/connect.js'
 import {connectMarket} from './lib/network-connection.js'
 import {readJob} from './lib/market/jobs.js'
 import {inFlight, rpcCall} from './lib/market/rpc.js'
@@ -23,7 +26,7 @@ import {type FeeJson, feeJson, feeText} from './lib/market/send.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from './lib/market/job-result.js'
 import {amountText, jobRows, reportLines} from './lib/market/report.js'
 import {exposedPorts} from './lib/market/service-url.js'
-import {type Network, requireSetting} from './lib/network.js'
+import type {Network} from './lib/network.js'
 import {startProgress} from './lib/progress.js'
 import {loadWallet, type Wallet} from './lib/wallet.js'
 
@@ -51,6 +54,12 @@ export interface DryRunReport {
   market: string
   /** The CIDv0 the definition would be stored under. */
   definition: string
+  /** The definition as it would be uploaded: in the network's form (docs/networks.md). */
+  uploaded: NetworkDefinition
+  /** What the translation to the network's form changed. */
+  changes: NetworkChange[]
+  /** Every check the uploaded form passed, each with its verdict (the network's validator with its version). */
+  checks: NetworkCheck[]
   pricePerSecond: AmountJson
   timeout: number
   totalPrice: AmountJson
@@ -95,14 +104,12 @@ export type PostFlags = Interfaces.InferredFlags<typeof postFlags>
 /** The base of the commands that post a job: every check, the quote, the upload, the transaction, `--wait`. */
 export abstract class PostCommand extends BaseCommand {
   /** Checks, quotes and (unless `--dry-run`) uploads and posts a checked definition, then follows it with `--wait`. */
-  protected async postDefinition(
-    flags: PostFlags,
-    {definition, bytes}: PostableDefinition,
-  ): Promise<PostReport | DryRunReport> {
+  protected async postDefinition(flags: PostFlags, {upload}: PostableDefinition): Promise<PostReport | DryRunReport> {
     const network = flags.network as Network
     const note = (line: string) => this.note(line)
+    const {document: definition, bytes} = upload
     const exposes = exposedPorts(definition).length > 0
-    if (exposes && network !== 'localnet') requireSetting(network, SETTINGS.networkHost, flags['network-host'])
+    for (const {path, change} of upload.changes) this.note(`In the network's form: ${path} ${change}`)
 
     const net = await connectMarket({
       network,
@@ -114,7 +121,12 @@ export abstract class PostCommand extends BaseCommand {
     })
     const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
     const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
-    const jobWarnings = this.checkRunnable(net, market.equals(net.defaultMarket), definition, flags['queue-anyway'])
+    const jobWarnings = this.checkRunnable(
+      net,
+      market.equals(net.defaultMarket),
+      upload.runnable,
+      flags['queue-anyway'],
+    )
     // The secrets service and the chain are asked side by side; a missing secret is still reported first.
     const stored = inFlight(
       flags['secrets-check']
@@ -126,7 +138,7 @@ export abstract class PostCommand extends BaseCommand {
     const secrets = await stored
     const quote = await quoted
     const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
-    if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings)
+    if (flags['dry-run']) return this.dryRun(network, wallet, quote, secrets, jobWarnings, upload)
     this.note(`Transaction fee: ${feeText(quote.fee)}`)
     await confirmSpend(network, `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`, flags.yes)
 
@@ -184,11 +196,11 @@ export abstract class PostCommand extends BaseCommand {
   private checkRunnable(
     net: MarketNetwork,
     defaultMarket: boolean,
-    definition: JobDefinition,
+    definition: JobDefinition | null,
     queueAnyway: boolean,
   ): string[] {
     // The localnet's node serves its default market only; another market's nodes are not known here.
-    if (net.localnetNode === undefined || !defaultMarket) return []
+    if (net.localnetNode === undefined || !defaultMarket || !definition) return []
     const problem = localnetRunProblem(net.localnetNode, definition)
     if (!problem) return []
     if (!queueAnyway) throw problem
@@ -202,6 +214,7 @@ export abstract class PostCommand extends BaseCommand {
     quote: PostQuote,
     secrets: string[],
     warnings: string[],
+    upload: PostableDefinition['upload'],
   ): DryRunReport {
     const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
     const sol = (units: bigint) => amountJson(units, SOL_DECIMALS, 'SOL')
@@ -211,6 +224,9 @@ export abstract class PostCommand extends BaseCommand {
       wallet: walletReport(wallet, quote.balances.lamports, quote.balances.tokens),
       market: quote.market.toBase58(),
       definition: quote.cid,
+      uploaded: upload.document,
+      changes: upload.changes,
+      checks: upload.checks,
       pricePerSecond: tokens(quote.pricePerSecond),
       timeout: Number(quote.timeout),
       totalPrice: tokens(quote.total),
@@ -231,8 +247,12 @@ export abstract class PostCommand extends BaseCommand {
       ['Total price', amountText(report.totalPrice)],
       ['Fees', `${amountText(report.fees)} (and ${amountText(report.rent)} rent for the job and run accounts)`],
       ['Secrets', secrets.length > 0 ? `${secrets.join(', ')} (stored)` : null],
+      ['Checks', report.checks.map(({by, verdict}) => `${by}: ${verdict}`).join('; ')],
     ]
     for (const line of reportLines(rows)) this.say(line)
+    this.say()
+    this.say(`Uploaded as (${upload.bytes.length} bytes):`)
+    for (const line of JSON.stringify(report.uploaded, null, 2).split('\n')) this.say(`  ${line}`)
     return report
   }
 }

@@ -3,9 +3,8 @@
  * jobs, with the same checks, settings and errors (GpunetError with an exit code) as the CLI. The library never asks
  * before spending: calling `postJob` or `extendJob` is the consent.
  */
-import {postableBytes} from './definition/upload.js'
+import {prepareUpload} from './definition/network-form/prepare.js'
 import type {JobDefinition} from './definition/schema.js'
-import {validateJobDefinition} from './definition/validate.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {closeHttpAgents} from './http.js'
 import {defaultWaitPoint, followJob} from './job/follow.js'
@@ -123,8 +122,9 @@ export interface PostedJob {
 }
 
 /**
- * Posts a job: validates the definition (exit 3 with every error), prices it, checks the wallet pays deposit, rent
- * and fee (exit 4), uploads the definition (its CID checked) and sends `list` once.
+ * Posts a job: validates the definition and puts it in the network's form, checked by the network's validator
+ * (exit 3 with every error), prices it, checks the wallet pays deposit, rent and fee (exit 4), uploads it (its CID
+ * checked) and sends `list` once.
  */
 export async function postJob(
   network: GpunetNetwork,
@@ -132,15 +132,21 @@ export async function postJob(
   options: PostJobOptions = {},
 ): Promise<PostedJob> {
   const {net, wallet} = connected(network)
-  const result = validateJobDefinition(definition)
-  if (!result.success) {
-    const lines = result.errors.map((e) => `  ${e.path || '(document)'}: ${e.message}`)
-    throw new GpunetError('invalid_definition', `not a valid job definition:\n${lines.join('\n')}`, {
-      exitCode: ExitCode.INVALID_INPUT,
-      hint: 'validateJobDefinition(value) lists the errors; nothing was uploaded or sent',
-    })
+  const prepared = prepareUpload(definition, net.name)
+  if (!prepared.ok) {
+    const lines = prepared.issues.map((e) => `  ${e.path || '(document)'}: ${e.message}`)
+    const code = prepared.issues.find((e) => e.code !== 'invalid')?.code
+    const refused = code === 'no_network_equivalent' || code === 'network_refused' || code === 'localnet_cannot_run'
+    throw new GpunetError(
+      refused ? code : 'invalid_definition',
+      `${refused ? `not a job ${net.name}'s nodes run` : 'not a valid job definition'}:\n${lines.join('\n')}`,
+      {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint: 'validateJobDefinition(value) lists the errors; nothing was uploaded or sent',
+      },
+    )
   }
-  const {bytes} = postableBytes(result.data)
+  const {bytes} = prepared.upload
   const market = options.market ? parseAddress(options.market, 'the market') : net.defaultMarket
   const timeout = options.timeout === undefined ? undefined : BigInt(options.timeout)
   const quote = await quotePost(net, await wallet(), market, computeCidV0(bytes).cid, timeout)

@@ -1,6 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
+import type {Network} from '../../lib/network.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
 export default class JobPost extends PostCommand {
@@ -40,7 +41,7 @@ EXIT CODES
 
   async run(): Promise<PostReport | DryRunReport> {
     const {flags} = await this.parse(JobPost)
-    const loaded = await loadPostableDefinition(flags.file)
+    const loaded = await loadPostableDefinition(flags.file, flags.network as Network)
     for (const w of loaded.warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     return this.postDefinition(flags, loaded)
   }

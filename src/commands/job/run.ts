@@ -3,6 +3,7 @@ import {writeFile} from 'node:fs/promises'
 
 import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.js'
 import {checkPostableText} from '../../lib/definition/upload.js'
+import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
@@ -79,6 +80,7 @@ EXIT CODES
     const loaded = await checkPostableText(
       text,
       'the job built from the command line',
+      flags.network as Network,
       'check the image, --env and --expose values; nothing was uploaded or sent',
     )
     if (flags.save) await saveDefinition(flags.save, text)
@@ -87,7 +89,7 @@ EXIT CODES
       for (const line of text.trimEnd().split('\n')) this.say(`  ${line}`)
     }
     const report = await this.postDefinition(flags, loaded)
-    return {...report, jobDefinition: loaded.definition, ...(flags.save ? {saved: flags.save} : {})}
+    return {...report, jobDefinition: definition, ...(flags.save ? {saved: flags.save} : {})}
   }
 }
 

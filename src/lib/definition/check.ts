@@ -1,8 +1,11 @@
 import {readFile} from 'node:fs/promises'
 
+import type {Network} from '../network.js'
 import {tooDeepAt} from '../nesting.js'
 import {type DefinitionIssue, type IssueCode} from './issue.js'
 import {lintJobDefinition} from './lint.js'
+import type {NetworkCheck, PreparedUpload} from './network-form/prepare.js'
+import type {NetworkChange} from './network-form/translate.js'
 import {type Anchor, detectFormat, parseSource} from './source.js'
 import {passesCompiledCheck} from './semantic.js'
 
@@ -18,19 +21,34 @@ export interface FileReport {
   valid: boolean
   errors: LocatedIssue[]
   warnings: LocatedIssue[]
+  /** With a network to check for: whether its nodes would take the job, and what it is uploaded as. */
+  network?: NetworkVerdict
 }
 
-/** A report together with the file's text, for code frames. */
+/** `job validate --network`'s verdict: the checks the job passed, and what the translation changed. */
+export interface NetworkVerdict {
+  name: Network
+  accepted: boolean
+  checks: NetworkCheck[]
+  changes: NetworkChange[]
+}
+
+/** A report together with the file's text, for code frames, and what would be uploaded when a network was given. */
 export interface FileCheck {
   report: FileReport
   text?: string
+  upload?: PreparedUpload
 }
 
 const ANCHORS: Partial<Record<IssueCode, Anchor>> = {missing_field: 'parent', unknown_field: 'key'}
 
-/** How strict a check is: with `strict`, any warning makes the file invalid (for CI gates). */
+/**
+ * How strict a check is: with `strict`, any warning makes the file invalid (for CI gates). With `network`, the
+ * job is also checked as it would be uploaded there (network-form/prepare.ts): the network's verdict decides.
+ */
 export interface CheckOptions {
   strict?: boolean
+  network?: Network
 }
 
 /** Validates and lints a definition's text, pinning every issue to its line and column. */
@@ -50,15 +68,33 @@ export async function checkDefinitionText(text: string, file: string, options: C
       ? {errors: undefined, success: true}
       : (await import('./validate.js')).validateJobDefinition(source.value)
   const lints = deep ? [] : lintJobDefinition(source.value)
-  const located = result.errors || lints.length > 0 ? await source.locator() : undefined
+  let errorIssues: DefinitionIssue[] = result.errors ?? []
+  let network: NetworkVerdict | undefined
+  let upload: PreparedUpload | undefined
+  if (options.network && !deep) {
+    const prepared = (await import('./network-form/prepare.js')).prepareUpload(source.value, options.network)
+    errorIssues = prepared.ok ? [] : prepared.issues
+    if (prepared.ok) {
+      upload = prepared.upload
+      lints.push(...upload.beyondSpec)
+    }
+    network = {
+      name: options.network,
+      accepted: prepared.ok,
+      checks: upload?.checks ?? [],
+      changes: upload?.changes ?? [],
+    }
+  }
+  const located = errorIssues.length > 0 || lints.length > 0 ? await source.locator() : undefined
   const locate = (issue: DefinitionIssue): LocatedIssue => ({
     ...issue,
     ...(located?.(issue.pointer, ANCHORS[issue.code] ?? 'value') ?? {line: 0, column: 0}),
   })
-  const errors = (result.errors ?? []).map(locate).sort(byPosition)
+  const errors = errorIssues.map(locate).sort(byPosition)
   const warnings = lints.map(locate).sort(byPosition)
-  const valid = result.success && !(options.strict && warnings.length > 0)
-  return {report: {file, valid, errors, warnings}, text}
+  const valid = errors.length === 0 && (network ? network.accepted : result.success)
+  const report: FileReport = {file, valid: valid && !(options.strict && warnings.length > 0), errors, warnings}
+  return {report: network ? {...report, network} : report, text, ...(upload ? {upload} : {})}
 }
 
 function byPosition(a: LocatedIssue, b: LocatedIssue): number {

@@ -16,11 +16,16 @@ export type IssueCode =
   | 'duplicate_id'
   | 'invalid'
   | 'too_deep'
+  // a network's verdict (job validate --network, job post)
+  | 'no_network_equivalent'
+  | 'network_refused'
+  | 'localnet_cannot_run'
   // warnings
   | 'inline_credential'
   | 'malformed_secret_reference'
   | 'port_out_of_range'
   | 'resource_incomplete'
+  | 'beyond_spec'
 
 /** One problem found in a job definition: where it is, a stable code, and words a person reads at a glance. */
 export interface DefinitionIssue {

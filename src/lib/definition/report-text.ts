@@ -19,14 +19,28 @@ export function fileCheckLines({report, text}: FileCheck, frames: boolean, paint
     if (issue.hint) lines.push(`    ${paint('dim', `hint: ${issue.hint}`)}`)
   }
   const counts = [plural(report.errors.length, 'error'), plural(report.warnings.length, 'warning')].filter(Boolean)
+  const network = report.network
+  if (network) {
+    for (const {path, change} of network.changes)
+      lines.push(`    ${paint('dim', `in the network's form: ${path} ${change}`)}`)
+  }
   if (report.valid) {
     const tail = counts.length > 0 ? ` (${counts.join(', ')})` : ''
-    lines.push(`${paint('green', '✔')} ${report.file} is a valid job definition${tail}`)
+    const verdict = network
+      ? `${nodesOf(network.name)} would run it (${network.checks.map((c) => `${c.by}: ${c.verdict}`).join('; ')})`
+      : 'is a valid job definition'
+    lines.push(`${paint('green', '✔')} ${report.file} ${verdict}${tail}`)
+  } else if (network && !network.accepted) {
+    lines.push(`${paint('red', '✖')} ${report.file}: ${nodesOf(network.name)} would refuse it: ${counts.join(', ')}`)
   } else {
     const strictNote = report.errors.length === 0 ? ' (--strict treats warnings as errors)' : ''
     lines.push(`${paint('red', '✖')} ${report.file}: ${counts.join(', ')}${strictNote}`)
   }
   return lines
+}
+
+function nodesOf(network: string): string {
+  return network === 'localnet' ? "the localnet's node" : `${network}'s nodes`
 }
 
 function plural(count: number, noun: string): string {

@@ -1,51 +1,56 @@
-/** A definition file made ready to post: checked, warnings kept, `$schema` stripped, serialized as JSON. */
+/**
+ * A definition file made ready to post on a network: checked by the spec, in the network's form, accepted by the
+ * network's validator (and on localnet by its node), warnings kept, serialized as it is uploaded.
+ */
+import type {Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {checkDefinitionText, type LocatedIssue, readDefinitionText} from './check.js'
-import type {JobDefinition} from './schema.js'
-import {checkDefinitionSize} from './size.js'
-import {detectFormat, parseSource} from './source.js'
+import type {PreparedUpload} from './network-form/prepare.js'
+import {NETWORK_VALIDATOR} from './network-form/read.js'
 import {readStdinBytes} from '../stdin.js'
 
+/** A definition ready to upload: what `job post` sends, and what the checks warned about. */
 export interface PostableDefinition {
-  definition: JobDefinition
-  /** What is uploaded: the definition as JSON without its editor-only `$schema` member. */
-  bytes: Uint8Array
+  upload: PreparedUpload
   warnings: LocatedIssue[]
 }
 
-/** Reads and checks a definition file; an unreadable or invalid one is exit 3 with the validator's errors. */
-export async function loadPostableDefinition(file: string): Promise<PostableDefinition> {
+/** Reads and checks a definition file for `network`; an unreadable, invalid or refused one is exit 3, nothing sent. */
+export async function loadPostableDefinition(file: string, network: Network): Promise<PostableDefinition> {
   const read = await readDefinitionText(file, readStdinBytes)
   if ('problem' in read) {
     throw new GpunetError(read.problem.code, read.problem.message, {exitCode: ExitCode.INVALID_INPUT})
   }
-  return checkPostableText(read.text, file)
+  return checkPostableText(read.text, file, network)
 }
 
-/** Checks a definition's text as `job post` does (`file` names it in errors); invalid is exit 3 with every error. */
+/**
+ * Checks a definition's text as `job post` does for `network` (`file` names it in errors). Invalid by the spec, or
+ * refused by the network's form, validator or the localnet's node: exit 3 with every member named.
+ */
 export async function checkPostableText(
   text: string,
   file: string,
-  hint = `run \`gpunet job validate ${file}\` for details; nothing was uploaded or sent`,
+  network: Network,
+  hint = `run \`gpunet job validate --network ${network} ${file}\` for details; nothing was uploaded or sent`,
 ): Promise<PostableDefinition> {
-  const {report} = await checkDefinitionText(text, file)
-  if (!report.valid) {
+  const {report, upload} = await checkDefinitionText(text, file, {network})
+  if (!report.valid || !upload) {
     const lines = report.errors.map((e) => `  ${file}:${e.line}:${e.column} ${e.path || '(document)'}: ${e.message}`)
-    throw new GpunetError('invalid_definition', `${file} is not a valid job definition:\n${lines.join('\n')}`, {
+    const first = report.errors[0]
+    const refusal = first ? REFUSALS[first.code as keyof typeof REFUSALS] : undefined
+    const what = refusal?.(network) ?? 'is not a valid job definition'
+    throw new GpunetError(refusal ? first!.code : 'invalid_definition', `${file} ${what}:\n${lines.join('\n')}`, {
       exitCode: ExitCode.INVALID_INPUT,
-      hint,
+      hint: first?.hint && refusal ? `${first.hint}; nothing was uploaded or sent` : hint,
     })
   }
-  const parsed = await parseSource(text, detectFormat(file, text))
-  if (!parsed.ok) throw new Error('a definition that validated failed to parse')
-  return {...postableBytes(parsed.source.value as JobDefinition), warnings: report.warnings}
+  return {upload, warnings: report.warnings}
 }
 
-/** A valid definition as uploaded: without its editor-only `$schema` member, as indented JSON, within the size cap. */
-export function postableBytes(valid: JobDefinition): {definition: JobDefinition; bytes: Uint8Array} {
-  const definition = {...valid}
-  delete definition.$schema
-  const bytes = new TextEncoder().encode(`${JSON.stringify(definition, null, 2)}\n`)
-  checkDefinitionSize(bytes)
-  return {definition, bytes}
+/** How a refusal of the network's form is worded, by the code of its first issue. */
+const REFUSALS = {
+  no_network_equivalent: (network: Network) => `has members with no equivalent in the form ${network}'s nodes accept`,
+  network_refused: (network: Network) => `would be refused by ${network}'s nodes (${NETWORK_VALIDATOR})`,
+  localnet_cannot_run: () => "has members the localnet's node cannot run",
 }

@@ -1,10 +1,13 @@
 import {ExitCode} from '../errors.js'
+import type {Network} from '../network.js'
 import {checkDefinitionFile, type FileReport} from './check.js'
 import {fileCheckLines, type Paint} from './report-text.js'
 
 /** How `gpunet job validate` runs: its flags, and where its human report goes (nowhere under `--json`). */
 export interface ValidateFilesOptions {
   strict: boolean
+  /** Also check each job as it would be uploaded to this network: its nodes' verdict decides. */
+  network?: Network
   frames: boolean
   /** Writes one line of the human report; not called under `--json`. */
   say?: (line: string) => void
@@ -29,7 +32,7 @@ export async function validateFiles(
 ): Promise<{document: ValidateFilesDocument; exitCode: number}> {
   const reports: FileReport[] = []
   for (const file of files) {
-    const check = await checkDefinitionFile(file, options.readStdin, {strict: options.strict})
+    const check = await checkDefinitionFile(file, options.readStdin, {strict: options.strict, network: options.network})
     reports.push(check.report)
     if (options.say) for (const line of fileCheckLines(check, options.frames, options.paint)) options.say(line)
   }

@@ -6,12 +6,11 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {PublicKey} from '@solana/web3.js'
 
-import type {JobDefinition} from '../definition/schema.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {isFinal, type JobStatus, type JobView, readJob} from '../market/jobs.js'
 import {outcomeText, type JobOutcome} from '../market/report.js'
-import {exposedPorts, serviceUrls} from '../market/service-url.js'
+import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
 import type {Network} from '../network.js'
 import {startProgress} from '../progress.js'
 import {probeServices} from './readiness.js'
@@ -21,7 +20,7 @@ import type {WaitPoint} from './wait-point.js'
 const POLL_MS = 500
 
 /** The default point: `ready` for a job that exposes ports (a service is what its poster waits for), else `done`. */
-export function defaultWaitPoint(definition: JobDefinition | null): WaitPoint {
+export function defaultWaitPoint(definition: ExposingDefinition | null): WaitPoint {
   return definition && exposedPorts(definition).length > 0 ? 'ready' : 'done'
 }
 
@@ -29,7 +28,7 @@ export interface FollowOptions {
   until: WaitPoint
   timeoutSeconds: number
   /** The job's definition, for its service URLs and health checks; null when it could not be read. */
-  definition: JobDefinition | null
+  definition: ExposingDefinition | null
   /** One line for each new thing seen: a status, then what the service answers. */
   progress: (line: string) => void
   /** Aborted on Ctrl+C: following stops with exit 130, the job goes on. */
@@ -84,7 +83,7 @@ function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T | u
 async function serviceReadiness(
   net: MarketNetwork,
   address: string,
-  definition: JobDefinition | null,
+  definition: ExposingDefinition | null,
 ): Promise<{ready: boolean; detail: string}> {
   if (!definition || exposedPorts(definition).length === 0) return {ready: true, detail: 'no exposed port'}
   const urls = serviceUrls(net.name, address, definition, {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl})

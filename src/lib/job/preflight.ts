@@ -18,7 +18,7 @@ const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job 
  * the missing ones. A store that cannot be asked keeps its own error, with a hint to skip the check.
  */
 export async function checkSecretsStored(
-  definition: JobDefinition,
+  definition: unknown,
   options: {network: Network; secretsUrl?: string; wallet?: string; note: (line: string) => void},
 ): Promise<string[]> {
   const names = findSecretReferences(definition)

@@ -3,9 +3,9 @@
  * reaches it. A port with health checks is ready when every check answers as the definition expects; a port
  * without any when its URL stops answering 404 (the page a node serves until the service is up).
  */
-import type {HealthCheck, JobDefinition} from '../definition/schema.js'
+import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe} from '../http.js'
-import type {ServiceUrl} from '../market/service-url.js'
+import {type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
 import {checkHttp, checkWebsocket} from '../node/health.js'
 
 /** How long one probe may take before it counts as not ready. */
@@ -18,27 +18,25 @@ export interface ServiceReadiness {
   detail: string
 }
 
-/** The health checks of each exposed port (the first time a port is exposed wins, as the node decides). */
-export function healthChecksByPort(definition: JobDefinition): Map<number, HealthCheck[]> {
+/** The health checks of each exposed port (the first time a port is exposed wins, as the localnet's node decides). */
+export function healthChecksByPort(definition: ExposingDefinition): Map<number, HealthCheck[]> {
   const checks = new Map<number, HealthCheck[]>()
-  for (const op of definition.ops) {
-    const expose = op.args.expose
-    if (expose === undefined) continue
-    for (const port of typeof expose === 'number' ? [{port: expose, health_checks: undefined}] : expose) {
-      if (!checks.has(port.port)) checks.set(port.port, port.health_checks ?? [])
-    }
+  for (const {port, healthChecks} of exposedServices(definition)) {
+    if (!checks.has(port)) checks.set(port, healthChecks as HealthCheck[])
   }
   return checks
 }
 
-/** Probes each service URL once (a URL shared by several ports, as on devnet, with the first port's checks). */
-export async function probeServices(urls: ServiceUrl[], definition: JobDefinition): Promise<ServiceReadiness> {
-  const checks = healthChecksByPort(definition)
+/** Probes each service URL once, with the health checks of its operation's port (else the port's first ones). */
+export async function probeServices(urls: ServiceUrl[], definition: ExposingDefinition): Promise<ServiceReadiness> {
+  const services = exposedServices(definition)
+  const byPort = healthChecksByPort(definition)
   const seen = new Set<string>()
-  for (const {port, url} of urls) {
+  for (const {op, port, url} of urls) {
     if (seen.has(url)) continue
     seen.add(url)
-    const failure = await probeUrl(url, checks.get(port) ?? [])
+    const own = services.find((s) => s.op === op && s.port === port)
+    const failure = await probeUrl(url, (own?.healthChecks as HealthCheck[] | undefined) ?? byPort.get(port) ?? [])
     if (failure) return {ready: false, detail: `${url}: ${failure}`}
   }
   return {ready: true, detail: 'every service answers'}

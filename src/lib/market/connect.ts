@@ -119,7 +119,7 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
     programId: preset.programId,
     mint,
     defaultMarket: market ? address(SETTINGS.market, market) : preset.market!,
-    networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? null,
+    networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? preset.networkHost,
     gatewayUrl: null,
     fees: feePolicy(network, options, env),
     content: () => contentClient(network, env, preset.ipfsGateway!),

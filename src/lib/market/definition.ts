@@ -1,18 +1,25 @@
-/** A posted job's definition, read back from the content store (for its service URLs). */
-import type {JobDefinition} from '../definition/schema.js'
+/** A posted job's definition, read back from the content store (for its service URLs and health checks). */
+import {readNetworkDefinition} from '../definition/network-form/read.js'
 import {validateJobDefinition} from '../definition/validate.js'
 import {isGpunetError} from '../errors.js'
 import type {MarketNetwork} from './connect.js'
+import type {ExposingDefinition} from './service-url.js'
 
-/** The definition stored under `cid`, or null (with a note saying why) when it cannot be read or is not valid. */
+/**
+ * The definition stored under `cid`, in the network's form or (posted before gpunet translated) the spec's; null
+ * (with a note saying why) when it cannot be read or is neither.
+ */
 export async function fetchDefinition(
   net: MarketNetwork,
   cid: string,
   note: (line: string) => void,
-): Promise<JobDefinition | null> {
+): Promise<ExposingDefinition | null> {
   try {
-    const result = validateJobDefinition(JSON.parse(new TextDecoder().decode(await net.content().get(cid))))
-    if (result.success) return result.data
+    const value: unknown = JSON.parse(new TextDecoder().decode(await net.content().get(cid)))
+    const read = readNetworkDefinition(value)
+    if (read.ok) return read.document
+    const spec = validateJobDefinition(value)
+    if (spec.success) return spec.data
     note(`the job's definition ${cid} is not a valid job definition: no service URLs shown`)
   } catch (error) {
     if (!isGpunetError(error) && !(error instanceof SyntaxError)) throw error

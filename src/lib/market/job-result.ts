@@ -1,4 +1,4 @@
-import type {JobDefinition} from '../definition/schema.js'
+import type {ExposingDefinition} from './service-url.js'
 import type {ContentClient} from '../ipfs/client.js'
 import type {MarketNetwork} from './connect.js'
 import type {JobView} from './jobs.js'
@@ -17,7 +17,11 @@ export interface ResultFields extends JobOutcome {
 export type JobInfo = JobReport & ResultFields
 
 /** A job's report with its result; the caller passes the definition it fetched (to wait or note), so it is read once. */
-export async function jobInfo(net: MarketNetwork, view: JobView, definition: JobDefinition | null): Promise<JobInfo> {
+export async function jobInfo(
+  net: MarketNetwork,
+  view: JobView,
+  definition: ExposingDefinition | null,
+): Promise<JobInfo> {
   const report = jobReport(net.name, view, definition, net, Date.now() / 1000)
   return {...report, ...(await readResult(net.content(), report))}
 }

@@ -21,6 +21,8 @@ export interface NetworkPreset {
   ipfsGateway: string | null
   /** The network's secrets service (reference/network-job-plane.md §6); null for localnet, which runs its own. */
   secretsUrl: string | null
+  /** Where nodes serve exposed ports, `https://<id>.node.<networkHost>` (§3); null for localnet (its gateway). */
+  networkHost: string | null
   /** Whether transactions carry a compute-unit price unless told otherwise (`--priority-fee` / `--no-priority-fee`). */
   priorityFeeByDefault: boolean
 }
@@ -45,6 +47,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     rewardsProgram: null,
     ipfsGateway: null,
     secretsUrl: null,
+    networkHost: null,
     priorityFeeByDefault: false,
   },
   devnet: {
@@ -56,6 +59,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     rewardsProgram: REWARDS_PROGRAM_ID,
     ipfsGateway: NETWORK_GATEWAY,
     secretsUrl: 'https://secrets.k8s.dev.nos.ci',
+    networkHost: 'k8s.dev.nos.ci',
     priorityFeeByDefault: false,
   },
   mainnet: {
@@ -67,6 +71,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     rewardsProgram: REWARDS_PROGRAM_ID,
     ipfsGateway: NETWORK_GATEWAY,
     secretsUrl: 'https://secrets.nosana.ci',
+    networkHost: 'k8s.prd.nos.ci',
     priorityFeeByDefault: true,
   },
 }

@@ -4,12 +4,11 @@ import {PublicKey} from '@solana/web3.js'
 import type {Network} from '../network.js'
 import {resultView} from '../result-view.js'
 import type {JobFailure} from '../flow-state.js'
-import type {JobDefinition} from '../definition/schema.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import type {JobStatus, JobView} from './jobs.js'
 import {TOKEN_DECIMALS} from './networks.js'
-import {type ServiceHosts, type ServiceUrl, serviceUrls} from './service-url.js'
+import {type ExposingDefinition, type ServiceHosts, type ServiceUrl, serviceUrls} from './service-url.js'
 
 /** A job as `job get --json` prints it (docs/jobs.md). */
 export interface JobReport {
@@ -41,7 +40,7 @@ const ZERO_HASH = new Uint8Array(32)
 export function jobReport(
   network: Network,
   view: JobView,
-  definition: JobDefinition | null,
+  definition: ExposingDefinition | null,
   hosts: ServiceHosts,
   now: number,
 ): JobReport {
@@ -101,7 +100,7 @@ export function jobRows(report: JobReport): [string, string | null][] {
     ['Ended', report.endedAt],
     ['Duration', report.durationSeconds === null ? null : `${report.durationSeconds} s`],
     ['Cost so far', amountText(report.costSoFar)],
-    ...report.serviceUrls.map(({port, url}): [string, string] => [`Service :${port}`, url]),
+    ...report.serviceUrls.map(({op, port, url}): [string, string] => [`Service ${op}:${port}`, url]),
     ['Result', report.result],
   ]
 }

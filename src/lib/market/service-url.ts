@@ -1,5 +1,8 @@
-/** The public URLs of a job's exposed ports, on every network. */
-import type {JobDefinition} from '../definition/schema.js'
+/** The public URLs of a job's exposed ports, on every network (reference/network-job-plane.md §3). */
+import {createHash} from 'node:crypto'
+
+import bs58 from 'bs58'
+
 import type {Network} from '../network.js'
 
 /** Where exposed services are reached: `networkHost` on devnet/mainnet, the localnet gateway's URL on localnet. */
@@ -14,39 +17,95 @@ export function portLabel(job: string, port: number): string {
   return `${job}-${port}`
 }
 
+/** One exposed port's public URL, with the operation that exposes it. */
 export interface ServiceUrl {
+  /** The id of the operation exposing the port (the first one, on localnet, where a port has one URL). */
+  op: string
   port: number
   url: string
 }
 
-/** The ports a definition exposes, in operation order, without repeats. */
-export function exposedPorts(definition: JobDefinition): number[] {
-  const ports = definition.ops.flatMap((op) => {
-    const expose = op.args.expose
-    if (expose === undefined) return []
-    return typeof expose === 'number' ? [expose] : expose.map((p) => p.port)
-  })
-  return [...new Set(ports)]
+/** What the client reads of a definition in either form (spec 0.1 or the network's): each operation's `expose`. */
+export interface ExposingDefinition {
+  ops: readonly {id: string; args: {expose?: unknown}}[]
+}
+
+/** A health check as either form writes it (the network's adds `continuous`). */
+export interface ServiceHealthCheck {
+  type: 'http' | 'websocket'
+  path?: string
+  method?: string
+  expected_status?: number
+  headers?: Record<string, string>
+  body?: unknown
+  expected_response?: string
+}
+
+/** One port an operation exposes. */
+export interface ExposedService {
+  opIndex: number
+  op: string
+  port: number
+  healthChecks: ServiceHealthCheck[]
 }
 
 /**
- * The URL of each exposed port: `https://<job>.node.<networkHost>` on devnet and mainnet. On localnet the
- * first port is at `http://<job>.node.localhost:<gateway_port>/` and each other port P at
- * `http://<job>-P.node.localhost:<gateway_port>/`, as the node gateway routes them. Empty when the host is not
- * known.
+ * Every port each operation exposes, in order: a number, an object with a numeric `port`, or a list of them. The
+ * network's placeholders (`%%ops.…%%`, spread markers) and port ranges name no port until a node fills them in.
+ */
+export function exposedServices(definition: ExposingDefinition): ExposedService[] {
+  return definition.ops.flatMap(({id, args}, opIndex) => {
+    const expose = args.expose
+    const entries: unknown[] = Array.isArray(expose) ? expose : expose === undefined ? [] : [expose]
+    return entries.flatMap((entry): ExposedService[] => {
+      if (typeof entry === 'number') return [{opIndex, op: id, port: entry, healthChecks: []}]
+      if (typeof entry !== 'object' || entry === null) return []
+      const {port, health_checks: checks} = entry as {port?: unknown; health_checks?: unknown}
+      if (typeof port !== 'number') return []
+      const healthChecks = Array.isArray(checks) ? (checks as ServiceHealthCheck[]) : []
+      return [{opIndex, op: id, port, healthChecks}]
+    })
+  })
+}
+
+/** The ports a definition exposes, in operation order, without repeats. */
+export function exposedPorts(definition: ExposingDefinition): number[] {
+  return [...new Set(exposedServices(definition).map((s) => s.port))]
+}
+
+/**
+ * The host label current nodes serve a port under: the first 44 characters of base58(SHA-512("<opIndex>:<port>:<job>")).
+ */
+export function serviceId(job: string, opIndex: number, port: number): string {
+  return bs58.encode(createHash('sha512').update(`${opIndex}:${port}:${job}`).digest()).slice(0, 44)
+}
+
+/**
+ * The URL of each exposed port. On devnet and mainnet, each operation's port at
+ * `https://<serviceId>.node.<networkHost>`, as current nodes serve it. On localnet the first port is at
+ * `http://<job>.node.localhost:<gateway_port>/` and each other port P at `http://<job>-P.node.localhost:<gateway_port>/`,
+ * as the node gateway routes them (the spec's form). Empty when the host is not known.
  */
 export function serviceUrls(
   network: Network,
   job: string,
-  definition: JobDefinition,
+  definition: ExposingDefinition,
   hosts: ServiceHosts,
 ): ServiceUrl[] {
-  const ports = exposedPorts(definition)
+  const services = exposedServices(definition)
   if (network !== 'localnet') {
-    return hosts.networkHost ? ports.map((port) => ({port, url: `https://${job}.node.${hosts.networkHost}`})) : []
+    const host = hosts.networkHost
+    if (!host) return []
+    return services.map(({opIndex, op, port}) => ({
+      op,
+      port,
+      url: `https://${serviceId(job, opIndex, port)}.node.${host}`,
+    }))
   }
   if (!hosts.gatewayUrl) return []
   const gateway = new URL(hosts.gatewayUrl)
   const url = (label: string) => `${gateway.protocol}//${label}.${gateway.host}/`
-  return ports.map((port, i) => ({port, url: url(i === 0 ? job : portLabel(job, port))}))
+  const seen = new Set<number>()
+  const unique = services.filter(({port}) => !seen.has(port) && seen.add(port))
+  return unique.map(({op, port}, i) => ({op, port, url: url(i === 0 ? job : portLabel(job, port))}))
 }

@@ -12,7 +12,7 @@ import type {Keypair, PublicKey} from '@solana/web3.js'
 
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
-import {validateJobDefinition} from '../definition/validate.js'
+import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from '../definition/network-form/read.js'
 import {GpunetError} from '../errors.js'
 import type {JobFailure} from '../flow-state.js'
 import type {JobAccount} from '../market/accounts.js'
@@ -252,10 +252,18 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     } catch {
       return {failure: {code: 'definition_invalid', message: `The definition ${cid} is not JSON.`}}
     }
-    const checked = validateJobDefinition(value)
-    if (checked.success) return {definition: checked.data}
-    const issues = checked.errors.map((e) => `${e.path || '(document)'}: ${e.message}`)
-    return {failure: {code: 'definition_invalid', message: `The definition ${cid} is not valid: ${issues.join('; ')}`}}
+    // As a node of the live network does: its validator first, then what this node can run of what it took.
+    const read = readNetworkDefinition(value)
+    const runnable = read.ok ? runnableOnLocalnet(read.document) : read
+    if (runnable.ok) return {definition: runnable.definition}
+    const issues = runnable.issues.map((e) => `${e.path || '(document)'}: ${e.message}`)
+    const refusal = read.ok ? "the localnet's node cannot run it" : `${NETWORK_VALIDATOR} refuses it`
+    return {
+      failure: {
+        code: 'definition_invalid',
+        message: `The definition ${cid} is not valid (${refusal}): ${issues.join('; ')}`,
+      },
+    }
   }
 
   private async runJob(active: ActiveJob, account: JobAccount | null): Promise<void> {

@@ -42,29 +42,32 @@ describe('service readiness, probed through the service URL', () => {
   it('reaches a *.localhost service URL on the loopback address with its own Host header', async () => {
     const url = `http://job1.node.localhost:${port}/`
     const checks = [{type: 'http' as const, method: 'GET' as const, path: '/health', expected_status: 200}]
-    const waiting = await probeServices([{port: 80, url}], definition([{port: 80, health_checks: checks}]))
+    const waiting = await probeServices([{op: 'run', port: 80, url}], definition([{port: 80, health_checks: checks}]))
     assert.deepEqual(waiting, {ready: false, detail: `${url}: GET /health answered 503, 200 expected`})
     assert.deepEqual(hosts, [`job1.node.localhost:${port}`])
     healthy = true
-    assert.equal((await probeServices([{port: 80, url}], definition([{port: 80, health_checks: checks}]))).ready, true)
+    assert.equal(
+      (await probeServices([{op: 'run', port: 80, url}], definition([{port: 80, health_checks: checks}]))).ready,
+      true,
+    )
   })
 
   it('without health checks, is ready once the URL stops answering 404', async () => {
     const url = `http://job2.node.localhost:${port}/`
-    const waiting = await probeServices([{port: 8080, url}], definition(8080))
+    const waiting = await probeServices([{op: 'run', port: 8080, url}], definition(8080))
     assert.deepEqual(waiting, {ready: false, detail: `${url}: GET / answered 404, waiting for the service`})
     healthy = true
-    assert.equal((await probeServices([{port: 8080, url}], definition(8080))).ready, true)
+    assert.equal((await probeServices([{op: 'run', port: 8080, url}], definition(8080))).ready, true)
   })
 
   it('checks a websocket health check by its first message', async () => {
     const url = `http://job3.node.localhost:${port}/`
     const def = definition([{port: 9000, health_checks: [{type: 'websocket', expected_response: 'pong'}]}])
-    const waiting = await probeServices([{port: 9000, url}], def)
+    const waiting = await probeServices([{op: 'run', port: 9000, url}], def)
     assert.equal(waiting.ready, false)
     assert.match(waiting.detail, /websocket answered something else/)
     healthy = true
-    assert.equal((await probeServices([{port: 9000, url}], def)).ready, true)
+    assert.equal((await probeServices([{op: 'run', port: 9000, url}], def)).ready, true)
   })
 
   it('says a service that does not answer is not ready, and probes a URL shared by ports once', async () => {
@@ -74,7 +77,7 @@ describe('service readiness, probed through the service URL', () => {
     const deadPort = (closed.address() as AddressInfo).port
     closed.close()
     const url = `http://job4.node.localhost:${deadPort}/`
-    const down = await probeServices([{port: 1, url}], definition(1))
+    const down = await probeServices([{op: 'run', port: 1, url}], definition(1))
     assert.equal(down.ready, false)
     assert.match(down.detail, /GET \/ did not answer \(ECONNREFUSED\)/)
 
@@ -82,8 +85,8 @@ describe('service readiness, probed through the service URL', () => {
     const shared = `http://127.0.0.1:${port}/`
     const both = await probeServices(
       [
-        {port: 1, url: shared},
-        {port: 2, url: shared},
+        {op: 'run', port: 1, url: shared},
+        {op: 'run', port: 2, url: shared},
       ],
       definition([{port: 1}, {port: 2}]),
     )

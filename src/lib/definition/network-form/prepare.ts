@@ -1,0 +1,91 @@
+/**
+ * What `job post` uploads, decided before anything is uploaded or paid: a spec 0.1 definition in the network's form
+ * (translate.ts), or a definition already written in the network's newer format; then the network's own validator
+ * on exactly the bytes to upload and, on localnet, whether the localnet's node can run them.
+ */
+import type {Network} from '../../network.js'
+import type {DefinitionIssue} from '../issue.js'
+import type {JobDefinition} from '../schema.js'
+import {checkDefinitionSize} from '../size.js'
+import {validateJobDefinition, type ValidationResult} from '../validate.js'
+import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from './read.js'
+import {type NetworkChange, toNetworkForm} from './translate.js'
+import type {NetworkDefinition} from './types.js'
+
+/** One check a job went through before posting, and its verdict: `job post --dry-run` shows them all. */
+export interface NetworkCheck {
+  by: string
+  verdict: string
+}
+
+/** A definition ready to upload to `network`. */
+export interface PreparedUpload {
+  network: Network
+  /** What is uploaded, parsed: the network's form. */
+  document: NetworkDefinition
+  /** Exactly the bytes uploaded (indented JSON), which the network's validator accepted. */
+  bytes: Uint8Array
+  /** The definition as the localnet's node runs it (localnet), or as written when it is spec 0.1; else null. */
+  runnable: JobDefinition | null
+  changes: NetworkChange[]
+  checks: NetworkCheck[]
+  /** The members of a definition in the network's newer format that go beyond spec 0.1. */
+  beyondSpec: DefinitionIssue[]
+}
+
+/** A prepared upload, or why not: the spec's errors, or the members the network (or the localnet's node) refuses. */
+export type Preparation = {ok: true; upload: PreparedUpload} | {ok: false; issues: DefinitionIssue[]}
+
+const SPEC = 'spec 0.1'
+
+/**
+ * Prepares `value` (a parsed definition file) for `network`. `spec` is the spec's verdict when the caller has it.
+ * Throws only for a definition past the size cap (GpunetError, exit 3).
+ */
+export function prepareUpload(value: unknown, network: Network, spec?: ValidationResult): Preparation {
+  const stripped = withoutSchema(value)
+  const verdict = spec ?? validateJobDefinition(stripped)
+  const checks: NetworkCheck[] = []
+  let document: NetworkDefinition
+  let changes: NetworkChange[] = []
+  let beyondSpec: DefinitionIssue[] = []
+  if (verdict.success) {
+    const translation = toNetworkForm(verdict.data)
+    if (!translation.ok) return {ok: false, issues: translation.issues}
+    document = translation.document
+    changes = translation.changes
+    checks.push({by: SPEC, verdict: 'valid'})
+    checks.push({by: 'translation', verdict: changes.length > 0 ? `${changes.length} change(s)` : 'no change needed'})
+  } else {
+    // A definition in the network's newer format: taken as written when the network's validator takes it.
+    if (!readNetworkDefinition(stripped).ok) return {ok: false, issues: verdict.errors}
+    document = stripped as NetworkDefinition
+    beyondSpec = verdict.errors.map((issue) => ({
+      ...issue,
+      code: 'beyond_spec' as const,
+      message: `goes beyond spec 0.1 (${issue.message}); the network's newer format has it`,
+      hint: `${NETWORK_VALIDATOR} accepts it; other clients of spec 0.1 may not`,
+    }))
+    checks.push({by: SPEC, verdict: `beyond it (${beyondSpec.length} member(s))`})
+  }
+  const bytes = new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`)
+  checkDefinitionSize(bytes)
+  // Exactly what is uploaded goes through the network's validator: the bytes, parsed back.
+  const read = readNetworkDefinition(JSON.parse(new TextDecoder().decode(bytes)))
+  if (!read.ok) return {ok: false, issues: read.issues}
+  checks.push({by: NETWORK_VALIDATOR, verdict: 'accepted'})
+  let runnable: JobDefinition | null = verdict.success ? verdict.data : null
+  if (network === 'localnet') {
+    const local = runnableOnLocalnet(read.document)
+    if (!local.ok) return {ok: false, issues: local.issues}
+    runnable = local.definition
+    checks.push({by: "the localnet's node", verdict: 'runs it'})
+  }
+  return {ok: true, upload: {network, document, bytes, runnable, changes, checks, beyondSpec}}
+}
+
+function withoutSchema(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !('$schema' in value)) return value
+  const {$schema: _schema, ...rest} = value as Record<string, unknown>
+  return rest
+}

@@ -1,0 +1,140 @@
+/**
+ * The one reader of a definition in the network's form, shared by the client and the localnet's node: the network's
+ * own validator (@nosana/types, bundled) decides whether a node would take it, and `runnableOnLocalnet` turns what
+ * it took into the spec model the localnet's node runs, refusing what that node cannot run.
+ */
+import {type DefinitionIssue, makeIssue} from '../issue.js'
+import {isObject, type PathSegment} from '../paths.js'
+import type {JobDefinition} from '../schema.js'
+import {validateJobDefinition} from '../validate.js'
+import {NOSANA_TYPES_VERSION, nosanaValidateJobDefinition} from './nosana-validator.generated.js'
+import type {NetworkDefinition} from './types.js'
+
+/** The validator the network's nodes run, as named in verdicts: `@nosana/types 2.1.6`. */
+export const NETWORK_VALIDATOR = `@nosana/types ${NOSANA_TYPES_VERSION}`
+
+/** A network-form definition the network's validator accepts, or its every refusal. */
+export type NetworkRead = {ok: true; document: NetworkDefinition} | {ok: false; issues: DefinitionIssue[]}
+
+/** Runs the network's validator on a parsed definition: what a node of the live network does with what it claims. */
+export function readNetworkDefinition(value: unknown): NetworkRead {
+  const verdict = nosanaValidateJobDefinition(value)
+  if (verdict.success) return {ok: true, document: value as NetworkDefinition}
+  return {ok: false, issues: verdict.errors.map((e) => networkIssue(e.path, e.expected, e.value))}
+}
+
+function networkIssue(path: string, expected: string, value: unknown): DefinitionIssue {
+  const segments = typiaPath(path)
+  const message =
+    value === undefined
+      ? `is required by ${NETWORK_VALIDATOR} (expected ${expected})`
+      : expected === 'undefined'
+        ? `is not a member ${NETWORK_VALIDATOR} knows: the network's nodes fail a job that has it`
+        : `is refused by ${NETWORK_VALIDATOR}: expected ${expected}`
+  return makeIssue(segments, 'network_refused', message)
+}
+
+/** `$input.ops[0].args["a-b"]` as path segments. */
+function typiaPath(path: string): PathSegment[] {
+  const segments: PathSegment[] = []
+  const step = /\.([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g
+  for (const match of path.replace(/^\$input/, '').matchAll(step)) {
+    if (match[1] !== undefined) segments.push(match[1])
+    else if (match[2] !== undefined) segments.push(Number(match[2]))
+    else segments.push(JSON.parse(match[3]!) as string)
+  }
+  return segments
+}
+
+/** What the localnet's node runs of a network-form definition, or every member it cannot run. */
+export type LocalnetRead = {ok: true; definition: JobDefinition} | {ok: false; issues: DefinitionIssue[]}
+
+/**
+ * The spec model of a definition the network's validator accepted, as the localnet's node runs it: the reverse of
+ * the translation (translate.ts), so a spec definition comes back as written. Whatever has no spec meaning the node
+ * could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
+ */
+export function runnableOnLocalnet(document: NetworkDefinition): LocalnetRead {
+  const issues: DefinitionIssue[] = []
+  const model = structuredClone(document) as NetworkDefinition
+  // Labels for the network's dashboards and deployments: they change nothing the node does.
+  delete model.deployment_id
+  const trigger = model.meta?.trigger
+  if (model.meta && trigger !== undefined && trigger !== 'cli' && trigger !== 'dashboard') delete model.meta.trigger
+  for (const [i, op] of model.ops.entries()) {
+    const args = op.args
+    const expose = args.expose
+    for (const port of Array.isArray(expose) ? expose : [expose]) {
+      if (!isObject(port) || !Array.isArray(port.health_checks)) continue
+      for (const check of port.health_checks as Record<string, unknown>[]) {
+        // Checked until the service is ready, as the localnet's node does; a continuous one stays and is refused.
+        if (check.continuous === false) delete check.continuous
+      }
+    }
+    if (!Array.isArray(args.resources)) continue
+    args.resources = args.resources.map((resource: unknown, r) => {
+      if (!isObject(resource) || resource.type !== 'S3') return resource
+      if (resource.bucket !== undefined) {
+        issues.push(
+          makeIssue(
+            ['ops', i, 'args', 'resources', r, 'bucket'],
+            'localnet_cannot_run',
+            "the network's nodes hand `bucket` beside `url` to their S3 helper, a meaning the localnet's node does not copy",
+            'write the location as `buckets: [{url: "<endpoint>/<bucket>", files}]`, or as a spec 0.1 resource',
+          ),
+        )
+        return resource
+      }
+      const s3 = s3Model(resource)
+      if (s3.bucket === undefined) {
+        issues.push(
+          makeIssue(
+            ['ops', i, 'args', 'resources', r],
+            'localnet_cannot_run',
+            Array.isArray(resource.buckets) && resource.buckets.length > 1
+              ? "the localnet's node loads one S3 location per resource"
+              : "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket",
+            'give each location its own resource, as `url: "<endpoint>/<bucket>"` with its `files`',
+          ),
+        )
+      }
+      return s3
+    })
+  }
+  if (issues.length > 0) return {ok: false, issues}
+  const spec = validateJobDefinition(model)
+  if (spec.success) return {ok: true, definition: spec.data}
+  return {
+    ok: false,
+    issues: spec.errors.map((e) => ({
+      ...e,
+      code: 'localnet_cannot_run' as const,
+      message: `the localnet's node cannot run it: ${e.message}`,
+      hint: "it runs what spec 0.1 describes; post it to devnet or mainnet, where the network's nodes take it",
+    })),
+  }
+}
+
+/**
+ * A network S3 location (`url`, or a single entry of `buckets`) as the spec's endpoint and bucket: the location is
+ * `<endpoint>/<bucket>`, path style, as the translation writes it. Without a bucket in it, none is set.
+ */
+function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
+  const {buckets, ...rest} = resource
+  const location = Array.isArray(buckets) && buckets.length === 1 ? (buckets[0] as Record<string, unknown>) : null
+  if (buckets !== undefined && !location) return resource
+  const url = (location ? location.url : rest.url) as string | undefined
+  const files = location ? location.files : rest.files
+  if (url === undefined) return resource
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return resource
+  }
+  const path = parsed.pathname.replace(/\/+$/, '')
+  const cut = path.lastIndexOf('/')
+  if (cut < 0 || path.slice(cut + 1) === '') return {...rest, url, ...(files ? {files} : {})}
+  const endpoint = `${parsed.origin}${path.slice(0, cut)}`
+  return {...rest, url: endpoint, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
+}
