@@ -12,6 +12,7 @@ import {
   JobState,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../src/lib/market/index.js'
+import {prepareUpload} from '../../src/lib/definition/network-form/prepare.js'
 import type {FlowState, JobFailure} from '../../src/lib/flow-state.js'
 
 /**
@@ -82,10 +83,14 @@ export function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; pay
   return found ? {address: found.pubkey, ...decodeRunAccount(found.account.data)} : null
 }
 
-/** Posts a definition as `job post` does: its JSON in the content store, `list` signed by the wallet. */
+/**
+ * Posts a definition as `job post` does: in the network's form (what the localnet's node reads, as the network's
+ * nodes do) in the content store, `list` signed by the wallet.
+ */
 export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Promise<PublicKey> {
-  const definition = {version: '0.1', type: 'container', ops}
-  const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
+  const prepared = prepareUpload({version: '0.1', type: 'container', ops}, 'localnet')
+  if (!prepared.ok) throw new Error(`not a definition the localnet runs: ${JSON.stringify(prepared.issues)}`)
+  const {cid} = t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
   return listWithWallet(t, timeout, cid)
 }
 

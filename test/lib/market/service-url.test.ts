@@ -1,7 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
-import {exposedPorts, serviceUrls} from '../../../src/lib/market/service-url.js'
+import {exposedPorts, serviceId, serviceUrls} from '../../../src/lib/market/service-url.js'
 
 const JOB = '7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41'
 const definition = {
@@ -19,18 +19,34 @@ describe('service URLs', () => {
     assert.deepEqual(exposedPorts(definition), [8080, 11434])
   })
 
-  it('uses https://<job>.node.<network_host> on devnet and mainnet, and nothing without a host', () => {
-    assert.deepEqual(serviceUrls('mainnet', JOB, definition, {networkHost: 'example.net'}), [
-      {port: 8080, url: `https://${JOB}.node.example.net`},
-      {port: 11434, url: `https://${JOB}.node.example.net`},
+  it('matches the reference vector: job Bihphg…, operation 0, port 80', () => {
+    const job = 'Bihphg5JicfPwPM23hKoCaDVcvfer5kmotLrwZgZ75SE'
+    assert.equal(serviceId(job, 0, 80), '3TZ3Lx1S3qemPQE2KDfuA2H1j21yHNurt62GazH1npJb')
+    const one = {ops: [{id: 'web', args: {expose: [{port: 80, health_checks: []}]}}]}
+    assert.deepEqual(serviceUrls('mainnet', job, one, {networkHost: 'k8s.prd.nos.ci'}), [
+      {op: 'web', port: 80, url: 'https://3TZ3Lx1S3qemPQE2KDfuA2H1j21yHNurt62GazH1npJb.node.k8s.prd.nos.ci'},
     ])
+  })
+
+  it('gives each operation and port its own hashed URL on devnet and mainnet, nothing without a host', () => {
+    const urls = serviceUrls('devnet', JOB, definition, {networkHost: 'k8s.dev.nos.ci'})
+    assert.deepEqual(
+      urls.map(({op, port}) => `${op}:${port}`),
+      ['a:8080', 'b:11434', 'b:8080'],
+    )
+    for (const {url} of urls) assert.match(url, /^https:\/\/[1-9A-HJ-NP-Za-km-z]{44}\.node\.k8s\.dev\.nos\.ci$/)
+    assert.equal(new Set(urls.map((u) => u.url)).size, 3, 'the same port of two operations has two URLs')
+    assert.equal(urls[0]!.url, `https://${serviceId(JOB, 0, 8080)}.node.k8s.dev.nos.ci`)
+    assert.equal(urls[2]!.url, `https://${serviceId(JOB, 1, 8080)}.node.k8s.dev.nos.ci`)
+    assert.notEqual(serviceId(JOB, 0, 8080), serviceId(JOB, 0, 8081), 'the port is hashed')
+    assert.notEqual(serviceId(JOB, 0, 8080), serviceId('Bihphg5JicfPwPM23hKoCaDVcvfer5kmotLrwZgZ75SE', 0, 8080))
     assert.deepEqual(serviceUrls('devnet', JOB, definition, {networkHost: null}), [])
   })
 
   it("uses the localnet gateway's host and port on localnet (<job>-<port> past the first), nothing without one", () => {
     assert.deepEqual(serviceUrls('localnet', JOB, definition, {gatewayUrl: 'http://node.localhost:41234'}), [
-      {port: 8080, url: `http://${JOB}.node.localhost:41234/`},
-      {port: 11434, url: `http://${JOB}-11434.node.localhost:41234/`},
+      {op: 'a', port: 8080, url: `http://${JOB}.node.localhost:41234/`},
+      {op: 'b', port: 11434, url: `http://${JOB}-11434.node.localhost:41234/`},
     ])
     assert.deepEqual(serviceUrls('localnet', JOB, definition, {gatewayUrl: null}), [])
   })

@@ -86,6 +86,7 @@ export function prepareUpload(value: unknown, network: Network, spec?: Validatio
 
 function withoutSchema(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || !('$schema' in value)) return value
-  const {$schema: _schema, ...rest} = value as Record<string, unknown>
+  const rest = {...(value as Record<string, unknown>)}
+  delete rest.$schema
   return rest
 }
