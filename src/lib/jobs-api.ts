@@ -132,7 +132,7 @@ export async function postJob(
   options: PostJobOptions = {},
 ): Promise<PostedJob> {
   const {net, wallet} = connected(network)
-  const prepared = prepareUpload(definition, net.name)
+  const prepared = await prepareUpload(definition, net.name)
   if (!prepared.ok) {
     const lines = prepared.issues.map((e) => `  ${e.path || '(document)'}: ${e.message}`)
     const code = prepared.issues.find((e) => e.code !== 'invalid')?.code

@@ -88,7 +88,7 @@ export function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; pay
  * nodes do) in the content store, `list` signed by the wallet.
  */
 export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Promise<PublicKey> {
-  const prepared = prepareUpload({version: '0.1', type: 'container', ops}, 'localnet')
+  const prepared = await prepareUpload({version: '0.1', type: 'container', ops}, 'localnet')
   if (!prepared.ok) throw new Error(`not a definition the localnet runs: ${JSON.stringify(prepared.issues)}`)
   const {cid} = t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
   return listWithWallet(t, timeout, cid)

@@ -72,7 +72,7 @@ export async function checkDefinitionText(text: string, file: string, options: C
   let network: NetworkVerdict | undefined
   let upload: PreparedUpload | undefined
   if (options.network && !deep) {
-    const prepared = (await import('./network-form/prepare.js')).prepareUpload(source.value, options.network)
+    const prepared = await (await import('./network-form/prepare.js')).prepareUpload(source.value, options.network)
     errorIssues = prepared.ok ? [] : prepared.issues
     if (prepared.ok) {
       upload = prepared.upload

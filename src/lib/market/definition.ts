@@ -1,6 +1,6 @@
 /** A posted job's definition, read back from the content store (for its service URLs and health checks). */
 import {readNetworkDefinition} from '../definition/network-form/read.js'
-import {validateJobDefinition} from '../definition/validate.js'
+import {specVerdict} from '../definition/spec-verdict.js'
 import {isGpunetError} from '../errors.js'
 import type {MarketNetwork} from './connect.js'
 import type {ExposingDefinition} from './service-url.js'
@@ -18,7 +18,7 @@ export async function fetchDefinition(
     const value: unknown = JSON.parse(new TextDecoder().decode(await net.content().get(cid)))
     const read = readNetworkDefinition(value)
     if (read.ok) return read.document
-    const spec = validateJobDefinition(value)
+    const spec = await specVerdict(value)
     if (spec.success) return spec.data
     note(`the job's definition ${cid} is not a valid job definition: no service URLs shown`)
   } catch (error) {

@@ -254,7 +254,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     }
     // As a node of the live network does: its validator first, then what this node can run of what it took.
     const read = readNetworkDefinition(value)
-    const runnable = read.ok ? runnableOnLocalnet(read.document) : read
+    const runnable = read.ok ? await runnableOnLocalnet(read.document) : read
     if (runnable.ok) return {definition: runnable.definition}
     const issues = runnable.issues.map((e) => `${e.path || '(document)'}: ${e.message}`)
     const refusal = read.ok ? "the localnet's node cannot run it" : `${NETWORK_VALIDATOR} refuses it`

@@ -419,17 +419,6 @@ describe('gpunet job post on devnet and mainnet', function () {
     await box.cleanup()
   })
 
-  it('names the network host setting when a job exposes a port and none is set, before any network call', async () => {
-    writeFileSync(file, JSON.stringify(DEFINITION))
-    const result = await box.run(['job', 'post', '--file', file, '--network', 'devnet', '--rpc', 'http://127.0.0.1:9'])
-    assert.equal(result.code, 2)
-    assert.match(result.stderr, /Error: no networkHost is configured for devnet/)
-    assert.match(
-      result.stderr,
-      /pass --network-host, set GPUNET_NETWORK_HOST, or run `gpunet config set networkHost VALUE --network devnet`/,
-    )
-  })
-
   it('refuses a definition over 1 MiB as posted (exit 3) before any network call, so no node is refused its secrets', async () => {
     const args = {image: 'x', env: {BIG: 'x'.repeat(1024 * 1024)}}
     writeFileSync(

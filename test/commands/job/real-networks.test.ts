@@ -4,10 +4,12 @@
  * a pinning service and a gateway. What gpunet sends is compared with what the official client builds.
  */
 import {strict as assert} from 'node:assert'
+import {createHash} from 'node:crypto'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {JobsClient} from '@nosana/kit'
+import {validateJobDefinition} from '@nosana/types'
 import {ASSOCIATED_TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {
   ComputeBudgetInstruction,
@@ -17,6 +19,7 @@ import {
   type Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js'
+import bs58 from 'bs58'
 
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
 import {type CliSandbox, useCliSandbox} from '../../helpers/cli-localnet.js'
@@ -188,6 +191,58 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
       )
       assert.ok(filters.every((f) => f.dataSize === undefined))
     }
+  })
+
+  it("refuses a spec-valid job the network's nodes would refuse (exit 3), uploading and sending nothing", async () => {
+    network('devnet')
+    const refused = {...DEFINITION, ops: [{id: 'hi', type: 'container/run', args: {image: 'alpine', output: '/out'}}]}
+    writeFileSync(file, JSON.stringify(refused))
+    const valid = await runCli(['job', 'validate', file], {env: s.env})
+    assert.equal(valid.code, 0, 'spec 0.1 allows output')
+    const result = await runCli(s.args('devnet', 'job', 'post', '--file', file), {env: s.env})
+    assert.equal(result.code, 3, result.stderr)
+    const error = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.error.code, 'no_network_equivalent')
+    assert.match(error.error.message, /ops\[0\]\.args\.output: the network's nodes no longer read `output`/)
+    assert.match(error.error.hint, /nothing was uploaded or sent/)
+    assert.equal(s.pinning.uploads.length, 0, 'nothing uploaded')
+    assert.equal(s.rpc.sent.length, 0, 'nothing sent')
+    assert.equal(s.rpc.requests.length, 0, 'refused before any network call')
+  })
+
+  it("posts an exposed job on devnet with no host set: the network's form uploaded, each operation's hashed URL printed", async () => {
+    network('devnet')
+    const health = {type: 'http', path: '/', method: 'GET', expected_status: 200}
+    const exposed = {
+      version: '0.1',
+      type: 'container',
+      ops: [
+        {id: 'web', type: 'container/run', args: {image: 'nginx', expose: [{port: 80, health_checks: [health]}]}},
+        {id: 'api', type: 'container/run', args: {image: 'api', expose: [{port: 80}, {port: 8080}], required_vram: 4}},
+      ],
+    }
+    writeFileSync(file, JSON.stringify(exposed))
+    const result = await runCli(s.args('devnet', 'job', 'post', '--file', file), {env: s.env})
+    assert.equal(result.code, 0, result.stderr + result.stdout)
+    const report = JSON.parse(result.stdout) as {job: string; serviceUrls: {op: string; port: number; url: string}[]}
+    // The URLs current nodes serve: base58(SHA-512("<opIndex>:<port>:<job>")), first 44 characters, computed here
+    // from the reference's recipe.
+    const id = (op: number, port: number) =>
+      bs58.encode(createHash('sha512').update(`${op}:${port}:${report.job}`).digest()).slice(0, 44)
+    assert.deepEqual(report.serviceUrls, [
+      {op: 'web', port: 80, url: `https://${id(0, 80)}.node.k8s.dev.nos.ci`},
+      {op: 'api', port: 80, url: `https://${id(1, 80)}.node.k8s.dev.nos.ci`},
+      {op: 'api', port: 8080, url: `https://${id(1, 8080)}.node.k8s.dev.nos.ci`},
+    ])
+    const uploaded = JSON.parse(new TextDecoder().decode(s.pinning.uploads[0]!.bytes)) as typeof exposed
+    assert.deepEqual(uploaded.ops[0]!.args.expose, [{port: 80, health_checks: [{...health, continuous: false}]}])
+    assert.equal('required_vram' in uploaded.ops[1]!.args, false)
+    assert.deepEqual((uploaded as {meta?: unknown}).meta, {system_resources: {required_vram: 4}})
+    assert.equal(validateJobDefinition(uploaded).success, true, "the network's own validator takes the upload")
+    assert.match(
+      result.stderr,
+      /In the network's form: ops\[0\]\.args\.expose\[0\]\.health_checks each gained `continuous: false`/,
+    )
   })
 
   it('carries a compute-unit price on mainnet: a percentile of recent fees on the written accounts, capped', async () => {

@@ -7,7 +7,8 @@ import type {Network} from '../../network.js'
 import type {DefinitionIssue} from '../issue.js'
 import type {JobDefinition} from '../schema.js'
 import {checkDefinitionSize} from '../size.js'
-import {validateJobDefinition, type ValidationResult} from '../validate.js'
+import {specVerdict} from '../spec-verdict.js'
+import type {ValidationResult} from '../validate.js'
 import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from './read.js'
 import {type NetworkChange, toNetworkForm} from './translate.js'
 import type {NetworkDefinition} from './types.js'
@@ -42,9 +43,9 @@ const SPEC = 'spec 0.1'
  * Prepares `value` (a parsed definition file) for `network`. `spec` is the spec's verdict when the caller has it.
  * Throws only for a definition past the size cap (GpunetError, exit 3).
  */
-export function prepareUpload(value: unknown, network: Network, spec?: ValidationResult): Preparation {
+export async function prepareUpload(value: unknown, network: Network, spec?: ValidationResult): Promise<Preparation> {
   const stripped = withoutSchema(value)
-  const verdict = spec ?? validateJobDefinition(stripped)
+  const verdict = spec ?? (await specVerdict(stripped))
   const checks: NetworkCheck[] = []
   let document: NetworkDefinition
   let changes: NetworkChange[] = []
@@ -57,8 +58,15 @@ export function prepareUpload(value: unknown, network: Network, spec?: Validatio
     checks.push({by: SPEC, verdict: 'valid'})
     checks.push({by: 'translation', verdict: changes.length > 0 ? `${changes.length} change(s)` : 'no change needed'})
   } else {
-    // A definition in the network's newer format: taken as written when the network's validator takes it.
-    if (!readNetworkDefinition(stripped).ok) return {ok: false, issues: verdict.errors}
+    // A definition in the network's newer format (the spec's only complaint is members it does not know): taken as
+    // written when the network's validator takes it. Else both say why; the network's word on a member the spec
+    // already named is left out.
+    const network = readNetworkDefinition(stripped)
+    if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field')) {
+      const named = new Set(verdict.errors.map((e) => e.path))
+      const more = network.ok ? [] : network.issues.filter((i) => !named.has(i.path))
+      return {ok: false, issues: [...verdict.errors, ...more]}
+    }
     document = stripped as NetworkDefinition
     beyondSpec = verdict.errors.map((issue) => ({
       ...issue,
@@ -76,7 +84,7 @@ export function prepareUpload(value: unknown, network: Network, spec?: Validatio
   checks.push({by: NETWORK_VALIDATOR, verdict: 'accepted'})
   let runnable: JobDefinition | null = verdict.success ? verdict.data : null
   if (network === 'localnet') {
-    const local = runnableOnLocalnet(read.document)
+    const local = await runnableOnLocalnet(read.document)
     if (!local.ok) return {ok: false, issues: local.issues}
     runnable = local.definition
     checks.push({by: "the localnet's node", verdict: 'runs it'})

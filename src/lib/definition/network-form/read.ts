@@ -6,7 +6,7 @@
 import {type DefinitionIssue, makeIssue} from '../issue.js'
 import {isObject, type PathSegment} from '../paths.js'
 import type {JobDefinition} from '../schema.js'
-import {validateJobDefinition} from '../validate.js'
+import {specVerdict} from '../spec-verdict.js'
 import {NOSANA_TYPES_VERSION, nosanaValidateJobDefinition} from './nosana-validator.generated.js'
 import type {NetworkDefinition} from './types.js'
 
@@ -54,7 +54,7 @@ export type LocalnetRead = {ok: true; definition: JobDefinition} | {ok: false; i
  * the translation (translate.ts), so a spec definition comes back as written. Whatever has no spec meaning the node
  * could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
  */
-export function runnableOnLocalnet(document: NetworkDefinition): LocalnetRead {
+export async function runnableOnLocalnet(document: NetworkDefinition): Promise<LocalnetRead> {
   const issues: DefinitionIssue[] = []
   const model = structuredClone(document) as NetworkDefinition
   // Labels for the network's dashboards and deployments: they change nothing the node does.
@@ -102,7 +102,7 @@ export function runnableOnLocalnet(document: NetworkDefinition): LocalnetRead {
     })
   }
   if (issues.length > 0) return {ok: false, issues}
-  const spec = validateJobDefinition(model)
+  const spec = await specVerdict(model)
   if (spec.success) return {ok: true, definition: spec.data}
   return {
     ok: false,
