@@ -3,7 +3,7 @@
  * jobs, with the same checks, settings and errors (GpunetError with an exit code) as the CLI. The library never asks
  * before spending: calling `postJob` or `extendJob` is the consent.
  */
-import {prepareUpload} from './definition/network-form/prepare.js'
+import {NETWORK_REFUSALS, prepareUpload} from './definition/network-form/prepare.js'
 import type {JobDefinition} from './definition/schema.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {closeHttpAgents} from './http.js'
@@ -136,7 +136,7 @@ export async function postJob(
   if (!prepared.ok) {
     const lines = prepared.issues.map((e) => `  ${e.path || '(document)'}: ${e.message}`)
     const code = prepared.issues.find((e) => e.code !== 'invalid')?.code
-    const refused = code === 'no_network_equivalent' || code === 'network_refused' || code === 'localnet_cannot_run'
+    const refused = code !== undefined && NETWORK_REFUSALS.has(code)
     throw new GpunetError(
       refused ? code : 'invalid_definition',
       `${refused ? `not a job ${net.name}'s nodes run` : 'not a valid job definition'}:\n${lines.join('\n')}`,

@@ -6,8 +6,10 @@ import {type DefinitionIssue, type IssueCode} from './issue.js'
 import {lintJobDefinition} from './lint.js'
 import type {NetworkCheck, PreparedUpload} from './network-form/prepare.js'
 import type {NetworkChange} from './network-form/translate.js'
+import type {JobDefinition} from './schema.js'
 import {type Anchor, detectFormat, parseSource} from './source.js'
 import {passesCompiledCheck} from './semantic.js'
+import type {ValidationResult} from './validate.js'
 
 /** An issue pinned to a line and column of the user's file. */
 export interface LocatedIssue extends DefinitionIssue {
@@ -72,7 +74,12 @@ export async function checkDefinitionText(text: string, file: string, options: C
   let network: NetworkVerdict | undefined
   let upload: PreparedUpload | undefined
   if (options.network && !deep) {
-    const prepared = await (await import('./network-form/prepare.js')).prepareUpload(source.value, options.network)
+    // The spec's verdict is already known: zod does not run twice on a definition it refuses.
+    const spec: ValidationResult = result.errors
+      ? {success: false, errors: result.errors}
+      : {success: true, data: source.value as JobDefinition}
+    const {prepareUpload} = await import('./network-form/prepare.js')
+    const prepared = await prepareUpload(source.value, options.network, spec)
     errorIssues = prepared.ok ? [] : prepared.issues
     if (prepared.ok) {
       upload = prepared.upload

@@ -5,7 +5,7 @@
  */
 import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe} from '../http.js'
-import {type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
+import {type ExposedService, type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
 import {checkHttp, checkWebsocket} from '../node/health.js'
 
 /** How long one probe may take before it counts as not ready. */
@@ -20,23 +20,25 @@ export interface ServiceReadiness {
 
 /** The health checks of each exposed port (the first time a port is exposed wins, as the localnet's node decides). */
 export function healthChecksByPort(definition: ExposingDefinition): Map<number, HealthCheck[]> {
+  return firstChecksByPort(exposedServices(definition))
+}
+
+function firstChecksByPort(services: ExposedService[]): Map<number, HealthCheck[]> {
   const checks = new Map<number, HealthCheck[]>()
-  for (const {port, healthChecks} of exposedServices(definition)) {
-    if (!checks.has(port)) checks.set(port, healthChecks as HealthCheck[])
-  }
+  for (const {port, healthChecks} of services) if (!checks.has(port)) checks.set(port, healthChecks)
   return checks
 }
 
 /** Probes each service URL once, with the health checks of its operation's port (else the port's first ones). */
 export async function probeServices(urls: ServiceUrl[], definition: ExposingDefinition): Promise<ServiceReadiness> {
   const services = exposedServices(definition)
-  const byPort = healthChecksByPort(definition)
+  const byPort = firstChecksByPort(services)
   const seen = new Set<string>()
   for (const {op, port, url} of urls) {
     if (seen.has(url)) continue
     seen.add(url)
     const own = services.find((s) => s.op === op && s.port === port)
-    const failure = await probeUrl(url, (own?.healthChecks as HealthCheck[] | undefined) ?? byPort.get(port) ?? [])
+    const failure = await probeUrl(url, own?.healthChecks ?? byPort.get(port) ?? [])
     if (failure) return {ready: false, detail: `${url}: ${failure}`}
   }
   return {ready: true, detail: 'every service answers'}

@@ -3,6 +3,7 @@ import {createHash} from 'node:crypto'
 
 import bs58 from 'bs58'
 
+import type {HealthCheck} from '../definition/schema.js'
 import type {Network} from '../network.js'
 
 /** Where exposed services are reached: `networkHost` on devnet/mainnet, the localnet gateway's URL on localnet. */
@@ -30,23 +31,13 @@ export interface ExposingDefinition {
   ops: readonly {id: string; args: {expose?: unknown}}[]
 }
 
-/** A health check as either form writes it (the network's adds `continuous`). */
-export interface ServiceHealthCheck {
-  type: 'http' | 'websocket'
-  path?: string
-  method?: string
-  expected_status?: number
-  headers?: Record<string, string>
-  body?: unknown
-  expected_response?: string
-}
-
 /** One port an operation exposes. */
 export interface ExposedService {
   opIndex: number
   op: string
   port: number
-  healthChecks: ServiceHealthCheck[]
+  /** As either form writes them (the network's adds `continuous`, which a probe does not read). */
+  healthChecks: HealthCheck[]
 }
 
 /**
@@ -62,7 +53,7 @@ export function exposedServices(definition: ExposingDefinition): ExposedService[
       if (typeof entry !== 'object' || entry === null) return []
       const {port, health_checks: checks} = entry as {port?: unknown; health_checks?: unknown}
       if (typeof port !== 'number') return []
-      const healthChecks = Array.isArray(checks) ? (checks as ServiceHealthCheck[]) : []
+      const healthChecks = Array.isArray(checks) ? (checks as HealthCheck[]) : []
       return [{opIndex, op: id, port, healthChecks}]
     })
   })

@@ -13,6 +13,13 @@ import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from './re
 import {type NetworkChange, toNetworkForm} from './translate.js'
 import type {NetworkDefinition} from './types.js'
 
+/** The issue codes of a refusal by the network's form rather than by the spec; callers name the error after them. */
+export const NETWORK_REFUSALS: ReadonlySet<string> = new Set([
+  'no_network_equivalent',
+  'network_refused',
+  'localnet_cannot_run',
+])
+
 /** One check a job went through before posting, and its verdict: `job post --dry-run` shows them all. */
 export interface NetworkCheck {
   by: string
