@@ -167,6 +167,59 @@ describe('gpunet job validate', () => {
     assert.equal(report.warnings[0].code, 'inline_credential')
   })
 
+  describe('--network', () => {
+    const write = async (name: string, value: unknown) => {
+      const file = join(dir, name)
+      await writeFile(file, JSON.stringify(value, null, 2))
+      return file
+    }
+    const op = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      version: '0.1',
+      type: 'container',
+      ops: [{id: 'a', type: 'container/run', ...extra, args: {image: 'ubuntu', ...args}}],
+    })
+
+    it("exits 3 naming a spec-valid member the network's nodes refuse; the spec alone still passes it", async () => {
+      const file = await write('output.json', op({output: '/out'}))
+      assert.equal((await runCli(['job', 'validate', file])).code, 0)
+      const result = await runCli(['job', 'validate', '--network', 'devnet', '--no-frames', file])
+      assert.equal(result.code, 3)
+      assert.match(result.stdout, /ops\[0\]\.args\.output {2}the network's nodes no longer read `output`/)
+      assert.match(result.stdout, /devnet's nodes would refuse it: 1 error/)
+      const json = await runCli(['job', 'validate', '--network', 'mainnet', '--json', file])
+      const report = JSON.parse(json.stdout) as {files: {errors: {code: string}[]; network: {accepted: boolean}}[]}
+      assert.equal(report.files[0]!.errors[0]!.code, 'no_network_equivalent')
+      assert.equal(report.files[0]!.network.accepted, false)
+    })
+
+    it('accepts a translated job, listing what changed and the verdicts', async () => {
+      const check = {type: 'http', path: '/', method: 'GET', expected_status: 200}
+      const file = await write('health.json', op({expose: [{port: 80, health_checks: [check]}]}))
+      const result = await runCli(['job', 'validate', '--network', 'mainnet', file])
+      assert.equal(result.code, 0, result.stdout)
+      assert.match(
+        result.stdout,
+        /in the network's form: ops\[0\]\.args\.expose\[0\]\.health_checks each gained `continuous: false`/,
+      )
+      assert.match(
+        result.stdout,
+        /mainnet's nodes would run it \(spec 0\.1: valid; .*@nosana\/types 2\.1\.6: accepted\)/,
+      )
+    })
+
+    it("accepts the network's newer format on devnet with a warning per member, and refuses it on localnet (exit 3)", async () => {
+      const file = await write('newer.json', op({}, {execution: {group: 'main'}}))
+      assert.equal((await runCli(['job', 'validate', file])).code, 3, 'beyond spec 0.1')
+      const devnet = await runCli(['job', 'validate', '--network', 'devnet', file])
+      assert.equal(devnet.code, 0, devnet.stdout)
+      assert.match(devnet.stdout, /ops\[0\]\.execution {2}warning: goes beyond spec 0\.1/)
+      const localnet = await runCli(['job', 'validate', '--network', 'localnet', '--no-frames', file])
+      assert.equal(localnet.code, 3)
+      assert.match(localnet.stdout, /ops\[0\]\.execution {2}the localnet's node cannot run it/)
+      assert.match(localnet.stdout, /the localnet's node would refuse it/)
+    })
+  })
+
   it('exits 2 with a usage error when no file is given', async () => {
     const r = await runCli(['job', 'validate'])
     assert.equal(r.code, 2)
