@@ -7,6 +7,7 @@ import {existsSync} from 'node:fs'
 import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair} from '../wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
+import {NodeApi} from '../node/api/server.js'
 import {Gateway} from '../node/gateway.js'
 import {HostProcessRuntime} from '../node/runtime/host-process.js'
 import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../node/runtime/podman.js'
@@ -79,6 +80,8 @@ export async function startNode(
   // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
   const network = localnetNodeNetwork(localnet)
   const agent = new NodeAgent({...options, network, keypair, runtime, gateway, secretsUrl, gpus, onChange})
+  // Its node API, at http://<node>.node.localhost:<gateway port>/, as the network's nodes publish theirs.
+  gateway.mountNodeApi(agent.address, new NodeApi(agent))
   try {
     await agent.start()
   } catch (error) {

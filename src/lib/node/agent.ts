@@ -8,7 +8,7 @@
  */
 import {EventEmitter} from 'node:events'
 
-import type {Keypair, PublicKey} from '@solana/web3.js'
+import {type Keypair, PublicKey} from '@solana/web3.js'
 
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
@@ -18,9 +18,11 @@ import type {JobFailure} from '../flow-state.js'
 import type {JobAccount} from '../market/accounts.js'
 import {QueueType} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
-import {exposedPorts} from '../market/service-url.js'
+import {exposedPorts, portLabel} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
+import {FeedRegistry, type JobFeed} from './api/feed.js'
+import type {Endpoint, NodeApiHost} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
@@ -71,6 +73,12 @@ interface ActiveJob {
   op?: RunningOperation
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
+  /** Its poster asked the node API to stop it: the node stops it and still records its result. */
+  stopRequested: boolean
+  /** What the node API streams of it. */
+  feed: JobFeed
+  /** Its exposed ports, for the node API's `/endpoints`. */
+  endpoints: Map<string, Endpoint>
   timedOut: boolean
   /** Aborted when the job is ended or times out: resource downloads stop then. */
   abort: AbortController
@@ -87,9 +95,10 @@ export interface NodeAgentEvents {
   released: [job: string]
 }
 
-/** A node taking and running jobs of one market. */
-export class NodeAgent extends EventEmitter<NodeAgentEvents> {
+/** A node taking and running jobs of one market; it is also what its node API serves (api/server.ts). */
+export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiHost {
   readonly chain: NodeChainClient
+  readonly feeds = new FeedRegistry()
   private current: ActiveJob | null = null
   private running: Promise<void> | null = null
   private closed = false
@@ -101,6 +110,43 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
   constructor(private readonly options: NodeAgentOptions) {
     super()
     this.chain = new NodeChainClient(options.network, options.keypair)
+  }
+
+  /** The node's address. */
+  get address(): string {
+    return this.chain.address.toBase58()
+  }
+
+  /** The poster and timeout of the job at `job`, read from the chain. */
+  async jobTerms(job: string): Promise<{poster: Uint8Array; timeoutSeconds: number} | null> {
+    let address: PublicKey
+    try {
+      address = new PublicKey(job)
+    } catch {
+      return null
+    }
+    const account = await this.chain.job(address).catch(() => null)
+    return account ? {poster: account.project.toBytes(), timeoutSeconds: Number(account.timeout)} : null
+  }
+
+  /** The exposed ports of the job the node runs now. */
+  endpoints(job: string): Record<string, Endpoint> | null {
+    const active = this.current
+    return active?.address === job ? Object.fromEntries(active.endpoints) : null
+  }
+
+  /** Stops the job it runs, as its poster asked through the node API; its result is still recorded. */
+  stop(job: string): boolean {
+    const active = this.current
+    if (!active || active.address !== job || active.ended || active.timedOut) return false
+    if (!active.stopRequested) {
+      active.stopRequested = true
+      active.feed.notice('info', 'Stopping the job, as its poster asked through the node API')
+      this.log(`node: job ${active.address}: stop asked through the node API`)
+      active.abort.abort()
+      void active.op?.stop(5)
+    }
+    return true
   }
 
   /** The jobs the node runs now (one at most). */
@@ -134,6 +180,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       await this.current.op?.stop(5)
     }
     await this.running
+    this.feeds.close()
     try {
       const market = await this.chain.market()
       if (market?.queueType === QueueType.NODE && market.queue.some((k) => k.equals(this.chain.address)))
@@ -192,15 +239,21 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       given = {address: run, run: account}
     }
     const job = given.run.job
+    const address = job.toBase58()
     const active: ActiveJob = {
       job,
       run: given.address,
-      address: job.toBase58(),
+      address,
       ended: false,
       timedOut: false,
+      stopRequested: false,
       abort: new AbortController(),
+      feed: this.feeds.open(address),
+      endpoints: new Map(),
     }
     this.current = active
+    active.feed.status('running', {node: this.address})
+    active.feed.notice('info', `Node ${this.address} took the job`)
     this.log(`node: took job ${active.address}`)
     this.options.onChange?.()
     this.emit('taken', active.address)
@@ -222,6 +275,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       () => {
         if (active.ended || active.timedOut) return
         active.timedOut = true
+        active.feed.notice('info', 'The job reached its timeout; stopping it')
         this.log(`node: job ${active.address} reached its timeout; stopping it`)
         active.abort.abort()
         void active.op?.stop()
@@ -235,6 +289,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     if (active.ended || (await this.chain.run(active.run))) return
     if (this.current !== active || active.ended) return
     active.ended = true
+    active.feed.notice('info', 'The job was ended on chain; stopping it')
     this.log(`node: job ${active.address} was ended on chain; stopping it`)
     this.options.gateway.remove(active.address)
     active.abort.abort()
@@ -282,17 +337,22 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       result.fail({code, message: (error as Error).message})
     }
     this.options.gateway.remove(active.address)
+    active.endpoints.clear()
     if (this.closed) return
-    if (!active.ended) return this.record(active.job, active.run, result)
+    // Stopped through the node API: the run is still there, and `finish` records the output up to the stop.
+    if (active.stopRequested) result.stop()
+    if (!active.ended) return this.record(active.job, active.run, result, active.feed)
     // Its poster ended it: the job is Done already, and the node records what ran with `complete`, as the
     // network's nodes do, so the output up to the stop is kept.
     result.stop()
-    await this.record(active.job, null, result)
+    await this.record(active.job, null, result, active.feed)
   }
 
   /** Uploads the result to the content store and records it: `finish` for a running job, `complete` for an ended one. */
-  private async record(job: PublicKey, run: PublicKey | null, result: ResultBuilder): Promise<void> {
+  private async record(job: PublicKey, run: PublicKey | null, result: ResultBuilder, feed?: JobFeed): Promise<void> {
     const document = result.build()
+    const failure = document.gpunet.failure
+    if (failure) feed?.notice('error', failure.message)
     const address = job.toBase58()
     let recorded = false
     try {
@@ -300,10 +360,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       if (run) await this.chain.finish(job, run, cid)
       else await this.chain.complete(job, cid)
       recorded = true
+      feed?.notice('info', `The job ended: ${document.status}; result ${cid}`)
       this.log(`node: job ${address} ${document.status}; result ${cid}`)
     } catch (error) {
+      feed?.notice('error', `The result could not be recorded: ${(error as Error).message}`)
       this.log(`node: could not record the result of job ${address}: ${(error as Error).message}`)
     }
+    feed?.end(document)
     this.emit('finished', address, document, recorded)
   }
 
@@ -313,9 +376,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
     const plans = substituteSecrets(planOperations(definition), secrets)
     // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
     const jobPort = exposedPorts(definition)[0]
+    const {feed} = active
     for (const plan of plans) {
-      if (active.ended || active.timedOut) break
-      if (plan.resources.length > 0) this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
+      if (active.ended || active.timedOut || active.stopRequested) break
+      if (plan.resources.length > 0) {
+        feed.notice('info', `Operation ${plan.id}: loading its resources`)
+        this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
+      }
       // A failed download throws `resource_failed`, which fails the job before its operation starts.
       const resources = await loadResources(plan.resources, {
         ...this.options.resources,
@@ -323,19 +390,29 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         signal: active.abort.signal,
       })
       try {
+        feed.notice('info', `Operation ${plan.id}: starting ${plan.image}`)
         this.log(`node: job ${active.address}: operation ${plan.id} starting`)
-        const options = {jobId: active.address, redact: secrets, mounts: resources.mounts}
+        const onLine = (stream: 'stdout' | 'stderr', text: string, timestamp: number) =>
+          feed.line(plan.id, stream, text.endsWith('\n') ? text.slice(0, -1) : text, timestamp)
+        const options = {jobId: active.address, redact: secrets, mounts: resources.mounts, onLine}
         const op = await this.options.runtime.start(plan, options)
         active.op = op
-        // Ended or timed out while it was starting: nothing stopped it then.
-        if (active.ended || active.timedOut) void op.stop(active.ended ? 5 : undefined)
-        const service = op.ports[0] && this.serve(active, op, result, jobPort)
+        feed.opStarted(plan.id)
+        // Ended, stopped or timed out while it was starting: nothing stopped it then.
+        if (active.ended || active.timedOut || active.stopRequested)
+          void op.stop(active.ended || active.stopRequested ? 5 : undefined)
+        const service = op.ports[0] && this.serve(active, plan.id, op, result, jobPort)
         const outcome = await op.result
         service?.end()
         active.op = undefined
         this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
-        const how = {acceptStop: service?.expired() ?? false, jobStopped: active.ended, jobExpired: active.timedOut}
-        if (!result.add(outcome, how)) break
+        const jobStopped = active.ended || active.stopRequested
+        const how = {acceptStop: service?.expired() ?? false, jobStopped, jobExpired: active.timedOut}
+        const goOn = result.add(outcome, how)
+        const opStatus = outcome.stopped ? 'stopped' : outcome.exitCode === 0 ? 'success' : 'failed'
+        feed.notice('info', `Operation ${plan.id}: exited with code ${outcome.exitCode}`)
+        feed.opEnded(plan.id, outcome.exitCode, opStatus)
+        if (!goOn) break
       } finally {
         await resources.cleanup()
       }
@@ -354,7 +431,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
    * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the
    * operation ends or its lifetime is over (which stops the operation).
    */
-  private serve(active: ActiveJob, op: RunningOperation, result: ResultBuilder, jobPort: number | undefined) {
+  private serve(
+    active: ActiveJob,
+    opId: string,
+    op: RunningOperation,
+    result: ResultBuilder,
+    jobPort: number | undefined,
+  ) {
     const {gateway} = this.options
     const lifetimeMs = this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS
     const abort = new AbortController()
@@ -368,10 +451,21 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
       void op.stop()
     }, lifetimeMs)
     const timing = {timeoutMs: this.options.readyTimeoutMs, intervalMs: this.options.healthIntervalMs}
+    const endpoint = (port: number, status: Endpoint['status']) =>
+      active.endpoints.set(portLabel(active.address, port), {
+        opID: opId,
+        port,
+        url: gateway.jobUrl(active.address, port),
+        status,
+      })
+    for (const port of op.ports) endpoint(port.port, 'OFFLINE')
     for (const port of op.ports) {
       void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
         if (abort.signal.aborted) return
-        if (readiness.ready) gateway.ready(active.address, port.port, port.hostPort)
+        if (readiness.ready) {
+          gateway.ready(active.address, port.port, port.hostPort)
+          endpoint(port.port, 'ONLINE')
+        }
         this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
       })
     }
@@ -381,6 +475,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> {
         clearTimeout(lifetime)
         abort.abort()
         gateway.remove(active.address)
+        for (const port of op.ports) endpoint(port.port, 'OFFLINE')
       },
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The node gateway: serves each job's first exposed port at `http://<job>.node.localhost:<port>/`, and every
- * exposed port P also at `http://<job>-P.node.localhost:<port>/`, routing on the Host header and proxying HTTP requests and websocket upgrades to the port the container publishes on
- * 127.0.0.1. A job whose service is not ready (or gone) answers a page-not-found page.
+ * exposed port P also at `http://<job>-P.node.localhost:<port>/`, routing on the Host header and proxying HTTP
+ * requests and websocket upgrades to the port the container publishes on 127.0.0.1. A job whose service is not
+ * ready (or gone) answers a page-not-found page. The node's own API answers at `http://<node>.node.localhost:<port>/`.
  */
 import {once} from 'node:events'
 import {createServer, type IncomingMessage, request, type Server, type ServerResponse} from 'node:http'
@@ -11,6 +12,7 @@ import type {Duplex} from 'node:stream'
 
 import {type LoopbackPolicy, webPageRefusal} from '../loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
+import type {NodeApi} from './api/server.js'
 
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
 export const DEFAULT_GATEWAY_PORT = 28980
@@ -39,6 +41,7 @@ export class Gateway {
   private readonly routes = new Map<string, Route>()
   private readonly server: Server
   private port = 0
+  private nodeApi: {label: string; api: NodeApi} | null = null
 
   constructor() {
     this.server = createServer((req, res) => this.serve(req, res))
@@ -66,6 +69,16 @@ export class Gateway {
     return `http://${port === undefined ? job : portLabel(job, port)}.${GATEWAY_DOMAIN}:${this.port}/`
   }
 
+  /** Serves the node's API at `http://<node>.node.localhost:<port>/`. */
+  mountNodeApi(node: string, api: NodeApi): void {
+    this.nodeApi = {label: node.toLowerCase(), api}
+  }
+
+  /** The URL of the node API of `node` (mounted with mountNodeApi). */
+  nodeApiUrl(node: string): string {
+    return `http://${node}.${GATEWAY_DOMAIN}:${this.port}`
+  }
+
   /** Announces a job's exposed ports (the first one also at the job's URL): each answers 404 until `ready`. */
   register(job: string, ports: readonly number[]): void {
     const [primary] = ports
@@ -86,13 +99,23 @@ export class Gateway {
 
   /** Stops serving and drops open connections. */
   async close(): Promise<void> {
+    this.nodeApi?.api.close()
     this.server.closeAllConnections()
     await new Promise((resolve) => this.server.close(resolve))
   }
 
-  private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
+  /** The host name's label before `.node.localhost`, lowercased; null for any other host. */
+  private label(req: IncomingMessage): string | null {
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
-    const label = host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
+    return host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
+  }
+
+  private apiFor(req: IncomingMessage): NodeApi | null {
+    return this.nodeApi && this.label(req) === this.nodeApi.label ? this.nodeApi.api : null
+  }
+
+  private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
+    const label = this.label(req)
     if (label === null) return {job: null, hostPort: null}
     const [, job = label, port] = /^(.*)-(\d+)$/.exec(label) ?? []
     const route = this.routes.get(job)
@@ -103,6 +126,8 @@ export class Gateway {
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const refusal = webPageRefusal(req, POLICY)
     if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message)
+    const api = this.apiFor(req)
+    if (api) return api.serve(req, res)
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
     const upstream = request(
@@ -123,6 +148,8 @@ export class Gateway {
     const refusal = webPageRefusal(req, POLICY)
     if (refusal)
       return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
+    const api = this.apiFor(req)
+    if (api) return api.upgrade(req, socket, head)
     const {hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')

@@ -6,6 +6,9 @@ export interface LogLimits {
   bytes: number
 }
 
+/** Hears each line of output as it is read: its stream, its masked text (with its newline) and when (ms). */
+export type LineListener = (stream: 'stdout' | 'stderr', text: string, timestamp: number) => void
+
 /** An operation's collected output: every line kept, in order across both streams, and what the caps dropped. */
 export interface CollectedLog {
   logs: LogEntry[]
@@ -31,6 +34,8 @@ export class LogCollector {
   constructor(
     private readonly limits: LogLimits = {lines: MAX_LOG_LINES, bytes: MAX_LOG_BYTES},
     redact: Readonly<Record<string, string>> = {},
+    /** Told of each line as it is read, masked (the node API streams them). */
+    private readonly onLine?: LineListener,
   ) {
     // Longest first, so a secret that contains another is masked whole.
     this.secrets = Object.entries(redact)
@@ -65,8 +70,10 @@ export class LogCollector {
   private add(type: 'stdout' | 'stderr', raw: Buffer): void {
     const log = this.mask(raw.toString('utf8'))
     const size = Buffer.byteLength(log)
-    this.entries.push({type, log, timestamp: new Date().toISOString()})
+    const now = Date.now()
+    this.entries.push({type, log, timestamp: new Date(now).toISOString()})
     this.bytes += size
+    this.onLine?.(type, log, now)
     while (this.entries.length - this.head > this.limits.lines || (this.bytes > this.limits.bytes && this.length > 1)) {
       const dropped = this.entries[this.head]!
       this.entries[this.head] = undefined as unknown as LogEntry

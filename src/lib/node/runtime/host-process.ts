@@ -95,6 +95,7 @@ export class HostProcessRuntime implements ContainerRuntime {
         detached: true,
         logLimits: options.logLimits,
         redact: options.redact,
+        onLine: options.onLine,
       })
     } catch (error) {
       await rm(dir, {recursive: true, force: true})

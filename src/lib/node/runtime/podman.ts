@@ -207,7 +207,12 @@ export class PodmanRuntime implements ContainerRuntime {
     const gpu = plan.gpu && this.gpuAvailable
     const setup = {name, jobId: options.jobId, ports, mounts: options.mounts, gpu, pull: this.pull, ...secretFiles}
     const argv = podmanRunArgs(plan, setup)
-    const run = spawnCollected(this.podman, argv, {env, logLimits: options.logLimits, redact: options.redact})
+    const run = spawnCollected(this.podman, argv, {
+      env,
+      logLimits: options.logLimits,
+      redact: options.redact,
+      onLine: options.onLine,
+    })
     let stopped = false
     const result = run.outcome.then(async (o) => {
       await rm(secretFiles.dir, {recursive: true, force: true})

@@ -2,7 +2,7 @@ import {type ChildProcess, spawn} from 'node:child_process'
 import {createServer} from 'node:net'
 import {constants} from 'node:os'
 
-import {type CollectedLog, LogCollector, type LogLimits} from '../output.js'
+import {type CollectedLog, LogCollector, type LineListener, type LogLimits} from '../output.js'
 import type {OperationResult, RuntimeKind} from './runtime.js'
 
 /** How a child process ended, with its output as capped, masked lines. */
@@ -35,9 +35,10 @@ export function spawnCollected(
     detached?: boolean
     logLimits?: LogLimits
     redact?: Readonly<Record<string, string>>
+    onLine?: LineListener
   },
 ): ChildRun {
-  const output = new LogCollector(options.logLimits, options.redact)
+  const output = new LogCollector(options.logLimits, options.redact, options.onLine)
   const startedAt = new Date().toISOString()
   const {env, cwd, detached} = options
   const child = spawn(command, args, {env, cwd, detached, stdio: ['ignore', 'pipe', 'pipe']})

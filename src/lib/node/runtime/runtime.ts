@@ -1,5 +1,5 @@
 import type {LogEntry} from '../../flow-state.js'
-import type {LogLimits} from '../output.js'
+import type {LineListener, LogLimits} from '../output.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'
 
@@ -18,6 +18,8 @@ export interface RunOptions {
   hostPorts?: Readonly<Record<number, number>>
   /** Downloaded resources: host folders the container sees read-only at their targets. */
   mounts?: readonly ResourceMount[]
+  /** Told of each line of output as it comes, masked: the node API streams them. */
+  onLine?: LineListener
 }
 
 /** An exposed port of a running operation, reachable on 127.0.0.1 at `hostPort`. */

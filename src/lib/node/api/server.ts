@@ -1,0 +1,256 @@
+/**
+ * The node API the localnet's node serves at `http://<node>.node.localhost:<gateway_port>/`, as the network's nodes
+ * serve theirs (reference/network-job-plane.md §4): one WebSocket with `/flog`, `/log` and `/status`, history first
+ * and then live; `GET /job/<job>/info` (server-sent events), `/endpoints`, `/results`; `POST /job/<job>/stop`.
+ * Every path checks the poster's signature, `/flog` included (the network's node checks none there), and
+ * everything is bounded: history (feed.ts), followers per job, subscriptions per socket, request and frame sizes.
+ */
+import type {IncomingMessage, ServerResponse} from 'node:http'
+import type {Duplex} from 'node:stream'
+
+import bs58 from 'bs58'
+import {type RawData, type WebSocket, WebSocketServer} from 'ws'
+
+import {
+  checkHeader,
+  CLOSE,
+  encodeFrame,
+  type FramePath,
+  type HeaderScope,
+  SOCKET_HEADER_EXPIRY_S,
+  SOCKET_PATHS,
+  type SocketPath,
+  type StatusEntry,
+} from '../../node-api/protocol.js'
+import type {FeedEntry, FeedRegistry, Follower, JobFeed} from './feed.js'
+
+/** Largest message a client may send on the socket. */
+export const MAX_REQUEST_FRAME_BYTES = 64 * 1024
+/** Subscriptions one socket may hold. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 8
+/** Bytes waiting to be sent to one socket; a follower further behind is dropped (close 1013) and may reconnect. */
+export const MAX_SOCKET_BACKLOG = 8 * 1024 * 1024
+/** The network's nodes ping every 30 s. */
+const PING_MS = 30_000
+
+/** An exposed port of a job, as `/job/<job>/endpoints` lists it (the network's EndpointSecret). */
+export interface Endpoint {
+  opID: string
+  port: number
+  url: string
+  status: 'ONLINE' | 'OFFLINE'
+}
+
+/** What the API needs of its node. */
+export interface NodeApiHost {
+  /** The node's address (base58). */
+  readonly address: string
+  readonly feeds: FeedRegistry
+  /** The job's poster and timeout, from the chain; null when there is no job at that address. */
+  jobTerms(job: string): Promise<{poster: Uint8Array; timeoutSeconds: number} | null>
+  /** The job's exposed ports while it runs here, keyed by their service id. */
+  endpoints(job: string): Record<string, Endpoint> | null
+  /** Stops the job the node runs, keeping its result (recorded with `finish`); false when it runs no such job. */
+  stop(job: string): boolean
+}
+
+/** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */
+export class NodeApi {
+  private readonly wss = new WebSocketServer({noServer: true, maxPayload: MAX_REQUEST_FRAME_BYTES})
+
+  constructor(private readonly host: NodeApiHost) {
+    this.wss.on('connection', (socket) => this.connection(socket))
+  }
+
+  /** Answers one HTTP request. */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    void this.route(req, res).catch((error: Error) => {
+      if (!res.headersSent) text(res, 500, `Error: ${error.message}`)
+      else res.destroy()
+    })
+  }
+
+  /** Takes a WebSocket upgrade. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req))
+  }
+
+  /** Closes every socket. */
+  close(): void {
+    for (const client of this.wss.clients) client.terminate()
+    this.wss.close()
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.resume()
+    const path = new URL(req.url ?? '/', 'http://node').pathname
+    if (path === '/' && req.method === 'GET') return json(res, 200, this.host.address)
+    const match = /^\/job\/([1-9A-HJ-NP-Za-km-z]{32,44})\/(info|endpoints|results|stop)$/.exec(path)
+    if (!match) return text(res, 404, `No route for ${req.method} ${path}`)
+    const [, job, action] = match as unknown as [string, string, string]
+    if ((action === 'stop') !== (req.method === 'POST') || (action !== 'stop' && req.method !== 'GET'))
+      return text(res, 405, `${req.method} is not allowed on ${path}`)
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return text(res, 400, `Could not find job with id ${job}`)
+    const verdict = checkHeader(req.headers.authorization, this.scope(job, terms, terms.timeoutSeconds))
+    if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
+    const feed = this.host.feeds.get(job)
+    if (action === 'stop') {
+      return this.host.stop(job)
+        ? text(res, 200, 'job stopped successfully')
+        : text(res, 400, 'This node runs no such job now')
+    }
+    if (action === 'endpoints') {
+      const urls = this.host.endpoints(job)
+      if (!urls || Object.keys(urls).length === 0) return text(res, 400, 'No exposed url for job id')
+      const online = Object.values(urls).some((u) => u.status === 'ONLINE')
+      return json(res, 200, {urls, status: online ? 'ONLINE' : 'OFFLINE'})
+    }
+    if (!feed) return text(res, 404, 'Failed to find job for provided job id.')
+    if (action === 'results') {
+      if (!feed.result) return text(res, 400, 'cannot get job result at this time')
+      return json(res, 200, feed.result)
+    }
+    this.info(req, res, feed)
+  }
+
+  /** `/job/<job>/info`: the job's state as server-sent events, one each time it changes, until it ends here. */
+  private info(req: IncomingMessage, res: ServerResponse, feed: JobFeed): void {
+    res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive'})
+    let last = ''
+    const send = () => {
+      const info = infoObject(feed)
+      const body = JSON.stringify(info)
+      if (body !== last) res.write(`data: ${(last = body)}\n\n`)
+      if (feed.ended) stop()
+    }
+    const unsubscribe = feed.onChange(send)
+    const stop = () => {
+      unsubscribe()
+      res.end()
+    }
+    req.on('close', unsubscribe)
+    send()
+  }
+
+  private connection(socket: WebSocket): void {
+    const subscriptions: {feed: JobFeed; follower: Follower}[] = []
+    const ping = setInterval(() => socket.ping(), PING_MS)
+    socket.on('message', (raw) => {
+      void this.subscribe(socket, raw, subscriptions).catch(() => socket.close(1011, 'Internal Server Error'))
+    })
+    socket.on('close', () => {
+      clearInterval(ping)
+      for (const {feed, follower} of subscriptions) feed.unfollow(follower)
+    })
+    socket.on('error', () => socket.terminate())
+  }
+
+  private async subscribe(
+    socket: WebSocket,
+    raw: RawData,
+    subscriptions: {feed: JobFeed; follower: Follower}[],
+  ): Promise<void> {
+    let request: {
+      path?: unknown
+      header?: unknown
+      body?: {jobAddress?: unknown; opId?: unknown; group?: unknown; type?: unknown}
+    }
+    try {
+      request = JSON.parse(raw.toString()) as typeof request
+    } catch {
+      return socket.close(CLOSE.INVALID_BODY, 'Expected a JSON request')
+    }
+    const path = request?.path
+    if (typeof path !== 'string' || !(path in SOCKET_PATHS)) return socket.close(CLOSE.INVALID_PATH, 'Invalid Path')
+    const job = request.body?.jobAddress
+    if (typeof job !== 'string' || job === '')
+      return socket.close(CLOSE.INVALID_BODY, 'Expected body to contain jobAddress.')
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return socket.close(CLOSE.INVALID_BODY, `Could not find job with id ${job.slice(0, 64)}`)
+    const scope = this.scope(job, terms, SOCKET_HEADER_EXPIRY_S)
+    let verdict = checkHeader(request.header, scope)
+    // The node may follow its own job's state, as the network's nodes allow.
+    if (!verdict.ok && path === '/status') {
+      const own = checkHeader(request.header, {...scope, poster: nodeKey(this.host.address)})
+      if (own.ok) verdict = own
+    }
+    if (!verdict.ok) return socket.close(CLOSE.UNAUTHORIZED, `Unauthorized Request: ${verdict.reason}`)
+    if (subscriptions.length >= MAX_SUBSCRIPTIONS_PER_SOCKET)
+      return socket.close(CLOSE.TRY_AGAIN, `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket`)
+    const feed = this.host.feeds.get(job)
+    if (!feed) return socket.close(CLOSE.UNKNOWN_JOB, 'Invalid job address')
+    const filter = {opId: request.body?.opId, group: request.body?.group, type: request.body?.type}
+    const follower = socketFollower(socket, path as SocketPath, filter)
+    if (!feed.follow(follower)) return socket.close(CLOSE.TRY_AGAIN, 'Too many followers of this job; try again')
+    subscriptions.push({feed, follower})
+  }
+
+  private scope(job: string, terms: {poster: Uint8Array; timeoutSeconds: number}, expiry: number): HeaderScope {
+    return {
+      poster: terms.poster,
+      node: this.host.address,
+      job,
+      timeoutSeconds: terms.timeoutSeconds,
+      timePartExpirySeconds: expiry,
+      nowMs: Date.now(),
+    }
+  }
+}
+
+/** A follower that writes frames to a socket and is dropped once the socket falls MAX_SOCKET_BACKLOG behind. */
+function socketFollower(
+  socket: WebSocket,
+  path: SocketPath,
+  filter: {opId?: unknown; group?: unknown; type?: unknown},
+): Follower {
+  const frame: FramePath = SOCKET_PATHS[path]
+  const kind = path === '/flog' ? 'flog' : path === '/log' ? 'log' : 'status'
+  return {
+    kind,
+    matches: (entry: FeedEntry) =>
+      kind === 'log'
+        ? entry.log !== null
+        : (filter.opId === undefined || entry.flog.opId === filter.opId) &&
+          (filter.group === undefined || entry.flog.group === filter.group) &&
+          (filter.type === undefined || entry.flog.type === filter.type),
+    deliver(entry) {
+      if (socket.readyState !== socket.OPEN || socket.bufferedAmount > MAX_SOCKET_BACKLOG) return false
+      const data = 'seq' in entry ? (kind === 'log' ? entry.log : entry.flog) : (entry as StatusEntry)
+      socket.send(encodeFrame(frame, data))
+      return true
+    },
+    drop(reason) {
+      if (socket.readyState !== socket.OPEN) return
+      if (reason === 'slow') socket.close(CLOSE.TRY_AGAIN, 'Too far behind; reconnect to resume')
+      else socket.close(1000, 'The job ended')
+    },
+  }
+}
+
+/** What `/job/<job>/info` shows: the flow state so far without logs, as the network's nodes show it. */
+function infoObject(feed: JobFeed) {
+  const result = feed.result
+  return {
+    status: result?.status ?? 'running',
+    startTime: result?.startTime ?? feed.startTime,
+    endTime: result?.endTime ?? null,
+    errors: result?.errors ?? [],
+    opStates: feed.ops.map((op) => ({...op})),
+    operations: null,
+  }
+}
+
+function nodeKey(address: string): Uint8Array {
+  return bs58.decode(address)
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, {'content-type': 'application/json'})
+  res.end(JSON.stringify(body))
+}
+
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {'content-type': 'text/plain; charset=utf-8'})
+  res.end(body)
+}
