@@ -44,6 +44,8 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   rewardsReflection: {env: SETTINGS.rewardsReflection.env, kind: 'address'},
   rewardsVault: {env: SETTINGS.rewardsVault.env, kind: 'address'},
   rewardsProgram: {env: SETTINGS.rewardsProgram.env, kind: 'address'},
+  nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
+  indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
 }
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
@@ -240,6 +242,8 @@ function presetValue(network: Network, key: string): string | null {
       return preset.ipfsGateway
     case 'rewardsProgram':
       return preset.rewardsProgram?.toBase58() ?? null
+    case 'indexerUrl':
+      return preset.indexerUrl
     case 'priorityFee':
       return network === 'localnet' ? null : String(preset.priorityFeeByDefault)
     default:

@@ -32,6 +32,10 @@ export interface NetworkConfig {
   rewardsReflection?: string
   rewardsVault?: string
   rewardsProgram?: string
+  /** Where nodes' APIs answer, with `{node}` for the node's address (default `https://{node}.node.<networkHost>`). */
+  nodeApiUrl?: string
+  /** The indexer that lists a poster's jobs (`<indexerUrl>/jobs/`). */
+  indexerUrl?: string
 }
 
 /** A named profile: a network, and the settings and wallet to use on it. */

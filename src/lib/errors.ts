@@ -10,6 +10,8 @@ export const ExitCode = {
   NOT_FOUND: 7,
   /** A `--wait` saw the job end with a failed outcome (or stopped before it finished). */
   JOB_FAILED: 8,
+  /** `job logs`: the job was stopped before it finished (its poster ended it, or its node gave it up). */
+  JOB_STOPPED: 9,
   TIMEOUT: 124,
   /** The user cancelled: Ctrl+C or Ctrl+D at a prompt, "no" to a confirmation, Ctrl+C during `--wait`. */
   CANCELLED: 130,

@@ -151,7 +151,7 @@ export async function waitForJob(
  * Runs `follow` with Ctrl+C (SIGINT) turned into an abort of its signal, so the job is left running and the
  * user is told how to follow it again; the default SIGINT behaviour comes back afterwards.
  */
-async function interruptible<T>(follow: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function interruptible<T>(follow: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController()
   const abort = () => controller.abort()
   process.on('SIGINT', abort)

@@ -10,6 +10,7 @@ import {configFile} from '../config.js'
 import {ContentClient, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
+import {nodeApiUrl} from '../node-api/protocol.js'
 import {parseAmount} from './amounts.js'
 import {SOL_DECIMALS} from './balances.js'
 import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
@@ -30,6 +31,8 @@ export const SETTINGS = {
   rewardsReflection: {key: 'rewardsReflection', env: 'GPUNET_REWARDS_REFLECTION'},
   rewardsVault: {key: 'rewardsVault', env: 'GPUNET_REWARDS_VAULT'},
   rewardsProgram: {key: 'rewardsProgram', env: 'GPUNET_REWARDS_PROGRAM'},
+  nodeApiUrl: {key: 'nodeApiUrl', env: 'GPUNET_NODE_API_URL'},
+  indexerUrl: {key: 'indexerUrl', env: 'GPUNET_INDEXER_URL'},
 } as const satisfies Record<string, Setting>
 
 /** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
@@ -60,6 +63,10 @@ export interface MarketNetwork {
   /** Where exposed services are reached: set on devnet/mainnet when configured, the gateway on localnet. */
   networkHost: string | null
   gatewayUrl: string | null
+  /** The base URL of a node's API (live logs, §4); null when the network host is not known. */
+  nodeApiUrl(node: string): string | null
+  /** The indexer that lists a poster's jobs (`/jobs/`, §5): the network's, or the localnet's own. */
+  indexerUrl: string
   /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
   localnetNode?: LocalnetNodeStatus | null
   /** Priority fees: on by default on mainnet, opt-in elsewhere; capped. */
@@ -108,6 +115,8 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
   const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
   const mint = preset.mint!
   const market = settingValue(network, SETTINGS.market, undefined, env)
+  const value = (setting: Setting) => settingValue(network, setting, undefined, env)
+  const networkHost = settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? preset.networkHost
   const override = (setting: Setting, derived: () => PublicKey) => {
     const value = settingValue(network, setting, undefined, env)
     return value ? address(setting, value) : derived()
@@ -119,8 +128,10 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
     programId: preset.programId,
     mint,
     defaultMarket: market ? address(SETTINGS.market, market) : preset.market!,
-    networkHost: settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? preset.networkHost,
+    networkHost,
     gatewayUrl: null,
+    nodeApiUrl: (node) => nodeApiUrl(node, {template: value(SETTINGS.nodeApiUrl), networkHost}),
+    indexerUrl: trimUrl(value(SETTINGS.indexerUrl) ?? preset.indexerUrl!),
     fees: feePolicy(network, options, env),
     content: () => contentClient(network, env, preset.ipfsGateway!),
     rewards: () => {
@@ -145,6 +156,14 @@ function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localne
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
+    // The gateway serves the node's API under the node's own name: http://<node>.node.localhost:<port>.
+    nodeApiUrl: (node) =>
+      nodeApiUrl(node, {
+        template:
+          settingValue('localnet', SETTINGS.nodeApiUrl, undefined, env) ??
+          (localnet.gatewayUrl ? localnet.gatewayUrl.replace('//', '//{node}.') : null),
+      }),
+    indexerUrl: trimUrl(settingValue('localnet', SETTINGS.indexerUrl, undefined, env) ?? localnet.rpcUrl),
     localnetNode: localnet.node,
     fees: feePolicy('localnet', options, env),
     content: () => contentClient('localnet', env, localnet.contentStoreUrl, localnet.contentStoreUrl),

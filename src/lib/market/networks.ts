@@ -23,6 +23,8 @@ export interface NetworkPreset {
   secretsUrl: string | null
   /** Where nodes serve exposed ports, `https://<id>.node.<networkHost>` (§3); null for localnet (its gateway). */
   networkHost: string | null
+  /** The network's indexer, which lists a poster's jobs (`/jobs/`, §5); null for localnet (it serves its own). */
+  indexerUrl: string | null
   /** Whether transactions carry a compute-unit price unless told otherwise (`--priority-fee` / `--no-priority-fee`). */
   priorityFeeByDefault: boolean
 }
@@ -48,6 +50,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     ipfsGateway: null,
     secretsUrl: null,
     networkHost: null,
+    indexerUrl: null,
     priorityFeeByDefault: false,
   },
   devnet: {
@@ -60,6 +63,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     ipfsGateway: NETWORK_GATEWAY,
     secretsUrl: 'https://secrets.k8s.dev.nos.ci',
     networkHost: 'k8s.dev.nos.ci',
+    indexerUrl: 'https://blockchain-indexer.k8s.dev.nos.ci',
     priorityFeeByDefault: false,
   },
   mainnet: {
@@ -72,6 +76,7 @@ export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
     ipfsGateway: NETWORK_GATEWAY,
     secretsUrl: 'https://secrets.nosana.ci',
     networkHost: 'k8s.prd.nos.ci',
+    indexerUrl: 'https://blockchain-indexer.k8s.prd.nos.ci',
     priorityFeeByDefault: true,
   },
 }
