@@ -63,6 +63,12 @@ export const waitFlags = {
     options: [...WAIT_POINTS],
     helpValue: 'POINT',
   }),
+  logs: Flags.boolean({
+    description:
+      "with --wait, print the job's live output on stderr as `[op] line` (its poster's wallet reads it from the node) [default: on]",
+    allowNo: true,
+    default: true,
+  }),
   'wait-timeout': Flags.integer({
     description: 'seconds --wait follows the job before it exits 124',
     default: 1800,

@@ -158,6 +158,7 @@ export abstract class PostCommand extends BaseCommand {
           until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
           timeoutSeconds: flags['wait-timeout'],
           definition,
+          logs: flags.logs ? {wallet: async () => wallet} : undefined,
         })
       : null
     if (exposes && network === 'localnet' && !net.gatewayUrl) {

@@ -6,6 +6,8 @@ import {stderrColors} from './colors.js'
 export interface Progress {
   /** Shows the current step. */
   update(text: string): void
+  /** Prints a line above the progress display (a job's output while it is followed). */
+  print(line: string): void
   /** Ends the progress display. */
   stop(): void
 }
@@ -24,7 +26,15 @@ export function startProgress(text: string): Progress {
       color: false,
       spinner: {interval: 80, frames: FRAMES.map((frame) => stderrColors.cyan(frame))},
     }).start()
-    return {update: (next) => (spinner.text = next), stop: () => spinner.stop()}
+    return {
+      update: (next) => (spinner.text = next),
+      print: (line) => {
+        spinner.clear()
+        process.stderr.write(`${line}\n`)
+        spinner.render()
+      },
+      stop: () => spinner.stop(),
+    }
   }
   let shown = text
   process.stderr.write(`${text}\n`)
@@ -32,5 +42,5 @@ export function startProgress(text: string): Progress {
     // Plain lines only when something changed: a log should not repeat the same status.
     if (next !== shown) process.stderr.write(`${(shown = next)}\n`)
   }
-  return {update, stop: () => {}}
+  return {update, print: (line) => process.stderr.write(`${line}\n`), stop: () => {}}
 }

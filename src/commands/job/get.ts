@@ -16,6 +16,7 @@ import {exposedPorts} from '../../lib/market/service-url.js'
 import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {writeResultFiles} from '../../lib/result-files.js'
+import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
@@ -50,6 +51,7 @@ EXIT CODES
     profile: marketFlags.profile,
     rpc: marketFlags.rpc,
     'network-host': marketFlags['network-host'],
+    wallet: marketFlags.wallet,
   }
 
   async run(): Promise<JobInfo & {files?: string[]}> {
@@ -66,6 +68,7 @@ EXIT CODES
         until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
         timeoutSeconds: flags['wait-timeout'],
         definition,
+        logs: flags.logs ? {wallet: () => loadWallet({path: flags.wallet})} : undefined,
       })
     }
     const report = await jobInfo(net, view, definition)

@@ -13,6 +13,8 @@ import {outcomeText, type JobOutcome} from '../market/report.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
 import type {Network} from '../network.js'
 import {startProgress} from '../progress.js'
+import type {Wallet} from '../wallet.js'
+import {jobLogs} from './logs.js'
 import {probeServices} from './readiness.js'
 import type {WaitPoint} from './wait-point.js'
 
@@ -131,18 +133,46 @@ function interrupted(network: Network, job: string, status: JobStatus | null): G
   )
 }
 
-/** `--wait` as the commands run it: progress on stderr (a spinner on a terminal), Ctrl+C handled. */
+/** How long a job that ended may take to hand over its last live lines before `--wait` returns. */
+const LOGS_DRAIN_MS = 3000
+
+/**
+ * `--wait` as the commands run it: progress on stderr (a spinner on a terminal), Ctrl+C handled. With `logs`, the
+ * job's live lines go to stderr as `[op] line` while it is followed (its poster's wallet signs for them); lines
+ * that cannot be had (another wallet, no node API) are noted once and the wait goes on without them.
+ */
 export async function waitForJob(
   net: MarketNetwork,
   job: PublicKey,
-  options: Omit<FollowOptions, 'progress' | 'signal'>,
+  options: Omit<FollowOptions, 'progress' | 'signal'> & {logs?: {wallet: () => Promise<Wallet>}},
 ): Promise<JobView> {
   const progress = startProgress(`Following job ${job.toBase58()} (Ctrl+C stops following; the job goes on)`)
+  const stopLogs = new AbortController()
+  const logs = options.logs
+    ? jobLogs(net, job, {
+        follow: true,
+        resultLines: false,
+        pollMs: 250,
+        wallet: options.logs.wallet,
+        signal: stopLogs.signal,
+        line: (entry) => progress.print(`[${entry.op ?? 'job'}] ${entry.line}`),
+        notice: (text) => {
+          if (text.startsWith('[node]')) progress.print(text)
+        },
+      }).catch((error: Error) => {
+        if (!stopLogs.signal.aborted) progress.print(`(no live lines: ${error.message})`)
+      })
+    : null
   try {
-    return await interruptible((signal) =>
+    const view = await interruptible((signal) =>
       followJob(net, job, {...options, progress: (line) => progress.update(line), signal}),
     )
+    // An ended job's last lines may still be on their way; a job still running (ready) is left to run.
+    if (logs && isFinal(view.status)) await Promise.race([logs, sleep(LOGS_DRAIN_MS)])
+    return view
   } finally {
+    stopLogs.abort()
+    await logs
     progress.stop()
   }
 }

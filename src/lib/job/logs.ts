@@ -4,6 +4,7 @@
  * lines go to `line`; what the node says of the job, and gpunet's own notices, go to `notice`.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
+import {stripVTControlCharacters} from 'node:util'
 
 import type {PublicKey} from '@solana/web3.js'
 
@@ -38,6 +39,8 @@ export interface JobLogsOptions {
   signal?: AbortSignal
   /** How often the chain is read while following (default 1 s). */
   pollMs?: number
+  /** Whether an ended job's lines are read from its result (default true; `--wait` shows live lines only). */
+  resultLines?: boolean
 }
 
 /** How reading the logs ended: the job as last read, and its report with the result once it ended. */
@@ -119,6 +122,7 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
     view = await readJob(net.connection, net.programId, job)
     if (!isFinal(view.status)) return {view, report: null, lines}
   }
+  if (options.resultLines === false) return {view, report: null, lines}
   const report = await jobInfo(net, view, null)
   const result = report.resultView
   if (!result) {
@@ -216,7 +220,7 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   }
   const logEntry = (entry: NodeLogEntry) => {
     if (typeof entry?.timestamp !== 'number' || replay.replayed(entry) || !wanted(entry.timestamp)) return
-    const text = String(entry.log ?? '').replace(/\u001b\[[0-9;]*m/g, '')
+    const text = stripVTControlCharacters(String(entry.log ?? ''))
     if (entry.type !== 'log') {
       if (PROGRESS_TYPES.has(entry.type)) options.notice(`[node] ${text}`)
       return
