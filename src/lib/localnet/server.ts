@@ -14,6 +14,7 @@ import {WebSocketServer} from 'ws'
 import {isJsonContentType, webPageRefusal} from '../loopback-guard.js'
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
+import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
@@ -68,7 +69,8 @@ export interface RunningLocalnet {
 export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
   const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet})
   const rpc = new RpcHandler(node)
-  const services = [contentService(node.content), ...(options.services ?? [])]
+  const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
+  const services = [contentService(node.content), jobIndexService(index), ...(options.services ?? [])]
   const http = createServer((req, res) => void route(req, res, rpc, services))
   // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
   // socket the server is closing at that moment.

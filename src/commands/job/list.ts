@@ -1,0 +1,116 @@
+import * as Flags from '@oclif/core/flags'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {parseAddress} from '../../lib/market/connect.js'
+import {
+  type IndexedJobState,
+  JOB_LIST_STATES,
+  type ListedJob,
+  listJobs,
+  MAX_LIST_LIMIT,
+} from '../../lib/market/job-list.js'
+import {amountText} from '../../lib/market/report.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import type {Network} from '../../lib/network.js'
+import {loadWallet} from '../../lib/wallet.js'
+
+interface ListReport {
+  network: Network
+  source: 'indexer' | 'chain'
+  poster: string
+  total: number
+  limit: number
+  offset: number
+  jobs: ListedJob[]
+}
+
+export default class JobList extends BaseCommand {
+  static override summary = "List your wallet's jobs, newest first: address, state, market, start, duration, cost."
+
+  static override description = `Jobs come from the network's indexer (the localnet runs its own), which keeps jobs whose accounts were closed (delisted ones, shown STOPPED, and cleaned ones). --source chain reads the chain instead (getProgramAccounts): only jobs whose accounts still exist, ordered by start time. The indexer allows about 20 requests in 30 s; a 429 is waited out (Retry-After) before gpunet gives up with exit 5.
+
+EXIT CODES
+  0    listed (an empty list included)
+  2    usage: a bad flag or address
+  5    the indexer or RPC node failed, or the indexer's rate limit held`
+
+  static override examples = [
+    '<%= config.bin %> job list',
+    '<%= config.bin %> job list --state RUNNING --json',
+    '<%= config.bin %> job list --network devnet --limit 50 --offset 50',
+    '<%= config.bin %> job list --network mainnet --source chain',
+  ]
+
+  static override flags = {
+    state: Flags.string({description: 'only jobs in this state', options: [...JOB_LIST_STATES]}),
+    market: Flags.string({description: 'only jobs of this market', helpValue: 'ADDRESS'}),
+    node: Flags.string({description: 'only jobs this node ran or runs', helpValue: 'ADDRESS'}),
+    limit: Flags.integer({description: 'jobs per page', default: 20, min: 1, max: MAX_LIST_LIMIT}),
+    offset: Flags.integer({description: 'jobs to skip (the newest first)', default: 0, min: 0}),
+    source: Flags.string({
+      description: 'where the list comes from',
+      options: ['indexer', 'chain'],
+      default: 'indexer',
+    }),
+    network: marketFlags.network,
+    profile: marketFlags.profile,
+    rpc: marketFlags.rpc,
+    wallet: marketFlags.wallet,
+  }
+
+  async run(): Promise<ListReport> {
+    const {flags} = await this.parse(JobList)
+    const network = flags.network as Network
+    const market = flags.market === undefined ? undefined : parseAddress(flags.market, 'the market').toBase58()
+    const node = flags.node === undefined ? undefined : parseAddress(flags.node, 'the node').toBase58()
+    const wallet = await loadWallet({path: flags.wallet})
+    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const query = {
+      poster: wallet.address,
+      state: flags.state as IndexedJobState | undefined,
+      market,
+      node,
+      limit: flags.limit,
+      offset: flags.offset,
+    }
+    const page = await listJobs(net, query, flags.source as 'indexer' | 'chain')
+    const shown = page.jobs.length
+    const range = shown === 0 ? 'none' : `${flags.offset + 1}-${flags.offset + shown}`
+    this.note(`Jobs of ${wallet.address} on ${network} (${page.source}): ${range} of ${page.total}`)
+    for (const line of jobTable(page.jobs)) this.say(line)
+    if (flags.offset + shown < page.total) this.note(`More: --offset ${flags.offset + shown}`)
+    return {
+      network,
+      source: page.source,
+      poster: wallet.address,
+      total: page.total,
+      limit: flags.limit,
+      offset: flags.offset,
+      jobs: page.jobs,
+    }
+  }
+}
+
+/** The rows of `job list`, aligned, under a header. */
+function jobTable(jobs: ListedJob[]): string[] {
+  if (jobs.length === 0) return []
+  const rows = [
+    ['ADDRESS', 'STATE', 'MARKET', 'START', 'DURATION', 'COST'],
+    ...jobs.map((job) => [
+      job.job,
+      job.state,
+      job.market,
+      job.startedAt?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '-',
+      job.durationSeconds === null ? '-' : `${job.durationSeconds} s`,
+      amountText(job.cost),
+    ]),
+  ]
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  )
+}

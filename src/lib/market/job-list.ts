@@ -1,0 +1,249 @@
+/**
+ * Listing a poster's jobs (reference/network-job-plane.md §5): from an indexer's `GET /jobs/` (the network's, or
+ * the localnet's own), or from the chain with `getProgramAccounts` (`--source chain`), which only knows the jobs
+ * whose accounts still exist.
+ */
+import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import {httpFetch} from '../http.js'
+import {
+  decodeJobAccount,
+  decodeRunAccount,
+  JOB_ACCOUNT_DISCRIMINATOR,
+  JobState,
+  RUN_ACCOUNT_DISCRIMINATOR,
+} from './accounts.js'
+import {type AmountJson, amountJson} from './amounts.js'
+import type {MarketNetwork} from './connect.js'
+import {bytesToIpfsHash} from './ipfs-hash.js'
+import {TOKEN_DECIMALS} from './networks.js'
+import {rpcCall} from './rpc.js'
+
+export type IndexedJobState = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
+export const JOB_LIST_STATES: readonly IndexedJobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
+
+/** A job as an indexer lists it (times in unix seconds, 0 when not yet; price in token base units per second). */
+export interface IndexedJob {
+  address: string
+  state: IndexedJobState
+  market: string
+  node: string | null
+  project: string
+  payer: string
+  price: string
+  timeout: number
+  timeStart: number
+  timeEnd: number
+  ipfsJob: string
+  ipfsResult: string | null
+  /** Its account is gone (delisted, or cleaned after it ended): only an indexer still knows it. */
+  closed?: boolean
+  /** It was delisted while queued (listed as STOPPED). */
+  delisted?: boolean
+}
+
+/** A row of `job list`: address, state, market, start, duration and cost. */
+export interface ListedJob {
+  job: string
+  state: IndexedJobState
+  market: string
+  node: string | null
+  startedAt: string | null
+  durationSeconds: number | null
+  cost: AmountJson
+  definition: string
+  result: string | null
+}
+
+export interface JobListQuery {
+  poster: string
+  state?: IndexedJobState
+  market?: string
+  node?: string
+  limit: number
+  offset: number
+}
+
+export interface JobListPage {
+  source: 'indexer' | 'chain'
+  jobs: ListedJob[]
+  /** How many jobs match in all (every page). */
+  total: number
+}
+
+/** The most jobs one indexer page holds. */
+export const MAX_LIST_LIMIT = 50
+
+/** Byte offsets in a JobAccount (after the 8-byte discriminator), for getProgramAccounts filters. */
+const OFFSET = {market: 72, node: 104, project: 176, state: 208}
+
+/** One page of the poster's jobs, newest first. */
+export async function listJobs(
+  net: MarketNetwork,
+  query: JobListQuery,
+  source: 'indexer' | 'chain',
+  nowSeconds = Date.now() / 1000,
+): Promise<JobListPage> {
+  const page = source === 'indexer' ? await fromIndexer(net.indexerUrl, query) : await fromChain(net, query)
+  return {source, total: page.total, jobs: page.jobs.map((job) => listedJob(job, nowSeconds))}
+}
+
+/** The row of an indexed job: the run's duration (so far, for a running job) and its cost, capped at the timeout. */
+export function listedJob(job: IndexedJob, nowSeconds: number): ListedJob {
+  const started = job.timeStart > 0 ? job.timeStart : null
+  const ended = job.timeEnd > 0 ? job.timeEnd : null
+  const duration =
+    started === null
+      ? null
+      : Math.max(0, Math.floor((ended ?? (job.state === 'RUNNING' ? nowSeconds : started)) - started))
+  const billed = BigInt(Math.min(duration ?? 0, job.timeout))
+  return {
+    job: job.address,
+    state: job.state,
+    market: job.market,
+    node: job.node,
+    startedAt: started === null ? null : new Date(started * 1000).toISOString(),
+    durationSeconds: duration,
+    cost: amountJson(BigInt(job.price) * billed, TOKEN_DECIMALS, 'token'),
+    definition: job.ipfsJob,
+    result: job.ipfsResult,
+  }
+}
+
+async function fromIndexer(base: string, query: JobListQuery): Promise<{jobs: IndexedJob[]; total: number}> {
+  const params = new URLSearchParams({poster: query.poster, limit: String(query.limit), offset: String(query.offset)})
+  if (query.state) params.set('state', query.state)
+  if (query.market) params.set('market', query.market)
+  if (query.node) params.set('node', query.node)
+  const url = `${base}/jobs/?${params}`
+  let response
+  try {
+    // GETs are retried by the one HTTP client, which waits as a 429's Retry-After says: the rate limit is honoured.
+    response = await httpFetch(url, {headers: {accept: 'application/json'}})
+  } catch (error) {
+    throw unreachable(base, (error as Error).message)
+  }
+  if (response.status === 429) {
+    throw new GpunetError('indexer_rate_limited', `the indexer at ${base} refuses more requests for now (429)`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: `it allows about 20 requests in 30 s: try again${response.headers.get('retry-after') ? ` in ${response.headers.get('retry-after')} s` : ' shortly'}, or list from the chain with --source chain`,
+    })
+  }
+  if (!response.ok) throw unreachable(base, `it answered ${response.status}`)
+  let body: unknown
+  try {
+    body = await response.json()
+  } catch {
+    throw unreachable(base, 'its answer is not JSON')
+  }
+  const document = body as {jobs?: unknown; totalJobs?: unknown}
+  const list = Array.isArray(body) ? body : document?.jobs
+  if (!Array.isArray(list)) throw unreachable(base, 'its answer has no jobs list')
+  const jobs = list.map(normalized).filter((job): job is IndexedJob => job !== null)
+  const total = typeof document.totalJobs === 'number' ? document.totalJobs : query.offset + jobs.length
+  return {jobs, total}
+}
+
+const STATE_NUMBERS: Record<number, IndexedJobState> = {0: 'QUEUED', 1: 'RUNNING', 2: 'COMPLETED', 3: 'STOPPED'}
+
+/** An indexer's job in the shape gpunet reads, whatever spelling of state and times it uses; null when unusable. */
+function normalized(value: unknown): IndexedJob | null {
+  if (typeof value !== 'object' || value === null) return null
+  const job = value as Record<string, unknown>
+  const state = typeof job.state === 'number' ? STATE_NUMBERS[job.state] : (job.state as IndexedJobState)
+  if (typeof job.address !== 'string' || !JOB_LIST_STATES.includes(state as IndexedJobState)) return null
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null)
+  const seconds = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) || 0 : 0)
+  return {
+    address: job.address,
+    state: state as IndexedJobState,
+    market: text(job.market) ?? '',
+    node: text(job.node),
+    project: text(job.project) ?? text(job.poster) ?? '',
+    payer: text(job.payer) ?? '',
+    price: String(typeof job.price === 'number' || typeof job.price === 'string' ? job.price : 0),
+    timeout: seconds(job.timeout),
+    timeStart: seconds(job.timeStart),
+    timeEnd: seconds(job.timeEnd),
+    ipfsJob: text(job.ipfsJob) ?? '',
+    ipfsResult: text(job.ipfsResult),
+    closed: job.closed === true,
+    delisted: job.delisted === true,
+  }
+}
+
+function unreachable(base: string, why: string): GpunetError {
+  return new GpunetError('indexer_unavailable', `could not list jobs from the indexer at ${base}: ${why}`, {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint: 'list from the chain with --source chain (jobs whose accounts were closed are not there), or set GPUNET_INDEXER_URL',
+  })
+}
+
+/** The poster's jobs whose accounts exist, from `getProgramAccounts`, newest first by their times. */
+async function fromChain(net: MarketNetwork, query: JobListQuery): Promise<{jobs: IndexedJob[]; total: number}> {
+  const memcmp = (offset: number, bytes: Uint8Array) => ({memcmp: {offset, bytes: bs58.encode(bytes)}})
+  const filters = [memcmp(0, JOB_ACCOUNT_DISCRIMINATOR), memcmp(OFFSET.project, new PublicKey(query.poster).toBytes())]
+  if (query.market) filters.push(memcmp(OFFSET.market, new PublicKey(query.market).toBytes()))
+  if (query.node) filters.push(memcmp(OFFSET.node, new PublicKey(query.node).toBytes()))
+  const chainState = {
+    QUEUED: JobState.QUEUED,
+    RUNNING: JobState.QUEUED,
+    COMPLETED: JobState.DONE,
+    STOPPED: JobState.STOPPED,
+  }
+  if (query.state) filters.push(memcmp(OFFSET.state, Uint8Array.of(chainState[query.state])))
+  const [accounts, runs] = await Promise.all([
+    rpcCall(net.connection, () => net.connection.getProgramAccounts(net.programId, {filters})),
+    rpcCall(net.connection, () =>
+      net.connection.getProgramAccounts(net.programId, {filters: [memcmp(0, RUN_ACCOUNT_DISCRIMINATOR)]}),
+    ),
+  ])
+  const runOf = new Map<string, {node: string; time: number}>()
+  for (const {account} of runs) {
+    try {
+      const run = decodeRunAccount(account.data)
+      runOf.set(run.job.toBase58(), {node: run.node.toBase58(), time: Number(run.time)})
+    } catch {
+      // not a run
+    }
+  }
+  const jobs: IndexedJob[] = []
+  for (const {pubkey, account} of accounts) {
+    let job
+    try {
+      job = decodeJobAccount(account.data)
+    } catch {
+      continue
+    }
+    const address = pubkey.toBase58()
+    const run = job.state === JobState.QUEUED ? runOf.get(address) : undefined
+    const state: IndexedJobState =
+      job.state === JobState.DONE
+        ? 'COMPLETED'
+        : job.state === JobState.STOPPED
+          ? 'STOPPED'
+          : run
+            ? 'RUNNING'
+            : 'QUEUED'
+    if (query.state && state !== query.state) continue
+    jobs.push({
+      address,
+      state,
+      market: job.market.toBase58(),
+      node: run?.node ?? (job.node.toBuffer().every((b) => b === 0) ? null : job.node.toBase58()),
+      project: job.project.toBase58(),
+      payer: job.payer.toBase58(),
+      price: job.price.toString(),
+      timeout: Number(job.timeout),
+      timeStart: run ? run.time : Number(job.timeStart),
+      timeEnd: Number(job.timeEnd),
+      ipfsJob: bytesToIpfsHash(job.ipfsJob),
+      ipfsResult: Buffer.from(job.ipfsResult).every((b) => b === 0) ? null : bytesToIpfsHash(job.ipfsResult),
+    })
+  }
+  // The chain keeps no listing time: queued jobs first, then by start time, latest first.
+  jobs.sort((a, b) => (b.timeStart || Infinity) - (a.timeStart || Infinity) || a.address.localeCompare(b.address))
+  return {jobs: jobs.slice(query.offset, query.offset + query.limit), total: jobs.length}
+}
