@@ -105,13 +105,13 @@ export abstract class BaseCommand extends Command {
 }
 
 /**
- * Prints a failure once, at the edge: `{"error": {...}}` on stdout under `--json`, else `Error:` and `Hint:`
- * lines on stderr; sets the exit code. The stack is shown only with GPUNET_DEBUG set.
+ * Prints a failure once, at the edge: `{"error": {...}}` on stdout under `--json` (on one line after JSON lines),
+ * else `Error:` and `Hint:` lines on stderr; sets the exit code. The stack is shown only with GPUNET_DEBUG set.
  */
-export function renderFailure(failure: GpunetError, json: boolean): void {
+export function renderFailure(failure: GpunetError, json: boolean, options: {jsonLines?: boolean} = {}): void {
   process.exitCode = failure.exitCode
   if (json) {
-    ux.stdout(JSON.stringify(failure.toJSON(), null, 2))
+    ux.stdout(options.jsonLines ? JSON.stringify(failure.toJSON()) : JSON.stringify(failure.toJSON(), null, 2))
     return
   }
   // A cancellation is the user's own choice, not an error: "Cancelled." alone says it.

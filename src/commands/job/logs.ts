@@ -1,7 +1,7 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand, renderFailure, toGpunetError} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {interruptible, jobEndedBadly} from '../../lib/job/follow.js'
@@ -51,6 +51,11 @@ EXIT CODES
     rpc: marketFlags.rpc,
     'network-host': marketFlags['network-host'],
     wallet: marketFlags.wallet,
+  }
+
+  /** Under --json the output is JSON lines: the error document is the last line, on one line. */
+  protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
+    renderFailure(toGpunetError(error), this.jsonEnabled(), {jsonLines: true})
   }
 
   async run(): Promise<void> {
