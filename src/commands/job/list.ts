@@ -6,11 +6,11 @@ import {parseAddress} from '../../lib/market/connect.js'
 import {
   type IndexedJobState,
   JOB_LIST_STATES,
+  jobListRows,
   type ListedJob,
   listJobs,
   MAX_LIST_LIMIT,
 } from '../../lib/market/job-list.js'
-import {amountText} from '../../lib/market/report.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {loadWallet} from '../../lib/wallet.js'
@@ -78,7 +78,7 @@ EXIT CODES
     const shown = page.jobs.length
     const range = shown === 0 ? 'none' : `${flags.offset + 1}-${flags.offset + shown}`
     this.note(`Jobs of ${wallet.address} on ${network} (${page.source}): ${range} of ${page.total}`)
-    for (const line of jobTable(page.jobs)) this.say(line)
+    for (const line of jobListRows(page.jobs)) this.say(line)
     if (flags.offset + shown < page.total) this.note(`More: --offset ${flags.offset + shown}`)
     return {
       network,
@@ -90,27 +90,4 @@ EXIT CODES
       jobs: page.jobs,
     }
   }
-}
-
-/** The rows of `job list`, aligned, under a header. */
-function jobTable(jobs: ListedJob[]): string[] {
-  if (jobs.length === 0) return []
-  const rows = [
-    ['ADDRESS', 'STATE', 'MARKET', 'START', 'DURATION', 'COST'],
-    ...jobs.map((job) => [
-      job.job,
-      job.state,
-      job.market,
-      job.startedAt?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '-',
-      job.durationSeconds === null ? '-' : `${job.durationSeconds} s`,
-      amountText(job.cost),
-    ]),
-  ]
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
-  return rows.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  )
 }

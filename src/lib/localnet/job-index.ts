@@ -13,19 +13,14 @@ import {
   decodeJobAccount,
   decodeRunAccount,
   JOB_ACCOUNT_DISCRIMINATOR,
-  type JobAccount,
-  JobState,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../market/accounts.js'
-import {bytesToIpfsHash} from '../market/ipfs-hash.js'
-import type {IndexedJob, IndexedJobState} from '../market/job-list.js'
+import {type IndexedJob, indexedJob} from '../market/job-list.js'
 import type {Chain} from './chain.js'
 import {sendJson, type SubService} from './http.js'
 
 /** The most jobs one page holds, as the network's indexer allows. */
 export const MAX_PAGE = 50
-
-const ZERO = new Uint8Array(32)
 
 interface Stored extends IndexedJob {
   /** Order of first sight: newest first means highest first. */
@@ -114,7 +109,7 @@ export class JobIndex {
     if (!account.owner.equals(this.chain.programId) || !hasPrefix(account.data, JOB_ACCOUNT_DISCRIMINATOR)) return
     const job = decodeJobAccount(account.data)
     const run = [...this.runs.values()].find((r) => r.job === id)
-    const next = indexed(id, job, run ?? null, known)
+    const next: Stored = {...indexedJob(id, job, run ?? null), closed: false, delisted: false, order: known?.order ?? 0}
     if (!known || JSON.stringify({...known, order: 0}) !== JSON.stringify({...next, order: 0})) this.save(next)
   }
 
@@ -143,29 +138,6 @@ export class JobIndex {
     const text = [...this.jobs.values()].map((job) => `${JSON.stringify(job)}\n`).join('')
     writeFileSync(`${this.file}.tmp`, text)
     renameSync(`${this.file}.tmp`, this.file)
-  }
-}
-
-function indexed(address: string, job: JobAccount, run: {node: string; time: number} | null, known?: Stored): Stored {
-  const state: IndexedJobState =
-    job.state === JobState.DONE ? 'COMPLETED' : job.state === JobState.STOPPED ? 'STOPPED' : run ? 'RUNNING' : 'QUEUED'
-  const node = run?.node ?? (job.node.toBuffer().equals(ZERO) ? null : job.node.toBase58())
-  return {
-    address,
-    state,
-    market: job.market.toBase58(),
-    node,
-    project: job.project.toBase58(),
-    payer: job.payer.toBase58(),
-    price: job.price.toString(),
-    timeout: Number(job.timeout),
-    timeStart: run ? run.time : Number(job.timeStart),
-    timeEnd: Number(job.timeEnd),
-    ipfsJob: bytesToIpfsHash(job.ipfsJob),
-    ipfsResult: Buffer.from(job.ipfsResult).equals(ZERO) ? null : bytesToIpfsHash(job.ipfsResult),
-    closed: false,
-    delisted: false,
-    order: known?.order ?? 0,
   }
 }
 

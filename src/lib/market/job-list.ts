@@ -12,10 +12,12 @@ import {
   decodeJobAccount,
   decodeRunAccount,
   JOB_ACCOUNT_DISCRIMINATOR,
+  type JobAccount,
   JobState,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from './accounts.js'
 import {type AmountJson, amountJson} from './amounts.js'
+import {alignedColumns, amountText} from './report.js'
 import type {MarketNetwork} from './connect.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import {TOKEN_DECIMALS} from './networks.js'
@@ -109,6 +111,43 @@ export function listedJob(job: IndexedJob, nowSeconds: number): ListedJob {
     cost: amountJson(BigInt(job.price) * billed, TOKEN_DECIMALS, 'token'),
     definition: job.ipfsJob,
     result: job.ipfsResult,
+  }
+}
+
+/** `job list` as aligned columns under a header: address, state, market, start, duration, cost. */
+export function jobListRows(jobs: ListedJob[]): string[] {
+  if (jobs.length === 0) return []
+  return alignedColumns([
+    ['ADDRESS', 'STATE', 'MARKET', 'START', 'DURATION', 'COST'],
+    ...jobs.map((job) => [
+      job.job,
+      job.state,
+      job.market,
+      job.startedAt?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '-',
+      job.durationSeconds === null ? '-' : `${job.durationSeconds} s`,
+      amountText(job.cost),
+    ]),
+  ])
+}
+
+/** A job account (and its open run) in the indexer's shape. */
+export function indexedJob(address: string, job: JobAccount, run: {node: string; time: number} | null): IndexedJob {
+  const zero = (bytes: Uint8Array) => bytes.every((b) => b === 0)
+  const state: IndexedJobState =
+    job.state === JobState.DONE ? 'COMPLETED' : job.state === JobState.STOPPED ? 'STOPPED' : run ? 'RUNNING' : 'QUEUED'
+  return {
+    address,
+    state,
+    market: job.market.toBase58(),
+    node: run?.node ?? (zero(job.node.toBytes()) ? null : job.node.toBase58()),
+    project: job.project.toBase58(),
+    payer: job.payer.toBase58(),
+    price: job.price.toString(),
+    timeout: Number(job.timeout),
+    timeStart: run ? run.time : Number(job.timeStart),
+    timeEnd: Number(job.timeEnd),
+    ipfsJob: bytesToIpfsHash(job.ipfsJob),
+    ipfsResult: zero(job.ipfsResult) ? null : bytesToIpfsHash(job.ipfsResult),
   }
 }
 
@@ -218,30 +257,8 @@ async function fromChain(net: MarketNetwork, query: JobListQuery): Promise<{jobs
       continue
     }
     const address = pubkey.toBase58()
-    const run = job.state === JobState.QUEUED ? runOf.get(address) : undefined
-    const state: IndexedJobState =
-      job.state === JobState.DONE
-        ? 'COMPLETED'
-        : job.state === JobState.STOPPED
-          ? 'STOPPED'
-          : run
-            ? 'RUNNING'
-            : 'QUEUED'
-    if (query.state && state !== query.state) continue
-    jobs.push({
-      address,
-      state,
-      market: job.market.toBase58(),
-      node: run?.node ?? (job.node.toBuffer().every((b) => b === 0) ? null : job.node.toBase58()),
-      project: job.project.toBase58(),
-      payer: job.payer.toBase58(),
-      price: job.price.toString(),
-      timeout: Number(job.timeout),
-      timeStart: run ? run.time : Number(job.timeStart),
-      timeEnd: Number(job.timeEnd),
-      ipfsJob: bytesToIpfsHash(job.ipfsJob),
-      ipfsResult: Buffer.from(job.ipfsResult).every((b) => b === 0) ? null : bytesToIpfsHash(job.ipfsResult),
-    })
+    const listed = indexedJob(address, job, (job.state === JobState.QUEUED && runOf.get(address)) || null)
+    if (!query.state || listed.state === query.state) jobs.push(listed)
   }
   // The chain keeps no listing time: queued jobs first, then by start time, latest first.
   jobs.sort((a, b) => (b.timeStart || Infinity) - (a.timeStart || Infinity) || a.address.localeCompare(b.address))

@@ -13,7 +13,7 @@ import {
 } from './accounts.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {TOKEN_DECIMALS} from './networks.js'
-import {amountText, reportLines} from './report.js'
+import {alignedColumns, amountText, reportLines} from './report.js'
 import {rpcCall} from './rpc.js'
 
 /** A market as `market list --json` prints it (docs/networks.md). */
@@ -96,13 +96,7 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
       m.accessKey ?? 'none',
     ]),
   ]
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
-  return rows.map((row) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  )
+  return alignedColumns(rows)
 }
 
 /** `market get` as `Label  value` lines. */

@@ -123,6 +123,17 @@ export function jobOutcome(content: unknown): JobOutcome {
   return view ? {outcome: view.outcome, failure: view.failure} : {outcome: null, failure: null}
 }
 
+/** Rows as aligned columns, two spaces apart, without trailing blanks. */
+export function alignedColumns(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  )
+}
+
 /** The outcome as one line: "failed: operation fail exited with code 3 (operation_failed)". */
 export function outcomeText({outcome, failure}: JobOutcome): string | null {
   if (outcome !== 'failed' || !failure) return outcome

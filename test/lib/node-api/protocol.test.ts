@@ -1,0 +1,158 @@
+/** The node API's header rules, replay filtering and `--since` (issue 20), each rule shown to refuse on its own. */
+import {strict as assert} from 'node:assert'
+
+import {AuthorizationManager} from '@nosana/sdk'
+import {Keypair} from '@solana/web3.js'
+import bs58 from 'bs58'
+
+import {ReplayFilter} from '../../../src/lib/job/logs.js'
+import {parseSince} from '../../../src/lib/job/since.js'
+import {
+  checkHeader,
+  clientMessage,
+  decodeFrame,
+  encodeFrame,
+  type HeaderScope,
+  nodeApiUrl,
+  signHeader,
+} from '../../../src/lib/node-api/protocol.js'
+import {walletFromBytes} from '../../../src/lib/wallet.js'
+
+describe('node API protocol', () => {
+  const poster = Keypair.generate()
+  const wallet = walletFromBytes(poster.secretKey)
+  const node = Keypair.generate().publicKey.toBase58()
+  const job = Keypair.generate().publicKey.toBase58()
+  const now = 1_800_000_000_000
+  const scope: HeaderScope = {
+    poster: poster.publicKey.toBytes(),
+    node,
+    job,
+    timeoutSeconds: 600,
+    timePartExpirySeconds: 300,
+    nowMs: now,
+  }
+  const sign = (message: string) => bs58.encode(wallet.sign(Buffer.from(message)))
+
+  it("accepts gpunet's own header until the job's timeout, and only for its node and job", () => {
+    assert.deepEqual(
+      checkHeader(
+        signHeader((m) => wallet.sign(m), {node, job}, now),
+        scope,
+      ),
+      {ok: true, lasting: false},
+    )
+    // Within the time part's 300 s and the job's 600 s.
+    const young = signHeader((m) => wallet.sign(m), {node, job}, now - 299_000)
+    assert.equal(checkHeader(young, scope).ok, true)
+    const stale = signHeader((m) => wallet.sign(m), {node, job}, now - 300_000)
+    assert.deepEqual(checkHeader(stale, scope), {ok: false, reason: 'the header has expired'})
+    // Without the time part, the signed time still bounds it: the job's timeout.
+    const old = clientMessage(node, job, now - 600_000)
+    assert.deepEqual(checkHeader(`${old}:${sign(old)}`, scope), {
+      ok: false,
+      reason: "the header is older than the job's timeout",
+    })
+    const fine = clientMessage(node, job, now - 599_000)
+    assert.equal(checkHeader(`${fine}:${sign(fine)}`, scope).ok, true)
+    for (const [n, j] of [
+      [Keypair.generate().publicKey.toBase58(), job],
+      [node, Keypair.generate().publicKey.toBase58()],
+    ]) {
+      const other = clientMessage(n!, j!, now)
+      assert.deepEqual(checkHeader(`${other}:${sign(other)}`, scope), {
+        ok: false,
+        reason: 'the header was signed for another node or job',
+      })
+    }
+  })
+
+  it("accepts the network CLI's header as the network does: lasting without a time part", async () => {
+    const header = await new AuthorizationManager([...poster.secretKey]).generate('Hello Nosana Node!')
+    assert.deepEqual(checkHeader(header, scope), {ok: true, lasting: true})
+    const timed = await new AuthorizationManager([...poster.secretKey]).generate('Hello Nosana Node!', {
+      includeTime: true,
+    })
+    assert.deepEqual(checkHeader(timed, {...scope, nowMs: Date.now()}), {ok: true, lasting: false})
+    // The network's SDK accepts gpunet's header too.
+    const ours = signHeader((m) => wallet.sign(m), {node, job})
+    assert.equal(new AuthorizationManager([...poster.secretKey]).validate(ours, {publicKey: poster.publicKey}), true)
+  })
+
+  it('refuses every malformed or foreign header', () => {
+    const message = 'Hello Nosana Node!'
+    const cases: [unknown, string][] = [
+      [undefined, 'no authorization header'],
+      ['', 'no authorization header'],
+      [42, 'no authorization header'],
+      [message, 'the header is not <message>:<signature>[:<unix ms>]'],
+      [`${message}:${sign(message)}:1:2`, 'the header is not <message>:<signature>[:<unix ms>]'],
+      [`${message}:0OIl`, 'the signature is not base58'],
+      [`Other:${sign(message)}`, "the signature is not the job poster's over the message"],
+      [
+        `${message}:${bs58.encode(walletFromBytes(Keypair.generate().secretKey).sign(Buffer.from(message)))}`,
+        "the signature is not the job poster's over the message",
+      ],
+      [`${message}:${sign(message)}:soon`, 'the time part is not a time in unix milliseconds'],
+      [`${message}:${sign(message)}:${now + 61_000}`, 'the time part is not a time in unix milliseconds'],
+    ]
+    for (const [header, reason] of cases)
+      assert.deepEqual(checkHeader(header, scope), {ok: false, reason}, String(header))
+    assert.equal(checkHeader(`${message}:${sign(message)}:${now + 59_000}`, scope).ok, true)
+  })
+
+  it('frames carry JSON inside a string, and anything else decodes to null', () => {
+    const text = encodeFrame('flog', {opId: 'a', message: 'x'})
+    assert.deepEqual(JSON.parse(text), {path: 'flog', data: '{"opId":"a","message":"x"}'})
+    assert.deepEqual(decodeFrame(text), {path: 'flog', data: {opId: 'a', message: 'x'}})
+    for (const bad of ['nope', '{"path":1,"data":"{}"}', '{"path":"flog","data":{}}', '{"path":"flog","data":"{"}'])
+      assert.equal(decodeFrame(bad), null)
+  })
+
+  it('places a node API at its template or under the network host', () => {
+    assert.equal(nodeApiUrl('N1', {networkHost: 'k8s.dev.nos.ci'}), 'https://N1.node.k8s.dev.nos.ci')
+    assert.equal(
+      nodeApiUrl('N1', {template: 'http://{node}.node.localhost:9/', networkHost: 'x'}),
+      'http://N1.node.localhost:9',
+    )
+    assert.equal(nodeApiUrl('N1', {}), null)
+  })
+})
+
+describe('replay filter', () => {
+  it('drops numbered entries seen before, whatever their times', () => {
+    const filter = new ReplayFilter()
+    const seen = (seq: number) => filter.replayed({seq, timestamp: 0})
+    assert.deepEqual([1, 2, 3].map(seen), [false, false, false])
+    filter.reconnected()
+    assert.deepEqual([1, 2, 3, 4].map(seen), [true, true, true, false])
+  })
+
+  it('without numbers, drops entries at or before the last time, counting entries of the same millisecond', () => {
+    const filter = new ReplayFilter()
+    const seen = (timestamp: number) => filter.replayed({timestamp})
+    assert.deepEqual([10, 20, 20, 30, 30].map(seen), [false, false, false, false, false])
+    filter.reconnected()
+    // The replay: everything up to the two entries at 30 was printed; a third at 30 is new.
+    assert.deepEqual([10, 20, 20, 30, 30, 30, 40].map(seen), [true, true, true, true, true, false, false])
+  })
+})
+
+describe('--since', () => {
+  const now = Date.parse('2026-11-25T12:00:00Z')
+  it('takes durations and times', () => {
+    assert.equal(parseSince('90s', now), now - 90_000)
+    assert.equal(parseSince('1h30m', now), now - 5_400_000)
+    assert.equal(parseSince('2d', now), now - 172_800_000)
+    assert.equal(parseSince('250ms', now), now - 250)
+    assert.equal(parseSince('2026-11-25T10:00:00Z', now), Date.parse('2026-11-25T10:00:00Z'))
+  })
+  it('refuses anything else with exit 2', () => {
+    for (const bad of ['', '5', 'm5', '1 h', 'yesterday', '2026-13-45'])
+      assert.throws(
+        () => parseSince(bad, now),
+        (e: {code: string; exitCode: number}) => e.code === 'invalid_since' && e.exitCode === 2,
+        bad,
+      )
+  })
+})
