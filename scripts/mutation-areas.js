@@ -44,6 +44,10 @@ export const AREAS = {
     mutate: ['src/lib/localnet/jobs-program/**/*.ts'],
     spec: ['test/lib/localnet/jobs-program.test.ts'],
   },
+  'node-api': {
+    mutate: ['src/lib/node-api/protocol.ts'],
+    spec: ['test/lib/node-api/protocol.test.ts'],
+  },
   definition: {
     mutate: ['src/lib/definition/**/*.ts', '!src/lib/definition/fast-path/generated.ts'],
     spec: ['test/lib/definition/*.test.ts'],
