@@ -7,9 +7,6 @@ import bs58 from 'bs58'
 
 import {verifySignature} from '../ed25519.js'
 
-/** The message the network's CLI signs; a header over it never expires (it has no time part in it). */
-export const NETWORK_SIGN_MESSAGE = 'Hello Nosana Node!'
-
 /** The network's nodes refuse a WebSocket header whose time part is this old (the SDK's default expiry). */
 export const SOCKET_HEADER_EXPIRY_S = 300
 
@@ -84,7 +81,8 @@ export function encodeFrame(path: FramePath, data: unknown): string {
 export function decodeFrame(text: string): {path: string; data: unknown} | null {
   try {
     const frame = JSON.parse(text) as {path?: unknown; data?: unknown}
-    if (typeof frame?.path !== 'string' || typeof frame.data !== 'string') return null
+    // null or a number parses too: reading `path` of null throws, which answers null below.
+    if (typeof frame.path !== 'string' || typeof frame.data !== 'string') return null
     return {path: frame.path, data: JSON.parse(frame.data)}
   } catch {
     return null
@@ -92,6 +90,7 @@ export function decodeFrame(text: string): {path: string; data: unknown} | null 
 }
 
 const CLIENT_PREFIX = 'gpunet-node-api'
+const CLIENT_MESSAGE = /^gpunet-node-api node=(\S+) job=(\S+) at=(\S+)$/
 
 /**
  * The message gpunet's client signs: it names the node, the job and the time, so a header read off the wire
@@ -154,16 +153,12 @@ export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict 
     if (age >= scope.timePartExpirySeconds * 1000) return {ok: false, reason: 'the header has expired'}
   }
   if (!message.startsWith(`${CLIENT_PREFIX} `)) return {ok: true, lasting: time === undefined}
-  const fields = Object.fromEntries(
-    message
-      .slice(CLIENT_PREFIX.length + 1)
-      .split(' ')
-      .map((field) => field.split('=') as [string, string]),
-  )
-  if (fields.node !== scope.node || fields.job !== scope.job) {
+  const [, node, job, at] = CLIENT_MESSAGE.exec(message) ?? []
+  if (at === undefined) return {ok: false, reason: "the signed message is not in gpunet's form"}
+  if (node !== scope.node || job !== scope.job) {
     return {ok: false, reason: 'the header was signed for another node or job'}
   }
-  const age = ageOf(fields.at ?? '', scope.nowMs)
+  const age = ageOf(at, scope.nowMs)
   if (age === null) return {ok: false, reason: 'the signed message has no time'}
   if (age >= scope.timeoutSeconds * 1000) return {ok: false, reason: "the header is older than the job's timeout"}
   return {ok: true, lasting: false}

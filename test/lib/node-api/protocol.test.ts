@@ -15,6 +15,7 @@ import {
   type HeaderScope,
   nodeApiUrl,
   signHeader,
+  socketUrl,
 } from '../../../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 
@@ -52,6 +53,21 @@ describe('node API protocol', () => {
     assert.deepEqual(checkHeader(`${old}:${sign(old)}`, scope), {
       ok: false,
       reason: "the header is older than the job's timeout",
+    })
+    assert.equal(clientMessage('N', 'J', 5), 'gpunet-node-api node=N job=J at=5')
+    for (const malformed of [
+      `gpunet-node-api node=${node} job=${job}`,
+      `gpunet-node-api node=${node} job=${job} at=${now} x=1`,
+    ]) {
+      assert.deepEqual(checkHeader(`${malformed}:${sign(malformed)}`, scope), {
+        ok: false,
+        reason: "the signed message is not in gpunet's form",
+      })
+    }
+    const noTime = `gpunet-node-api node=${node} job=${job} at=later`
+    assert.deepEqual(checkHeader(`${noTime}:${sign(noTime)}`, scope), {
+      ok: false,
+      reason: 'the signed message has no time',
     })
     const fine = clientMessage(node, job, now - 599_000)
     assert.equal(checkHeader(`${fine}:${sign(fine)}`, scope).ok, true)
@@ -98,14 +114,26 @@ describe('node API protocol', () => {
     ]
     for (const [header, reason] of cases)
       assert.deepEqual(checkHeader(header, scope), {ok: false, reason}, String(header))
-    assert.equal(checkHeader(`${message}:${sign(message)}:${now + 59_000}`, scope).ok, true)
+    assert.equal(checkHeader(`${message}:${sign(message)}:${now + 60_000}`, scope).ok, true, 'the skew bound itself')
+    for (const time of [`x${now}`, `${now}x`])
+      assert.deepEqual(checkHeader(`${message}:${sign(message)}:${time}`, scope), {
+        ok: false,
+        reason: 'the time part is not a time in unix milliseconds',
+      })
   })
 
   it('frames carry JSON inside a string, and anything else decodes to null', () => {
     const text = encodeFrame('flog', {opId: 'a', message: 'x'})
     assert.deepEqual(JSON.parse(text), {path: 'flog', data: '{"opId":"a","message":"x"}'})
     assert.deepEqual(decodeFrame(text), {path: 'flog', data: {opId: 'a', message: 'x'}})
-    for (const bad of ['nope', '{"path":1,"data":"{}"}', '{"path":"flog","data":{}}', '{"path":"flog","data":"{"}'])
+    for (const bad of [
+      'nope',
+      'null',
+      '7',
+      '{"path":1,"data":"{}"}',
+      '{"path":"flog","data":{}}',
+      '{"path":"flog","data":"{"}',
+    ])
       assert.equal(decodeFrame(bad), null)
   })
 
@@ -115,7 +143,10 @@ describe('node API protocol', () => {
       nodeApiUrl('N1', {template: 'http://{node}.node.localhost:9/', networkHost: 'x'}),
       'http://N1.node.localhost:9',
     )
+    assert.equal(nodeApiUrl('N1', {template: 'http://127.0.0.1:9//'}), 'http://127.0.0.1:9')
     assert.equal(nodeApiUrl('N1', {}), null)
+    assert.equal(socketUrl('https://n.node.k8s.prd.nos.ci'), 'wss://n.node.k8s.prd.nos.ci')
+    assert.equal(socketUrl('http://http.localhost:1'), 'ws://http.localhost:1')
   })
 })
 
