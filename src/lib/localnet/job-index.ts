@@ -17,6 +17,7 @@ import {
 } from '../market/accounts.js'
 import {type IndexedJob, indexedJob} from '../market/job-list.js'
 import type {Chain} from './chain.js'
+import {RateLimiter} from '../secrets/service/rate-limit.js'
 import {sendJson, type SubService} from './http.js'
 
 /** The most jobs one page holds, as the network's indexer allows. */
@@ -153,14 +154,26 @@ function hasPrefix(data: Buffer, prefix: Uint8Array): boolean {
   return data.length >= prefix.length && data.subarray(0, prefix.length).equals(prefix)
 }
 
-/** The indexer's `/jobs/` route on the localnet's HTTP port. */
-export function jobIndexService(index: JobIndex): SubService {
+/** The network's indexer allows about this many requests per client in a window (reference §5). */
+export const INDEXER_RATE_LIMIT = {limit: 20, windowMs: 30_000}
+
+/** The indexer's `/jobs/` route on the localnet's HTTP port, with the network indexer's rate limit. */
+export function jobIndexService(index: JobIndex, limiter = new RateLimiter(INDEXER_RATE_LIMIT)): SubService {
   return {
     name: 'indexer',
     matches: (path) => path === '/jobs' || path === '/jobs/',
     handle(req: IncomingMessage, res: ServerResponse) {
       req.resume()
       if (req.method !== 'GET') return sendJson(res, 405, {error: 'GET only'})
+      // Every local client comes from 127.0.0.1, and shares one allowance, as a CI runner's jobs share one address.
+      const client = req.socket.remoteAddress ?? 'local'
+      const wait = limiter.blocked(client)
+      if (wait !== undefined) {
+        res.writeHead(429, {'content-type': 'application/json', 'retry-after': String(wait)})
+        res.end(JSON.stringify({error: `rate limited: ${INDEXER_RATE_LIMIT.limit} requests per 30 s`}))
+        return
+      }
+      limiter.hit(client)
       const params = new URL(req.url ?? '/', 'http://localhost').searchParams
       const state = params.get('state')
       if (state && !['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED'].includes(state))

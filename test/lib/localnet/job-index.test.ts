@@ -138,6 +138,24 @@ describe('the localnet indexer and job list', function () {
     assert.deepEqual(seen, [...posted.a].reverse())
   })
 
+  it("answers 429 with Retry-After past the network indexer's 20 requests per 30 s", async () => {
+    const url = `${t.ln.runtime.rpcUrl}/jobs/?poster=${t.wallet.publicKey.toBase58()}&limit=1`
+    let served = 0
+    for (;;) {
+      const res = await fetch(url)
+      if (res.status === 429) {
+        const wait = Number(res.headers.get('retry-after'))
+        assert.ok(wait >= 1 && wait <= 30, `retry-after ${wait}`)
+        break
+      }
+      assert.equal(res.status, 200)
+      served++
+      assert.ok(served <= 20, 'no more than 20 in the window')
+    }
+    // The calls of the tests above count too: all of them came within this window.
+    assert.ok(served < 20, `served ${served} before the 429`)
+  })
+
   it('keeps every job across a restart, delisted ones included; the chain source knows only live accounts', async () => {
     await t.close()
     t = await startTestLocalnet({dataDir: t.dataDir, wallet: t.wallet})
