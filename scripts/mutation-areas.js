@@ -30,7 +30,12 @@ export const AREAS = {
   },
   'market-send': {
     mutate: ['src/lib/market/send.ts'],
-    spec: ['test/lib/market/send.test.ts', 'test/lib/market/send-fee-cap.test.ts', 'test/lib/market/confirm.test.ts'],
+    spec: [
+      'test/lib/market/send.test.ts',
+      'test/lib/market/send-fee-cap.test.ts',
+      'test/lib/market/send-quote.test.ts',
+      'test/lib/market/confirm.test.ts',
+    ],
   },
   'market-post': {
     mutate: ['src/lib/market/post.ts'],

@@ -36,6 +36,12 @@ export interface StandinRpc {
   dropped: number
   /** Block height added at each getBlockHeight: a large step expires every blockhash at once. */
   heightStep: number
+  /** What simulateTransaction reports as the error and logs (none: it succeeds). */
+  simulationError: {err: unknown; logs: string[]} | null
+  /** The JSON-RPC error sendTransaction answers with (none: it lands), e.g. a preflight failure with its logs. */
+  sendError: {code: number; message: string; data?: unknown} | null
+  /** The error a landed transaction's status reports (none: it succeeded). */
+  statusError: unknown
   set(address: PublicKey, account: StandinAccount): void
   close(): Promise<void>
 }
@@ -59,6 +65,9 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     rateLimited: 0,
     dropped: 0,
     heightStep: 0,
+    simulationError: null,
+    sendError: null,
+    statusError: null,
     set(address, account) {
       rpc.accounts.set(address.toBase58(), account)
     },
@@ -122,8 +131,15 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     getRecentPrioritizationFees: () =>
       rpc.prioritizationFees.map((prioritizationFee, i) => ({slot: slot - i, prioritizationFee})),
     simulateTransaction: () =>
-      context({err: null, logs: [], accounts: null, unitsConsumed: rpc.unitsConsumed, returnData: null}),
+      context({
+        err: rpc.simulationError?.err ?? null,
+        logs: rpc.simulationError?.logs ?? [],
+        accounts: null,
+        unitsConsumed: rpc.unitsConsumed,
+        returnData: null,
+      }),
     sendTransaction: (p) => {
+      if (rpc.sendError) throw Object.assign(new Error(rpc.sendError.message), rpc.sendError)
       const tx = Transaction.from(Buffer.from(p[0] as string, 'base64'))
       const signature = base58btc.baseEncode(tx.signature!)
       if (rpc.dropped > 0) {
@@ -144,8 +160,8 @@ export async function startStandinRpc(): Promise<StandinRpc> {
             ? {
                 slot: statuses.get(s),
                 confirmations: null,
-                err: null,
-                status: {Ok: null},
+                err: rpc.statusError,
+                status: rpc.statusError ? {Err: rpc.statusError} : {Ok: null},
                 confirmationStatus: 'confirmed',
               }
             : null,
@@ -167,8 +183,8 @@ export async function startStandinRpc(): Promise<StandinRpc> {
         if (!method) throw Object.assign(new Error(`Method not found: ${request.method}`), {code: -32601})
         answer = {jsonrpc: '2.0', id: request.id, result: method(request.params ?? [])}
       } catch (error) {
-        const {code = -32603, message} = error as {code?: number; message: string}
-        answer = {jsonrpc: '2.0', id: request.id, error: {code, message}}
+        const {code = -32603, message, data} = error as {code?: number; message: string; data?: unknown}
+        answer = {jsonrpc: '2.0', id: request.id, error: {code, message, ...(data === undefined ? {} : {data})}}
       }
       json(res, 200, answer)
     })

@@ -227,12 +227,15 @@ export function feeText(fee: FeeQuote): string {
   return `${sol(fee.lamports)} (priority ${sol(fee.priorityLamports)}: ${fee.computeUnitPrice} micro-lamports/CU${units})`
 }
 
-/** The accounts a transaction writes, the fee payer first: where recent prioritization fees are looked up. */
+/**
+ * The accounts a transaction writes, the fee payer first: where recent prioritization fees are looked up. A legacy
+ * transaction holds about 35 accounts, well under the 128 the method takes.
+ */
 function writableAccounts(payer: PublicKey, instructions: TransactionInstruction[]): PublicKey[] {
   const seen = new Map([[payer.toBase58(), payer]])
   for (const ix of instructions)
     for (const key of ix.keys) if (key.isWritable) seen.set(key.pubkey.toBase58(), key.pubkey)
-  return [...seen.values()].slice(0, 128)
+  return [...seen.values()]
 }
 
 /** The PRIORITY_FEE_PERCENTILE of recent prioritization fees over `accounts`, at least MIN_COMPUTE_UNIT_PRICE. */
@@ -266,7 +269,13 @@ async function sendRaw(connection: Connection, raw: Buffer, skipPreflight: boole
       throw rpcFailure(connection, error)
     }
     if (isGpunetError(error)) throw error
-    throw transactionError(`the transaction failed: ${firstLine((error as Error).message)}`, logs ?? [], error)
+    // web3.js's own first line is only "Simulation failed."; the node's reason is in its transactionError.
+    const reason = (error as {transactionError?: {message?: string}}).transactionError?.message
+    throw transactionError(
+      `the transaction failed: ${firstLine(reason ?? (error as Error).message)}`,
+      logs ?? [],
+      error,
+    )
   }
 }
 
