@@ -37,7 +37,9 @@ export interface StandinRpc {
   /** Block height added at each getBlockHeight: a large step expires every blockhash at once. */
   heightStep: number
   /** What simulateTransaction reports as the error and logs (none: it succeeds). */
-  simulationError: {err: unknown; logs: string[]} | null
+  simulationError: {err: unknown; logs: string[] | null} | null
+  /** The confirmation status a landed transaction reports. */
+  confirmationStatus: 'processed' | 'confirmed' | 'finalized'
   /** The JSON-RPC error sendTransaction answers with (none: it lands), e.g. a preflight failure with its logs. */
   sendError: {code: number; message: string; data?: unknown} | null
   /** The error a landed transaction's status reports (none: it succeeded). */
@@ -66,6 +68,7 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     dropped: 0,
     heightStep: 0,
     simulationError: null,
+    confirmationStatus: 'confirmed',
     sendError: null,
     statusError: null,
     set(address, account) {
@@ -133,7 +136,7 @@ export async function startStandinRpc(): Promise<StandinRpc> {
     simulateTransaction: () =>
       context({
         err: rpc.simulationError?.err ?? null,
-        logs: rpc.simulationError?.logs ?? [],
+        logs: rpc.simulationError ? rpc.simulationError.logs : [],
         accounts: null,
         unitsConsumed: rpc.unitsConsumed,
         returnData: null,
@@ -162,7 +165,7 @@ export async function startStandinRpc(): Promise<StandinRpc> {
                 confirmations: null,
                 err: rpc.statusError,
                 status: rpc.statusError ? {Err: rpc.statusError} : {Ok: null},
-                confirmationStatus: 'confirmed',
+                confirmationStatus: rpc.confirmationStatus,
               }
             : null,
         ),

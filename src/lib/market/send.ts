@@ -243,9 +243,10 @@ async function recentPriorityFee(connection: Connection, accounts: PublicKey[]):
   const recent = await rpcCall(connection, () =>
     connection.getRecentPrioritizationFees({lockedWritableAccounts: accounts}),
   )
-  const fees = recent.map((f) => BigInt(f.prioritizationFee)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  const index = Math.min(fees.length - 1, Math.floor((PRIORITY_FEE_PERCENTILE / 100) * fees.length))
-  const fee = fees[index] ?? 0n
+  // Number() of a difference keeps its sign, which is all a comparator needs, however large the fees.
+  const fees = recent.map((f) => BigInt(f.prioritizationFee)).sort((a, b) => Number(a - b))
+  // floor(0.75 x n) is below n: always an index of the list, or none when it is empty.
+  const fee = fees[Math.floor((PRIORITY_FEE_PERCENTILE / 100) * fees.length)] ?? 0n
   return fee > MIN_COMPUTE_UNIT_PRICE ? fee : MIN_COMPUTE_UNIT_PRICE
 }
 

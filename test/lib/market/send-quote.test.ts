@@ -6,7 +6,15 @@
  */
 import {strict as assert} from 'node:assert'
 
-import {ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
+import {
+  ComputeBudgetInstruction,
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  VersionedTransaction,
+} from '@solana/web3.js'
+import bs58 from 'bs58'
 
 import {openConnection} from '../../../src/lib/market/rpc.js'
 import {
@@ -16,6 +24,7 @@ import {
   MIN_COMPUTE_UNIT_PRICE,
   prepareTransaction,
   sendJobsTransaction,
+  sendPrepared,
 } from '../../../src/lib/market/send.js'
 import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
@@ -232,3 +241,192 @@ describe('market/send: quotes and errors', function () {
     assert.ok(new PublicKey(sent.instructions[0]!.programId).equals(ComputeBudgetProgram.programId))
   })
 })
+
+describe('market/send: what is asked of the node, and the sending loop', function () {
+  this.timeout(30_000)
+  let rpc: StandinRpc
+  const payer = Keypair.generate()
+  const transfer = () =>
+    SystemProgram.transfer({fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1})
+  const off = {priorityFee: false, maxPriorityFeeLamports: 0n}
+
+  beforeEach(async () => {
+    rpc = await startStandinRpc()
+    rpc.unitsConsumed = 1000
+  })
+  afterEach(() => rpc.close())
+
+  const asked = (method: string) => rpc.requests.filter((r) => r.method === method)
+  /** The compute-budget instructions of a base64 transaction: [type, value]. */
+  const budgetOf = (base64: string) => {
+    const tx = VersionedTransaction.deserialize(Buffer.from(base64, 'base64'))
+    const keys = tx.message.staticAccountKeys
+    return tx.message.compiledInstructions
+      .filter((ix) => keys[ix.programIdIndex]!.equals(ComputeBudgetProgram.programId))
+      .map((ix) => [
+        ix.data[0],
+        Buffer.from(ix.data)
+          .subarray(1)
+          .readUIntLE(0, ix.data[0] === 2 ? 4 : 6),
+      ])
+  }
+
+  it('simulates with the price it will pay and without signatures; sends with preflight, no node retries', async () => {
+    rpc.prioritizationFees = [50_000]
+    const on = {priorityFee: true, maxPriorityFeeLamports: 10n ** 12n}
+    await sendJobsTransaction(openConnection(rpc.url), [transfer()], [payer], on)
+    const [tx, options] = asked('simulateTransaction')[0]!.params as [string, Record<string, unknown>]
+    // 2: SetComputeUnitLimit (1.4M while probing), 3: SetComputeUnitPrice.
+    assert.deepEqual(budgetOf(tx), [
+      [2, 1_400_000],
+      [3, 50_000],
+    ])
+    assert.equal(options.sigVerify, false)
+    assert.equal(options.replaceRecentBlockhash, true)
+    assert.equal(options.commitment, 'confirmed')
+    const [sentTx, sendOptions] = asked('sendTransaction')[0]!.params as [string, Record<string, unknown>]
+    assert.deepEqual(budgetOf(sentTx), [
+      [2, 2200],
+      [3, 50_000],
+    ])
+    assert.notEqual(sendOptions.skipPreflight, true, 'web3.js leaves out a false skipPreflight')
+    assert.equal(sendOptions.maxRetries, 0)
+    assert.equal(sendOptions.preflightCommitment, 'confirmed')
+    await sendJobsTransaction(openConnection(rpc.url), [transfer()], [payer], off)
+    assert.deepEqual(budgetOf(asked('simulateTransaction')[1]!.params[0] as string), [[2, 1_400_000]])
+  })
+
+  it('uses the blockhash it was quoted with while it is fresh, and a new one after 10 s', async () => {
+    const connection = openConnection(rpc.url)
+    const fresh = await prepareTransaction(connection, [transfer()], [payer], off)
+    const before = asked('getLatestBlockhash').length
+    await sendPrepared(connection, fresh)
+    assert.equal(asked('getLatestBlockhash').length, before)
+    assert.equal(rpc.sent.at(-1)!.recentBlockhash, fresh.blockhash.blockhash)
+    const stale = await prepareTransaction(connection, [transfer()], [payer], off)
+    stale.blockhash.askedAt -= 10_001
+    const again = asked('getLatestBlockhash').length
+    await sendPrepared(connection, stale)
+    assert.equal(asked('getLatestBlockhash').length, again + 1)
+    assert.notEqual(rpc.sent.at(-1)!.recentBlockhash, stale.blockhash.blockhash)
+  })
+
+  it('takes finalized as confirmed; a processed one is polled until its blockhash expired, then read once more', async () => {
+    const connection = openConnection(rpc.url)
+    rpc.confirmationStatus = 'finalized'
+    await sendJobsTransaction(connection, [transfer()], [payer], off)
+    assert.equal(asked('getBlockHeight').length, 0, 'finalized at the first look')
+    rpc.confirmationStatus = 'processed'
+    rpc.heightStep = 1000
+    const {signature} = await sendJobsTransaction(connection, [transfer()], [payer], off)
+    assert.equal(asked('getBlockHeight').length, 1, 'it polled until the blockhash expired')
+    assert.equal(signature, base58Signature(rpc.sent.at(-1)!))
+    assert.equal(new Set(asked('sendTransaction').map((r) => r.params[0])).size, 2, 'signed once for each transaction')
+  })
+
+  it('keeps a blockhash through its last valid height, and says why it gives up', async () => {
+    rpc.dropped = Number.POSITIVE_INFINITY
+    // Each getBlockHeight moves 150: the first lands on lastValidBlockHeight itself, still valid.
+    rpc.heightStep = 150
+    const connection = openConnection(rpc.url)
+    await assert.rejects(
+      sendJobsTransaction(connection, [transfer()], [payer], off),
+      (error: {code: string; message: string; hint: string}) => {
+        assert.equal(error.code, 'transaction_expired')
+        assert.equal(error.message, 'the transaction was not confirmed before its blockhash expired')
+        assert.match(error.hint, /^nothing was done; the network may be congested/)
+        return true
+      },
+    )
+    assert.equal(asked('getBlockHeight').length, 6, 'two looks per blockhash, three blockhashes')
+  })
+
+  it('sends the same bytes again every 2 s, without preflight, until they land', async () => {
+    rpc.dropped = 1
+    const connection = openConnection(rpc.url)
+    const started = Date.now()
+    await sendJobsTransaction(connection, [transfer()], [payer], off)
+    const sends = asked('sendTransaction')
+    assert.equal(sends.length, 2)
+    assert.equal(sends[0]!.params[0], sends[1]!.params[0])
+    assert.equal((sends[1]!.params[1] as {skipPreflight: boolean}).skipPreflight, true)
+    assert.ok(Date.now() - started >= 2000)
+  })
+
+  it('a resend the node refuses without a simulation is the RPC node failing (exit 5)', async () => {
+    rpc.dropped = 1
+    const connection = openConnection(rpc.url)
+    setTimeout(() => (rpc.sendError = {code: -32603, message: 'Internal error'}), 500)
+    await assert.rejects(
+      sendJobsTransaction(connection, [transfer()], [payer], off),
+      (error: {code: string; exitCode: number}) => {
+        assert.deepEqual([error.code, error.exitCode], ['rpc_failed', 5])
+        return true
+      },
+    )
+  })
+
+  it('refuses a keypair whose halves differ, and an instruction whose signer was not given', async () => {
+    const bad = Keypair.fromSecretKey(
+      Uint8Array.from([...payer.secretKey.subarray(0, 32), ...Keypair.generate().publicKey.toBytes()]),
+      {
+        skipValidation: true,
+      },
+    )
+    const connection = openConnection(rpc.url)
+    await assert.rejects(
+      sendJobsTransaction(connection, [transfer()], [bad], off),
+      /the keypair of .* does not match its secret key/,
+    )
+    const other = Keypair.generate()
+    const needsOther = SystemProgram.transfer({fromPubkey: other.publicKey, toPubkey: payer.publicKey, lamports: 1})
+    await assert.rejects(
+      sendJobsTransaction(connection, [needsOther], [payer], off),
+      new RegExp(`no signer for ${other.publicKey.toBase58()}`),
+    )
+  })
+
+  it('reads errors line by line: no hint without logs, a token 0x1 anywhere is lacking funds, first lines trimmed', async () => {
+    rpc.simulationError = {err: {InstructionError: [0, {Custom: 3}]}, logs: null}
+    await assert.rejects(
+      prepareTransaction(openConnection(rpc.url), [transfer()], [payer], off),
+      (error: {hint?: string}) => {
+        assert.equal(error.hint, undefined)
+        return true
+      },
+    )
+    rpc.simulationError = {
+      err: {InstructionError: [0, 'Custom']},
+      logs: ['Program tokenkeg failed: custom program error: 0x1', 'Program tokenkeg consumed 100 units'],
+    }
+    await assert.rejects(
+      prepareTransaction(openConnection(rpc.url), [transfer()], [payer], off),
+      (error: {code: string}) => {
+        assert.equal(error.code, 'insufficient_balance')
+        return true
+      },
+    )
+    rpc.simulationError = null
+    rpc.sendError = {code: -32002, message: 'Transaction simulation failed: boom   \nmore', data: {logs: []}}
+    await assert.rejects(
+      sendJobsTransaction(openConnection(rpc.url), [transfer()], [payer], off),
+      (error: {message: string}) => {
+        assert.equal(error.message, 'the transaction failed: Transaction simulation failed: boom')
+        return true
+      },
+    )
+    rpc.sendError = null
+    rpc.statusError = {InstructionError: [0, {Custom: 6002}]}
+    await assert.rejects(
+      sendJobsTransaction(openConnection(rpc.url), [transfer()], [payer], off),
+      (error: {hint?: string}) => {
+        assert.equal(error.hint, undefined, 'a landed failure has no logs to show')
+        return true
+      },
+    )
+  })
+})
+
+function base58Signature(tx: {signature: Buffer | null}): string {
+  return bs58.encode(tx.signature!)
+}
