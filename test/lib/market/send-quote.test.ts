@@ -366,6 +366,23 @@ describe('market/send: what is asked of the node, and the sending loop', functio
     )
   })
 
+  it('a resend the node refuses with program logs is the transaction failing, with them as the hint', async () => {
+    rpc.dropped = 1
+    const connection = openConnection(rpc.url)
+    setTimeout(
+      () => (rpc.sendError = {code: -32002, message: 'Transaction failed', data: {logs: ['Program x failed']}}),
+      500,
+    )
+    await assert.rejects(
+      sendJobsTransaction(connection, [transfer()], [payer], off),
+      (error: {code: string; hint: string}) => {
+        assert.equal(error.code, 'transaction_failed')
+        assert.equal(error.hint, 'program logs: Program x failed')
+        return true
+      },
+    )
+  })
+
   it('refuses a keypair whose halves differ, and an instruction whose signer was not given', async () => {
     const bad = Keypair.fromSecretKey(
       Uint8Array.from([...payer.secretKey.subarray(0, 32), ...Keypair.generate().publicKey.toBytes()]),
