@@ -145,16 +145,22 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
   return {view, report, lines}
 }
 
-/** Reads the chain every pollMs until `done` holds. */
+/**
+ * Reads the chain every pollMs until `done` holds. `retryFailedReads`: a read that fails is tried again at the next
+ * tick (a watch in the background), instead of failing the wait.
+ */
 async function pollUntil(
   net: MarketNetwork,
   job: PublicKey,
   done: (view: JobView) => boolean,
-  options: Pick<JobLogsOptions, 'signal' | 'pollMs'>,
+  options: Pick<JobLogsOptions, 'signal' | 'pollMs'> & {retryFailedReads?: boolean},
 ): Promise<JobView> {
   for (;;) {
-    const view = await readJob(net.connection, net.programId, job)
-    if (done(view)) return view
+    const view = await readJob(net.connection, net.programId, job).catch((error: unknown) => {
+      if (options.retryFailedReads) return null
+      throw error
+    })
+    if (view && done(view)) return view
     await pause(options.pollMs ?? 1000, options.signal)
   }
 }
@@ -244,9 +250,15 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
       current?.close()
     }
   }, 50)
-  const poll = options.follow
-    ? watchChain(net, view.address, options.pollMs ?? 1000, () => (endedAt ??= Date.now()))
-    : null
+  // While following, the chain is watched in the background for the job's end.
+  const stopWatching = new AbortController()
+  if (options.follow) {
+    const final = {pollMs: options.pollMs, signal: stopWatching.signal, retryFailedReads: true}
+    pollUntil(net, view.address, (v) => isFinal(v.status), final).then(
+      () => (endedAt ??= Date.now()),
+      () => undefined,
+    )
+  }
   try {
     for (let attempt = 0; !stopping;) {
       replay.reconnected()
@@ -271,20 +283,19 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
       }
       if (end.frames > 0) attempt = 0
       attempt++
+      const why = end.error ?? `${end.code} ${end.reason}`.trim()
       if (!options.follow && attempt > 3) {
-        options.notice(`Could not read the node's API at ${base}: ${end.error ?? `${end.code} ${end.reason}`}`)
+        options.notice(`Could not read the node's API at ${base}: ${why}`)
         break
       }
       const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** (attempt - 1))
-      options.notice(
-        `Lost the node API (${end.error ?? `${end.code} ${end.reason}`.trim()}); reconnecting in ${delay} ms`,
-      )
+      options.notice(`Lost the node API (${why}); reconnecting in ${delay} ms`)
       await sleep(delay, undefined, {signal: options.signal}).catch(() => undefined)
       if (options.signal?.aborted) break
     }
   } finally {
     clearInterval(watch)
-    poll?.stop()
+    stopWatching.abort()
   }
   if (options.signal?.aborted) throw interrupted()
   if (refusal !== null) {
@@ -297,20 +308,3 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
 
 /** Types of the node's `/log` entries worth showing besides container lines. */
 const PROGRESS_TYPES = new Set(['info', 'success', 'error', 'process', 'stop'])
-
-/** Reads the job from the chain every `ms` and calls `ended` once it is final. */
-function watchChain(net: MarketNetwork, job: PublicKey, ms: number, ended: () => void): {stop(): void} {
-  let stopped = false
-  void (async () => {
-    while (!stopped) {
-      try {
-        const view = await readJob(net.connection, net.programId, job)
-        if (isFinal(view.status)) return ended()
-      } catch {
-        // A failed read is tried again at the next tick.
-      }
-      await sleep(ms)
-    }
-  })()
-  return {stop: () => (stopped = true)}
-}

@@ -114,12 +114,12 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
   const preset = NETWORK_PRESETS[network]
   const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
   const mint = preset.mint!
-  const market = settingValue(network, SETTINGS.market, undefined, env)
   const value = (setting: Setting) => settingValue(network, setting, undefined, env)
+  const market = value(SETTINGS.market)
   const networkHost = settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? preset.networkHost
   const override = (setting: Setting, derived: () => PublicKey) => {
-    const value = settingValue(network, setting, undefined, env)
-    return value ? address(setting, value) : derived()
+    const given = value(setting)
+    return given ? address(setting, given) : derived()
   }
   return {
     name: network,

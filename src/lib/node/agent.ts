@@ -21,7 +21,7 @@ import {bytesToIpfsHash} from '../market/ipfs-hash.js'
 import {exposedPorts, portLabel} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
-import {FeedRegistry, type JobFeed} from './api/feed.js'
+import {FeedRegistry, type JobFeed, type OpInfo} from './api/feed.js'
 import type {Endpoint, NodeApiHost} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
@@ -409,9 +409,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
         const jobStopped = active.ended || active.stopRequested
         const how = {acceptStop: service?.expired() ?? false, jobStopped, jobExpired: active.timedOut}
         const goOn = result.add(outcome, how)
-        const opStatus = outcome.stopped ? 'stopped' : outcome.exitCode === 0 ? 'success' : 'failed'
         feed.notice('info', `Operation ${plan.id}: exited with code ${outcome.exitCode}`)
-        feed.opEnded(plan.id, outcome.exitCode, opStatus)
+        // The status the result gives it, so `/job/<job>/info` and the recorded result never disagree.
+        feed.opEnded(plan.id, outcome.exitCode, result.lastOpStatus as OpInfo['status'])
         if (!goOn) break
       } finally {
         await resources.cleanup()

@@ -74,11 +74,6 @@ export class Gateway {
     this.nodeApi = {label: node.toLowerCase(), api}
   }
 
-  /** The URL of the node API of `node` (mounted with mountNodeApi). */
-  nodeApiUrl(node: string): string {
-    return `http://${node}.${GATEWAY_DOMAIN}:${this.port}`
-  }
-
   /** Announces a job's exposed ports (the first one also at the job's URL): each answers 404 until `ready`. */
   register(job: string, ports: readonly number[]): void {
     const [primary] = ports

@@ -46,6 +46,11 @@ export class ResultBuilder {
     return false
   }
 
+  /** The status the last operation added was given: `success`, `failed` or `stopped`. */
+  get lastOpStatus(): OpState['status'] | undefined {
+    return this.ops.at(-1)?.status
+  }
+
   /** Notes something the poster should know about how the job ran. */
   notice(text: string): void {
     this.notices.add(text)

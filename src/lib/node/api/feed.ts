@@ -174,10 +174,6 @@ export class JobFeed {
     return () => this.listeners.delete(listener)
   }
 
-  get followerCount(): number {
-    return this.followers.size
-  }
-
   private history(follower: Follower): FeedEntry[] {
     const entries: FeedEntry[] = []
     for (const ring of this.rings.values()) {
