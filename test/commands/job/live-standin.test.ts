@@ -163,6 +163,44 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
     assert.equal(ended.stdout, 'from the result\n')
   })
 
+  it("job logs: another wallet than the poster is exit 6 before connecting; a node's 3000 close is exit 6", async () => {
+    const job = Keypair.generate().publicKey
+    const node = Keypair.generate().publicKey
+    const poster = Keypair.generate().publicKey
+    putJobAccount(rpc, 'devnet', job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 0, payer: poster})
+    putRunAccount(rpc, 'devnet', job, node, poster, Math.floor(Date.now() / 1000))
+    const server = createServer()
+    const wss = new WebSocketServer({server})
+    let connections = 0
+    wss.on('connection', (ws) => {
+      connections++
+      ws.on('message', () => ws.close(3000, 'Unauthorized Request'))
+    })
+    const url = await listen(server)
+    try {
+      const env = {...box.env, GPUNET_IPFS_GATEWAY: pinning.url, GPUNET_NODE_API_URL: url}
+      const other = await runCli(args('job', 'logs', job.toBase58(), '--json'), {env})
+      assert.equal(other.code, 6)
+      const error = (JSON.parse(other.stdout) as {error: {code: string; message: string}}).error
+      assert.equal(error.code, 'not_poster')
+      assert.equal(error.message, `only the poster of job ${job.toBase58()} may read its live logs from its node`)
+      assert.equal(connections, 0, 'nothing was sent to the node')
+      // The wallet's own job, which the node refuses all the same.
+      const mine = Keypair.generate().publicKey
+      putJobAccount(rpc, 'devnet', mine, {ipfsJob: cidDigest(cid), timeout: 600n, state: 0, payer: wallet.publicKey})
+      putRunAccount(rpc, 'devnet', mine, node, wallet.publicKey, Math.floor(Date.now() / 1000))
+      const refused = await runCli(args('job', 'logs', mine.toBase58(), '--follow'), {env})
+      assert.equal(refused.code, 6)
+      assert.match(
+        refused.stderr,
+        new RegExp(`Error: the node API refused to stream job ${mine.toBase58()}: Unauthorized Request`),
+      )
+    } finally {
+      for (const client of wss.clients) client.terminate()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   /** A stand-in indexer: `answer` decides each response; every query is recorded. */
   async function indexer(answer: (query: URLSearchParams, res: ServerResponse) => void) {
     const queries: URLSearchParams[] = []
@@ -250,6 +288,31 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
       const table = await runCli(args('job', 'list'), {env})
       assert.match(table.stdout, /^ADDRESS +STATE +MARKET +START +DURATION +COST\nJobA +COMPLETED/)
       assert.match(table.stderr, /More: --offset 2/)
+    } finally {
+      await stand.close()
+    }
+  })
+
+  it('job list: an indexer that fails or answers no list is exit 5, naming it, with --source chain as the hint', async () => {
+    let answer = 500
+    const stand = await indexer((_q, res) => {
+      res.writeHead(answer, {'content-type': 'application/json'})
+      res.end(answer === 200 ? '{"nope": 1}' : 'broken')
+    })
+    try {
+      const env = {...box.env, GPUNET_INDEXER_URL: stand.url}
+      for (const [status, why] of [
+        [500, 'it answered 500'],
+        [200, 'its answer has no jobs list'],
+      ] as const) {
+        answer = status
+        const out = await runCli(args('job', 'list', '--json'), {env})
+        assert.equal(out.code, 5)
+        const error = (JSON.parse(out.stdout) as {error: {code: string; message: string; hint: string}}).error
+        assert.equal(error.code, 'indexer_unavailable')
+        assert.equal(error.message, `could not list jobs from the indexer at ${stand.url}: ${why}`)
+        assert.match(error.hint, /--source chain/)
+      }
     } finally {
       await stand.close()
     }
