@@ -13,7 +13,7 @@ import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {marketNetwork, type MarketNetwork} from '../../../src/lib/market/connect.js'
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
-import {listJob, quotePost} from '../../../src/lib/market/post.js'
+import {ataInstruction, listJob, quotePost} from '../../../src/lib/market/post.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {JOB_CID} from '../../helpers/market.js'
 import {allocated, MARKET_TIMEOUT, PRICE, REFERENCE, seedNetwork, SIZES} from '../../helpers/standin-network.js'
@@ -167,6 +167,7 @@ describe('market/post: quoting and listing a job', function () {
     const error = await refusal(quotePost(net, wallet, DEVNET.market!, JOB_CID, 0n))
     assert.equal(error.code, 'invalid_timeout')
     assert.equal(error.exitCode, 2)
+    assert.equal(error.message, 'the timeout must be a positive number of seconds')
     assert.ok(!rpc.requests.some((r) => r.method === 'simulateTransaction'))
   })
 
@@ -190,6 +191,7 @@ describe('market/post: quoting and listing a job', function () {
       expectedVault: expected.toBase58(),
     })
     assert.match(error.message, new RegExp(expected.toBase58()))
+    assert.match((error as {hint?: string}).hint ?? '', /check --market and --network/)
   })
 
   it('takes a market whose vault is its own PDA', async () => {
@@ -228,6 +230,7 @@ describe('market/post: quoting and listing a job', function () {
     assert.equal(error.code, 'insufficient_balance')
     assert.equal(error.exitCode, 4)
     assert.equal(error.fields!.tokensNeeded, String(PRICE * MARKET_TIMEOUT))
+    assert.equal(error.fields!.lamportsNeeded, String(jobRent + runRent), 'no token account rent counted')
   })
 
   it('exits 4 when the tokens cover all but one base unit of the deposit, before simulating', async () => {
@@ -261,6 +264,19 @@ describe('market/post: quoting and listing a job', function () {
     const error = await refusal(quotePost(net, wallet, Keypair.generate().publicKey, JOB_CID))
     assert.equal(error.code, 'market_not_found')
     assert.equal(error.exitCode, 7)
+  })
+
+  it("makes the token account of an owner off the curve (a program's address) at its associated address", () => {
+    const [pda] = PublicKey.findProgramAddressSync([Buffer.from('owner')], DEVNET.programId)
+    const ix = ataInstruction(net, pda, owner.publicKey)
+    const [expected] = PublicKey.findProgramAddressSync(
+      [pda.toBuffer(), TOKEN_PROGRAM_ID.toBuffer(), DEVNET.mint!.toBuffer()],
+      new PublicKey(ATA_PROGRAM),
+    )
+    assert.deepEqual(
+      ix.keys.slice(0, 3).map((k) => k.pubkey.toBase58()),
+      [owner.publicKey.toBase58(), expected.toBase58(), pda.toBase58()],
+    )
   })
 
   it('exits 2 with no content store configured, before asking the RPC node anything', async () => {
