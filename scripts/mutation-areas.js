@@ -29,7 +29,7 @@ export const AREAS = {
     ],
   },
   'market-send': {
-    mutate: ['src/lib/market/send.ts'],
+    mutate: ['src/lib/market/send.ts', 'src/lib/market/sign.ts'],
     spec: [
       'test/lib/market/send.test.ts',
       'test/lib/market/send-fee-cap.test.ts',
@@ -48,7 +48,8 @@ export const AREAS = {
   },
   'jobs-program': {
     mutate: ['src/lib/localnet/jobs-program/**/*.ts'],
-    spec: ['test/lib/localnet/jobs-program.test.ts'],
+    // The tables first: a mutant of a table built at load time runs every test until one fails.
+    spec: ['test/lib/localnet/jobs-program-tables.test.ts', 'test/lib/localnet/jobs-program.test.ts'],
   },
   'node-api': {
     mutate: ['src/lib/node-api/protocol.ts'],

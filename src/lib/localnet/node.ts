@@ -18,7 +18,6 @@ import {
   PublicKey,
   SystemProgram,
   SYSVAR_RENT_PUBKEY,
-  Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js'
 import {LiteSvm} from 'litesvm/dist/internal.js'
@@ -28,6 +27,7 @@ import {decodeMarketAccount, QueueType} from '../market/accounts.js'
 import {jobsInstruction} from '../market/instructions.js'
 import {NETWORK_PRESETS, TOKEN_DECIMALS} from '../market/networks.js'
 import {findStakeAddress, findVaultAddress} from '../market/pda.js'
+import {signedTransaction, signingKeys} from '../market/sign.js'
 import {loadOrCreateKeypair, readKeypair} from '../wallet.js'
 import {Chain} from './chain.js'
 import {faucetInstructions, type FundAmounts} from './faucet.js'
@@ -317,9 +317,10 @@ export class Localnet {
 
   /** Signs with the faucet (fee payer, market authority and admin) and `signers`; lands the transaction or throws. */
   submit(instructions: TransactionInstruction[], signers: Keypair[]): string {
-    const tx = new Transaction({feePayer: this.faucet.publicKey, ...this.chain.latestBlockhash()}).add(...instructions)
-    tx.sign(this.faucet, ...signers)
-    const outcome = this.chain.send(tx.serialize())
+    const keys = signingKeys([this.faucet, ...signers])
+    const {blockhash} = this.chain.latestBlockhash()
+    // The chain verifies the signatures; web3.js's sign and serialize would do the curve arithmetic in JavaScript.
+    const outcome = this.chain.send(signedTransaction(this.faucet.publicKey, blockhash, instructions, keys))
     if (outcome.kind === 'landed' && !outcome.execution.err) return outcome.signature
     const reason =
       outcome.kind === 'preflight-failed' && outcome.execution.err

@@ -4,8 +4,6 @@
  * fees over the accounts it writes (capped), then the same signed bytes resent until confirmed or their blockhash
  * expires, so a retry can never post twice.
  */
-import type {KeyObject} from 'node:crypto'
-
 import {
   type BlockhashWithExpiryBlockHeight,
   ComputeBudgetProgram,
@@ -17,11 +15,11 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js'
 
-import {signingKey, signMessage} from '../ed25519.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import {formatAmount} from './amounts.js'
 import {SIGNATURE_FEE, SOL_DECIMALS} from './balances.js'
 import {inFlight, rpcCall, rpcFailure} from './rpc.js'
+import {signedTransaction, signingKeys} from './sign.js'
 
 /** The percentile of recent prioritization fees paid (the median would stall half the time on a busy network). */
 export const PRIORITY_FEE_PERCENTILE = 75
@@ -140,7 +138,12 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
       attempt === 0 && Date.now() - prepared.blockhash.askedAt < FRESH_BLOCKHASH_MS
         ? prepared.blockhash
         : await rpcCall(connection, () => connection.getLatestBlockhash('confirmed'))
-    const raw = signTransaction(prepared, blockhash, keys)
+    const raw = signedTransaction(
+      prepared.signers[0]!.publicKey,
+      blockhash,
+      [...prepared.budget, ...prepared.instructions],
+      keys,
+    )
     const signature = await sendRaw(connection, raw, false)
     let lastSent = Date.now()
     for (let poll = 0; ; poll++) {
@@ -168,33 +171,6 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
       })
     }
   }
-}
-
-/** The signing key of each signer, by address (node:crypto's ed25519: no curve arithmetic in JavaScript). */
-function signingKeys(signers: Keypair[]): Map<string, KeyObject> {
-  const keys = new Map<string, KeyObject>()
-  for (const signer of signers) {
-    const key = signingKey(signer.secretKey)
-    if (!key) throw new Error(`the keypair of ${signer.publicKey.toBase58()} does not match its secret key`)
-    keys.set(signer.publicKey.toBase58(), key)
-  }
-  return keys
-}
-
-/** The wire bytes of the prepared transaction with this blockhash, signed by every signer its message names. */
-function signTransaction(prepared: PreparedTransaction, blockhash: string, keys: Map<string, KeyObject>): Buffer {
-  const message = new TransactionMessage({
-    payerKey: prepared.signers[0]!.publicKey,
-    recentBlockhash: blockhash,
-    instructions: [...prepared.budget, ...prepared.instructions],
-  }).compileToLegacyMessage()
-  const bytes = message.serialize()
-  const signatures = message.accountKeys.slice(0, message.header.numRequiredSignatures).map((address) => {
-    const key = keys.get(address.toBase58())
-    if (!key) throw new Error(`no signer for ${address.toBase58()}`)
-    return signMessage(bytes, key)
-  })
-  return Buffer.from(new VersionedTransaction(message, signatures).serialize())
 }
 
 /** Prepares and sends: the usual path when the fee need not be shown before a question. */

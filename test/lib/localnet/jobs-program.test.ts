@@ -21,7 +21,6 @@ import {
   PublicKey,
   SystemProgram,
   SYSVAR_RENT_PUBKEY,
-  Transaction,
   type TransactionInstruction,
 } from '@solana/web3.js'
 
@@ -50,7 +49,8 @@ import {
   QueueType,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../../src/lib/market/index.js'
-import {readKeypair} from '../../../src/lib/wallet.js'
+import {signedTransaction, signingKeys} from '../../../src/lib/market/sign.js'
+import {generateKeypair, readKeypair} from '../../../src/lib/wallet.js'
 import {rpc, useLocalnet} from '../../helpers/localnet.js'
 import {JOB_CID} from '../../helpers/market.js'
 
@@ -97,20 +97,14 @@ describe('localnet jobs program: the deployed program rules', function () {
     const required = new Set(attempt.ix.keys.filter((k) => k.isSigner).map((k) => k.pubkey.toBase58()))
     const feePayer = attempt.signers[0]!
     required.add(feePayer.publicKey.toBase58())
-    const tx = new Transaction({feePayer: feePayer.publicKey, ...t.ln.node.chain.latestBlockhash()}).add(
-      ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}),
-      attempt.ix,
+    // Signed with node:crypto (web3.js signs and re-verifies in JavaScript, most of this suite's time).
+    const raw = signedTransaction(
+      feePayer.publicKey,
+      t.ln.node.chain.latestBlockhash().blockhash,
+      [ComputeBudgetProgram.setComputeUnitLimit({units: 200_000 + unique++}), attempt.ix],
+      signingKeys(attempt.signers.filter((s) => required.has(s.publicKey.toBase58()))),
     )
-    const seen = new Set<string>()
-    tx.sign(
-      ...attempt.signers.filter((s) => {
-        const key = s.publicKey.toBase58()
-        if (!required.has(key) || seen.has(key)) return false
-        seen.add(key)
-        return true
-      }),
-    )
-    return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [tx.serialize().toString('base64'), {encoding: 'base64'}])
+    return rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [raw.toString('base64'), {encoding: 'base64'}])
   }
 
   async function ok(attempt: Attempt): Promise<void> {
@@ -1761,13 +1755,15 @@ describe('localnet jobs program: the deployed program rules', function () {
       const m = await market({jobPrice: 0n})
       const poster = party()
       for (let i = 0; i < 314; i++) {
-        const jobKey = Keypair.generate()
-        const run = Keypair.generate()
-        const tx = new Transaction({feePayer: poster.key, ...t.ln.node.chain.latestBlockhash()}).add(
-          listIx(m, poster, jobKey, run).ix,
+        const jobKey = generateKeypair()
+        const run = generateKeypair()
+        const raw = signedTransaction(
+          poster.key,
+          t.ln.node.chain.latestBlockhash().blockhash,
+          [listIx(m, poster, jobKey, run).ix],
+          signingKeys([poster.kp, jobKey, run]),
         )
-        tx.sign(poster.kp, jobKey, run)
-        const outcome = t.ln.node.chain.send(tx.serialize())
+        const outcome = t.ln.node.chain.send(raw)
         assert.ok(outcome.kind === 'landed' && !outcome.execution.err, JSON.stringify(outcome))
       }
       assert.equal(marketOf(m.key).queue.length, 314)

@@ -1,0 +1,132 @@
+/**
+ * The localnet jobs program's tables against the reference, without a chain: each instruction's accounts (order,
+ * writable, signer) as the IDL declares them, and every error's number and message as reference section 5 gives
+ * them. jobs-program.test.ts proves the behaviour; these run first in the `jobs-program` mutation area, so a
+ * mutant of a table (built when the module loads, so every test would otherwise run for it) is caught at once.
+ */
+import {strict as assert} from 'node:assert'
+import {readFileSync} from 'node:fs'
+
+import {AnchorError, JobsError, NosanaError, StakingError} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {INSTRUCTIONS} from '../../../src/lib/localnet/jobs-program/handlers.js'
+
+interface Idl {
+  instructions: {name: string; accounts: {name: string; isMut: boolean; isSigner: boolean}[]}[]
+  errors: {code: number; name: string; msg: string}[]
+}
+/** The copy of reference/jobs-program-idl.json the localnet ships (equal to the reference). */
+const IDL = JSON.parse(
+  readFileSync(new URL('../../../src/lib/localnet/jobs-program/idl.json', import.meta.url), 'utf8'),
+) as Idl
+
+/**
+ * The IDL's accounts as the deployed program takes them (reference section 4, which the IDL predates in two ways):
+ * the `run` of `list` and `work` is an UncheckedAccount whose signature a constraint requires (MissingSignature,
+ * 6003), not an Anchor Signer; and `finish` takes `payer_run` before `payer_job` and no `project`.
+ */
+function deployed(
+  name: string,
+  accounts: Idl['instructions'][number]['accounts'],
+): Idl['instructions'][number]['accounts'] {
+  if (name === 'list' || name === 'work') {
+    return accounts.map((a) => (a.name === 'run' ? {...a, isSigner: false} : a))
+  }
+  if (name !== 'finish') return accounts
+  const byName = new Map(accounts.map((a) => [a.name, a]))
+  const order = [
+    'job',
+    'run',
+    'market',
+    'vault',
+    'deposit',
+    'user',
+    'payerRun',
+    'payerJob',
+    'authority',
+    'tokenProgram',
+  ]
+  return order.map((n) => byName.get(n)!)
+}
+
+describe('localnet jobs program: its tables against the reference', () => {
+  it('declares every instruction of the IDL, in its order', () => {
+    assert.deepEqual(
+      Object.keys(INSTRUCTIONS),
+      IDL.instructions.map((i) => i.name),
+    )
+  })
+
+  for (const instruction of IDL.instructions) {
+    it(`${instruction.name}: the accounts of reference section 4, each writable and signer as declared`, () => {
+      const declared = INSTRUCTIONS[instruction.name as keyof typeof INSTRUCTIONS].accounts.map((a) => ({
+        name: a.name,
+        isMut: a.mut === true,
+        // A Signer, or an account `init` creates at a fresh key (which must sign for its creation).
+        isSigner: a.kind === 'signer' || a.init !== undefined,
+      }))
+      assert.deepEqual(declared, deployed(instruction.name, instruction.accounts))
+    })
+  }
+
+  it("has the jobs program's own errors as the IDL lists them (5.1)", () => {
+    assert.deepEqual(
+      Object.values(JobsError).map((e) => ({code: e.code, name: e.name, msg: e.message})),
+      IDL.errors,
+    )
+  })
+
+  // 6004, 6005, 6009 and 6010 are never raised by the jobs program, so the localnet does not carry them.
+  it("has nosana-common's errors the jobs program raises, as reference 5.2 gives them", () => {
+    assert.deepEqual(
+      Object.values(NosanaError).map((e) => [e.code, e.name, e.message]),
+      [
+        [6000, 'Unauthorized', 'This account is not authorized to perform this action.'],
+        [6001, 'InvalidOwner', 'This account is owned by an invalid program.'],
+        [6002, 'LamportsNonNull', 'This account has lamports.'],
+        [6003, 'MissingSignature', 'This account is missing a signature.'],
+        [6006, 'InvalidMint', 'This mint is invalid.'],
+        [6007, 'InvalidVault', 'This account has an invalid vault.'],
+        [6008, 'InvalidPayer', 'This payer account is not valid.'],
+        [6011, 'InvalidATA', 'This Associated Token Account is not valid.'],
+      ],
+    )
+  })
+
+  it("has staking's InvalidStakeAccount as reference 5.3 gives it", () => {
+    assert.deepEqual(
+      Object.values(StakingError).map((e) => [e.code, e.name, e.message]),
+      [[6012, 'InvalidStakeAccount', 'This stake does not belong to the authority.']],
+    )
+  })
+
+  it("has Anchor's errors as reference 5.4 gives them", () => {
+    assert.deepEqual(
+      Object.values(AnchorError).map((e) => [e.code, e.name, e.message]),
+      [
+        [101, 'InstructionFallbackNotFound', 'Fallback functions are not supported'],
+        [102, 'InstructionDidNotDeserialize', 'The program could not deserialize the given instruction'],
+        [2000, 'ConstraintMut', 'A mut constraint was violated'],
+        [2002, 'ConstraintSigner', 'A signer constraint was violated'],
+        [2006, 'ConstraintSeeds', 'A seeds constraint was violated'],
+        [2011, 'ConstraintClose', 'A close constraint was violated'],
+        [2040, 'ConstraintDuplicateMutableAccount', 'A duplicate mutable account constraint was violated'],
+        [3001, 'AccountDiscriminatorNotFound', 'No discriminator was found on the account'],
+        [3002, 'AccountDiscriminatorMismatch', 'Account discriminator did not match what was expected'],
+        [3003, 'AccountDidNotDeserialize', 'Failed to deserialize the account'],
+        [3004, 'AccountDidNotSerialize', 'Failed to serialize the account'],
+        [3005, 'AccountNotEnoughKeys', 'Not enough account keys given to the instruction'],
+        [3007, 'AccountOwnedByWrongProgram', 'The given account is owned by a different program than expected'],
+        [3008, 'InvalidProgramId', 'Program ID was not as expected'],
+        [3009, 'InvalidProgramExecutable', 'Program account is not executable'],
+        [3010, 'AccountNotSigner', 'The given account did not sign'],
+        [3012, 'AccountNotInitialized', 'The program expected this account to be already initialized'],
+        [3015, 'AccountSysvarMismatch', 'The given public key does not match the required sysvar'],
+        [
+          4101,
+          'TryingToInitPayerAsProgramAccount',
+          'You cannot/should not initialize the payer account as a program account',
+        ],
+      ],
+    )
+  })
+})
