@@ -56,8 +56,13 @@ export const AREAS = {
     spec: ['test/lib/node-api/protocol.test.ts'],
   },
   definition: {
-    mutate: ['src/lib/definition/**/*.ts', '!src/lib/definition/fast-path/generated.ts'],
-    spec: ['test/lib/definition/*.test.ts'],
+    // The generated validators are checked against their sources (fast-path.test.ts, network-form.test.ts).
+    mutate: [
+      'src/lib/definition/**/*.ts',
+      '!src/lib/definition/fast-path/generated.ts',
+      '!src/lib/definition/network-form/nosana-validator.generated.ts',
+    ],
+    spec: ['test/lib/definition/*.test.ts', 'test/conformance/network-form.test.ts', 'test/lib/templates.test.ts'],
   },
 }
 

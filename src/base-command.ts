@@ -115,7 +115,7 @@ export function renderFailure(failure: GpunetError, json: boolean, options: {jso
     return
   }
   // A cancellation is the user's own choice, not an error: "Cancelled." alone says it.
-  const cancelled = failure.exitCode === ExitCode.CANCELLED
+  const cancelled = ([ExitCode.CANCELLED, ExitCode.TERMINATED, ExitCode.HANGUP] as number[]).includes(failure.exitCode)
   const lines = [cancelled ? failure.message : `${stderrColors.red('Error:')} ${failure.message}`]
   if (failure.hint) lines.push(`${stderrColors.dim('Hint:')} ${failure.hint}`)
   if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)

@@ -10,7 +10,8 @@ import type {NetworkChange} from './lib/definition/network-form/translate.js'
 import type {NetworkDefinition} from './lib/definition/network-form/types.js'
 import type {PostableDefinition} from './lib/definition/upload.js'
 import {computeCidV0} from './lib/ipfs/cid.js'
-import {defaultWaitPoint, jobEndedBadly, waitForJob} from './lib/job/follow.js'
+import type {GpunetError} from './lib/errors.js'
+import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from './lib/job/follow.js'
 import {checkSecretsStored, localnetRunProblem} from './lib/job/preflight.js'
 import type {WaitPoint} from './lib/job/wait-point.js'
 import {type AmountJson, amountJson} from './lib/market/amounts.js'
@@ -153,12 +154,18 @@ export abstract class PostCommand extends BaseCommand {
     }
 
     const wait = flags.wait || flags['wait-for'] !== undefined
+    // Stopped waiting (a signal, the deadline): the job goes on, and its report says where it is.
+    let waitStopped: GpunetError | null = null
     const waited = wait
       ? await waitForJob(net, posted.job, {
           until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
           timeoutSeconds: flags['wait-timeout'],
           definition,
           logs: flags.logs ? {wallet: async () => wallet} : undefined,
+        }).catch((error: unknown) => {
+          if (!stoppedWaiting(error)) throw error
+          waitStopped = error
+          return null
         })
       : null
     if (exposes && network === 'localnet' && !net.gatewayUrl) {
@@ -190,7 +197,7 @@ export abstract class PostCommand extends BaseCommand {
       this.say()
       this.say(result)
     }
-    return this.failWithReport(report, wait ? jobEndedBadly(network, report) : null)
+    return this.failWithReport(report, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
   }
 
   /** On localnet, refuses (exit 5) a job its node would never run, or with --queue-anyway warns about it. */

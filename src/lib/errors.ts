@@ -13,8 +13,12 @@ export const ExitCode = {
   /** `job logs`: the job was stopped before it finished (its poster ended it, or its node gave it up). */
   JOB_STOPPED: 9,
   TIMEOUT: 124,
+  /** A hangup (SIGHUP: the terminal closed) during `--wait` or `job logs --follow`: 128 + 1. */
+  HANGUP: 129,
   /** The user cancelled: Ctrl+C or Ctrl+D at a prompt, "no" to a confirmation, Ctrl+C during `--wait`. */
   CANCELLED: 130,
+  /** SIGTERM during `--wait` or `job logs --follow` (how CI runners cancel a step): 128 + 15. */
+  TERMINATED: 143,
 } as const
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]

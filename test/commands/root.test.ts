@@ -130,6 +130,7 @@ describe('gpunet (root)', () => {
       assert.match(help.stdout, /^ {2}8 {4}--wait saw the job end failed or stopped/m)
       assert.match(help.stdout, /^ {2}124 {2}--wait ran out of time/m)
       assert.match(help.stdout, /^ {2}130 {2}.*Ctrl\+C during --wait \(the job goes on\)$/m)
+      assert.match(help.stdout, /^ {2}143 {2}SIGTERM during --wait, as CI cancels \(the job goes on\)$/m)
     }
   })
 })

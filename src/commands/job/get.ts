@@ -3,7 +3,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, waitFlags} from '../../flags.js'
-import {defaultWaitPoint, jobEndedBadly, waitForJob} from '../../lib/job/follow.js'
+import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
 import type {WaitPoint} from '../../lib/job/wait-point.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
@@ -29,7 +29,9 @@ EXIT CODES
   7    no job at that address; with --out, no result yet
   8    --wait saw the job end failed or stopped (the report is printed)
   124  --wait ran out of time (--wait-timeout)
-  130  Ctrl+C during --wait (the job goes on)`
+  129  SIGHUP during --wait (the job goes on)
+  130  Ctrl+C during --wait (the job goes on)
+  143  SIGTERM during --wait, as CI cancels (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
@@ -63,13 +65,20 @@ EXIT CODES
     let view = await readJob(net.connection, net.programId, address)
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
     const wait = flags.wait || flags['wait-for'] !== undefined
+    // Stopped waiting (a signal, the deadline): the job goes on, and its report says where it is.
+    let waitStopped: GpunetError | null = null
     if (wait && !isFinal(view.status)) {
-      view = await waitForJob(net, address, {
-        until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
-        timeoutSeconds: flags['wait-timeout'],
-        definition,
-        logs: flags.logs ? {wallet: () => loadWallet({path: flags.wallet})} : undefined,
-      })
+      view =
+        (await waitForJob(net, address, {
+          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
+          timeoutSeconds: flags['wait-timeout'],
+          definition,
+          logs: flags.logs ? {wallet: () => loadWallet({path: flags.wallet})} : undefined,
+        }).catch((error: unknown) => {
+          if (!stoppedWaiting(error)) throw error
+          waitStopped = error
+          return null
+        })) ?? (await readJob(net.connection, net.programId, address))
     }
     const report = await jobInfo(net, view, definition)
     if (definition && exposedPorts(definition).length > 0 && report.serviceUrls.length === 0 && !isFinal(view.status)) {
@@ -87,7 +96,7 @@ EXIT CODES
       this.say(result)
     }
     const shown = written ? {...report, files: written} : report
-    return this.failWithReport(shown, wait ? jobEndedBadly(network, report) : null)
+    return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
   }
 
   /** `--out`: the result's files; a job without a result yet is exit 7, as there is nothing to write. */

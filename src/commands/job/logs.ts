@@ -4,7 +4,8 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand, renderFailure, toGpunetError} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {interruptible, jobEndedBadly} from '../../lib/job/follow.js'
+import {jobEndedBadly} from '../../lib/job/follow.js'
+import {interruptible} from '../../lib/job/stop-signals.js'
 import {jobLogs, type LogLine} from '../../lib/job/logs.js'
 import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
@@ -29,7 +30,9 @@ EXIT CODES
   7    no job at that address; or the job is QUEUED (no logs yet) without --follow
   8    the job ended failed
   9    the job was stopped before it finished (its poster ended it, or its node gave it up)
-  130  Ctrl+C (the job goes on)`
+  129  SIGHUP (the job goes on)
+  130  Ctrl+C (the job goes on)
+  143  SIGTERM, as CI runners cancel (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job logs 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --follow',

@@ -19,7 +19,9 @@ EXIT CODES
   5    a service unreachable; on localnet, no node would run the job
   8    --wait saw the job end failed or stopped
   124  --wait ran out of time (--wait-timeout)
-  130  cancelled, or Ctrl+C during --wait (the job goes on)`
+  129  SIGHUP during --wait (the job goes on)
+  130  cancelled, or Ctrl+C during --wait (the job goes on)
+  143  SIGTERM during --wait, as CI cancels (the job goes on)`
 
   static override examples = [
     '<%= config.bin %> job post --file job.json',

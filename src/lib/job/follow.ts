@@ -15,6 +15,7 @@ import type {Network} from '../network.js'
 import {startProgress} from '../progress.js'
 import type {Wallet} from '../wallet.js'
 import {jobLogs} from './logs.js'
+import {interruptible, stopExitCode} from './stop-signals.js'
 import {probeServices} from './readiness.js'
 import type {WaitPoint} from './wait-point.js'
 
@@ -33,7 +34,7 @@ export interface FollowOptions {
   definition: ExposingDefinition | null
   /** One line for each new thing seen: a status, then what the service answers. */
   progress: (line: string) => void
-  /** Aborted on Ctrl+C: following stops with exit 130, the job goes on. */
+  /** Aborted on Ctrl+C, SIGTERM or SIGHUP (the reason names it): following stops with 128 + its number. */
   signal?: AbortSignal
 }
 
@@ -51,14 +52,14 @@ export async function followJob(net: MarketNetwork, job: PublicKey, options: Fol
   }
   for (;;) {
     const view = await unlessAborted(readJob(net.connection, net.programId, job), options.signal)
-    if (!view) throw interrupted(net.name, address, status)
+    if (!view) throw interrupted(net.name, address, status, options.signal)
     status = view.status
     show(`Job ${address} is ${view.status}`)
     if (isFinal(view.status) || (view.status === 'RUNNING' && options.until === 'running')) return view
     let notReady: string | undefined
     if (view.status === 'RUNNING' && options.until === 'ready') {
       const readiness = await unlessAborted(serviceReadiness(net, address, options.definition), options.signal)
-      if (!readiness) throw interrupted(net.name, address, status)
+      if (!readiness) throw interrupted(net.name, address, status, options.signal)
       if (readiness.ready) return view
       notReady = readiness.detail
       show(`Job ${address} is RUNNING; waiting for its service: ${notReady}`)
@@ -121,16 +122,22 @@ function waitTimeout(
   })
 }
 
-function interrupted(network: Network, job: string, status: JobStatus | null): GpunetError {
+function interrupted(network: Network, job: string, status: JobStatus | null, signal?: AbortSignal): GpunetError {
+  const by = typeof signal?.reason === 'string' && signal.reason !== 'SIGINT' ? ` (${signal.reason})` : ''
   return new GpunetError(
     'wait_interrupted',
-    `Stopped following job ${job}; the job goes on${status ? ` (${status})` : ''}.`,
+    `Stopped following job ${job}${by}; the job goes on${status ? ` (${status})` : ''}.`,
     {
-      exitCode: ExitCode.CANCELLED,
+      exitCode: stopExitCode(signal),
       hint: `follow it again with \`${followCommand(network, job)}\`, or end it with \`gpunet job stop ${job}${networkFlag(network)}\``,
-      fields: {job, status},
+      fields: {job, status, signal: typeof signal?.reason === 'string' ? signal.reason : 'SIGINT'},
     },
   )
+}
+
+/** Whether `error` ended a `--wait` with the job still going (a signal, or the deadline): its report is wanted. */
+export function stoppedWaiting(error: unknown): error is GpunetError {
+  return error instanceof GpunetError && (error.code === 'wait_interrupted' || error.code === 'wait_timeout')
 }
 
 /** How long a job that ended may take to hand over its last live lines before `--wait` returns. */
@@ -174,21 +181,6 @@ export async function waitForJob(
     stopLogs.abort()
     await logs
     progress.stop()
-  }
-}
-
-/**
- * Runs `follow` with Ctrl+C (SIGINT) turned into an abort of its signal, so the job is left running and the
- * user is told how to follow it again; the default SIGINT behaviour comes back afterwards.
- */
-export async function interruptible<T>(follow: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController()
-  const abort = () => controller.abort()
-  process.on('SIGINT', abort)
-  try {
-    return await follow(controller.signal)
-  } finally {
-    process.off('SIGINT', abort)
   }
 }
 

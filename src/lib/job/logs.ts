@@ -15,6 +15,7 @@ import {isFinal, type JobView, readJob} from '../market/jobs.js'
 import {type FlogEntry, type NodeLogEntry, signHeader, type SocketPath} from '../node-api/protocol.js'
 import {subscribe, type Subscription} from '../node-api/client.js'
 import type {Wallet} from '../wallet.js'
+import {stopExitCode} from './stop-signals.js'
 
 /** One line of a job's output, as `job logs --json` prints it; `stream` is null where the node does not say. */
 export interface LogLine {
@@ -170,13 +171,13 @@ async function pause(ms: number, signal?: AbortSignal): Promise<void> {
   try {
     await sleep(ms, undefined, {signal})
   } catch {
-    throw interrupted()
+    throw interrupted(signal)
   }
 }
 
-function interrupted(): GpunetError {
+function interrupted(signal?: AbortSignal): GpunetError {
   return new GpunetError('logs_interrupted', 'Stopped reading the logs; the job goes on.', {
-    exitCode: ExitCode.CANCELLED,
+    exitCode: stopExitCode(signal),
   })
 }
 
@@ -297,7 +298,7 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     clearInterval(watch)
     stopWatching.abort()
   }
-  if (options.signal?.aborted) throw interrupted()
+  if (options.signal?.aborted) throw interrupted(options.signal)
   if (refusal !== null) {
     throw new GpunetError('node_api_refused', `the node API refused to stream job ${job}: ${refusal}`, {
       exitCode: ExitCode.DENIED,

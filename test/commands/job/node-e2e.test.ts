@@ -192,6 +192,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal((await get(running.serviceUrls[0]!.url)).status, 200, 'the URL stopped answering 404')
     const timedOut = await cli(['job', 'get', running.job, '--wait-for', 'done', '--wait-timeout', '1', '--json'])
     assert.equal(timedOut.code, 124)
+    assert.deepEqual([JSON.parse(timedOut.stdout).job, JSON.parse(timedOut.stdout).status], [running.job, 'RUNNING'])
     assert.deepEqual(JSON.parse(timedOut.stdout).error, {
       code: 'wait_timeout',
       message: `job ${running.job} is still RUNNING after 1 s`,

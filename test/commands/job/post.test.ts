@@ -215,13 +215,18 @@ describe('gpunet job post', function () {
   it('--wait gives up with exit 124 when no node takes the job in time', async () => {
     const result = await post(['--file', file, '--timeout', '60', '--wait', '--wait-timeout', '1'])
     assert.equal(result.code, 124)
-    assert.equal(result.stdout, '')
+    // The job goes on: its report is printed, then why the wait stopped.
+    assert.match(result.stdout, /^Posted job \w+ on localnet$/m)
     assert.match(result.stderr, /Error: job \w+ is still QUEUED after 1 s/)
     assert.match(result.stderr, /Hint: follow it with `gpunet job get \w+ --wait`/)
     const json = await post(['--file', file, '--timeout', '60', '--wait', '--wait-timeout', '1', '--json'])
     assert.equal(json.code, 124)
-    const {error} = JSON.parse(json.stdout) as {error: {code: string; job: string; status: string; timeout: number}}
+    const report = JSON.parse(json.stdout) as PostJson & {
+      error: {code: string; job: string; status: string; timeout: number}
+    }
+    const {error} = report
     assert.equal(error.code, 'wait_timeout')
+    assert.deepEqual([report.job, report.status], [error.job, 'QUEUED'], 'the job report, as exit 8 gives it')
     assert.deepEqual([error.status, error.timeout], ['QUEUED', 1])
     assert.ok(
       await chain.connection.getAccountInfo(new PublicKey(error.job)),
@@ -349,8 +354,15 @@ describe('gpunet job post', function () {
     ])
   })
 
-  it('Ctrl+C during --wait stops following with exit 130 and says how to follow the job, which goes on', async () => {
-    for (const json of [false, true]) {
+  // CI runners cancel a step with SIGTERM; a closed terminal sends SIGHUP. Each stops following as Ctrl+C does.
+  const stops = [
+    {signal: 'SIGINT', code: 130, json: false},
+    {signal: 'SIGTERM', code: 143, json: true},
+    {signal: 'SIGTERM', code: 143, json: false},
+    {signal: 'SIGHUP', code: 129, json: true},
+  ] as const
+  for (const {signal, code, json} of stops) {
+    it(`${signal} during --wait${json ? ' --json' : ''} stops following with exit ${code}: the job's report, how to follow it, the job goes on`, async () => {
       const child = spawn(
         process.execPath,
         [
@@ -378,28 +390,53 @@ describe('gpunet job post', function () {
       )
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
       await following
-      child.kill('SIGINT')
-      assert.equal(await exited, 130, stderr)
+      child.kill(signal)
+      assert.equal(await exited, code, stderr)
       const job = /Job (\w+) is QUEUED/.exec(stderr)![1]!
+      const by = signal === 'SIGINT' ? '' : ` (${signal})`
+      const message = `Stopped following job ${job}${by}; the job goes on (QUEUED).`
+      const hint = `follow it again with \`gpunet job get ${job} --wait\`, or end it with \`gpunet job stop ${job}\``
       if (json) {
-        assert.deepEqual(JSON.parse(stdout), {
-          error: {
-            code: 'wait_interrupted',
-            message: `Stopped following job ${job}; the job goes on (QUEUED).`,
-            hint: `follow it again with \`gpunet job get ${job} --wait\`, or end it with \`gpunet job stop ${job}\``,
-            job,
-            status: 'QUEUED',
-          },
-        })
+        const report = JSON.parse(stdout) as PostJson & {error: Record<string, unknown>}
+        assert.equal(report.job, job)
+        assert.equal(report.status, 'QUEUED')
+        assert.equal(report.network, 'localnet')
+        assert.deepEqual(report.error, {code: 'wait_interrupted', message, hint, job, status: 'QUEUED', signal})
       } else {
-        assert.equal(stdout, '')
-        assert.match(stderr, new RegExp(`^Stopped following job ${job}; the job goes on \\(QUEUED\\)\\.$`, 'm'))
+        assert.match(stdout, new RegExp(`^Posted job ${job} on localnet$`, 'm'))
+        assert.match(stderr, new RegExp(`^${message.replace(/[().]/g, '\\$&')}$`, 'm'))
         assert.match(stderr, new RegExp(`^Hint: follow it again with \`gpunet job get ${job} --wait\``, 'm'))
         assert.doesNotMatch(stderr, /Error:/)
       }
       const account = decodeJobAccount((await chain.connection.getAccountInfo(new PublicKey(job)))!.data)
       assert.equal(account.state, JobState.QUEUED, 'the job goes on')
-    }
+    })
+  }
+
+  it('SIGTERM during job get --wait --json prints the job report with the error: exit 143', async () => {
+    const posted = await post(['--file', file, '--timeout', '60', '--json'])
+    const {job} = JSON.parse(posted.stdout) as PostJson
+    const child = spawn(process.execPath, [BIN, 'job', 'get', job, '--wait', '--json'], {
+      env: {...process.env, NO_COLOR: '1', ...box.env},
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    const following = new Promise<void>((resolve) =>
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d
+        if (/is QUEUED\n/.test(stderr)) resolve()
+      }),
+    )
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await following
+    child.kill('SIGTERM')
+    assert.equal(await exited, 143, stderr)
+    const report = JSON.parse(stdout) as {job: string; status: string; error: {code: string; signal: string}}
+    assert.deepEqual(
+      [report.job, report.status, report.error.code, report.error.signal],
+      [job, 'QUEUED', 'wait_interrupted', 'SIGTERM'],
+    )
   })
 })
 
