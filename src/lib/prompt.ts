@@ -41,6 +41,28 @@ export async function confirm(question: string): Promise<boolean> {
   }
 }
 
+/**
+ * Confirms what cannot be undone: asks `question` at a terminal ("no" is `cancelled(spared)`, exit 130); without
+ * one refuses with exit 2 (`refusing to <doing> without a terminal`), as a script must pass --yes.
+ */
+export async function confirmUndoable(what: {
+  question: string
+  /** What is refused, e.g. "wipe the localnet in DIR". */
+  doing: string
+  /** The same in short, for the hint: "wipe it". */
+  short: string
+  /** The message of a "no". */
+  spared: string
+}): Promise<void> {
+  if (!canPrompt()) {
+    throw new GpunetError('confirmation_required', `refusing to ${what.doing} without a terminal to confirm`, {
+      exitCode: ExitCode.USAGE,
+      hint: `pass --yes to ${what.short} from a script`,
+    })
+  }
+  if (!(await confirm(what.question))) throw cancelled(what.spared)
+}
+
 /** One answer; Ctrl+C (SIGINT on the interface, the terminal being raw) or Ctrl+D (end of input) cancel. */
 function ask(rl: Interface, question: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -133,4 +133,10 @@ describe('gpunet (root)', () => {
       assert.match(help.stdout, /^ {2}143 {2}SIGTERM during --wait, as CI cancels \(the job goes on\)$/m)
     }
   })
+
+  it("job get --help names the states as the chain writes them: a poster's stop of a running job is COMPLETED", async () => {
+    const help = (await runCli(['job', 'get', '--help'])).stdout.replace(/\s+/g, ' ')
+    assert.match(help, /or its poster stopped it while it ran, leaving no result\) or STOPPED \(its node gave it up\)/)
+    assert.doesNotMatch(help, /STOPPED \(its poster/)
+  })
 })

@@ -20,7 +20,7 @@ import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (the node finished it and posted a result) or STOPPED (its poster ended it). A COMPLETED job's Outcome says whether its operations succeeded, read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow. --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
+  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up). A queued job its poster stops is delisted: its account is closed, so get answers 7 (job list still shows it). A COMPLETED job's Outcome says whether its operations succeeded, read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow. --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
 
 EXIT CODES
   0    shown (with --wait: it got there and did not fail)

@@ -1,11 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
-import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'
 import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
-import {cancelled, canPrompt, confirm} from '../../lib/prompt.js'
+import {confirmUndoable} from '../../lib/prompt.js'
 
 export default class LocalnetReset extends BaseCommand {
   static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'
@@ -21,7 +20,14 @@ export default class LocalnetReset extends BaseCommand {
   async run(): Promise<{reset: boolean; restarted: boolean; dataDir: string; rpcUrl: string | null}> {
     const {flags} = await this.parse(LocalnetReset)
     const dataDir = flags['data-dir']
-    if (!flags.yes) await confirmWipe(dataDir)
+    if (!flags.yes) {
+      await confirmUndoable({
+        question: `Wipe the localnet in ${dataDir} (chain, content store, faucet, secrets)?`,
+        doing: `wipe the localnet in ${dataDir}`,
+        short: 'wipe it',
+        spared: 'Cancelled: nothing was wiped.',
+      })
+    }
     const running = await runningLocalnet(dataDir)
     const existed = await resetLocalnet(dataDir)
     this.say(existed ? `Wiped the localnet in ${dataDir}.` : `There was no localnet in ${dataDir}.`)
@@ -30,22 +36,5 @@ export default class LocalnetReset extends BaseCommand {
     const fresh = await startInBackground(dataDir, port)
     this.say(`Started a fresh localnet at ${fresh.rpcUrl}.`)
     return {reset: existed, restarted: true, dataDir, rpcUrl: fresh.rpcUrl}
-  }
-}
-
-/** A wipe cannot be undone: asked at a terminal, refused without one (a script passes --yes). */
-async function confirmWipe(dataDir: string): Promise<void> {
-  if (!canPrompt()) {
-    throw new GpunetError(
-      'confirmation_required',
-      `refusing to wipe the localnet in ${dataDir} without a terminal to confirm`,
-      {
-        exitCode: ExitCode.USAGE,
-        hint: 'pass --yes to wipe it from a script',
-      },
-    )
-  }
-  if (!(await confirm(`Wipe the localnet in ${dataDir} (chain, content store, faucet, secrets)?`))) {
-    throw cancelled('Cancelled: nothing was wiped.')
   }
 }

@@ -4,12 +4,12 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import type {Network} from '../../lib/network.js'
-import {cancelled, canPrompt, confirm} from '../../lib/prompt.js'
+import {confirmUndoable} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
 export default class SecretsDelete extends BaseCommand {
   static override summary = 'Delete a secret from the secrets service.'
-  static override description = `Asks for confirmation at a terminal unless --yes. Jobs that refer to the secret as %%secrets.NAME%% will no longer receive it. Exits 7 when no secret has that name.`
+  static override description = `Asks first at a terminal, unless --yes; without a terminal (scripts, CI) it refuses (exit 2) unless --yes. Jobs that refer to the secret as %%secrets.NAME%% will no longer receive it. Exits 7 when no secret has that name.`
 
   static override examples = [
     '<%= config.bin %> secrets delete HF_TOKEN',
@@ -22,20 +22,25 @@ export default class SecretsDelete extends BaseCommand {
 
   static override flags = {
     ...networkFlags,
-    yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation', default: false}),
+    yes: Flags.boolean({char: 'y', description: 'delete without asking (needed without a terminal)', default: false}),
   }
 
   async run(): Promise<{network: string; url: string; deleted: string}> {
     const {args, flags} = await this.parse(SecretsDelete)
+    if (!flags.yes) {
+      await confirmUndoable({
+        question: `Delete the secret ${args.name} on ${flags.network}?`,
+        doing: `delete the secret ${args.name} on ${flags.network}`,
+        short: 'delete it',
+        spared: 'Cancelled: nothing was deleted.',
+      })
+    }
     const client = await connectSecrets({
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
       wallet: flags.wallet,
       note: (line) => this.note(line),
     })
-    if (!flags.yes && canPrompt() && !(await confirm(`Delete the secret ${args.name} on ${flags.network}?`))) {
-      throw cancelled('Cancelled: nothing was deleted.')
-    }
     await client.delete(args.name)
     this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
     return {network: flags.network, url: client.url, deleted: args.name}

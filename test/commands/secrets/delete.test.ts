@@ -11,8 +11,18 @@ describe('gpunet secrets delete', () => {
   })
   after(async () => f.stop())
 
-  it('deletes without asking when standard input is not a terminal', async () => {
-    const result = await runCli(['secrets', 'delete', 'A'], {env: f.env})
+  it('refuses without a terminal unless --yes (exit 2), deleting nothing; deletes with --yes', async () => {
+    const refused = await runCli(['secrets', 'delete', 'A', '--json'], {env: f.env})
+    assert.equal(refused.code, 2, refused.stderr)
+    assert.deepEqual(JSON.parse(refused.stdout), {
+      error: {
+        code: 'confirmation_required',
+        message: 'refusing to delete the secret A on localnet without a terminal to confirm',
+        hint: 'pass --yes to delete it from a script',
+      },
+    })
+    assert.equal((await runCli(['secrets', 'get', 'A'], {env: f.env})).code, 0, 'A is kept')
+    const result = await runCli(['secrets', 'delete', 'A', '--yes'], {env: f.env})
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stdout, /✔ Deleted A on localnet/)
     assert.equal((await runCli(['secrets', 'get', 'A'], {env: f.env})).code, 7)
