@@ -1,4 +1,5 @@
 import type {FileCheck, LocatedIssue} from './check.js'
+import {counted} from '../words.js'
 import {codeFrame} from './frame.js'
 
 /** How `gpunet job validate` colors a part of its report. */
@@ -44,7 +45,7 @@ function nodesOf(network: string): string {
 }
 
 function plural(count: number, noun: string): string {
-  return count === 0 ? '' : `${count} ${noun}${count === 1 ? '' : 's'}`
+  return count === 0 ? '' : counted(count, noun)
 }
 
 function indent(frame: string): string {

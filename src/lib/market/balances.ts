@@ -46,7 +46,7 @@ export function checkFunds(balances: Balances, need: {lamports: bigint; tokens: 
   }
   if (balances.lamports < need.lamports) {
     short.push(
-      `${formatAmount(balances.lamports, SOL_DECIMALS)} SOL, ${formatAmount(need.lamports, SOL_DECIMALS)} needed for fees and rent`,
+      `${formatAmount(balances.lamports, SOL_DECIMALS)} SOL, ${formatAmount(need.lamports, SOL_DECIMALS)} SOL needed for fees and rent`,
     )
   }
   if (short.length === 0) return

@@ -3,6 +3,7 @@ import {type Connection, PublicKey} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import type {Network} from '../network.js'
+import {counted} from '../words.js'
 import {
   decodeMarketSummary,
   MARKET_ACCOUNT_DATA_SIZE,
@@ -91,7 +92,7 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
       m.address,
       String(m.pricePerSecond.amount),
       `${m.jobTimeout} s`,
-      m.queue.kind === 'empty' ? 'empty' : `${m.queue.length} ${m.queue.kind}`,
+      queueText(m.queue),
       String(m.nodeStakeMinimum.amount),
       m.accessKey ?? 'none',
     ]),
@@ -107,11 +108,16 @@ export function marketDetailLines(m: MarketDetail): string[] {
     ['Price', `${amountText(m.pricePerSecond)}/s`],
     ['Job timeout', `${m.jobTimeout} s`],
     ['Job expiration', `${m.jobExpiration} s`],
-    ['Queue', m.queue.kind === 'empty' ? 'empty' : `${m.queue.length} ${m.queue.kind} waiting`],
+    ['Queue', m.queue.kind === 'empty' ? 'empty' : `${queueText(m.queue)} waiting`],
     ...m.queued.map((key, i): [string, string] => [`  ${i + 1}.`, key]),
     ['Node stake', `${m.nodeStakeMinimum.amount} xNOS at least`],
     ['Access key', m.accessKey ?? 'none (any node)'],
     ['Authority', m.authority],
     ['Vault', m.vault],
   ])
+}
+
+/** A queue as counted words: "1 job", "3 nodes", or "empty". */
+function queueText(queue: MarketReport['queue']): string {
+  return queue.kind === 'empty' ? 'empty' : counted(queue.length, queue.kind.slice(0, -1))
 }

@@ -4,6 +4,7 @@
  * on exactly the bytes to upload and, on localnet, whether the localnet's node can run them.
  */
 import type {Network} from '../../network.js'
+import {counted} from '../../words.js'
 import type {DefinitionIssue} from '../issue.js'
 import type {JobDefinition} from '../schema.js'
 import {checkDefinitionSize} from '../size.js'
@@ -63,7 +64,7 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     document = translation.document
     changes = translation.changes
     checks.push({by: SPEC, verdict: 'valid'})
-    checks.push({by: 'translation', verdict: changes.length > 0 ? `${changes.length} change(s)` : 'no change needed'})
+    checks.push({by: 'translation', verdict: changes.length > 0 ? counted(changes.length, 'change') : 'no change needed'})
   } else {
     // A definition in the network's newer format (the spec's only complaint is members it does not know): taken as
     // written when the network's validator takes it. Else both say why; the network's word on a member the spec
@@ -81,7 +82,7 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
       message: `goes beyond spec 0.1 (${issue.message}); the network's newer format has it`,
       hint: `${NETWORK_VALIDATOR} accepts it; other clients of spec 0.1 may not`,
     }))
-    checks.push({by: SPEC, verdict: `beyond it (${beyondSpec.length} member(s))`})
+    checks.push({by: SPEC, verdict: `beyond it (${counted(beyondSpec.length, 'member')})`})
   }
   const bytes = new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`)
   checkDefinitionSize(bytes)
