@@ -6,7 +6,7 @@ import {type MarketDetail, marketDetailLines, marketRows} from '../../src/lib/ma
 import {counted} from '../../src/lib/words.js'
 import {PublicKey} from '@solana/web3.js'
 
-const amount = (n: number) => ({amount: n, unit: 'NOS', baseUnits: String(n * 1e6)})
+const amount = (n: number) => ({amount: n, unit: 'token' as const, baseUnits: String(n * 1e6)})
 
 function market(queue: MarketDetail['queue']): MarketDetail {
   return {
