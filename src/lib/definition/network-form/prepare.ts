@@ -64,7 +64,10 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     document = translation.document
     changes = translation.changes
     checks.push({by: SPEC, verdict: 'valid'})
-    checks.push({by: 'translation', verdict: changes.length > 0 ? counted(changes.length, 'change') : 'no change needed'})
+    checks.push({
+      by: 'translation',
+      verdict: changes.length > 0 ? counted(changes.length, 'change') : 'no change needed',
+    })
   } else {
     // A definition in the network's newer format (the spec's only complaint is members it does not know): taken as
     // written when the network's validator takes it. Else both say why; the network's word on a member the spec
