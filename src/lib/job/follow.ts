@@ -54,13 +54,19 @@ export async function followJob(net: MarketNetwork, job: PublicKey, options: Fol
     const view = await unlessAborted(readJob(net.connection, net.programId, job), options.signal)
     if (!view) throw interrupted(net.name, address, status, options.signal)
     status = view.status
-    show(`Job ${address} is ${view.status}`)
+    // One line per poll, so that without a terminal (where a changed line is printed again) a job waiting for
+    // its service does not print "is RUNNING" and "waiting for its service" turn by turn.
+    const awaitingService = view.status === 'RUNNING' && options.until === 'ready'
+    if (!awaitingService) show(`Job ${address} is ${view.status}`)
     if (isFinal(view.status) || (view.status === 'RUNNING' && options.until === 'running')) return view
     let notReady: string | undefined
-    if (view.status === 'RUNNING' && options.until === 'ready') {
+    if (awaitingService) {
       const readiness = await unlessAborted(serviceReadiness(net, address, options.definition), options.signal)
       if (!readiness) throw interrupted(net.name, address, status, options.signal)
-      if (readiness.ready) return view
+      if (readiness.ready) {
+        show(`Job ${address} is RUNNING`)
+        return view
+      }
       notReady = readiness.detail
       show(`Job ${address} is RUNNING; waiting for its service: ${notReady}`)
     }

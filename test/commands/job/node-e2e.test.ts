@@ -161,6 +161,8 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     const report = JSON.parse(waited.stdout) as Report
     assert.equal(report.status, 'RUNNING')
     assert.match(waited.stderr, /is RUNNING; waiting for its service: http:.*GET \/health(:| answered 404)/)
+    // Without a terminal a line is printed when it changes: no "is RUNNING" between each poll's service line.
+    assert.ok((waited.stderr.match(/is RUNNING$/gm) ?? []).length <= 1, waited.stderr)
     const health = await get(`${report.serviceUrls[0]!.url}health`)
     assert.deepEqual(health, {status: 200, body: 'ready-now\n'}, 'ready when --wait returned')
     // --wait-for running stops earlier; `job get --wait` of a ready job returns at once.
