@@ -42,7 +42,10 @@ export class ResultBuilder {
     for (const notice of result.notices) this.notices.add(notice)
     if (!result.isolated) this.isolated = false
     if (passed || stoppedByEnd) return !stoppedByEnd
-    this.fail({code: 'operation_failed', message: `Operation ${id} exited with code ${exitCode}.`, op: id, exitCode})
+    const message = result.runtimeFailure
+      ? `Operation ${id} could not run: ${result.runtimeFailure} (${result.runtime} exited with code ${exitCode}).`
+      : `Operation ${id} exited with code ${exitCode}.`
+    this.fail({code: 'operation_failed', message, op: id, exitCode})
     return false
   }
 

@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {ExitCode, GpunetError} from '../../errors.js'
+import type {LogEntry} from '../../flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
 import type {ResourceMount} from '../resources.js'
@@ -216,10 +217,12 @@ export class PodmanRuntime implements ContainerRuntime {
     let stopped = false
     const result = run.outcome.then(async (o) => {
       await rm(secretFiles.dir, {recursive: true, force: true})
+      const runtimeFailure = podmanFailure(o.exitCode, o.log.logs)
       return operationResult(plan.id, 'podman', o, {
         stopped,
         isolated: true,
         notices: plan.gpu && !gpu ? [NO_GPU_NOTICE] : [],
+        ...(runtimeFailure === undefined ? {} : {runtimeFailure}),
       })
     })
     await containerCreated(secretFiles.cidFile, run)
@@ -237,6 +240,18 @@ export class PodmanRuntime implements ContainerRuntime {
   async run(plan: OperationPlan, options: RunOptions): Promise<OperationResult> {
     return (await this.start(plan, options)).result
   }
+}
+
+/** The exit codes of podman itself: 125 it failed (an image not pulled), 126 and 127 the command cannot run. */
+const PODMAN_EXIT_CODES = new Set([125, 126, 127])
+
+/** podman's one-line reason when podman, not the operation's command, failed: its last `Error:` line. */
+export function podmanFailure(exitCode: number, logs: readonly LogEntry[]): string | undefined {
+  if (!PODMAN_EXIT_CODES.has(exitCode)) return undefined
+  return logs
+    .findLast((entry) => entry.type === 'stderr' && entry.log.startsWith('Error: '))
+    ?.log.slice('Error: '.length)
+    .trim()
 }
 
 interface SecretFiles {

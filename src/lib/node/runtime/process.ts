@@ -82,7 +82,7 @@ export function operationResult(
   operationId: string,
   runtime: RuntimeKind,
   outcome: ChildOutcome,
-  run: {stopped: boolean; isolated: boolean; notices: string[]},
+  run: {stopped: boolean; isolated: boolean; notices: string[]; runtimeFailure?: string},
 ): OperationResult {
   const {exitCode, startedAt, endedAt, log} = outcome
   const text = (type: 'stdout' | 'stderr') =>

@@ -52,6 +52,8 @@ export interface OperationResult {
   isolated: boolean
   /** Things the poster should know about how it ran (no GPU, no container, ...). */
   notices: string[]
+  /** The runtime's one-line reason when it, not the operation's command, failed (an image it could not pull). */
+  runtimeFailure?: string
 }
 
 /** An operation that has started: its published ports, a way to stop it, and its result when it ends. */

@@ -141,13 +141,17 @@ describe('PodmanRuntime (real podman)', function () {
   })
 
   it('reports a non-zero exit code and podman failures', async () => {
-    assert.equal((await runtime.run(plan({cmd: 'echo bad >&2; exit 3'}), {jobId})).exitCode, 3)
+    const failed = await runtime.run(plan({cmd: 'echo "Error: mine" >&2; exit 3'}), {jobId})
+    assert.deepEqual([failed.exitCode, failed.runtimeFailure], [3, undefined], "the command's own failure")
     const missing = await runtime.run(plan({image: 'localhost/gpunet-no-such-image:latest', cmd: []}), {jobId})
     assert.equal(missing.exitCode, 125)
     assert.match(missing.stderr, /gpunet-no-such-image/)
+    // podman's reason, in one line, for job get to show (issue 25: a failed pull said only "exited with code 125").
+    assert.equal(missing.runtimeFailure, 'localhost/gpunet-no-such-image:latest: image not known')
     // Unlike Docker, podman does not create a work_dir the image lacks (it takes it for a typo).
     const noDir = await runtime.run(plan({work_dir: '/no/such/dir', cmd: []}), {jobId})
     assert.deepEqual([noDir.exitCode, /workdir "\/no\/such\/dir" does not exist/.test(noDir.stderr)], [126, true])
+    assert.match(noDir.runtimeFailure ?? '', /^workdir "\/no\/such\/dir" does not exist/)
   })
 
   it('captures stdout and stderr as timestamped lines, the newest kept past the cap', async () => {

@@ -1,0 +1,64 @@
+/** How a failed operation reads in a job's result (issue 25: a failed pull said only "exited with code 125"). */
+import {strict as assert} from 'node:assert'
+
+import type {LogEntry} from '../../../src/lib/flow-state.js'
+import {ResultBuilder} from '../../../src/lib/node/results.js'
+import {podmanFailure} from '../../../src/lib/node/runtime/podman.js'
+import type {OperationResult} from '../../../src/lib/node/runtime/runtime.js'
+
+const at = '2026-11-25T10:00:00.000Z'
+const line = (type: LogEntry['type'], log: string): LogEntry => ({type, log, timestamp: at})
+
+function result(exitCode: number, more: Partial<OperationResult> = {}): OperationResult {
+  return {
+    operationId: 'op',
+    runtime: 'podman',
+    exitCode,
+    startedAt: at,
+    endedAt: at,
+    logs: [],
+    droppedLines: 0,
+    droppedBytes: 0,
+    stdout: '',
+    stderr: '',
+    stopped: false,
+    isolated: true,
+    notices: [],
+    ...more,
+  }
+}
+
+describe('node/results: failures', () => {
+  it("names the runtime's reason when the runtime, not the command, failed", () => {
+    const builder = new ResultBuilder('job', 'node')
+    const reason = 'docker.io/library/nope:1: image not known'
+    assert.equal(builder.add(result(125, {runtimeFailure: reason}), {acceptStop: false}), false)
+    assert.deepEqual(builder.build().gpunet?.failure, {
+      code: 'operation_failed',
+      message: `Operation op could not run: ${reason} (podman exited with code 125).`,
+      op: 'op',
+      exitCode: 125,
+    })
+  })
+
+  it("says only the exit code for the command's own failure", () => {
+    const builder = new ResultBuilder('job', 'node')
+    builder.add(result(3), {acceptStop: false})
+    assert.equal(builder.build().gpunet?.failure?.message, 'Operation op exited with code 3.')
+  })
+
+  it("reads podman's reason from its last Error: line, for podman's own exit codes only", () => {
+    const logs = [
+      line('stderr', 'Error: first\n'),
+      line('stdout', 'Error: not stderr\n'),
+      line('stderr', 'Error: last one\n'),
+    ]
+    assert.equal(podmanFailure(125, logs), 'last one')
+    assert.equal(podmanFailure(126, logs), 'last one')
+    assert.equal(podmanFailure(127, logs), 'last one')
+    assert.equal(podmanFailure(1, logs), undefined, "the command's own exit code")
+    assert.equal(podmanFailure(124, logs), undefined)
+    assert.equal(podmanFailure(128, logs), undefined)
+    assert.equal(podmanFailure(125, [line('stderr', 'no prefix\n'), line('stdout', 'Error: x\n')]), undefined)
+  })
+})
