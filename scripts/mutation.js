@@ -1,13 +1,18 @@
-// `npm run mutation -- <area or src file>...`: runs StrykerJS on those files with the tests that cover them
-// (scripts/mutation-areas.js, scripts/stryker.config.js). With no argument, lists the areas.
+// `npm run mutation -- [--full] <area or src file>...`: runs StrykerJS on those files with the tests that cover
+// them (scripts/mutation-areas.js, scripts/stryker.config.js). With no argument, lists the areas.
+// Runs are incremental: only the mutants whose code or covering tests changed since the area's last run are
+// tested again (reports/mutation/<area>.incremental.json); --full tests every mutant again.
 import {spawnSync} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
 
 import {AREAS, mutationTargets} from './mutation-areas.js'
 
-const targets = process.argv.slice(2)
+const full = process.argv.includes('--full')
+const targets = process.argv.slice(2).filter((arg) => arg !== '--full')
 if (targets.length === 0) {
-  process.stderr.write(`usage: npm run mutation -- <area or src file>...\nareas: ${Object.keys(AREAS).join(', ')}\n`)
+  process.stderr.write(
+    `usage: npm run mutation -- [--full] <area or src file>...\nareas: ${Object.keys(AREAS).join(', ')}\n`,
+  )
   process.exit(2)
 }
 try {
@@ -18,7 +23,8 @@ try {
 }
 // The package's exports do not include its command; the link npm installs does.
 const stryker = fileURLToPath(new URL('../node_modules/.bin/stryker', import.meta.url))
-const run = spawnSync(process.execPath, [stryker, 'run', 'scripts/stryker.config.js'], {
+const args = [stryker, 'run', 'scripts/stryker.config.js', '--incremental', ...(full ? ['--force'] : [])]
+const run = spawnSync(process.execPath, args, {
   stdio: 'inherit',
   env: {...process.env, GPUNET_MUTATION_TARGETS: JSON.stringify(targets)},
 })

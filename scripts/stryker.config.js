@@ -26,6 +26,8 @@ export default {
   timeoutFactor: 3,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: {fileName: `reports/mutation/${run}.json`},
+  // mutation.js runs Stryker with --incremental: each run starts from the results of the area's last one.
+  incrementalFile: `reports/mutation/${run}.incremental.json`,
   clearTextReporter: {allowColor: false, logTests: false, maxTestsToLog: 0},
   tempDirName: `.stryker-tmp/${run}`,
   cleanTempDir: 'always',
