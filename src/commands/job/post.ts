@@ -1,6 +1,8 @@
+import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
 import type {Network} from '../../lib/network.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
@@ -24,27 +26,49 @@ EXIT CODES
   143  SIGTERM during --wait, as CI cancels (the job goes on)`
 
   static override examples = [
-    '<%= config.bin %> job post --file job.json',
+    '<%= config.bin %> job post job.json',
     '<%= config.bin %> job post --file job.json --timeout 600 --wait',
     '<%= config.bin %> job post --file job.json --dry-run   # in CI: every check and the quote, nothing sent',
     '<%= config.bin %> job post --file llm.json --wait-for ready --wait-timeout 1800 --json',
     '<%= config.bin %> job post --file job.json --network devnet --yes --json',
   ]
 
+  static override args = {
+    file: Args.string({description: 'job definition file, as --file gives it', required: false}),
+  }
+
   static override flags = {
     file: Flags.string({
       char: 'f',
       description: 'job definition file (JSON or YAML; - reads standard input)',
-      required: true,
       helpValue: 'FILE',
     }),
     ...postFlags,
   }
 
   async run(): Promise<PostReport | DryRunReport> {
-    const {flags} = await this.parse(JobPost)
-    const loaded = await loadPostableDefinition(flags.file, flags.network as Network)
-    for (const w of loaded.warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
+    const {args, flags} = await this.parse(JobPost)
+    const file = definitionFile(args.file, flags.file)
+    const loaded = await loadPostableDefinition(file, flags.network as Network)
+    for (const w of loaded.warnings) this.note(`Warning: ${file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     return this.postDefinition(flags, loaded)
   }
+}
+
+/** The definition file, given as `job post FILE` or `--file FILE` (once: two different files are exit 2). */
+function definitionFile(arg: string | undefined, flag: string | undefined): string {
+  if (arg !== undefined && flag !== undefined && arg !== flag) {
+    throw new GpunetError('usage', `two definition files given: ${arg} and --file ${flag}`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'post one file at a time: gpunet job post FILE',
+    })
+  }
+  const file = arg ?? flag
+  if (file === undefined) {
+    throw new GpunetError('usage', 'no definition file given', {
+      exitCode: ExitCode.USAGE,
+      hint: 'gpunet job post FILE (or --file FILE; - reads standard input)',
+    })
+  }
+  return file
 }

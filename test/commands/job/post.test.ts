@@ -234,6 +234,19 @@ describe('gpunet job post', function () {
     )
   })
 
+  it('takes the definition as FILE or --file, once: none, or two different files, is exit 2', async () => {
+    const none = await post(['--json'])
+    assert.equal(none.code, 2)
+    assert.deepEqual(JSON.parse(none.stdout).error, {
+      code: 'usage',
+      message: 'no definition file given',
+      hint: 'gpunet job post FILE (or --file FILE; - reads standard input)',
+    })
+    const two = await post([file, '--file', join(box.dir, 'other.json')])
+    assert.equal(two.code, 2)
+    assert.match(two.stderr, /^Error: two definition files given: .*job\.json and --file .*other\.json$/m)
+  })
+
   it('exits 7 for a --market that holds no market, before anything is uploaded', async () => {
     const result = await post(['--file', file, '--market', Keypair.generate().publicKey.toBase58(), '--json'])
     assert.equal(result.code, 7)
@@ -297,7 +310,8 @@ describe('gpunet job post', function () {
     assert.match(human.stdout, /^ {2}Total price +0\.06 tokens$/m)
     assert.match(human.stdout, /^ {2}Fees +0\.000015 SOL \(and 0\.\d+ SOL rent for the job and run accounts\)$/m)
 
-    const json = await post(['--file', dryFile, '--timeout', '600', '--dry-run', '--json'])
+    // The file as an argument (issue 25: `job post FILE` was "not a gpunet command").
+    const json = await post([dryFile, '--timeout', '600', '--dry-run', '--json'])
     assert.equal(json.code, 0, json.stderr)
     const report = JSON.parse(json.stdout) as Record<string, unknown>
     assert.equal(report.dryRun, true)
