@@ -6,6 +6,7 @@ import {ux} from '@oclif/core/ux'
 import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
 import {resolveNetwork} from './lib/network.js'
+import {usageError} from './lib/usage-errors.js'
 
 /** oclif's own bound for parsed flags and args (its FlagOutput and ArgOutput, which it does not export). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -14,13 +15,14 @@ type ParsedValues = {[name: string]: any}
 /** Normalizes anything thrown inside a command into a GpunetError with the right exit code. */
 export function toGpunetError(error: unknown): GpunetError {
   if (isGpunetError(error)) return error
+  // A flag's own parser failing (a bad --timeout) is reported by oclif as "Parsing --flag", not always a CLIError.
+  if (error instanceof Error && /^Parsing --/.test(error.message)) return usageError(error)
   if (error instanceof Errors.CLIError) {
     const exit = (error as Errors.CLIError).oclif?.exit
     // oclif's own parse errors (unknown flag, missing argument, bad flag value) are usage errors.
-    const isParse = 'parse' in error || exit === ExitCode.USAGE
-    return new GpunetError(isParse ? 'usage' : 'cli_error', stripOclifPrefix(error.message), {
-      exitCode: isParse ? ExitCode.USAGE : ((exit as 0 | 1 | undefined) ?? ExitCode.FAILURE),
-      hint: isParse ? 'Run the command with --help to see its arguments and flags.' : undefined,
+    if ('parse' in error || exit === ExitCode.USAGE) return usageError(error)
+    return new GpunetError('cli_error', stripOclifPrefix(error.message), {
+      exitCode: (exit as 0 | 1 | undefined) ?? ExitCode.FAILURE,
     })
   }
   const message = error instanceof Error ? error.message : String(error)

@@ -3,6 +3,7 @@ import {Help} from '@oclif/core/help'
 
 import {renderFailure} from './base-command.js'
 import {ExitCode, GpunetError} from './lib/errors.js'
+import {suggestCommand} from './lib/suggest.js'
 
 /** One command as `gpunet help --json` describes it. */
 export interface CommandDoc {
@@ -35,20 +36,23 @@ export default class GpunetHelp extends Help {
   override async showHelp(argv: string[]): Promise<void> {
     const end = argv.indexOf('--')
     const options = end === -1 ? argv : argv.slice(0, end)
-    if (!options.includes('--json')) return super.showHelp(argv)
+    const json = options.includes('--json')
     const words = options.filter((arg) => !arg.startsWith('-') && arg !== 'help')
     const commands = this.commandsOf(words)
     if (!commands) {
       const subject = words.join(' ')
+      const suggestion = suggestCommand(words, this.config)
+      const all = `run "${this.config.bin} help${json ? ' --json' : ''}" for every command`
       renderFailure(
         new GpunetError('unknown_command', `"${subject}" is not a gpunet command or topic`, {
           exitCode: ExitCode.USAGE,
-          hint: 'Run "gpunet help --json" for every command.',
+          hint: suggestion ? `did you mean "${this.config.bin} help ${suggestion}"? Or ${all}` : all,
         }),
-        true,
+        json,
       )
       return
     }
+    if (!json) return super.showHelp(argv)
     process.stdout.write(`${JSON.stringify({commands: commands.map((c) => this.describe(c))}, null, 2)}\n`)
   }
 
@@ -56,9 +60,12 @@ export default class GpunetHelp extends Help {
   private commandsOf(words: string[]): Command.Loadable[] | undefined {
     const visible = this.config.commands.filter((c) => !c.hidden).sort((a, b) => (a.id < b.id ? -1 : 1))
     if (words.length === 0) return visible
+    // A command's arguments and flag values follow its words (`job get ADDRESS --help`): its longest prefix.
+    for (let n = words.length; n > 0; n--) {
+      const command = this.config.findCommand(words.slice(0, n).join(':'))
+      if (command) return [command]
+    }
     const id = words.join(':')
-    const command = this.config.findCommand(id)
-    if (command) return [command]
     if (!this.config.findTopic(id)) return undefined
     return visible.filter((c) => c.id.startsWith(`${id}:`))
   }

@@ -64,7 +64,7 @@ describe('gpunet (root)', () => {
       error: {
         code: 'unknown_command',
         message: '"jobx" is not a gpunet command or topic',
-        hint: 'Run "gpunet help --json" for every command.',
+        hint: 'did you mean "gpunet help job"? Or run "gpunet help --json" for every command',
       },
     })
     // Without --json, help stays oclif's text.

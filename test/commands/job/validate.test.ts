@@ -224,7 +224,7 @@ describe('gpunet job validate', () => {
     const r = await runCli(['job', 'validate'])
     assert.equal(r.code, 2)
     assert.equal(r.stdout, '')
-    assert.match(r.stderr, /^Error: Missing 1 required arg/)
+    assert.match(r.stderr, /^Error: missing FILE/)
     const json = await runCli(['job', 'validate', '--json'])
     assert.equal(json.code, 2)
     assert.equal(JSON.parse(json.stdout).error.code, 'usage')
@@ -233,6 +233,6 @@ describe('gpunet job validate', () => {
   it('exits 2 for an unknown flag', async () => {
     const r = await runCli(['job', 'validate', valid, '--bogus'])
     assert.equal(r.code, 2)
-    assert.match(r.stderr, /Nonexistent flag: --bogus/)
+    assert.match(r.stderr, /^Error: unknown flag --bogus$/m)
   })
 })

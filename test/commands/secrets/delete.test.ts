@@ -44,6 +44,6 @@ describe('gpunet secrets delete', () => {
   it('exits 2 without a name', async () => {
     const result = await runCli(['secrets', 'delete'], {env: f.env})
     assert.equal(result.code, 2)
-    assert.match(result.stderr, /Missing 1 required arg/)
+    assert.match(result.stderr, /^Error: missing NAME \(the secret to delete\)$/m)
   })
 })
