@@ -23,8 +23,11 @@ export const ExitCode = {
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode]
 
-/** Structured members of an error document besides code, message and hint (e.g. `job`, `status`, `timeout`). */
-export type ErrorFields = Record<string, string | number | boolean | null | string[]>
+/** A value JSON can hold. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | {[key: string]: JsonValue}
+
+/** Structured members of an error document besides code, message and hint (e.g. `job`, `status`, `errors`). */
+export type ErrorFields = Record<string, JsonValue>
 
 export interface GpunetErrorOptions {
   hint?: string

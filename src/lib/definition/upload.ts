@@ -3,7 +3,7 @@
  * network's validator (and on localnet by its node), warnings kept, serialized as it is uploaded.
  */
 import type {Network} from '../network.js'
-import {ExitCode, GpunetError} from '../errors.js'
+import {ExitCode, GpunetError, type JsonValue} from '../errors.js'
 import {checkDefinitionText, type LocatedIssue, readDefinitionText} from './check.js'
 import type {PreparedUpload} from './network-form/prepare.js'
 import {NETWORK_VALIDATOR} from './network-form/read.js'
@@ -43,9 +43,17 @@ export async function checkPostableText(
     throw new GpunetError(refusal ? first!.code : 'invalid_definition', `${file} ${what}:\n${lines.join('\n')}`, {
       exitCode: ExitCode.INVALID_INPUT,
       hint: first?.hint && refusal ? `${first.hint}; nothing was uploaded or sent` : hint,
+      // The issues as `job validate --json` gives them, for tools that read them one by one.
+      fields: {file, errors: report.errors.map(issueJson)},
     })
   }
   return {upload, warnings: report.warnings}
+}
+
+/** An issue as a JSON value: the members `job validate --json` prints for it. */
+function issueJson(issue: LocatedIssue): {[key: string]: JsonValue} {
+  const {path, pointer, code, message, line, column, hint} = issue
+  return {path, pointer, code, message, line, column, ...(hint === undefined ? {} : {hint})}
 }
 
 /** How a refusal of the network's form is worded, by the code of its first issue. */

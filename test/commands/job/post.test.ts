@@ -209,7 +209,15 @@ describe('gpunet job post', function () {
 
     const json = await box.run(['job', 'post', '--file', bad, '--json'])
     assert.equal(json.code, 3)
-    assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'invalid_definition')
+    const {error} = JSON.parse(json.stdout) as {error: {code: string; file: string; errors: unknown[]}}
+    assert.equal(error.code, 'invalid_definition')
+    // The issues one by one, as job validate --json gives them (issue 25: they were one multi-line message).
+    const validated = JSON.parse((await box.run(['job', 'validate', bad, '--json'])).stdout) as {
+      files: {errors: unknown[]}[]
+    }
+    assert.equal(error.file, bad)
+    assert.ok(error.errors.length > 0)
+    assert.deepEqual(error.errors, validated.files[0]!.errors)
   })
 
   it('--wait gives up with exit 124 when no node takes the job in time', async () => {
