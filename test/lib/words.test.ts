@@ -3,6 +3,7 @@ import {strict as assert} from 'node:assert'
 
 import {checkFunds} from '../../src/lib/market/balances.js'
 import {type MarketDetail, marketDetailLines, marketRows} from '../../src/lib/market/markets.js'
+import {amountText} from '../../src/lib/market/report.js'
 import {counted} from '../../src/lib/words.js'
 import {PublicKey} from '@solana/web3.js'
 
@@ -39,6 +40,13 @@ describe('counted words', () => {
     assert.match(rows[2]!, / 2 jobs /)
     assert.ok(marketDetailLines(market({kind: 'jobs', length: 1})).some((l) => /^ {2}Queue\s+1 job waiting$/.test(l)))
     assert.ok(marketDetailLines(market({kind: 'empty', length: 0})).some((l) => /^ {2}Queue\s+empty$/.test(l)))
+  })
+
+  it('prints amounts exactly, from their base units, with the unit counted', () => {
+    assert.equal(amountText({amount: 1e-9, unit: 'SOL', baseUnits: '1'}), '0.000000001 SOL')
+    assert.equal(amountText({amount: 1, unit: 'token', baseUnits: '1000000'}), '1 token')
+    assert.equal(amountText({amount: 0.5, unit: 'token', baseUnits: '500000'}), '0.5 tokens')
+    assert.equal(amountText({amount: 1000, unit: 'token', baseUnits: '1000000000'}), '1000 tokens')
   })
 
   it('names the unit of what a wallet lacks', () => {

@@ -9,9 +9,10 @@ import {dataDirFlag} from '../../lib/localnet/flags.js'
 import {fundFromFaucet} from '../../lib/localnet/fund.js'
 import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
 import {defaultPort} from '../../lib/localnet/paths.js'
-import {formatAmount, parseAmount} from '../../lib/market/amounts.js'
+import {type AmountJson, amountJson, parseAmount} from '../../lib/market/amounts.js'
 import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
+import {amountText} from '../../lib/market/report.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 interface FundReport {
@@ -19,8 +20,8 @@ interface FundReport {
   address: string
   mint: string
   signature: string
-  sol: {added: string; balance: string}
-  tokens: {added: string; balance: string}
+  sol: {added: AmountJson; balance: AmountJson}
+  tokens: {added: AmountJson; balance: AmountJson}
 }
 
 export default class LocalnetFund extends BaseCommand {
@@ -76,11 +77,18 @@ export default class LocalnetFund extends BaseCommand {
       address: owner.toBase58(),
       mint: mint.toBase58(),
       signature: result.signature,
-      sol: {added: formatAmount(lamports, SOL_DECIMALS), balance: formatAmount(result.lamports, SOL_DECIMALS)},
-      tokens: {added: formatAmount(tokens, TOKEN_DECIMALS), balance: formatAmount(result.tokens, TOKEN_DECIMALS)},
+      sol: {
+        added: amountJson(lamports, SOL_DECIMALS, 'SOL'),
+        balance: amountJson(result.lamports, SOL_DECIMALS, 'SOL'),
+      },
+      tokens: {
+        added: amountJson(tokens, TOKEN_DECIMALS, 'token'),
+        balance: amountJson(result.tokens, TOKEN_DECIMALS, 'token'),
+      },
     }
-    this.say(`Funded ${report.address} on localnet: +${report.sol.added} SOL, +${report.tokens.added} tokens`)
-    this.say(`  Balance      ${report.sol.balance} SOL, ${report.tokens.balance} tokens`)
+    const {sol, tokens: token} = report
+    this.say(`Funded ${report.address} on localnet: +${amountText(sol.added)}, +${amountText(token.added)}`)
+    this.say(`  Balance      ${amountText(sol.balance)}, ${amountText(token.balance)}`)
     this.say(`  Signature    ${report.signature}`)
     return report
   }

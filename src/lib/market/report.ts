@@ -4,7 +4,8 @@ import {PublicKey} from '@solana/web3.js'
 import type {Network} from '../network.js'
 import {resultView} from '../result-view.js'
 import type {JobFailure} from '../flow-state.js'
-import {type AmountJson, amountJson} from './amounts.js'
+import {type AmountJson, amountJson, formatAmount} from './amounts.js'
+import {SOL_DECIMALS} from './balances.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import type {JobStatus, JobView} from './jobs.js'
 import {TOKEN_DECIMALS} from './networks.js'
@@ -81,7 +82,9 @@ export function reportLines(rows: [string, string | null | undefined][]): string
 
 /** An amount as text: "0.72 tokens". */
 export function amountText(amount: AmountJson): string {
-  return `${amount.amount} ${amount.unit === 'token' ? 'tokens' : amount.unit}`
+  // From the exact base units: a JavaScript number prints 0.000000001 as 1e-9.
+  const decimal = formatAmount(BigInt(amount.baseUnits), amount.unit === 'token' ? TOKEN_DECIMALS : SOL_DECIMALS)
+  return amount.unit === 'token' ? `${decimal} token${decimal === '1' ? '' : 's'}` : `${decimal} SOL`
 }
 
 /** The rows `job get` prints for a job. */

@@ -31,14 +31,13 @@ describe('gpunet localnet fund', function () {
     // Nothing on stderr but, when this test runs alone, the notes of the localnet's start.
     const startNotes = /^(created a new localnet wallet|Started a localnet in the background) .*\n/gm
     assert.equal(result.stderr.replace(startNotes, ''), '')
-    const report = JSON.parse(result.stdout) as {
-      address: string
-      sol: {added: string; balance: string}
-      tokens: {balance: string}
-    }
+    const report = JSON.parse(result.stdout) as {address: string; sol: unknown; tokens: unknown}
     assert.equal(report.address, address)
-    assert.deepEqual(report.sol, {added: '1.5', balance: '1.5'})
-    assert.equal(report.tokens.balance, '0')
+    // Amounts as everywhere else (docs/json.md): a number, its unit, and exact base units as a string.
+    const sol = {amount: 1.5, unit: 'SOL', baseUnits: '1500000000'}
+    assert.deepEqual(report.sol, {added: sol, balance: sol})
+    const none = {amount: 0, unit: 'token', baseUnits: '0'}
+    assert.deepEqual(report.tokens, {added: none, balance: none})
   })
 
   it('reports a transfer the faucet cannot make with exit 5', async () => {
