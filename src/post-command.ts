@@ -64,8 +64,8 @@ export interface DryRunReport {
   pricePerSecond: AmountJson
   timeout: number
   totalPrice: AmountJson
-  /** SOL for the transaction: signatures and priority fee (docs/networks.md). */
-  fees: AmountJson
+  /** SOL for the transaction: signatures and priority fee (docs/networks.md), as every fee is printed. */
+  fee: FeeJson
   /** SOL for the rent of the job account and of a run account. */
   rent: AmountJson
   /** The secrets the job refers to, each found in the poster's store (empty with --no-secrets-check). */
@@ -238,7 +238,7 @@ export abstract class PostCommand extends BaseCommand {
       pricePerSecond: tokens(quote.pricePerSecond),
       timeout: Number(quote.timeout),
       totalPrice: tokens(quote.total),
-      fees: sol(quote.fee.lamports),
+      fee: feeJson(quote.fee),
       rent: sol(quote.rent),
       secrets,
       warnings,
@@ -253,7 +253,7 @@ export abstract class PostCommand extends BaseCommand {
       ['Price', `${amountText(report.pricePerSecond)}/s`],
       ['Timeout', `${report.timeout} s`],
       ['Total price', amountText(report.totalPrice)],
-      ['Fees', `${amountText(report.fees)} (and ${amountText(report.rent)} rent for the job and run accounts)`],
+      ['Fees', `${amountText(report.fee)} (and ${amountText(report.rent)} rent for the job and run accounts)`],
       ['Secrets', secrets.length > 0 ? `${secrets.join(', ')} (stored)` : null],
       ['Checks', report.checks.map(({by, verdict}) => `${by}: ${verdict}`).join('; ')],
     ]

@@ -16,7 +16,7 @@ import {
 } from '@solana/web3.js'
 
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import {formatAmount} from './amounts.js'
+import {type AmountJson, amountJson, formatAmount} from './amounts.js'
 import {SIGNATURE_FEE, SOL_DECIMALS} from './balances.js'
 import {inFlight, rpcCall, rpcFailure} from './rpc.js'
 import {signedTransaction, signingKeys} from './sign.js'
@@ -65,11 +65,16 @@ export interface FeeQuote {
 }
 
 /** The `--json` shape of a fee. */
-export interface FeeJson {
-  sol: number
-  lamports: string
-  priorityLamports: string
+/**
+ * A transaction's fee as every `--json` prints it (docs/json.md): an amount of SOL (base units: lamports), its
+ * priority part, and the compute budget that priced it.
+ */
+export interface FeeJson extends AmountJson {
+  /** The priority part of the fee (0 without a priority fee). */
+  priority: AmountJson
+  /** Micro-lamports per compute unit, as a decimal string ("0" without a priority fee). */
   computeUnitPrice: string
+  /** The compute-unit limit set; null when none was (the runtime's default per instruction then applies). */
   computeUnitLimit: number | null
 }
 
@@ -187,9 +192,8 @@ export async function sendJobsTransaction(
 /** The fee as `--json` prints it. */
 export function feeJson(fee: FeeQuote): FeeJson {
   return {
-    sol: Number(formatAmount(fee.lamports, SOL_DECIMALS)),
-    lamports: fee.lamports.toString(),
-    priorityLamports: fee.priorityLamports.toString(),
+    ...amountJson(fee.lamports, SOL_DECIMALS, 'SOL'),
+    priority: amountJson(fee.priorityLamports, SOL_DECIMALS, 'SOL'),
     computeUnitPrice: fee.computeUnitPrice.toString(),
     computeUnitLimit: fee.computeUnitLimit,
   }

@@ -110,13 +110,13 @@ describe('gpunet job post', function () {
     const result = await post(['--file', file, '--timeout', '600', '--priority-fee', '--json'])
     assert.equal(result.code, 0, result.stderr)
     const {fee} = JSON.parse(result.stdout) as {
-      fee: {computeUnitPrice: string; computeUnitLimit: number | null; priorityLamports: string; lamports: string}
+      fee: {computeUnitPrice: string; computeUnitLimit: number | null; priority: {baseUnits: string}; baseUnits: string}
     }
     assert.equal(fee.computeUnitPrice, '10000')
     // The emulated jobs program reports no compute units, so the budget stays at the default 200,000 units.
     const units = BigInt(fee.computeUnitLimit ?? 200_000)
-    assert.equal(BigInt(fee.priorityLamports), (10_000n * units + 999_999n) / 1_000_000n)
-    assert.ok(BigInt(fee.lamports) > BigInt(fee.priorityLamports))
+    assert.equal(BigInt(fee.priority.baseUnits), (10_000n * units + 999_999n) / 1_000_000n)
+    assert.ok(BigInt(fee.baseUnits) > BigInt(fee.priority.baseUnits))
   })
 
   it('prints one JSON document with amounts as numbers and units, and get shows the same job', async () => {
@@ -326,7 +326,14 @@ describe('gpunet job post', function () {
     assert.equal(report.definition, cid)
     assert.equal(report.market, chain.market.toBase58())
     assert.deepEqual(report.totalPrice, {amount: 0.06, unit: 'token', baseUnits: '60000'})
-    assert.deepEqual(report.fees, {amount: 0.000015, unit: 'SOL', baseUnits: '15000'})
+    assert.deepEqual(report.fee, {
+      amount: 0.000015,
+      unit: 'SOL',
+      baseUnits: '15000',
+      priority: {amount: 0, unit: 'SOL', baseUnits: '0'},
+      computeUnitPrice: '0',
+      computeUnitLimit: (report.fee as {computeUnitLimit: number}).computeUnitLimit,
+    })
     assert.equal((report.rent as {unit: string}).unit, 'SOL')
     assert.deepEqual(report.secrets, [])
     assert.equal((report.wallet as {tokens: {baseUnits: string}}).tokens.baseUnits, String(tokens))

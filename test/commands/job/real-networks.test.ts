@@ -253,9 +253,9 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     assert.equal(result.code, 0, result.stderr + result.stdout)
     const limit = Math.ceil(40_000 * 1.2) + 1000
     assert.deepEqual(budget(s.rpc.sent[0]!), {limit, price: 100_000n})
-    const report = JSON.parse(result.stdout) as {fee: {priorityLamports: string; lamports: string}}
-    assert.equal(report.fee.priorityLamports, String(Math.ceil((100_000 * limit) / 1e6)))
-    assert.equal(report.fee.lamports, String(3 * 5000 + Math.ceil((100_000 * limit) / 1e6)))
+    const report = JSON.parse(result.stdout) as {fee: {priority: {baseUnits: string}; baseUnits: string}}
+    assert.equal(report.fee.priority.baseUnits, String(Math.ceil((100_000 * limit) / 1e6)))
+    assert.equal(report.fee.baseUnits, String(3 * 5000 + Math.ceil((100_000 * limit) / 1e6)))
     assert.match(result.stderr, /Transaction fee: .*SOL \(priority .*100000 micro-lamports\/CU x 49000 CU\)/)
     // The fees were asked for the accounts the transaction writes.
     const asked = s.rpc.requests.find((r) => r.method === 'getRecentPrioritizationFees')!.params[0] as string[]

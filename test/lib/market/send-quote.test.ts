@@ -131,9 +131,10 @@ describe('market/send: quotes and errors', function () {
       computeUnitLimit: 100_000,
     }
     assert.deepEqual(feeJson(fee), {
-      sol: 0.00002,
-      lamports: '20000',
-      priorityLamports: '15000',
+      amount: 0.00002,
+      unit: 'SOL',
+      baseUnits: '20000',
+      priority: {amount: 0.000015, unit: 'SOL', baseUnits: '15000'},
       computeUnitPrice: '150',
       computeUnitLimit: 100_000,
     })
