@@ -8,7 +8,7 @@ import {confirmUndoable} from '../../lib/prompt.js'
 
 export default class LocalnetReset extends BaseCommand {
   static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'
-  static override description = `Asks first at a terminal, unless --yes; without a terminal (scripts, CI) it refuses (exit 2) unless --yes. A running localnet is stopped first and started again, fresh, on the same port. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
+  static override description = `Asks first at a terminal, unless --yes; without a terminal (scripts, CI) it refuses (exit 2) unless --yes. A running localnet is stopped first and started again, fresh, on the same port and with the node flags it was started with (printed, and startArgs under --json). Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
 
   static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --yes --json']
 
@@ -17,7 +17,13 @@ export default class LocalnetReset extends BaseCommand {
     yes: Flags.boolean({char: 'y', description: 'wipe without asking (needed without a terminal)'}),
   }
 
-  async run(): Promise<{reset: boolean; restarted: boolean; dataDir: string; rpcUrl: string | null}> {
+  async run(): Promise<{
+    reset: boolean
+    restarted: boolean
+    dataDir: string
+    rpcUrl: string | null
+    startArgs: string[] | null
+  }> {
     const {flags} = await this.parse(LocalnetReset)
     const dataDir = flags['data-dir']
     if (!flags.yes) {
@@ -31,10 +37,14 @@ export default class LocalnetReset extends BaseCommand {
     const running = await runningLocalnet(dataDir)
     const existed = await resetLocalnet(dataDir)
     this.say(existed ? `Wiped the localnet in ${dataDir}.` : `There was no localnet in ${dataDir}.`)
-    if (!running) return {reset: existed, restarted: false, dataDir, rpcUrl: null}
+    if (!running) return {reset: existed, restarted: false, dataDir, rpcUrl: null, startArgs: null}
     const port = Number(new URL(running.rpcUrl).port) || DEFAULT_PORT
-    const fresh = await startInBackground(dataDir, port)
-    this.say(`Started a fresh localnet at ${fresh.rpcUrl}.`)
-    return {reset: existed, restarted: true, dataDir, rpcUrl: fresh.rpcUrl}
+    // Started again as it was: its GPUs, host processes, gateway port and pull policy stay what they were.
+    const startArgs = running.startArgs ?? []
+    const fresh = await startInBackground(dataDir, port, startArgs)
+    this.say(
+      `Started a fresh localnet at ${fresh.rpcUrl}${startArgs.length > 0 ? ` with ${startArgs.join(' ')}` : ''}.`,
+    )
+    return {reset: existed, restarted: true, dataDir, rpcUrl: fresh.rpcUrl, startArgs}
   }
 }

@@ -40,7 +40,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
       return this.report(await localnetStatus(dataDir), 'started in the background')
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
-    await serveUntilSignal({dataDir, port: flags.port, node}, async () => {
+    await serveUntilSignal({dataDir, port: flags.port, node, startArgs: nodeArgs(flags)}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
       else this.report(status, 'running')

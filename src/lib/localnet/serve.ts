@@ -13,6 +13,8 @@ export interface ServeOptions {
   port: number
   /** The node agent's settings; no node when absent. */
   node?: LocalnetNodeOptions
+  /** The flags that gave them, for `localnet reset` to start it again the same way. */
+  startArgs?: string[]
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

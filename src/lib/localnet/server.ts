@@ -41,6 +41,8 @@ export interface LocalnetRuntime {
   /** The localnet's node, or why it is off; null when it was not asked for. */
   node: LocalnetNodeStatus | null
   startedAt: string
+  /** The node flags it was started with (`--gpus 2 --host-processes ...`): `localnet reset` starts it again so. */
+  startArgs: string[]
 }
 
 export interface StartOptions {
@@ -54,6 +56,8 @@ export interface StartOptions {
   services?: SubService[]
   /** Runs the node agent and its gateway; without it no job is ever taken (tests that act as the node). */
   node?: LocalnetNodeOptions
+  /** The node flags of `localnet start` that gave `node`, kept in the runtime file for `localnet reset`. */
+  startArgs?: string[]
 }
 
 export interface RunningLocalnet {
@@ -117,6 +121,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     gatewayUrl: null,
     node: null,
     startedAt: new Date().toISOString(),
+    startArgs: options.startArgs ?? [],
   }
   const files = localnetFiles(options.dataDir)
   let agent: RunningNode | null = null

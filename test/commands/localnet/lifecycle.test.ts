@@ -139,6 +139,24 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.notEqual(fresh.pid, first.pid)
   })
 
+  it('reset starts the localnet again with the node flags it was started with, and says them', async () => {
+    const flags = ['--gpus', '2', '--host-processes', '--gateway-port', '0', '--pull', 'never']
+    const first = await box.run(['localnet', 'start', '--detach', ...flags, '--json'])
+    assert.equal(first.code, 0, first.stderr)
+    assert.equal((JSON.parse(first.stdout) as {node: {gpus: number}}).node.gpus, 2)
+    const reset = await box.run(['localnet', 'reset', '--yes', '--json'])
+    assert.equal(reset.code, 0, reset.stderr)
+    const {startArgs} = JSON.parse(reset.stdout) as {startArgs: string[]}
+    assert.deepEqual(startArgs, ['--gateway-port', '0', '--pull', 'never', '--gpus', '2', '--host-processes'])
+    const fresh = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as {node: {gpus: number}}
+    assert.equal(fresh.node.gpus, 2, 'issue 25: --gpus 2 came back as 0 GPUs')
+    const human = await box.run(['localnet', 'reset', '--yes'])
+    assert.match(
+      human.stdout,
+      /^Started a fresh localnet at http:\S+ with --gateway-port 0 --pull never --gpus 2 --host-processes\.$/m,
+    )
+  })
+
   it('reset of a directory without a localnet says so', async () => {
     const refused = await box.run(['localnet', 'reset'])
     assert.equal(refused.code, 2)
