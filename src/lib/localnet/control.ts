@@ -13,7 +13,7 @@ import {httpText} from '../http.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
-import {localnetFiles, localnetPortInUse} from './paths.js'
+import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
 
 /** What `localnet status` reports. */
@@ -102,6 +102,12 @@ export async function startInBackground(dataDir: string, port: number, args: str
   if (existing) return existing
   // Checked here so a busy port is one clear error, not the background process's failure quoted from its log.
   if (port !== 0 && !((await portFree(port)) && (await portFree(port + 1)))) throw localnetPortInUse(port)
+  // The gateway too: its failure would otherwise come back quoted from the log, under the RPC port's hint.
+  if (!args.includes('--no-node')) {
+    const given = args.indexOf('--gateway-port')
+    const gateway = given === -1 ? defaultGatewayPort(port) : Number(args[given + 1])
+    if (gateway !== 0 && !(await portFree(gateway))) throw gatewayPortInUse(gateway)
+  }
   mkdirSync(dataDir, {recursive: true})
   const log = openSync(files.log, 'w')
   // The CLI itself, in the foreground mode of `localnet start`: the one entry that exists however it was built.

@@ -6,7 +6,7 @@ import * as Flags from '@oclif/core/flags'
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
-import {defaultDataDir, defaultPort} from './paths.js'
+import {defaultDataDir, defaultGatewayPort, defaultPort} from './paths.js'
 
 export const dataDirFlag = Flags.string({
   description: 'data directory of the localnet',
@@ -46,7 +46,7 @@ export const nodeFlags = {
     min: 0,
     max: 65535,
     env: 'GPUNET_GATEWAY_PORT',
-    default: DEFAULT_GATEWAY_PORT,
+    defaultHelp: async () => `$GPUNET_GATEWAY_PORT, else the RPC port + 81 (${DEFAULT_GATEWAY_PORT})`,
   }),
   pull: Flags.string({
     description: 'when the node pulls job images',
@@ -57,11 +57,18 @@ export const nodeFlags = {
 }
 
 interface NodeFlagValues {
+  /** The RPC port, which the gateway's follows unless it is given. */
+  port: number
   node: boolean
   gpus?: number
   'host-processes'?: boolean
-  'gateway-port': number
+  'gateway-port'?: number
   pull: string
+}
+
+/** The gateway port: as given, else following the RPC port (paths.ts). */
+function gatewayPort(flags: NodeFlagValues): number {
+  return flags['gateway-port'] ?? defaultGatewayPort(flags.port)
 }
 
 /** The node agent's settings from the flags; undefined with --no-node. */
@@ -70,7 +77,7 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
   return {
     gpus: flags.gpus,
     hostProcesses: flags['host-processes'] ?? false,
-    gatewayPort: flags['gateway-port'],
+    gatewayPort: gatewayPort(flags),
     pull: flags.pull as PullPolicy,
     log,
   }
@@ -79,7 +86,7 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
 /** The same flags for a localnet started in the background. */
 export function nodeArgs(flags: NodeFlagValues): string[] {
   if (!flags.node) return ['--no-node']
-  const args = ['--gateway-port', String(flags['gateway-port']), '--pull', flags.pull]
+  const args = ['--gateway-port', String(gatewayPort(flags)), '--pull', flags.pull]
   if (flags.gpus !== undefined) args.push('--gpus', String(flags.gpus))
   if (flags['host-processes']) args.push('--host-processes')
   return args

@@ -4,7 +4,6 @@
  */
 import {existsSync} from 'node:fs'
 
-import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair} from '../wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
 import {NodeApi} from '../node/api/server.js'
@@ -15,7 +14,7 @@ import type {ContainerRuntime} from '../node/runtime/runtime.js'
 import type {Localnet} from './node.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
-import {localnetFiles} from './paths.js'
+import {gatewayPortInUse, localnetFiles} from './paths.js'
 
 /** How the localnet's node runs. */
 export interface LocalnetNodeOptions {
@@ -70,10 +69,7 @@ export async function startNode(
     await gateway.listen(options.gatewayPort)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
-    throw new GpunetError('gateway_port_in_use', `gateway port ${options.gatewayPort} is in use on 127.0.0.1`, {
-      exitCode: ExitCode.UNAVAILABLE,
-      hint: 'Choose another with --gateway-port (0 picks a free one), or turn the node off with --no-node.',
-    })
+    throw gatewayPortInUse(options.gatewayPort)
   }
   const {keypair} = loadOrCreateKeypair(localnetFiles(dataDir).node)
   const gpus = options.gpus ?? detectGpus()

@@ -12,6 +12,29 @@ export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
   return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
 }
 
+/** How far above its RPC port a localnet's gateway listens unless told: 28899 gives the default 28980. */
+const GATEWAY_PORT_OFFSET = 81
+
+/**
+ * The gateway's port when --gateway-port and GPUNET_GATEWAY_PORT are not given: it follows the RPC port (+81), so
+ * two localnets on two RPC ports do not share a gateway; 0 (any free RPC pair) gives 0 (any free port).
+ */
+export function defaultGatewayPort(rpcPort: number): number {
+  if (rpcPort === 0 || rpcPort + GATEWAY_PORT_OFFSET > 65_535) return 0
+  return rpcPort + GATEWAY_PORT_OFFSET
+}
+
+/** The one error for a gateway port another program holds: it names the flag and the variable that move it. */
+export function gatewayPortInUse(port: number): GpunetError {
+  return new GpunetError('gateway_port_in_use', `gateway port ${port} is in use on 127.0.0.1`, {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint:
+      'Another program holds it: choose another with `--gateway-port N` or GPUNET_GATEWAY_PORT=N (0 picks a free ' +
+      'one), or turn the node off with --no-node.',
+    fields: {port},
+  })
+}
+
 /** The one error for a localnet port pair another program holds, from every command that starts a localnet. */
 export function localnetPortInUse(port: number): GpunetError {
   return new GpunetError('port_in_use', `port ${port} or ${port + 1} is in use on 127.0.0.1`, {

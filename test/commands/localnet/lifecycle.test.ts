@@ -1,6 +1,7 @@
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
 import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import {isAlive, type LocalnetStatus} from '../../../src/lib/localnet/control.js'
@@ -157,6 +158,35 @@ describe('gpunet localnet start / status / stop / reset', function () {
     )
   })
 
+  it('the gateway port follows GPUNET_LOCALNET_PORT (+81) unless given; a busy one is one error naming both settings', async () => {
+    const port = await freePortWith(1, 81)
+    const env = {...box.env, GPUNET_LOCALNET_PORT: String(port)}
+    delete (env as Record<string, string | undefined>).GPUNET_GATEWAY_PORT
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(port + 81, '127.0.0.1', resolve))
+    try {
+      const busy = await runCli(['localnet', 'start', '--detach', '--json'], {env})
+      assert.equal(busy.code, 5, busy.stderr)
+      assert.deepEqual(JSON.parse(busy.stdout), {
+        error: {
+          code: 'gateway_port_in_use',
+          message: `gateway port ${port + 81} is in use on 127.0.0.1`,
+          hint:
+            'Another program holds it: choose another with `--gateway-port N` or GPUNET_GATEWAY_PORT=N (0 picks a free ' +
+            'one), or turn the node off with --no-node.',
+          port: port + 81,
+        },
+      })
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+    const started = await runCli(['localnet', 'start', '--detach', '--json'], {env})
+    assert.equal(started.code, 0, started.stderr)
+    const status = JSON.parse(started.stdout) as LocalnetStatus
+    assert.equal(status.rpcUrl, `http://127.0.0.1:${port}`)
+    assert.equal(new URL(status.gatewayUrl!).port, String(port + 81))
+  })
+
   it('reset of a directory without a localnet says so', async () => {
     const refused = await box.run(['localnet', 'reset'])
     assert.equal(refused.code, 2)
@@ -237,3 +267,17 @@ describeAtTerminal('gpunet localnet reset at a terminal', function () {
     assert.equal(existsSync(join(box.dataDir, 'genesis.json')), false)
   })
 })
+
+/** A port P free with P + each offset free too (the RPC pair and the gateway), from a range clear of the defaults. */
+async function freePortWith(...offsets: number[]): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer()
+      probe.once('error', () => resolve(false))
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
+    })
+  for (;;) {
+    const port = 30_000 + Math.floor(Math.random() * 20_000)
+    if ((await free(port)) && (await Promise.all(offsets.map((o) => free(port + o)))).every(Boolean)) return port
+  }
+}
