@@ -6,6 +6,7 @@ import * as Flags from '@oclif/core/flags'
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
+import {RUNTIME_CHOICES, type RuntimeChoice} from './runtime-choice.js'
 import {defaultDataDir, defaultGatewayPort, defaultPort} from './paths.js'
 
 export const dataDirFlag = Flags.string({
@@ -41,6 +42,13 @@ export const nodeFlags = {
     description: 'without podman, run jobs as plain host processes: NO isolation, every result says so',
     env: 'GPUNET_NODE_HOST_PROCESSES',
   }),
+  runtime: Flags.string({
+    description:
+      'how the node runs jobs: auto (podman, else host processes if --host-processes), podman only, or host processes (NO isolation)',
+    options: [...RUNTIME_CHOICES],
+    env: 'GPUNET_NODE_RUNTIME',
+    default: 'auto',
+  }),
   'gateway-port': Flags.integer({
     description: 'port of the gateway serving exposed job ports on 127.0.0.1; 0 picks a free one',
     min: 0,
@@ -62,6 +70,7 @@ interface NodeFlagValues {
   node: boolean
   gpus?: number
   'host-processes'?: boolean
+  runtime: string
   'gateway-port'?: number
   pull: string
 }
@@ -77,6 +86,7 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
   return {
     gpus: flags.gpus,
     hostProcesses: flags['host-processes'] ?? false,
+    runtime: flags.runtime as RuntimeChoice,
     gatewayPort: gatewayPort(flags),
     pull: flags.pull as PullPolicy,
     log,
@@ -86,7 +96,7 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
 /** The same flags for a localnet started in the background. */
 export function nodeArgs(flags: NodeFlagValues): string[] {
   if (!flags.node) return ['--no-node']
-  const args = ['--gateway-port', String(gatewayPort(flags)), '--pull', flags.pull]
+  const args = ['--runtime', flags.runtime, '--gateway-port', String(gatewayPort(flags)), '--pull', flags.pull]
   if (flags.gpus !== undefined) args.push('--gpus', String(flags.gpus))
   if (flags['host-processes']) args.push('--host-processes')
   return args

@@ -1,4 +1,5 @@
 /** Human rendering of a localnet's status, shared by `localnet start` and `localnet status`. */
+import {counted} from '../words.js'
 import type {LocalnetStatus} from './control.js'
 
 /** Aligned "label  value" lines of everything a user needs to point a tool at the localnet. */
@@ -23,5 +24,5 @@ export function statusLines(status: LocalnetStatus): string[] {
 function nodeLine(node: NonNullable<LocalnetStatus['node']>): string {
   if ('off' in node) return `off: ${node.off}`
   const jobs = node.runningJobs.length > 0 ? `running ${node.runningJobs.join(', ')}` : 'idle'
-  return `${node.address} (${node.runtime}, ${node.gpus} GPU${node.gpus === 1 ? '' : 's'}, ${jobs})`
+  return `${node.address} (${node.runtime}, chosen by --runtime ${node.runtimeChoice}; ${counted(node.gpus, 'GPU')}, ${jobs})`
 }

@@ -15,6 +15,7 @@ import type {Localnet} from './node.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
 import {gatewayPortInUse, localnetFiles} from './paths.js'
+import type {RuntimeChoice} from './runtime-choice.js'
 
 /** How the localnet's node runs. */
 export interface LocalnetNodeOptions {
@@ -22,6 +23,8 @@ export interface LocalnetNodeOptions {
   gpus?: number
   /** Runs jobs as plain host processes when podman cannot run here (no isolation; every result says so). */
   hostProcesses?: boolean
+  /** Which runtime: podman when it works else host processes if allowed (`auto`), podman only, or the host. */
+  runtime?: RuntimeChoice
   /** When podman may pull images: `never` where no registry can be reached. */
   pull?: PullPolicy
   /** The podman executable (`podman` on the PATH). */
@@ -91,6 +94,7 @@ export async function startNode(
       address: keypair.publicKey.toBase58(),
       gpus,
       runtime: runtime.kind,
+      runtimeChoice: options.runtime ?? 'auto',
       runningJobs: agent.runningJobs,
     }),
     close: async () => {
@@ -101,11 +105,15 @@ export async function startNode(
 }
 
 async function chooseRuntime(options: LocalnetNodeOptions): Promise<ContainerRuntime | {off: string}> {
+  const choice = options.runtime ?? 'auto'
+  // Asked for by name: the host's processes, even where podman works (no isolation; every result says so).
+  if (choice === 'host') return new HostProcessRuntime({allowHostProcesses: true})
   const dataDir = defaultPodmanDataDir()
   const podman = await detectRuntime({dataDir, podman: options.podman})
   if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman})
+  if (choice === 'podman') return {off: `${podman.reason} --runtime podman runs jobs in podman only.`}
   if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true})
   return {
-    off: `${podman.reason} Without a container runtime the node runs no jobs; --host-processes (GPUNET_NODE_HOST_PROCESSES=1) runs them on the host, without isolation.`,
+    off: `${podman.reason} Without a container runtime the node runs no jobs; --host-processes (GPUNET_NODE_HOST_PROCESSES=1) runs them on the host when podman cannot, and --runtime host always, both without isolation.`,
   }
 }

@@ -51,7 +51,15 @@ export interface RewardsAccounts {
  * localnet/.
  */
 export type LocalnetNodeStatus =
-  {address: string; gpus: number; runtime: 'podman' | 'host-process'; runningJobs: string[]} | {off: string}
+  | {
+      address: string
+      gpus: number
+      /** The runtime the node runs jobs with, and what `--runtime` asked for (`auto`, `podman` or `host`). */
+      runtime: 'podman' | 'host-process'
+      runtimeChoice: 'auto' | 'podman' | 'host'
+      runningJobs: string[]
+    }
+  | {off: string}
 
 export interface MarketNetwork {
   name: Network

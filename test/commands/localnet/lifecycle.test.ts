@@ -63,7 +63,10 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.ok(node, 'the status has the node')
     if ('address' in node) {
       assert.match(status.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
-      assert.match(human.stdout, new RegExp(`Node +${node.address} \\(podman, \\d+ GPUs?, idle\\)`))
+      assert.match(
+        human.stdout,
+        new RegExp(`Node +${node.address} \\(podman, chosen by --runtime auto; \\d+ GPUs?, idle\\)`),
+      )
       assert.equal(statSync(join(box.dataDir, 'node.json')).mode & 0o777, 0o600)
     } else {
       assert.equal(status.gatewayUrl, null)
@@ -141,20 +144,31 @@ describe('gpunet localnet start / status / stop / reset', function () {
   })
 
   it('reset starts the localnet again with the node flags it was started with, and says them', async () => {
-    const flags = ['--gpus', '2', '--host-processes', '--gateway-port', '0', '--pull', 'never']
+    const flags = ['--gpus', '2', '--runtime', 'host', '--gateway-port', '0', '--pull', 'never']
     const first = await box.run(['localnet', 'start', '--detach', ...flags, '--json'])
     assert.equal(first.code, 0, first.stderr)
-    assert.equal((JSON.parse(first.stdout) as {node: {gpus: number}}).node.gpus, 2)
+    const node = (stdout: string) =>
+      (JSON.parse(stdout) as {node: {gpus: number; runtime: string; runtimeChoice: string}}).node
+    assert.deepEqual(node(first.stdout), {
+      ...node(first.stdout),
+      gpus: 2,
+      runtime: 'host-process',
+      runtimeChoice: 'host',
+    })
     const reset = await box.run(['localnet', 'reset', '--yes', '--json'])
     assert.equal(reset.code, 0, reset.stderr)
     const {startArgs} = JSON.parse(reset.stdout) as {startArgs: string[]}
-    assert.deepEqual(startArgs, ['--gateway-port', '0', '--pull', 'never', '--gpus', '2', '--host-processes'])
-    const fresh = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as {node: {gpus: number}}
-    assert.equal(fresh.node.gpus, 2, 'issue 25: --gpus 2 came back as 0 GPUs')
+    assert.deepEqual(startArgs, ['--runtime', 'host', '--gateway-port', '0', '--pull', 'never', '--gpus', '2'])
+    const fresh = node((await box.run(['localnet', 'status', '--json'])).stdout)
+    assert.deepEqual(
+      [fresh.gpus, fresh.runtime, fresh.runtimeChoice],
+      [2, 'host-process', 'host'],
+      'issue 25: --gpus 2 came back as 0 GPUs, host processes as off',
+    )
     const human = await box.run(['localnet', 'reset', '--yes'])
     assert.match(
       human.stdout,
-      /^Started a fresh localnet at http:\S+ with --gateway-port 0 --pull never --gpus 2 --host-processes\.$/m,
+      /^Started a fresh localnet at http:\S+ with --runtime host --gateway-port 0 --pull never --gpus 2\.$/m,
     )
   })
 

@@ -42,7 +42,7 @@ describe('localnetRunProblem: messages and hints', () => {
   })
 
   it('a GPU job on a node without GPU', () => {
-    const node = {address: 'N', gpus: 0, runtime: 'podman' as const, runningJobs: []}
+    const node = {address: 'N', gpus: 0, runtime: 'podman' as const, runtimeChoice: 'auto' as const, runningJobs: []}
     assert.deepEqual(said(localnetRunProblem(node, job(true))), {
       code: 'no_gpu_node',
       exitCode: 5,

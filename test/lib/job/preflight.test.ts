@@ -12,7 +12,13 @@ const job = (args: Record<string, unknown>, global?: Record<string, unknown>): J
     ops: [{id: 'a', type: 'container/run', args: {image: 'x', ...args}}],
   }) as JobDefinition
 
-const node = (gpus: number) => ({address: 'N', gpus, runtime: 'podman' as const, runningJobs: []})
+const node = (gpus: number) => ({
+  address: 'N',
+  gpus,
+  runtime: 'podman' as const,
+  runtimeChoice: 'auto' as const,
+  runningJobs: [],
+})
 
 describe('localnetRunProblem', () => {
   it('passes a job the node can run', () => {
