@@ -1,6 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import type {Interfaces} from '@oclif/core'
+import {ux} from '@oclif/core/ux'
 
 import {BaseCommand} from './base-command.js'
 import {marketFlags, networkFlags, waitFlags} from './flags.js'
@@ -94,6 +95,11 @@ export const postFlags = {
   'queue-anyway': Flags.boolean({
     description: 'on localnet, post a job that no localnet node would run (its node is off, or it has no GPU)',
   }),
+  quiet: Flags.boolean({
+    char: 'q',
+    description: 'print only the job address on stdout (for scripts: JOB=$(gpunet job post -q job.json))',
+    exclusive: ['json', 'dry-run'],
+  }),
   ...waitFlags,
   ...marketFlags,
   'secrets-url': networkFlags['secrets-url'],
@@ -104,8 +110,16 @@ export type PostFlags = Interfaces.InferredFlags<typeof postFlags>
 
 /** The base of the commands that post a job: every check, the quote, the upload, the transaction, `--wait`. */
 export abstract class PostCommand extends BaseCommand {
+  /** `--quiet`: the report's lines are left out, and stdout gets the job's address alone. */
+  private quiet = false
+
+  protected override say(text = ''): void {
+    if (!this.quiet) super.say(text)
+  }
+
   /** Checks, quotes and (unless `--dry-run`) uploads and posts a checked definition, then follows it with `--wait`. */
   protected async postDefinition(flags: PostFlags, {upload}: PostableDefinition): Promise<PostReport | DryRunReport> {
+    this.quiet = flags.quiet
     const network = flags.network as Network
     const note = (line: string) => this.note(line)
     const {document: definition, bytes} = upload
@@ -183,6 +197,7 @@ export abstract class PostCommand extends BaseCommand {
       fee: feeJson(posted.fee),
       warnings: jobWarnings,
     }
+    if (this.quiet) ux.stdout(report.job)
     this.say(`Posted job ${report.job} on ${network}`)
     const rows = report.result ? rowsWithOutcome(report) : jobRows(report)
     rows.splice(

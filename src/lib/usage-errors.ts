@@ -56,7 +56,11 @@ export function usageError(error: Error & {flags?: unknown; parse?: {input?: Par
       .split('\n')
       .map((line) => line.trim())
       .filter(Boolean)
-      .map((reason) => reason.replace(/^Missing required flag ([\w-]+)$/, 'missing the required flag --$1'))
+      .map((reason) =>
+        reason
+          .replace(/^Missing required flag ([\w-]+)$/, 'missing the required flag --$1')
+          .replace(/^--([\w-]+)=\S* cannot also be provided when using --([\w-]+)$/, '--$1 cannot be used with --$2'),
+      )
     return usage(reasons.join('; '))
   }
   const args = /^Missing (\d+) required args?(?::\n(.*))?$/s.exec(text)

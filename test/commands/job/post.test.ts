@@ -242,6 +242,20 @@ describe('gpunet job post', function () {
     )
   })
 
+  it('-q prints the job address alone on stdout; with --json or --dry-run it is exit 2', async () => {
+    const quiet = await post(['-q', file, '--timeout', '60'])
+    assert.equal(quiet.code, 0, quiet.stderr)
+    const job = quiet.stdout.trim()
+    assert.equal(quiet.stdout, `${job}\n`)
+    const account = await chain.connection.getAccountInfo(new PublicKey(job))
+    assert.equal(decodeJobAccount(account!.data).state, JobState.QUEUED, 'the address is the posted job')
+    for (const other of ['--json', '--dry-run']) {
+      const both = await post(['-q', other, file])
+      assert.equal(both.code, 2)
+      assert.match(both.stderr + both.stdout, new RegExp(`${other} cannot be used with --quiet`))
+    }
+  })
+
   it('takes the definition as FILE or --file, once: none, or two different files, is exit 2', async () => {
     const none = await post(['--json'])
     assert.equal(none.code, 2)
