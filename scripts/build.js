@@ -12,6 +12,7 @@ import {build} from 'esbuild'
 import {generateFastPath} from './generate-fast-path.js'
 import {generateNetworkValidator} from './generate-network-validator.js'
 import {oclifStartupPlugin} from './oclif-startup.js'
+import {writeCompletions} from './completions.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const commandFiles = (dir) =>
@@ -102,3 +103,5 @@ execFileSync(
   ['--import', './dist/console-filter.js', join(root, 'node_modules/oclif/bin/run.js'), 'manifest'],
   {cwd: root, stdio: 'inherit', env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}},
 )
+// Shell completion scripts from that manifest (`gpunet completion SHELL`).
+writeCompletions()

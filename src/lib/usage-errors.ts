@@ -50,6 +50,13 @@ export function usageError(error: Error & {flags?: unknown; parse?: {input?: Par
       guess ? `did you mean --${name} ${guess}?` : HELP_HINT,
     )
   }
+  const argument = /^Expected (.*) to be one of: (.*)$/s.exec(text)
+  if (argument) {
+    const [, value, list] = argument as unknown as [string, string, string]
+    const options = list.split(', ')
+    const guess = closest(value, options, 1)
+    return usage(`"${value}" is not one of ${options.join(', ')}`, guess ? `did you mean ${guess}?` : HELP_HINT)
+  }
   const failed = /^The following errors? occurred:\n(.*)$/s.exec(text)
   if (failed) {
     const reasons = failed[1]!
