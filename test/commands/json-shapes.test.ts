@@ -1,0 +1,189 @@
+/**
+ * Every command's `--json` output against one schema per command and the vocabulary of docs/json.md (issue 25):
+ * one document on stdout, amounts as {amount, unit, baseUnits}, one fee shape, errors as {code, message, hint?}.
+ * The commands run against one localnet (node off: jobs stay queued), in the order a user would run them.
+ */
+import {strict as assert} from 'node:assert'
+import {join} from 'node:path'
+
+import {Keypair} from '@solana/web3.js'
+import {z} from 'zod'
+
+import {runCli} from '../helpers/cli.js'
+import {useCliSandbox} from '../helpers/cli-localnet.js'
+
+const address = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
+const cid = z.string().regex(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/)
+const amount = z.strictObject({
+  amount: z.number(),
+  unit: z.enum(['SOL', 'token']),
+  baseUnits: z.string().regex(/^\d+$/),
+})
+const fee = z.strictObject({
+  ...amount.shape,
+  unit: z.literal('SOL'),
+  priority: amount,
+  computeUnitPrice: z.string().regex(/^\d+$/),
+  computeUnitLimit: z.number().int().positive().nullable(),
+})
+const error = z.looseObject({
+  code: z.string().regex(/^[a-z_]+$/),
+  message: z.string().min(1),
+  hint: z.string().optional(),
+})
+const isoTime = z.iso.datetime()
+const jobReport = z.looseObject({
+  network: z.literal('localnet'),
+  job: address,
+  status: z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']),
+  market: address,
+  definition: cid,
+  project: address,
+  pricePerSecond: amount,
+  timeout: z.number().int(),
+  totalPrice: amount,
+  serviceUrls: z.array(z.looseObject({url: z.string()})),
+  node: address.nullable(),
+  startedAt: isoTime.nullable(),
+  endedAt: isoTime.nullable(),
+  durationSeconds: z.number().nullable(),
+  costSoFar: amount,
+  result: cid.nullable(),
+})
+const wallet = z.strictObject({address, sol: amount, tokens: amount})
+const posted = jobReport.extend({wallet, signature: z.string(), fee, warnings: z.array(z.string())})
+const localnetStatus = z.looseObject({
+  network: z.literal('localnet'),
+  running: z.boolean(),
+  rpcUrl: z.string().nullable(),
+  market: address.nullable(),
+  dataDir: z.string(),
+})
+const secretsBase = {network: z.literal('localnet'), url: z.string()}
+const market = z.looseObject({
+  address,
+  pricePerSecond: amount,
+  jobTimeout: z.number(),
+  queue: z.strictObject({kind: z.enum(['jobs', 'nodes', 'empty']), length: z.number()}),
+  nodeStakeMinimum: amount,
+})
+
+/** Members named like the vocabulary's must have its shapes, wherever they are. */
+function checkVocabulary(value: unknown, where: string): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkVocabulary(item, `${where}[${i}]`))
+    return
+  }
+  if (value === null || typeof value !== 'object') return
+  const record = value as Record<string, unknown>
+  if ('baseUnits' in record && !('priority' in record)) {
+    assert.ok(amount.safeParse(record).success, `${where} is an amount: ${JSON.stringify(record)}`)
+  }
+  for (const [key, member] of Object.entries(record)) {
+    if (key === 'fee') assert.ok(fee.safeParse(member).success, `${where}.fee: ${JSON.stringify(member)}`)
+    if (key === 'fees') assert.fail(`${where}.fees: a fee is \`fee\` everywhere`)
+    if (key === 'error') assert.ok(error.safeParse(member).success, `${where}.error: ${JSON.stringify(member)}`)
+    checkVocabulary(member, `${where}.${key}`)
+  }
+}
+
+describe('every command --json: one schema per command, one vocabulary', function () {
+  this.timeout(120_000)
+  const box = useCliSandbox()
+  const seen = new Set<string>()
+
+  /** Runs `argv --json` (exit `code`), checks one document against `schema` and the vocabulary, returns it. */
+  async function json<T>(argv: string[], schema: z.ZodType<T>, code = 0, stdin?: string): Promise<T> {
+    // Before any `--`: what follows it is the job's command.
+    const end = argv.includes('--') ? argv.indexOf('--') : argv.length
+    const result = await runCli([...argv.slice(0, end), '--json', ...argv.slice(end)], {env: box.env, stdin})
+    assert.equal(result.code, code, `${argv.join(' ')}: ${result.stderr}`)
+    const document: unknown = JSON.parse(result.stdout)
+    const parsed = schema.safeParse(document)
+    assert.ok(parsed.success, `${argv.join(' ')}: ${parsed.success ? '' : z.prettifyError(parsed.error)}`)
+    checkVocabulary(document, argv.slice(0, 2).join(' '))
+    const words = argv.filter((word) => /^[a-z]+$/.test(word))
+    seen.add(words[0]!).add(words.slice(0, 2).join(' '))
+    return document as T
+  }
+  const failure = z.strictObject({error})
+
+  it('holds for every command a user runs, and for their errors', async () => {
+    const status = await json(['localnet', 'start', '--detach', '--no-node'], localnetStatus)
+    await json(['localnet', 'status'], localnetStatus)
+    await json(
+      ['localnet', 'fund', '--tokens', '5'],
+      z.looseObject({sol: z.strictObject({added: amount, balance: amount})}),
+    )
+    await json(['wallet', 'address'], z.strictObject({address, file: z.string()}))
+    await json(
+      ['wallet', 'balance'],
+      z.looseObject({network: z.literal('localnet'), address, sol: amount, tokens: amount}),
+    )
+    await json(['wallet', 'new', '--wallet', join(box.dir, 'other.json')], z.looseObject({address, file: z.string()}))
+    await json(
+      ['wallet', 'import', join(box.dir, 'other.json'), '--wallet', join(box.dir, 'copy.json')],
+      z.looseObject({address}),
+    )
+    await json(
+      ['config', 'set', 'rpcUrl', 'http://127.0.0.1:9', '--network', 'devnet'],
+      z.looseObject({key: z.literal('rpcUrl')}),
+    )
+    await json(
+      ['config', 'get', 'rpcUrl', '--network', 'devnet'],
+      z.looseObject({key: z.literal('rpcUrl'), value: z.string()}),
+    )
+    await json(['config', 'list'], z.looseObject({settings: z.array(z.looseObject({key: z.string()}))}))
+    await json(['config', 'unset', 'rpcUrl', '--network', 'devnet'], z.looseObject({removed: z.literal('rpcUrl')}))
+    await json(['market', 'list'], z.looseObject({defaultMarket: address, markets: z.array(market)}))
+    await json(['market', 'get', status.market!], market.extend({queued: z.array(address)}))
+    const file = join(box.dir, 'job.json')
+    await json(
+      ['job', 'init', '--template', 'hello-world', '--out', file],
+      z.strictObject({template: z.string(), file: z.string()}),
+    )
+    await json(
+      ['job', 'validate', file],
+      z.looseObject({valid: z.literal(true), files: z.array(z.looseObject({errors: z.array(z.unknown())}))}),
+    )
+    await json(['job', 'schema'], z.looseObject({$schema: z.string()}))
+    await json(
+      ['job', 'post', file, '--dry-run', '--queue-anyway'],
+      z.looseObject({dryRun: z.literal(true), fee, rent: amount, totalPrice: amount}),
+    )
+    const job = (await json(['job', 'post', file, '--queue-anyway'], posted)).job
+    await json(['job', 'run', '--queue-anyway', '--', 'echo', 'hi'], posted)
+    await json(['job', 'get', job], jobReport)
+    await json(['job', 'list'], z.looseObject({jobs: z.array(z.looseObject({job: address, cost: amount}))}))
+    await json(['job', 'extend', job, '--timeout', '8000'], z.looseObject({job: address, charged: amount, fee}))
+    await json(['job', 'logs', job], failure, 7)
+    await json(['job', 'stop', job], z.looseObject({job: address, action: z.literal('delist'), fee}))
+    await json(
+      ['secrets', 'set', '--from-env-file', '-'],
+      z.strictObject({...secretsBase, names: z.array(z.string())}),
+      0,
+      'A=1\n',
+    )
+    await json(
+      ['secrets', 'get'],
+      z.strictObject({...secretsBase, secrets: z.array(z.looseObject({name: z.string()}))}),
+    )
+    await json(['secrets', 'delete', 'A', '--yes'], z.strictObject({...secretsBase, deleted: z.literal('A')}))
+    await json(['completion', 'bash'], z.strictObject({shell: z.literal('bash'), script: z.string()}))
+    // Errors of each kind of failure: usage, invalid input, not found.
+    await json(['job', 'get', 'not-an-address'], failure, 2)
+    await json(['job', 'get', Keypair.generate().publicKey.toBase58()], failure, 7)
+    await json(['job', 'post', join(box.dir, 'missing.json')], failure, 3)
+    await json(['localnet', 'stop'], z.looseObject({}))
+    await json(['localnet', 'reset', '--yes'], z.looseObject({reset: z.boolean(), restarted: z.boolean()}))
+  })
+
+  it('leaves out no command but the long-running secrets serve', async () => {
+    const manifest = JSON.parse((await runCli(['help', '--json'])).stdout) as {commands: {id: string}[]}
+    const all = manifest.commands.map((c) => c.id.replaceAll(':', ' ')).filter((id) => id !== 'secrets serve')
+    assert.deepEqual(
+      all.filter((id) => !seen.has(id)),
+      [],
+    )
+  })
+})
