@@ -1750,6 +1750,39 @@ describe('localnet jobs program: the deployed program rules', function () {
     },
   )
 
+  // A mutation audit (issue 26) found no test of a free market past `list`: every price check had survivors.
+  describe('a free market (price 0): nothing moves, so any token account will do', () => {
+    it('keeps job type 4 (the last known one), and lists, extends and delists with accounts that are not the ATAs', async () => {
+      const m = await market({jobPrice: 0n, jobType: 4})
+      assert.equal(marketOf(m.key).jobType, 4)
+      const [poster, payer, third] = [party(), party(), party()]
+      const balances = async () => Promise.all([poster, payer, third].map((p) => tokens(p.ata)))
+      const before = await balances()
+      const jobKey = Keypair.generate()
+      // The user is not ATA(payer), and not even the payer's: at price 0 no transfer checks its owner.
+      await ok(set(listIx(m, poster, jobKey), 'user', third.ata))
+      // Another payer than the job's, and a user account that is not its.
+      await ok(set(extendIx(m, jobKey.publicKey, poster, 7200n, payer), 'user', third.ata))
+      assert.equal(job(jobKey.publicKey).timeout, 7200n)
+      await ok(set(delistIx(m, jobKey.publicKey, poster), 'deposit', third.ata))
+      assert.deepEqual(await balances(), before)
+    })
+
+    it('ends and finishes runs with any deposit and user accounts, paying nobody', async () => {
+      const m = await market({jobPrice: 0n})
+      const third = party()
+      const before = await tokens(third.ata)
+      const ended = await running(m)
+      await ok(set(set(endIx(m, ended), 'deposit', third.ata), 'user', third.ata))
+      const finished = await running(m)
+      // The user may even hold another token: at price 0 its mint is not checked.
+      await ok(set(set(finishIx(m, finished), 'deposit', third.ata), 'user', await otherMintAccount(finished.node)))
+      for (const r of [ended, finished]) assert.equal(job(r.job).state, JobState.DONE)
+      assert.equal(await tokens(third.ata), before)
+      assert.equal(await tokens(m.vault), 0n)
+    })
+  })
+
   describe('market queue capacity', () => {
     it('holds 314 keys; the 315th append fails at exit (AccountDidNotSerialize) and is rolled back', async () => {
       const m = await market({jobPrice: 0n})
