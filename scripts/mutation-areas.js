@@ -49,7 +49,11 @@ export const AREAS = {
   'jobs-program': {
     mutate: ['src/lib/localnet/jobs-program/**/*.ts'],
     // The tables first: a mutant of a table built at load time runs every test until one fails.
-    spec: ['test/lib/localnet/jobs-program-tables.test.ts', 'test/lib/localnet/jobs-program.test.ts'],
+    spec: [
+      'test/lib/localnet/jobs-program-tables.test.ts',
+      'test/lib/localnet/jobs-context.test.ts',
+      'test/lib/localnet/jobs-program.test.ts',
+    ],
   },
   'node-api': {
     mutate: ['src/lib/node-api/protocol.ts'],

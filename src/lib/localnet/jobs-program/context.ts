@@ -90,7 +90,11 @@ export class JobsContext {
     this.requireSigner(target, 'the new account')
     const existing = this.ledger.get(target.pubkey)
     if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
-      failCpi(CpiError.SystemAccountAlreadyInUse, `Create Account: account ${target.pubkey.toBase58()} already in use`)
+      failCpi(
+        CpiError.SystemAccountAlreadyInUse,
+        `Create Account: account ${target.pubkey.toBase58()} already in use`,
+        'system',
+      )
     }
     const needed = this.rentExempt(space) - (existing?.lamports ?? 0n)
     if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
@@ -118,7 +122,11 @@ export class JobsContext {
   createTokenAccount(target: InstructionAccount, payer: InstructionAccount, mint: PublicKey, authority: PublicKey) {
     const existing = this.ledger.get(target.pubkey)
     if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
-      failCpi(CpiError.SystemAccountAlreadyInUse, `Create Account: account ${target.pubkey.toBase58()} already in use`)
+      failCpi(
+        CpiError.SystemAccountAlreadyInUse,
+        `Create Account: account ${target.pubkey.toBase58()} already in use`,
+        'system',
+      )
     }
     const needed = this.rentExempt(ACCOUNT_SIZE) - (existing?.lamports ?? 0n)
     if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
@@ -148,11 +156,11 @@ export class JobsContext {
     const destination = this.tokenAccount(to)
     if (!source || !destination) failRuntime('InvalidAccountData', 'Transfer: not an SPL token account')
     if (source.state === TokenState.Frozen || destination.state === TokenState.Frozen)
-      failCpi(CpiError.TokenAccountFrozen, 'Error: Account is frozen')
+      failCpi(CpiError.TokenAccountFrozen, 'Account is frozen')
     if (!source.mint.equals(destination.mint))
-      failCpi(CpiError.TokenMintMismatch, 'Error: Account not associated with this Mint')
-    if (!source.owner.equals(authority)) failCpi(CpiError.TokenOwnerMismatch, 'Error: owner does not match')
-    if (source.amount < amount) failCpi(CpiError.TokenInsufficientFunds, 'Error: insufficient funds')
+      failCpi(CpiError.TokenMintMismatch, 'Account not associated with this Mint')
+    if (!source.owner.equals(authority)) failCpi(CpiError.TokenOwnerMismatch, 'owner does not match')
+    if (source.amount < amount) failCpi(CpiError.TokenInsufficientFunds, 'insufficient funds')
     this.log(`Program ${TOKEN_PROGRAM_ID.toBase58()} invoke [2]`)
     this.log('Program log: Instruction: Transfer')
     if (amount > 0n && !from.equals(to)) {
@@ -166,7 +174,7 @@ export class JobsContext {
   closeTokenAccount(key: PublicKey, destination: PublicKey): void {
     const account = this.tokenAccount(key)
     if (!account) failRuntime('InvalidAccountData', 'CloseAccount: not an SPL token account')
-    if (account.amount !== 0n) failCpi(11, 'Error: Non-native account can only be closed if its balance is zero')
+    if (account.amount !== 0n) failCpi(11, 'Non-native account can only be closed if its balance is zero')
     this.close(key, destination)
   }
 
@@ -184,6 +192,7 @@ export class JobsContext {
       failCpi(
         CpiError.SystemResultWithNegativeLamports,
         `Transfer: insufficient lamports ${from?.lamports ?? 0n}, need ${amount}`,
+        'system',
       )
     }
     this.set(payer.pubkey, {...from, lamports: from.lamports - amount})

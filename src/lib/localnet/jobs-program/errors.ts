@@ -110,9 +110,14 @@ export function fail(error: ProgramError, account?: string): never {
   throw new InstructionFailure({Custom: error.code}, `${error.name}: ${error.message}`, [line])
 }
 
-/** Fails with an error of a program the jobs program called (system program, SPL token). */
-export function failCpi(code: number, message: string): never {
-  throw new InstructionFailure({Custom: code}, message, [`Program log: Error: ${message}`])
+/**
+ * Fails with an error of a program the jobs program called, logged as that program logs it: the SPL token program
+ * prints "Error: <message>", the system program its message alone.
+ */
+export function failCpi(code: number, message: string, program: 'token' | 'system' = 'token'): never {
+  throw new InstructionFailure({Custom: code}, message, [
+    `Program log: ${program === 'token' ? 'Error: ' : ''}${message}`,
+  ])
 }
 
 /** Fails with a runtime error (privilege checks, a panic), which carries no custom code. */
