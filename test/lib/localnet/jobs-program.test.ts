@@ -1750,6 +1750,30 @@ describe('localnet jobs program: the deployed program rules', function () {
     },
   )
 
+  describe('error logs', () => {
+    it("name the account as the program's Rust source does (snake_case), and say when none caused it", async () => {
+      const m = await market()
+      const answer = await send(set(listIx(m, party()), 'rewardsReflection', party().ata))
+      const logs = answer.error!.data!.logs as string[]
+      const {code, name, message} = AnchorError.AccountOwnedByWrongProgram
+      assert.ok(
+        logs.includes(
+          `Program log: AnchorError caused by account: rewards_reflection. Error Code: ${name}. Error Number: ${code}. Error Message: ${message}.`,
+        ),
+        logs.join('\n'),
+      )
+      // A handler's own failure (no account caused it): "AnchorError occurred."
+      const {job, poster} = await listed(m)
+      const extended = await send(extendIx(m, job, poster, 1n))
+      const timeout = JobsError.JobTimeoutNotGreater
+      assert.ok(
+        (extended.error!.data!.logs as string[]).includes(
+          `Program log: AnchorError occurred. Error Code: ${timeout.name}. Error Number: ${timeout.code}. Error Message: ${timeout.message}.`,
+        ),
+      )
+    })
+  })
+
   // A mutation audit (issue 26) found no test of a free market past `list`: every price check had survivors.
   describe('a free market (price 0): nothing moves, so any token account will do', () => {
     it('keeps job type 4 (the last known one), and lists, extends and delists with accounts that are not the ATAs', async () => {
