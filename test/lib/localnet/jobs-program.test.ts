@@ -1755,6 +1755,8 @@ describe('localnet jobs program: the deployed program rules', function () {
       const m = await market()
       const answer = await send(set(listIx(m, party()), 'rewardsReflection', party().ata))
       const logs = answer.error!.data!.logs as string[]
+      // The instruction's name as Anchor logs it first: capitalized, camelCase kept.
+      assert.ok(logs.includes('Program log: Instruction: List'), logs.join('\n'))
       const {code, name, message} = AnchorError.AccountOwnedByWrongProgram
       assert.ok(
         logs.includes(
