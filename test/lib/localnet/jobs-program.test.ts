@@ -31,7 +31,12 @@ import {
   type ProgramError,
   StakingError,
 } from '../../../src/lib/localnet/jobs-program/errors.js'
-import {findMetadataAddress} from '../../../src/lib/localnet/jobs-program/foreign.js'
+import {REWARDS_PROGRAM_ID} from '../../../src/lib/localnet/jobs-program/context.js'
+import {
+  findMetadataAddress,
+  REFLECTION_ACCOUNT_DISCRIMINATOR,
+  REFLECTION_ACCOUNT_SPACE,
+} from '../../../src/lib/localnet/jobs-program/foreign.js'
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {
@@ -1749,6 +1754,49 @@ describe('localnet jobs program: the deployed program rules', function () {
       )
     },
   )
+
+  describe('loading accounts as Anchor does', () => {
+    /** Puts an account of `owner` holding `data` at a fresh address. */
+    function put(owner: PublicKey, data: Buffer): PublicKey {
+      const key = Keypair.generate().publicKey
+      const lamports = t.ln.node.chain.rentExempt(data.length)
+      t.ln.node.chain.setAccounts([[key, {lamports, owner, data, executable: false}]])
+      return key
+    }
+
+    it('takes a token account initialized or frozen only, at its size', async () => {
+      const m = await market()
+      const poster = party()
+      const good = account(poster.ata)!.data
+      const withState = (state: number) =>
+        Buffer.concat([good.subarray(0, 108), Buffer.from([state]), good.subarray(109)])
+      await refused(set(listIx(m, poster), 'user', put(TOKEN_PROGRAM_ID, withState(0))), 'UninitializedAccount')
+      await refused(set(listIx(m, poster), 'user', put(TOKEN_PROGRAM_ID, withState(3))), 'InvalidAccountData')
+      await refused(set(listIx(m, poster), 'user', put(TOKEN_PROGRAM_ID, good.subarray(0, 164))), 'InvalidAccountData')
+      // Frozen (2) loads: the transfer is what refuses it, with the token program's code.
+      t.ln.node.chain.setAccounts([[poster.ata, {...account(poster.ata)!, data: withState(2)}]])
+      await refused(listIx(m, poster), {cpi: 17})
+    })
+
+    it("refuses a program account shorter than a discriminator (3001) apart from one that is another's (3002)", async () => {
+      const m = await market()
+      const {job, poster} = await listed(m)
+      const short = put(t.programId, Buffer.alloc(7))
+      await refused(set(extendIx(m, job, poster, 7200n), 'job', short), AnchorError.AccountDiscriminatorNotFound)
+      const other = put(t.programId, Buffer.alloc(8))
+      await refused(set(extendIx(m, job, poster, 7200n), 'job', other), AnchorError.AccountDiscriminatorMismatch)
+    })
+
+    it('refuses a rewards reflection one byte short of its size (3003)', async () => {
+      const data = Buffer.concat([REFLECTION_ACCOUNT_DISCRIMINATOR, Buffer.alloc(REFLECTION_ACCOUNT_SPACE - 9)])
+      assert.equal(REFLECTION_ACCOUNT_SPACE, 89, 'discriminator, three u128s, a vault key and its bump')
+      const m = await market()
+      await refused(
+        set(listIx(m, party()), 'rewardsReflection', put(REWARDS_PROGRAM_ID, data)),
+        AnchorError.AccountDidNotDeserialize,
+      )
+    })
+  })
 
   describe('error logs', () => {
     it("name the account as the program's Rust source does (snake_case), and say when none caused it", async () => {
