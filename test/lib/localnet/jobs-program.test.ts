@@ -742,6 +742,19 @@ describe('localnet jobs program: the deployed program rules', function () {
         error: 'ProgramFailedToComplete',
         attempt: async () => listIx(await market(), party(), Keypair.generate(), Keypair.generate(), -1n),
       },
+      {
+        rule: 'a deposit past u64 (price x timeout overflows: a panic)',
+        error: 'ProgramFailedToComplete',
+        attempt: async () =>
+          listIx(await market({jobPrice: 2n ** 63n}), party(), Keypair.generate(), Keypair.generate(), 2n),
+      },
+      {
+        // u64::MAX itself does not overflow: the transfer is what fails, for want of tokens.
+        rule: 'a deposit of exactly u64::MAX the payer cannot pay',
+        error: {cpi: 1},
+        attempt: async () =>
+          listIx(await market({jobPrice: 2n ** 64n - 1n}), party(), Keypair.generate(), Keypair.generate(), 1n),
+      },
     ],
     async () => {
       const m = await market()
