@@ -1768,6 +1768,83 @@ describe('localnet jobs program: the deployed program rules', function () {
     },
   )
 
+  // Checks a mutation audit (issue 26) found no test for: each breaks one rule of an instruction whose other rules
+  // have their tests above.
+  describe('more rules', () => {
+    const otherVault = async () => (await market()).vault
+    const cases: Rule[] = [
+      {
+        rule: 'assign: user is not the payer’s ATA',
+        error: NosanaError.InvalidATA,
+        attempt: async () => {
+          const m = await market()
+          const node = party(1n)
+          await ok(workIx(m, node))
+          return set(assignIx(m, party(), node.key), 'user', party().ata)
+        },
+      },
+      {
+        rule: 'recover: vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          return set(recoverIx(m, await stopped(m)), 'vault', await otherVault())
+        },
+      },
+      {
+        rule: 'extend: vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          const {job, poster} = await listed(m)
+          return set(extendIx(m, job, poster, 7200n), 'vault', await otherVault())
+        },
+      },
+      {
+        rule: 'end: vault is not the market vault',
+        error: NosanaError.InvalidVault,
+        attempt: async () => {
+          const m = await market()
+          return set(endIx(m, await running(m)), 'vault', await otherVault())
+        },
+      },
+    ]
+    for (const {rule, error, attempt} of cases) {
+      const label = typeof error === 'string' ? error : 'cpi' in error ? `custom ${error.cpi}` : error.name
+      it(`refuses: ${rule} -> ${label}`, async () => refused(await attempt(), error))
+    }
+
+    it('end and finish take the same account as deposit and user (dup), paying it both parts', async () => {
+      for (const build of [endIx, finishIx] as const) {
+        // The poster runs its own job, so its account is both the deposit's and the node's.
+        const m = await market()
+        const poster = party()
+        const {job} = await listed(m, poster)
+        const run = Keypair.generate()
+        await ok(workIx(m, poster, run))
+        const before = await tokens(poster.ata)
+        await ok(build(m, {job, poster, node: poster, run: run.publicKey}))
+        assert.equal(await tokens(poster.ata), before + PRICE * 3600n, 'the whole deposit, paid and refunded')
+      }
+    })
+
+    it('keeps a job queue typed while a job is left in it, after a delist and after a node takes the first', async () => {
+      const m = await market()
+      const a = await listed(m)
+      await listed(m)
+      const c = await listed(m)
+      await ok(delistIx(m, a.job, a.poster))
+      assert.deepEqual([marketOf(m.key).queueType, marketOf(m.key).queue.length], [QueueType.JOB, 2])
+      await ok(workIx(m, party(1n)))
+      assert.equal(marketOf(m.key).queueType, QueueType.JOB)
+      assert.deepEqual(
+        marketOf(m.key).queue.map((k) => k.toBase58()),
+        [c.job.toBase58()],
+        'the first job in the queue was taken',
+      )
+    })
+  })
+
   describe('loading accounts as Anchor does', () => {
     /** Puts an account of `owner` holding `data` at a fresh address. */
     function put(owner: PublicKey, data: Buffer): PublicKey {
