@@ -52,6 +52,7 @@ export const AREAS = {
     spec: [
       'test/lib/localnet/jobs-program-tables.test.ts',
       'test/lib/localnet/jobs-context.test.ts',
+      'test/lib/localnet/idl-account.test.ts',
       'test/lib/localnet/jobs-program.test.ts',
     ],
   },

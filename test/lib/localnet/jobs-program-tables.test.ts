@@ -7,7 +7,15 @@
 import {strict as assert} from 'node:assert'
 import {readFileSync} from 'node:fs'
 
+import {PublicKey} from '@solana/web3.js'
+
 import {AnchorError, JobsError, NosanaError, StakingError} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {
+  findMetadataAddress,
+  REFLECTION_ACCOUNT_DISCRIMINATOR,
+  REFLECTION_ACCOUNT_SPACE,
+  STAKE_ACCOUNT_DISCRIMINATOR,
+} from '../../../src/lib/localnet/jobs-program/foreign.js'
 import {INSTRUCTIONS} from '../../../src/lib/localnet/jobs-program/handlers.js'
 
 interface Idl {
@@ -67,6 +75,20 @@ describe('localnet jobs program: its tables against the reference', () => {
       assert.deepEqual(declared, deployed(instruction.name, instruction.accounts))
     })
   }
+
+  it('reads the foreign accounts as reference 1.3 and 2.6 lay them out', () => {
+    assert.equal(STAKE_ACCOUNT_DISCRIMINATOR.toString('hex'), '509e437c32bdc0ff')
+    assert.equal(REFLECTION_ACCOUNT_DISCRIMINATOR.toString('hex'), 'cd99a036ef1adbbc')
+    // Discriminator, three u128 (rate, total reflection, total xnos), the vault and its bump.
+    assert.equal(REFLECTION_ACCOUNT_SPACE, 8 + 16 * 3 + 32 + 1)
+    const mint = new PublicKey('nosXBVoaCTtYdLvKY6Csb4AC8JCdQKKAaWYtx2ZMoo7')
+    const metaplex = new PublicKey('metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s')
+    const [expected] = PublicKey.findProgramAddressSync(
+      [Buffer.from('metadata'), metaplex.toBuffer(), mint.toBuffer()],
+      metaplex,
+    )
+    assert.ok(findMetadataAddress(mint).equals(expected))
+  })
 
   it("has the jobs program's own errors as the IDL lists them (5.1)", () => {
     assert.deepEqual(

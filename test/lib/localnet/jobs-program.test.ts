@@ -1868,6 +1868,15 @@ describe('localnet jobs program: the deployed program rules', function () {
       await refused(listIx(m, poster), {cpi: 17})
     })
 
+    it('takes a mint initialized only, at its size', async () => {
+      const mint = account(t.mint)!.data
+      const uninitialized = Buffer.from(mint)
+      uninitialized[45] = 0 // is_initialized, after the mint authority option, key, supply and decimals
+      const open = (key: PublicKey) => set(openIx(party(), Keypair.generate()), 'mint', key)
+      await refused(open(put(TOKEN_PROGRAM_ID, uninitialized)), 'UninitializedAccount')
+      await refused(open(put(TOKEN_PROGRAM_ID, Buffer.concat([mint, Buffer.alloc(1)]))), 'InvalidAccountData')
+    })
+
     it("refuses a program account shorter than a discriminator (3001) apart from one that is another's (3002)", async () => {
       const m = await market()
       const {job, poster} = await listed(m)
