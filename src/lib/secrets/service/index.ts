@@ -45,7 +45,7 @@ export async function openSecretsService(
 }
 
 /** The database URL without its password, for logs. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url)
     if (parsed.password) parsed.password = '***'
