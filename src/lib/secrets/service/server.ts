@@ -392,9 +392,6 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new HttpError(415, 'unsupported_media_type', 'send application/json or application/x-www-form-urlencoded')
   }
-  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError) {
-    return badRequest('malformed_body', 'the body is not valid JSON')
-  }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
   return new HttpError(500, 'internal', 'internal error')
 }

@@ -168,6 +168,9 @@ forEachAdapter('secrets service', (adapter) => {
     assert.equal((await call(s.url, 'DELETE', '/secrets?key=A', {token})).status, 200)
     assertError(await call(s.url, 'DELETE', '/secrets?key=B', {token, params: {key: 'C'}}), 400, 'conflicting_key')
     assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {B: '2'})
+    // The same key in both agrees.
+    assert.equal((await call(s.url, 'DELETE', '/secrets?key=B', {token, params: {key: 'B'}})).status, 200)
+    assert.deepEqual((await call(s.url, 'GET', '/secrets', {token})).body, {})
   })
 
   it('keeps owners apart', async () => {
