@@ -22,4 +22,10 @@ describe('form bodies', function () {
     assert.deepEqual(form.a, ['1', '2', 'é'])
     assert.equal(form.b, 'x y')
   })
+
+  it('skips empty pairs, takes a name without "=" as an empty value, and keeps "=" inside a value', () => {
+    const form = parseForm(Buffer.from('&a=1&&flag&b=x=y&'))
+    assert.deepEqual({...form}, {a: '1', flag: '', b: 'x=y'})
+    assert.equal(Object.getPrototypeOf(form), null, 'no prototype: a __proto__ name is an ordinary member')
+  })
 })
