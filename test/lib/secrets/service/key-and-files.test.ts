@@ -7,7 +7,12 @@ import {strict as assert} from 'node:assert'
 import {chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {loadMasterKey, openSqliteStorage, redactUrl} from '../../../../src/lib/secrets/service/index.js'
+import {
+  loadMasterKey,
+  openSecretsService,
+  openSqliteStorage,
+  redactUrl,
+} from '../../../../src/lib/secrets/service/index.js'
 import {tempDir} from '../../../helpers/localnet.js'
 
 const KEY = Buffer.alloc(32, 7)
@@ -96,6 +101,15 @@ describe('secrets service: master key and files', () => {
     } finally {
       await storage.close()
     }
+  })
+
+  it('says where a service keeps its secrets and its key, as secrets serve prints them', async () => {
+    const fromFile = await openSecretsService({dataDir: dir, env: {}})
+    await fromFile.service.close()
+    assert.deepEqual([fromFile.storage, fromFile.key], [`SQLite ${join(dir, 'secrets.db')}`, join(dir, 'secrets.key')])
+    const fromEnv = await openSecretsService({dataDir: dir, env: {GPUNET_SECRETS_KEY: KEY.toString('hex')}})
+    await fromEnv.service.close()
+    assert.equal(fromEnv.key, 'GPUNET_SECRETS_KEY')
   })
 
   it('logs a database URL without its password', () => {
