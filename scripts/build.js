@@ -12,6 +12,7 @@ import {build} from 'esbuild'
 import {generateFastPath} from './generate-fast-path.js'
 import {generateNetworkValidator} from './generate-network-validator.js'
 import {oclifStartupPlugin} from './oclif-startup.js'
+import {undiciBundlePlugin} from './undici-bundle.js'
 import {writeCompletions} from './completions.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -83,15 +84,8 @@ await build({
   plugins: [
     // Start-up costs of oclif, taken out of the bundled copy (see oclif-startup.js).
     oclifStartupPlugin,
-    {
-      // gpunet's own imports of undici get the parts it uses (scripts/undici-entry.js says why).
-      name: 'undici-entry',
-      setup(build) {
-        build.onResolve({filter: /^undici$/}, ({importer}) =>
-          importer.startsWith(join(root, 'src')) ? {path: join(root, 'scripts/undici-entry.js')} : undefined,
-        )
-      },
-    },
+    // undici's parts gpunet uses, its dispatcher kept private (see undici-bundle.js).
+    undiciBundlePlugin(root),
   ],
   logLevel: 'warning',
 })

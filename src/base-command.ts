@@ -82,6 +82,15 @@ export abstract class BaseCommand extends Command {
     process.exitCode = code
   }
 
+  /**
+   * Prints the `--json` document as JSON.stringify writes it. oclif's own printer runs it through its colorizer,
+   * which colors only from a theme file (gpunet has none) yet tokenizes the whole text with regular expressions:
+   * 8 to 30 times JSON.stringify's own time (0.19 s for 870 KB of `job list`, measured on Node 20), for the same text.
+   */
+  override logJson(json: unknown): void {
+    ux.stdout(JSON.stringify(json, null, 2))
+  }
+
   /** Colors text bound for stdout; plain under NO_COLOR or when stdout is not a terminal (FORCE_COLOR overrides). */
   protected color(style: Style, text: string): string {
     return stdoutColors[style](text)

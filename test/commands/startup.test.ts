@@ -124,6 +124,18 @@ describe('CLI start-up', () => {
     )
   })
 
+  it('starts oclif without its WSL probe (wsl-utils and the container checks it imports)', async () => {
+    const sources = await sourcesLoadedBy(['job:validate', TEMPLATE])
+    assert.ok(
+      sources.some((s) => s.includes('/@oclif/core/lib/config/config.js')),
+      'oclif started',
+    )
+    assert.deepEqual(
+      sources.filter((s) => /\/(wsl-utils|is-wsl|is-docker|is-inside-container)\//.test(s)),
+      [],
+    )
+  })
+
   it('loads zod to explain an invalid file', async () => {
     const file = join(ROOT, 'src/lib/localnet/jobs-program/idl.json')
     const sources = await sourcesLoadedBy(['job', 'validate', file], 3)

@@ -1,0 +1,93 @@
+import {strict as assert} from 'node:assert'
+import {spawn} from 'node:child_process'
+import {once} from 'node:events'
+import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
+import {createServer} from 'node:http'
+import {createRequire} from 'node:module'
+import type {AddressInfo} from 'node:net'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
+
+// @ts-expect-error -- a build script in plain JavaScript, without declarations
+import {privateDispatcherSource} from '../../scripts/undici-bundle.js'
+import {BIN} from '../helpers/cli.js'
+
+const UNDICI_GLOBAL = createRequire(import.meta.url).resolve('undici/lib/global.js')
+
+describe('the CLI bundle’s undici', () => {
+  let dir: string
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gpunet-bundle-undici-'))
+  })
+  after(async () => {
+    await rm(dir, {recursive: true, force: true})
+  })
+
+  it('sends a request without installing a process-wide dispatcher or loading Node’s own undici', async () => {
+    const bodies: string[] = []
+    const server = createServer((req, res) => {
+      let body = ''
+      req.setEncoding('utf8').on('data', (d: string) => (body += d))
+      req.on('end', () => {
+        bodies.push(body)
+        const id = (JSON.parse(body) as {id: unknown}).id
+        res.setHeader('content-type', 'application/json')
+        res.end(JSON.stringify({jsonrpc: '2.0', id, result: {context: {slot: 1}, value: null}}))
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const rpc = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    // Written by the CLI's own process as it exits: what it loaded and what it left on globalThis.
+    const report = join(dir, 'report.json')
+    const preload = join(dir, 'report.mjs')
+    await writeFile(
+      preload,
+      `import {writeFileSync} from 'node:fs'\nprocess.on('exit', () => writeFileSync(${JSON.stringify(report)}, ` +
+        `JSON.stringify({builtinUndici: process.moduleLoadList.some((m) => m.includes('deps/undici')), ` +
+        `dispatcher: globalThis[Symbol.for('undici.globalDispatcher.1')] !== undefined})))\n`,
+    )
+    try {
+      const child = spawn(
+        process.execPath,
+        ['--import', pathToFileURL(preload).href, BIN, 'job', 'get', '11111111111111111111111111111111'],
+        {
+          env: {
+            ...process.env,
+            NO_COLOR: '1',
+            XDG_CONFIG_HOME: join(dir, 'config'),
+            GPUNET_NETWORK: 'devnet',
+            GPUNET_RPC_URL: rpc,
+          },
+          stdio: 'ignore',
+        },
+      )
+      const [code] = (await once(child, 'exit')) as [number]
+      assert.notEqual(code, 0, 'no such job')
+      assert.ok(
+        bodies.some((b) => b.includes('"getMultipleAccounts"')),
+        `the RPC was asked: ${bodies.join(', ')}`,
+      )
+      assert.deepEqual(JSON.parse(await readFile(report, 'utf8')), {builtinUndici: false, dispatcher: false})
+    } finally {
+      server.close()
+    }
+  })
+
+  it('keeps undici’s dispatcher in a private object, and stops the build when undici’s text has changed', async () => {
+    const text = await readFile(UNDICI_GLOBAL, 'utf8')
+    const edited = privateDispatcherSource(text) as string
+    assert.doesNotMatch(edited, /\bglobalThis\b/)
+    // The module still works: it makes and keeps its own Agent, which never reaches globalThis.
+    const module = {exports: {} as {getGlobalDispatcher(): unknown}}
+    const before = Object.getOwnPropertySymbols(globalThis).length
+    new Function('module', 'exports', 'require', edited)(module, module.exports, createRequire(UNDICI_GLOBAL))
+    assert.equal(typeof (module.exports.getGlobalDispatcher() as {dispatch?: unknown}).dispatch, 'function')
+    assert.equal(Object.getOwnPropertySymbols(globalThis).length, before)
+    assert.throws(
+      () => privateDispatcherSource(text.replace('return globalThis[legacyGlobalDispatcher]', 'return undefined')),
+      /undici\/lib\/global\.js names globalThis 2 times/,
+    )
+  })
+})
