@@ -259,7 +259,8 @@ async function postToRunning(dir: string): Promise<void> {
     process.stdout.write(`node -e 0          ${n.toFixed(0).padStart(6)} ms  (${spread(nodeMs)})\n`)
     for (const [k, label] of ['job post', 'baseline job post'].slice(0, bins.length).entries()) {
       const [p, r] = [med(postMs[k]!), med(runningMs[k]!)]
-      const target = k === 0 ? `; target <= 500 ms ${p <= 500 ? 'OK' : 'OVER TARGET'}` : ''
+      // Issue 25's target: at most 4x `node -e 0` (which NODE_EXTRA_CA_CERTS slows, see cold-start.bench.ts).
+      const target = k === 0 ? `; target <= 4× ${p <= 4 * n ? 'OK' : 'OVER TARGET'}` : ''
       process.stdout.write(
         `${label.padEnd(18)} ${p.toFixed(0).padStart(6)} ms  (${(p / n).toFixed(1)}× node -e 0${target}; ${spread(postMs[k]!)}), median of ${POSTS}\n`,
       )
