@@ -20,6 +20,8 @@ const WARNED = JSON.stringify(
   2,
 )
 const noStdin = () => Promise.reject(new Error('no standard input in this test'))
+const problemOf = (read: Awaited<ReturnType<typeof readDefinitionText>>) =>
+  'problem' in read ? read.problem : undefined
 
 describe('checking a definition’s text and file (job validate’s library)', () => {
   let dir: string
@@ -126,7 +128,7 @@ describe('checking a definition’s text and file (job validate’s library)', (
     })
     const latin1 = join(dir, 'latin1.json')
     await writeFile(latin1, Buffer.from([0x7b, 0xe9, 0x7d]))
-    assert.equal((await readDefinitionText(latin1, noStdin)).problem?.code, 'not_text')
+    assert.equal(problemOf(await readDefinitionText(latin1, noStdin))?.code, 'not_text')
     assert.deepEqual(await readDefinitionText('-', async () => 'a\0b'), {
       problem: {
         code: 'not_text',
@@ -137,7 +139,7 @@ describe('checking a definition’s text and file (job validate’s library)', (
       problem: {code: 'unreadable', message: `cannot read ${join(dir, 'missing.json')}: no such file`},
     })
     assert.equal(
-      (await readDefinitionText(dir, noStdin)).problem?.message,
+      problemOf(await readDefinitionText(dir, noStdin))?.message,
       `cannot read ${dir}: it is a directory, not a file`,
     )
   })
