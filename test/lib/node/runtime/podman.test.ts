@@ -155,7 +155,9 @@ describe('PodmanRuntime (real podman)', function () {
   })
 
   it('captures stdout and stderr as timestamped lines, the newest kept past the cap', async () => {
-    const script = 'i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; echo err >&2'
+    // stdout and stderr are two pipes read side by side: the pause lets stdout drain before the stderr line comes,
+    // so which is newest does not depend on how busy the machine is.
+    const script = 'i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; sleep 0.5; echo err >&2'
     const result = await runtime.run(plan({cmd: script}), {jobId, logLimits: {lines: 1000, bytes: 1 << 20}})
     assert.equal(result.logs.length, 1000)
     assert.equal(result.droppedLines, 1001)
