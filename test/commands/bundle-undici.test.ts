@@ -2,9 +2,7 @@ import {strict as assert} from 'node:assert'
 import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
-import {createServer} from 'node:http'
 import {createRequire} from 'node:module'
-import type {AddressInfo} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
@@ -12,6 +10,7 @@ import {pathToFileURL} from 'node:url'
 // @ts-expect-error -- a build script in plain JavaScript, without declarations
 import {privateDispatcherSource} from '../../scripts/undici-bundle.js'
 import {BIN} from '../helpers/cli.js'
+import {startStandinRpc} from '../helpers/standin.js'
 
 const UNDICI_GLOBAL = createRequire(import.meta.url).resolve('undici/lib/global.js')
 
@@ -25,20 +24,6 @@ describe('the CLI bundle’s undici', () => {
   })
 
   it('sends a request without installing a process-wide dispatcher or loading Node’s own undici', async () => {
-    const bodies: string[] = []
-    const server = createServer((req, res) => {
-      let body = ''
-      req.setEncoding('utf8').on('data', (d: string) => (body += d))
-      req.on('end', () => {
-        bodies.push(body)
-        const id = (JSON.parse(body) as {id: unknown}).id
-        res.setHeader('content-type', 'application/json')
-        res.end(JSON.stringify({jsonrpc: '2.0', id, result: {context: {slot: 1}, value: null}}))
-      })
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const rpc = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     // Written by the CLI's own process as it exits: whether Node's own undici was loaded, and where the process-wide
     // dispatcher was defined from.
     const report = join(dir, 'report.json')
@@ -59,6 +44,7 @@ describe('the CLI bundle’s undici', () => {
         '',
       ].join('\n'),
     )
+    const rpc = await startStandinRpc()
     try {
       const child = spawn(
         process.execPath,
@@ -69,7 +55,7 @@ describe('the CLI bundle’s undici', () => {
             NO_COLOR: '1',
             XDG_CONFIG_HOME: join(dir, 'config'),
             GPUNET_NETWORK: 'devnet',
-            GPUNET_RPC_URL: rpc,
+            GPUNET_RPC_URL: rpc.url,
           },
           stdio: 'ignore',
         },
@@ -77,8 +63,8 @@ describe('the CLI bundle’s undici', () => {
       const [code] = (await once(child, 'exit')) as [number]
       assert.notEqual(code, 0, 'no such job')
       assert.ok(
-        bodies.some((b) => b.includes('"getMultipleAccounts"')),
-        `the RPC was asked: ${bodies.join(', ')}`,
+        rpc.requests.some((r) => r.method === 'getMultipleAccounts'),
+        `the RPC was asked: ${rpc.requests.map((r) => r.method).join(', ')}`,
       )
       const seen = JSON.parse(await readFile(report, 'utf8')) as {builtinUndici: boolean; definers: string[]}
       // Node's own undici may define it (on Node 24, node:http loads it); the bundle's never does.
@@ -87,7 +73,7 @@ describe('the CLI bundle’s undici', () => {
       // The start-up saving is Node 20's: Node 24's node:http loads its own undici whatever the bundle does.
       if (process.versions.node.startsWith('20.')) assert.equal(seen.builtinUndici, false)
     } finally {
-      server.close()
+      await rpc.close()
     }
   })
 
