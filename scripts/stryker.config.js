@@ -19,6 +19,9 @@ export default {
   // .mocharc.json preloads (as node-option) must come from Node's arguments instead.
   testRunnerNodeArgs: ['--import', 'tsx', '--import', './src/console-filter.ts', '--no-warnings=ExperimentalWarning'],
   mutate,
+  // Stryker would otherwise put `// @ts-nocheck` atop every file of its sandbox and blank the ones already there,
+  // and the test that the fast path's generated.ts is current compares that file's text (tsx checks no types).
+  disableTypeChecks: false,
   coverageAnalysis: 'perTest',
   // Two cores, shared: one or two workers, and generous timeouts for a loaded machine.
   concurrency: Number(process.env.GPUNET_MUTATION_CONCURRENCY ?? 2),
