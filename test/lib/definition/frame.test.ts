@@ -45,3 +45,38 @@ describe('code frames', () => {
     assert.ok(codeFrame(text, 1, 50_000_005).length < 400)
   })
 })
+
+describe('code frames: edges', () => {
+  it('sizes the gutter by the last line shown, not past it', () => {
+    const text = Array.from({length: 9}, (_, i) => `l${i + 1}`).join('\n')
+    assert.equal(codeFrame(text, 8, 2), ['  7 | l7', '> 8 | l8', '    |  ^', '  9 | l9'].join('\n'))
+  })
+
+  it('is empty for a line past the end of the text', () => {
+    assert.equal(codeFrame('a\n', 5, 1), '')
+    assert.equal(codeFrame('a', 3, 1), '')
+  })
+
+  it('drops only the carriage return that ends a line; one inside it shows as U+FFFD', () => {
+    assert.equal(codeFrame('x\ry\r\n', 1, 1), ['> 1 | x\uFFFDy', '    | ^', '  2 |'].join('\n'))
+  })
+
+  it('shows a line of exactly FRAME_WIDTH characters whole, and clips one character more', () => {
+    const full = 'c'.repeat(FRAME_WIDTH)
+    assert.equal(codeFrame(full, 1, FRAME_WIDTH), `> 1 | ${full}\n    | ${' '.repeat(FRAME_WIDTH - 1)}^`)
+    assert.equal(codeFrame(`${full}d`, 1, 1).split('\n')[0], `> 1 | ${full}…`)
+  })
+
+  it('centres the window on the column: half the width before it', () => {
+    const line = Array.from({length: 2001}, (_, i) => String(i % 10)).join('')
+    const [shown, caret] = codeFrame(line, 1, 1001).split('\n')
+    assert.equal(shown, `> 1 | …${line.slice(920, 1080)}…`)
+    assert.equal(caret, `    | ${' '.repeat(81)}^`)
+  })
+
+  it('clips short context lines by the same window as the long marked line, so columns stay aligned', () => {
+    const long = 'L'.repeat(2001)
+    const frame = codeFrame(`short\n${long}\nend`, 2, 1001).split('\n')
+    assert.deepEqual(frame, ['  1 | …', `> 2 | …${'L'.repeat(FRAME_WIDTH)}…`, `    | ${' '.repeat(81)}^`, '  3 | …'])
+  })
+})

@@ -61,4 +61,44 @@ describe('one-off definitions (job run)', () => {
     assert.deepEqual(Object.keys(env), ['__proto__'])
     assert.equal(JSON.stringify(env), '{"__proto__":"x"}')
   })
+
+  it('runs Ubuntu 24.04 from Docker Hub when no --image is given', () => {
+    assert.equal(DEFAULT_RUN_IMAGE, 'docker.io/library/ubuntu:24.04')
+    assert.equal(oneOffDefinition({command: []}).ops[0]!.args.image, 'docker.io/library/ubuntu:24.04')
+  })
+
+  it('says --image is empty and names the default image to use instead', () => {
+    assert.throws(
+      () => oneOffDefinition({command: [], image: ''}),
+      (error: GpunetError) =>
+        error.message === '--image is empty' &&
+        error.hint === 'name an image, such as docker.io/library/ubuntu:24.04, or leave --image out for that one',
+    )
+  })
+
+  it('shows how to pass a credential when --env is not KEY=VALUE', () => {
+    assert.throws(
+      () => parseEnvPairs(['A=1', 'TOKEN']),
+      (error: GpunetError) =>
+        error.message === '--env "TOKEN" is not KEY=VALUE' &&
+        error.hint ===
+          'write --env KEY=VALUE; for a credential, store it (`gpunet secrets set NAME`) and pass --env KEY=%%secrets.NAME%%',
+    )
+  })
+
+  it('refuses a key given twice as a usage error (exit 2)', () => {
+    assert.throws(
+      () => parseEnvPairs(['A=1', 'B=2', 'A=3']),
+      (error: GpunetError) =>
+        error instanceof GpunetError &&
+        error.code === 'env_invalid' &&
+        error.message === '--env A is given twice' &&
+        error.exitCode === 2,
+    )
+  })
+
+  it('exposes no port when --expose is not given or empty', () => {
+    assert.equal('expose' in oneOffDefinition({command: []}).ops[0]!.args, false)
+    assert.equal('expose' in oneOffDefinition({command: [], expose: []}).ops[0]!.args, false)
+  })
 })
