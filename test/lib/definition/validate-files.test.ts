@@ -76,8 +76,8 @@ describe('job validate over several files (validateFiles)', () => {
 
   it('--network reaches each file: the network’s verdict is in its report', async () => {
     const {document} = await validateFiles([good], options({network: 'devnet'}))
-    assert.equal(document.files[0].network?.name, 'devnet')
-    assert.equal(document.files[0].network?.accepted, true)
+    assert.equal(document.files[0]?.network?.name, 'devnet')
+    assert.equal(document.files[0]?.network?.accepted, true)
   })
 
   it('writes the human report file by file, and nothing without a writer (--json)', async () => {
