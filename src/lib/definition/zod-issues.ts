@@ -34,6 +34,13 @@ export function describeValue(value: unknown): string {
   return typeof value
 }
 
+/** "must be one of ...", with the closest allowed word when the value looks like a typo of one. */
+function oneOf(name: string, allowed: string[], value: unknown): string {
+  const suggestion = typeof value === 'string' ? suggest(value, allowed) : undefined
+  const tail = suggestion ? `; did you mean \`${suggestion}\`?` : `, got ${describeValue(value)}`
+  return `${name} must be one of ${allowed.join(', ')}${tail}`
+}
+
 /** Converts zod's issues into gpunet's: every violation, each with a place, a code and a plain message. */
 export function convertZodIssues(issues: readonly ZodIssue[], input: unknown, schema: AnySchema): DefinitionIssue[] {
   const out: DefinitionIssue[] = []
@@ -84,18 +91,14 @@ function convertOne(
         )
         return
       }
-      const suggestion = typeof value === 'string' ? suggest(value, allowed) : undefined
-      const tail = suggestion ? `; did you mean \`${suggestion}\`?` : `, got ${describeValue(value)}`
-      out.push(makeIssue(path, 'invalid_value', `${name} must be one of ${allowed.join(', ')}${tail}`))
+      out.push(makeIssue(path, 'invalid_value', oneOf(name, allowed, value)))
       return
     }
 
     case 'invalid_union': {
       if ('note' in issue && issue.note === 'No matching discriminator') {
         const options = ((issue as {options?: unknown[]}).options ?? []).map(String)
-        out.push(
-          makeIssue(path, 'invalid_value', `${name} must be one of ${options.join(', ')}, got ${describeValue(value)}`),
-        )
+        out.push(makeIssue(path, 'invalid_value', oneOf(name, options, value)))
         return
       }
       // A branch whose every issue lies below the union matched the value's kind: its issues are the real ones.
@@ -106,8 +109,11 @@ function convertOne(
         for (const inner of deep) convertOne(inner, path, input, schema, out)
         return
       }
+      // A system resource's name is the author's (it may be `cmd`): its place in the schema names the union.
+      const member =
+        path.at(-2) === 'system_resources' ? 'system_resources' : typeof key === 'string' ? key : String(path.at(-2))
       const expected =
-        UNION_EXPECTED[typeof key === 'string' ? key : String(path.at(-2))] ??
+        UNION_EXPECTED[member] ??
         [
           ...new Set(
             issue.errors.flat().map((i) => (i.code === 'invalid_type' ? (EXPECTED[i.expected] ?? i.expected) : '')),

@@ -77,6 +77,12 @@ describe('zod issues in words (what `gpunet job validate` prints)', () => {
         '`system_resources` must be a string or a number, got boolean true',
       ],
     ])
+    // Named like a member with a union of its own: still a system resource's kinds.
+    for (const name of ['cmd', 'entrypoint', 'expose']) {
+      assert.deepEqual(errorsAfter(`meta.system_resources.${name}`, true), [
+        [`meta.system_resources.${name}`, 'invalid_type', `\`${name}\` must be a string or a number, got boolean true`],
+      ])
+    }
   })
 
   it('reports the problems inside an array that is the right kind, not the member’s kind', () => {
@@ -175,11 +181,18 @@ describe('zod issues in words (what `gpunet job validate` prints)', () => {
   })
 
   it('lists the kinds of health check for an unknown one', () => {
-    assert.deepEqual(errorsAfter(`${HC}.0.type`, 'tcp'), [
+    assert.deepEqual(errorsAfter(`${HC}.0.type`, 'grpc'), [
       [
         'ops[0].args.expose[0].health_checks[0].type',
         'invalid_value',
-        '`type` must be one of http, websocket, got "tcp"',
+        '`type` must be one of http, websocket, got "grpc"',
+      ],
+    ])
+    assert.deepEqual(errorsAfter(`${HC}.0.type`, 'HTTP'), [
+      [
+        'ops[0].args.expose[0].health_checks[0].type',
+        'invalid_value',
+        '`type` must be one of http, websocket; did you mean `http`?',
       ],
     ])
   })
