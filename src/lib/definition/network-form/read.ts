@@ -51,8 +51,9 @@ export type LocalnetRead = {ok: true; definition: JobDefinition} | {ok: false; i
 
 /**
  * The spec model of a definition the network's validator accepted, as the localnet's node runs it: the reverse of
- * the translation (translate.ts), so a spec definition comes back as written. Whatever has no spec meaning the node
- * could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
+ * the translation (translate.ts), so a spec definition comes back with the same meaning (not always the same
+ * members: `required_vram` returns inside `meta.system_resources`, an S3 `url` as an endpoint and a bucket).
+ * Whatever has no spec meaning the node could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
  */
 export async function runnableOnLocalnet(document: NetworkDefinition): Promise<LocalnetRead> {
   const issues: DefinitionIssue[] = []
