@@ -39,23 +39,24 @@ const ANNOTATIONS = new Set(['$schema', '$id', 'title', 'description'])
  * silently missing from the fast path. Supporting one means translating it here and in zod-rules.ts.
  */
 export function assertTranslatable(schema: z.core.$ZodType, path = ''): void {
+  const where = path || '(root)'
   const def = schema._zod.def as unknown as Record<string, unknown> & {type: string}
   const checks = (def.checks as {_zod: {def: {check: string}}}[] | undefined) ?? []
   for (const check of checks) {
     const kind = check._zod.def.check
     if (!(def.type === 'array' && kind === 'min_length')) {
-      throw new Error(`fast path: ${path || '(root)'} has a "${kind}" check the generator does not translate`)
+      throw new Error(`fast path: ${where} has a "${kind}" check the generator does not translate`)
     }
   }
   if (def.type === 'string' && def.format !== undefined && def.format !== 'url') {
-    throw new Error(`fast path: ${path} has string format "${String(def.format)}" the generator does not translate`)
+    throw new Error(`fast path: ${where} has string format "${String(def.format)}" the generator does not translate`)
   }
   if (def.format === 'url' && ['normalize', 'hostname', 'protocol'].some((option) => option in def)) {
-    throw new Error(`fast path: ${path} has a url() format with options, which zod-rules.ts does not follow`)
+    throw new Error(`fast path: ${where} has a url() format with options, which zod-rules.ts does not follow`)
   }
   if (PLAIN_TYPES.has(def.type)) return
   if (!FAITHFUL_TYPES.has(def.type)) {
-    throw new Error(`fast path: ${path || '(root)'} is a zod "${def.type}", which the generator does not translate`)
+    throw new Error(`fast path: ${where} is a zod "${def.type}", which the generator does not translate`)
   }
   const children: [string, unknown][] = [
     ...Object.entries((def.shape as Record<string, unknown> | undefined) ?? {}).map(([k, s]): [string, unknown] => [
@@ -75,7 +76,7 @@ export function assertTranslatable(schema: z.core.$ZodType, path = ''): void {
  * The JSON Schema as the fast path compiles it: annotations dropped, and zod's container rules that JSON
  * Schema cannot say marked with the two keywords `generateFastPathSource` defines (zodRecord, zodLooseObject).
  */
-function fastPathSchema(node: unknown, where = '#'): unknown {
+export function fastPathSchema(node: unknown, where = '#'): unknown {
   if (Array.isArray(node)) return node.map((item, i) => fastPathSchema(item, `${where}/${i}`))
   if (node === null || typeof node !== 'object') return node
   const out: JsonSchema = {}
@@ -108,7 +109,7 @@ function fastPathSchema(node: unknown, where = '#'): unknown {
  * the code is half the size (less to parse when `gpunet job validate` starts). The code still counts errors,
  * which is all its `anyOf` and `oneOf` branches look at.
  */
-function withoutErrorDetails(code: string): string {
+export function withoutErrorDetails(code: string): string {
   const out = code
     .replace(/^validate\d+\.errors = \[\{.*\}\];$\n/gm, '')
     .replace(/^const (err\d+) = \{.*\};$/gm, 'const $1 = null;')
