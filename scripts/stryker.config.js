@@ -23,9 +23,10 @@ export default {
   // and the test that the fast path's generated.ts is current compares that file's text (tsx checks no types).
   disableTypeChecks: false,
   coverageAnalysis: 'perTest',
-  // Two cores, shared: one or two workers, and generous timeouts for a loaded machine.
+  // Two cores, shared: one or two workers. A mutant's timeout is 3x its tests' time plus 10 s: room for a loaded
+  // machine, while each mutant that loops forever (a retry or a wait made endless) costs a whole timeout.
   concurrency: Number(process.env.GPUNET_MUTATION_CONCURRENCY ?? 2),
-  timeoutMS: 20_000,
+  timeoutMS: 10_000,
   timeoutFactor: 3,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: {fileName: `reports/mutation/${run}.json`},
