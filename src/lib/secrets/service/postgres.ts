@@ -23,24 +23,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   // An idle client that loses its connection emits 'error'; without a listener that would end the process.
   pool.on('error', () => {})
   await withClient(pool, async (client) => {
-    // Instances starting together would race on CREATE ... IF NOT EXISTS; one lock makes it sequential.
     await client.query('BEGIN')
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('gpunet-secrets-schema'))")
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-    await client.query(`CREATE TABLE IF NOT EXISTS secrets (
-      owner TEXT NOT NULL, name TEXT NOT NULL, sealed BYTEA NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-      PRIMARY KEY (owner, name))`)
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS used_signatures (signature TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`,
-    )
-    await client.query('CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at)')
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS usage_total (id INT PRIMARY KEY CHECK (id = 1), bytes BIGINT NOT NULL)',
-    )
-    await client.query(
-      `INSERT INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets ON CONFLICT DO NOTHING`,
-    )
+    await createSchema(client, schema)
     await client.query('COMMIT')
+  }).catch(async (error: unknown) => {
+    // A storage that could not be set up serves nothing: its pool is closed with it, and with the pool the
+    // connection left inside the failed transaction (whose work PostgreSQL then rolls back).
+    await pool.end().catch(() => {})
+    throw error
   })
 
   return {
@@ -116,6 +106,25 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
       await pool.end()
     },
   }
+}
+
+/** Creates the tables, in the caller's transaction, under a lock so that instances starting together wait in turn. */
+async function createSchema(client: pg.PoolClient, schema: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('gpunet-secrets-schema'))")
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+  await client.query(`CREATE TABLE IF NOT EXISTS secrets (
+    owner TEXT NOT NULL, name TEXT NOT NULL, sealed BYTEA NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (owner, name))`)
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS used_signatures (signature TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`,
+  )
+  await client.query('CREATE INDEX IF NOT EXISTS used_signatures_expiry ON used_signatures (expires_at)')
+  await client.query(
+    'CREATE TABLE IF NOT EXISTS usage_total (id INT PRIMARY KEY CHECK (id = 1), bytes BIGINT NOT NULL)',
+  )
+  await client.query(
+    `INSERT INTO usage_total (id, bytes) SELECT 1, coalesce(sum(${SIZE}), 0) FROM secrets ON CONFLICT DO NOTHING`,
+  )
 }
 
 async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {

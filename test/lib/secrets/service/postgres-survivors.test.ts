@@ -147,6 +147,51 @@ forEachAdapter(
         }
       })
     })
+
+    it('a schema it cannot set up (an older table without its columns) fails to open and leaves no connection behind', async () => {
+      const connectionString = process.env[DATABASE_URL_ENV] as string
+      const schema = `gpunet_old_${suffix()}`
+      await withAdmin(async (admin) => {
+        await admin.query(`CREATE SCHEMA ${schema}`)
+        await admin.query(`CREATE TABLE ${schema}.secrets (owner TEXT NOT NULL, name TEXT NOT NULL)`)
+      })
+      const sessions = () =>
+        withAdmin(async (admin) =>
+          Number(
+            (
+              await admin.query<{n: string}>(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+              )
+            ).rows[0]?.n,
+          ),
+        )
+      try {
+        const before = await sessions()
+        await assert.rejects(openPostgresStorage({connectionString, schema}), /sealed/)
+        // Neither a connection left inside the failed transaction nor an idle one of a pool nobody holds.
+        let after = await sessions()
+        for (let i = 0; i < 20 && after > before; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          after = await sessions()
+        }
+        assert.equal(after, before)
+        // Nothing of the failed set-up was kept: the transaction was rolled back.
+        assert.equal(
+          await withAdmin(
+            async (admin) =>
+              (
+                await admin.query('SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = $2', [
+                  schema,
+                  'used_signatures',
+                ])
+              ).rowCount,
+          ),
+          0,
+        )
+      } finally {
+        await dropSchema(schema)
+      }
+    })
   },
   [postgresAdapter],
 )
