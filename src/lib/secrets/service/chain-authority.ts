@@ -31,15 +31,19 @@ export interface ChainAuthorityOptions {
 }
 
 const RETRY_AFTER = {'retry-after': '5'}
+/** The RPC layer's errors for a node that failed or refused (market/rpc.ts): the chain is unavailable, for now. */
+const RPC_FAILURES = new Set(['rpc_failed', 'rpc_rate_limited'])
 
 /** The job authority of a network, reading its chain over JSON-RPC. */
 export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority {
   const {connection, programId, settings} = options
-  const chainDown = () =>
+  const chainDown = (code: string) =>
     new HttpError(
       503,
       'chain_unavailable',
-      `the Solana RPC node ${connection.rpcEndpoint} does not answer; check ${settings.rpc}`,
+      code === 'rpc_rate_limited'
+        ? `the Solana RPC node ${connection.rpcEndpoint} refuses requests (too many requests); check ${settings.rpc}`
+        : `the Solana RPC node ${connection.rpcEndpoint} does not answer; check ${settings.rpc}`,
       RETRY_AFTER,
     )
   return {
@@ -62,7 +66,7 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
         }
       } catch (error) {
         if (error instanceof AccountDecodeError) return null
-        if (error instanceof GpunetError && error.code === 'rpc_failed') throw chainDown()
+        if (error instanceof GpunetError && RPC_FAILURES.has(error.code)) throw chainDown(error.code)
         throw error
       }
       return record
