@@ -109,7 +109,14 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   }
   for (const host of hosts) addHost(host)
 
-  const app = Fastify({bodyLimit: limits.bodyBytes, logger: false, trustProxy: options.trustProxy ?? false})
+  const app = Fastify({
+    bodyLimit: limits.bodyBytes,
+    logger: false,
+    trustProxy: options.trustProxy ?? false,
+    // A URL with a broken percent-escape is refused before any route: in the service's error shape, not Fastify's.
+    frameworkErrors: (_error, request, reply) =>
+      reply.code(400).send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}}),
+  })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', {parseAs: 'buffer'}, (_request, body, done) => {
     try {

@@ -274,6 +274,20 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
       }
     })
 
+    it('refuses a URL with a broken percent-escape with 400 invalid_url, in its own error shape', async () => {
+      const s = await startService(sqliteAdapter)
+      try {
+        for (const path of ['/%zz', '/secrets%zz']) {
+          assert.deepEqual(errorOf(await call(s.url, 'GET', path), 400), {
+            code: 'invalid_url',
+            message: `not a valid URL: ${path}`,
+          })
+        }
+      } finally {
+        await s.stop()
+      }
+    })
+
     it('answers 503 storage_unavailable on /health when its storage does not answer', async () => {
       const s = await serve()
       const url = await s.service.listen(0, '127.0.0.1')
