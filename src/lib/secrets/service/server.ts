@@ -114,8 +114,11 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     logger: false,
     trustProxy: options.trustProxy ?? false,
     // A URL with a broken percent-escape is refused before any route: in the service's error shape, not Fastify's.
-    frameworkErrors: (_error, request, reply) =>
-      reply.code(400).send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}}),
+    frameworkErrors: (_error, request, reply) => {
+      void (reply as FastifyReply)
+        .code(400)
+        .send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}})
+    },
   })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', {parseAs: 'buffer'}, (_request, body, done) => {
