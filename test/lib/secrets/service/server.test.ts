@@ -281,6 +281,7 @@ forEachAdapter('secrets service', (adapter) => {
         newWallet().address,
         {kind: 'owner', owner: 'x'},
         Math.floor(Date.now() / 1000) + 60,
+        Math.floor(Date.now() / 1000),
       )
       assertError(await call(s.url, 'GET', '/secrets', {token: foreign}), 401, 'invalid_token')
     })
@@ -313,6 +314,7 @@ forEachAdapter('secrets service', (adapter) => {
         wallet.address,
         {kind: 'owner', owner: wallet.address},
         Math.floor(Date.now() / 1000) - 5,
+        Math.floor(Date.now() / 1000) - 65,
       )
       assertError(await call(s.url, 'GET', '/secrets', {token: expired}), 401, 'token_expired')
     })
