@@ -108,3 +108,8 @@ export function mutationTargets(targets) {
   }
   return {mutate: [...mutate], spec: [...spec]}
 }
+
+/** The name of a run's report, incremental file and temporary folder: its targets, joined. */
+export function runName(targets) {
+  return targets.join('+').replace(/[^\w.+-]+/g, '_')
+}

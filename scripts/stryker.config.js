@@ -1,11 +1,11 @@
 // StrykerJS for `npm run mutation -- <area or file>...` (mutation.js picks the files to mutate and the
 // test files that cover them, see docs/development.md "Mutation testing"). Not part of CI.
-import {mutationTargets} from './mutation-areas.js'
+import {mutationTargets, runName} from './mutation-areas.js'
 
 const targets = JSON.parse(process.env.GPUNET_MUTATION_TARGETS ?? '[]')
 const {mutate, spec} = mutationTargets(targets)
 // One folder and report per run, so runs on different areas may go side by side.
-const run = targets.join('+').replace(/[^\w.+-]+/g, '_')
+const run = runName(targets)
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
