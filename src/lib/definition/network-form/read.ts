@@ -135,7 +135,8 @@ function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
   }
   const path = parsed.pathname.replace(/\/+$/, '')
   const cut = path.lastIndexOf('/')
-  if (cut < 0 || path.slice(cut + 1) === '') return {...rest, url, ...(files ? {files} : {})}
+  // With its trailing slashes gone, a path that has a slash has a last segment: the bucket.
+  if (cut < 0) return resource
   const endpoint = `${parsed.origin}${path.slice(0, cut)}`
   return {...rest, url: endpoint, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
 }
