@@ -44,6 +44,28 @@ describe('checking a definition’s text and file (job validate’s library)', (
     assert.equal('network' in report, false)
   })
 
+  it('lists warnings in the order of the file, whatever rule found each', async () => {
+    const args = [
+      {image: 'ubuntu', expose: 70000, cmd: ['echo', '%%secret.X%%']},
+      {image: 'ubuntu', cmd: ['echo', '%%secret.X%%'], expose: 70000},
+    ]
+    for (const arg of args) {
+      const text = JSON.stringify(
+        {version: '0.1', type: 'container', ops: [{id: 'run', type: 'container/run', args: arg}]},
+        null,
+        2,
+      )
+      const {report} = await checkDefinitionText(text, 'job.json')
+      const lines = report.warnings.map((w) => w.line)
+      assert.equal(lines.length, 2)
+      assert.deepEqual(
+        lines,
+        [...lines].sort((a, b) => a - b),
+        JSON.stringify(report.warnings),
+      )
+    }
+  })
+
   it('--strict: the same warning makes it invalid, with no error', async () => {
     const {report} = await checkDefinitionText(WARNED, 'job.json', {strict: true})
     assert.equal(report.valid, false)
@@ -174,5 +196,8 @@ describe('checking a definition’s text and file (job validate’s library)', (
     assert.equal(describeReadError(coded('EISDIR')), 'it is a directory, not a file')
     assert.equal(describeReadError(coded('EIO')), 'raw EIO')
     assert.equal(describeReadError('plain'), 'plain')
+    // A rejection without an error object (a caller's readStdin may reject with anything) is still words.
+    assert.equal(describeReadError(undefined), 'undefined')
+    assert.equal(describeReadError(null), 'null')
   })
 })

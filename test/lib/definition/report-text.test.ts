@@ -85,5 +85,15 @@ describe('the human report of a checked file (job validate)', () => {
     )
     const refused = check({valid: false, errors: [issue({})], network: {...network, accepted: false, changes: []}})
     assert.equal(fileCheckLines(refused, false, plain).at(-1), "✖ job.json: devnet's nodes would refuse it: 1 error")
+    const refusedWarned = check({
+      valid: false,
+      errors: [issue({}), issue({})],
+      warnings: [issue({})],
+      network: {...network, accepted: false, changes: []},
+    })
+    assert.equal(
+      fileCheckLines(refusedWarned, false, plain).at(-1),
+      "✖ job.json: devnet's nodes would refuse it: 2 errors, 1 warning",
+    )
   })
 })
