@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 
-import {array, number, object, record, strictObject, string, union, type z} from 'zod'
+import {array, literal, number, object, record, strictObject, string, union, type z} from 'zod'
 
 import {validateJobDefinition} from '../../../src/lib/definition/validate.js'
 import {convertZodIssues, describeValue, suggest} from '../../../src/lib/definition/zod-issues.js'
@@ -306,6 +306,13 @@ describe('zod issues in words (what `gpunet job validate` prints)', () => {
       assert.deepEqual(convertedBy(schema, {tags: ['a'], labels: []}), [
         ['tags', 'too_few_items', '`tags` must have at least 2 items'],
         ['labels', 'too_few_items', '`labels` must have at least 1 item'],
+      ])
+    })
+
+    it('names the kinds of a union it has no words for, each once, joined with "or"', () => {
+      const schema = strictObject({u: union([string(), number(), array(string()), string(), literal('x')])})
+      assert.deepEqual(convertedBy(schema, {u: true}), [
+        ['u', 'invalid_type', '`u` must be a string or a number or an array, got boolean true'],
       ])
     })
 
