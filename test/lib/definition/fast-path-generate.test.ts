@@ -25,6 +25,9 @@ describe('fast path generator (build time)', () => {
       [object({u: url({normalize: true})}), '.u has a url() format with options, which zod-rules.ts does not follow'],
       [url({hostname: /^example\.com$/}), '(root) has a url() format with options, which zod-rules.ts does not follow'],
       [httpUrl(), '(root) has a url() format with options, which zod-rules.ts does not follow'],
+      [url({protocol: /^https$/}), '(root) has a url() format with options, which zod-rules.ts does not follow'],
+      [z.email(), '(root) has string format "email" the generator does not translate'],
+      [object({id: z.uuid()}), '.id has string format "uuid" the generator does not translate'],
       [object({u: z.union([string(), z.bigint()])}), '.u|1 is a zod "bigint", which the generator does not translate'],
       [record(string(), z.date()), '.* is a zod "date", which the generator does not translate'],
       [object({}).catchall(z.date()), '(root) is a zod "date", which the generator does not translate'],
@@ -82,7 +85,7 @@ describe('fast path generator (build time)', () => {
       properties: {},
       zodLooseObject: true,
     })
-    assert.deepEqual(fastPathSchema({type: 'string', enum: ['a']}), {type: 'string', enum: ['a']})
+    assert.deepEqual(fastPathSchema({enum: ['a', null, 1]}), {enum: ['a', null, 1]})
   })
 
   it('stops at a keyword it does not translate, or a record whose keys are not plain strings, saying where', () => {
@@ -125,9 +128,17 @@ describe('fast path generator (build time)', () => {
         '',
       ].join('\n'),
     )
-    assert.throws(() => withoutErrorDetails('vErrors.push({instancePath:instancePath, keyword: "x"});\n'), {
-      message: 'fast path: ajv output has error objects in an unexpected form',
-    })
+    // Only whole lines of those two forms are taken: anything else holding an error object stops the build.
+    for (const odd of [
+      'vErrors.push({instancePath:instancePath, keyword: "x"});\n',
+      'if(e){validate10.errors = [{instancePath:instancePath}];\n',
+      'x; const err0 = {instancePath:instancePath};\n',
+      'const err0 = {instancePath:instancePath}; x\n',
+    ]) {
+      assert.throws(() => withoutErrorDetails(odd), {
+        message: 'fast path: ajv output has error objects in an unexpected form',
+      })
+    }
   })
 
   it('writes a module that imports zod-rules, exports the validator, and says how it is made', () => {
