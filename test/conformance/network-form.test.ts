@@ -13,19 +13,14 @@ import {validateJobDefinition as sdkValidate} from '@nosana/sdk'
 import {prepareUpload} from '../../src/lib/definition/network-form/prepare.js'
 import {runnableOnLocalnet} from '../../src/lib/definition/network-form/read.js'
 import {validateJobDefinition} from '../../src/lib/definition/validate.js'
-import {everyMemberDefinition} from '../helpers/definitions.js'
+import {everyMemberDefinition, HTTP_HEALTH_CHECK, oneOpDefinition} from '../helpers/definitions.js'
 
 const TEMPLATES = join(import.meta.dirname, '..', '..', 'job-templates')
 const NETWORKS = ['localnet', 'devnet', 'mainnet'] as const
 
 type Json = Record<string, unknown>
-const job = (args: Json, extra: Json = {}): Json => ({
-  version: '0.1',
-  type: 'container',
-  ...extra,
-  ops: [{id: 'run', type: 'container/run', args: {image: 'ubuntu', ...args}}],
-})
-const http = {type: 'http', path: '/health', method: 'GET', expected_status: 200}
+const job = oneOpDefinition
+const http = HTTP_HEALTH_CHECK
 const iam = {ACCESS_KEY_ID: 'k', REGION: 'eu-west-1', SECRET_ACCESS_KEY: '%%secrets.S3_SECRET%%'}
 
 /** Spec-valid definitions the network's nodes take once translated. */

@@ -51,3 +51,19 @@ export function everyMemberDefinition(): Record<string, unknown> {
     ],
   }
 }
+
+/** A definition of one `container/run` operation on `ubuntu` with `args` added, and `extra` top-level members. */
+export function oneOpDefinition(
+  args: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    version: '0.1',
+    type: 'container',
+    ...extra,
+    ops: [{id: 'run', type: 'container/run', args: {image: 'ubuntu', ...args}}],
+  }
+}
+
+/** An HTTP health check of the spec's form. */
+export const HTTP_HEALTH_CHECK = {type: 'http', path: '/health', method: 'GET', expected_status: 200}

@@ -14,17 +14,13 @@ import {
 } from '../../../src/lib/definition/network-form/prepare.js'
 import {GpunetError} from '../../../src/lib/errors.js'
 import type {Network} from '../../../src/lib/network.js'
+import {oneOpDefinition, HTTP_HEALTH_CHECK} from '../../helpers/definitions.js'
 
 type Json = Record<string, unknown>
 
 const VALIDATOR = `@nosana/types ${NOSANA_TYPES_VERSION}`
-const job = (args: Json, extra: Json = {}): Json => ({
-  version: '0.1',
-  type: 'container',
-  ...extra,
-  ops: [{id: 'run', type: 'container/run', args: {image: 'ubuntu', ...args}}],
-})
-const http = {type: 'http', path: '/health', method: 'GET', expected_status: 200}
+const job = oneOpDefinition
+const http = HTTP_HEALTH_CHECK
 const VARIABLES_UNKNOWN =
   'unknown field `variables`; allowed fields are `image`, `gpu`, `entrypoint`, `env`, `work_dir`'
 

@@ -12,17 +12,13 @@ import {
   runnableOnLocalnet,
 } from '../../../src/lib/definition/network-form/read.js'
 import type {NetworkDefinition} from '../../../src/lib/definition/network-form/types.js'
+import {oneOpDefinition, HTTP_HEALTH_CHECK} from '../../helpers/definitions.js'
 
 type Json = Record<string, unknown>
 
 const VALIDATOR = `@nosana/types ${NOSANA_TYPES_VERSION}`
-const job = (args: Json, extra: Json = {}): NetworkDefinition => ({
-  version: '0.1',
-  type: 'container',
-  ...extra,
-  ops: [{id: 'run', type: 'container/run', args: {image: 'ubuntu', ...args}}],
-})
-const http = {type: 'http', path: '/health', method: 'GET', expected_status: 200}
+const job = (args: Json, extra: Json = {}) => oneOpDefinition(args, extra) as NetworkDefinition
+const http = HTTP_HEALTH_CHECK
 const refusal = (path: string, pointer: string, message: string) => ({
   path,
   pointer,

@@ -7,6 +7,7 @@ import {strict as assert} from 'node:assert'
 import {toNetworkForm, type Translation} from '../../../src/lib/definition/network-form/translate.js'
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {validateJobDefinition} from '../../../src/lib/definition/validate.js'
+import {HTTP_HEALTH_CHECK} from '../../helpers/definitions.js'
 
 type Json = Record<string, unknown>
 
@@ -37,7 +38,7 @@ function refused(spec: JobDefinition): Extract<Translation, {ok: false}>['issues
 
 const META_HINT = 'write it as a string (JSON text, "true", "null"), or move it one level up'
 const META_TAIL = 'in meta: only strings, numbers, lists of them, and objects of those'
-const http = {type: 'http', path: '/health', method: 'GET', expected_status: 200}
+const http = HTTP_HEALTH_CHECK
 const firstArgs = (t: {document: {ops: {args: Json}[]}}) => t.document.ops[0]!.args
 
 describe("translating a spec 0.1 definition to the network's form", () => {
