@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import bs58 from 'bs58'
 import {randomBytes} from 'node:crypto'
 import {mkdtemp, rm} from 'node:fs/promises'
@@ -287,4 +288,12 @@ export async function cliFixture(): Promise<{
       await remove()
     },
   }
+}
+
+/** Writes a SQLite file in the storage's first layout: one login signature, `before-upgrade`, kept until 1061. */
+export function writeFirstLayout(file: string): void {
+  const old = new Database(file)
+  old.exec(`CREATE TABLE used_signatures (signature TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT INTO used_signatures VALUES ('before-upgrade', 1061)`)
+  old.close()
 }

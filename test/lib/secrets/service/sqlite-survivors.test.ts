@@ -12,7 +12,7 @@ import Database from 'better-sqlite3'
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
-import {tempDir} from '../../../helpers/secrets.js'
+import {tempDir, writeFirstLayout} from '../../../helpers/secrets.js'
 
 const sealed = (name: string) => [{name, sealed: Buffer.from(`sealed-${name}`)}]
 
@@ -114,10 +114,7 @@ describe('SQLite secret storage: waits, flushes, health and layout', () => {
 
   it("drops the first layout's signature table once its signatures are moved", async () => {
     const file = join(dir, 'secrets.db')
-    const old = new Database(file)
-    old.exec(`CREATE TABLE used_signatures (signature TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
-              INSERT INTO used_signatures VALUES ('before-upgrade', 1061)`)
-    old.close()
+    writeFirstLayout(file)
     const storage = openSqliteStorage(file)
     assert.equal(await storage.claimSignature('before-upgrade', 1000, 1010, 61), false, 'migrated')
     await storage.close()
