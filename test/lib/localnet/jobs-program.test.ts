@@ -1808,6 +1808,15 @@ describe('localnet jobs program: the deployed program rules', function () {
           return set(endIx(m, await running(m)), 'vault', await otherVault())
         },
       },
+      {
+        // The payer holds lamports, so `init` would take it over as the job: Anchor refuses before any System call.
+        rule: 'list: job is the payer',
+        error: AnchorError.TryingToInitPayerAsProgramAccount,
+        attempt: async () => {
+          const poster = party()
+          return set(listIx(await market(), poster), 'job', poster.key)
+        },
+      },
     ]
     for (const {rule, error, attempt} of cases) {
       const label = typeof error === 'string' ? error : 'cpi' in error ? `custom ${error.cpi}` : error.name
@@ -1868,6 +1877,32 @@ describe('localnet jobs program: the deployed program rules', function () {
       await refused(listIx(m, poster), {cpi: 17})
     })
 
+    it('logs which token account did not load, and why', async () => {
+      const m = await market()
+      const poster = party()
+      const good = account(poster.ata)!.data
+      const withState = (state: number) =>
+        Buffer.concat([good.subarray(0, 108), Buffer.from([state]), good.subarray(109)])
+      const logged = async (data: Buffer) =>
+        (await send(set(listIx(m, poster), 'user', put(TOKEN_PROGRAM_ID, data)))).error!.data!.logs as string[]
+      assert.ok((await logged(withState(0))).includes('Program log: user: not initialized'))
+      assert.ok((await logged(withState(3))).includes('Program log: user: invalid token account state'))
+      assert.ok((await logged(good.subarray(0, 164))).includes('Program log: user: not an SPL token token'))
+    })
+
+    it('logs which mint did not load, and why', async () => {
+      const mint = account(t.mint)!.data
+      const uninitialized = Buffer.from(mint)
+      uninitialized[45] = 0
+      const logged = async (data: Buffer) =>
+        (await send(set(openIx(party(), Keypair.generate()), 'mint', put(TOKEN_PROGRAM_ID, data)))).error!.data!
+          .logs as string[]
+      assert.ok((await logged(uninitialized)).includes('Program log: mint: not initialized'))
+      assert.ok(
+        (await logged(Buffer.concat([mint, Buffer.alloc(1)]))).includes('Program log: mint: not an SPL token mint'),
+      )
+    })
+
     it('takes a mint initialized only, at its size', async () => {
       const mint = account(t.mint)!.data
       const uninitialized = Buffer.from(mint)
@@ -1894,6 +1929,31 @@ describe('localnet jobs program: the deployed program rules', function () {
         set(listIx(m, party()), 'rewardsReflection', put(REWARDS_PROGRAM_ID, data)),
         AnchorError.AccountDidNotDeserialize,
       )
+    })
+  })
+
+  // Anchor's exit serializes a program account over its data from the start (reference 2.1 and 3.2, phase 7).
+  describe('writing accounts back at exit', () => {
+    it('leaves the bytes past the content as they were: a key removed from the queue stays behind it', async () => {
+      const m = await market()
+      const first = await listed(m)
+      const second = await listed(m)
+      await ok(delistIx(m, first.job, first.poster))
+      assert.deepEqual(
+        marketOf(m.key).queue.map((k) => k.toBase58()),
+        [second.job.toBase58()],
+      )
+      // The queue's second slot (after its u32 length at 147 and the first key at 151) still holds the second job.
+      assert.deepEqual(account(m.key)!.data.subarray(151 + 32, 151 + 64), second.job.toBuffer())
+    })
+
+    it('writes back an account whose data is exactly as long as its content', async () => {
+      const m = await market()
+      // A market with an empty queue is 151 bytes of Borsh: cut its data there.
+      t.ln.node.chain.setAccounts([[m.key, {...account(m.key)!, data: account(m.key)!.data.subarray(0, 151)}]])
+      await ok(updateIx(m, m.authority))
+      assert.equal(account(m.key)!.data.length, 151)
+      assert.equal(marketOf(m.key).jobPrice, 5n)
     })
   })
 

@@ -96,7 +96,7 @@ function checkDuplicates(a: Loaded, decls: readonly AccountDecl[]): void {
   if (new Set(keys).size !== keys.length) fail(AnchorError.ConstraintDuplicateMutableAccount)
 }
 
-/** Phase 7: `close` accounts are closed; other mutable program accounts are written back at their allocated size. */
+/** Phase 7: `close` accounts are closed; other mutable program accounts get their Borsh content written back. */
 function exit(a: Loaded, decl: AccountDecl): void {
   const {ctx} = a
   const key = a.key(decl.name)
@@ -110,13 +110,9 @@ function exit(a: Loaded, decl: AccountDecl): void {
   const kind = decl.kind as ProgramAccountType
   const value = (kind === 'job' ? a.job(decl.name) : kind === 'run' ? a.run(decl.name) : a.market(decl.name)) as never
   const [encode, contentLength] = SERIALIZERS[kind]
-  const space = state.data.length
-  if (contentLength(value) > space) fail(AnchorError.AccountDidNotSerialize, rustName(decl.name))
-  const encoded = encode(value)
-  ctx.store(
-    key,
-    encoded.length >= space
-      ? encoded.subarray(0, space)
-      : Buffer.concat([encoded, Buffer.alloc(space - encoded.length)]),
-  )
+  const length = contentLength(value)
+  if (length > state.data.length) fail(AnchorError.AccountDidNotSerialize, rustName(decl.name))
+  // Anchor serializes over the data from its start: the bytes past the content stay as they were (reference 2.1),
+  // such as the keys a shorter queue no longer covers.
+  ctx.store(key, Buffer.concat([encode(value).subarray(0, length), state.data.subarray(length)]))
 }
