@@ -2,7 +2,9 @@
  * The localnet jobs program's context alone (issue 26, jobs-program survivors): the runtime's rules on accounts
  * (read-only accounts keep their balance and data, system calls need signers) and the system and SPL token effects
  * it performs as CPIs, each failure with the code and message the real programs give. The ledger under it is a
- * map; jobs-program.test.ts runs the same code through transactions on a localnet.
+ * map; jobs-program.test.ts runs the same code through transactions on a localnet. A few instructions run here over
+ * the map too, for states a localnet cannot hold (a program account that is not executable, a market at the admin's
+ * address).
  */
 import {strict as assert} from 'node:assert'
 
@@ -11,7 +13,9 @@ import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
 
 import type {AccountState, Overlay} from '../../../src/lib/localnet/ledger.js'
 import {type InstructionAccount, JobsContext} from '../../../src/lib/localnet/jobs-program/context.js'
-import {InstructionFailure} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {AnchorError, fail, InstructionFailure} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {executeJobsInstruction} from '../../../src/lib/localnet/jobs-program/execute.js'
+import {encodeMarketAccount, jobsInstruction, QueueType} from '../../../src/lib/market/index.js'
 
 const MINT = Keypair.generate().publicKey
 const RENT = (space: number) => BigInt((128 + space) * 6960)
@@ -228,6 +232,38 @@ describe('localnet jobs program context', () => {
       }
     })
 
+    it('refuses a token-program account of another size than 165 bytes: InvalidAccountData', () => {
+      const long = tokenAccount(bob, 0n)
+      const {ctx} = context(
+        [
+          [from, tokenAccount(alice, 10n)],
+          [to, {...long, data: Buffer.concat([long.data, Buffer.alloc(1)])}],
+        ],
+        [from, to],
+      )
+      assert.equal(ctx.tokenAccount(to), null)
+      assert.equal(failure(() => ctx.transferTokens(from, to, alice, 1n)).error, 'InvalidAccountData')
+    })
+
+    it("refuses to close a token account holding tokens with the token program's message", () => {
+      const {ctx} = context(
+        [
+          [from, tokenAccount(alice, 1n)],
+          [to, systemAccount(5n)],
+        ],
+        [from, to],
+      )
+      const message = 'Non-native account can only be closed if its balance is zero'
+      assert.deepEqual(
+        failure(() => ctx.closeTokenAccount(from, to)),
+        {
+          error: {Custom: 11},
+          message,
+          logs: [`Program log: Error: ${message}`],
+        },
+      )
+    })
+
     it('closes only an empty token account (11), its lamports to the destination', () => {
       const {ctx, l} = context(
         [
@@ -357,6 +393,53 @@ describe('localnet jobs program context', () => {
       assert.equal(exact.l.get(payer), null, 'the whole balance, to the last lamport')
     })
 
+    it('creates over a target holding exactly the rent without the payer, which then need not be writable', () => {
+      const payer = Keypair.generate().publicKey
+      const target = Keypair.generate().publicKey
+      const {ctx, l} = context(
+        [
+          [payer, systemAccount(10n ** 9n)],
+          [target, systemAccount(RENT(10))],
+        ],
+        [target],
+      )
+      ctx.createAccount(meta(target, true), meta(payer, true, false), 10, alice)
+      assert.deepEqual([l.get(target)!.lamports, l.get(payer)!.lamports], [RENT(10), 10n ** 9n])
+      assert.ok(l.get(target)!.owner.equals(alice))
+    })
+
+    it('creates a token account over a target holding exactly the rent without the payer, which need not be writable', () => {
+      const payer = Keypair.generate().publicKey
+      const target = Keypair.generate().publicKey
+      const {ctx, l} = context(
+        [
+          [payer, systemAccount(10n ** 9n)],
+          [target, systemAccount(RENT(ACCOUNT_SIZE))],
+        ],
+        [target],
+      )
+      ctx.createTokenAccount(meta(target, true), meta(payer, true, false), MINT, alice)
+      assert.deepEqual([l.get(target)!.lamports, l.get(payer)!.lamports], [RENT(ACCOUNT_SIZE), 10n ** 9n])
+      assert.ok(ctx.tokenAccount(target)!.owner.equals(alice))
+    })
+
+    it("refuses to create a token account over one in use with the system program's message (0)", () => {
+      const payer = Keypair.generate().publicKey
+      const target = Keypair.generate().publicKey
+      const {ctx} = context(
+        [
+          [payer, systemAccount(10n ** 9n)],
+          [target, {...systemAccount(5n), data: Buffer.from([0])}],
+        ],
+        [payer, target],
+      )
+      const message = `Create Account: account ${target.toBase58()} already in use`
+      assert.deepEqual(
+        failure(() => ctx.createTokenAccount(meta(target, true), meta(payer, true), MINT, alice)),
+        {error: {Custom: 0}, message, logs: [`Program log: ${message}`]},
+      )
+    })
+
     it('creates a token account of the mint owned by its authority, topping up a pre-funded one', () => {
       const payer = Keypair.generate().publicKey
       const target = Keypair.generate().publicKey
@@ -386,6 +469,86 @@ describe('localnet jobs program context', () => {
       ctx.close(from, to)
       assert.equal(l.get(from), null)
       assert.equal(l.get(to)!.lamports, 12n)
+    })
+  })
+
+  describe('failures', () => {
+    it("carry the program error's name and message as their own message, and Anchor's log line", () => {
+      const {code, name, message} = AnchorError.ConstraintMut
+      assert.deepEqual(
+        failure(() => fail(AnchorError.ConstraintMut, 'job')),
+        {
+          error: {Custom: code},
+          message: `${name}: ${message}`,
+          logs: [
+            `Program log: AnchorError caused by account: job. Error Code: ${name}. Error Number: ${code}. Error Message: ${message}.`,
+          ],
+        },
+      )
+    })
+
+    it('carry no log lines unless given some', () => {
+      assert.deepEqual(new InstructionFailure('ProgramFailedToComplete', 'panicked').logs, [])
+    })
+  })
+
+  describe('an instruction run over the map', () => {
+    const programId = Keypair.generate().publicKey
+    const admin = Keypair.generate().publicKey
+    const vault = Keypair.generate().publicKey
+    const user = Keypair.generate().publicKey
+    const program = (executable: boolean): AccountState => ({...systemAccount(1n), executable})
+
+    /** `close_admin` of a market that lies at the market admin's own address, so it is closed into itself. */
+    function closeAdmin(tokenProgram: AccountState) {
+      const l = ledger()
+      const market = encodeMarketAccount({
+        authority: alice,
+        jobExpiration: 0n,
+        jobPrice: 0n,
+        jobTimeout: 0n,
+        jobType: 0,
+        vault,
+        vaultBump: 255,
+        nodeAccessKey: SystemProgram.programId,
+        nodeXnosMinimum: 0n,
+        queueType: QueueType.EMPTY,
+        queue: [],
+      })
+      l.set(admin, {lamports: RENT(market.length), owner: programId, data: market, executable: false})
+      l.set(vault, tokenAccount(vault, 0n))
+      l.set(user, tokenAccount(alice, 0n))
+      l.set(TOKEN_PROGRAM_ID, tokenProgram)
+      const ix = jobsInstruction(
+        programId,
+        'closeAdmin',
+        {market: admin, vault, user, authority: admin, tokenProgram: TOKEN_PROGRAM_ID},
+        {},
+      )
+      return failure(() =>
+        executeJobsInstruction({
+          ids: {programId, tokenMint: MINT, marketAdmin: admin},
+          accounts: ix.keys,
+          data: ix.data,
+          ledger: l,
+          now: 1_700_000_000n,
+          rentExempt: RENT,
+          log: () => {},
+        }),
+      )
+    }
+
+    const anchorLog = (account: string, {code, name, message}: typeof AnchorError.ConstraintMut) =>
+      `Program log: AnchorError caused by account: ${account}. Error Code: ${name}. Error Number: ${code}. Error Message: ${message}.`
+
+    it('refuses a token program account that is not executable (3009)', () => {
+      assert.deepEqual(closeAdmin(program(false)).logs, [
+        anchorLog('token_program', AnchorError.InvalidProgramExecutable),
+      ])
+    })
+
+    it('refuses to close an account into itself (2011): a market at the admin’s address', () => {
+      assert.deepEqual(closeAdmin(program(true)).logs, [anchorLog('market', AnchorError.ConstraintClose)])
     })
   })
 })

@@ -15,6 +15,7 @@ import {
   REFLECTION_ACCOUNT_DISCRIMINATOR,
   REFLECTION_ACCOUNT_SPACE,
   STAKE_ACCOUNT_DISCRIMINATOR,
+  verifiedCollection,
 } from '../../../src/lib/localnet/jobs-program/foreign.js'
 import {INSTRUCTIONS} from '../../../src/lib/localnet/jobs-program/handlers.js'
 
@@ -56,6 +57,38 @@ function deployed(
   return order.map((n) => byName.get(n)!)
 }
 
+/** A Metaplex MetadataV1 account's data (reference 7): the prefix the program decodes, then zeros to 679 bytes. */
+function metadataV1(
+  collection: PublicKey,
+  options: {name?: string; creators?: number; editionNonce?: number; tokenStandard?: number} = {},
+): Buffer {
+  const u32 = (n: number) => {
+    const b = Buffer.alloc(4)
+    b.writeUInt32LE(n)
+    return b
+  }
+  const text = (s: string) => [u32(Buffer.byteLength(s)), Buffer.from(s)]
+  const option = (value?: number) => Buffer.from(value === undefined ? [0] : [1, value])
+  const creators = options.creators ?? 0
+  const data = Buffer.concat([
+    Buffer.from([4]), // MetadataV1
+    Buffer.alloc(64, 7), // update authority, mint
+    ...text(options.name ?? ''),
+    ...text(options.name ? 'NODE' : ''),
+    ...text(options.name ? 'https://example.com/node.json' : ''),
+    Buffer.from([0xf4, 0x01]), // seller fee: 500 basis points
+    ...(creators === 0
+      ? [Buffer.from([0])]
+      : [Buffer.from([1]), u32(creators), ...Array.from({length: creators}, () => Buffer.alloc(34, 9))]),
+    Buffer.from([1, 1]), // primary sale happened, is mutable
+    option(options.editionNonce),
+    option(options.tokenStandard),
+    Buffer.from([1, 1]), // collection: Some, verified
+    collection.toBuffer(),
+  ])
+  return Buffer.concat([data, Buffer.alloc(679 - data.length)])
+}
+
 describe('localnet jobs program: its tables against the reference', () => {
   it('declares every instruction of the IDL, in its order', () => {
     assert.deepEqual(
@@ -88,6 +121,26 @@ describe('localnet jobs program: its tables against the reference', () => {
       metaplex,
     )
     assert.ok(findMetadataAddress(mint).equals(expected))
+  })
+
+  describe("an access NFT's metadata: the verified collection behind MetadataV1's prefix (reference 7)", () => {
+    const collection = new PublicKey('nosXBVoaCTtYdLvKY6Csb4AC8JCdQKKAaWYtx2ZMoo7')
+
+    it('reads the name, symbol and uri at their u32 little-endian lengths', () => {
+      assert.ok(verifiedCollection(metadataV1(collection, {name: 'Nosana Node #1'}))?.equals(collection))
+    })
+
+    it('skips the creators: a u32 little-endian count, then 34 bytes each', () => {
+      assert.ok(verifiedCollection(metadataV1(collection, {creators: 2}))?.equals(collection))
+    })
+
+    it('skips an edition nonce that is present: its flag and its byte', () => {
+      assert.ok(verifiedCollection(metadataV1(collection, {editionNonce: 254}))?.equals(collection))
+    })
+
+    it('skips a token standard that is present: its flag and its byte', () => {
+      assert.ok(verifiedCollection(metadataV1(collection, {tokenStandard: 0}))?.equals(collection))
+    })
   })
 
   it("has the jobs program's own errors as the IDL lists them (5.1)", () => {
