@@ -3,7 +3,9 @@
 // sharing chunks, because loading one bundled file instead of hundreds of modules is most of a command's cold
 // start (see bench/validate.bench.ts).
 import {execFileSync} from 'node:child_process'
-import {readdirSync, rmSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {builtinModules} from 'node:module'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -32,26 +34,19 @@ execFileSync(
   },
 )
 
-await build({
+const entryPoints = [
+  ...commandFiles(join(root, 'src/commands')),
+  join(root, 'src/hooks/command-not-found.ts'),
+  join(root, 'src/help.ts'),
+].map((f) => relative(root, f))
+
+// What both builds share: one bundle format aside, the same code, externals and edits.
+const common = {
   absWorkingDir: root,
-  entryPoints: [
-    join(root, 'src/cli.ts'),
-    join(root, 'src/console-filter.ts'),
-    ...commandFiles(join(root, 'src/commands')),
-    join(root, 'src/hooks/command-not-found.ts'),
-    join(root, 'src/help.ts'),
-  ].map((f) => relative(root, f)),
-  outdir: 'dist',
-  outbase: 'src',
-  entryNames: '[dir]/[name]',
-  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   minify: true,
-  sourcemap: 'linked',
   // oclif must stay one shared copy (it owns the Command class); native addons cannot be bundled; and the
   // parsers that are only imported on demand (YAML files, locating errors) load as Node loads
   // them, since a bundled CommonJS chunk would only offer a default export to `await import()`. ws asks for
@@ -77,10 +72,6 @@ await build({
   alias: {'node-fetch': './src/lib/web3-fetch.ts'},
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],
-  // CommonJS dependencies inside an ES module bundle still call require().
-  banner: {
-    js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
-  },
   plugins: [
     // Start-up costs of oclif, taken out of the bundled copy (see oclif-startup.js).
     oclifStartupPlugin,
@@ -88,7 +79,71 @@ await build({
     undiciBundlePlugin(root),
   ],
   logLevel: 'warning',
+}
+
+// The ES modules: one per command, sharing chunks.
+await build({
+  ...common,
+  entryPoints: ['src/cli.ts', 'src/console-filter.ts', ...entryPoints],
+  outdir: 'dist',
+  outbase: 'src',
+  entryNames: '[dir]/[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  splitting: true,
+  format: 'esm',
+  sourcemap: 'linked',
+  // CommonJS dependencies inside an ES module bundle still call require().
+  banner: {
+    js: "import {createRequire as __gpunetRequire} from 'node:module'; const require = __gpunetRequire(import.meta.url);",
+  },
 })
+
+// Node 20's CommonJS bundle of oclif and every command, which src/code-cache.ts runs with V8's code cache. Each
+// command, the help class and the hook load on first use (esbuild defers the code a dynamic import reaches), from
+// the table src/bundled-modules.ts gives oclif. Named by its content hash: a cache is only ever used with the
+// exact code it was made from.
+const bundledModules = entryPoints
+  .map((file) => {
+    const path = file.replaceAll('\\', '/').replace(/^src\//, '')
+    return `  ${JSON.stringify(path.replace(/\.ts$/, '.js'))}: () => import(${JSON.stringify(`./${path}`)}),`
+  })
+  .join('\n')
+const node20 = await build({
+  ...common,
+  stdin: {
+    contents: [
+      "import {join} from 'node:path'",
+      "import {registerBundledModules} from './bundled-modules.js'",
+      "import {runOclif} from './oclif-main.js'",
+      'export function run(): Promise<void> {',
+      `  registerBundledModules(join(__dirname, '..'), {\n${bundledModules}\n  })`,
+      '  return runOclif(import.meta.url)',
+      '}',
+    ].join('\n'),
+    resolveDir: join(root, 'src'),
+    sourcefile: 'node20-bundle.ts',
+    loader: 'ts',
+  },
+  format: 'cjs',
+  // Every import() becomes a require(): on Node 20 a function V8 takes from a code cache loses the dynamic import
+  // callback of its script, and the bundle's only ES module imports are of files it carries (and of yaml and
+  // jsonc-parser, which have CommonJS builds).
+  supported: {'dynamic-import': false},
+  // Beside it, for tools (Node finds no map of a vm.Script): its name follows the hash that names the bundle.
+  sourcemap: 'external',
+  write: false,
+  outfile: 'dist/node20/gpunet.cjs',
+  // The bundle's own address, where the ES modules' code reads import.meta.url (oclif finds the package from it).
+  define: {'import.meta.url': '__gpunetBundleUrl'},
+  banner: {js: "const __gpunetBundleUrl = require('node:url').pathToFileURL(__filename).href;"},
+})
+const bundle = node20.outputFiles.find((file) => file.path.endsWith('.cjs'))
+const map = node20.outputFiles.find((file) => file.path.endsWith('.map'))
+const node20Source = node20BundleText(bundle.text)
+const hash = createHash('sha256').update(node20Source).digest('hex').slice(0, 16)
+mkdirSync(join(root, 'dist/node20'), {recursive: true})
+writeFileSync(join(root, `dist/node20/gpunet-${hash}.cjs`), node20Source)
+writeFileSync(join(root, `dist/node20/gpunet-${hash}.cjs.map`), map.contents)
 
 // The manifest of the commands (oclif.manifest.json), made by loading each built command, with the CLI's console
 // filter preloaded; OCLIF_SKIP_NEW_VERSION_CHECK keeps the oclif tool from asking the registry for a newer self.
@@ -99,3 +154,21 @@ execFileSync(
 )
 // Shell completion scripts from that manifest (`gpunet completion SHELL`).
 writeCompletions()
+
+/**
+ * The Node 20 bundle as src/code-cache.ts reads it: first a comment naming the built-in modules it requires, then
+ * its code with every character past ASCII written as a \\u escape. esbuild leaves a few in regular expressions and
+ * license comments, and one makes V8 hold the whole 2.5 MB source two bytes a character (decoding it cost 60 M
+ * instructions a run). The escape means the same character in a string, a template, a regular expression or a
+ * comment, unless a backslash comes before it (the build stops then). On the few lines that have one, the source
+ * map's columns after it are off by five a character.
+ */
+function node20BundleText(text) {
+  const builtins = new Set(builtinModules.filter((name) => !name.startsWith('_')))
+  const required = new Set()
+  for (const [, name] of text.matchAll(/\brequire\("(?:node:)?([\w/]+)"\)/g)) if (builtins.has(name)) required.add(name)
+  const escaped = /\\[^\0-\x7f]/.exec(text)
+  if (escaped) throw new Error(`scripts/build.js: the Node 20 bundle escapes a non-ASCII character: ${escaped[0]}`)
+  const ascii = text.replace(/[^\0-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return `/* builtins: ${[...required].sort().join(' ')} */${ascii}`
+}

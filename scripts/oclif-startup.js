@@ -7,6 +7,9 @@
 // - oclif imports wsl-utils to tell Windows' Linux from Linux, which no setting gpunet reads depends on.
 // - oclif sorts the manifest's command ids with localeCompare, whose first call builds an ICU collator (6 to 14 ms,
 //   more than the sort could ever need): the ids are ASCII, so comparing code units gives the same order.
+// - On Node 20, which has no compile cache, gpunet runs one CommonJS bundle of oclif and every command (its code
+//   cache, src/code-cache.ts): oclif's module loader takes the commands, the help class and the hooks from that
+//   bundle when it carries them (src/bundled-modules.ts), instead of importing their ES module files.
 // Each edit names the exact text it replaces; when an oclif update changes that text the build stops, so an edit
 // is never silently lost or misapplied.
 import {readFile} from 'node:fs/promises'
@@ -31,6 +34,17 @@ const REPLACEMENTS = {
   'config/plugin.js': [
     ['.sort((a, b) => a.id.localeCompare(b.id));', '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));'],
   ],
+  // load, loadWithData and loadWithDataFromManifest: one import each.
+  'module-loader.js': Array.from({length: 3}, () => [
+    'await import((0, node_url_1.pathToFileURL)(filePath).href)',
+    'await __gpunetImport(filePath, node_url_1)',
+  ]),
+}
+
+/** Functions an edited file calls, put before its code. */
+const PRELUDES = {
+  'module-loader.js':
+    "function __gpunetImport(filePath, url) { return globalThis[Symbol.for('gpunet.bundledModule')]?.(filePath) ?? import(url.pathToFileURL(filePath).href); }\n",
 }
 
 // The module object becomes a proxy that requires the module when a member is first read; oclif only ever reads
@@ -55,7 +69,10 @@ export function editOclifFile(file, text) {
     replace(line, lazy)
   }
   for (const [from, to] of REPLACEMENTS[file] ?? []) replace(from, to)
-  return LAZY_REQUIRES[file] ? LAZY_HELPER + out : out
+  if (file === 'module-loader.js' && out.includes('import((0, node_url_1.pathToFileURL)')) {
+    throw new Error('scripts/oclif-startup.js: @oclif/core/lib/module-loader.js imports modules in more places')
+  }
+  return (LAZY_REQUIRES[file] ? LAZY_HELPER : '') + (PRELUDES[file] ?? '') + out
 }
 
 /** The esbuild plugin applying the edits to the bundled copy of oclif (node_modules stays untouched). */
