@@ -1887,7 +1887,7 @@ describe('localnet jobs program: the deployed program rules', function () {
         (await send(set(listIx(m, poster), 'user', put(TOKEN_PROGRAM_ID, data)))).error!.data!.logs as string[]
       assert.ok((await logged(withState(0))).includes('Program log: user: not initialized'))
       assert.ok((await logged(withState(3))).includes('Program log: user: invalid token account state'))
-      assert.ok((await logged(good.subarray(0, 164))).includes('Program log: user: not an SPL token token'))
+      assert.ok((await logged(good.subarray(0, 164))).includes('Program log: user: not an SPL token account'))
     })
 
     it('logs which mint did not load, and why', async () => {

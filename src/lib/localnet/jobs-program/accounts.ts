@@ -162,7 +162,8 @@ function loadAccount(
     case 'mint': {
       owned(name, state, TOKEN_PROGRAM_ID)
       const size = kind === 'token' ? 165 : MINT_SIZE
-      if (state!.data.length !== size) failRuntime('InvalidAccountData', `${name}: not an SPL token ${kind}`)
+      if (state!.data.length !== size)
+        failRuntime('InvalidAccountData', `${name}: not an SPL token ${kind === 'token' ? 'account' : 'mint'}`)
       if (kind === 'mint') {
         if (!MintLayout.decode(state!.data).isInitialized)
           failRuntime('UninitializedAccount', `${name}: not initialized`)
