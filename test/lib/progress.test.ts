@@ -1,7 +1,10 @@
 import {strict as assert} from 'node:assert'
 import {execFileSync, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {fileURLToPath} from 'node:url'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
 
 const ESC = '\u001B['
 const PROGRESS = fileURLToPath(new URL('../../src/lib/progress.ts', import.meta.url))
@@ -54,5 +57,52 @@ describe('progress at a terminal', function () {
     assert.ok(drawn.includes('⠋ Working'), JSON.stringify(drawn))
     assert.ok(drawn.includes('Still working'), JSON.stringify(drawn))
     assert.ok(!new RegExp(`${ESC.replace('[', '\\[')}\\d+m`).test(drawn), JSON.stringify(drawn))
+  })
+})
+
+describe('progress without a terminal', () => {
+  it('prints plain lines and never loads ora (whose string-width builds an Intl.Segmenter when it loads)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpunet-progress-'))
+    try {
+      // A module hook in the child records every module Node loads.
+      const log = join(dir, 'loads.txt')
+      const hooks = join(dir, 'hooks.mjs')
+      writeFileSync(
+        hooks,
+        `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n` +
+          `  appendFileSync(${JSON.stringify(log)}, url + '\\n')\n  return next(url, context)\n}\n`,
+      )
+      const register = join(dir, 'register.mjs')
+      writeFileSync(
+        register,
+        `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
+      )
+      const script = `import {startProgress} from ${JSON.stringify(PROGRESS)}
+        const progress = startProgress('Working')
+        progress.update('Working')
+        progress.update('Still working')
+        progress.stop()`
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--import', pathToFileURL(register).href, '--input-type=module', '-e', script],
+        {stdio: ['ignore', 'ignore', 'pipe']},
+      )
+      let err = ''
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
+      const [code] = (await once(child, 'exit')) as [number]
+      assert.equal(code, 0, err)
+      assert.equal(err, 'Working\nStill working\n')
+      const loaded = readFileSync(log, 'utf8').split('\n')
+      assert.ok(
+        loaded.some((url) => url.endsWith('/src/lib/progress.ts')),
+        'the hook saw the module',
+      )
+      assert.deepEqual(
+        loaded.filter((url) => /\/node_modules\/(ora|string-width)\//.test(url)),
+        [],
+      )
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 })
