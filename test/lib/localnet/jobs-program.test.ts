@@ -2014,6 +2014,14 @@ describe('localnet jobs program: the deployed program rules', function () {
       assert.equal(await tokens(third.ata), before)
       assert.equal(await tokens(m.vault), 0n)
     })
+
+    it('delists a job listed with a negative timeout: at price 0 no deposit is computed, so nothing panics', async () => {
+      const m = await market({jobPrice: 0n})
+      const {job: j, poster} = await listed(m, party(), -1n)
+      await ok(delistIx(m, j, poster))
+      assert.equal(account(j), null, 'the job is closed')
+      assert.deepEqual(marketOf(m.key).queue, [])
+    })
   })
 
   describe('market queue capacity', () => {
@@ -2052,6 +2060,87 @@ describe('localnet jobs program: the deployed program rules', function () {
         assert.equal((await tokens(r.node.ata)) - 1n, PRICE * 1n, 'the node is paid for the timeout only')
         assert.equal(await tokens(r.poster.ata), 10_000_000n - PRICE * 1n, 'nothing is refunded: the timeout was used')
       }
+    })
+  })
+
+  // A mutation audit of the handlers' helpers (issue 26) found no test of these: the panic messages, an i64 overflow,
+  // a result with zero bytes, an ungated market's nft, and a payer that is a program address.
+  describe('handler helpers', () => {
+    /** Sends `attempt` and expects the runtime's panic, logged with `message`. */
+    async function panicked(attempt: Attempt, message: string): Promise<void> {
+      const answer = await send(attempt)
+      const {err, logs} = answer.error!.data!
+      assert.deepEqual(err, {InstructionError: [1, 'ProgramFailedToComplete']})
+      assert.ok((logs as string[]).includes(`Program log: Program panicked: ${message}`), logs.join('\n'))
+    }
+
+    it('logs the panic of a negative timeout on a priced market: the timeout is out of range', async () => {
+      await panicked(
+        listIx(await market(), party(), Keypair.generate(), Keypair.generate(), -1n),
+        'timeout out of range',
+      )
+    })
+
+    it('logs the panic of a deposit past u64: the deposit is out of range', async () => {
+      const m = await market({jobPrice: 2n ** 63n})
+      await panicked(listIx(m, party(), Keypair.generate(), Keypair.generate(), 2n), 'deposit out of range')
+    })
+
+    it('panics extending a job by more than i64::MAX seconds (i64::MIN to 0), logging the overflow', async () => {
+      // A free market takes any timeout, negative ones too.
+      const m = await market({jobPrice: 0n})
+      const {job: j, poster} = await listed(m, party(), -(2n ** 63n))
+      await panicked(extendIx(m, j, poster, 0n), 'timeout delta overflowed')
+      assert.equal(job(j).timeout, -(2n ** 63n))
+    })
+
+    it('extends a job by exactly i64::MAX seconds (0 to i64::MAX): no overflow', async () => {
+      const m = await market({jobPrice: 0n})
+      const {job: j, poster} = await listed(m, party(), 0n)
+      await ok(extendIx(m, j, poster, 2n ** 63n - 1n))
+      assert.equal(job(j).timeout, 2n ** 63n - 1n)
+    })
+
+    it('logs the panic of a run settled before the time it started (a clock stepped back): billed time out of range', async () => {
+      const m = await market()
+      const r = await running(m)
+      const data = Buffer.from(account(r.run)!.data)
+      data.writeBigInt64LE(BigInt(Math.floor(Date.now() / 1000)) + 1000n, 105) // run.time
+      t.ln.node.chain.setAccounts([[r.run, {...account(r.run)!, data}]])
+      await panicked(endIx(m, r), 'billed time out of range')
+    })
+
+    it('finishes with a result holding zero bytes, as long as not every byte is zero', async () => {
+      const m = await market()
+      const r = await running(m)
+      const result = new Uint8Array(32)
+      result[31] = 1
+      await ok(finishIx(m, r, result))
+      assert.deepEqual(Buffer.from(job(r.job).ipfsResult), Buffer.from(result))
+    })
+
+    it("takes another owner's token account as nft when the market gates no nodes", async () => {
+      const m = await market()
+      const node = party(1n)
+      await ok(set(workIx(m, node), 'nft', party().ata))
+      assert.deepEqual(
+        marketOf(m.key).queue.map((k) => k.toBase58()),
+        [node.key.toBase58()],
+      )
+    })
+
+    it('delists a job whose payer is a program address (a CPI signer), refunding its associated token account', async () => {
+      const m = await market()
+      const {job: j, poster} = await listed(m)
+      // A program listing through a CPI signs as payer with an address off the curve: rewrite the job's payer to one.
+      const [pda] = PublicKey.findProgramAddressSync([Buffer.from('escrow')], Keypair.generate().publicKey)
+      t.ln.node.fund(pda, {tokens: 1n})
+      const pdaAta = getAssociatedTokenAddressSync(t.mint, pda, true)
+      const data = Buffer.from(account(j)!.data)
+      pda.toBuffer().copy(data, 136) // job.payer
+      t.ln.node.chain.setAccounts([[j, {...account(j)!, data}]])
+      await ok(set(set(delistIx(m, j, poster), 'payer', pda), 'deposit', pdaAta))
+      assert.equal(await tokens(pdaAta), 1n + PRICE * 3600n)
     })
   })
 })
