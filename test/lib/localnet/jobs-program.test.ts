@@ -2094,6 +2094,14 @@ describe('localnet jobs program: the deployed program rules', function () {
       assert.equal(job(j).timeout, -(2n ** 63n))
     })
 
+    it('logs the panic of an extension whose extra deposit is past u64: the extra deposit is out of range', async () => {
+      // 3 tokens a second for one second is a small deposit; 3 × (i64::MAX − 1) more seconds is past u64::MAX.
+      const m = await market({jobPrice: 3n})
+      const {job: j, poster} = await listed(m, party(), 1n)
+      await panicked(extendIx(m, j, poster, 2n ** 63n - 1n), 'extra deposit out of range')
+      assert.equal(job(j).timeout, 1n)
+    })
+
     it('extends a job by exactly i64::MAX seconds (0 to i64::MAX): no overflow', async () => {
       const m = await market({jobPrice: 0n})
       const {job: j, poster} = await listed(m, party(), 0n)
