@@ -1443,6 +1443,22 @@ describe('localnet jobs program: the deployed program rules', function () {
           return claimIx(m, jobKey.publicKey, party(1n))
         },
       },
+      {
+        rule: "gated market: the claimer's NFT is now of another collection",
+        error: JobsError.NodeKeyInvalidCollection,
+        attempt: async () => {
+          const g = await gatedMarket()
+          const jobKey = Keypair.generate()
+          await ok(listIx(g.m, party(), jobKey))
+          const run = Keypair.generate()
+          const metadataKey = writeMetadata(g.nftMint, metadata(g.nftMint, g.collection))
+          await ok(set(set(workIx(g.m, g.node, run), 'nft', g.nft), 'metadata', metadataKey))
+          const quit = {job: jobKey.publicKey, run: run.publicKey, payer: g.node.key, authority: g.node.key}
+          await ok(ix('quit', quit, {}, [g.node.kp]))
+          writeMetadata(g.nftMint, metadata(g.nftMint, Keypair.generate().publicKey))
+          return set(set(claimIx(g.m, jobKey.publicKey, g.node), 'nft', g.nft), 'metadata', metadataKey)
+        },
+      },
     ],
     async () => {
       const m = await market()
