@@ -4,11 +4,11 @@ import {chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, sy
 import module from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {pathToFileURL} from 'node:url'
 
 import {cacheLocation, commandKey} from '../src/code-cache.js'
 import {registerBundledModules} from '../src/bundled-modules.js'
 import {BIN} from './helpers/cli.js'
+import {moduleLoadLog} from './helpers/module-log.js'
 
 // Node 20 runs the CLI from its CommonJS bundle with a code cache; Node 22+ has its own compile cache.
 const NODE_20 = !(module as {enableCompileCache?: unknown}).enableCompileCache
@@ -132,31 +132,14 @@ describe('the code cache of Node 20 (src/code-cache.ts)', () => {
 
     it('runs the commands from the bundle, with oclif’s module loader taking them from it', () => {
       // A module hook in the CLI's process records what Node's ES module loader loads: no command file.
-      const log = join(base, 'loads.txt')
-      const hooks = join(base, 'hooks.mjs')
-      writeFileSync(
-        hooks,
-        `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n` +
-          `  appendFileSync(${JSON.stringify(log)}, url + '\\n')\n  return next(url, context)\n}\n`,
-      )
-      const register = join(base, 'register.mjs')
-      writeFileSync(
-        register,
-        `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
-      )
-      const run = spawnSync(
-        process.execPath,
-        ['--import', pathToFileURL(register).href, BIN, 'config', 'list', '--json'],
-        {
-          encoding: 'utf8',
-          env: {...process.env, TMPDIR: base, XDG_CONFIG_HOME: join(base, 'config')},
-        },
-      )
+      const modules = moduleLoadLog(base)
+      const run = spawnSync(process.execPath, [...modules.importArgs, BIN, 'config', 'list', '--json'], {
+        encoding: 'utf8',
+        env: {...process.env, TMPDIR: base, XDG_CONFIG_HOME: join(base, 'config')},
+      })
       assert.equal(run.status, 0, run.stderr)
       assert.ok(JSON.parse(run.stdout), 'the command ran')
-      const loaded = readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((url) => url.includes('/dist/'))
+      const loaded = modules.loaded().filter((url) => url.includes('/dist/'))
       assert.ok(loaded.some((url) => url.endsWith('/dist/cli.js')))
       assert.deepEqual(
         loaded.filter((url) => /\/dist\/(commands|hooks)\/|\/dist\/help\.js$/.test(url)),

@@ -5,11 +5,12 @@ import {mkdtemp, readFile, rm, writeFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
-import {fileURLToPath, pathToFileURL} from 'node:url'
+import {fileURLToPath} from 'node:url'
 
 // @ts-expect-error -- a build script in plain JavaScript, without declarations
 import {editOclifFile, OCLIF_EDITED_FILES} from '../../scripts/oclif-startup.js'
 import {BIN, runCli} from '../helpers/cli.js'
+import {moduleLoadLog} from '../helpers/module-log.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const OCLIF_LIB = join(dirname(createRequire(import.meta.url).resolve('@oclif/core/package.json')), 'lib')
@@ -19,24 +20,11 @@ const TEMPLATE = join(ROOT, 'job-templates/ollama-inference.json')
 async function sourcesLoadedBy(args: string[], expectedStatus = 0): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'gpunet-loads-'))
   try {
-    const log = join(dir, 'loads.txt')
     // A module hook that writes down every module URL Node loads, in the CLI's own process.
-    const hooks = join(dir, 'hooks.mjs')
-    await writeFile(
-      hooks,
-      `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n` +
-        `  appendFileSync(${JSON.stringify(log)}, url + '\\n')\n  return next(url, context)\n}\n`,
-    )
-    const register = join(dir, 'register.mjs')
-    await writeFile(
-      register,
-      `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
-    )
-    const run = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, BIN, ...args], {
-      encoding: 'utf8',
-    })
+    const modules = moduleLoadLog(dir)
+    const run = spawnSync(process.execPath, [...modules.importArgs, BIN, ...args], {encoding: 'utf8'})
     assert.equal(run.status, expectedStatus, run.stderr)
-    const urls = (await readFile(log, 'utf8')).split('\n').filter((u) => u.startsWith('file:') && u.includes('/dist/'))
+    const urls = modules.loaded().filter((u) => u.startsWith('file:') && u.includes('/dist/'))
     const sources = urls.flatMap((url) => {
       const map = JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as {sources: string[]}
       return map.sources

@@ -1,10 +1,12 @@
 import {strict as assert} from 'node:assert'
 import {execFileSync, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {fileURLToPath, pathToFileURL} from 'node:url'
+import {fileURLToPath} from 'node:url'
+
+import {moduleLoadLog} from '../helpers/module-log.js'
 
 const ESC = '\u001B['
 const PROGRESS = fileURLToPath(new URL('../../src/lib/progress.ts', import.meta.url))
@@ -65,18 +67,7 @@ describe('progress without a terminal', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gpunet-progress-'))
     try {
       // A module hook in the child records every module Node loads.
-      const log = join(dir, 'loads.txt')
-      const hooks = join(dir, 'hooks.mjs')
-      writeFileSync(
-        hooks,
-        `import {appendFileSync} from 'node:fs'\nexport async function load(url, context, next) {\n` +
-          `  appendFileSync(${JSON.stringify(log)}, url + '\\n')\n  return next(url, context)\n}\n`,
-      )
-      const register = join(dir, 'register.mjs')
-      writeFileSync(
-        register,
-        `import {register} from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
-      )
+      const modules = moduleLoadLog(dir)
       const script = `import {startProgress} from ${JSON.stringify(PROGRESS)}
         const progress = startProgress('Working')
         progress.update('Working')
@@ -84,7 +75,7 @@ describe('progress without a terminal', () => {
         progress.stop()`
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', '--import', pathToFileURL(register).href, '--input-type=module', '-e', script],
+        ['--import', 'tsx', ...modules.importArgs, '--input-type=module', '-e', script],
         {stdio: ['ignore', 'ignore', 'pipe']},
       )
       let err = ''
@@ -92,7 +83,7 @@ describe('progress without a terminal', () => {
       const [code] = (await once(child, 'exit')) as [number]
       assert.equal(code, 0, err)
       assert.equal(err, 'Working\nStill working\n')
-      const loaded = readFileSync(log, 'utf8').split('\n')
+      const loaded = modules.loaded()
       assert.ok(
         loaded.some((url) => url.endsWith('/src/lib/progress.ts')),
         'the hook saw the module',
