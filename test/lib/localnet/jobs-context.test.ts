@@ -13,9 +13,15 @@ import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
 
 import type {AccountState, Overlay} from '../../../src/lib/localnet/ledger.js'
 import {type InstructionAccount, JobsContext} from '../../../src/lib/localnet/jobs-program/context.js'
-import {AnchorError, fail, InstructionFailure} from '../../../src/lib/localnet/jobs-program/errors.js'
+import {AnchorError, fail, InstructionFailure, JobsError} from '../../../src/lib/localnet/jobs-program/errors.js'
 import {executeJobsInstruction} from '../../../src/lib/localnet/jobs-program/execute.js'
-import {encodeMarketAccount, jobsInstruction, QueueType} from '../../../src/lib/market/index.js'
+import {
+  encodeJobAccount,
+  encodeMarketAccount,
+  JobState,
+  jobsInstruction,
+  QueueType,
+} from '../../../src/lib/market/index.js'
 
 const MINT = Keypair.generate().publicKey
 const RENT = (space: number) => BigInt((128 + space) * 6960)
@@ -549,6 +555,66 @@ describe('localnet jobs program context', () => {
 
     it('refuses to close an account into itself (2011): a market at the admin’s address', () => {
       assert.deepEqual(closeAdmin(program(true)).logs, [anchorLog('market', AnchorError.ConstraintClose)])
+    })
+
+    /** `clean` of a done job that ended `age` seconds before the clock, on a market whose jobs expire after 100. */
+    function clean(age: bigint) {
+      const l = ledger()
+      const [job, market, payer] = [Keypair.generate().publicKey, Keypair.generate().publicKey, alice]
+      const now = 1_700_000_000n
+      const jobData = encodeJobAccount({
+        ipfsJob: new Uint8Array(32),
+        ipfsResult: new Uint8Array(32),
+        market,
+        node: bob,
+        payer,
+        price: 1n,
+        project: payer,
+        state: JobState.DONE,
+        timeEnd: now - age,
+        timeStart: now - age - 10n,
+        timeout: 60n,
+      })
+      const marketData = encodeMarketAccount({
+        authority: alice,
+        jobExpiration: 100n,
+        jobPrice: 1n,
+        jobTimeout: 60n,
+        jobType: 0,
+        vault,
+        vaultBump: 255,
+        nodeAccessKey: SystemProgram.programId,
+        nodeXnosMinimum: 0n,
+        queueType: QueueType.EMPTY,
+        queue: [],
+      })
+      l.set(job, {lamports: RENT(jobData.length), owner: programId, data: jobData, executable: false})
+      l.set(market, {lamports: RENT(marketData.length), owner: programId, data: marketData, executable: false})
+      l.set(payer, systemAccount(5n))
+      const ix = jobsInstruction(programId, 'clean', {job, market, payer}, {})
+      executeJobsInstruction({
+        ids: {programId, tokenMint: MINT, marketAdmin: admin},
+        accounts: ix.keys,
+        data: ix.data,
+        ledger: l,
+        now,
+        rentExempt: RENT,
+        log: () => {},
+      })
+      return {closed: l.get(job) === null, payerLamports: l.get(payer)!.lamports, jobRent: RENT(jobData.length)}
+    }
+
+    it('cleans a done job only once more than the market’s expiration has passed since it ended', () => {
+      const afterExpiry = clean(101n)
+      assert.deepEqual(afterExpiry, {
+        closed: true,
+        payerLamports: 5n + afterExpiry.jobRent,
+        jobRent: afterExpiry.jobRent,
+      })
+      // At exactly the expiration the job is not yet expired (the program compares with <).
+      const {error, message} = failure(() => clean(100n))
+      assert.deepEqual(error, {Custom: JobsError.JobNotExpired.code})
+      assert.equal(message, `JobNotExpired: ${JobsError.JobNotExpired.message}`)
     })
   })
 })
