@@ -5,6 +5,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
+import fs from 'node:fs'
 import {request} from 'node:http'
 import {connect} from 'node:net'
 
@@ -21,7 +22,6 @@ import {
   sqliteAdapter,
   startService,
 } from '../../../helpers/secrets.js'
-import {runWithWatchdog} from '../../../helpers/watchdog.js'
 
 /** The error code and message of an answer in the service's one error shape, after checking its status. */
 function errorOf(
@@ -149,24 +149,43 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
       }
     })
 
-    it('writes nothing to stdout of its own (secrets serve --json prints its JSON there)', async function () {
-      this.timeout(60_000)
-      const {stdout, killed} = await runWithWatchdog(`
-        import {randomBytes} from 'node:crypto'
-        import {createSecretsService} from './src/lib/secrets/service/server.ts'
-        import {sqliteAdapter} from './test/helpers/secrets.ts'
+    it('writes nothing to stdout of its own (secrets serve --json prints its JSON there)', async () => {
+      // In this process, so that a mutation run reaches it: every way a write reaches fd 1 (the stream, and the
+      // file-descriptor writes a logger such as pino makes) is recorded while the service answers.
+      const written: string[] = []
+      const toStdout = (fd: unknown) => fd === 1 || fd === process.stdout.fd
+      const {write, writeSync} = fs
+      const streamWrite = process.stdout.write
+      fs.write = ((fd: number, ...rest: unknown[]) => {
+        if (toStdout(fd)) written.push(String(rest[0]))
+        return (write as (...args: unknown[]) => void)(fd, ...rest)
+      }) as typeof fs.write
+      fs.writeSync = ((fd: number, ...rest: unknown[]) => {
+        if (toStdout(fd)) written.push(String(rest[0]))
+        return (writeSync as (...args: unknown[]) => number)(fd, ...rest)
+      }) as typeof fs.writeSync
+      process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+        written.push(String(chunk))
+        return (streamWrite as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest)
+      }) as typeof process.stdout.write
+      try {
         const opened = await sqliteAdapter.open()
         const service = createSecretsService({storage: opened.storage, masterKey: randomBytes(32)})
-        const url = await service.listen(0, '127.0.0.1')
-        await (await fetch(url + '/health')).text()
-        await (await fetch(url + '/nope')).text()
-        await (await fetch(url + '/login', {method: 'POST', headers: {'content-type': 'application/json'}, body: '{'})).text()
-        await service.close()
-        await opened.cleanup()
-        process.stdout.write('done')
-      `)
-      assert.equal(killed, false)
-      assert.equal(stdout, 'done')
+        try {
+          const url = await service.listen(0, '127.0.0.1')
+          await call(url, 'GET', '/health')
+          await call(url, 'GET', '/nope')
+          await call(url, 'POST', '/login', {rawBody: '{', contentType: 'application/json'})
+        } finally {
+          await service.close()
+          await opened.cleanup()
+        }
+      } finally {
+        fs.write = write
+        fs.writeSync = writeSync
+        process.stdout.write = streamWrite
+      }
+      assert.deepEqual(written, [])
     })
   })
 
@@ -283,6 +302,12 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
             message: `not a valid URL: ${path}`,
           })
         }
+        // A long one is quoted to its first 200 characters only.
+        const long = `/%zz${'a'.repeat(300)}`
+        assert.deepEqual(errorOf(await call(s.url, 'GET', long), 400), {
+          code: 'invalid_url',
+          message: `not a valid URL: ${long.slice(0, 200)}`,
+        })
       } finally {
         await s.stop()
       }
@@ -390,34 +415,24 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
       }
     })
 
-    it('leaves no deadline timer that keeps the process running after a job login and close', async function () {
-      this.timeout(60_000)
-      const {stdout, killed} = await runWithWatchdog(
-        `
-        import {createSecretsService} from './src/lib/secrets/service/server.ts'
-        import {login, MemoryAuthority, newAddress, newWallet, sqliteAdapter} from './test/helpers/secrets.ts'
-        import {randomBytes} from 'node:crypto'
-        const authority = new MemoryAuthority()
-        const node = newWallet()
-        const job = newAddress()
-        authority.run(job, {node: node.address, poster: newAddress(), definition: {version: '0.1', ops: []}})
-        const opened = await sqliteAdapter.open()
-        const service = createSecretsService({
-          storage: opened.storage,
-          masterKey: randomBytes(32),
-          authority,
-          limits: {jobLoginDeadlineMs: 600_000},
-        })
-        const url = await service.listen(0, '127.0.0.1')
+    it('leaves no deadline timer that keeps the process running after a job login and close', async () => {
+      // The timers that keep the event loop alive, counted in this process (a mutation run reaches no child).
+      const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+      const authority = new MemoryAuthority()
+      const node = newWallet()
+      const job = newAddress()
+      authority.run(job, {node: node.address, poster: newAddress(), definition: {version: '0.1', ops: []}})
+      const s = await serve({authority, limits: {jobLoginDeadlineMs: 600_000}})
+      // Counted once the test is under way: mocha's own timeout timer is among them.
+      const before = timers()
+      const url = await s.service.listen(0, '127.0.0.1')
+      try {
         await login(url, node, {job})
-        await service.close()
-        await opened.cleanup()
-        process.stdout.write('closed')
-      `,
-        20_000,
-      )
-      assert.equal(stdout, 'closed')
-      assert.equal(killed, false, 'the process was still running 20 s after the service closed')
+      } finally {
+        await s.service.close()
+        await s.cleanup()
+      }
+      assert.equal(timers(), before)
     })
   })
 
