@@ -814,7 +814,12 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       const node = newWallet()
       record.runs = [{node: node.address, time: Math.floor(Date.now() / 1000)}]
       const answer = await call(s.url, 'POST', '/login', {params: signLogin(node, {job})})
-      assertError(answer, 503, 'chain_unavailable')
+      assert.equal(
+        assertError(answer, 503, 'chain_unavailable'),
+        'the chain or the job definition could not be read; try again',
+      )
+      // A node retries on its own: the answer says when.
+      assert.equal(answer.headers.get('retry-after'), '5')
       assert.ok(!answer.text.includes('10.1.2.3'))
       assert.equal(definitionsRead, 1)
     } finally {
