@@ -74,6 +74,17 @@ export function isStrictPoint(bytes: Uint8Array): boolean {
   return !(top === 0x7f && (bytes[0] as number) >= 0xed && bytes.subarray(1, 31).every((b) => b === 0xff))
 }
 
+/**
+ * True when `s` (a signature's last 32 bytes, little-endian) is below the group order. OpenSSL refuses such an S
+ * too, so no signature shows this check at work; it stays so that a laxer OpenSSL never lets a signature be
+ * re-encoded as S + L, and its tests call it directly.
+ */
+export function isCanonicalScalar(s: Uint8Array): boolean {
+  let value = 0n
+  for (let i = s.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(s[i] as number)
+  return value < GROUP_ORDER
+}
+
 // Fee payers and service clients sign again and again: keep their checked, parsed keys (null: refused key).
 const verifyingKeys = new Map<string, KeyObject | null>()
 const VERIFYING_KEYS_KEPT = 4096
@@ -98,9 +109,7 @@ function verifyingKey(publicKey: Uint8Array): KeyObject | null {
  */
 export function verifySignature(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
   if (signature.length !== 64 || publicKey.length !== 32) return false
-  let s = 0n
-  for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(signature[i] as number)
-  if (s >= GROUP_ORDER) return false
+  if (!isCanonicalScalar(signature.subarray(32, 64))) return false
   const key = verifyingKey(publicKey)
   if (!key || !isStrictPoint(signature.subarray(0, 32))) return false
   try {

@@ -2,7 +2,14 @@ import {ed25519, ED25519_TORSION_SUBGROUP} from '@noble/curves/ed25519'
 import {strict as assert} from 'node:assert'
 import {createHash, randomBytes} from 'node:crypto'
 
-import {generateKeypairBytes, isStrictPoint, signingKey, signMessage, verifySignature} from '../../src/lib/ed25519.js'
+import {
+  generateKeypairBytes,
+  isCanonicalScalar,
+  isStrictPoint,
+  signingKey,
+  signMessage,
+  verifySignature,
+} from '../../src/lib/ed25519.js'
 import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
 
 /** The order of the ed25519 group: adding it to S gives another encoding of the same signature. */
@@ -35,6 +42,26 @@ describe('ed25519', () => {
     }
     assert.equal(malleated, 0n, 'S + L still fits in 32 bytes')
     assert.ok(!verifySignature(other, message, publicKey))
+  })
+
+  it('takes S below the group order L and refuses L and above, read little-endian', () => {
+    // OpenSSL refuses S >= L as well, so the check is shown on its own (a laxer OpenSSL would not).
+    const le = (value: bigint) => {
+      const bytes = new Uint8Array(32)
+      for (let i = 0; i < 32; i++, value >>= 8n) bytes[i] = Number(value & 255n)
+      return bytes
+    }
+    assert.deepEqual(
+      [0n, 1n, L - 1n, L, L + 1n, (1n << 256n) - 1n].map((s) => isCanonicalScalar(le(s))),
+      [true, true, true, false, false, false],
+    )
+    // Little-endian: the last byte is the highest. 0x11 there is 2^252 + 2^248, past L; 0x10 is 2^252, below it.
+    const past = new Uint8Array(32)
+    past[31] = 0x11
+    const below = new Uint8Array(32)
+    below[31] = 0x10
+    below[0] = 0xff
+    assert.deepEqual([isCanonicalScalar(past), isCanonicalScalar(below)], [false, true])
   })
 
   it('refuses a keypair whose public half is not the seed’s', () => {
