@@ -89,6 +89,11 @@ export function isCanonicalScalar(s: Uint8Array): boolean {
 const verifyingKeys = new Map<string, KeyObject | null>()
 const VERIFYING_KEYS_KEPT = 4096
 
+/** How many parsed verifying keys are kept now (at most VERIFYING_KEYS_KEPT): the cache's bound, for its tests. */
+export function verifyingKeysKept(): number {
+  return verifyingKeys.size
+}
+
 function verifyingKey(publicKey: Uint8Array): KeyObject | null {
   const id = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength).toString('base64')
   let key = verifyingKeys.get(id)

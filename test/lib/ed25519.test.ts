@@ -9,6 +9,7 @@ import {
   signingKey,
   signMessage,
   verifySignature,
+  verifyingKeysKept,
 } from '../../src/lib/ed25519.js'
 import {forgedSmallOrderSignature} from '../helpers/ed25519.js'
 
@@ -64,9 +65,27 @@ describe('ed25519', () => {
     assert.deepEqual([isCanonicalScalar(past), isCanonicalScalar(below)], [false, true])
   })
 
-  it('refuses a keypair whose public half is not the seed’s', () => {
+  it('refuses a keypair whose public half is not the seed’s, and one of another length than 64 bytes', () => {
     const mixed = Uint8Array.from([...keypair.subarray(0, 32), ...generateKeypairBytes().subarray(32)])
     assert.equal(signingKey(mixed), undefined)
+    // A valid keypair with a byte more: its first 64 bytes would sign.
+    assert.equal(signingKey(Uint8Array.from([...keypair, 0])), undefined)
+    assert.ok(signingKey(keypair))
+  })
+
+  it('keeps at most 4096 parsed verifying keys, dropping the oldest', () => {
+    const signature = signMessage(message, key)
+    const keys = Array.from({length: 4100}, () => generateKeypairBytes().subarray(32))
+    // Earlier tests left some keys in the cache: each new key adds one, up to the bound.
+    const start = verifyingKeysKept()
+    for (const [i, other] of keys.entries()) {
+      assert.equal(verifySignature(signature, message, other), false)
+      assert.equal(verifyingKeysKept(), Math.min(4096, start + i + 1))
+    }
+    assert.equal(verifyingKeysKept(), 4096)
+    // The dropped keys are parsed again, and verify as before.
+    assert.ok(verifySignature(signature, message, publicKey))
+    assert.equal(verifyingKeysKept(), 4096)
   })
 
   it('refuses every small-order public key with a signature forged for it', () => {
