@@ -432,7 +432,8 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
         await s.service.close()
         await s.cleanup()
       }
-      assert.equal(timers(), before)
+      // At most as many: a timer of an earlier test may have fired meanwhile, never one of this service left.
+      assert.ok(timers() <= before, process.getActiveResourcesInfo().join(', '))
     })
   })
 
