@@ -20,6 +20,7 @@ import {
   encodeMarketAccount,
   JobState,
   jobsInstruction,
+  type MarketAccount,
   QueueType,
 } from '../../../src/lib/market/index.js'
 
@@ -503,12 +504,18 @@ describe('localnet jobs program context', () => {
     const admin = Keypair.generate().publicKey
     const vault = Keypair.generate().publicKey
     const user = Keypair.generate().publicKey
+    const NOW = 1_700_000_000n
     const program = (executable: boolean): AccountState => ({...systemAccount(1n), executable})
-
-    /** `close_admin` of a market that lies at the market admin's own address, so it is closed into itself. */
-    function closeAdmin(tokenProgram: AccountState) {
-      const l = ledger()
-      const market = encodeMarketAccount({
+    /** An account of the jobs program holding `data`, rent-exempt. */
+    const owned = (data: Buffer): AccountState => ({
+      lamports: RENT(data.length),
+      owner: programId,
+      data,
+      executable: false,
+    })
+    /** A market of `alice`'s with an empty queue, free and open to any node unless `fields` say otherwise. */
+    const marketData = (fields: Partial<MarketAccount> = {}) =>
+      encodeMarketAccount({
         authority: alice,
         jobExpiration: 0n,
         jobPrice: 0n,
@@ -520,8 +527,24 @@ describe('localnet jobs program context', () => {
         nodeXnosMinimum: 0n,
         queueType: QueueType.EMPTY,
         queue: [],
+        ...fields,
       })
-      l.set(admin, {lamports: RENT(market.length), owner: programId, data: market, executable: false})
+    /** Runs `ix` over the ledger `l` at NOW. */
+    const execute = (l: ReturnType<typeof ledger>, ix: ReturnType<typeof jobsInstruction>) =>
+      executeJobsInstruction({
+        ids: {programId, tokenMint: MINT, marketAdmin: admin},
+        accounts: ix.keys,
+        data: ix.data,
+        ledger: l,
+        now: NOW,
+        rentExempt: RENT,
+        log: () => {},
+      })
+
+    /** `close_admin` of a market that lies at the market admin's own address, so it is closed into itself. */
+    function closeAdmin(tokenProgram: AccountState) {
+      const l = ledger()
+      l.set(admin, owned(marketData()))
       l.set(vault, tokenAccount(vault, 0n))
       l.set(user, tokenAccount(alice, 0n))
       l.set(TOKEN_PROGRAM_ID, tokenProgram)
@@ -531,17 +554,7 @@ describe('localnet jobs program context', () => {
         {market: admin, vault, user, authority: admin, tokenProgram: TOKEN_PROGRAM_ID},
         {},
       )
-      return failure(() =>
-        executeJobsInstruction({
-          ids: {programId, tokenMint: MINT, marketAdmin: admin},
-          accounts: ix.keys,
-          data: ix.data,
-          ledger: l,
-          now: 1_700_000_000n,
-          rentExempt: RENT,
-          log: () => {},
-        }),
-      )
+      return failure(() => execute(l, ix))
     }
 
     const anchorLog = (account: string, {code, name, message}: typeof AnchorError.ConstraintMut) =>
@@ -561,7 +574,6 @@ describe('localnet jobs program context', () => {
     function clean(age: bigint) {
       const l = ledger()
       const [job, market, payer] = [Keypair.generate().publicKey, Keypair.generate().publicKey, alice]
-      const now = 1_700_000_000n
       const jobData = encodeJobAccount({
         ipfsJob: new Uint8Array(32),
         ipfsResult: new Uint8Array(32),
@@ -571,36 +583,14 @@ describe('localnet jobs program context', () => {
         price: 1n,
         project: payer,
         state: JobState.DONE,
-        timeEnd: now - age,
-        timeStart: now - age - 10n,
+        timeEnd: NOW - age,
+        timeStart: NOW - age - 10n,
         timeout: 60n,
       })
-      const marketData = encodeMarketAccount({
-        authority: alice,
-        jobExpiration: 100n,
-        jobPrice: 1n,
-        jobTimeout: 60n,
-        jobType: 0,
-        vault,
-        vaultBump: 255,
-        nodeAccessKey: SystemProgram.programId,
-        nodeXnosMinimum: 0n,
-        queueType: QueueType.EMPTY,
-        queue: [],
-      })
-      l.set(job, {lamports: RENT(jobData.length), owner: programId, data: jobData, executable: false})
-      l.set(market, {lamports: RENT(marketData.length), owner: programId, data: marketData, executable: false})
+      l.set(job, owned(jobData))
+      l.set(market, owned(marketData({jobExpiration: 100n, jobPrice: 1n, jobTimeout: 60n})))
       l.set(payer, systemAccount(5n))
-      const ix = jobsInstruction(programId, 'clean', {job, market, payer}, {})
-      executeJobsInstruction({
-        ids: {programId, tokenMint: MINT, marketAdmin: admin},
-        accounts: ix.keys,
-        data: ix.data,
-        ledger: l,
-        now,
-        rentExempt: RENT,
-        log: () => {},
-      })
+      execute(l, jobsInstruction(programId, 'clean', {job, market, payer}, {}))
       return {closed: l.get(job) === null, payerLamports: l.get(payer)!.lamports, jobRent: RENT(jobData.length)}
     }
 

@@ -153,17 +153,16 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
       // In this process, so that a mutation run reaches it: every way a write reaches fd 1 (the stream, and the
       // file-descriptor writes a logger such as pino makes) is recorded while the service answers.
       const written: string[] = []
-      const toStdout = (fd: unknown) => fd === 1 || fd === process.stdout.fd
+      /** `original` (fs.write or fs.writeSync), recording what it is given for stdout. */
+      const recording = <F>(original: F): F =>
+        ((fd: unknown, ...rest: unknown[]) => {
+          if (fd === 1 || fd === process.stdout.fd) written.push(String(rest[0]))
+          return (original as (...args: unknown[]) => unknown)(fd, ...rest)
+        }) as F
       const {write, writeSync} = fs
       const streamWrite = process.stdout.write
-      fs.write = ((fd: number, ...rest: unknown[]) => {
-        if (toStdout(fd)) written.push(String(rest[0]))
-        return (write as (...args: unknown[]) => void)(fd, ...rest)
-      }) as typeof fs.write
-      fs.writeSync = ((fd: number, ...rest: unknown[]) => {
-        if (toStdout(fd)) written.push(String(rest[0]))
-        return (writeSync as (...args: unknown[]) => number)(fd, ...rest)
-      }) as typeof fs.writeSync
+      fs.write = recording(write)
+      fs.writeSync = recording(writeSync)
       process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
         written.push(String(chunk))
         return (streamWrite as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest)
