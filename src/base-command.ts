@@ -38,6 +38,16 @@ function stripOclifPrefix(message: string): string {
 }
 
 /**
+ * The same positional arguments, none of which oclif may fill from piped stdin (which it does for a missing one):
+ * a `while read` loop around gpunet would lose lines, and `... | gpunet job post --file x` would take the pipe as a
+ * second file. Commands that read stdin say so (`-`, `--file -`, a secret's value) and read it themselves.
+ */
+function argsIgnoringStdin<A extends Interfaces.ArgInput | undefined>(args: A): A {
+  if (!args) return args
+  return Object.fromEntries(Object.entries(args).map(([name, arg]) => [name, {...arg, ignoreStdin: true}])) as A
+}
+
+/**
  * The one base of every gpunet command: it owns `--json`, warnings on stderr, error rendering and exit codes,
  * so each command parses its input, calls the library and renders.
  */
@@ -47,7 +57,7 @@ export abstract class BaseCommand extends Command {
   static settlesProfile = true
 
   /**
-   * Parses as oclif does, then settles the profile and the network for the commands that take them: `--profile`
+   * Parses as oclif does (never filling an argument from stdin), then settles the profile and the network for the commands that take them: `--profile`
    * becomes `GPUNET_PROFILE`, so every setting the library resolves in this process sees it, and `--network`
    * gets the profile's network (or localnet) when it was not given.
    */
@@ -55,7 +65,19 @@ export abstract class BaseCommand extends Command {
     options?: Interfaces.Input<F, B, A>,
     argv?: string[],
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
-    const output = await super.parse(options, argv)
+    // Read member by member: a command class's inherited statics (enableJsonFlag, baseFlags) are not spread.
+    const input = options ?? (this.constructor as unknown as Interfaces.Input<F, B, A>)
+    const output = await super.parse(
+      {
+        flags: input.flags,
+        baseFlags: input.baseFlags,
+        enableJsonFlag: input.enableJsonFlag,
+        strict: input.strict,
+        '--': input['--'],
+        args: argsIgnoringStdin(input.args),
+      },
+      argv,
+    )
     if (!(this.constructor as typeof BaseCommand).settlesProfile) return output
     const declared = options?.flags ?? {}
     const flags = output.flags as {network?: string; profile?: string}

@@ -23,7 +23,7 @@ export default class ConfigSet extends BaseCommand {
 
   static override args = {
     key: Args.string({description: 'setting name, e.g. rpcUrl', required: true}),
-    value: Args.string({description: 'its value (pinataJwt: from standard input)', ignoreStdin: true}),
+    value: Args.string({description: 'its value (pinataJwt: from standard input)'}),
   }
 
   static override flags = {...configScopeFlags}

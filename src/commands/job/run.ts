@@ -14,7 +14,7 @@ export default class JobRun extends PostCommand {
   static override summary = 'Run a command as a one-off job, without writing a definition first.'
   static override description = `Builds a job definition with one container/run operation from the command line, then posts it exactly as \`job post\` does, with every check before anything is paid. The command words after -- are kept as an array, so your shell's quoting survives; without a command the image's own runs. The default image is ${DEFAULT_RUN_IMAGE}.
 
-Put gpunet's flags before -- : everything after it belongs to the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one.
+Put gpunet's flags before -- : everything after it belongs to the command, word for word, even words that look like gpunet's flags or their values. A word before -- that is no flag is refused (exit 2), since it would be taken for part of the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one.
 
 EXIT CODES
   0    posted (with --wait: it got there and did not fail)
@@ -36,7 +36,7 @@ EXIT CODES
     '<%= config.bin %> job run --save job.json --dry-run -- echo hello   # then edit job.json and `job post` it',
   ]
 
-  // The command's words are free arguments: oclif hands every word after -- to argv untouched.
+  // Not strict, so a word before -- gets gpunet's own error (with the fix) rather than oclif's "Unexpected argument".
   static override strict = false
 
   static override flags = {
@@ -64,8 +64,11 @@ EXIT CODES
   }
 
   async run(): Promise<RunReport> {
-    const {flags, argv} = await this.parse(JobRun)
-    const ownFlags = (argv as string[]).filter((word) => isOwnFlag(word))
+    const {flagWords, command} = splitCommand(this.argv)
+    // Only gpunet's words are parsed: oclif's leftovers mix flag values with the command's words.
+    const {flags, argv: stray} = await this.parse(JobRun, flagWords)
+    if (stray.length > 0) throw strayWords(stray as string[], command)
+    const ownFlags = command.filter((word) => isOwnFlag(word))
     if (ownFlags.length > 0) {
       this.note(
         `Note: ${ownFlags.join(' ')} after -- ${ownFlags.length === 1 ? 'is' : 'are'} passed to the command, not to gpunet; put gpunet's flags before --.`,
@@ -73,7 +76,7 @@ EXIT CODES
     }
     const definition = oneOffDefinition({
       image: flags.image,
-      command: argv as string[],
+      command,
       gpu: flags.gpu,
       env: flags.env,
       expose: flags.expose,
@@ -93,6 +96,23 @@ EXIT CODES
     const report = await this.postDefinition(flags, loaded)
     return {...report, jobDefinition: definition, ...(flags.save ? {saved: flags.save} : {})}
   }
+}
+
+/** The words before the first `--` (gpunet's) and after it (the command's, exactly as given). */
+function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
+  const dashes = argv.indexOf('--')
+  if (dashes === -1) return {flagWords: [...argv], command: []}
+  return {flagWords: argv.slice(0, dashes), command: argv.slice(dashes + 1)}
+}
+
+/** The usage error of command words given before `--`, where they would be mistaken for flag values. */
+function strayWords(words: string[], command: string[]): GpunetError {
+  const shown = (list: string[]) =>
+    list.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : JSON.stringify(word))).join(' ')
+  return new GpunetError('usage', `${shown(words)}: the command to run goes after --`, {
+    exitCode: ExitCode.USAGE,
+    hint: `put gpunet's flags first and the command last: gpunet job run [flags] -- ${shown([...words, ...command])}`,
+  })
 }
 
 /** Whether a command word is also one of `job run`'s own flags, which was likely meant for gpunet. */

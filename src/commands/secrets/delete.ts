@@ -17,7 +17,7 @@ export default class SecretsDelete extends BaseCommand {
   ]
 
   static override args = {
-    name: Args.string({description: 'the secret to delete', required: true, ignoreStdin: true}),
+    name: Args.string({description: 'the secret to delete', required: true}),
   }
 
   static override flags = {

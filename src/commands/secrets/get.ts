@@ -24,7 +24,7 @@ export default class SecretsGet extends BaseCommand {
   ]
 
   static override args = {
-    name: Args.string({description: 'the secret to print', ignoreStdin: true}),
+    name: Args.string({description: 'the secret to print'}),
   }
 
   static override flags = {

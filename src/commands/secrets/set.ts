@@ -22,11 +22,8 @@ export default class SecretsSet extends BaseCommand {
   ]
 
   static override args = {
-    name: Args.string({
-      description: 'secret name: letters, digits, "_", "." and "-", starting with a letter or "_"',
-      ignoreStdin: true,
-    }),
-    source: Args.string({description: '@FILE to read the value from', ignoreStdin: true}),
+    name: Args.string({description: 'secret name: letters, digits, "_", "." and "-", starting with a letter or "_"'}),
+    source: Args.string({description: '@FILE to read the value from'}),
   }
 
   static override flags = {

@@ -22,7 +22,7 @@ export default class WalletImport extends BaseCommand {
   ]
 
   static override args = {
-    file: Args.string({description: 'Solana CLI keypair file; - or nothing reads standard input', ignoreStdin: true}),
+    file: Args.string({description: 'Solana CLI keypair file; - or nothing reads standard input'}),
   }
 
   static override flags = {
