@@ -143,6 +143,8 @@ export abstract class BaseCommand extends Command {
  */
 export function renderFailure(failure: GpunetError, json: boolean, options: {jsonLines?: boolean} = {}): void {
   process.exitCode = failure.exitCode
+  // Following stopped because the output's reader went away (`| head -1`): a quiet, successful stop.
+  if (failure.exitCode === ExitCode.OK) return
   if (json) {
     ux.stdout(options.jsonLines ? JSON.stringify(failure.toJSON()) : JSON.stringify(failure.toJSON(), null, 2))
     return

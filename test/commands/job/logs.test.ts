@@ -170,4 +170,38 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
     assert.equal(quiet.code, 0, quiet.stderr)
     assert.doesNotMatch(quiet.stderr, /\[quiet\]/)
   })
+
+  describe('stops once its reader is gone (issue 44)', () => {
+    /** Runs a shell pipeline under pipefail: its exit code is gpunet's unless gpunet exited 0. */
+    const pipeline = (script: string) =>
+      new Promise<{code: number | null; stdout: string; stderr: string}>((resolve) => {
+        const child = spawn('bash', ['-o', 'pipefail', '-c', script], {env: {...process.env, NO_COLOR: '1', ...env}})
+        let stdout = ''
+        let stderr = ''
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+        child.on('close', (code) => resolve({code, stdout, stderr}))
+      })
+    const gpunet = `"${process.execPath}" "${BIN}"`
+    const statusOf = async (job: string) =>
+      (JSON.parse((await runCli(['job', 'get', job, '--json'], {env})).stdout) as {status: string}).status
+
+    it('`job logs --follow | head -1` returns quietly (exit 0) while the job is still RUNNING', async () => {
+      const job = await postJob(definition('ticks', 'i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done'))
+      try {
+        const piped = await pipeline(`${gpunet} job logs ${job} --follow | head -1`)
+        assert.equal(piped.code, 0, piped.stderr)
+        assert.equal(piped.stdout, 'tick 1\n')
+        assert.doesNotMatch(piped.stderr, /Error|EPIPE|at /)
+        assert.equal(await statusOf(job), 'RUNNING')
+        // --wait's live lines go to stderr: the same when that is the stream whose reader left.
+        const waited = await pipeline(`${gpunet} job get ${job} --wait --wait-for done 2>&1 >/dev/null | head -2`)
+        assert.equal(waited.code, 0, waited.stdout)
+        assert.equal(waited.stdout.split('\n').length, 3, waited.stdout)
+        assert.equal(await statusOf(job), 'RUNNING')
+      } finally {
+        await runCli(['job', 'stop', job], {env})
+      }
+    })
+  })
 })
