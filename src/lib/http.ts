@@ -147,20 +147,20 @@ export async function httpText(
 }
 
 /**
- * Sends one request and resolves its status, the body read and dropped: a readiness probe. It is sent once (the
- * caller probes again on its own schedule) and may carry a body on any method, which `fetch` refuses on GET.
+ * Sends one request and resolves its status and headers, the body read and dropped: a readiness probe. It is sent
+ * once (the caller probes again on its own schedule) and may carry a body on any method, which `fetch` refuses on GET.
  */
 export async function httpProbe(
   url: string | URL,
   options: {method: string; headers?: Record<string, string>; body?: string; timeoutMs: number},
-): Promise<number> {
+): Promise<{status: number; headers: Record<string, string | string[] | undefined>}> {
   const response = await request(
     url,
     {...options, signal: AbortSignal.timeout(options.timeoutMs)},
     {retryOptions: {maxRetries: 0}},
   )
   await response.body.dump()
-  return response.statusCode
+  return {status: response.statusCode, headers: response.headers}
 }
 
 /** One request through the shared agents, in the form undici's request API takes (origin and path apart). */

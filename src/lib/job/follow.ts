@@ -19,6 +19,9 @@ import {interruptible, stopExitCode} from './stop-signals.js'
 import {probeServices} from './readiness.js'
 import type {WaitPoint} from './wait-point.js'
 
+/** The order a job's statuses come in; a job never goes back. */
+const STATUS_ORDER: Record<JobStatus, number> = {QUEUED: 0, RUNNING: 1, COMPLETED: 2, STOPPED: 2}
+
 /** Polling interval of the chain and of the service probes. */
 const POLL_MS = 500
 
@@ -53,6 +56,13 @@ export async function followJob(net: MarketNetwork, job: PublicKey, options: Fol
   for (;;) {
     const view = await unlessAborted(readJob(net.connection, net.programId, job), options.signal)
     if (!view) throw interrupted(net.name, address, status, options.signal)
+    // An RPC node behind the one read before may show an earlier status: progress never goes backwards, so such
+    // a read is passed over (the deadline still holds).
+    const behind = status !== null && STATUS_ORDER[view.status] < STATUS_ORDER[status]
+    if (behind && Date.now() < deadline) {
+      await sleep(POLL_MS, undefined, {signal: options.signal}).catch(() => undefined)
+      continue
+    }
     status = view.status
     // One line per poll, so that without a terminal (where a changed line is printed again) a job waiting for
     // its service does not print "is RUNNING" and "waiting for its service" turn by turn.
@@ -98,7 +108,7 @@ async function serviceReadiness(
   const urls = serviceUrls(net.name, address, definition, {networkHost: net.networkHost, gatewayUrl: net.gatewayUrl})
   // Without a URL there is nothing to probe: running is as far as a poster can tell.
   if (urls.length === 0) return {ready: true, detail: 'no service URL to probe'}
-  return probeServices(urls, definition)
+  return probeServices(urls, definition, net.name === 'localnet')
 }
 
 /** `--network NAME` for commands the user is told to run, when the network is not the default one. */

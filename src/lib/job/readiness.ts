@@ -1,12 +1,12 @@
 /**
  * Whether a running job's service answers, seen from the poster's side: through its service URL, as a user
  * reaches it. A port with health checks is ready when every check answers as the definition expects; a port
- * without any when its URL stops answering 404 (the page a node serves until the service is up).
+ * without any when the service itself answers (see probeUrl).
  */
 import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe} from '../http.js'
 import {type ExposedService, type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
-import {checkHttp, checkWebsocket} from '../node/health.js'
+import {checkHttp, checkWebsocket, gatewayAnswer} from '../node/health.js'
 
 /** How long one probe may take before it counts as not ready. */
 const PROBE_TIMEOUT_MS = 5000
@@ -29,8 +29,15 @@ function firstChecksByPort(services: ExposedService[]): Map<number, HealthCheck[
   return checks
 }
 
-/** Probes each service URL once, with the health checks of its operation's port (else the port's first ones). */
-export async function probeServices(urls: ServiceUrl[], definition: ExposingDefinition): Promise<ServiceReadiness> {
+/**
+ * Probes each service URL once, with the health checks of its operation's port (else the port's first ones).
+ * `markedGateway`: the URLs are served by a gateway that marks its own answers (the localnet's).
+ */
+export async function probeServices(
+  urls: ServiceUrl[],
+  definition: ExposingDefinition,
+  markedGateway: boolean,
+): Promise<ServiceReadiness> {
   const services = exposedServices(definition)
   const byPort = firstChecksByPort(services)
   const seen = new Set<string>()
@@ -38,20 +45,26 @@ export async function probeServices(urls: ServiceUrl[], definition: ExposingDefi
     if (seen.has(url)) continue
     seen.add(url)
     const own = services.find((s) => s.op === op && s.port === port)
-    const failure = await probeUrl(url, own?.healthChecks ?? byPort.get(port) ?? [])
+    const failure = await probeUrl(url, own?.healthChecks ?? byPort.get(port) ?? [], markedGateway)
     if (failure) return {ready: false, detail: `${url}: ${failure}`}
   }
   return {ready: true, detail: 'every service answers'}
 }
 
-/** Null when the URL is ready, else what it answered. */
-async function probeUrl(url: string, checks: HealthCheck[]): Promise<string | null> {
+/**
+ * Null when the URL is ready, else what it answered. Without health checks any answer of the service itself is
+ * ready, even its 404: the localnet's gateway marks its own answers (not ready, unreachable), so they are told
+ * apart. The network's gateways mark nothing, and its nodes answer 404 until a service is up, so there a 404 is
+ * taken for not ready (`markedGateway` false).
+ */
+async function probeUrl(url: string, checks: HealthCheck[], markedGateway: boolean): Promise<string | null> {
   if (checks.length === 0) {
     let answer: string
     try {
-      const status = await httpProbe(url, {method: 'GET', timeoutMs: PROBE_TIMEOUT_MS})
-      if (status !== 404) return null
-      answer = 'answered 404'
+      const {status, headers} = await httpProbe(url, {method: 'GET', timeoutMs: PROBE_TIMEOUT_MS})
+      const gateway = gatewayAnswer(headers)
+      if (gateway === null && (markedGateway || status !== 404)) return null
+      answer = gateway === null ? `answered ${status}` : `answered ${status} from the gateway (${gateway})`
     } catch (error) {
       answer = `did not answer (${describeHttpFailure(error)})`
     }

@@ -65,6 +65,12 @@ export async function readJob(
   if (job.state !== JobState.QUEUED) return {address, job, run: null, status: jobStatus(job, null)}
   const known = likelyRun && runInfo ? runOf(runInfo, programId, address) : null
   const run = known ? {...known, address: likelyRun!} : await findRun(connection, programId, address)
+  if (!run) {
+    // A node that finishes between the two reads closes the run: read the job again before calling it QUEUED,
+    // or a job that just ended would show QUEUED again.
+    const now = await decodeAt(connection, programId, address, 'job', decodeJobAccount)
+    if (now.state !== JobState.QUEUED) return {address, job: now, run: null, status: jobStatus(now, null)}
+  }
   return {address, job, run, status: jobStatus(job, run)}
 }
 

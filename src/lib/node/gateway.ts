@@ -14,6 +14,13 @@ import {type LoopbackPolicy, webPageRefusal} from '../loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from './api/server.js'
 
+/**
+ * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
+ * `no-service`, `unreachable` or `refused`. A client waiting for a service counts any other answer as the service's,
+ * even its 404.
+ */
+export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
+
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
 export const DEFAULT_GATEWAY_PORT = 28980
 
@@ -120,7 +127,7 @@ export class Gateway {
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const refusal = webPageRefusal(req, POLICY)
-    if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message)
+    if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message, 'refused')
     const api = this.apiFor(req)
     if (api) return api.serve(req, res)
     const {job, hostPort} = this.target(req)
@@ -134,7 +141,7 @@ export class Gateway {
     )
     upstream.on('error', () => {
       if (res.headersSent) return void res.destroy()
-      sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.')
+      sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
     })
     req.pipe(upstream)
   }
@@ -142,12 +149,16 @@ export class Gateway {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const refusal = webPageRefusal(req, POLICY)
     if (refusal)
-      return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
+      return void socket.end(
+        `HTTP/1.1 ${refusal.status} Refused\r\n${GATEWAY_ANSWER_HEADER}: refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
+      )
     const api = this.apiFor(req)
     if (api) return api.upgrade(req, socket, head)
     const {hostPort} = this.target(req)
     if (hostPort === null) {
-      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+      socket.end(
+        `HTTP/1.1 404 Not Found\r\n${GATEWAY_ANSWER_HEADER}: not-ready\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
+      )
       return
     }
     const upstream = connect(hostPort, '127.0.0.1', () => {
@@ -173,19 +184,26 @@ function notFound(req: IncomingMessage, res: ServerResponse, job: string | null)
   const message = job
     ? `No service of job ${job} is ready here: it is starting (its health checks have not passed yet) or has ended.`
     : `This is the gpunet node gateway: job services answer at http://<job>.${GATEWAY_DOMAIN}:<port>/.`
-  sendPage(req, res, 404, 'Page not found', message)
+  sendPage(req, res, 404, 'Page not found', message, job ? 'not-ready' : 'no-service')
 }
 
 /** An HTML page for browsers, JSON for everyone else. */
-function sendPage(req: IncomingMessage, res: ServerResponse, status: number, title: string, message: string): void {
+function sendPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  title: string,
+  message: string,
+  reason: 'not-ready' | 'no-service' | 'unreachable' | 'refused',
+): void {
   req.resume()
   if ((req.headers.accept ?? '').includes('text/html')) {
     const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
-    res.writeHead(status, {'content-type': 'text/html; charset=utf-8'})
+    res.writeHead(status, {'content-type': 'text/html; charset=utf-8', [GATEWAY_ANSWER_HEADER]: reason})
     res.end(`<!doctype html><title>${title}</title><h1>${title}</h1><p>${escaped}</p>\n`)
     return
   }
-  res.writeHead(status, {'content-type': 'application/json'})
+  res.writeHead(status, {'content-type': 'application/json', [GATEWAY_ANSWER_HEADER]: reason})
   const error = status === 404 ? 'not_found' : status === 502 ? 'bad_gateway' : 'refused'
   res.end(`${JSON.stringify({error, message})}\n`)
 }

@@ -5,6 +5,7 @@ import WebSocket from 'ws'
 
 import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe, isLoopbackHost, loopbackLookup} from '../http.js'
+import {GATEWAY_ANSWER_HEADER} from './gateway.js'
 
 type HttpCheck = Extract<HealthCheck, {type: 'http'}>
 type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
@@ -13,6 +14,12 @@ type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
 export interface CheckOutcome {
   ok: boolean
   detail: string
+}
+
+/** Why the localnet's gateway answered a request itself (its GATEWAY_ANSWER_HEADER), or null for a service's answer. */
+export function gatewayAnswer(headers: Record<string, string | string[] | undefined>): string | null {
+  const value = headers[GATEWAY_ANSWER_HEADER]
+  return typeof value === 'string' ? value : null
 }
 
 /** How long one check may take before it counts as failed. */
@@ -32,8 +39,11 @@ export async function checkHttp(
   if (hasBody && typeof check.body !== 'string' && !named('content-type')) headers['content-type'] = 'application/json'
   const what = `${check.method} ${url.pathname}${url.search}`
   try {
-    const status = await httpProbe(url, {method: check.method, headers, body, timeoutMs})
-    return {ok: status === check.expected_status, detail: `${what} answered ${status}`}
+    const answer = await httpProbe(url, {method: check.method, headers, body, timeoutMs})
+    const gateway = gatewayAnswer(answer.headers)
+    // Through the localnet's gateway, its own page is never the service's answer, whatever its status.
+    if (gateway) return {ok: false, detail: `${what}: the gateway answered ${answer.status} (${gateway})`}
+    return {ok: answer.status === check.expected_status, detail: `${what} answered ${answer.status}`}
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError'
     return {ok: false, detail: `${what}: ${timedOut ? `no answer within ${timeoutMs} ms` : describeHttpFailure(error)}`}
