@@ -169,3 +169,34 @@ describe('the CLI in scripts and pipes', function () {
 function mask(text: string): string {
   return text.replace(/[1-9A-HJ-NP-Za-km-z]{80,90}/g, '<signature>').replace(/\d+/g, 'N')
 }
+
+describe('the offline path: how the node runs jobs is said, and chosen as asked', function () {
+  this.timeout(120_000)
+  const box: CliSandbox = useCliSandbox()
+  const cli = (args: string[]) => runCli(args, {env: box.env})
+
+  it('--runtime host: says NO isolation when it starts, in the [node] lines and in the report, naming no image', async () => {
+    const started = await cli(['localnet', 'start', '--detach', '--runtime', 'host'])
+    assert.equal(started.code, 0, started.stderr)
+    assert.match(started.stderr, /runs jobs as host processes on this machine, with NO isolation/)
+    const ran = await cli(['job', 'run', '--image', 'docker.io/library/nope:1', '--wait', '--', 'echo', 'hi there'])
+    assert.equal(ran.code, 0, ran.stderr)
+    assert.match(ran.stderr, /\[node\] Operation run: starting `echo hi there` as a host process: NO isolation/)
+    assert.doesNotMatch(ran.stderr, /starting docker\.io\/library\/nope:1/)
+    assert.match(ran.stdout, /^ {2}Isolation +NONE: the node ran it as host processes/m)
+    await cli(['localnet', 'stop'])
+  })
+
+  it('--host-processes where podman works: says that podman runs the jobs, and how to run them on the host', async function () {
+    const started = await cli(['localnet', 'start', '--detach', '--host-processes'])
+    assert.equal(started.code, 0, started.stderr)
+    const status = JSON.parse((await cli(['localnet', 'status', '--json'])).stdout) as {node: {runtime: string}}
+    if (status.node.runtime !== 'podman') {
+      assert.match(started.stderr, /NO isolation/)
+      if (process.env.CI) assert.fail('podman does not work here, and CI installs it')
+      this.skip()
+    }
+    assert.match(started.stderr, /--host-processes is only a fallback .* podman works here, so jobs run in podman/)
+    assert.match(started.stderr, /`--runtime host` runs them on the host/)
+  })
+})

@@ -33,26 +33,40 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     const dataDir = flags['data-dir']
     if (await runningLocalnet(dataDir)) {
       this.note(`A localnet already serves ${dataDir}.`)
-      return this.report(await localnetStatus(dataDir), 'running')
+      return this.report(await localnetStatus(dataDir), 'running', flags)
     }
     if (flags.detach) {
       await startInBackground(dataDir, flags.port, nodeArgs(flags))
-      return this.report(await localnetStatus(dataDir), 'started in the background')
+      return this.report(await localnetStatus(dataDir), 'started in the background', flags)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
     await serveUntilSignal({dataDir, port: flags.port, node, startArgs: nodeArgs(flags)}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
-      else this.report(status, 'running')
+      else this.report(status, 'running', flags)
       this.note('Press Ctrl+C to stop; the chain is saved in the data directory.')
     })
     this.note('Localnet stopped.')
     return undefined
   }
 
-  private report(status: LocalnetStatus, state: string): LocalnetStatus {
+  private report(status: LocalnetStatus, state: string, flags: {'host-processes'?: boolean}): LocalnetStatus {
     this.say(`Localnet ${state} (pid ${status.pid})`)
     for (const line of statusLines(status)) this.say(line)
+    const note = runtimeNote(status, flags['host-processes'] ?? false)
+    if (note) this.note(note)
     return status
   }
+}
+
+/** What the user should know of how the node runs jobs: none isolated, or a --host-processes that had no effect. */
+function runtimeNote(status: LocalnetStatus, hostProcesses: boolean): string | null {
+  const runtime = status.node && 'runtime' in status.node ? status.node.runtime : undefined
+  if (runtime === 'host-process') {
+    return 'Warning: the node runs jobs as host processes on this machine, with NO isolation, and without their images.'
+  }
+  if (runtime === 'podman' && hostProcesses) {
+    return 'Note: --host-processes is only a fallback for when podman cannot run; podman works here, so jobs run in podman. `--runtime host` runs them on the host (no isolation).'
+  }
+  return null
 }

@@ -41,13 +41,31 @@ export async function readResult(content: ContentClient, report: Pick<JobReport,
 }
 
 /** The report's rows with the outcome right under Status, which stays the chain's (a failed job is COMPLETED there). */
-export function rowsWithOutcome(report: JobReport & JobOutcome): [string, string | null][] {
+export function rowsWithOutcome(
+  report: JobReport & JobOutcome & Partial<Pick<ResultFields, 'resultContent'>>,
+): [string, string | null][] {
   const rows = jobRows(report)
   const done = report.status === 'COMPLETED' || report.status === 'STOPPED'
   // A job its poster ended has no result until its node records one (`complete`), which may take a while.
   const outcome = outcomeText(report) ?? (done && report.result === null ? 'not known: no result recorded yet' : null)
-  rows.splice(rows.findIndex(([label]) => label === 'Status') + 1, 0, ['Outcome', outcome])
+  rows.splice(
+    rows.findIndex(([label]) => label === 'Status') + 1,
+    0,
+    ['Outcome', outcome],
+    [
+      'Isolation',
+      ranOnHost(report.resultContent)
+        ? 'NONE: the node ran it as host processes, not in containers (images unused)'
+        : null,
+    ],
+  )
   return rows
+}
+
+/** Whether a result says its operations ran without a container (gpunet's flow state: `gpunet.isolated` false). */
+function ranOnHost(content: unknown): boolean {
+  const own = (content as {gpunet?: {isolated?: unknown}} | null)?.gpunet
+  return typeof own === 'object' && own !== null && own.isolated === false
 }
 
 /**

@@ -27,7 +27,7 @@ import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
 import type {NodeNetwork} from './network.js'
-import {needsGpu, planOperations, substituteSecrets} from './operation-plan.js'
+import {commandArgv, needsGpu, type OperationPlan, planOperations, substituteSecrets} from './operation-plan.js'
 import {loadResources, type ResourceOptions} from './resources.js'
 import {ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
@@ -370,6 +370,13 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     this.emit('finished', address, document, recorded)
   }
 
+  /** What the node says it starts: the image, or on host processes the command itself, with no isolation said. */
+  private startingWhat(plan: OperationPlan): string {
+    if (this.options.runtime.kind !== 'host-process') return `starting ${plan.image}`
+    const argv = [...(plan.entrypoint ?? []), ...commandArgv(plan.command)]
+    return `starting \`${argv.join(' ')}\` as a host process: NO isolation, image ${plan.image} not used`
+  }
+
   private async runOperations(active: ActiveJob, definition: JobDefinition, result: ResultBuilder): Promise<void> {
     const secrets = findSecretReferences(definition).length > 0 ? await this.jobSecrets(active.address) : {}
     // All references are resolved before the first operation starts: a missing secret fails the job at once.
@@ -390,7 +397,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
         signal: active.abort.signal,
       })
       try {
-        feed.notice('info', `Operation ${plan.id}: starting ${plan.image}`)
+        feed.notice('info', `Operation ${plan.id}: ${this.startingWhat(plan)}`)
         this.log(`node: job ${active.address}: operation ${plan.id} starting`)
         const onLine = (stream: 'stdout' | 'stderr', text: string, timestamp: number) =>
           feed.line(plan.id, stream, text.endsWith('\n') ? text.slice(0, -1) : text, timestamp)

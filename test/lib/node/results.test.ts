@@ -61,4 +61,22 @@ describe('node/results: failures', () => {
     assert.equal(podmanFailure(128, logs), undefined)
     assert.equal(podmanFailure(125, [line('stderr', 'no prefix\n'), line('stdout', 'Error: x\n')]), undefined)
   })
+
+  it('names the ways out when podman could not get the image (offline, or --pull never without a local copy)', () => {
+    const offline =
+      'Error: initializing source docker://ubuntu:24.04: pinging container registry registry-1.docker.io: dial tcp: lookup registry-1.docker.io: no such host\n'
+    const notLocal = 'Error: docker.io/library/nginx:1.27: image not known\n'
+    for (const text of [offline, notLocal]) {
+      const reason = podmanFailure(125, [line('stderr', text)])!
+      assert.ok(reason.startsWith(text.slice('Error: '.length).trim()), reason)
+      assert.match(reason, /--pull never/)
+      assert.match(reason, /gpunet localnet start --runtime host` \(no isolation\)\)$/)
+    }
+    // Another failure of podman's, or the command's own 127, gets no such hint.
+    assert.equal(
+      podmanFailure(125, [line('stderr', 'Error: crun: setns: permission denied\n')]),
+      'crun: setns: permission denied',
+    )
+    assert.equal(podmanFailure(127, [line('stderr', 'Error: image not known\n')]), 'image not known')
+  })
 })

@@ -245,13 +245,26 @@ export class PodmanRuntime implements ContainerRuntime {
 /** The exit codes of podman itself: 125 it failed (an image not pulled), 126 and 127 the command cannot run. */
 const PODMAN_EXIT_CODES = new Set([125, 126, 127])
 
-/** podman's one-line reason when podman, not the operation's command, failed: its last `Error:` line. */
+/** podman's words when it could not get an image: a registry out of reach, or `--pull never` with no local copy. */
+const IMAGE_UNAVAILABLE =
+  /initializing source|pinging container registry|image not known|manifest unknown|short-name|pull/i
+
+/** The ways out of an image the node cannot get, said after podman's own reason. */
+export const PULL_FAILURE_HINT =
+  'the node could not get the image: pull or build it on this machine first and start the localnet with `--pull never`, or run jobs without containers with `gpunet localnet start --runtime host` (no isolation)'
+
+/**
+ * podman's one-line reason when podman, not the operation's command, failed: its last `Error:` line, with the ways
+ * out when the image could not be had (offline, most often).
+ */
 export function podmanFailure(exitCode: number, logs: readonly LogEntry[]): string | undefined {
   if (!PODMAN_EXIT_CODES.has(exitCode)) return undefined
-  return logs
+  const reason = logs
     .findLast((entry) => entry.type === 'stderr' && entry.log.startsWith('Error: '))
     ?.log.slice('Error: '.length)
     .trim()
+  if (reason === undefined || exitCode !== 125 || !IMAGE_UNAVAILABLE.test(reason)) return reason
+  return `${reason} (${PULL_FAILURE_HINT})`
 }
 
 interface SecretFiles {
