@@ -191,6 +191,44 @@ describe('gpunet secrets serve (command)', () => {
     }
   })
 
+  it('exits 5 naming the address (never the password) when its PostgreSQL does not answer', async () => {
+    const {dir, remove} = await tempDir()
+    const closed = (await import('node:net')).createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const port = (closed.address() as {port: number}).port
+    await new Promise((resolve) => closed.close(resolve))
+    try {
+      const url = `postgres://gpunet:hunter2@127.0.0.1:${port}/secrets`
+      const args = [
+        'secrets',
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        dir,
+        '--database-url',
+        url,
+        ...(await networkArgs()),
+      ]
+      const text = await runCli(args)
+      assert.equal(text.code, 5, text.stderr)
+      assert.match(
+        text.stderr,
+        new RegExp(
+          `^Error: cannot reach PostgreSQL at postgres://gpunet:\\*\\*\\*@127\\.0\\.0\\.1:${port}/secrets: `,
+          'm',
+        ),
+      )
+      assert.match(text.stderr, /^Hint: check that the database server runs/m)
+      assert.doesNotMatch(text.stderr + text.stdout, /hunter2|unexpected/)
+      const json = await runCli([...args, '--json'])
+      assert.equal(json.code, 5)
+      assert.equal((JSON.parse(json.stdout) as {error: {code: string}}).error.code, 'database_unreachable')
+    } finally {
+      await remove()
+    }
+  })
+
   it('refuses a key file other users can read', async () => {
     const {dir, remove} = await tempDir()
     try {

@@ -9,6 +9,8 @@ export interface PostgresStorageOptions {
   /** A schema of its own (created if missing), e.g. one per test run; default `public`. */
   schema?: string
   maxConnections?: number
+  /** How long opening a connection may take (default 10 s, the HTTP client's connect timeout). */
+  connectTimeoutMs?: number
 }
 
 /** The shared storage: several service instances on one PostgreSQL database. */
@@ -18,6 +20,8 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
+    // pg waits forever by default: a database behind a dropped route would hang the service's start.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     options: `-c search_path=${schema}`,
   })
   // An idle client that loses its connection emits 'error'; without a listener that would end the process.
