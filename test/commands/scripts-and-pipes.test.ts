@@ -187,6 +187,40 @@ describe('the offline path: how the node runs jobs is said, and chosen as asked'
     await cli(['localnet', 'stop'])
   })
 
+  it("--wait is ready once the service itself answers, even 404 at /, and not while it isn't listening", async function () {
+    if (spawnSync('busybox', ['true']).status !== 0) {
+      if (process.env.CI) assert.fail('busybox is missing, and CI installs it')
+      this.skip()
+    }
+    const started = await cli(['localnet', 'start', '--detach', '--runtime', 'host'])
+    assert.equal(started.code, 0, started.stderr)
+    const port = String(20_000 + Math.floor(Math.random() * 20_000))
+    // Listening only after 3 s, with nothing at / (an empty folder): busybox httpd answers 404 there.
+    const command = ['sh', '-c', `mkdir -p www && sleep 3 && exec busybox httpd -f -p 127.0.0.1:${port} -h www`]
+    const ran = await cli([
+      'job',
+      'run',
+      '--expose',
+      port,
+      '--wait',
+      '--wait-timeout',
+      '90',
+      '--json',
+      '--',
+      ...command,
+    ])
+    const report = JSON.parse(ran.stdout) as {job: string; status: string}
+    try {
+      assert.equal(ran.code, 0, ran.stderr)
+      assert.equal(report.status, 'RUNNING')
+      assert.match(ran.stderr, /waiting for its service: .*answered (404|502) from the gateway/)
+      assert.doesNotMatch(ran.stderr, /waiting for its service: .*answered 404,/)
+    } finally {
+      await cli(['job', 'stop', report.job])
+      await cli(['localnet', 'stop'])
+    }
+  })
+
   it('--host-processes where podman works: says that podman runs the jobs, and how to run them on the host', async function () {
     const started = await cli(['localnet', 'start', '--detach', '--host-processes'])
     assert.equal(started.code, 0, started.stderr)
