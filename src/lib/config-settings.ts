@@ -14,11 +14,12 @@ import {
   readConfig,
 } from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
+import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS} from './localnet/ids.js'
 import {SETTINGS} from './market/connect.js'
 import {NETWORK_PRESETS} from './market/networks.js'
 import {type Network, NETWORKS, settingSource} from './network.js'
 
-type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text'
+type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'ids'
 
 interface KeyInfo {
   env: string
@@ -46,6 +47,7 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   rewardsProgram: {env: SETTINGS.rewardsProgram.env, kind: 'address'},
   nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
   indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
+  localnetIds: {env: IDS_SETTING.env, kind: 'ids'},
 }
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
@@ -121,6 +123,9 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
       return value
     case 'path':
       return isAbsolute(value) ? value : resolve(cwd, value)
+    case 'ids':
+      if (!isLocalnetIds(value)) throw bad(`must be one of ${LOCALNET_IDS.join(', ')}`)
+      return value
     default:
       return value
   }

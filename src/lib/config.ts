@@ -36,6 +36,8 @@ export interface NetworkConfig {
   nodeApiUrl?: string
   /** The indexer that lists a poster's jobs (`<indexerUrl>/jobs/`). */
   indexerUrl?: string
+  /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
+  localnetIds?: string
 }
 
 /** A named profile: a network, and the settings and wallet to use on it. */

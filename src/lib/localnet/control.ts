@@ -15,6 +15,7 @@ import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
 import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
+import type {LocalnetIds} from './ids.js'
 
 /** What `localnet status` reports. */
 export interface LocalnetStatus {
@@ -32,6 +33,8 @@ export interface LocalnetStatus {
   market: string | null
   mint: string | null
   faucet: string | null
+  /** Whose addresses its jobs program and mint have (`own`, `devnet`, `mainnet`); null before its first start. */
+  ids: LocalnetIds | null
   dataDir: string
   startedAt: string | null
 }
@@ -90,6 +93,7 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     market: genesis?.market ?? null,
     mint: genesis?.mint ?? null,
     faucet: genesis?.faucet ?? null,
+    ids: genesis ? (genesis.ids ?? 'own') : null,
     dataDir,
     startedAt: runtime?.startedAt ?? null,
   }

@@ -16,6 +16,7 @@ import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secr
 import {contentService} from './content-routes.js'
 import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
+import type {LocalnetIds} from './ids.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {loadOrCreateKeypair} from '../wallet.js'
@@ -58,6 +59,8 @@ export interface StartOptions {
   node?: LocalnetNodeOptions
   /** The node flags of `localnet start` that gave `node`, kept in the runtime file for `localnet reset`. */
   startArgs?: string[]
+  /** The addresses a new chain is created with (an existing chain keeps its own). */
+  ids?: LocalnetIds
 }
 
 export interface RunningLocalnet {
@@ -71,7 +74,7 @@ export interface RunningLocalnet {
 
 /** Starts a localnet in this process. */
 export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
-  const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet})
+  const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet, ids: options.ids})
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
   const services = [contentService(node.content), jobIndexService(index), ...(options.services ?? [])]
