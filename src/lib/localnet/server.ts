@@ -14,6 +14,7 @@ import {WebSocketServer} from 'ws'
 import {isJsonContentType, webPageRefusal} from '../loopback-guard.js'
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
 import {contentService} from './content-routes.js'
+import {hostManagerService} from './host-manager.js'
 import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 import type {LocalnetIds} from './ids.js'
@@ -74,10 +75,21 @@ export interface RunningLocalnet {
 
 /** Starts a localnet in this process. */
 export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
-  const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet, ids: options.ids})
+  const node = Localnet.open({
+    dataDir: options.dataDir,
+    slotMs: options.slotMs,
+    wallet: options.wallet,
+    ids: options.ids,
+  })
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
-  const services = [contentService(node.content), jobIndexService(index), ...(options.services ?? [])]
+  let rpcUrl = ''
+  const services = [
+    contentService(node.content),
+    jobIndexService(index),
+    hostManagerService(node, () => rpcUrl),
+    ...(options.services ?? []),
+  ]
   const http = createServer((req, res) => void route(req, res, rpc, services))
   // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
   // socket the server is closing at that moment.
@@ -102,6 +114,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   // job-scoped logins are checked against this chain and this content store, as a real network's are.
   // Through this localnet's own RPC, with the code that checks a real network's chain.
   const base = `http://${LOCALNET_HOST}:${port}`
+  rpcUrl = base
   const secrets = await openSecretsService({
     dataDir: localnetFiles(options.dataDir).secrets,
     authority: cachedJobAuthority(
