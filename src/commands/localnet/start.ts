@@ -39,7 +39,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
       return this.report(await localnetStatus(dataDir), 'running', flags, ids)
     }
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port, [...nodeArgs(flags), '--ids', ids])
+      await startInBackground(dataDir, flags.port, [...nodeArgs(flags), ...(ids ? ['--ids', ids] : [])])
       return this.report(await localnetStatus(dataDir), 'started in the background', flags, ids)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
@@ -57,11 +57,11 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     status: LocalnetStatus,
     state: string,
     flags: {'host-processes'?: boolean},
-    ids: LocalnetIds,
+    ids: LocalnetIds | undefined,
   ): LocalnetStatus {
     this.say(`Localnet ${state} (pid ${status.pid})`)
     for (const line of statusLines(status)) this.say(line)
-    if (status.ids && status.ids !== ids) {
+    if (ids && status.ids && status.ids !== ids) {
       this.note(
         `Note: this chain was created with ${status.ids} ids and keeps them; ${ids} ids apply to a new chain (\`gpunet localnet reset --ids ${ids}\`).`,
       )

@@ -27,6 +27,8 @@ export interface LocalnetStatus {
   contentStoreUrl: string | null
   secretsUrl: string | null
   gatewayUrl: string | null
+  /** The forward proxy serving the network SDK's content hosts from the content store (`HTTPS_PROXY`). */
+  proxyUrl: string | null
   /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
   node: LocalnetNodeStatus | null
   programId: string | null
@@ -88,6 +90,7 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     contentStoreUrl: runtime?.contentStoreUrl ?? null,
     secretsUrl: runtime?.secretsUrl ?? null,
     gatewayUrl: runtime?.gatewayUrl ?? null,
+    proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,
     programId: genesis?.programId ?? null,
     market: genesis?.market ?? null,

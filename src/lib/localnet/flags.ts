@@ -27,14 +27,21 @@ export const idsFlag = Flags.string({
   helpValue: 'own|devnet|mainnet',
 })
 
-/** The ids a new chain is created with: --ids, else GPUNET_LOCALNET_IDS, a profile's or the config's localnetIds. */
-export function idsInForce(flag: string | undefined): LocalnetIds {
-  const value = settingValue('localnet', IDS_SETTING, flag) ?? 'own'
-  if (isLocalnetIds(value)) return value
-  throw new GpunetError('config_value_invalid', `localnetIds must be one of ${LOCALNET_IDS.join(', ')}, not "${value}"`, {
-    exitCode: ExitCode.USAGE,
-    hint: `fix ${IDS_SETTING.env} or \`gpunet config set localnetIds devnet --network localnet\``,
-  })
+/**
+ * The ids a new chain is created with: --ids, else GPUNET_LOCALNET_IDS, a profile's or the config's localnetIds;
+ * undefined when none is set (a new chain then has its own).
+ */
+export function idsInForce(flag: string | undefined): LocalnetIds | undefined {
+  const value = settingValue('localnet', IDS_SETTING, flag)
+  if (value === undefined || isLocalnetIds(value)) return value
+  throw new GpunetError(
+    'config_value_invalid',
+    `localnetIds must be one of ${LOCALNET_IDS.join(', ')}, not "${value}"`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: `fix ${IDS_SETTING.env} or \`gpunet config set localnetIds devnet --network localnet\``,
+    },
+  )
 }
 
 export const portFlag = Flags.integer({

@@ -12,6 +12,7 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
     ['Secrets', status.secretsUrl],
     ['Gateway', status.gatewayUrl && `http://<job>.${status.gatewayUrl.slice('http://'.length)}/`],
+    ['Proxy', status.proxyUrl && `${status.proxyUrl} (HTTPS_PROXY for the network's SDK and CLI)`],
     ['Node', status.node && nodeLine(status.node)],
     ['Program', status.programId],
     ['Ids', status.ids && idsLine(status.ids)],
@@ -30,5 +31,7 @@ function nodeLine(node: NonNullable<LocalnetStatus['node']>): string {
 }
 
 function idsLine(ids: LocalnetIds): string {
-  return ids === 'own' ? 'own (its own mint; the jobs program under the mainnet id)' : `${ids}'s jobs program and token mint`
+  return ids === 'own'
+    ? 'own (its own mint; the jobs program under the mainnet id)'
+    : `${ids}'s jobs program and token mint`
 }

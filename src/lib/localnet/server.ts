@@ -13,6 +13,7 @@ import {WebSocketServer} from 'ws'
 
 import {isJsonContentType, webPageRefusal} from '../loopback-guard.js'
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
+import {contentProxy} from './content-proxy.js'
 import {contentService} from './content-routes.js'
 import {hostManagerService} from './host-manager.js'
 import {JobIndex, jobIndexService} from './job-index.js'
@@ -40,6 +41,8 @@ export interface LocalnetRuntime {
   secretsUrl: string | null
   /** The node gateway, `http://node.localhost:<port>`: a job's exposed port is at `http://<job>.node.localhost:<port>/`. */
   gatewayUrl: string | null
+  /** The forward proxy that serves the network SDK's built-in content hosts from the content store (`HTTPS_PROXY`). */
+  proxyUrl: string | null
   /** The localnet's node, or why it is off; null when it was not asked for. */
   node: LocalnetNodeStatus | null
   startedAt: string
@@ -84,8 +87,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
   let rpcUrl = ''
+  const content = contentService(node.content)
   const services = [
-    contentService(node.content),
+    content,
     jobIndexService(index),
     hostManagerService(node, () => rpcUrl),
     ...(options.services ?? []),
@@ -127,6 +131,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     ),
   })
   const secretsUrl = await secrets.service.listen(0, LOCALNET_HOST)
+  const proxy = contentProxy(content)
+  proxy.listen(0, LOCALNET_HOST)
+  await once(proxy, 'listening')
 
   const runtime: LocalnetRuntime = {
     pid: process.pid,
@@ -135,6 +142,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     contentStoreUrl: base,
     secretsUrl,
     gatewayUrl: null,
+    proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
     startedAt: new Date().toISOString(),
     startArgs: options.startArgs ?? [],
@@ -156,7 +164,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       for (const client of wss.clients) client.close(1000, 'localnet stopping')
       http.closeAllConnections()
       wsHttp.closeAllConnections()
-      await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => wsHttp.close(r))])
+      proxy.closeAllConnections()
+      await Promise.all([http, wsHttp, proxy].map((server) => new Promise((r) => server.close(r))))
       for (const service of services) await service.close?.()
       await secrets.service.close()
       node.chain.compact()
