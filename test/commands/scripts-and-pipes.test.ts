@@ -179,9 +179,14 @@ describe('the offline path: how the node runs jobs is said, and chosen as asked'
     const started = await cli(['localnet', 'start', '--detach', '--runtime', 'host'])
     assert.equal(started.code, 0, started.stderr)
     assert.match(started.stderr, /runs jobs as host processes on this machine, with NO isolation/)
-    const ran = await cli(['job', 'run', '--image', 'docker.io/library/nope:1', '--wait', '--', 'echo', 'hi there'])
+    // It runs for two seconds, so that --wait's live lines (which carry the [node] ones) are connected in time.
+    const command = ['sh', '-c', 'sleep 2; echo hi there']
+    const ran = await cli(['job', 'run', '--image', 'docker.io/library/nope:1', '--wait', '--', ...command])
     assert.equal(ran.code, 0, ran.stderr)
-    assert.match(ran.stderr, /\[node\] Operation run: starting `echo hi there` as a host process: NO isolation/)
+    assert.match(
+      ran.stderr,
+      /\[node\] Operation run: starting `sh -c sleep 2; echo hi there` as a host process: NO isolation/,
+    )
     assert.doesNotMatch(ran.stderr, /starting docker\.io\/library\/nope:1/)
     assert.match(ran.stdout, /^ {2}Isolation +NONE: the node ran it as host processes/m)
     await cli(['localnet', 'stop'])

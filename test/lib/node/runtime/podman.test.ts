@@ -14,6 +14,7 @@ import {
   NO_GPU_NOTICE,
   podmanRunArgs,
   PodmanRuntime,
+  PULL_FAILURE_HINT,
 } from '../../../../src/lib/node/runtime/podman.js'
 import type {RunningOperation} from '../../../../src/lib/node/runtime/runtime.js'
 import {podman, requirePodman, TEST_IMAGE, TEST_IMAGE_WITH_BASH} from '../../../helpers/podman.js'
@@ -147,7 +148,11 @@ describe('PodmanRuntime (real podman)', function () {
     assert.equal(missing.exitCode, 125)
     assert.match(missing.stderr, /gpunet-no-such-image/)
     // podman's reason, in one line, for job get to show (issue 25: a failed pull said only "exited with code 125").
-    assert.equal(missing.runtimeFailure, 'localhost/gpunet-no-such-image:latest: image not known')
+    assert.equal(
+      missing.runtimeFailure,
+      `localhost/gpunet-no-such-image:latest: image not known (${PULL_FAILURE_HINT})`,
+      'podman never pulls here (--pull never): the failure names the ways out',
+    )
     // Unlike Docker, podman does not create a work_dir the image lacks (it takes it for a typo).
     const noDir = await runtime.run(plan({work_dir: '/no/such/dir', cmd: []}), {jobId})
     assert.deepEqual([noDir.exitCode, /workdir "\/no\/such\/dir" does not exist/.test(noDir.stderr)], [126, true])
