@@ -11,12 +11,15 @@ import type {Duplex} from 'node:stream'
 import bs58 from 'bs58'
 import {type RawData, type WebSocket, WebSocketServer} from 'ws'
 
+import {hasBase58Shape} from '../../base58-text.js'
 import {
   checkHeader,
   CLOSE,
   encodeFrame,
   type FramePath,
   type HeaderScope,
+  type NodeApiRoute,
+  parseHeader,
   SOCKET_HEADER_EXPIRY_S,
   SOCKET_PATHS,
   type SocketPath,
@@ -90,9 +93,13 @@ export class NodeApi {
     const [, job, action] = match as unknown as [string, string, string]
     if ((action === 'stop') !== (req.method === 'POST') || (action !== 'stop' && req.method !== 'GET'))
       return text(res, 405, `${req.method} is not allowed on ${path}`)
+    // A malformed header is refused before the job is looked up: nothing untrusted is decoded before its shape.
+    const parts = parseHeader(req.headers.authorization)
+    if ('reason' in parts) return text(res, 401, `Unauthorized Request: ${parts.reason}`)
     const terms = await this.host.jobTerms(job)
     if (!terms) return text(res, 400, `Could not find job with id ${job}`)
-    const verdict = checkHeader(req.headers.authorization, this.scope(job, terms, terms.timeoutSeconds))
+    const scope = this.scope(job, action as NodeApiRoute, terms, terms.timeoutSeconds)
+    const verdict = checkHeader(req.headers.authorization, scope)
     if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
     const feed = this.host.feeds.get(job)
     if (action === 'stop') {
@@ -166,9 +173,13 @@ export class NodeApi {
     const job = request.body?.jobAddress
     if (typeof job !== 'string' || job === '')
       return socket.close(CLOSE.INVALID_BODY, 'Expected body to contain jobAddress.')
+    // Shapes before any lookup: base58 decoding is quadratic, and the localnet is one process.
+    if (!hasBase58Shape(job, 'key')) return socket.close(CLOSE.INVALID_BODY, 'Invalid job address')
+    const parts = parseHeader(request.header)
+    if ('reason' in parts) return socket.close(CLOSE.UNAUTHORIZED, `Unauthorized Request: ${parts.reason}`)
     const terms = await this.host.jobTerms(job)
-    if (!terms) return socket.close(CLOSE.INVALID_BODY, `Could not find job with id ${job.slice(0, 64)}`)
-    const scope = this.scope(job, terms, SOCKET_HEADER_EXPIRY_S)
+    if (!terms) return socket.close(CLOSE.INVALID_BODY, `Could not find job with id ${job}`)
+    const scope = this.scope(job, path as SocketPath, terms, SOCKET_HEADER_EXPIRY_S)
     let verdict = checkHeader(request.header, scope)
     // The node may follow its own job's state, as the network's nodes allow.
     if (!verdict.ok && path === '/status') {
@@ -186,11 +197,17 @@ export class NodeApi {
     subscriptions.push({feed, follower})
   }
 
-  private scope(job: string, terms: {poster: Uint8Array; timeoutSeconds: number}, expiry: number): HeaderScope {
+  private scope(
+    job: string,
+    route: NodeApiRoute,
+    terms: {poster: Uint8Array; timeoutSeconds: number},
+    expiry: number,
+  ): HeaderScope {
     return {
       poster: terms.poster,
       node: this.host.address,
       job,
+      route,
       timeoutSeconds: terms.timeoutSeconds,
       timePartExpirySeconds: expiry,
       nowMs: Date.now(),

@@ -1,7 +1,7 @@
-import bs58 from 'bs58'
 import {errors as joseErrors, type JWTPayload, jwtVerify} from 'jose'
 import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:crypto'
 
+import {decodeBase58} from '../../base58-text.js'
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
 import {isGpunetError} from '../../errors.js'
@@ -85,19 +85,13 @@ function base58Param(
     if (required) throw badRequest('missing_parameter', `${name} is required`)
     return undefined
   }
-  const decoded = decodeBase58(value, bytes)
+  const decoded = decodeBase58(value, bytes === 32 ? 'key' : 'signature')
   if (!decoded) throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
   return [value as string, decoded]
 }
 
-/** The bytes of a base58 string of exactly `bytes` bytes; undefined for anything else. */
-function decodeBase58(value: unknown, bytes: number): Uint8Array | undefined {
-  const decoded = typeof value === 'string' && value.length <= 100 ? bs58.decodeUnsafe(value) : undefined
-  return decoded?.length === bytes ? decoded : undefined
-}
-
 function isBase58(value: unknown, bytes: number): value is string {
-  return decodeBase58(value, bytes) !== undefined
+  return decodeBase58(value, bytes === 32 ? 'key' : 'signature') !== null
 }
 
 /**
