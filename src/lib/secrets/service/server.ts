@@ -1,6 +1,7 @@
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
+import type {AddressInfo} from 'node:net'
 
-import {webPageRefusal} from '../../loopback-guard.js'
+import {isLoopbackAddress, webPageRefusal} from '../../loopback-guard.js'
 import {secretProblem} from '../limits.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {
@@ -137,7 +138,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   })
 
   // Bound to loopback, the service is reachable from any web page the user opens: refuse those (loopback-guard.ts).
-  let loopback = false
+  // On until the bound address shows the service listens beyond loopback.
+  let loopback = true
   app.addHook('onRequest', (request, _reply, done) => {
     const refusal = loopback ? webPageRefusal(request.raw) : null
     done(refusal ? new HttpError(refusal.status, 'refused', refusal.message) : undefined)
@@ -288,8 +290,10 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       return url
     },
     async listen(port = 0, host = '127.0.0.1') {
-      loopback = listensOnLoopbackOnly(host)
       url = await app.listen({port, host})
+      // Decided from the address the socket is bound to, not the text asked for: `0:0:0:0:0:0:0:1` and
+      // `::ffff:127.0.0.1` are loopback too.
+      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
       addHost(new URL(url).host)
       return url
     },
@@ -404,9 +408,4 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
   return new HttpError(500, 'internal', 'internal error')
-}
-
-/** True for a listening address only this machine reaches. */
-function listensOnLoopbackOnly(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
