@@ -137,6 +137,7 @@ export async function jobScope(
   node: string,
   job: string,
   now: number,
+  options: {reread?: boolean} = {},
 ): Promise<{scope: TokenScope; endsAt: number}> {
   if (!authority) {
     throw new HttpError(
@@ -145,7 +146,7 @@ export async function jobScope(
       'this service is not connected to a chain, so it cannot issue job tokens',
     )
   }
-  const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined)
+  const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined, options.reread)
   if (!record) throw new HttpError(404, 'unknown_job', `no job ${job} exists on this network`)
   const run = activeRun(record, node, now)
   if (!run) {
@@ -187,15 +188,17 @@ export async function checkJobStillRuns(
 /**
  * The job from the authority's cache when it passes `accepts`, or when there is none: no such job (or an account
  * of another program) is a definitive refusal, and a few seconds of it cost no RPC read. A job that does not pass
- * is read afresh, so a cached answer from before the node's claim never refuses the node.
+ * is read afresh (unless `reread` is false: a key refused too often), so a cached answer from before the node's
+ * claim never refuses the node.
  */
 async function currentJob(
   authority: JobAuthority,
   job: string,
   accepts: (record: JobRecord) => boolean,
+  reread = true,
 ): Promise<JobRecord | null> {
   const cached = await unavailableOnFailure(() => authority.getJob(job))
-  if (!cached || accepts(cached)) return cached
+  if (!cached || accepts(cached) || !reread) return cached
   return unavailableOnFailure(() => authority.getJob(job, true))
 }
 
