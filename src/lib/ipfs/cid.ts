@@ -3,6 +3,7 @@
  * balanced DAG of at most 174 links per node, UnixFS file nodes in dag-pb for leaves too).
  */
 import {createHash} from 'node:crypto'
+import {setImmediate as yieldToLoop} from 'node:timers/promises'
 
 import * as dagPb from '@ipld/dag-pb'
 import {UnixFS} from 'ipfs-unixfs'
@@ -43,9 +44,35 @@ function parent(children: DagNode[]): DagNode {
 
 /** The CIDv0 ("Qm...") and DAG size (the `Size` that `ipfs add` reports) of a file's bytes. */
 export function computeCidV0(bytes: Uint8Array): {cid: string; size: number} {
+  const steps = cidSteps(bytes)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/**
+ * The same CID, computed in steps of at most 4 MiB hashed with the loop yielded to between them, so a 64 MiB
+ * upload (half a second of hashing) never holds a server's other requests.
+ */
+export async function computeCidV0Yielding(bytes: Uint8Array): Promise<{cid: string; size: number}> {
+  const steps = cidSteps(bytes)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    await yieldToLoop()
+  }
+}
+
+/** Leaves hashed between two yields of cidSteps: 4 MiB. */
+const LEAVES_PER_STEP = 16
+
+/** The CID computation, yielding after every LEAVES_PER_STEP leaves; one computation for both drivers above. */
+function* cidSteps(bytes: Uint8Array): Generator<void, {cid: string; size: number}> {
   let level: DagNode[] = []
   for (let offset = 0; offset < bytes.length || level.length === 0; offset += CHUNK_SIZE) {
     level.push(leaf(bytes.subarray(offset, offset + CHUNK_SIZE)))
+    if (level.length % LEAVES_PER_STEP === 0) yield
   }
   // The balanced layout: a single chunk is the root; otherwise group up to 174 per parent until one remains.
   while (level.length > 1) {
