@@ -35,6 +35,14 @@ export const MAX_SUBSCRIPTIONS_PER_SOCKET = 8
 export const MAX_SOCKET_BACKLOG = 8 * 1024 * 1024
 /** The network's nodes ping every 30 s. */
 const PING_MS = 30_000
+/**
+ * API sockets open at once, and from one client address: well below the gateway's 512 connections, so sockets
+ * that send nothing can never take the connections the jobs' services are reached through.
+ */
+export const MAX_API_SOCKETS = 128
+export const MAX_API_SOCKETS_PER_ADDRESS = 32
+/** A socket that has sent no request this long after it opened is closed (1008). */
+export const FIRST_MESSAGE_MS = 10_000
 
 /** An exposed port of a job, as `/job/<job>/endpoints` lists it (the network's EndpointSecret). */
 export interface Endpoint {
@@ -60,8 +68,16 @@ export interface NodeApiHost {
 /** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */
 export class NodeApi {
   private readonly wss = new WebSocketServer({noServer: true, maxPayload: MAX_REQUEST_FRAME_BYTES})
+  /** Open API sockets (and upgrades under way) per client address. */
+  private readonly sockets = new Map<string, number>()
+  private socketCount = 0
+  private readonly firstMessageMs: number
 
-  constructor(private readonly host: NodeApiHost) {
+  constructor(
+    private readonly host: NodeApiHost,
+    options: {firstMessageMs?: number} = {},
+  ) {
+    this.firstMessageMs = options.firstMessageMs ?? FIRST_MESSAGE_MS
     this.wss.on('connection', (socket) => this.connection(socket))
   }
 
@@ -73,8 +89,28 @@ export class NodeApi {
     })
   }
 
-  /** Takes a WebSocket upgrade. */
+  /**
+   * Takes a WebSocket upgrade, or refuses it with 429 before the handshake when MAX_API_SOCKETS are open, or
+   * MAX_API_SOCKETS_PER_ADDRESS from the client's address.
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const address = req.socket.remoteAddress ?? ''
+    const fromAddress = this.sockets.get(address) ?? 0
+    if (this.socketCount >= MAX_API_SOCKETS || fromAddress >= MAX_API_SOCKETS_PER_ADDRESS) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nretry-after: 10\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+      return
+    }
+    this.sockets.set(address, fromAddress + 1)
+    this.socketCount++
+    let released = false
+    socket.once('close', () => {
+      if (released) return
+      released = true
+      this.socketCount--
+      const left = (this.sockets.get(address) ?? 1) - 1
+      if (left > 0) this.sockets.set(address, left)
+      else this.sockets.delete(address)
+    })
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req))
   }
 
@@ -143,10 +179,17 @@ export class NodeApi {
   private connection(socket: WebSocket): void {
     const subscriptions: {feed: JobFeed; follower: Follower}[] = []
     const ping = setInterval(() => socket.ping(), PING_MS)
+    // A socket must ask for something soon: an idle one only holds a connection.
+    const deadline = setTimeout(
+      () => socket.close(1008, `No request within ${this.firstMessageMs} ms`),
+      this.firstMessageMs,
+    )
     socket.on('message', (raw) => {
+      clearTimeout(deadline)
       void this.subscribe(socket, raw, subscriptions).catch(() => socket.close(1011, 'Internal Server Error'))
     })
     socket.on('close', () => {
+      clearTimeout(deadline)
       clearInterval(ping)
       for (const {feed, follower} of subscriptions) feed.unfollow(follower)
     })
