@@ -99,9 +99,7 @@ describe('the localnet node API (podman)', function () {
 
   it('/flog: history first, then live, in order, numbered and with strictly increasing timestamps', async () => {
     await sleep(500)
-    const {frames} = await socket({path: '/flog', header: ours(), body: body(job)}, (f) =>
-      lines(f).includes('line 15'),
-    )
+    const {frames} = await socket({path: '/flog', header: ours(), body: body(job)}, (f) => lines(f).includes('line 15'))
     assert.ok(frames.every((f) => f.path === 'flog'))
     const container = frames.filter((f) => f.data.type === 'container')
     assert.deepEqual(
