@@ -30,9 +30,9 @@ export interface ServiceLimits extends Quota {
   /** Logins with a valid signature, per address. */
   loginPerAddress: RateLimit
   /**
-   * Failed logins (stale, bad signature, replayed), per client IP; successes do not count. From a loopback address
-   * they count per claimed address instead: every local user shares 127.0.0.1, so one local process failing
-   * logins must not lock out the others.
+   * Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. From a
+   * loopback address they count per claimed address instead (a malformed one, naming nobody, not at all): every
+   * local user shares 127.0.0.1, so one local process failing logins must not lock out the others.
    */
   loginFailuresPerIp: RateLimit
   /**
