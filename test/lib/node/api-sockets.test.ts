@@ -6,7 +6,7 @@
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
 import {createServer, request, type Server} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import {type AddressInfo, connect} from 'node:net'
 
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -109,6 +109,21 @@ describe('node API sockets: a share of the gateway, and a deadline for the first
       sockets.push(again.ws)
     } finally {
       for (const ws of sockets) ws.terminate()
+    }
+  })
+
+  it('closes a gateway connection that sends no request within the headers deadline (10 s by default)', async () => {
+    const quick = new Gateway({headersTimeoutMs: 300})
+    await quick.listen(0)
+    try {
+      const idle = connect(Number(new URL(quick.url).port), '127.0.0.1')
+      await once(idle, 'connect')
+      const started = Date.now()
+      idle.resume()
+      await once(idle, 'close')
+      assert.ok(Date.now() - started < 5000, `closed after ${Date.now() - started} ms`)
+    } finally {
+      await quick.close()
     }
   })
 
