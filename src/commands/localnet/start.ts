@@ -2,7 +2,15 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
-import {dataDirFlag, nodeArgs, nodeFlags, nodeOptions, portFlag} from '../../lib/localnet/flags.js'
+import {
+  contentArgs,
+  contentMaxBytesFlag,
+  dataDirFlag,
+  nodeArgs,
+  nodeFlags,
+  nodeOptions,
+  portFlag,
+} from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 
@@ -25,6 +33,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     detach: Flags.boolean({char: 'd', description: 'start in the background and return once it answers'}),
     'data-dir': dataDirFlag,
     port: portFlag,
+    'content-max-bytes': contentMaxBytesFlag,
     ...nodeFlags,
   }
 
@@ -35,12 +44,14 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
       this.note(`A localnet already serves ${dataDir}.`)
       return this.report(await localnetStatus(dataDir), 'running', flags)
     }
+    const startArgs = [...nodeArgs(flags), ...contentArgs(flags)]
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port, nodeArgs(flags))
+      await startInBackground(dataDir, flags.port, startArgs)
       return this.report(await localnetStatus(dataDir), 'started in the background', flags)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
-    await serveUntilSignal({dataDir, port: flags.port, node, startArgs: nodeArgs(flags)}, async () => {
+    const contentMaxBytes = flags['content-max-bytes']
+    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
       else this.report(status, 'running', flags)

@@ -52,6 +52,8 @@ export interface StartOptions {
   slotMs?: number
   /** Funded on first start. */
   wallet?: PublicKey
+  /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
+  contentMaxBytes?: number
   /** More services sharing the process and port. */
   services?: SubService[]
   /** Runs the node agent and its gateway; without it no job is ever taken (tests that act as the node). */
@@ -71,7 +73,12 @@ export interface RunningLocalnet {
 
 /** Starts a localnet in this process. */
 export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
-  const node = Localnet.open({dataDir: options.dataDir, slotMs: options.slotMs, wallet: options.wallet})
+  const node = Localnet.open({
+    dataDir: options.dataDir,
+    slotMs: options.slotMs,
+    wallet: options.wallet,
+    contentMaxBytes: options.contentMaxBytes,
+  })
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
   const services = [contentService(node.content), jobIndexService(index), ...(options.services ?? [])]
