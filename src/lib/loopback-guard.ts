@@ -9,12 +9,30 @@
  * Clients that are not browsers (web3.js, the CLI, curl) send no Origin and the name they connect to.
  */
 import type {IncomingMessage} from 'node:http'
+import {BlockList, isIP} from 'node:net'
 
 /** The environment variable listing the browser origins allowed besides a service's own, comma separated. */
 export const ALLOW_ORIGIN_ENV = 'GPUNET_ALLOW_ORIGIN'
 
 /** The names every loopback service answers to. */
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+/** 127.0.0.0/8 and ::1, in every spelling: BlockList reads `0:0:0:0:0:0:0:1` and `::ffff:127.0.0.1` as they are. */
+const LOOPBACK_ADDRESSES = new BlockList()
+LOOPBACK_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4')
+LOOPBACK_ADDRESSES.addAddress('::1', 'ipv6')
+
+/**
+ * True for an address only this machine reaches (127.x, ::1, an IPv4-mapped 127.x), however it is written;
+ * `localhost` too. Any other name is not known to be loopback: a caller that must guard decides from the
+ * address it actually bound.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const plain = address.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+  if (plain === 'localhost') return true
+  const family = isIP(plain)
+  return family !== 0 && LOOPBACK_ADDRESSES.check(plain, family === 4 ? 'ipv4' : 'ipv6')
+}
 
 /** Who a loopback service answers: the host names it serves besides the loopback ones, and allowed origins. */
 export interface LoopbackPolicy {

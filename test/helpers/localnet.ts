@@ -26,7 +26,13 @@ export interface TestLocalnet {
 
 /** Starts a real localnet in this process on free ports in a temp directory. */
 export async function startTestLocalnet(
-  options: {dataDir?: string; slotMs?: number; wallet?: Keypair; node?: LocalnetNodeOptions} = {},
+  options: {
+    dataDir?: string
+    slotMs?: number
+    wallet?: Keypair
+    node?: LocalnetNodeOptions
+    contentMaxBytes?: number
+  } = {},
 ): Promise<TestLocalnet> {
   const dataDir = options.dataDir ?? tempDir()
   const wallet = options.wallet ?? Keypair.generate()
@@ -34,6 +40,7 @@ export async function startTestLocalnet(
     dataDir,
     port: 0,
     slotMs: options.slotMs,
+    contentMaxBytes: options.contentMaxBytes,
     wallet: wallet.publicKey,
     node: options.node,
   })
@@ -52,7 +59,9 @@ export async function startTestLocalnet(
 }
 
 /** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
-export function useLocalnet(options: {slotMs?: number; node?: LocalnetNodeOptions} = {}): TestLocalnet {
+export function useLocalnet(
+  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number} = {},
+): TestLocalnet {
   const t = {} as TestLocalnet
   before(async () => {
     Object.assign(t, await startTestLocalnet(options))

@@ -90,7 +90,7 @@ export function runOf(t: TestLocalnet, job: PublicKey): {address: PublicKey; pay
 export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Promise<PublicKey> {
   const prepared = await prepareUpload({version: '0.1', type: 'container', ops}, 'localnet')
   if (!prepared.ok) throw new Error(`not a definition the localnet runs: ${JSON.stringify(prepared.issues)}`)
-  const {cid} = t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
+  const {cid} = await t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
   return listWithWallet(t, timeout, cid)
 }
 

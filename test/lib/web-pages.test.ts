@@ -114,12 +114,30 @@ describe('web pages and loopback services', function () {
       }
     })
 
+    it('compares whole origins: its own is served, a look-alike that starts with it is refused (issue 42)', async () => {
+      const own = `http://127.0.0.1:${port()}`
+      assert.equal((await post([['origin', own]])).status, 200)
+      for (const lookalike of [
+        `${own}.evil.example`,
+        `${own}0`,
+        `${own}@evil.example`,
+        `http://127.0.0.1`,
+        `https://127.0.0.1:${port()}`,
+        `http://localhost:${port()}`,
+        `null`,
+      ]) {
+        assert.equal((await post([['origin', lookalike]])).status, 403, lookalike)
+      }
+    })
+
     it('allows the origins GPUNET_ALLOW_ORIGIN lists, and none other', async () => {
       process.env[ALLOW_ORIGIN_ENV] = 'http://localhost:3000, https://app.example'
       try {
         assert.equal((await post([['origin', 'https://app.example']])).status, 200)
         assert.equal((await post([['origin', 'http://localhost:3000']])).status, 200)
         assert.equal((await post([['origin', 'https://evil.example']])).status, 403)
+        assert.equal((await post([['origin', 'https://app.example.evil.example']])).status, 403)
+        assert.equal((await post([['origin', 'http://localhost:30000']])).status, 403)
       } finally {
         delete process.env[ALLOW_ORIGIN_ENV]
       }
@@ -165,6 +183,21 @@ describe('web pages and loopback services', function () {
         ])
         assert.equal(origin.status, 403)
         assert.match(JSON.parse(origin.body).error.message, /evil\.example/)
+        const own = `http://127.0.0.1:${port}`
+        assert.equal(
+          (
+            await get([
+              ['host', `127.0.0.1:${port}`],
+              ['origin', own],
+            ])
+          ).status,
+          200,
+        )
+        const lookalike = await get([
+          ['host', `127.0.0.1:${port}`],
+          ['origin', `${own}.evil.example`],
+        ])
+        assert.equal(lookalike.status, 403, 'a look-alike of its own origin')
       } finally {
         await s.stop()
       }

@@ -2,7 +2,17 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
-import {dataDirFlag, idsFlag, idsInForce, nodeArgs, nodeFlags, nodeOptions, portFlag} from '../../lib/localnet/flags.js'
+import {
+  contentArgs,
+  contentMaxBytesFlag,
+  dataDirFlag,
+  idsFlag,
+  idsInForce,
+  nodeArgs,
+  nodeFlags,
+  nodeOptions,
+  portFlag,
+} from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
 import type {LocalnetIds} from '../../lib/localnet/ids.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
@@ -27,6 +37,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     'data-dir': dataDirFlag,
     port: portFlag,
     ids: idsFlag,
+    'content-max-bytes': contentMaxBytesFlag,
     ...nodeFlags,
   }
 
@@ -38,12 +49,14 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
       this.note(`A localnet already serves ${dataDir}.`)
       return this.report(await localnetStatus(dataDir), 'running', flags, ids)
     }
+    const startArgs = [...nodeArgs(flags), ...contentArgs(flags)]
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port, [...nodeArgs(flags), ...(ids ? ['--ids', ids] : [])])
+      await startInBackground(dataDir, flags.port, [...startArgs, ...(ids ? ['--ids', ids] : [])])
       return this.report(await localnetStatus(dataDir), 'started in the background', flags, ids)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
-    await serveUntilSignal({dataDir, port: flags.port, node, startArgs: nodeArgs(flags), ids}, async () => {
+    const contentMaxBytes = flags['content-max-bytes']
+    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs, ids}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
       else this.report(status, 'running', flags, ids)

@@ -267,7 +267,7 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   try {
     for (let attempt = 0; !stopping;) {
       replay.reconnected()
-      const header = signHeader((m) => wallet.sign(m), {node, job})
+      const header = signHeader((m) => wallet.sign(m), {action: 'read', node, job})
       const body = {
         jobAddress: job,
         address: wallet.address,

@@ -5,7 +5,8 @@
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
-import type {ContentStore} from '../ipfs/store.js'
+import {type FormFile, MultipartError, readFormFiles} from '../ipfs/multipart.js'
+import {type ContentStore, ContentStoreFullError} from '../ipfs/store.js'
 import {isJsonContentType} from '../loopback-guard.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 
@@ -37,25 +38,35 @@ async function formFiles(
   req: IncomingMessage,
   res: ServerResponse,
   error: (message: string) => object,
-): Promise<File[] | null> {
+): Promise<FormFile[] | null> {
   const body = await readBody(req, MAX_UPLOAD)
   if (body === null) {
     sendTooLarge(req, res, error(`upload larger than ${MAX_UPLOAD} bytes`))
     return null
   }
-  let form: FormData
   try {
-    // Node's fetch Request parses multipart/form-data as browsers do.
-    form = await new Request('http://localhost/', {
-      method: 'POST',
-      headers: {'content-type': req.headers['content-type'] ?? ''},
-      body: new Uint8Array(body),
-    }).formData()
-  } catch {
-    sendJson(res, 400, error('expected a multipart/form-data body with a file'))
+    return await readFormFiles(body, req.headers['content-type'])
+  } catch (failure) {
+    if (!(failure instanceof MultipartError)) throw failure
+    sendJson(res, failure.status, error(failure.message))
     return null
   }
-  return [...form.values()].filter((v): v is File => typeof v !== 'string')
+}
+
+/** Stores the bytes; null (after answering 507 with `error`'s shape) when the store is full. */
+async function stored(
+  store: ContentStore,
+  res: ServerResponse,
+  bytes: Uint8Array,
+  error: (message: string) => object,
+): Promise<{cid: string; size: number} | null> {
+  try {
+    return await store.add(bytes)
+  } catch (failure) {
+    if (!(failure instanceof ContentStoreFullError)) throw failure
+    sendJson(res, 507, error(failure.message))
+    return null
+  }
 }
 
 async function add(store: ContentStore, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -68,8 +79,9 @@ async function add(store: ContentStore, req: IncomingMessage, res: ServerRespons
   // `ipfs add` answers one JSON object per file, one per line.
   const lines: string[] = []
   for (const file of files) {
-    const {cid, size} = store.add(new Uint8Array(await file.arrayBuffer()))
-    lines.push(JSON.stringify({Name: file.name || cid, Hash: cid, Size: String(size)}))
+    const added = await stored(store, res, file.bytes, error)
+    if (!added) return
+    lines.push(JSON.stringify({Name: file.filename || added.cid, Hash: added.cid, Size: String(added.size)}))
   }
   res.writeHead(200, {'content-type': 'application/json'})
   res.end(`${lines.join('\n')}\n`)
@@ -91,7 +103,7 @@ async function pin(store: ContentStore, req: IncomingMessage, res: ServerRespons
     const files = await formFiles(req, res, (message) => error('INVALID_REQUEST', message))
     if (files === null) return
     if (files.length !== 1) return sendJson(res, 400, error('INVALID_REQUEST', 'send exactly one file, as `file`'))
-    bytes = new Uint8Array(await files[0]!.arrayBuffer())
+    bytes = files[0]!.bytes
   } else {
     if (!isJsonContentType(req.headers['content-type'])) {
       req.resume()
@@ -111,8 +123,8 @@ async function pin(store: ContentStore, req: IncomingMessage, res: ServerRespons
       ? new TextEncoder().encode(JSON.stringify((value as {pinataContent: unknown}).pinataContent))
       : new Uint8Array(body)
   }
-  const {cid, size} = store.add(bytes)
-  sendJson(res, 200, {IpfsHash: cid, PinSize: size, Timestamp: new Date().toISOString()})
+  const added = await stored(store, res, bytes, (message) => error('STORAGE_FULL', message))
+  if (added) sendJson(res, 200, {IpfsHash: added.cid, PinSize: added.size, Timestamp: new Date().toISOString()})
 }
 
 function get(store: ContentStore, req: IncomingMessage, res: ServerResponse, path: string): void {

@@ -3,6 +3,7 @@ import {resolve} from 'node:path'
 
 import * as Flags from '@oclif/core/flags'
 
+import {DEFAULT_CONTENT_MAX_BYTES} from '../ipfs/store.js'
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'
 import {ExitCode, GpunetError} from '../errors.js'
@@ -51,6 +52,20 @@ export const portFlag = Flags.integer({
   default: async () => defaultPort(),
   defaultHelp: async () => '$GPUNET_LOCALNET_PORT, else 28899',
 })
+
+/** The content store's disk use (`localnet start`); past it an upload answers 507. */
+export const contentMaxBytesFlag = Flags.integer({
+  description: 'most bytes the content store keeps on disk; an upload past it answers 507',
+  min: 1,
+  env: 'GPUNET_CONTENT_MAX_BYTES',
+  defaultHelp: async () => `$GPUNET_CONTENT_MAX_BYTES, else ${DEFAULT_CONTENT_MAX_BYTES} (2 GiB)`,
+})
+
+/** The content flag again, for a localnet started in the background or by `localnet reset`. */
+export function contentArgs(flags: {'content-max-bytes'?: number}): string[] {
+  const max = flags['content-max-bytes']
+  return max === undefined ? [] : ['--content-max-bytes', String(max)]
+}
 
 /** Flags of the localnet's node agent and gateway (`localnet start`). */
 export const nodeFlags = {

@@ -16,21 +16,42 @@ export interface SubService {
 /**
  * Reads a request body; null once it is larger than `limit` bytes. The rest of such a body is read and dropped
  * (not destroyed), so the answer (sendTooLarge) still reaches the client before the connection closes.
+ *
+ * A large body is copied as it arrives into one buffer of its declared length, never joined at its end: joining
+ * 60 MiB held the loop 45 ms. The buffer is taken once an eighth of the declared length has arrived, so a client
+ * that declares much and sends little holds little.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    const declared = Number(req.headers['content-length'])
+    const expected = Number.isSafeInteger(declared) && declared >= 0 && declared <= limit ? declared : null
+    let chunks: Buffer[] | null = []
+    let whole: Buffer | null = null
     let size = 0
     req.on('data', (chunk: Buffer) => {
       if (size > limit) return
+      if (size + chunk.length > limit) {
+        size = limit + 1
+        chunks = null
+        whole = null
+        return resolve(null)
+      }
+      if (whole && size + chunk.length <= whole.length) chunk.copy(whole, size)
+      else chunks!.push(chunk)
       size += chunk.length
-      if (size <= limit) chunks.push(chunk)
-      else {
-        chunks.length = 0
-        resolve(null)
+      if (!whole && expected !== null && size >= expected / 8 && size <= expected) {
+        whole = Buffer.allocUnsafe(expected)
+        let at = 0
+        for (const part of chunks!) at += part.copy(whole, at)
+        chunks = []
       }
     })
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks)))
+    req.on('end', () => {
+      if (size > limit) return resolve(null)
+      if (!whole) return resolve(Buffer.concat(chunks!))
+      // A body longer than declared (the parser refuses one) is joined from what overflowed.
+      resolve(chunks!.length === 0 ? whole.subarray(0, size) : Buffer.concat([whole, ...chunks!]).subarray(0, size))
+    })
     req.on('error', reject)
   })
 }

@@ -46,7 +46,7 @@ export function localnetNodeNetwork(localnet: Localnet): NodeNetwork {
       return () => chain.events.off('accounts', onAccounts)
     },
     getContent: async (cid) => localnet.content.get(cid),
-    addContent: async (bytes) => localnet.content.add(Buffer.from(bytes)).cid,
+    addContent: async (bytes) => (await localnet.content.add(Buffer.from(bytes))).cid,
     async prepareNode(node, minLamports) {
       const balance = chain.account(node)?.lamports ?? 0n
       if (balance < minLamports) localnet.fund(node, {lamports: minLamports * 10n})

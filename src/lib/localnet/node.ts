@@ -99,6 +99,8 @@ export interface LocalnetOptions {
   wallet?: PublicKey
   /** The addresses a new chain is created with (an existing one keeps its own); default `own`. */
   ids?: LocalnetIds
+  /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
+  contentMaxBytes?: number
 }
 
 export class Localnet {
@@ -114,7 +116,7 @@ export class Localnet {
     const files = localnetFiles(options.dataDir)
     mkdirSync(files.chain, {recursive: true})
     const store = new ChainStore(files.chain)
-    const content = new ContentStore(files.content)
+    const content = new ContentStore(files.content, options.contentMaxBytes)
     if (existsSync(files.genesis) && store.exists()) {
       const genesis = JSON.parse(readFileSync(files.genesis, 'utf8')) as GenesisRecord
       const {svm, statuses} = store.load()

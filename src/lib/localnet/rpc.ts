@@ -6,6 +6,7 @@ import {AccountLayout, ACCOUNT_SIZE, MintLayout, MINT_SIZE, TOKEN_PROGRAM_ID} fr
 import {PublicKey, VersionedMessage} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
+import {parseKey} from '../base58-text.js'
 import {formatAmount} from '../market/amounts.js'
 import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
 import {ChainInputError, type Execution} from './chain.js'
@@ -346,12 +347,9 @@ function numberParam(p: Params, index: number, what: string): number {
 }
 
 function keyParam(p: Params, index: number): PublicKey {
-  const value = stringParam(p, index, 'an address')
-  try {
-    return new PublicKey(value)
-  } catch {
-    throw new RpcError(INVALID_PARAMS, `Invalid param: Invalid`)
-  }
+  const key = parseKey(stringParam(p, index, 'an address'))
+  if (!key) throw new RpcError(INVALID_PARAMS, `Invalid param: Invalid`)
+  return key
 }
 
 function transactionBytes(p: Params, encoding = 'base58'): Uint8Array {

@@ -14,6 +14,8 @@ export interface ServeOptions {
   port: number
   /** The node agent's settings; no node when absent. */
   node?: LocalnetNodeOptions
+  /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
+  contentMaxBytes?: number
   /** The flags that gave them, for `localnet reset` to start it again the same way. */
   startArgs?: string[]
   /** The addresses a new chain is created with. */

@@ -57,6 +57,8 @@ export interface StartOptions {
   slotMs?: number
   /** Funded on first start. */
   wallet?: PublicKey
+  /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
+  contentMaxBytes?: number
   /** More services sharing the process and port. */
   services?: SubService[]
   /** Runs the node agent and its gateway; without it no job is ever taken (tests that act as the node). */
@@ -83,6 +85,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     slotMs: options.slotMs,
     wallet: options.wallet,
     ids: options.ids,
+    contentMaxBytes: options.contentMaxBytes,
   })
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)

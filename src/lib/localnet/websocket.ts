@@ -7,6 +7,7 @@
 import {PublicKey} from '@solana/web3.js'
 import type {RawData, WebSocket} from 'ws'
 
+import {parseKey} from '../base58-text.js'
 import type {Chain, TransactionRecord} from './chain.js'
 import type {SignatureStatus} from './persistence.js'
 import {tooDeepAt} from '../nesting.js'
@@ -247,11 +248,9 @@ function logsFilter(filter: unknown): PublicKey | null {
     if (mentions.length !== 1) {
       throw new RpcError(-32602, 'Invalid Request: Only 1 address supported')
     }
-    try {
-      return new PublicKey(String(mentions[0]))
-    } catch {
-      throw new RpcError(-32602, 'Invalid Request: Invalid pubkey provided')
-    }
+    const key = parseKey(mentions[0])
+    if (!key) throw new RpcError(-32602, 'Invalid Request: Invalid pubkey provided')
+    return key
   }
   throw new RpcError(-32602, 'Invalid params: expected "all", "allWithVotes" or {"mentions": [address]}')
 }
@@ -275,9 +274,7 @@ function stringParam(params: unknown[]): string {
 }
 
 function keyParam(params: unknown[]): PublicKey {
-  try {
-    return new PublicKey(stringParam(params))
-  } catch {
-    throw new RpcError(-32602, 'Invalid param: Invalid')
-  }
+  const key = parseKey(stringParam(params))
+  if (!key) throw new RpcError(-32602, 'Invalid param: Invalid')
+  return key
 }

@@ -5,6 +5,7 @@
  */
 import bs58 from 'bs58'
 
+import {decodeBase58, hasBase58Shape} from '../base58-text.js'
 import {verifySignature} from '../ed25519.js'
 
 /** The network's nodes refuse a WebSocket header whose time part is this old (the SDK's default expiry). */
@@ -90,23 +91,55 @@ export function decodeFrame(text: string): {path: string; data: unknown} | null 
 }
 
 const CLIENT_PREFIX = 'gpunet-node-api'
-const CLIENT_MESSAGE = /^gpunet-node-api node=(\S+) job=(\S+) at=(\S+)$/
+const CLIENT_MESSAGE = /^gpunet-node-api action=(\S+) node=(\S+) job=(\S+) at=(\S+)$/
+
+/** What a node-API route lets its caller do: gpunet's client names it in the message it signs. */
+export type NodeApiAction = 'read' | 'stop' | 'restart' | 'exec'
 
 /**
- * The message gpunet's client signs: it names the node, the job and the time, so a header read off the wire
- * opens nothing else and expires with the job's timeout. No `:` in it (the header's separator).
+ * Every node-API route and the action it takes: the socket's subscriptions by path, the REST routes by name. A
+ * route another issue adds joins this table, so one rule (checkHeader) opens every route.
  */
-export function clientMessage(node: string, job: string, nowMs: number): string {
-  return `${CLIENT_PREFIX} node=${node} job=${job} at=${nowMs}`
+export const ROUTE_ACTIONS = {
+  '/flog': 'read',
+  '/log': 'read',
+  '/status': 'read',
+  info: 'read',
+  endpoints: 'read',
+  results: 'read',
+  stop: 'stop',
+} as const satisfies Record<string, NodeApiAction>
+export type NodeApiRoute = keyof typeof ROUTE_ACTIONS
+
+/** The message the network's CLI signs for its node-API header (SIGN_MESSAGE in nosana-cli's `.env`). */
+export const NETWORK_CLI_MESSAGE = 'Hello Nosana Node!'
+
+/**
+ * The routes the network's CLI calls with NETWORK_CLI_MESSAGE, and whether it sends a time part there: `job get`
+ * follows `/log` on the socket without one and reads `endpoints` with one; its job manager posts `stop` without
+ * one. That message opens no other route, and no other message from outside gpunet opens any.
+ */
+const NETWORK_CLI_ROUTES: Partial<Record<NodeApiRoute, 'lasting' | 'timed'>> = {
+  '/log': 'lasting',
+  stop: 'lasting',
+  endpoints: 'timed',
+}
+
+/**
+ * The message gpunet's client signs: it names the action, the node, the job and the time, so a header read off
+ * the wire opens nothing else and expires with the job's timeout. No `:` in it (the header's separator).
+ */
+export function clientMessage(action: NodeApiAction, node: string, job: string, nowMs: number): string {
+  return `${CLIENT_PREFIX} action=${action} node=${node} job=${job} at=${nowMs}`
 }
 
 /** The header gpunet's client sends: `<message>:<base58 signature>:<unix ms>`, signed by the job's poster. */
 export function signHeader(
   sign: (message: Uint8Array) => Uint8Array,
-  scope: {node: string; job: string},
+  scope: {action: NodeApiAction; node: string; job: string},
   nowMs = Date.now(),
 ): string {
-  const message = clientMessage(scope.node, scope.job, nowMs)
+  const message = clientMessage(scope.action, scope.node, scope.job, nowMs)
   return `${message}:${bs58.encode(sign(Buffer.from(message, 'utf8')))}:${nowMs}`
 }
 
@@ -116,6 +149,8 @@ export interface HeaderScope {
   poster: Uint8Array
   node: string
   job: string
+  /** The route asked for: the action a gpunet message must name, and whether the network CLI's message opens it. */
+  route: NodeApiRoute
   /** The job's timeout in seconds: a gpunet header, and a REST header's time part, expire with it. */
   timeoutSeconds: number
   /** How long a time part is good for: the job's timeout for REST calls, SOCKET_HEADER_EXPIRY_S on the socket. */
@@ -125,25 +160,42 @@ export interface HeaderScope {
 
 export type HeaderVerdict = {ok: true; lasting: boolean} | {ok: false; reason: string}
 
+/** A header's parts, its signature's shape checked and nothing decoded. */
+export interface HeaderParts {
+  message: string
+  signature: string
+  time: string | undefined
+}
+
 /**
- * Checks an authorization header as the network's nodes do (the poster's signature over the message; a time part
- * expires), and more: a gpunet message must name this node and job and be younger than the job's timeout, and no
- * time may lie in the future beyond MAX_CLOCK_SKEW_MS. A header over any other message without a time part (the
- * network's CLI sends one) is accepted as the network accepts it: `lasting`, good for as long as the job runs.
+ * Splits a header and checks the shape of its signature (base58-text.ts) without decoding anything, so a node
+ * refuses a malformed header before it looks the job up; `{reason}` for one it refuses.
  */
-export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict {
-  if (typeof header !== 'string' || header === '') return {ok: false, reason: 'no authorization header'}
-  const parts = header.split(':')
+export function parseHeader(header: unknown): HeaderParts | {reason: string} {
+  if (typeof header !== 'string' || header === '') return {reason: 'no authorization header'}
+  const parts = header.split(':', 4)
   const [message, signature, time] = parts
   if (parts.length > 3 || !message || !signature) {
-    return {ok: false, reason: 'the header is not <message>:<signature>[:<unix ms>]'}
+    return {reason: 'the header is not <message>:<signature>[:<unix ms>]'}
   }
-  let signatureBytes: Uint8Array
-  try {
-    signatureBytes = bs58.decode(signature)
-  } catch {
-    return {ok: false, reason: 'the signature is not base58'}
-  }
+  if (!hasBase58Shape(signature, 'signature')) return {reason: 'the signature is not base58'}
+  return {message, signature, time}
+}
+
+/**
+ * Checks an authorization header: the poster's signature over the message, an unexpired time part, and one of
+ * two messages. gpunet's names the route's action, this node and job, and a time younger than the job's timeout
+ * (no time may lie beyond MAX_CLOCK_SKEW_MS ahead). The network CLI's NETWORK_CLI_MESSAGE opens only the routes
+ * that CLI calls with it (a `lasting` header has no time part, as the CLI sends there). Every other message is
+ * refused, with or without a time part: the time part is not signed, so anyone holding a poster's signature over
+ * some other text (a secrets service holds login signatures) could append one.
+ */
+export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict {
+  const parts = parseHeader(header)
+  if ('reason' in parts) return {ok: false, reason: parts.reason}
+  const {message, signature, time} = parts
+  const signatureBytes = decodeBase58(signature, 'signature')
+  if (!signatureBytes) return {ok: false, reason: 'the signature is not base58'}
   if (!verifySignature(signatureBytes, Buffer.from(message, 'utf8'), scope.poster)) {
     return {ok: false, reason: "the signature is not the job poster's over the message"}
   }
@@ -152,9 +204,20 @@ export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict 
     if (age === null) return {ok: false, reason: 'the time part is not a time in unix milliseconds'}
     if (age >= scope.timePartExpirySeconds * 1000) return {ok: false, reason: 'the header has expired'}
   }
-  if (!message.startsWith(`${CLIENT_PREFIX} `)) return {ok: true, lasting: time === undefined}
-  const [, node, job, at] = CLIENT_MESSAGE.exec(message) ?? []
+  if (message === NETWORK_CLI_MESSAGE) {
+    const form = NETWORK_CLI_ROUTES[scope.route]
+    if (!form) return {ok: false, reason: `the network CLI's message does not open ${scope.route}`}
+    if (form === 'timed' && time === undefined) return {ok: false, reason: `${scope.route} needs a time part`}
+    return {ok: true, lasting: time === undefined}
+  }
+  if (!message.startsWith(`${CLIENT_PREFIX} `)) {
+    return {ok: false, reason: "the signed message is neither gpunet's nor the network CLI's"}
+  }
+  const [, action, node, job, at] = CLIENT_MESSAGE.exec(message) ?? []
   if (at === undefined) return {ok: false, reason: "the signed message is not in gpunet's form"}
+  if (action !== ROUTE_ACTIONS[scope.route]) {
+    return {ok: false, reason: `the header was signed for ${action}, not ${ROUTE_ACTIONS[scope.route]}`}
+  }
   if (node !== scope.node || job !== scope.job) {
     return {ok: false, reason: 'the header was signed for another node or job'}
   }

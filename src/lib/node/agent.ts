@@ -10,6 +10,7 @@ import {EventEmitter} from 'node:events'
 
 import {type Keypair, PublicKey} from '@solana/web3.js'
 
+import {parseKey} from '../base58-text.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
 import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from '../definition/network-form/read.js'
@@ -119,12 +120,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
 
   /** The poster and timeout of the job at `job`, read from the chain. */
   async jobTerms(job: string): Promise<{poster: Uint8Array; timeoutSeconds: number} | null> {
-    let address: PublicKey
-    try {
-      address = new PublicKey(job)
-    } catch {
-      return null
-    }
+    const address = parseKey(job)
+    if (!address) return null
     const account = await this.chain.job(address).catch(() => null)
     return account ? {poster: account.project.toBytes(), timeoutSeconds: Number(account.timeout)} : null
   }

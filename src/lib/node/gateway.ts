@@ -30,6 +30,9 @@ export const GATEWAY_DOMAIN = 'node.localhost'
 /** Connections the gateway holds at once; more are closed as they come (docs/localnet.md). */
 export const MAX_GATEWAY_CONNECTIONS = 512
 
+/** A connection must send a request's headers within this (Node's default is 60 s): idle ones hold a slot. */
+export const GATEWAY_HEADERS_TIMEOUT_MS = 10_000
+
 /** The gateway serves its own name and every job's; a job's page is same-origin with itself only. */
 const POLICY: LoopbackPolicy = {
   servesName: (name) => name === GATEWAY_DOMAIN || name.endsWith(`.${GATEWAY_DOMAIN}`),
@@ -50,8 +53,13 @@ export class Gateway {
   private port = 0
   private nodeApi: {label: string; api: NodeApi} | null = null
 
-  constructor() {
-    this.server = createServer((req, res) => this.serve(req, res))
+  constructor(options: {headersTimeoutMs?: number} = {}) {
+    const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
+    this.server = createServer(
+      // Checked often enough that an idle connection goes soon after its deadline.
+      {headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout)},
+      (req, res) => this.serve(req, res),
+    )
     this.server.maxConnections = MAX_GATEWAY_CONNECTIONS
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head))
   }

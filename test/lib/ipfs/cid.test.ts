@@ -1,7 +1,8 @@
 import {strict as assert} from 'node:assert'
+import {readdirSync} from 'node:fs'
 
-import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
-import {ContentStore} from '../../../src/lib/ipfs/store.js'
+import {computeCidV0, computeCidV0Yielding} from '../../../src/lib/ipfs/cid.js'
+import {ContentStore, ContentStoreFullError} from '../../../src/lib/ipfs/store.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
 import {ipfsCid} from '../../helpers/standin.js'
 
@@ -59,16 +60,50 @@ describe('CIDv0 as ipfs add computes it', () => {
 })
 
 describe('content store', () => {
-  it('stores bytes under their CID and returns them', () => {
+  it('stores bytes under their CID and returns them', async () => {
     const dir = tempDir()
     try {
       const store = new ContentStore(dir)
-      const {cid} = store.add(Buffer.from('{"version":"0.1"}'))
+      const {cid} = await store.add(Buffer.from('{"version":"0.1"}'))
       assert.equal(store.get(cid)?.toString(), '{"version":"0.1"}')
       assert.equal(store.get('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'), null)
       assert.equal(store.get('../../etc/passwd'), null)
     } finally {
       removeDir(dir)
+    }
+  })
+
+  it('refuses bytes past its disk use, counting the files it found at start, and stores each CID once', async () => {
+    const dir = tempDir()
+    try {
+      const first = new ContentStore(dir, 100)
+      await first.add(Buffer.alloc(60, 1))
+      const store = new ContentStore(dir, 100)
+      await assert.rejects(store.add(Buffer.alloc(41, 2)), (error: Error) => {
+        assert.ok(error instanceof ContentStoreFullError)
+        assert.match(error.message, /at most 100 bytes/)
+        return true
+      })
+      // The same bytes again take no room; 40 more fit exactly.
+      await store.add(Buffer.alloc(60, 1))
+      const [a, b] = await Promise.all([store.add(Buffer.alloc(40, 3)), store.add(Buffer.alloc(40, 3))])
+      assert.equal(a.cid, b.cid)
+      assert.deepEqual(readdirSync(dir).sort(), [a.cid, computeCidV0(Buffer.alloc(60, 1)).cid].sort())
+      await assert.rejects(store.add(Buffer.alloc(1, 4)), ContentStoreFullError)
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  it('computes the same CID in steps that yield to the loop as in one go', async () => {
+    for (const size of [0, 1, 262_144, 262_145, 16 * 262_144, 16 * 262_144 + 1, 175 * 262_144 + 3]) {
+      const bytes = pattern(size)
+      let turns = 0
+      const ticking = setInterval(() => turns++, 0)
+      const yielded = await computeCidV0Yielding(bytes)
+      clearInterval(ticking)
+      assert.deepEqual(yielded, computeCidV0(bytes), `${size} bytes`)
+      if (size > 16 * 262_144) assert.ok(turns > 0, `${size} bytes: other work ran meanwhile`)
     }
   })
 })

@@ -5,6 +5,7 @@ import {AuthorizationManager} from '@nosana/sdk'
 import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
+import {base58Decoder} from '../../../src/lib/base58-text.js'
 import {ReplayFilter} from '../../../src/lib/job/logs.js'
 import {parseSince} from '../../../src/lib/job/since.js'
 import {
@@ -14,6 +15,7 @@ import {
   encodeFrame,
   type HeaderScope,
   nodeApiUrl,
+  parseHeader,
   signHeader,
   socketUrl,
 } from '../../../src/lib/node-api/protocol.js'
@@ -29,6 +31,7 @@ describe('node API protocol', () => {
     poster: poster.publicKey.toBytes(),
     node,
     job,
+    route: '/log',
     timeoutSeconds: 600,
     timePartExpirySeconds: 300,
     nowMs: now,
@@ -38,44 +41,45 @@ describe('node API protocol', () => {
   it("accepts gpunet's own header until the job's timeout, and only for its node and job", () => {
     assert.deepEqual(
       checkHeader(
-        signHeader((m) => wallet.sign(m), {node, job}, now),
+        signHeader((m) => wallet.sign(m), {action: 'read', node, job}, now),
         scope,
       ),
       {ok: true, lasting: false},
     )
     // Within the time part's 300 s and the job's 600 s.
-    const young = signHeader((m) => wallet.sign(m), {node, job}, now - 299_000)
+    const young = signHeader((m) => wallet.sign(m), {action: 'read', node, job}, now - 299_000)
     assert.equal(checkHeader(young, scope).ok, true)
-    const stale = signHeader((m) => wallet.sign(m), {node, job}, now - 300_000)
+    const stale = signHeader((m) => wallet.sign(m), {action: 'read', node, job}, now - 300_000)
     assert.deepEqual(checkHeader(stale, scope), {ok: false, reason: 'the header has expired'})
     // Without the time part, the signed time still bounds it: the job's timeout.
-    const old = clientMessage(node, job, now - 600_000)
+    const old = clientMessage('read', node, job, now - 600_000)
     assert.deepEqual(checkHeader(`${old}:${sign(old)}`, scope), {
       ok: false,
       reason: "the header is older than the job's timeout",
     })
-    assert.equal(clientMessage('N', 'J', 5), 'gpunet-node-api node=N job=J at=5')
+    assert.equal(clientMessage('stop', 'N', 'J', 5), 'gpunet-node-api action=stop node=N job=J at=5')
     for (const malformed of [
-      `gpunet-node-api node=${node} job=${job}`,
-      `gpunet-node-api node=${node} job=${job} at=${now} x=1`,
+      `gpunet-node-api action=read node=${node} job=${job}`,
+      `gpunet-node-api node=${node} job=${job} at=${now}`,
+      `gpunet-node-api action=read node=${node} job=${job} at=${now} x=1`,
     ]) {
       assert.deepEqual(checkHeader(`${malformed}:${sign(malformed)}`, scope), {
         ok: false,
         reason: "the signed message is not in gpunet's form",
       })
     }
-    const noTime = `gpunet-node-api node=${node} job=${job} at=later`
+    const noTime = `gpunet-node-api action=read node=${node} job=${job} at=later`
     assert.deepEqual(checkHeader(`${noTime}:${sign(noTime)}`, scope), {
       ok: false,
       reason: 'the signed message has no time',
     })
-    const fine = clientMessage(node, job, now - 599_000)
+    const fine = clientMessage('read', node, job, now - 599_000)
     assert.equal(checkHeader(`${fine}:${sign(fine)}`, scope).ok, true)
     for (const [n, j] of [
       [Keypair.generate().publicKey.toBase58(), job],
       [node, Keypair.generate().publicKey.toBase58()],
     ]) {
-      const other = clientMessage(n!, j!, now)
+      const other = clientMessage('read', n!, j!, now)
       assert.deepEqual(checkHeader(`${other}:${sign(other)}`, scope), {
         ok: false,
         reason: 'the header was signed for another node or job',
@@ -91,7 +95,7 @@ describe('node API protocol', () => {
     })
     assert.deepEqual(checkHeader(timed, {...scope, nowMs: Date.now()}), {ok: true, lasting: false})
     // The network's SDK accepts gpunet's header too.
-    const ours = signHeader((m) => wallet.sign(m), {node, job})
+    const ours = signHeader((m) => wallet.sign(m), {action: 'read', node, job})
     assert.equal(new AuthorizationManager([...poster.secretKey]).validate(ours, {publicKey: poster.publicKey}), true)
   })
 
@@ -105,6 +109,7 @@ describe('node API protocol', () => {
       [`${message}:${sign(message)}:1:2`, 'the header is not <message>:<signature>[:<unix ms>]'],
       [`${message}:0OIl`, 'the signature is not base58'],
       [`Other:${sign(message)}`, "the signature is not the job poster's over the message"],
+      [`${message}:${'z'.repeat(89)}`, 'the signature is not base58'],
       [
         `${message}:${bs58.encode(walletFromBytes(Keypair.generate().secretKey).sign(Buffer.from(message)))}`,
         "the signature is not the job poster's over the message",
@@ -120,6 +125,90 @@ describe('node API protocol', () => {
         ok: false,
         reason: 'the time part is not a time in unix milliseconds',
       })
+  })
+
+  it("gpunet's header opens only the routes of the action it names", () => {
+    const read = signHeader((m) => wallet.sign(m), {action: 'read', node, job}, now)
+    const stop = signHeader((m) => wallet.sign(m), {action: 'stop', node, job}, now)
+    for (const route of ['/flog', '/log', '/status', 'info', 'endpoints', 'results'] as const) {
+      assert.deepEqual(checkHeader(read, {...scope, route}), {ok: true, lasting: false}, route)
+      assert.deepEqual(checkHeader(stop, {...scope, route}), {
+        ok: false,
+        reason: 'the header was signed for stop, not read',
+      })
+    }
+    assert.deepEqual(checkHeader(read, {...scope, route: 'stop'}), {
+      ok: false,
+      reason: 'the header was signed for read, not stop',
+    })
+    assert.deepEqual(checkHeader(stop, {...scope, route: 'stop'}), {ok: true, lasting: false})
+    for (const action of ['restart', 'exec', 'write'])
+      assert.equal(checkHeader(`${action}:${sign(action)}`, {...scope, route: 'stop'}).ok, false)
+  })
+
+  it("the network CLI's message opens only the routes that CLI calls with it, in the form it sends there", async () => {
+    const manager = new AuthorizationManager([...poster.secretKey])
+    const lasting = await manager.generate('Hello Nosana Node!')
+    const timed = await manager.generate('Hello Nosana Node!', {includeTime: true})
+    const live = {...scope, nowMs: Date.now()}
+    const opens = (header: string, route: HeaderScope['route']) => checkHeader(header, {...live, route}).ok
+    assert.deepEqual(
+      (['/flog', '/log', '/status', 'info', 'endpoints', 'results', 'stop'] as const).map((route) => [
+        route,
+        opens(lasting, route),
+        opens(timed, route),
+      ]),
+      [
+        ['/flog', false, false],
+        ['/log', true, true],
+        ['/status', false, false],
+        ['info', false, false],
+        ['endpoints', false, true],
+        ['results', false, false],
+        ['stop', true, true],
+      ],
+    )
+  })
+
+  it('no secrets-login signature opens any route, with or without a time part appended', () => {
+    const login = Math.floor(now / 1000)
+    const messages = [
+      `service_secret_${login}`,
+      `nosana_secret_${login}`,
+      `gpunet_secret_127.0.0.1_8899_${login}`,
+      'Hello Nosana Node',
+      'Hello Nosana Node!!',
+      `gpunet-node-api node=${node} job=${job} at=${now}`,
+    ]
+    for (const message of messages) {
+      for (const route of ['/flog', '/log', '/status', 'info', 'endpoints', 'results', 'stop'] as const) {
+        for (const header of [`${message}:${sign(message)}`, `${message}:${sign(message)}:${now}`]) {
+          assert.equal(checkHeader(header, {...scope, route}).ok, false, `${header} on ${route}`)
+        }
+      }
+    }
+  })
+
+  it('refuses a signature too long to be one before decoding it (spy on the one decoder)', () => {
+    const calls: number[] = []
+    const decode = base58Decoder.decode
+    base58Decoder.decode = (text) => {
+      calls.push(text.length)
+      return decode(text)
+    }
+    try {
+      const message = 'Hello Nosana Node!'
+      for (const signature of ['z'.repeat(60_000), '1'.repeat(89), `${sign(message)}0`]) {
+        const header = `${message}:${signature}`
+        assert.deepEqual(parseHeader(header), {reason: 'the signature is not base58'})
+        assert.deepEqual(checkHeader(header, scope), {ok: false, reason: 'the signature is not base58'})
+      }
+      assert.deepEqual(calls, [])
+      assert.equal(checkHeader(`${message}:${sign(message)}`, scope).ok, true)
+      assert.equal(calls.length, 1, 'a well-formed signature goes through the same decoder')
+    } finally {
+      base58Decoder.decode = decode
+    }
   })
 
   it('frames carry JSON inside a string, and anything else decodes to null', () => {

@@ -18,6 +18,11 @@ export const MAX_FOLLOWERS_PER_JOB = 64
 export const ENDED_FOLLOW_GRACE_MS = 60_000
 /** Jobs that ended whose history is kept for late followers (the most recent ones). */
 export const ENDED_FEEDS_KEPT = 8
+/**
+ * Bytes of history handed to a new follower before the loop is yielded to: a 16 MiB history sent at once held
+ * the whole localnet 1.5 s.
+ */
+export const REPLAY_CHUNK_BYTES = 256 * 1024
 
 /** One streamed entry: the `/flog` form, and the `/log` form for lines a `/log` follower sees. */
 export interface FeedEntry {
@@ -59,6 +64,8 @@ export class JobFeed {
   private readonly rings = new Map<string, Ring>()
   private readonly statuses: StatusEntry[] = []
   private readonly followers = new Set<Follower>()
+  /** Followers still being handed their history: what is left of it, then what came meanwhile, in order. */
+  private readonly replays = new Map<Follower, {entries: (FeedEntry | StatusEntry)[]; at: number}>()
   private readonly listeners = new Set<() => void>()
   readonly ops: OpInfo[] = []
   readonly startTime = Date.now()
@@ -112,7 +119,7 @@ export class JobFeed {
     }
     this.statuses.push(entry)
     if (this.statuses.length > MAX_SYSTEM_ENTRIES) this.statuses.shift()
-    for (const follower of this.followers) if (follower.kind === 'status') this.hand(follower, entry)
+    for (const follower of this.followers) if (follower.kind === 'status') this.handLive(follower, entry)
     this.changed()
   }
 
@@ -144,19 +151,43 @@ export class JobFeed {
   }
 
   /**
-   * Adds a follower: the history it asks for first, then what comes. Returns false (and adds nothing) when the
-   * job has MAX_FOLLOWERS_PER_JOB already.
+   * Adds a follower: the history it asks for first, then what comes. The history goes in chunks of
+   * REPLAY_CHUNK_BYTES with the loop yielded to between them (what comes meanwhile waits behind it). Returns
+   * false (and adds nothing) when the job has MAX_FOLLOWERS_PER_JOB already.
    */
   follow(follower: Follower): boolean {
     if (this.followers.size >= MAX_FOLLOWERS_PER_JOB) return false
     this.followers.add(follower)
     const history = follower.kind === 'status' ? [...this.statuses] : this.history(follower)
-    for (const entry of history) if (!this.hand(follower, entry)) break
+    this.replays.set(follower, {entries: history, at: 0})
+    this.replay(follower)
     return true
   }
 
   unfollow(follower: Follower): void {
     this.followers.delete(follower)
+    this.replays.delete(follower)
+  }
+
+  /** Hands the follower the next chunk of its replay, and schedules the one after. */
+  private replay(follower: Follower): void {
+    const replay = this.replays.get(follower)
+    if (!replay) return
+    let bytes = 0
+    while (replay.at < replay.entries.length && bytes < REPLAY_CHUNK_BYTES) {
+      const entry = replay.entries[replay.at++]!
+      bytes += 'seq' in entry ? textBytes(entry) : 64
+      if (!this.hand(follower, entry)) return void this.replays.delete(follower)
+    }
+    if (replay.at < replay.entries.length) setImmediate(() => this.replay(follower))
+    else this.replays.delete(follower)
+  }
+
+  /** Hands a new entry to a follower, or queues it behind the history it is still being handed. */
+  private handLive(follower: Follower, entry: FeedEntry | StatusEntry): void {
+    const replay = this.replays.get(follower)
+    if (replay) replay.entries.push(entry)
+    else this.hand(follower, entry)
   }
 
   /** Drops every follower (the feed is gone). */
@@ -168,6 +199,7 @@ export class JobFeed {
   private release(): void {
     for (const follower of this.followers) follower.drop('gone')
     this.followers.clear()
+    this.replays.clear()
   }
 
   /** Calls `listener` after each change of state; returns the unsubscribe. */
@@ -205,12 +237,13 @@ export class JobFeed {
       kept.head = 0
     }
     for (const follower of this.followers)
-      if (follower.kind !== 'status' && follower.matches(entry)) this.hand(follower, entry)
+      if (follower.kind !== 'status' && follower.matches(entry)) this.handLive(follower, entry)
   }
 
   private hand(follower: Follower, entry: FeedEntry | StatusEntry): boolean {
     if (follower.deliver(entry)) return true
     this.followers.delete(follower)
+    this.replays.delete(follower)
     follower.drop('slow')
     return false
   }

@@ -11,12 +11,15 @@ import type {Duplex} from 'node:stream'
 import bs58 from 'bs58'
 import {type RawData, type WebSocket, WebSocketServer} from 'ws'
 
+import {hasBase58Shape} from '../../base58-text.js'
 import {
   checkHeader,
   CLOSE,
   encodeFrame,
   type FramePath,
   type HeaderScope,
+  type NodeApiRoute,
+  parseHeader,
   SOCKET_HEADER_EXPIRY_S,
   SOCKET_PATHS,
   type SocketPath,
@@ -32,6 +35,14 @@ export const MAX_SUBSCRIPTIONS_PER_SOCKET = 8
 export const MAX_SOCKET_BACKLOG = 8 * 1024 * 1024
 /** The network's nodes ping every 30 s. */
 const PING_MS = 30_000
+/**
+ * API sockets open at once, and from one client address: well below the gateway's 512 connections, so sockets
+ * that send nothing can never take the connections the jobs' services are reached through.
+ */
+export const MAX_API_SOCKETS = 128
+export const MAX_API_SOCKETS_PER_ADDRESS = 32
+/** A socket that has sent no request this long after it opened is closed (1008). */
+export const FIRST_MESSAGE_MS = 10_000
 
 /** An exposed port of a job, as `/job/<job>/endpoints` lists it (the network's EndpointSecret). */
 export interface Endpoint {
@@ -57,8 +68,16 @@ export interface NodeApiHost {
 /** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */
 export class NodeApi {
   private readonly wss = new WebSocketServer({noServer: true, maxPayload: MAX_REQUEST_FRAME_BYTES})
+  /** Open API sockets (and upgrades under way) per client address. */
+  private readonly sockets = new Map<string, number>()
+  private socketCount = 0
+  private readonly firstMessageMs: number
 
-  constructor(private readonly host: NodeApiHost) {
+  constructor(
+    private readonly host: NodeApiHost,
+    options: {firstMessageMs?: number} = {},
+  ) {
+    this.firstMessageMs = options.firstMessageMs ?? FIRST_MESSAGE_MS
     this.wss.on('connection', (socket) => this.connection(socket))
   }
 
@@ -70,8 +89,28 @@ export class NodeApi {
     })
   }
 
-  /** Takes a WebSocket upgrade. */
+  /**
+   * Takes a WebSocket upgrade, or refuses it with 429 before the handshake when MAX_API_SOCKETS are open, or
+   * MAX_API_SOCKETS_PER_ADDRESS from the client's address.
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const address = req.socket.remoteAddress ?? ''
+    const fromAddress = this.sockets.get(address) ?? 0
+    if (this.socketCount >= MAX_API_SOCKETS || fromAddress >= MAX_API_SOCKETS_PER_ADDRESS) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nretry-after: 10\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+      return
+    }
+    this.sockets.set(address, fromAddress + 1)
+    this.socketCount++
+    let released = false
+    socket.once('close', () => {
+      if (released) return
+      released = true
+      this.socketCount--
+      const left = (this.sockets.get(address) ?? 1) - 1
+      if (left > 0) this.sockets.set(address, left)
+      else this.sockets.delete(address)
+    })
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req))
   }
 
@@ -90,9 +129,13 @@ export class NodeApi {
     const [, job, action] = match as unknown as [string, string, string]
     if ((action === 'stop') !== (req.method === 'POST') || (action !== 'stop' && req.method !== 'GET'))
       return text(res, 405, `${req.method} is not allowed on ${path}`)
+    // A malformed header is refused before the job is looked up: nothing untrusted is decoded before its shape.
+    const parts = parseHeader(req.headers.authorization)
+    if ('reason' in parts) return text(res, 401, `Unauthorized Request: ${parts.reason}`)
     const terms = await this.host.jobTerms(job)
     if (!terms) return text(res, 400, `Could not find job with id ${job}`)
-    const verdict = checkHeader(req.headers.authorization, this.scope(job, terms, terms.timeoutSeconds))
+    const scope = this.scope(job, action as NodeApiRoute, terms, terms.timeoutSeconds)
+    const verdict = checkHeader(req.headers.authorization, scope)
     if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
     const feed = this.host.feeds.get(job)
     if (action === 'stop') {
@@ -136,10 +179,17 @@ export class NodeApi {
   private connection(socket: WebSocket): void {
     const subscriptions: {feed: JobFeed; follower: Follower}[] = []
     const ping = setInterval(() => socket.ping(), PING_MS)
+    // A socket must ask for something soon: an idle one only holds a connection.
+    const deadline = setTimeout(
+      () => socket.close(1008, `No request within ${this.firstMessageMs} ms`),
+      this.firstMessageMs,
+    )
     socket.on('message', (raw) => {
+      clearTimeout(deadline)
       void this.subscribe(socket, raw, subscriptions).catch(() => socket.close(1011, 'Internal Server Error'))
     })
     socket.on('close', () => {
+      clearTimeout(deadline)
       clearInterval(ping)
       for (const {feed, follower} of subscriptions) feed.unfollow(follower)
     })
@@ -166,9 +216,13 @@ export class NodeApi {
     const job = request.body?.jobAddress
     if (typeof job !== 'string' || job === '')
       return socket.close(CLOSE.INVALID_BODY, 'Expected body to contain jobAddress.')
+    // Shapes before any lookup: base58 decoding is quadratic, and the localnet is one process.
+    if (!hasBase58Shape(job, 'key')) return socket.close(CLOSE.INVALID_BODY, 'Invalid job address')
+    const parts = parseHeader(request.header)
+    if ('reason' in parts) return socket.close(CLOSE.UNAUTHORIZED, `Unauthorized Request: ${parts.reason}`)
     const terms = await this.host.jobTerms(job)
-    if (!terms) return socket.close(CLOSE.INVALID_BODY, `Could not find job with id ${job.slice(0, 64)}`)
-    const scope = this.scope(job, terms, SOCKET_HEADER_EXPIRY_S)
+    if (!terms) return socket.close(CLOSE.INVALID_BODY, `Could not find job with id ${job}`)
+    const scope = this.scope(job, path as SocketPath, terms, SOCKET_HEADER_EXPIRY_S)
     let verdict = checkHeader(request.header, scope)
     // The node may follow its own job's state, as the network's nodes allow.
     if (!verdict.ok && path === '/status') {
@@ -186,11 +240,17 @@ export class NodeApi {
     subscriptions.push({feed, follower})
   }
 
-  private scope(job: string, terms: {poster: Uint8Array; timeoutSeconds: number}, expiry: number): HeaderScope {
+  private scope(
+    job: string,
+    route: NodeApiRoute,
+    terms: {poster: Uint8Array; timeoutSeconds: number},
+    expiry: number,
+  ): HeaderScope {
     return {
       poster: terms.poster,
       node: this.host.address,
       job,
+      route,
       timeoutSeconds: terms.timeoutSeconds,
       timePartExpirySeconds: expiry,
       nowMs: Date.now(),

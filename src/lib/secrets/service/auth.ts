@@ -1,7 +1,7 @@
-import bs58 from 'bs58'
 import {errors as joseErrors, type JWTPayload, jwtVerify} from 'jose'
 import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:crypto'
 
+import {decodeBase58} from '../../base58-text.js'
 import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../ed25519.js'
 import {isGpunetError} from '../../errors.js'
@@ -85,19 +85,13 @@ function base58Param(
     if (required) throw badRequest('missing_parameter', `${name} is required`)
     return undefined
   }
-  const decoded = decodeBase58(value, bytes)
+  const decoded = decodeBase58(value, bytes === 32 ? 'key' : 'signature')
   if (!decoded) throw badRequest(`invalid_${name}`, `${name} must be ${bytes} bytes in base58`)
   return [value as string, decoded]
 }
 
-/** The bytes of a base58 string of exactly `bytes` bytes; undefined for anything else. */
-function decodeBase58(value: unknown, bytes: number): Uint8Array | undefined {
-  const decoded = typeof value === 'string' && value.length <= 100 ? bs58.decodeUnsafe(value) : undefined
-  return decoded?.length === bytes ? decoded : undefined
-}
-
 function isBase58(value: unknown, bytes: number): value is string {
-  return decodeBase58(value, bytes) !== undefined
+  return decodeBase58(value, bytes === 32 ? 'key' : 'signature') !== null
 }
 
 /**
@@ -143,6 +137,7 @@ export async function jobScope(
   node: string,
   job: string,
   now: number,
+  options: {reread?: boolean} = {},
 ): Promise<{scope: TokenScope; endsAt: number}> {
   if (!authority) {
     throw new HttpError(
@@ -151,7 +146,7 @@ export async function jobScope(
       'this service is not connected to a chain, so it cannot issue job tokens',
     )
   }
-  const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined)
+  const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined, options.reread)
   if (!record) throw new HttpError(404, 'unknown_job', `no job ${job} exists on this network`)
   const run = activeRun(record, node, now)
   if (!run) {
@@ -193,15 +188,17 @@ export async function checkJobStillRuns(
 /**
  * The job from the authority's cache when it passes `accepts`, or when there is none: no such job (or an account
  * of another program) is a definitive refusal, and a few seconds of it cost no RPC read. A job that does not pass
- * is read afresh, so a cached answer from before the node's claim never refuses the node.
+ * is read afresh (unless `reread` is false: a key refused too often), so a cached answer from before the node's
+ * claim never refuses the node.
  */
 async function currentJob(
   authority: JobAuthority,
   job: string,
   accepts: (record: JobRecord) => boolean,
+  reread = true,
 ): Promise<JobRecord | null> {
   const cached = await unavailableOnFailure(() => authority.getJob(job))
-  if (!cached || accepts(cached)) return cached
+  if (!cached || accepts(cached) || !reread) return cached
   return unavailableOnFailure(() => authority.getJob(job, true))
 }
 

@@ -1,6 +1,7 @@
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
+import type {AddressInfo} from 'node:net'
 
-import {webPageRefusal} from '../../loopback-guard.js'
+import {isLoopbackAddress, webPageRefusal} from '../../loopback-guard.js'
 import {secretProblem} from '../limits.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {
@@ -28,8 +29,17 @@ export interface ServiceLimits extends Quota {
   clockSkewSeconds: number
   /** Logins with a valid signature, per address. */
   loginPerAddress: RateLimit
-  /** Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. */
+  /**
+   * Failed logins (malformed, stale, bad signature, replayed), per client IP; successes do not count. From a
+   * loopback address they count per claimed address instead (a malformed one, naming nobody, not at all): every
+   * local user shares 127.0.0.1, so one local process failing logins must not lock out the others.
+   */
   loginFailuresPerIp: RateLimit
+  /**
+   * Job logins refused because the key does not run the job (each costs chain reads), per address: past it the
+   * login answers 429 from the cached job alone, so a node whose claim has landed still gets in.
+   */
+  jobRefusalsPerAddress: RateLimit
   /**
    * Owners whose first secrets are stored, per client IP: one IP cannot use up the store with throwaway keys, so
    * the total (`totalBytes`) stays a last resort that a new owner elsewhere does not meet.
@@ -48,6 +58,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   clockSkewSeconds: 60,
   loginPerAddress: {limit: 30, windowMs: 60_000},
   loginFailuresPerIp: {limit: 100, windowMs: 60_000},
+  jobRefusalsPerAddress: {limit: 10, windowMs: 60_000},
   newOwnersPerIp: {limit: 100, windowMs: 3_600_000},
   jobLoginDeadlineMs: 10_000,
 }
@@ -98,6 +109,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   const tokens = new TokenIssuer(deriveKey(options.masterKey, 'login-tokens'))
   const perAddress = new RateLimiter(limits.loginPerAddress)
   const failuresPerIp = new RateLimiter(limits.loginFailuresPerIp)
+  const jobRefusals = new RateLimiter(limits.jobRefusalsPerAddress)
   const newOwnersPerIp = new RateLimiter(limits.newOwnersPerIp)
   const exempt = new Set<string>()
   const subjects = new WeakMap<FastifyRequest, string>()
@@ -137,7 +149,8 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   })
 
   // Bound to loopback, the service is reachable from any web page the user opens: refuse those (loopback-guard.ts).
-  let loopback = false
+  // On until the bound address shows the service listens beyond loopback.
+  let loopback = true
   app.addHook('onRequest', (request, _reply, done) => {
     const refusal = loopback ? webPageRefusal(request.raw) : null
     done(refusal ? new HttpError(refusal.status, 'refused', refusal.message) : undefined)
@@ -185,12 +198,15 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     const now = seconds()
     const params = bodyParams(request)
     let verified = false
+    // Failures from a stranger count against its IP; from this machine, against the address it claims.
+    let failureKey: string | null = isLoopbackAddress(request.ip) ? null : request.ip
     try {
       const login = parseLogin(params)
       subjects.set(request, login.address)
       const limited = !exempt.has(login.address)
-      // Only failures count against an IP, so a client that logs in correctly is never throttled by its IP.
-      if (limited) refuseOverLimit(failuresPerIp, request.ip, clock())
+      failureKey ??= `address:${login.address}`
+      // Only failures count, so a client that logs in correctly is never throttled by its IP.
+      if (limited) refuseOverLimit(failuresPerIp, failureKey, clock())
       verifyLoginSignature(login, now, limits.clockSkewSeconds, loginPrefixes)
       verified = true
       // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
@@ -205,11 +221,23 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       }
       const expiresAt = now + limits.tokenTtlSeconds
       if (!login.job) return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
-      const job = await withinDeadline(jobScope(authority, login.address, login.job, now), limits.jobLoginDeadlineMs)
+      const refusedBefore = limited ? jobRefusals.blocked(login.address, clock()) : undefined
+      const job = await withinDeadline(
+        jobScope(authority, login.address, login.job, now, {reread: refusedBefore === undefined}).catch((error) => {
+          if (!limited || !isJobRefusal(error)) throw error
+          jobRefusals.hit(login.address, clock())
+          if (refusedBefore === undefined) throw error
+          throw new HttpError(429, 'rate_limited', `too many refused job logins; retry in ${refusedBefore} s`, {
+            'retry-after': String(refusedBefore),
+          })
+        }),
+        limits.jobLoginDeadlineMs,
+      )
       return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500
-      if (!verified && (status === 400 || status === 401)) failuresPerIp.hit(request.ip, clock())
+      // A malformed login from this machine names nobody (and costs no signature check): it is not counted.
+      if (!verified && failureKey !== null && (status === 400 || status === 401)) failuresPerIp.hit(failureKey, clock())
       throw error
     }
   })
@@ -288,8 +316,10 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       return url
     },
     async listen(port = 0, host = '127.0.0.1') {
-      loopback = listensOnLoopbackOnly(host)
       url = await app.listen({port, host})
+      // Decided from the address the socket is bound to, not the text asked for: `0:0:0:0:0:0:0:1` and
+      // `::ffff:127.0.0.1` are loopback too.
+      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
       addHost(new URL(url).host)
       return url
     },
@@ -335,6 +365,11 @@ async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 
 function ok(reply: FastifyReply): FastifyReply {
   return reply.type('text/plain; charset=utf-8').send('OK')
+}
+
+/** A job login refused because the key does not run the job now: the refusal that costs chain reads. */
+function isJobRefusal(error: unknown): boolean {
+  return error instanceof HttpError && (error.code === 'not_job_node' || error.code === 'job_not_running')
 }
 
 function refuseOverLimit(limiter: RateLimiter, key: string, now: number): void {
@@ -404,9 +439,4 @@ function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpEr
   }
   if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
   return new HttpError(500, 'internal', 'internal error')
-}
-
-/** True for a listening address only this machine reaches. */
-function listensOnLoopbackOnly(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }

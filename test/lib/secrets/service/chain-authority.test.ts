@@ -29,7 +29,7 @@ describe('chain job authority on a localnet (for the secrets service)', function
       type: 'container',
       ops: [{id: 'x', args: {env: {TOKEN: '%%secrets.HF_TOKEN%%'}}}],
     }
-    const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
+    const {cid} = await t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
     const job = await listWithWallet(t, 900n, cid)
 
     const queued = await authority.getJob(job.toBase58())
@@ -78,7 +78,7 @@ describe('localnet secrets service', function () {
     })
     await poster.set({HF_TOKEN: 'hf-value', OTHER: 'not for the job'})
     const definition = {version: '0.1', type: 'container', ops: [{id: 'x', args: {env: {T: '%%secrets.HF_TOKEN%%'}}}]}
-    const {cid} = t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
+    const {cid} = await t.ln.node.content.add(Buffer.from(JSON.stringify(definition)))
     const job = await listWithWallet(t, 900n, cid)
 
     const node = Keypair.generate()

@@ -27,6 +27,10 @@ describe('secrets service: the web-page guard follows the address it listens on'
     ['127.0.0.1', '127.0.0.1', true],
     ['::1', '::1', true],
     ['localhost', 'localhost', true],
+    // Loopback written otherwise (issue 42): the guard follows the address, not its spelling.
+    ['0:0:0:0:0:0:0:1', '::1', true],
+    ['::ffff:127.0.0.1', '127.0.0.1', true],
+    ['127.0.0.2', '127.0.0.2', true],
     ['0.0.0.0', '127.0.0.1', false],
   ] as const) {
     it(`${listen}: a page's request is ${guarded ? 'refused (403)' : 'served'}`, async () => {

@@ -130,10 +130,12 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
     it('counts failed logins against the connecting address, not X-Forwarded-For, unless told to trust a proxy', async () => {
       const s = await startService(sqliteAdapter, {limits: {loginFailuresPerIp: {limit: 2, windowMs: 60_000}}})
       try {
+        // The connecting address is loopback: failures count per claimed address, whatever X-Forwarded-For says.
+        const claimed = newAddress()
         const fail = (forwardedFor: string) =>
           call(s.url, 'POST', '/login', {
             // Well formed, signed by another key than the address's.
-            params: {...signLogin(newWallet()), address: newAddress()},
+            params: {...signLogin(newWallet()), address: claimed},
             headers: {'x-forwarded-for': forwardedFor},
           })
         assert.equal(errorOf(await fail('203.0.113.1'), 401).code, 'invalid_signature')

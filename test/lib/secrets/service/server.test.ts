@@ -631,7 +631,10 @@ forEachAdapter('secrets service rate limits', (adapter) => {
   it('limits valid logins per address and failed logins per client IP, never successes per IP', async () => {
     const s = await startService(adapter, {
       limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginFailuresPerIp: {limit: 5, windowMs: 60_000}},
+      // A client at 203.0.113.9 (through X-Forwarded-For): failures count per IP only for clients beyond loopback.
+      trustProxy: true,
     })
+    const stranger = {headers: {'x-forwarded-for': '203.0.113.9'}}
     try {
       const wallet = newWallet()
       const now = Math.floor(Date.now() / 1000)
@@ -645,22 +648,50 @@ forEachAdapter('secrets service rate limits', (adapter) => {
       assert.ok(Number(limited.headers.get('retry-after')) >= 1)
       // Many successes from one IP: never limited by it.
       for (let i = 0; i < 12; i++)
-        assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})).status, 200)
+        assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet()), ...stranger})).status, 200)
       // Bad logins naming someone else's address do not use up that address's allowance.
       const victim = newWallet()
       const forged = {...signLogin(newWallet()), address: victim.address}
       for (let i = 0; i < 5; i++)
-        assertError(await call(s.url, 'POST', '/login', {params: forged}), 401, 'invalid_signature')
-      const byIp = await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})
+        assertError(await call(s.url, 'POST', '/login', {params: forged, ...stranger}), 401, 'invalid_signature')
+      const byIp = await call(s.url, 'POST', '/login', {params: signLogin(newWallet()), ...stranger})
       assertError(byIp, 429, 'rate_limited')
       assert.ok(Number(byIp.headers.get('retry-after')) >= 1)
+      // Another client is not held back by that IP's failures.
+      assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(newWallet())})).status, 200)
       // An exempt address (the localnet's node) still logs in from that IP.
       s.service.exemptFromLoginLimits(victim.address)
       for (let i = 0; i < 5; i++)
         assert.equal(
-          (await call(s.url, 'POST', '/login', {params: signLogin(victim, {timestamp: now - i})})).status,
+          (await call(s.url, 'POST', '/login', {params: signLogin(victim, {timestamp: now - i}), ...stranger})).status,
           200,
         )
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('on loopback counts failed logins per claimed address: 101 failures lock out that address alone (issue 42)', async () => {
+    const s = await startService(adapter)
+    try {
+      const mallory = newWallet()
+      const forged = () => ({...signLogin(newWallet()), address: mallory.address})
+      for (let i = 0; i < 100; i++)
+        assertError(await call(s.url, 'POST', '/login', {params: forged()}), 401, 'invalid_signature')
+      // Malformed logins name nobody: not counted, and never a lock-out of anyone.
+      for (let i = 0; i < 120; i++)
+        assertError(await call(s.url, 'POST', '/login', {params: {address: 'x'}}), 400, 'invalid_address')
+      assertError(await call(s.url, 'POST', '/login', {params: forged()}), 429, 'rate_limited')
+      // Every other local user still logs in, and a failure of theirs is their own.
+      const alice = newWallet()
+      assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(alice)})).status, 200)
+      const bob = newWallet()
+      assertError(
+        await call(s.url, 'POST', '/login', {params: {...signLogin(newWallet()), address: bob.address}}),
+        401,
+        'invalid_signature',
+      )
+      assert.equal((await call(s.url, 'POST', '/login', {params: signLogin(bob)})).status, 200)
     } finally {
       await s.stop()
     }
