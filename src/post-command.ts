@@ -26,6 +26,7 @@ import {TOKEN_DECIMALS} from './lib/market/networks.js'
 import {listJob, type PostQuote, quotePost} from './lib/market/post.js'
 import {type FeeJson, feeJson, feeText} from './lib/market/send.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from './lib/market/job-result.js'
+import {printable} from './lib/terminal-text.js'
 import {amountText, jobRows, reportLines} from './lib/market/report.js'
 import {exposedPorts} from './lib/market/service-url.js'
 import type {Network} from './lib/network.js'
@@ -210,7 +211,7 @@ export abstract class PostCommand extends BaseCommand {
     const result = resultText(report)
     if (result !== null) {
       this.say()
-      this.say(result)
+      this.say(printable(result, process.stdout))
     }
     return this.failWithReport(report, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
   }

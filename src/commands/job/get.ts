@@ -16,6 +16,7 @@ import {exposedPorts} from '../../lib/market/service-url.js'
 import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {writeResultFiles} from '../../lib/result-files.js'
+import {printable} from '../../lib/terminal-text.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobGet extends BaseCommand {
@@ -93,7 +94,7 @@ EXIT CODES
     const result = resultText(report)
     if (result !== null) {
       this.say()
-      this.say(result)
+      this.say(printable(result, process.stdout))
     }
     const shown = written ? {...report, files: written} : report
     return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
