@@ -104,6 +104,7 @@ export const postFlags = {
   ...waitFlags,
   ...marketFlags,
   'secrets-url': networkFlags['secrets-url'],
+  'allow-unbound-login': networkFlags['allow-unbound-login'],
 }
 
 /** The parsed values of `postFlags`. */
@@ -146,7 +147,13 @@ export abstract class PostCommand extends BaseCommand {
     // The secrets service and the chain are asked side by side; a missing secret is still reported first.
     const stored = inFlight(
       flags['secrets-check']
-        ? checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
+        ? checkSecretsStored(definition, {
+            network,
+            secretsUrl: flags['secrets-url'],
+            wallet: flags.wallet,
+            allowUnboundLogin: flags['allow-unbound-login'],
+            note,
+          })
         : Promise.resolve([]),
     )
     const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
