@@ -92,21 +92,22 @@ export class SecretsClient {
     const prefix = loginPrefix(this.url)
     if (prefix !== SPEC_PREFIX) return prefix
     const host = new URL(this.url).host.toLowerCase()
+    // An unreachable service fails here as it would at login (exit 5).
+    const response = await this.send('GET', '/health')
     let why: string
     try {
-      const response = await httpFetch(`${this.url}/health`, {headers: {accept: 'application/json'}})
       // Read only a small document whose size is announced: a health document is a few hundred bytes.
       if (!response.ok || !(Number(response.headers.get('content-length')) <= 64 * 1024)) {
         await response.body?.cancel()
-        why = `its /health answered ${response.status}${response.ok ? ' with no small document' : ''}`
+        why = `its /health answered ${response.status}${response.ok ? ' with no document of announced size' : ''}`
       } else {
         const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
         if (Array.isArray(hosts) && hosts.includes(host)) return boundLoginPrefix(host)
         why = `its /health does not list ${host} among the hosts it takes logins for`
       }
     } catch {
-      // No health document (another implementation, a proxy's page): no bound message.
-      why = 'it has no readable /health document'
+      // Not a JSON document (another implementation, a proxy's page): no bound message.
+      why = 'its /health answered no JSON document'
     }
     if (this.options.allowUnboundLogin) return prefix
     throw unboundLoginRefused(this.url, why)
