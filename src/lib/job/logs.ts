@@ -239,7 +239,9 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     if (frame !== 'flog' && frame !== 'log') return
     const entry = data as Partial<FlogEntry & NodeLogEntry> | null
     if (typeof entry !== 'object' || entry === null) return badFrame(`its ${frame} entry is not an object`)
-    if (!isTime(entry.timestamp)) return badFrame(`its timestamp ${String(entry.timestamp)} is not a time`)
+    if (!isTime(entry.timestamp)) {
+      return badFrame(`its timestamp ${JSON.stringify(entry.timestamp ?? null).slice(0, 40)} is not a time`)
+    }
     if (frame === 'flog') flogEntry(entry as FlogEntry)
     else logEntry(entry as NodeLogEntry)
   }
