@@ -18,7 +18,7 @@ import {SETTINGS} from './market/connect.js'
 import {NETWORK_PRESETS} from './market/networks.js'
 import {type Network, NETWORKS, settingSource} from './network.js'
 
-type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text'
+type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes'
 
 interface KeyInfo {
   env: string
@@ -46,6 +46,7 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   rewardsProgram: {env: SETTINGS.rewardsProgram.env, kind: 'address'},
   nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
   indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
+  maxContentBytes: {env: SETTINGS.maxContentBytes.env, kind: 'bytes'},
 }
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
@@ -121,6 +122,9 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
       return value
     case 'path':
       return isAbsolute(value) ? value : resolve(cwd, value)
+    case 'bytes':
+      if (!/^\d{4,15}$/.test(value) || Number(value) < 1024) throw bad(`must be a number of bytes, at least 1024`)
+      return value
     default:
       return value
   }
