@@ -6,6 +6,7 @@ import {ux} from '@oclif/core/ux'
 import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
 import {resolveNetwork} from './lib/network.js'
+import {printable} from './lib/terminal-text.js'
 import {usageError} from './lib/usage-errors.js'
 
 /** oclif's own bound for parsed flags and args (its FlagOutput and ArgOutput, which it does not export). */
@@ -151,8 +152,10 @@ export function renderFailure(failure: GpunetError, json: boolean, options: {jso
   }
   // A cancellation is the user's own choice, not an error: "Cancelled." alone says it.
   const cancelled = ([ExitCode.CANCELLED, ExitCode.TERMINATED, ExitCode.HANGUP] as number[]).includes(failure.exitCode)
-  const lines = [cancelled ? failure.message : `${stderrColors.red('Error:')} ${failure.message}`]
-  if (failure.hint) lines.push(`${stderrColors.dim('Hint:')} ${failure.hint}`)
+  // Messages may quote what a remote party said (a node's close reason, a service's error message).
+  const message = printable(failure.message, process.stderr)
+  const lines = [cancelled ? message : `${stderrColors.red('Error:')} ${message}`]
+  if (failure.hint) lines.push(`${stderrColors.dim('Hint:')} ${printable(failure.hint, process.stderr)}`)
   if (process.env.GPUNET_DEBUG && failure.cause instanceof Error && failure.cause.stack) lines.push(failure.cause.stack)
   process.stderr.write(`${lines.join('\n')}\n`)
 }

@@ -24,6 +24,10 @@ export const networkFlags = {
     description: 'Solana keypair file (default: GPUNET_WALLET, then ~/.config/gpunet/wallet.json)',
     helpValue: 'FILE',
   }),
+  'allow-unbound-login': Flags.boolean({
+    description:
+      'sign the unbound service_secret_ login for a secrets service that advertises no message bound to its host (a signature another service of yours would take too; docs/secrets.md)',
+  }),
 }
 
 /** The flags of the job commands that talk to the market: which network, which RPC node, which wallet. */

@@ -26,6 +26,7 @@ import {TOKEN_DECIMALS} from './lib/market/networks.js'
 import {listJob, type PostQuote, quotePost} from './lib/market/post.js'
 import {type FeeJson, feeJson, feeText} from './lib/market/send.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from './lib/market/job-result.js'
+import {printable} from './lib/terminal-text.js'
 import {amountText, jobRows, reportLines} from './lib/market/report.js'
 import {exposedPorts} from './lib/market/service-url.js'
 import type {Network} from './lib/network.js'
@@ -103,6 +104,7 @@ export const postFlags = {
   ...waitFlags,
   ...marketFlags,
   'secrets-url': networkFlags['secrets-url'],
+  'allow-unbound-login': networkFlags['allow-unbound-login'],
 }
 
 /** The parsed values of `postFlags`. */
@@ -145,7 +147,13 @@ export abstract class PostCommand extends BaseCommand {
     // The secrets service and the chain are asked side by side; a missing secret is still reported first.
     const stored = inFlight(
       flags['secrets-check']
-        ? checkSecretsStored(definition, {network, secretsUrl: flags['secrets-url'], wallet: flags.wallet, note})
+        ? checkSecretsStored(definition, {
+            network,
+            secretsUrl: flags['secrets-url'],
+            wallet: flags.wallet,
+            allowUnboundLogin: flags['allow-unbound-login'],
+            note,
+          })
         : Promise.resolve([]),
     )
     const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)
@@ -210,7 +218,7 @@ export abstract class PostCommand extends BaseCommand {
     const result = resultText(report)
     if (result !== null) {
       this.say()
-      this.say(result)
+      this.say(printable(result, process.stdout))
     }
     return this.failWithReport(report, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
   }

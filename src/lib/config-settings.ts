@@ -19,7 +19,7 @@ import {SETTINGS} from './market/connect.js'
 import {NETWORK_PRESETS} from './market/networks.js'
 import {type Network, NETWORKS, settingSource} from './network.js'
 
-type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'ids'
+type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids'
 
 interface KeyInfo {
   env: string
@@ -47,6 +47,7 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   rewardsProgram: {env: SETTINGS.rewardsProgram.env, kind: 'address'},
   nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
   indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
+  maxContentBytes: {env: SETTINGS.maxContentBytes.env, kind: 'bytes'},
   localnetIds: {env: IDS_SETTING.env, kind: 'ids'},
 }
 
@@ -125,6 +126,9 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
       return isAbsolute(value) ? value : resolve(cwd, value)
     case 'ids':
       if (!isLocalnetIds(value)) throw bad(`must be one of ${LOCALNET_IDS.join(', ')}`)
+      return value
+    case 'bytes':
+      if (!/^\d{4,15}$/.test(value) || Number(value) < 1024) throw bad(`must be a number of bytes, at least 1024`)
       return value
     default:
       return value

@@ -36,6 +36,8 @@ export interface NetworkConfig {
   nodeApiUrl?: string
   /** The indexer that lists a poster's jobs (`<indexerUrl>/jobs/`). */
   indexerUrl?: string
+  /** The most bytes a job's result or definition read from the gateway may have (default 64 MiB). */
+  maxContentBytes?: string
   /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
   localnetIds?: string
 }

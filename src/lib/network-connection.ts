@@ -74,6 +74,8 @@ export interface SecretsConnectOptions {
   network: Network
   secretsUrl?: string
   wallet?: string
+  /** `--allow-unbound-login`: see SecretsClientOptions. */
+  allowUnboundLogin?: boolean
   /** Where to say that a localnet was started in the background (stderr in commands). */
   note?: (line: string) => void
 }
@@ -92,7 +94,7 @@ export async function connectSecrets(options: SecretsConnectOptions): Promise<Se
     createIfMissing: options.network === 'localnet',
     note: options.note,
   })
-  return new SecretsClient({url, wallet})
+  return new SecretsClient({url, wallet, allowUnboundLogin: options.allowUnboundLogin})
 }
 
 async function localnetSecretsUrl(note: (line: string) => void = () => {}): Promise<string> {

@@ -9,6 +9,7 @@ import {request} from 'node:http'
 import {connect} from 'node:net'
 
 import {Client, type JobDefinition} from '@nosana/sdk'
+import WebSocket from 'ws'
 import {PublicKey} from '@solana/web3.js'
 
 import {NETWORK_PRESETS} from '../../src/lib/market/networks.js'
@@ -150,6 +151,73 @@ describe("the network's CLI against a localnet with devnet ids (replayed through
     assert.equal(Number((await sdk.jobs.get(running)).timeout), 900)
     await sdk.jobs.end(running)
     assert.equal((await sdk.jobs.get(running)).state, 'COMPLETED')
+  })
+
+  it("streams /log with whole lines and stops a running job with the CLI's own header", async () => {
+    const gateway = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as {gatewayUrl: string}
+    const port = Number(new URL(gateway.gatewayUrl).port)
+    const cmd = ['sh', '-c', 'i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done']
+    const posted = (await sdk.jobs.list(await sdk.ipfs.pin(definition(cmd)), 300, status.market)) as {job: string}
+    const job = posted.job
+    const node = await eventually('the run', 30_000, async () => {
+      const read = await sdk.jobs.get(job)
+      return read.state === 'RUNNING' ? read.node : undefined
+    })
+    const host = `${node}.node.localhost:${port}`
+    // The CLI's socket request (src/services/websocket.ts): /log, its SIGN_MESSAGE signed without a time part.
+    const header = await sdk.authorization.generate('Hello Nosana Node!')
+    const lines = await new Promise<string[]>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/`, {headers: {host}})
+      const got: string[] = []
+      ws.on('open', () =>
+        ws.send(
+          JSON.stringify({
+            path: '/log',
+            header,
+            body: {jobAddress: job, address: sdk.solana.wallet.publicKey.toString()},
+          }),
+        ),
+      )
+      ws.on('message', (raw) => {
+        const frame = JSON.parse(raw.toString()) as {path: string; data: string}
+        const entry = JSON.parse(frame.data) as {type: string; log: string}
+        if (frame.path === 'log' && entry.type === 'log') got.push(entry.log)
+        if (got.length >= 3) {
+          ws.close()
+          resolve(got)
+        }
+      })
+      ws.on('close', (code) =>
+        got.length >= 3 ? undefined : reject(new Error(`closed ${code} after ${got.length} lines`)),
+      )
+      ws.on('error', reject)
+    })
+    assert.deepEqual(lines.slice(0, 3), ['tick 1\n', 'tick 2\n', 'tick 3\n'])
+    // The CLI's stop (postStopJobServiceURLWithRetry): POST /job/<job>/stop with its lasting header.
+    const headers = await sdk.authorization.generateHeader('Hello Nosana Node!')
+    const stop = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/job/${job}/stop`,
+          headers: {host, authorization: headers.get('Authorization')!},
+        },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
+      req.on('error', reject)
+      req.end()
+    })
+    assert.equal(stop, 200)
+    const ended = await eventually('the end', 30_000, async () => {
+      const read = await sdk.jobs.get(job)
+      return read.state === 'COMPLETED' || read.state === 'STOPPED' ? read : undefined
+    })
+    assert.ok(ended.timeEnd > 0)
   })
 
   it('delists a queued job, as `nosana job stop` does for a QUEUED one', async () => {

@@ -47,3 +47,12 @@ export function runInTerminal(
   })
   return new Promise((resolve) => child.on('close', (code) => resolve({code, output})))
 }
+
+/** Whether terminal output holds a control character (C0 but tab and newline, DEL, C1), a pseudo-terminal's CRLF aside. */
+export function hasControls(output: string): boolean {
+  for (const char of output.replaceAll('\r\n', '\n')) {
+    const code = char.codePointAt(0)!
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f)) return true
+  }
+  return false
+}

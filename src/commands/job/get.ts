@@ -15,7 +15,8 @@ import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {writeResultFiles} from '../../lib/result-files.js'
+import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/result-files.js'
+import {printable} from '../../lib/terminal-text.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobGet extends BaseCommand {
@@ -45,7 +46,7 @@ EXIT CODES
     ...waitFlags,
     out: Flags.string({
       description:
-        "write the result into DIR: result.json, each operation's <op>.stdout.log and <op>.stderr.log, and its <op>.results.json",
+        "write the result into DIR: result.json as stored, each operation's <op>.stdout.log and <op>.stderr.log, its <op>.results.json, and manifest.json mapping operation ids to files",
       helpValue: 'DIR',
     }),
     force: Flags.boolean({description: 'with --out, overwrite files already there'}),
@@ -80,7 +81,9 @@ EXIT CODES
           return null
         })) ?? (await readJob(net.connection, net.programId, address))
     }
-    const report = await jobInfo(net, view, definition)
+    // --out writes the result's bytes exactly as stored.
+    let resultBytes: Uint8Array | undefined
+    const report = await jobInfo(net, view, definition, flags.out ? (bytes) => (resultBytes = bytes) : undefined)
     if (definition && exposedPorts(definition).length > 0 && report.serviceUrls.length === 0 && !isFinal(view.status)) {
       note(
         network === 'localnet'
@@ -88,27 +91,34 @@ EXIT CODES
           : `No service URL: set the network host (--network-host or GPUNET_NETWORK_HOST) for ${network}.`,
       )
     }
-    const written = flags.out ? this.writeOut(flags.out, report, flags.force) : null
+    const written = flags.out ? this.writeOut(flags.out, report, flags.force, resultBytes) : null
     for (const line of reportLines(rowsWithOutcome(report))) this.say(line)
     const result = resultText(report)
     if (result !== null) {
       this.say()
-      this.say(result)
+      this.say(printable(result, process.stdout))
     }
     const shown = written ? {...report, files: written} : report
     return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
   }
 
   /** `--out`: the result's files; a job without a result yet is exit 7, as there is nothing to write. */
-  private writeOut(dir: string, report: JobInfo, force: boolean): string[] {
+  private writeOut(dir: string, report: JobInfo, force: boolean, bytes: Uint8Array | undefined): string[] {
     if (report.resultContent === null) {
       throw new GpunetError('no_result', `job ${report.job} has no result yet: nothing to write into ${dir}`, {
         exitCode: ExitCode.NOT_FOUND,
         hint: `wait for it: \`gpunet job get ${report.job} --wait --out ${dir}\``,
       })
     }
-    const files = writeResultFiles(dir, report.resultView, report.resultContent, {force})
-    this.note(`Wrote ${files.length} file${files.length === 1 ? '' : 's'} into ${dir}`)
-    return files
+    const {paths, omittedOperations} = writeResultFiles(dir, report.resultView, report.resultContent, {force, bytes})
+    this.note(
+      `Wrote ${paths.length} file${paths.length === 1 ? '' : 's'} into ${dir} (manifest.json maps operations to files)`,
+    )
+    if (omittedOperations > 0) {
+      this.note(
+        `${omittedOperations} operations past the first ${MAX_OUT_OPERATIONS} got no files of their own: their lines are in result.json`,
+      )
+    }
+    return paths
   }
 }

@@ -13,6 +13,7 @@ import {
 } from '../../lib/market/job-list.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
+import {printable} from '../../lib/terminal-text.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 interface ListReport {
@@ -78,7 +79,8 @@ EXIT CODES
     const shown = page.jobs.length
     const range = shown === 0 ? 'none' : `${flags.offset + 1}-${flags.offset + shown}`
     this.note(`Jobs of ${wallet.address} on ${network} (${page.source}): ${range} of ${page.total}`)
-    for (const line of jobListRows(page.jobs)) this.say(line)
+    // The indexer is a remote party: its strings reach a terminal without control sequences.
+    for (const line of jobListRows(page.jobs)) this.say(printable(line, process.stdout))
     if (flags.offset + shown < page.total) this.note(`More: --offset ${flags.offset + shown}`)
     return {
       network,

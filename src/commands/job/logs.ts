@@ -11,6 +11,7 @@ import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
+import {printable} from '../../lib/terminal-text.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobLogs extends BaseCommand {
@@ -67,12 +68,13 @@ EXIT CODES
     const job = parseAddress(args.job, 'the job')
     const sinceMs = flags.since === undefined ? undefined : parseSince(flags.since)
     const json = this.jsonEnabled()
-    const note = (line: string) => this.note(line)
+    // Notices carry what the node says: stripped of control sequences on a terminal.
+    const note = (line: string) => this.note(printable(line, process.stderr))
     const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
     // Lines are written as they come (not through `say`, which buffers nothing but formats for one document).
     const line = json
-      ? (entry: LogLine) => process.stdout.write(`${JSON.stringify(entry)}\n`)
-      : (entry: LogLine) => process.stdout.write(`${entry.line}\n`)
+      ? (entry: LogLine) => writeLine(JSON.stringify(entry))
+      : (entry: LogLine) => writeLine(printable(entry.line, process.stdout))
     const end = await interruptible((signal) =>
       jobLogs(net, job, {
         follow: flags.follow,
@@ -95,4 +97,19 @@ EXIT CODES
     }
     if (failure) throw failure
   }
+}
+
+/** Resolves once stdout drained; shared by every line written meanwhile (one listener, not one per line). */
+let drained: Promise<void> | null = null
+
+/** Writes a line to stdout; while stdout is full, returns a promise of its drain, so the node's socket waits. */
+function writeLine(text: string): void | Promise<void> {
+  if (process.stdout.write(`${text}\n`)) return
+  drained ??= new Promise<void>((resolve) =>
+    process.stdout.once('drain', () => {
+      drained = null
+      resolve()
+    }),
+  )
+  return drained
 }

@@ -38,6 +38,7 @@ export default class SecretsDelete extends BaseCommand {
     const client = await connectSecrets({
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
+      allowUnboundLogin: flags['allow-unbound-login'],
       wallet: flags.wallet,
       note: (line) => this.note(line),
     })

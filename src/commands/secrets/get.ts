@@ -37,6 +37,7 @@ export default class SecretsGet extends BaseCommand {
     const client = await connectSecrets({
       network: flags.network as Network,
       secretsUrl: flags['secrets-url'],
+      allowUnboundLogin: flags['allow-unbound-login'],
       wallet: flags.wallet,
       note: (line) => this.note(line),
     })

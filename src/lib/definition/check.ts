@@ -64,11 +64,12 @@ export async function checkDefinitionText(text: string, file: string, options: C
   const {source} = parsed
   // zod is a fifth of what `gpunet job validate` would load: it loads only to explain a definition that fails.
   // Past the one nesting limit nothing else walks the value: the validator reports where it is too deep.
-  const deep = tooDeepAt(source.value) !== null
-  const result =
-    !deep && passesCompiledCheck(source.value)
-      ? {errors: undefined, success: true}
-      : (await import('./validate.js')).validateJobDefinition(source.value)
+  // A definition the compiled check passes is within the limit (it measures the free-form members).
+  const fast = passesCompiledCheck(source.value)
+  const deep = !fast && tooDeepAt(source.value) !== null
+  const result = fast
+    ? {errors: undefined, success: true}
+    : (await import('./validate.js')).validateJobDefinition(source.value)
   const lints = deep ? [] : lintJobDefinition(source.value)
   let errorIssues: DefinitionIssue[] = result.errors ?? []
   let network: NetworkVerdict | undefined

@@ -1,3 +1,4 @@
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
 import {matchesJobDefinitionSchema} from './fast-path/generated.js'
 import {type DefinitionIssue, makeIssue} from './issue.js'
 import {isObject} from './paths.js'
@@ -32,9 +33,41 @@ export function semanticIssues(value: unknown): DefinitionIssue[] {
 }
 
 /**
- * True when the definition keeps every rule, decided by the code compiled from the zod schema at build time,
- * without loading zod; false says only "go ask zod", which decides and explains.
+ * True when the definition keeps every rule, the nesting limit included, decided by the code compiled from the zod
+ * schema at build time, without loading zod; false says only "go ask zod", which decides and explains. The compiled
+ * code follows the schema, never the value's own depth, so it is safe on a value of any depth and runs first.
  */
 export function passesCompiledCheck(value: unknown): boolean {
-  return matchesJobDefinitionSchema(value) && semanticIssues(value).length === 0
+  return matchesJobDefinitionSchema(value) && freeFormWithinLimit(value) && semanticIssues(value).length === 0
+}
+
+/**
+ * Where a definition of the schema's shape holds values of any shape, and at what depth (the definition is 1):
+ * `meta`'s members (meta is a loose object, at 2) and each health check's `body` (ops[].args.expose[]
+ * .health_checks[].body). Everywhere else the schema itself bounds the depth (at 9), far below the limit, so a
+ * definition the compiled check passed needs only these measured. test/lib/definition/nesting.test.ts reads the
+ * schema's free-form places from its JSON Schema and fails when this list misses one.
+ */
+export const FREE_FORM_PLACES = [
+  {path: 'meta', depth: 2},
+  {path: 'ops[].args.expose[].health_checks[].body', depth: 9},
+] as const
+
+/** The free-form values of a definition that passed the compiled check nest within the one limit. */
+function freeFormWithinLimit(value: unknown): boolean {
+  const definition = value as {
+    meta?: unknown
+    ops: {args: {expose?: unknown}}[]
+  }
+  if (tooDeepAt(definition.meta, MAX_NESTING_DEPTH - 1) !== null) return false
+  for (const op of definition.ops) {
+    const expose = op.args.expose
+    if (!Array.isArray(expose)) continue
+    for (const port of expose as {health_checks?: {body?: unknown}[]}[]) {
+      for (const check of port.health_checks ?? []) {
+        if (check.body !== undefined && tooDeepAt(check.body, MAX_NESTING_DEPTH - 8) !== null) return false
+      }
+    }
+  }
+  return true
 }

@@ -1,4 +1,3 @@
-import {tooDeepAt} from '../nesting.js'
 import type {JobDefinition} from './schema.js'
 import {passesCompiledCheck} from './semantic.js'
 import type {ValidationResult} from './validate.js'
@@ -8,6 +7,6 @@ import type {ValidationResult} from './validate.js'
  * command's start) only for a definition the compiled check refuses, as `checkDefinitionText` does.
  */
 export async function specVerdict(value: unknown): Promise<ValidationResult> {
-  if (tooDeepAt(value) === null && passesCompiledCheck(value)) return {success: true, data: value as JobDefinition}
+  if (passesCompiledCheck(value)) return {success: true, data: value as JobDefinition}
   return (await import('./validate.js')).validateJobDefinition(value)
 }

@@ -2,7 +2,8 @@
  * The content store client: uploads through an IPFS HTTP API (`POST /api/v0/add`) or a pinning service
  * (`POST /pinning/pinFileToIPFS` with a JWT), reads through a gateway (`GET <gateway>/ipfs/<cid>`). Every upload is
  * checked against the CIDv0 computed locally from the same bytes: nodes fetch by that CID, so a store that answers
- * another one is refused before anything is posted.
+ * another one is refused before anything is posted. Every read is capped in bytes and, for a CIDv0 (every CID the
+ * chain holds), checked the same way: a gateway is a stranger, and what it answers must be the bytes of the CID.
  */
 // Before undici: see builtin-fetch-first.ts.
 import '../builtin-fetch-first.js'
@@ -13,6 +14,11 @@ import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '.
 import {computeCidV0} from './cid.js'
 
 const UPLOAD_TIMEOUT_MS = 120_000
+
+/** The most bytes a read takes unless told otherwise: the `maxContentBytes` setting's default (64 MiB). */
+export const DEFAULT_MAX_CONTENT_BYTES = 64 * 1024 * 1024
+
+const CID_V0 = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 
 /** Where definitions go: an upload returns the CID the store computed for the bytes. */
 export interface Uploader {
@@ -67,6 +73,8 @@ export class ContentClient {
     /** The error saying how to configure an upload, thrown by `add` when none is. */
     private readonly noUploader: () => GpunetError = () =>
       new GpunetError('content_store_missing', 'no content store is configured', {exitCode: ExitCode.USAGE}),
+    /** The most bytes a read takes (the `maxContentBytes` setting). */
+    readonly maxBytes: number = DEFAULT_MAX_CONTENT_BYTES,
   ) {}
 
   /** Where uploads go (for progress messages); the gateway when none is configured. */
@@ -100,17 +108,35 @@ export class ContentClient {
   }
 
   /**
-   * Downloads the content of a CID through the gateway. With `maxBytes`, a larger answer is dropped as soon as it
-   * passes the limit (exit 3, `content_too_large`), so a gateway serving endless bytes costs at most that much
-   * memory; `signal` ends the read early.
+   * Downloads the content of a CID through the gateway. An answer larger than `maxBytes` (the client's limit unless
+   * given) is dropped as soon as it passes it (exit 3, `content_too_large`), so a gateway serving endless bytes costs
+   * at most that much memory; the bytes of a CIDv0 must hash to it as `ipfs add` hashes a file (exit 5,
+   * `content_mismatch`, naming the gateway); `signal` ends the read early.
    */
   async get(cid: string, options: {maxBytes?: number; signal?: AbortSignal} = {}): Promise<Uint8Array> {
     const base = this.gatewayUrl.replace(/\/+$/, '')
     const path = /\/ipfs$/.test(base) ? `/${cid}` : `/ipfs/${cid}`
     const res = await storeRequest(base, path, {method: 'GET'}, options.signal)
-    if (options.maxBytes === undefined) return new Uint8Array(await res.arrayBuffer())
-    return readAtMost(res, options.maxBytes, cid)
+    const bytes = await readAtMost(res, options.maxBytes ?? this.maxBytes, cid)
+    if (CID_V0.test(cid)) {
+      const actual = computeCidV0(bytes).cid
+      if (actual !== cid) throw contentMismatch(`${new URL(base).origin}${new URL(base).pathname}`, cid, actual)
+    }
+    return bytes
   }
+}
+
+/** The error for a gateway that answered other bytes than the CID's. */
+function contentMismatch(gateway: string, cid: string, actual: string): GpunetError {
+  return new GpunetError(
+    'content_mismatch',
+    `the gateway ${gateway} answered other content for ${cid} (its bytes are ${actual}): refused`,
+    {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: `the bytes of a CID hash to it; use another gateway (GPUNET_IPFS_GATEWAY or \`gpunet config set ipfsGateway URL\`)`,
+      fields: {cid, answered: actual, gateway},
+    },
+  )
 }
 
 /** The body of `res`, refused once it passes `maxBytes` (by its Content-Length, or while it streams). */
@@ -118,6 +144,8 @@ async function readAtMost(res: Response, maxBytes: number, cid: string): Promise
   const tooLarge = () =>
     new GpunetError('content_too_large', `the content of ${cid} is larger than ${maxBytes} bytes`, {
       exitCode: ExitCode.INVALID_INPUT,
+      hint: 'raise the limit with GPUNET_MAX_CONTENT_BYTES or `gpunet config set maxContentBytes BYTES`',
+      fields: {cid, maxBytes},
     })
   if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
     await res.body?.cancel()

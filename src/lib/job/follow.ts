@@ -13,6 +13,7 @@ import {outcomeText, type JobOutcome} from '../market/report.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
 import type {Network} from '../network.js'
 import {startProgress} from '../progress.js'
+import {printable} from '../terminal-text.js'
 import type {Wallet} from '../wallet.js'
 import {jobLogs} from './logs.js'
 import {interruptible, stopExitCode} from './stop-signals.js'
@@ -178,12 +179,12 @@ export async function waitForJob(
         pollMs: 250,
         wallet: options.logs.wallet,
         signal: stopLogs.signal,
-        line: (entry) => progress.print(`[${entry.op ?? 'job'}] ${entry.line}`),
+        line: (entry) => progress.print(printable(`[${entry.op ?? 'job'}] ${entry.line}`, process.stderr)),
         notice: (text) => {
-          if (text.startsWith('[node]')) progress.print(text)
+          if (text.startsWith('[node]') || text.startsWith('Skipped')) progress.print(printable(text, process.stderr))
         },
       }).catch((error: Error) => {
-        if (!stopLogs.signal.aborted) progress.print(`(no live lines: ${error.message})`)
+        if (!stopLogs.signal.aborted) progress.print(printable(`(no live lines: ${error.message})`, process.stderr))
       })
     : null
   try {

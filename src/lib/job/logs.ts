@@ -4,7 +4,6 @@
  * lines go to `line`; what the node says of the job, and gpunet's own notices, go to `notice`.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
-import {stripVTControlCharacters} from 'node:util'
 
 import type {PublicKey} from '@solana/web3.js'
 
@@ -34,7 +33,11 @@ export interface JobLogsOptions {
   sinceMs?: number
   /** The poster's wallet, which signs the node API's header; loaded only for a running job. */
   wallet: () => Promise<Wallet>
-  line: (line: LogLine) => void
+  /**
+   * Takes one line; a promise returned says the reader is full: the node's socket is paused until it settles, so
+   * a reader that does not read holds the node back instead of filling memory.
+   */
+  line: (line: LogLine) => void | Promise<void>
   notice: (text: string) => void
   /** Aborted on Ctrl+C. */
   signal?: AbortSignal
@@ -79,9 +82,10 @@ export class ReplayFilter {
 
   /** True when the entry was handed on before. */
   replayed(entry: {seq?: unknown; timestamp: number}): boolean {
-    if (typeof entry.seq === 'number') {
-      if (entry.seq <= this.lastSeq) return true
-      this.lastSeq = entry.seq
+    if (Number.isSafeInteger(entry.seq)) {
+      const seq = entry.seq as number
+      if (seq <= this.lastSeq) return true
+      this.lastSeq = seq
       return false
     }
     if (entry.timestamp < this.lastTime) return true
@@ -119,7 +123,7 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
     lines++
     if (line.op) seenOps.add(line.op)
     else sawUnnamedLines = true
-    options.line(line)
+    return options.line(line)
   }
   if (view.status === 'RUNNING') {
     await streamFromNode(net, view, {...options, line: counted})
@@ -143,7 +147,7 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
     for (const entry of op.logs) {
       const time = entry.time ?? report.endedAt ?? new Date(0).toISOString()
       if (options.sinceMs !== undefined && Date.parse(time) < options.sinceMs) continue
-      counted({op: op.id, stream: entry.stream, time, line: entry.line.replace(/\r?\n$/, '')})
+      await counted({op: op.id, stream: entry.stream, time, line: entry.line.replace(/\r?\n$/, '')})
     }
   }
   return {view, report, lines}
@@ -214,24 +218,50 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   let refusal: string | null = null
   let warnedOp = false
 
+  let skipped = 0
+  const badFrame = (why: string) => {
+    // The first says why; a node sending nothing but bad frames is summed up once at the end.
+    if (++skipped === 1) options.notice(`Skipped a frame from the node: ${why}`)
+  }
+  // While the reader is full the socket is paused, and the stream counts as busy, not quiet.
+  let paused = false
+  const hold = (wait: void | Promise<void>) => {
+    // A sink typed to return nothing may still return a write's boolean: only a promise says it is full.
+    if (!(wait instanceof Promise) || paused) return
+    paused = true
+    current?.pause()
+    const resume = () => {
+      paused = false
+      lastFrameAt = Date.now()
+      current?.resume()
+    }
+    void wait.then(resume, resume)
+  }
   const onFrame = (frame: string, data: unknown) => {
     lastFrameAt = Date.now()
-    if (frame === 'flog') flogEntry(data as FlogEntry)
-    else if (frame === 'log') logEntry(data as NodeLogEntry)
+    if (frame !== 'flog' && frame !== 'log') return
+    const entry = data as Partial<FlogEntry & NodeLogEntry> | null
+    if (typeof entry !== 'object' || entry === null) return badFrame(`its ${frame} entry is not an object`)
+    if (!isTime(entry.timestamp)) {
+      return badFrame(`its timestamp ${JSON.stringify(entry.timestamp ?? null).slice(0, 40)} is not a time`)
+    }
+    if (frame === 'flog') flogEntry(entry as FlogEntry)
+    else logEntry(entry as NodeLogEntry)
   }
   const wanted = (timestamp: number) => options.sinceMs === undefined || timestamp >= options.sinceMs
   const flogEntry = (entry: FlogEntry) => {
-    if (typeof entry?.timestamp !== 'number' || replay.replayed(entry) || !wanted(entry.timestamp)) return
-    const text = typeof entry.message === 'string' ? entry.message : JSON.stringify(entry.message)
+    if (replay.replayed(entry) || !wanted(entry.timestamp)) return
+    const text = typeof entry.message === 'string' ? entry.message : JSON.stringify(entry.message ?? null)
     if (entry.type !== 'container') return options.notice(`[node] ${text}`)
-    if (options.op !== undefined && entry.opId !== options.op) return
+    const op = typeof entry.opId === 'string' ? entry.opId : null
+    if (options.op !== undefined && op !== options.op) return
     const stream = entry.stream === 'stdout' || entry.stream === 'stderr' ? entry.stream : null
-    options.line({op: entry.opId, stream, time: new Date(entry.timestamp).toISOString(), line: text})
+    hold(options.line({op, stream, time: new Date(entry.timestamp).toISOString(), line: text}))
   }
   const logEntry = (entry: NodeLogEntry) => {
-    if (typeof entry?.timestamp !== 'number' || replay.replayed(entry) || !wanted(entry.timestamp)) return
+    if (replay.replayed(entry) || !wanted(entry.timestamp)) return
     // A `/log` line ends with its newline, as the network's nodes send it (a node that leaves it out is read alike).
-    const text = stripVTControlCharacters(String(entry.log ?? '')).replace(/\r?\n$/, '')
+    const text = String(entry.log ?? '').replace(/\r?\n$/, '')
     if (entry.type !== 'log') {
       if (PROGRESS_TYPES.has(entry.type)) options.notice(`[node] ${text}`)
       return
@@ -240,12 +270,13 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
       warnedOp = true
       options.notice("The node's /log stream does not say which operation a line is from: --op cannot apply to it")
     }
-    options.line({op: null, stream: null, time: new Date(entry.timestamp).toISOString(), line: text})
+    hold(options.line({op: null, stream: null, time: new Date(entry.timestamp).toISOString(), line: text}))
   }
 
   // Decides when to stop: the job ended on chain and the stream went quiet, or (without --follow) the history
   // is read. Checked often, so the last line is not held back.
   const watch = setInterval(() => {
+    if (paused && !options.signal?.aborted) return
     const now = Date.now()
     const done = options.follow
       ? endedAt !== null && (now - Math.max(lastFrameAt, endedAt) >= DRAIN_QUIET_MS || now - endedAt >= DRAIN_MAX_MS)
@@ -273,7 +304,8 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
         address: wallet.address,
         ...(path === '/flog' && options.op ? {opId: options.op} : {}),
       }
-      current = subscribe(base, {path, header, body}, onFrame)
+      current = subscribe(base, {path, header, body}, onFrame, badFrame)
+      if (paused) current.pause()
       const end = await current.ended
       current = null
       if (stopping) break
@@ -302,6 +334,7 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     clearInterval(watch)
     stopWatching.abort()
   }
+  if (skipped > 1) options.notice(`Skipped ${skipped} frames from the node in all`)
   if (options.signal?.aborted) throw interrupted(options.signal)
   if (refusal !== null) {
     throw new GpunetError('node_api_refused', `the node API refused to stream job ${job}: ${refusal}`, {
@@ -309,6 +342,11 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
       hint: "the node checks the job poster's signature: use the wallet that posted the job (--wallet)",
     })
   }
+}
+
+/** Whether a frame's timestamp is a time in unix ms that a Date can hold (±8.64e15), as ISO text needs. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15
 }
 
 /** Types of the node's `/log` entries worth showing besides container lines. */

@@ -19,7 +19,13 @@ const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job 
  */
 export async function checkSecretsStored(
   definition: unknown,
-  options: {network: Network; secretsUrl?: string; wallet?: string; note: (line: string) => void},
+  options: {
+    network: Network
+    secretsUrl?: string
+    wallet?: string
+    allowUnboundLogin?: boolean
+    note: (line: string) => void
+  },
 ): Promise<string[]> {
   const names = findSecretReferences(definition)
   if (names.length === 0) return []

@@ -7,7 +7,7 @@
 import {type Connection, PublicKey} from '@solana/web3.js'
 
 import {configFile} from '../config.js'
-import {ContentClient, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
+import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
@@ -33,6 +33,7 @@ export const SETTINGS = {
   rewardsProgram: {key: 'rewardsProgram', env: 'GPUNET_REWARDS_PROGRAM'},
   nodeApiUrl: {key: 'nodeApiUrl', env: 'GPUNET_NODE_API_URL'},
   indexerUrl: {key: 'indexerUrl', env: 'GPUNET_INDEXER_URL'},
+  maxContentBytes: {key: 'maxContentBytes', env: 'GPUNET_MAX_CONTENT_BYTES'},
 } as const satisfies Record<string, Setting>
 
 /** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
@@ -199,7 +200,24 @@ function contentClient(
       ? new IpfsApiUploader(trimUrl(apiUrl))
       : null
   const gateway = value(SETTINGS.ipfsGateway) ?? apiUrl ?? presetGateway
-  return new ContentClient(uploader, trimUrl(gateway), () => missingContentStore(network, env))
+  const maxBytes = value(SETTINGS.maxContentBytes)
+  return new ContentClient(
+    uploader,
+    trimUrl(gateway),
+    () => missingContentStore(network, env),
+    maxBytes === undefined ? DEFAULT_MAX_CONTENT_BYTES : parseByteCount(maxBytes),
+  )
+}
+
+/** A byte count setting: a whole number of bytes, at least 1 KiB; a usage error otherwise. */
+function parseByteCount(text: string): number {
+  const bytes = /^\d{4,15}$/.test(text) ? Number(text) : NaN
+  if (bytes >= 1024) return bytes
+  throw new GpunetError(
+    'invalid_setting',
+    `${SETTINGS.maxContentBytes.env} (maxContentBytes) must be a whole number of bytes, at least 1024, not "${text}"`,
+    {exitCode: ExitCode.USAGE},
+  )
 }
 
 function missingContentStore(network: Network, env: NodeJS.ProcessEnv): GpunetError {

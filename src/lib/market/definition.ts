@@ -2,6 +2,7 @@
 import {readNetworkDefinition} from '../definition/network-form/read.js'
 import {specVerdict} from '../definition/spec-verdict.js'
 import {isGpunetError} from '../errors.js'
+import {assertNestingDepth} from '../nesting.js'
 import type {MarketNetwork} from './connect.js'
 import type {ExposingDefinition} from './service-url.js'
 
@@ -16,6 +17,8 @@ export async function fetchDefinition(
 ): Promise<ExposingDefinition | null> {
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(await net.content().get(cid)))
+    // Past the limit no walk of it (the network's validator, a clone) is safe: refused before any.
+    assertNestingDepth(value, `the job's definition ${cid}`)
     const read = readNetworkDefinition(value)
     if (read.ok) return read.document
     const spec = await specVerdict(value)
@@ -23,6 +26,8 @@ export async function fetchDefinition(
     note(`the job's definition ${cid} is not a valid job definition: no service URLs shown`)
   } catch (error) {
     if (!isGpunetError(error) && !(error instanceof SyntaxError)) throw error
+    // A gateway that answers other bytes than the CID's is lying: nothing it serves is believed.
+    if (isGpunetError(error) && error.code === 'content_mismatch') throw error
     note(`cannot read the job's definition ${cid}: ${error.message}`)
   }
   return null

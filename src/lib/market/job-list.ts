@@ -17,7 +17,7 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
 } from './accounts.js'
 import {type AmountJson, amountJson} from './amounts.js'
-import {alignedColumns, amountText} from './report.js'
+import {alignedColumns, amountText, isoTime} from './report.js'
 import type {MarketNetwork} from './connect.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import {TOKEN_DECIMALS} from './networks.js'
@@ -106,7 +106,7 @@ export function listedJob(job: IndexedJob, nowSeconds: number): ListedJob {
     state: job.state,
     market: job.market,
     node: job.node,
-    startedAt: started === null ? null : new Date(started * 1000).toISOString(),
+    startedAt: started === null ? null : isoTime(started),
     durationSeconds: duration,
     cost: amountJson(BigInt(job.price) * billed, TOKEN_DECIMALS, 'token'),
     definition: job.ipfsJob,
@@ -194,7 +194,17 @@ function normalized(value: unknown): IndexedJob | null {
   const state = typeof job.state === 'number' ? STATE_NUMBERS[job.state] : (job.state as IndexedJobState)
   if (typeof job.address !== 'string' || !JOB_LIST_STATES.includes(state as IndexedJobState)) return null
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null)
-  const seconds = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) || 0 : 0)
+  // An indexer is a stranger: a time or price that is no whole number counts as none.
+  const seconds = (v: unknown) => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : 0
+    return Number.isFinite(n) ? n : 0
+  }
+  const price =
+    typeof job.price === 'number' && Number.isSafeInteger(job.price) && job.price >= 0
+      ? String(job.price)
+      : typeof job.price === 'string' && /^\d{1,30}$/.test(job.price)
+        ? job.price
+        : '0'
   return {
     address: job.address,
     state: state as IndexedJobState,
@@ -202,7 +212,7 @@ function normalized(value: unknown): IndexedJob | null {
     node: text(job.node),
     project: text(job.project) ?? text(job.poster) ?? '',
     payer: text(job.payer) ?? '',
-    price: String(typeof job.price === 'number' || typeof job.price === 'string' ? job.price : 0),
+    price,
     timeout: seconds(job.timeout),
     timeStart: seconds(job.timeStart),
     timeEnd: seconds(job.timeEnd),

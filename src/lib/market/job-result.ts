@@ -2,6 +2,7 @@ import type {ExposingDefinition} from './service-url.js'
 import type {ContentClient} from '../ipfs/client.js'
 import type {MarketNetwork} from './connect.js'
 import type {JobView} from './jobs.js'
+import {tooDeepAt} from '../nesting.js'
 import {type ResultView, resultView} from '../result-view.js'
 import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText} from './report.js'
 
@@ -16,23 +17,38 @@ export interface ResultFields extends JobOutcome {
 /** A job as `gpunet job get --json` shows it: status, node, times, cost, service URLs and, once done, its result. */
 export type JobInfo = JobReport & ResultFields
 
-/** A job's report with its result; the caller passes the definition it fetched (to wait or note), so it is read once. */
+/**
+ * A job's report with its result; the caller passes the definition it fetched (to wait or note), so it is read once.
+ * `keepBytes` receives the result's bytes as stored (for `--out`, which writes them exactly).
+ */
 export async function jobInfo(
   net: MarketNetwork,
   view: JobView,
   definition: ExposingDefinition | null,
+  keepBytes?: (bytes: Uint8Array) => void,
 ): Promise<JobInfo> {
   const report = jobReport(net.name, view, definition, net, Date.now() / 1000)
-  return {...report, ...(await readResult(net.content(), report))}
+  return {...report, ...(await readResult(net.content(), report, keepBytes))}
 }
 
-/** Reads a job's result from the content store once it has one; all null before. */
-export async function readResult(content: ContentClient, report: Pick<JobReport, 'result'>): Promise<ResultFields> {
+/**
+ * Reads a job's result from the content store once it has one; all null before. The read is capped and checked
+ * against the CID (ContentClient.get); a document nested past the limit is kept as text, as one that is no JSON is,
+ * so no walk of it can overflow the stack.
+ */
+export async function readResult(
+  content: ContentClient,
+  report: Pick<JobReport, 'result'>,
+  keepBytes?: (bytes: Uint8Array) => void,
+): Promise<ResultFields> {
   if (!report.result) return {outcome: null, failure: null, resultView: null, resultContent: null}
-  const text = new TextDecoder().decode(await content.get(report.result))
+  const bytes = await content.get(report.result)
+  keepBytes?.(bytes)
+  const text = new TextDecoder().decode(bytes)
   let resultContent: unknown = text
   try {
-    resultContent = JSON.parse(text) as unknown
+    const parsed = JSON.parse(text) as unknown
+    if (tooDeepAt(parsed) === null) resultContent = parsed
   } catch {
     // Not JSON (a result from another kind of node): shown as text.
   }

@@ -80,9 +80,9 @@ function runOf(info: AccountInfo<Buffer>, programId: PublicKey, job: PublicKey):
   try {
     const run = decodeRunAccount(info.data)
     return run.job.equals(job) ? run : null
-  } catch (error) {
-    if ((error as AccountDecodeError).name === 'AccountDecodeError') return null
-    throw error
+  } catch {
+    // Not a run (another account, or one cut short): none of this job's.
+    return null
   }
 }
 
@@ -113,7 +113,11 @@ export async function findRuns(
   job: PublicKey,
 ): Promise<Array<RunAccount & {address: PublicKey}>> {
   const accounts = await rpcCall(connection, () => connection.getProgramAccounts(programId, {filters: runFilters(job)}))
-  const runs = accounts.map(({pubkey, account}) => ({...decodeRunAccount(account.data), address: pubkey}))
+  // What the RPC node answers is checked again: an account cut short, or another job's run, is none of these.
+  const runs = accounts.flatMap(({pubkey, account}) => {
+    const run = runOf(account, programId, job)
+    return run ? [{...run, address: pubkey}] : []
+  })
   return runs.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
 }
 
@@ -157,6 +161,11 @@ function decodeInfo<T>(
     return decode(info.data)
   } catch (error) {
     if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
-    throw error
+    // The program's own account, yet no readable one (cut short): what the RPC node answered is wrong.
+    throw new GpunetError(
+      'account_unreadable',
+      `the RPC node answered an account at ${address.toBase58()} that is no readable ${what}: ${(error as Error).message}`,
+      {exitCode: ExitCode.UNAVAILABLE, hint: 'try another RPC node (--rpc)', fields: {[what]: address.toBase58()}},
+    )
   }
 }

@@ -65,8 +65,8 @@ export function jobReport(
     totalPrice: tokens(job.price * job.timeout),
     serviceUrls: definition && live ? serviceUrls(network, view.address.toBase58(), definition, hosts) : [],
     node: run ? run.node.toBase58() : job.node.equals(PublicKey.default) ? null : job.node.toBase58(),
-    startedAt: started === null ? null : iso(started),
-    endedAt: ended === null ? null : iso(ended),
+    startedAt: started === null ? null : isoTime(started),
+    endedAt: ended === null ? null : isoTime(ended),
     durationSeconds: elapsed === null ? null : Number(elapsed),
     costSoFar: tokens(job.price * billed),
     result: done,
@@ -108,8 +108,10 @@ export function jobRows(report: JobReport): [string, string | null][] {
   ]
 }
 
-function iso(seconds: bigint): string {
-  return new Date(Number(seconds) * 1000).toISOString()
+/** ISO text of unix seconds; null for a time no Date holds (an account or an indexer answer with garbage in it). */
+export function isoTime(seconds: bigint | number): string | null {
+  const ms = Number(seconds) * 1000
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : null
 }
 
 /** How a done job went, from its result document: the chain says COMPLETED whether its operations passed or not. */

@@ -15,6 +15,11 @@ export interface SecretsClientOptions {
   job?: string
   /** Where tokens are cached; `null` disables caching. */
   cache?: TokenCache | null
+  /**
+   * Sign the unbound `service_secret_` message for a service that names no host of its own in /health
+   * (`--allow-unbound-login`): its signature logs in at any other service of the same owner, so never by default.
+   */
+  allowUnboundLogin?: boolean
 }
 
 /** Talks to a secrets service: logs in with the wallet's signature when needed and keeps the token cached. */
@@ -79,26 +84,33 @@ export class SecretsClient {
   }
 
   /**
-   * `loginPrefix`, or the message bound to this service when its /health document lists the host of our URL
-   * (`{"login": {"hosts": ["name:port"]}}`): a signature of it logs in to no other service.
+   * The network's message for the network's own services (`loginPrefix`); else the message bound to this service
+   * when its /health document lists the host of our URL (`{"login": {"hosts": ["name:port"]}}`): a signature of it
+   * logs in to no other service. The unbound spec message only when the user asked for it (allowUnboundLogin).
    */
   private async choosePrefix(): Promise<string> {
     const prefix = loginPrefix(this.url)
     if (prefix !== SPEC_PREFIX) return prefix
     const host = new URL(this.url).host.toLowerCase()
+    // An unreachable service fails here as it would at login (exit 5).
+    const response = await this.send('GET', '/health')
+    let why: string
     try {
-      const response = await httpFetch(`${this.url}/health`, {headers: {accept: 'application/json'}})
       // Read only a small document whose size is announced: a health document is a few hundred bytes.
       if (!response.ok || !(Number(response.headers.get('content-length')) <= 64 * 1024)) {
         await response.body?.cancel()
-        return prefix
+        why = `its /health answered ${response.status}${response.ok ? ' with no document of announced size' : ''}`
+      } else {
+        const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
+        if (Array.isArray(hosts) && hosts.includes(host)) return boundLoginPrefix(host)
+        why = `its /health does not list ${host} among the hosts it takes logins for`
       }
-      const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
-      return Array.isArray(hosts) && hosts.includes(host) ? boundLoginPrefix(host) : prefix
     } catch {
-      // No health document (another implementation, a proxy's page): the spec's message.
-      return prefix
+      // Not a JSON document (another implementation, a proxy's page): no bound message.
+      why = 'its /health answered no JSON document'
     }
+    if (this.options.allowUnboundLogin) return prefix
+    throw unboundLoginRefused(this.url, why)
   }
 
   private cacheKey(): string {
@@ -137,19 +149,44 @@ export class SecretsClient {
   }
 }
 
-/** The host names of the networks' own secrets services. */
-const NETWORK_SECRETS_HOSTS = new Set(
-  Object.values(NETWORK_PRESETS).flatMap((p) => (p.secretsUrl ? [new URL(p.secretsUrl).hostname] : [])),
+/** The networks' own secrets services, as `hostname:port`: reached over https only, at the preset's port. */
+const NETWORK_SECRETS_SERVICES = new Set(
+  Object.values(NETWORK_PRESETS).flatMap((p) => (p.secretsUrl ? [httpsService(p.secretsUrl)] : [])),
 )
+
+/** `hostname:port` of an https URL (443 when it names none), without a trailing dot; null for any other scheme. */
+function httpsService(url: string): string | null {
+  const parsed = new URL(url)
+  if (parsed.protocol !== 'https:') return null
+  return `${parsed.hostname.toLowerCase().replace(/\.$/, '')}:${parsed.port || '443'}`
+}
 
 /**
  * The login message's prefix for a service: the network's `nosana_secret_` only for the network's own services,
- * since they keep no record of used signatures and that message names no service, so a signature
- * sent anywhere else could be replayed there; the spec's `service_secret_` everywhere else (docs/secrets.md).
+ * over https at their port, since they keep no record of used signatures and that message names no service, so a
+ * signature sent anywhere else (or readable on the way, over plain http) could be replayed there; the spec's
+ * `service_secret_` everywhere else (docs/secrets.md).
  */
 export function loginPrefix(url: string): string {
-  const hostname = new URL(url).hostname.toLowerCase().replace(/\.$/, '')
-  return NETWORK_SECRETS_HOSTS.has(hostname) ? NETWORK_PREFIX : SPEC_PREFIX
+  const service = httpsService(url)
+  return service !== null && NETWORK_SECRETS_SERVICES.has(service) ? NETWORK_PREFIX : SPEC_PREFIX
+}
+
+/** The error for a service that offers no bound login message, when the user did not allow the unbound one. */
+function unboundLoginRefused(url: string, why: string): GpunetError {
+  return new GpunetError(
+    'unbound_login_refused',
+    `not logging in to the secrets service at ${url}: ${why}, so it offers no login message bound to it, and a ` +
+      'signature of the unbound `service_secret_<time>` message would log in as you at any other secrets service ' +
+      'that takes it, for as long as that time is accepted',
+    {
+      exitCode: ExitCode.DENIED,
+      hint:
+        'if you trust this service and no other one could be handed the signature, pass --allow-unbound-login; ' +
+        '`gpunet secrets serve` advertises the host it listens on and needs no such flag',
+      fields: {url},
+    },
+  )
 }
 
 const [SPEC_PREFIX, NETWORK_PREFIX] = LOGIN_PREFIXES

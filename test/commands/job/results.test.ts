@@ -234,14 +234,16 @@ describe('gpunet job get: results in every format (stand-in devnet)', function (
       readdirSync(out).sort(),
       [
         '__escape_train.stdout.log',
+        'manifest.json',
         'prepare.results.json',
         'prepare.stderr.log',
         'prepare.stdout.log',
         'result.json',
       ].sort(),
     )
-    assert.equal(report.files?.length, 5)
-    assert.deepEqual(JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')), FLOW_STATE)
+    assert.equal(report.files?.length, 6)
+    // The bytes as stored, not the document printed again.
+    assert.equal(readFileSync(join(out, 'result.json'), 'utf8'), JSON.stringify(FLOW_STATE))
     assert.equal(readFileSync(join(out, 'prepare.stdout.log'), 'utf8'), 'downloading weights\n')
     assert.deepEqual(JSON.parse(readFileSync(join(out, 'prepare.results.json'), 'utf8')), {checksum: 'abc123'})
     assert.equal(existsSync(join(box.dir, 'escape')), false, 'nothing outside DIR')

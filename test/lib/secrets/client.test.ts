@@ -64,6 +64,26 @@ describe('SecretsClient', () => {
     )
   })
 
+  it("keeps a job's token apart from its wallet's own in one cache: each reads what it may, either order", async () => {
+    const cache = new TokenCache(join(dir.dir, 'job-tokens.json'))
+    const poster = newWallet()
+    const node = newWallet()
+    const job = newAddress()
+    await new SecretsClient({url: s.url, wallet: poster, cache: null}).set({USED: 'u'})
+    authority.run(job, {
+      node: node.address,
+      poster: poster.address,
+      definition: {ops: [{args: {cmd: ['%%secrets.USED%%']}}]},
+    })
+    // The node's own secrets, through the cache: its owner token is cached under its URL and address.
+    await new SecretsClient({url: s.url, wallet: node, cache}).set({OWN: 'mine'})
+    assert.deepEqual(await new SecretsClient({url: s.url, wallet: node, job, cache}).list(), {USED: 'u'})
+    assert.deepEqual(await new SecretsClient({url: s.url, wallet: node, cache}).list(), {OWN: 'mine'})
+    const other = newAddress()
+    authority.run(other, {node: node.address, poster: poster.address, definition: {ops: []}})
+    assert.deepEqual(await new SecretsClient({url: s.url, wallet: node, job: other, cache}).list(), {})
+  })
+
   it('maps refusals to exit codes: 7 unknown name or job, 3 bad input', async () => {
     const client = new SecretsClient({url: s.url, wallet: newWallet(), cache: null})
     await assert.rejects(client.delete('MISSING'), (error) => isGpunetError(error) && error.exitCode === 7)
@@ -79,10 +99,13 @@ describe('SecretsClient', () => {
 describe('SecretsClient over the shared HTTP client', () => {
   // A stand-in service: logins get a token; `secrets` decides the answers to /secrets.
   const standIn =
-    (secrets: (req: IncomingMessage, res: ServerResponse, count: number) => void) =>
+    (
+      secrets: (req: IncomingMessage, res: ServerResponse, count: number) => void,
+      // Another implementation by default: no health document, so no bound login message.
+      health: (res: ServerResponse) => void = (res) => res.writeHead(404).end(),
+    ) =>
     (req: IncomingMessage, res: ServerResponse) => {
-      // Another implementation: no health document, so no bound login message.
-      if (req.url?.endsWith('/health')) return void res.writeHead(404).end()
+      if (req.url?.endsWith('/health')) return void health(res)
       if (req.url?.endsWith('/login')) {
         res.setHeader('content-type', 'application/json').end(JSON.stringify({token: 'stand-in-token'}))
         return
@@ -113,7 +136,7 @@ describe('SecretsClient over the shared HTTP client', () => {
         else res.setHeader('content-type', 'application/json').end('{"A":"1"}')
       }),
     )
-    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null, allowUnboundLogin: true})
     assert.deepEqual(await client.list(), {A: '1'})
     assert.deepEqual(server.seen, ['GET /health', 'POST /login', 'GET /secrets', 'GET /secrets'])
     assert.ok(times[1]! - times[0]! >= 950, `waited ${times[1]! - times[0]!} ms`)
@@ -121,7 +144,7 @@ describe('SecretsClient over the shared HTTP client', () => {
 
   it('never stores twice: a 503 to a POST fails with exit 5 after one request', async () => {
     const server = await serve(standIn((_req, res) => res.writeHead(503).end()))
-    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null, allowUnboundLogin: true})
     await assert.rejects(
       client.set({A: '1'}),
       (error) => isGpunetError(error) && error.exitCode === 5 && /try again later/.test(error.hint ?? ''),
@@ -132,7 +155,7 @@ describe('SecretsClient over the shared HTTP client', () => {
   it('fails with exit 5 naming the timeout when the service never answers', async () => {
     await configureHttp({timeouts: {headersMs: 300}})
     const server = await serve(() => {})
-    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null})
+    const client = new SecretsClient({url: server.url, wallet: newWallet(), cache: null, allowUnboundLogin: true})
     await assert.rejects(
       client.list(),
       (error) =>
@@ -173,32 +196,82 @@ describe('SecretsClient over the shared HTTP client', () => {
     bound = new URL(advertising.url).host
     servers.push(proxy)
     await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
+      // Plain http, even to the network's own hosts: the unbound message, and only when asked for.
       for (const url of [
         'http://secrets.nosana.ci',
         'http://SECRETS.K8S.DEV.NOS.CI./',
         'http://secrets.nosana.ci.gpunet-test.invalid',
         'http://nosana.ci',
         local.url,
-        advertising.url,
       ])
-        await new SecretsClient({url, wallet, cache: null}).list()
+        await new SecretsClient({url, wallet, cache: null, allowUnboundLogin: true}).list()
+      await new SecretsClient({url: advertising.url, wallet, cache: null}).list()
     })
     assert.deepEqual(signed, [
-      'secrets.nosana.ci nosana_secret_',
-      'secrets.k8s.dev.nos.ci. nosana_secret_',
+      'secrets.nosana.ci service_secret_',
+      'secrets.k8s.dev.nos.ci. service_secret_',
       'secrets.nosana.ci.gpunet-test.invalid service_secret_',
       'nosana.ci service_secret_',
       `${new URL(local.url).host} service_secret_`,
       `${bound} gpunet_secret_${bound}_`,
     ])
-    assert.equal(loginPrefix('https://secrets.nosana.ci:443/'), 'nosana_secret_')
+  })
+
+  it("signs nosana_secret_ only over https at the network's port: not over http, not on another port", () => {
+    for (const url of [
+      'https://secrets.nosana.ci',
+      'https://secrets.nosana.ci:443/',
+      'https://SECRETS.K8S.DEV.NOS.CI./',
+    ])
+      assert.equal(loginPrefix(url), 'nosana_secret_', url)
+    for (const url of [
+      'http://secrets.nosana.ci',
+      'http://secrets.nosana.ci:443',
+      'http://secrets.k8s.dev.nos.ci:80',
+      'https://secrets.nosana.ci:8443',
+      'https://secrets.k8s.dev.nos.ci:444/',
+      'https://secrets.nosana.ci.evil.example',
+    ])
+      assert.equal(loginPrefix(url), 'service_secret_', url)
+  })
+
+  it('refuses to sign the unbound message for a service whose /health lists no host of its own, saying why', async () => {
+    const wallet = newWallet()
+    // Another service of the same owner would take a service_secret_ signature sent here.
+    const health = [
+      (res: ServerResponse) => res.writeHead(404).end(),
+      (res: ServerResponse) => res.setHeader('content-type', 'application/json').end('{"status":"ok"}'),
+      (res: ServerResponse) =>
+        res.setHeader('content-type', 'application/json').end('{"login":{"hosts":["other.example:443"]}}'),
+    ]
+    for (const [index, answer] of health.entries()) {
+      const server = await serve(
+        standIn((_req, res) => res.setHeader('content-type', 'application/json').end('{}'), answer),
+      )
+      await assert.rejects(
+        new SecretsClient({url: server.url, wallet, cache: null}).list(),
+        (error) =>
+          isGpunetError(error) &&
+          error.exitCode === 6 &&
+          error.code === 'unbound_login_refused' &&
+          /would log in as you at any other secrets service/.test(error.message) &&
+          /--allow-unbound-login/.test(error.hint ?? ''),
+        `health answer ${index}`,
+      )
+      assert.deepEqual(server.seen, ['GET /health'], 'nothing signed, nothing sent')
+    }
   })
 
   it('reaches a remote service through HTTP_PROXY', async () => {
     const proxy = await startProxy(standIn((_req, res) => res.setHeader('content-type', 'application/json').end('{}')))
     servers.push(proxy)
     await withProxyVariables({HTTP_PROXY: proxy.url}, async () => {
-      const client = new SecretsClient({url: 'http://secrets.gpunet-test.invalid', wallet: newWallet(), cache: null})
+      const client = new SecretsClient({
+        url: 'http://secrets.gpunet-test.invalid',
+        wallet: newWallet(),
+        cache: null,
+        allowUnboundLogin: true,
+      })
       assert.deepEqual(await client.list(), {})
     })
     assert.deepEqual(proxy.seen, [

@@ -73,6 +73,8 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
     },
     async getDefinition(cid) {
       let bytes: Uint8Array | null
+      const mismatch = () =>
+        new HttpError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
       const tooLarge = () =>
         new HttpError(
           403,
@@ -84,6 +86,8 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
         bytes = await options.readContent(cid, {maxBytes: MAX_DEFINITION_BYTES, signal})
       } catch (error) {
         if (error instanceof GpunetError && error.code === 'content_too_large') throw tooLarge()
+        // The content client checks the bytes against the CID itself: the same refusal as the check below.
+        if (error instanceof GpunetError && error.code === 'content_mismatch') throw mismatch()
         throw new HttpError(
           503,
           'content_store_unavailable',
@@ -93,8 +97,7 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
       }
       if (!bytes) throw new HttpError(404, 'definition_not_found', `the content store has no definition ${cid}`)
       if (bytes.byteLength > MAX_DEFINITION_BYTES) throw tooLarge()
-      if (computeCidV0(bytes).cid !== cid)
-        throw new HttpError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
+      if (computeCidV0(bytes).cid !== cid) throw mismatch()
       try {
         return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown
       } catch {

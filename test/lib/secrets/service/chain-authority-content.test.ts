@@ -81,6 +81,15 @@ describe('chain job authority: definitions from the content store', () => {
     assert.equal(atLimit.code, 'definition_mismatch')
   })
 
+  it('is 502 definition_mismatch when the content client itself refuses other bytes than the CID', async () => {
+    const refused = await refusal(
+      authority(async () => {
+        throw new GpunetError('content_mismatch', 'the gateway answered other content')
+      }).getDefinition(cid),
+    )
+    assert.deepEqual([refused.status, refused.code], [502, 'definition_mismatch'])
+  })
+
   it('is 403 for bytes that hash to the CID but are not JSON', async () => {
     const text = Buffer.from('not json at all')
     const notJson = await refusal(authority(async () => text).getDefinition(computeCidV0(text).cid))
