@@ -14,11 +14,12 @@ import {
   readConfig,
 } from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
+import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS} from './localnet/ids.js'
 import {SETTINGS} from './market/connect.js'
 import {NETWORK_PRESETS} from './market/networks.js'
 import {type Network, NETWORKS, settingSource} from './network.js'
 
-type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes'
+type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids'
 
 interface KeyInfo {
   env: string
@@ -47,6 +48,7 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
   indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
   maxContentBytes: {env: SETTINGS.maxContentBytes.env, kind: 'bytes'},
+  localnetIds: {env: IDS_SETTING.env, kind: 'ids'},
 }
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
@@ -122,6 +124,9 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
       return value
     case 'path':
       return isAbsolute(value) ? value : resolve(cwd, value)
+    case 'ids':
+      if (!isLocalnetIds(value)) throw bad(`must be one of ${LOCALNET_IDS.join(', ')}`)
+      return value
     case 'bytes':
       if (!/^\d{4,15}$/.test(value) || Number(value) < 1024) throw bad(`must be a number of bytes, at least 1024`)
       return value

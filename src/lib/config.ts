@@ -38,6 +38,8 @@ export interface NetworkConfig {
   indexerUrl?: string
   /** The most bytes a job's result or definition read from the gateway may have (default 64 MiB). */
   maxContentBytes?: string
+  /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
+  localnetIds?: string
 }
 
 /** A named profile: a network, and the settings and wallet to use on it. */

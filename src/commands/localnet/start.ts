@@ -6,12 +6,15 @@ import {
   contentArgs,
   contentMaxBytesFlag,
   dataDirFlag,
+  idsFlag,
+  idsInForce,
   nodeArgs,
   nodeFlags,
   nodeOptions,
   portFlag,
 } from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
+import type {LocalnetIds} from '../../lib/localnet/ids.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 
 export default class LocalnetStart extends BaseCommand {
@@ -33,6 +36,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     detach: Flags.boolean({char: 'd', description: 'start in the background and return once it answers'}),
     'data-dir': dataDirFlag,
     port: portFlag,
+    ids: idsFlag,
     'content-max-bytes': contentMaxBytesFlag,
     ...nodeFlags,
   }
@@ -40,30 +44,41 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
   async run(): Promise<LocalnetStatus | undefined> {
     const {flags} = await this.parse(LocalnetStart)
     const dataDir = flags['data-dir']
+    const ids = idsInForce(flags.ids)
     if (await runningLocalnet(dataDir)) {
       this.note(`A localnet already serves ${dataDir}.`)
-      return this.report(await localnetStatus(dataDir), 'running', flags)
+      return this.report(await localnetStatus(dataDir), 'running', flags, ids)
     }
     const startArgs = [...nodeArgs(flags), ...contentArgs(flags)]
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port, startArgs)
-      return this.report(await localnetStatus(dataDir), 'started in the background', flags)
+      await startInBackground(dataDir, flags.port, [...startArgs, ...(ids ? ['--ids', ids] : [])])
+      return this.report(await localnetStatus(dataDir), 'started in the background', flags, ids)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
     const contentMaxBytes = flags['content-max-bytes']
-    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs}, async () => {
+    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs, ids}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
-      else this.report(status, 'running', flags)
+      else this.report(status, 'running', flags, ids)
       this.note('Press Ctrl+C to stop; the chain is saved in the data directory.')
     })
     this.note('Localnet stopped.')
     return undefined
   }
 
-  private report(status: LocalnetStatus, state: string, flags: {'host-processes'?: boolean}): LocalnetStatus {
+  private report(
+    status: LocalnetStatus,
+    state: string,
+    flags: {'host-processes'?: boolean},
+    ids: LocalnetIds | undefined,
+  ): LocalnetStatus {
     this.say(`Localnet ${state} (pid ${status.pid})`)
     for (const line of statusLines(status)) this.say(line)
+    if (ids && status.ids && status.ids !== ids) {
+      this.note(
+        `Note: this chain was created with ${status.ids} ids and keeps them; ${ids} ids apply to a new chain (\`gpunet localnet reset --ids ${ids}\`).`,
+      )
+    }
     const note = runtimeNote(status, flags['host-processes'] ?? false)
     if (note) this.note(note)
     return status

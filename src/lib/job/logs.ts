@@ -117,9 +117,12 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
   }
   let lines = 0
   const seenOps = new Set<string>()
+  // `/log` names no operation, and streams every operation's lines: once it gave any, the result adds none.
+  let sawUnnamedLines = false
   const counted = (line: LogLine) => {
     lines++
     if (line.op) seenOps.add(line.op)
+    else sawUnnamedLines = true
     return options.line(line)
   }
   if (view.status === 'RUNNING') {
@@ -140,7 +143,7 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
   }
   // Operations the stream showed nothing of (it connected late, or not at all) come from the result.
   for (const op of result.ops) {
-    if (seenOps.has(op.id) || (options.op !== undefined && op.id !== options.op)) continue
+    if (sawUnnamedLines || seenOps.has(op.id) || (options.op !== undefined && op.id !== options.op)) continue
     for (const entry of op.logs) {
       const time = entry.time ?? report.endedAt ?? new Date(0).toISOString()
       if (options.sinceMs !== undefined && Date.parse(time) < options.sinceMs) continue
@@ -257,7 +260,8 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   }
   const logEntry = (entry: NodeLogEntry) => {
     if (replay.replayed(entry) || !wanted(entry.timestamp)) return
-    const text = String(entry.log ?? '')
+    // A `/log` line ends with its newline, as the network's nodes send it (a node that leaves it out is read alike).
+    const text = String(entry.log ?? '').replace(/\r?\n$/, '')
     if (entry.type !== 'log') {
       if (PROGRESS_TYPES.has(entry.type)) options.notice(`[node] ${text}`)
       return

@@ -15,6 +15,7 @@ import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'
 import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
+import type {LocalnetIds} from './ids.js'
 
 /** What `localnet status` reports. */
 export interface LocalnetStatus {
@@ -26,12 +27,16 @@ export interface LocalnetStatus {
   contentStoreUrl: string | null
   secretsUrl: string | null
   gatewayUrl: string | null
+  /** The forward proxy serving the network SDK's content hosts from the content store (`HTTPS_PROXY`). */
+  proxyUrl: string | null
   /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
   node: LocalnetNodeStatus | null
   programId: string | null
   market: string | null
   mint: string | null
   faucet: string | null
+  /** Whose addresses its jobs program and mint have (`own`, `devnet`, `mainnet`); null before its first start. */
+  ids: LocalnetIds | null
   dataDir: string
   startedAt: string | null
 }
@@ -85,11 +90,13 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     contentStoreUrl: runtime?.contentStoreUrl ?? null,
     secretsUrl: runtime?.secretsUrl ?? null,
     gatewayUrl: runtime?.gatewayUrl ?? null,
+    proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,
     programId: genesis?.programId ?? null,
     market: genesis?.market ?? null,
     mint: genesis?.mint ?? null,
     faucet: genesis?.faucet ?? null,
+    ids: genesis ? (genesis.ids ?? 'own') : null,
     dataDir,
     startedAt: runtime?.startedAt ?? null,
   }

@@ -6,6 +6,9 @@ import * as Flags from '@oclif/core/flags'
 import {DEFAULT_CONTENT_MAX_BYTES} from '../ipfs/store.js'
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'
+import {ExitCode, GpunetError} from '../errors.js'
+import {settingValue} from '../network.js'
+import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS, type LocalnetIds} from './ids.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
 import {RUNTIME_CHOICES, type RuntimeChoice} from './runtime-choice.js'
 import {defaultDataDir, defaultGatewayPort, defaultPort} from './paths.js'
@@ -17,6 +20,30 @@ export const dataDirFlag = Flags.string({
   parse: async (input) => resolve(input),
   defaultHelp: async () => '$GPUNET_LOCALNET_DIR, else $XDG_DATA_HOME/gpunet/localnet',
 })
+
+export const idsFlag = Flags.string({
+  description:
+    "whose addresses a new chain's jobs program and token mint get: own, devnet or mainnet (an existing chain keeps its own)",
+  options: [...LOCALNET_IDS],
+  helpValue: 'own|devnet|mainnet',
+})
+
+/**
+ * The ids a new chain is created with: --ids, else GPUNET_LOCALNET_IDS, a profile's or the config's localnetIds;
+ * undefined when none is set (a new chain then has its own).
+ */
+export function idsInForce(flag: string | undefined): LocalnetIds | undefined {
+  const value = settingValue('localnet', IDS_SETTING, flag)
+  if (value === undefined || isLocalnetIds(value)) return value
+  throw new GpunetError(
+    'config_value_invalid',
+    `localnetIds must be one of ${LOCALNET_IDS.join(', ')}, not "${value}"`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: `fix ${IDS_SETTING.env} or \`gpunet config set localnetIds devnet --network localnet\``,
+    },
+  )
+}
 
 export const portFlag = Flags.integer({
   description: 'JSON-RPC port; the WebSocket endpoint takes the next one; 0 picks a free pair',

@@ -10,6 +10,7 @@ import {
   ACCOUNT_SIZE,
   createInitializeMint2Instruction,
   MINT_SIZE,
+  MintLayout,
   TOKEN_PROGRAM_ID,
 } from '@solana/spl-token'
 import {
@@ -25,7 +26,7 @@ import {LiteSvm} from 'litesvm/dist/internal.js'
 import {ContentStore} from '../ipfs/store.js'
 import {decodeMarketAccount, QueueType} from '../market/accounts.js'
 import {jobsInstruction} from '../market/instructions.js'
-import {NETWORK_PRESETS, TOKEN_DECIMALS} from '../market/networks.js'
+import {TOKEN_DECIMALS} from '../market/networks.js'
 import {findStakeAddress, findVaultAddress} from '../market/pda.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
 import {loadOrCreateKeypair, readKeypair} from '../wallet.js'
@@ -41,6 +42,7 @@ import {
 import {type AccountState, writeAccount} from './ledger.js'
 import type {RewardsAccounts} from '../market/connect.js'
 import {idlAccountData, idlAddress} from './jobs-program/idl-account.js'
+import {idsAddresses, type LocalnetIds} from './ids.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {ChainStore} from './persistence.js'
@@ -58,6 +60,8 @@ export interface GenesisRecord {
   market: string
   faucet: string
   createdAt: string
+  /** Whose addresses the program and mint have; absent in chains made before it could be chosen (`own`). */
+  ids?: LocalnetIds
 }
 
 /** The default market's terms. */
@@ -93,6 +97,8 @@ export interface LocalnetOptions {
   slotMs?: number
   /** Funded on first start. */
   wallet?: PublicKey
+  /** The addresses a new chain is created with (an existing one keeps its own); default `own`. */
+  ids?: LocalnetIds
   /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
   contentMaxBytes?: number
 }
@@ -131,20 +137,23 @@ export class Localnet {
   private static create(options: LocalnetOptions, store: ChainStore, content: ContentStore): Localnet {
     const files = localnetFiles(options.dataDir)
     const {keypair: faucet} = loadOrCreateKeypair(files.faucet)
-    const programId = NETWORK_PRESETS.localnet.programId
+    const ids = options.ids ?? 'own'
+    const {programId, mint: networkMint} = idsAddresses(ids)
     const seed = randomBytes(32).toString('hex')
     const genesisMs = Date.now()
-    const mint = Keypair.generate()
+    const ownMint = networkMint ? null : Keypair.generate()
+    const mintAddress = networkMint ?? ownMint!.publicKey
     const market = Keypair.generate()
     const genesis: GenesisRecord = {
       version: 1,
       seed,
       genesisMs,
       programId: programId.toBase58(),
-      mint: mint.publicKey.toBase58(),
+      mint: mintAddress.toBase58(),
       market: market.publicKey.toBase58(),
       faucet: faucet.publicKey.toBase58(),
       createdAt: new Date(genesisMs).toISOString(),
+      ids,
     }
     const clock = new SlotClock(seed, genesisMs, options.slotMs)
     const chain = new Chain(new LiteSvm(), programIds(genesis), clock, new Map(), store)
@@ -154,28 +163,52 @@ export class Localnet {
       data: Buffer.alloc(0),
       executable: false,
     })
-    const [vault] = findVaultAddress(programId, market.publicKey, mint.publicKey)
+    const [vault] = findVaultAddress(programId, market.publicKey, mintAddress)
     const node = new Localnet(chain, genesis, content, faucet)
-    node.submit(
-      [
-        SystemProgram.createAccount({
-          fromPubkey: faucet.publicKey,
-          newAccountPubkey: mint.publicKey,
-          space: MINT_SIZE,
-          lamports: Number(chain.rentExempt(MINT_SIZE)),
-          programId: TOKEN_PROGRAM_ID,
-        }),
-        createInitializeMint2Instruction(mint.publicKey, TOKEN_DECIMALS, faucet.publicKey, null),
-      ],
-      [mint],
-    )
+    if (ownMint) {
+      node.submit(
+        [
+          SystemProgram.createAccount({
+            fromPubkey: faucet.publicKey,
+            newAccountPubkey: ownMint.publicKey,
+            space: MINT_SIZE,
+            lamports: Number(chain.rentExempt(MINT_SIZE)),
+            programId: TOKEN_PROGRAM_ID,
+          }),
+          createInitializeMint2Instruction(ownMint.publicKey, TOKEN_DECIMALS, faucet.publicKey, null),
+        ],
+        [ownMint],
+      )
+    } else {
+      // A network's mint address, whose key nobody here holds: the account is laid down as the token program
+      // would have initialized it, with the faucet as its mint authority.
+      const data = Buffer.alloc(MINT_SIZE)
+      MintLayout.encode(
+        {
+          mintAuthorityOption: 1,
+          mintAuthority: faucet.publicKey,
+          supply: 0n,
+          decimals: TOKEN_DECIMALS,
+          isInitialized: true,
+          freezeAuthorityOption: 0,
+          freezeAuthority: PublicKey.default,
+        },
+        data,
+      )
+      writeAccount(chain.svm, mintAddress, {
+        lamports: chain.rentExempt(MINT_SIZE),
+        owner: TOKEN_PROGRAM_ID,
+        data,
+        executable: false,
+      })
+    }
     node.submit(
       [
         jobsInstruction(
           programId,
           'open',
           {
-            mint: mint.publicKey,
+            mint: mintAddress,
             market: market.publicKey,
             vault,
             authority: faucet.publicKey,

@@ -3,14 +3,15 @@
  * `@solana/web3.js`'s Connection works unchanged.
  */
 import {AccountLayout, ACCOUNT_SIZE, MintLayout, MINT_SIZE, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import {PublicKey} from '@solana/web3.js'
+import {PublicKey, VersionedMessage} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import {parseKey} from '../base58-text.js'
 import {formatAmount} from '../market/amounts.js'
 import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
 import {ChainInputError, type Execution} from './chain.js'
-import {LAMPORTS_PER_SIGNATURE} from './mixed-transaction.js'
+import {transactionFee} from './mixed-transaction.js'
+import type {DecodedTransaction} from './transaction.js'
 import {transactionResult} from './transaction-history.js'
 import type {AccountState} from './ledger.js'
 import type {Localnet} from './node.js'
@@ -75,13 +76,9 @@ export class RpcHandler {
       getGenesisHash: () => node.chain.clock.blockhash(0),
       getLatestBlockhash: () => this.context(chain.latestBlockhash()),
       isBlockhashValid: (p) => this.context(chain.clock.recentSlotOf(stringParam(p, 0, 'blockhash')) !== null),
-      getFeeForMessage: (p) => {
-        const message = Buffer.from(stringParam(p, 0, 'message'), 'base64')
-        // The first byte of a message (legacy or after the version prefix) is its signature count.
-        const versioned = (message[0] ?? 0) & 0x80
-        const count = message[versioned ? 1 : 0] ?? 0
-        return this.context(Number(LAMPORTS_PER_SIGNATURE) * count)
-      },
+      // The fee `sendTransaction` charges: 5000 lamports a signature plus the priority fee (unit price x unit limit,
+      // rounded up), as the network computes it; null for compute-budget instructions it would refuse.
+      getFeeForMessage: (p) => this.context(messageFee(stringParam(p, 0, 'message'))),
       // A node answers the fee paid in each of its recent slots (at most 150); the localnet has no other traffic
       // to outbid, so every slot's fee is 0 and a client that sets priority fees pays its own floor.
       getRecentPrioritizationFees: (p) => {
@@ -432,4 +429,26 @@ function parseTokenAccount(account: AccountState, decimalsOf: (mint: PublicKey) 
     }
   }
   return null
+}
+
+/** The largest message a transaction can carry (a packet of 1232 bytes, less one signature), base64. */
+const MAX_BASE64_MESSAGE = Math.ceil(1232 / 3) * 4
+
+/** The fee of a base64 message, as `sendTransaction` would charge it; null when its compute budget is invalid. */
+export function messageFee(text: string): number | null {
+  if (text.length > MAX_BASE64_MESSAGE) throw new RpcError(INVALID_PARAMS, 'Invalid params: message too large')
+  let message: VersionedMessage
+  try {
+    message = VersionedMessage.deserialize(Buffer.from(text, 'base64'))
+  } catch (error) {
+    throw new RpcError(INVALID_PARAMS, `Invalid params: invalid message: ${(error as Error).message}`)
+  }
+  const keys = message.staticAccountKeys
+  // Programs are never loaded from lookup tables: every program index points into the static keys.
+  if (message.compiledInstructions.some((ix) => ix.programIdIndex >= keys.length)) {
+    throw new RpcError(INVALID_PARAMS, 'Invalid params: an instruction names a program the message does not hold')
+  }
+  const accounts = keys.map((pubkey) => ({pubkey, isSigner: false, isWritable: false}))
+  const fee = transactionFee({message} as DecodedTransaction, accounts)
+  return 'err' in fee ? null : Number(fee.fee)
 }

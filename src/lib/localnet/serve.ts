@@ -5,6 +5,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair, walletPath} from '../wallet.js'
 import {isAlive} from './control.js'
 import {localnetFiles, localnetPortInUse} from './paths.js'
+import type {LocalnetIds} from './ids.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
 
@@ -17,6 +18,8 @@ export interface ServeOptions {
   contentMaxBytes?: number
   /** The flags that gave them, for `localnet reset` to start it again the same way. */
   startArgs?: string[]
+  /** The addresses a new chain is created with. */
+  ids?: LocalnetIds
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

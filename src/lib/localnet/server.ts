@@ -13,9 +13,12 @@ import {WebSocketServer} from 'ws'
 
 import {isJsonContentType, webPageRefusal} from '../loopback-guard.js'
 import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
+import {contentProxy} from './content-proxy.js'
 import {contentService} from './content-routes.js'
+import {hostManagerService} from './host-manager.js'
 import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
+import type {LocalnetIds} from './ids.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {loadOrCreateKeypair} from '../wallet.js'
@@ -38,6 +41,8 @@ export interface LocalnetRuntime {
   secretsUrl: string | null
   /** The node gateway, `http://node.localhost:<port>`: a job's exposed port is at `http://<job>.node.localhost:<port>/`. */
   gatewayUrl: string | null
+  /** The forward proxy that serves the network SDK's built-in content hosts from the content store (`HTTPS_PROXY`). */
+  proxyUrl: string | null
   /** The localnet's node, or why it is off; null when it was not asked for. */
   node: LocalnetNodeStatus | null
   startedAt: string
@@ -60,6 +65,8 @@ export interface StartOptions {
   node?: LocalnetNodeOptions
   /** The node flags of `localnet start` that gave `node`, kept in the runtime file for `localnet reset`. */
   startArgs?: string[]
+  /** The addresses a new chain is created with (an existing chain keeps its own). */
+  ids?: LocalnetIds
 }
 
 export interface RunningLocalnet {
@@ -77,11 +84,19 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     dataDir: options.dataDir,
     slotMs: options.slotMs,
     wallet: options.wallet,
+    ids: options.ids,
     contentMaxBytes: options.contentMaxBytes,
   })
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
-  const services = [contentService(node.content), jobIndexService(index), ...(options.services ?? [])]
+  let rpcUrl = ''
+  const content = contentService(node.content)
+  const services = [
+    content,
+    jobIndexService(index),
+    hostManagerService(node, () => rpcUrl),
+    ...(options.services ?? []),
+  ]
   const http = createServer((req, res) => void route(req, res, rpc, services))
   // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
   // socket the server is closing at that moment.
@@ -106,6 +121,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   // job-scoped logins are checked against this chain and this content store, as a real network's are.
   // Through this localnet's own RPC, with the code that checks a real network's chain.
   const base = `http://${LOCALNET_HOST}:${port}`
+  rpcUrl = base
   const secrets = await openSecretsService({
     dataDir: localnetFiles(options.dataDir).secrets,
     authority: cachedJobAuthority(
@@ -118,6 +134,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     ),
   })
   const secretsUrl = await secrets.service.listen(0, LOCALNET_HOST)
+  const proxy = contentProxy(content)
+  proxy.listen(0, LOCALNET_HOST)
+  await once(proxy, 'listening')
 
   const runtime: LocalnetRuntime = {
     pid: process.pid,
@@ -126,6 +145,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     contentStoreUrl: base,
     secretsUrl,
     gatewayUrl: null,
+    proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
     startedAt: new Date().toISOString(),
     startArgs: options.startArgs ?? [],
@@ -147,7 +167,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       for (const client of wss.clients) client.close(1000, 'localnet stopping')
       http.closeAllConnections()
       wsHttp.closeAllConnections()
-      await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => wsHttp.close(r))])
+      proxy.closeAllConnections()
+      await Promise.all([http, wsHttp, proxy].map((server) => new Promise((r) => server.close(r))))
       for (const service of services) await service.close?.()
       await secrets.service.close()
       node.chain.compact()

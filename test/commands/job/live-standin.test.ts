@@ -150,6 +150,40 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
     }
   })
 
+  it("job logs --follow falls back to /log, whose lines end with their newline as the network's nodes send them", async () => {
+    const job = Keypair.generate().publicKey
+    const node = Keypair.generate().publicKey
+    putJobAccount(rpc, 'devnet', job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 0, payer: wallet.publicKey})
+    putRunAccount(rpc, 'devnet', job, node, wallet.publicKey, Math.floor(Date.now() / 1000))
+    const server = createServer()
+    const wss = new WebSocketServer({server})
+    let stamp = Date.now()
+    // Whole lines with their newline (as nodes send them), one without (an older node), one that is a blank line.
+    const logs = ['first line\n', 'second line\r\n', 'no newline', '\n']
+    wss.on('connection', (ws) => {
+      ws.on('message', (raw) => {
+        const request = JSON.parse(raw.toString()) as {path: string}
+        // An older node: no /flog.
+        if (request.path === '/flog') return ws.close(3003, 'Unknown path')
+        for (const log of logs) {
+          const entry = {log, method: 'NodeRepository.displayLog', type: 'log', timestamp: ++stamp}
+          ws.send(JSON.stringify({path: 'log', data: JSON.stringify(entry)}))
+        }
+        setTimeout(() => void finish(job, ['first line', 'second line', 'no newline', '']), 300)
+      })
+    })
+    const url = await listen(server)
+    try {
+      const env = {...box.env, GPUNET_IPFS_GATEWAY: pinning.url, GPUNET_NODE_API_URL: url}
+      const out = await runCli(args('job', 'logs', job.toBase58(), '--follow'), {env})
+      assert.equal(out.code, 0, out.stderr)
+      assert.equal(out.stdout, 'first line\nsecond line\nno newline\n\n')
+    } finally {
+      for (const client of wss.clients) client.terminate()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('job logs: a QUEUED job without --follow is exit 7; an ended one prints from its result', async () => {
     const job = Keypair.generate().publicKey
     putJobAccount(rpc, 'devnet', job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 0, payer: wallet.publicKey})

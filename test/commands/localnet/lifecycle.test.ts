@@ -158,7 +158,19 @@ describe('gpunet localnet start / status / stop / reset', function () {
     const reset = await box.run(['localnet', 'reset', '--yes', '--json'])
     assert.equal(reset.code, 0, reset.stderr)
     const {startArgs} = JSON.parse(reset.stdout) as {startArgs: string[]}
-    assert.deepEqual(startArgs, ['--runtime', 'host', '--gateway-port', '0', '--pull', 'never', '--gpus', '2'])
+    // The fresh chain keeps the ids of the one wiped (its own here).
+    assert.deepEqual(startArgs, [
+      '--runtime',
+      'host',
+      '--gateway-port',
+      '0',
+      '--pull',
+      'never',
+      '--gpus',
+      '2',
+      '--ids',
+      'own',
+    ])
     const fresh = node((await box.run(['localnet', 'status', '--json'])).stdout)
     assert.deepEqual(
       [fresh.gpus, fresh.runtime, fresh.runtimeChoice],
@@ -168,8 +180,52 @@ describe('gpunet localnet start / status / stop / reset', function () {
     const human = await box.run(['localnet', 'reset', '--yes'])
     assert.match(
       human.stdout,
-      /^Started a fresh localnet at http:\S+ with --runtime host --gateway-port 0 --pull never --gpus 2\.$/m,
+      /^Started a fresh localnet at http:\S+ with --runtime host --gateway-port 0 --pull never --gpus 2 --ids own\.$/m,
     )
+  })
+
+  it("--ids: a new chain gets a network's jobs program and mint; an existing one keeps its own; reset keeps or changes them", async () => {
+    const status = async () =>
+      JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as {
+        ids: string
+        programId: string
+        mint: string
+      }
+    await box.run(['localnet', 'stop'])
+    const wiped = await box.run(['localnet', 'reset', '--yes'])
+    assert.equal(wiped.code, 0, wiped.stderr)
+    const started = await box.run(['localnet', 'start', '--detach', '--no-node', '--ids', 'devnet'])
+    assert.equal(started.code, 0, started.stderr)
+    assert.match(started.stdout, /^ {2}Ids +devnet's jobs program and token mint$/m)
+    assert.deepEqual(await status(), {
+      ...(await status()),
+      ids: 'devnet',
+      programId: 'nosJTmGQxvwXy23vng5UjkTbfv91Bzf9jEuro78dAGR',
+      mint: 'devr1BGQndEW5k5zfvG5FsLyZv1Ap73vNgAHcQ9sUVP',
+    })
+    // The faucet mints the network's token on this chain: the default wallet holds it.
+    const balance = JSON.parse((await box.run(['wallet', 'balance', '--json'])).stdout) as {tokens: {amount: number}}
+    assert.equal(balance.tokens.amount, 1000)
+    const again = await box.run(['localnet', 'start', '--detach', '--ids', 'mainnet'])
+    assert.match(
+      again.stderr,
+      /this chain was created with devnet ids and keeps them; .*`gpunet localnet reset --ids mainnet`/,
+    )
+    assert.equal((await status()).ids, 'devnet')
+    assert.equal((await box.run(['localnet', 'reset', '--yes'])).code, 0)
+    assert.equal((await status()).ids, 'devnet', 'reset keeps the ids of the chain it wiped')
+    assert.equal((await box.run(['localnet', 'reset', '--yes', '--ids', 'mainnet'])).code, 0)
+    assert.deepEqual(
+      [(await status()).ids, (await status()).mint],
+      ['mainnet', 'nosXBVoaCTtYdLvKY6Csb4AC8JCdQKKAaWYtx2ZMoo7'],
+    )
+    const bad = await runCli(['localnet', 'start', '--detach'], {env: {...box.env, GPUNET_LOCALNET_IDS: 'testnet'}})
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /localnetIds must be one of own, devnet, mainnet, not "testnet"/)
+    const set = await box.run(['config', 'set', 'localnetIds', 'testnet', '--network', 'localnet'])
+    assert.equal(set.code, 2)
+    assert.match(set.stderr, /localnetIds must be one of own, devnet, mainnet/)
+    await box.run(['localnet', 'stop'])
   })
 
   it('the gateway port follows GPUNET_LOCALNET_PORT (+81) unless given; a busy one is one error naming both settings', async () => {

@@ -9,15 +9,24 @@ import {
   transfer,
 } from '@solana/spl-token'
 import {
+  ComputeBudgetProgram,
   Keypair,
   LAMPORTS_PER_SOL,
   SendTransactionError,
   sendAndConfirmTransaction,
   SystemProgram,
   Transaction,
+  TransactionInstruction,
 } from '@solana/web3.js'
 
-import {removeDir, rpc, startTestLocalnet, type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
+import {
+  fundedKeypair,
+  removeDir,
+  rpc,
+  startTestLocalnet,
+  type TestLocalnet,
+  useLocalnet,
+} from '../../helpers/localnet.js'
 
 /** A signed transfer of `lamports` from `from`, with the localnet's current blockhash. */
 async function signedTransfer(
@@ -43,6 +52,39 @@ describe('localnet JSON-RPC with a web3.js Connection', function () {
     assert.equal(await t.connection.getMinimumBalanceForRentExemption(165), 2_039_280)
     const unknown = await rpc(t.ln.runtime.rpcUrl, 'getBlock', [1])
     assert.equal(unknown.error?.code, -32601)
+  })
+
+  it('getFeeForMessage includes the priority fee, rounded up, and equals what the transaction is charged', async () => {
+    const payer = await fundedKeypair(t)
+    const sent = await t.connection.getMinimumBalanceForRentExemption(0)
+    const {blockhash, lastValidBlockHeight} = await t.connection.getLatestBlockhash()
+    const tx = new Transaction({feePayer: payer.publicKey, blockhash, lastValidBlockHeight})
+    // 3 micro-lamports x 200,001 units = 600,003 micro-lamports: 0.600003 lamports, which the network rounds up to 1.
+    tx.add(ComputeBudgetProgram.setComputeUnitLimit({units: 200_001}))
+    tx.add(ComputeBudgetProgram.setComputeUnitPrice({microLamports: 3}))
+    tx.add(
+      SystemProgram.transfer({fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: sent}),
+    )
+    const quoted = (await t.connection.getFeeForMessage(tx.compileMessage())).value
+    assert.equal(quoted, 5001)
+    const before = await t.connection.getBalance(payer.publicKey)
+    await sendAndConfirmTransaction(t.connection, tx, [payer])
+    assert.equal(before - (await t.connection.getBalance(payer.publicKey)), quoted! + sent, 'the fee and what was sent')
+    // 1,000,000 micro-lamports (1 lamport) a unit x 1,400,000 units: 1,400,000 lamports, nothing to round.
+    const big = new Transaction({feePayer: payer.publicKey, blockhash, lastValidBlockHeight})
+    big.add(ComputeBudgetProgram.setComputeUnitLimit({units: 1_400_000}))
+    big.add(ComputeBudgetProgram.setComputeUnitPrice({microLamports: 1_000_000}))
+    assert.equal((await t.connection.getFeeForMessage(big.compileMessage())).value, 5000 + 1_400_000)
+    // A malformed compute-budget instruction has no fee (the transaction would be refused).
+    const bad = new Transaction({feePayer: payer.publicKey, blockhash, lastValidBlockHeight})
+    bad.add(
+      new TransactionInstruction({programId: ComputeBudgetProgram.programId, keys: [], data: Buffer.from([3, 1])}),
+    )
+    assert.equal((await t.connection.getFeeForMessage(bad.compileMessage())).value, null)
+    const garbage = await rpc(t.ln.runtime.rpcUrl, 'getFeeForMessage', [
+      Buffer.from('not a message').toString('base64'),
+    ])
+    assert.equal(garbage.error?.code, -32602)
   })
 
   it('answers getRecentPrioritizationFees as a node with no competing traffic: recent slots, each 0', async () => {

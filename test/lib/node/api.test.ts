@@ -126,13 +126,14 @@ describe('the localnet node API (podman)', function () {
 
   it('/log gives the container lines as type "log"; /status gives the states; opId filters /flog', async () => {
     const log = await socket({path: '/log', header: await networkHeader({includeTime: true}), body: body(job)}, (f) =>
-      f.some((x) => x.data.log === 'line 3'),
+      f.some((x) => x.data.log === 'line 3\n'),
     )
     assert.ok(log.frames.every((f) => f.path === 'log'))
     const logged = log.frames.filter((f) => f.data.type === 'log').map((f) => f.data.log)
+    // Each line keeps its newline, as the network's nodes send it.
     assert.deepEqual(
       logged,
-      logged.map((_, i) => `line ${i + 1}`),
+      logged.map((_, i) => `line ${i + 1}\n`),
     )
     const status = await socket({path: '/status', header: ours(), body: body(job)}, (f) => f.length >= 2)
     assert.ok(status.frames.every((f) => f.path === 'state'))

@@ -85,7 +85,9 @@ export class JobFeed {
     this.add(opId, {
       seq,
       flog: {opId, group: opId, type: 'container', timestamp: time, message: text, seq, stream},
-      log: {log: text, method: 'NodeRepository.displayLog', type: 'log', timestamp: time, job: this.job, seq},
+      // The network's nodes keep each line's newline in `/log` (not in `/flog`): clients that print it as it comes
+      // (the network's CLI) rely on it.
+      log: {log: `${text}\n`, method: 'NodeRepository.displayLog', type: 'log', timestamp: time, job: this.job, seq},
     })
   }
 
