@@ -7,6 +7,7 @@ import {type DefinitionIssue, makeIssue} from '../issue.js'
 import {isObject, type PathSegment} from '../paths.js'
 import type {JobDefinition} from '../schema.js'
 import {specVerdict} from '../spec-verdict.js'
+import {type NodeMembers, takeNodeMembers} from './node-members.js'
 import {NOSANA_TYPES_VERSION, nosanaValidateJobDefinition} from './nosana-validator.generated.js'
 import type {NetworkDefinition} from './types.js'
 
@@ -46,14 +47,20 @@ function typiaPath(path: string): PathSegment[] {
   return segments
 }
 
-/** What the localnet's node runs of a network-form definition, or every member it cannot run. */
-export type LocalnetRead = {ok: true; definition: JobDefinition} | {ok: false; issues: DefinitionIssue[]}
+/**
+ * What the localnet's node runs of a network-form definition (spec 0.1's model, and beside it the members that say
+ * how the node runs it), or every member it cannot run.
+ */
+export type LocalnetRead =
+  | {ok: true; definition: JobDefinition; members: NodeMembers}
+  | {ok: false; issues: DefinitionIssue[]}
 
 /**
  * The spec model of a definition the network's validator accepted, as the localnet's node runs it: the reverse of
  * the translation (translate.ts), so a spec definition comes back with the same meaning (not always the same
- * members: `required_vram` returns inside `meta.system_resources`, an S3 `url` as an endpoint and a bucket).
- * Whatever has no spec meaning the node could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
+ * members: `required_vram` returns inside `meta.system_resources`, an S3 `url` as an endpoint and a bucket). The
+ * members that say how the node runs it (`execution`, `restart_policy`, continuous checks, `results`, volumes,
+ * `global.variables`) come apart, in `members`. Whatever else has no spec meaning the node could copy is refused, named.
  */
 export async function runnableOnLocalnet(document: NetworkDefinition): Promise<LocalnetRead> {
   const issues: DefinitionIssue[] = []
@@ -62,16 +69,9 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
   delete model.deployment_id
   const trigger = model.meta?.trigger
   if (model.meta && trigger !== undefined && trigger !== 'cli' && trigger !== 'dashboard') delete model.meta.trigger
+  const members = takeNodeMembers(model, issues)
   for (const [i, op] of model.ops.entries()) {
     const args = op.args
-    const expose = args.expose
-    for (const port of Array.isArray(expose) ? expose : [expose]) {
-      if (!isObject(port) || !Array.isArray(port.health_checks)) continue
-      for (const check of port.health_checks as Record<string, unknown>[]) {
-        // Checked until the service is ready, as the localnet's node does; a continuous one stays and is refused.
-        if (check.continuous === false) delete check.continuous
-      }
-    }
     if (!Array.isArray(args.resources)) continue
     args.resources = args.resources.map((resource: unknown, r) => {
       if (!isObject(resource) || resource.type !== 'S3') return resource
@@ -103,16 +103,31 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
     })
   }
   if (issues.length > 0) return {ok: false, issues}
+  // Volume operations have no spec 0.1 form: the node runs them from their members alone.
+  const kept = model.ops.flatMap((op, i) => (op.type === 'container/create-volume' ? [] : [i]))
+  model.ops = kept.map((i) => model.ops[i]!)
   const spec = await specVerdict(model)
-  if (spec.success) return {ok: true, definition: spec.data}
+  if (spec.success) return {ok: true, definition: spec.data, members}
   return {
     ok: false,
     issues: spec.errors.map((e) => ({
-      ...e,
+      ...inWritten(e, kept),
       code: 'localnet_cannot_run' as const,
       message: `the localnet's node cannot run it: ${e.message}`,
       hint: "it runs what spec 0.1 describes; post it to devnet or mainnet, where the network's nodes take it",
     })),
+  }
+}
+
+/** An issue found in the model without volume operations, pointing into the definition as written. */
+function inWritten(issue: DefinitionIssue, kept: number[]): DefinitionIssue {
+  const at = /^\/ops\/(\d+)/.exec(issue.pointer)
+  if (!at) return issue
+  const index = kept[Number(at[1])]!
+  return {
+    ...issue,
+    pointer: issue.pointer.replace(/^\/ops\/\d+/, `/ops/${index}`),
+    path: issue.path.replace(/^ops\[\d+\]/, `ops[${index}]`),
   }
 }
 

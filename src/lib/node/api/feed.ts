@@ -114,11 +114,11 @@ export class JobFeed {
     this.changed()
   }
 
-  /** An operation started. */
-  opStarted(operationId: string): void {
+  /** An operation started, in its execution group (a group of its own by default). */
+  opStarted(operationId: string, group = operationId): void {
     this.ops.push({
       operationId,
-      group: operationId,
+      group,
       status: 'running',
       startTime: Date.now(),
       endTime: null,
