@@ -11,6 +11,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {GpunetError} from '../errors.js'
 import {portLabel} from '../market/service-url.js'
 import type {JobFeed, OpInfo} from './api/feed.js'
 import type {Endpoint} from './api/server.js'
@@ -153,7 +154,11 @@ export class JobRun {
     entry.done = operate()
       .catch((error: unknown) => {
         this.failed = true
-        this.ctx.result.fail({code: 'node_error', message: (error as Error).message, op: step.id})
+        // A download the timeout stopped fails the job for its timeout (the agent says so), not for the download.
+        if (this.ctx.jobExpired()) return
+        const code = error instanceof GpunetError ? error.code : 'node_error'
+        this.ctx.result.fail({code, message: (error as Error).message})
+        for (const other of this.running.values()) if (other.step.id !== step.id) other.stop(true, 5)
       })
       .finally(() => {
         markUp(false)

@@ -73,7 +73,7 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     // written when the network's validator takes it. Else both say why; the network's word on a member the spec
     // already named is left out.
     const network = readNetworkDefinition(stripped)
-    if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field')) {
+    if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field' || inVolumeOp(e, stripped))) {
       const named = new Set(verdict.errors.map((e) => e.path))
       const more = network.ok ? [] : network.issues.filter((i) => !named.has(i.path))
       return {ok: false, issues: [...verdict.errors, ...more]}
@@ -101,6 +101,14 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     checks.push({by: "the localnet's node", verdict: 'runs it'})
   }
   return {ok: true, upload: {network, document, bytes, runnable, changes, checks, beyondSpec}}
+}
+
+/** Whether a spec error is about the args of a `container/create-volume` operation, which spec 0.1 has no form for. */
+function inVolumeOp(issue: DefinitionIssue, value: unknown): boolean {
+  const at = /^\/ops\/(\d+)\/args(\/|$)/.exec(issue.pointer)
+  const ops = (value as {ops?: unknown}).ops
+  const op = at && Array.isArray(ops) ? (ops[Number(at[1])] as {type?: unknown} | undefined) : undefined
+  return op?.type === 'container/create-volume'
 }
 
 function withoutSchema(value: unknown): unknown {
