@@ -198,10 +198,10 @@ describe('preparing a definition for upload to a network', () => {
     })
 
     it("is refused on localnet, naming what the localnet's node cannot run", async () => {
-      const issues = await refused(job({}, {global: {variables: {A: 'b'}}}), 'localnet')
+      const issues = await refused(job({private: true}, {global: {variables: {A: 'b'}}}), 'localnet')
       assert.deepEqual(
         issues.map((i) => [i.path, i.code]),
-        [['global.variables', 'localnet_cannot_run']],
+        [['ops[0].args.private', 'localnet_cannot_run']],
       )
     })
   })
