@@ -8,12 +8,8 @@ import {existsSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import type {PublicKey} from '@solana/web3.js'
-
-import {prepareUpload} from '../../../src/lib/definition/network-form/prepare.js'
-import {useLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
-import {listWithWallet} from '../../helpers/market.js'
-import {result, waitFor} from '../../helpers/node.js'
+import {useLocalnet} from '../../helpers/localnet.js'
+import {postNetwork, result, waitFor} from '../../helpers/node.js'
 
 type Json = Record<string, unknown>
 
@@ -27,18 +23,10 @@ async function freePort(): Promise<number> {
   return port
 }
 
-/** Posts a definition in the network's form, as `job post` does on localnet (refused when it would be refused). */
-export async function postNetwork(t: TestLocalnet, document: Json, timeout = 600n): Promise<PublicKey> {
-  const prepared = await prepareUpload(document, 'localnet')
-  if (!prepared.ok) throw new Error(`refused: ${JSON.stringify(prepared.issues)}`)
-  const {cid} = t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
-  return listWithWallet(t, timeout, cid)
-}
-
 const run = (id: string, args: Json, more: Json = {}) => ({id, type: 'container/run', args: {image: 'unused', ...args}, ...more})
 const definition = (ops: unknown[], more: Json = {}) => ({version: '0.1', type: 'container', ...more, ops})
 
-/** Milliseconds since the epoch a process prints with `date +%s%N`-less shells: the node's own line timestamps. */
+/** When the node read the first line of `op` holding `text` (its log entry's timestamp). */
 function lineTime(doc: Awaited<ReturnType<typeof result>>['doc'], op: string, text: string): number {
   const state = doc.raw.opStates.find((o) => o.operationId === op)!
   const entry = state.logs.find((l) => l.log.includes(text))
