@@ -95,7 +95,11 @@ export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Pro
 }
 
 /** Posts a definition in the network's form as written (its newer members too), as `job post` does on localnet. */
-export async function postNetwork(t: TestLocalnet, document: Record<string, unknown>, timeout = 600n): Promise<PublicKey> {
+export async function postNetwork(
+  t: TestLocalnet,
+  document: Record<string, unknown>,
+  timeout = 600n,
+): Promise<PublicKey> {
   const prepared = await prepareUpload(document, 'localnet')
   if (!prepared.ok) throw new Error(`not a definition the localnet runs: ${JSON.stringify(prepared.issues)}`)
   const {cid} = t.ln.node.content.add(Buffer.from(prepared.upload.bytes))

@@ -314,7 +314,9 @@ export class JobRun {
           if (++upCount === op.ports.length) markUp(true)
           void this.watchContinuously(port, abort.signal, (online, outcome) => {
             endpoint(port.port, online ? 'ONLINE' : 'OFFLINE')
-            const what = online ? 'passes its continuous health checks again: online' : `failed a continuous health check (${outcome.detail}): offline`
+            const what = online
+              ? 'passes its continuous health checks again: online'
+              : `failed a continuous health check (${outcome.detail}): offline`
             ctx.feed.notice(online ? 'info' : 'error', `Operation ${step.id}: port ${port.port} ${what}`)
             ctx.log(`node: job ${job}: port ${port.port} ${online ? 'online' : 'offline'}: ${outcome.detail}`)
           })

@@ -1,6 +1,13 @@
 /** Builds the flow state (flow-state.ts) a node uploads and records with `finish`, or `complete` after an `end`. */
 import type {ResultRule} from '../definition/network-form/node-members.js'
-import {type FlowState, type JobFailure, type LogEntry, MAX_LOG_BYTES, MAX_LOG_LINES, type OpState} from '../flow-state.js'
+import {
+  type FlowState,
+  type JobFailure,
+  type LogEntry,
+  MAX_LOG_BYTES,
+  MAX_LOG_LINES,
+  type OpState,
+} from '../flow-state.js'
 import type {OperationResult} from './runtime/runtime.js'
 
 /** How an operation ended and ran, for its state: why it stopped, its group, its restarts and its `results` rules. */
@@ -149,7 +156,10 @@ export function mergeRuns(runs: readonly OperationResult[]): OperationResult {
  * (all when none is named) matched against the rule's regex, adding the match and its groups; the regex `*` is
  * `/*`. A regex that does not compile gives its error, as text.
  */
-export function extractResults(logs: readonly LogEntry[], rules: Record<string, ResultRule>): Record<string, string | string[]> {
+export function extractResults(
+  logs: readonly LogEntry[],
+  rules: Record<string, ResultRule>,
+): Record<string, string | string[]> {
   const found: Record<string, string | string[]> = {}
   for (const [name, rule] of Object.entries(rules)) {
     let regex: RegExp

@@ -295,7 +295,15 @@ describe("reading a definition in the network's form", () => {
               cmd: 'serve %%global.variables.MODEL%%',
               restart_policy: {policy: 'on-failure', restart_tries: 2},
               volumes: [{name: 'cache', dest: '/cache'}],
-              expose: [{port: 80, health_checks: [{...http, continuous: true}, {...http, continuous: false}]}],
+              expose: [
+                {
+                  port: 80,
+                  health_checks: [
+                    {...http, continuous: true},
+                    {...http, continuous: false},
+                  ],
+                },
+              ],
             },
             results: {score: 'score=(\\d+)', err: {regex: 'E.*', logType: ['stderr']}},
             execution: {group: 'g', depends_on: ['vol']},
@@ -310,34 +318,44 @@ describe("reading a definition in the network's form", () => {
           {
             id: 'run',
             type: 'container/run',
-            args: {image: 'ubuntu', cmd: 'serve %%global.variables.MODEL%%', expose: [{port: 80, health_checks: [http, http]}]},
+            args: {
+              image: 'ubuntu',
+              cmd: 'serve %%global.variables.MODEL%%',
+              expose: [{port: 80, health_checks: [http, http]}],
+            },
           },
         ],
       })
       assert.deepEqual(local.members.variables, {MODEL: 'm1'})
       const [vol, run] = local.members.ops
-      assert.deepEqual({...vol!, continuous: [...vol!.continuous]}, {
-        id: 'vol',
-        createsVolume: 'cache',
-        group: 'g',
-        grouped: true,
-        dependsOn: [],
-        stopIfDependentStops: false,
-        restart: {policy: 'no'},
-        volumes: [],
-        continuous: [],
-      })
-      assert.deepEqual({...run!, continuous: [...run!.continuous]}, {
-        id: 'run',
-        group: 'g',
-        grouped: true,
-        dependsOn: ['vol'],
-        stopIfDependentStops: false,
-        restart: {policy: 'on-failure', tries: 2},
-        results: {score: {regex: 'score=(\\d+)'}, err: {regex: 'E.*', logType: ['stderr']}},
-        volumes: [{name: 'cache', dest: '/cache'}],
-        continuous: [[80, [true, false]]],
-      })
+      assert.deepEqual(
+        {...vol!, continuous: [...vol!.continuous]},
+        {
+          id: 'vol',
+          createsVolume: 'cache',
+          group: 'g',
+          grouped: true,
+          dependsOn: [],
+          stopIfDependentStops: false,
+          restart: {policy: 'no'},
+          volumes: [],
+          continuous: [],
+        },
+      )
+      assert.deepEqual(
+        {...run!, continuous: [...run!.continuous]},
+        {
+          id: 'run',
+          group: 'g',
+          grouped: true,
+          dependsOn: ['vol'],
+          stopIfDependentStops: false,
+          restart: {policy: 'on-failure', tries: 2},
+          results: {score: {regex: 'score=(\\d+)'}, err: {regex: 'E.*', logType: ['stderr']}},
+          volumes: [{name: 'cache', dest: '/cache'}],
+          continuous: [[80, [true, false]]],
+        },
+      )
     })
 
     it('reads every restart_policy the network has; restart_tries 0 restarts without end, as the node passes it on', async () => {
@@ -346,7 +364,10 @@ describe("reading a definition in the network's form", () => {
         ['always', {policy: 'always'}],
         ['unless-stopped', {policy: 'unless-stopped'}],
         ['on-failure', {policy: 'on-failure'}],
-        [{policy: 'on-failure', restart_tries: 3}, {policy: 'on-failure', tries: 3}],
+        [
+          {policy: 'on-failure', restart_tries: 3},
+          {policy: 'on-failure', tries: 3},
+        ],
         [{policy: 'on-failure', restart_tries: 0}, {policy: 'on-failure'}],
       ]
       for (const [written, rule] of policies) {

@@ -23,7 +23,12 @@ async function freePort(): Promise<number> {
   return port
 }
 
-const run = (id: string, args: Json, more: Json = {}) => ({id, type: 'container/run', args: {image: 'unused', ...args}, ...more})
+const run = (id: string, args: Json, more: Json = {}) => ({
+  id,
+  type: 'container/run',
+  args: {image: 'unused', ...args},
+  ...more,
+})
 const definition = (ops: unknown[], more: Json = {}) => ({version: '0.1', type: 'container', ...more, ops})
 
 /** When the node read the first line of `op` holding `text` (its log entry's timestamp). */
@@ -114,15 +119,12 @@ describe("localnet node: the network's execution members (host processes)", func
     await waitFor(t, job, 'COMPLETED')
     const {doc} = await result(t, job)
     assert.equal(doc.status, 'success', JSON.stringify(doc.error))
-    assert.deepEqual(
-      doc.raw.opStates.map((o) => [o.operationId, o.group]).sort(),
-      [
-        ['a', 'g'],
-        ['b', 'g'],
-        ['c', 'g'],
-        ['later', 'later'],
-      ],
-    )
+    assert.deepEqual(doc.raw.opStates.map((o) => [o.operationId, o.group]).sort(), [
+      ['a', 'g'],
+      ['b', 'g'],
+      ['c', 'g'],
+      ['later', 'later'],
+    ])
     const aStart = lineTime(doc, 'a', 'a-start')
     const bStart = lineTime(doc, 'b', 'b-start')
     const aEnd = lineTime(doc, 'a', 'a-end')
@@ -210,7 +212,11 @@ describe("localnet node: the network's execution members (host processes)", func
         [
           run(
             'g',
-            {cmd: 'echo "A=$A B=$B model=%%global.variables.MODEL%% job=%%global.job%%"; echo score=42; echo score=7 >&2', env: {B: 'own'}, work_dir: ''},
+            {
+              cmd: 'echo "A=$A B=$B model=%%global.variables.MODEL%% job=%%global.job%%"; echo score=42; echo score=7 >&2',
+              env: {B: 'own'},
+              work_dir: '',
+            },
             {results: {score: 'score=(\\d+)', err: {regex: 'score=\\d+', logType: ['stderr']}}},
           ),
         ],
@@ -229,8 +235,14 @@ describe("localnet node: the network's execution members (host processes)", func
       t,
       definition([
         {id: 'vol', type: 'container/create-volume', args: {name: 'shared'}},
-        run('write', {cmd: 'dir=$(echo "$GPUNET_VOLUMES" | sed \'s/.*"\\/data":"\\([^"]*\\)".*/\\1/\'); echo hello > "$dir/f"', volumes: [{name: 'shared', dest: '/data'}]}),
-        run('read', {cmd: 'dir=$(echo "$GPUNET_VOLUMES" | sed \'s/.*"\\/data":"\\([^"]*\\)".*/\\1/\'); cat "$dir/f"', volumes: [{name: 'shared', dest: '/data'}]}),
+        run('write', {
+          cmd: 'dir=$(echo "$GPUNET_VOLUMES" | sed \'s/.*"\\/data":"\\([^"]*\\)".*/\\1/\'); echo hello > "$dir/f"',
+          volumes: [{name: 'shared', dest: '/data'}],
+        }),
+        run('read', {
+          cmd: 'dir=$(echo "$GPUNET_VOLUMES" | sed \'s/.*"\\/data":"\\([^"]*\\)".*/\\1/\'); cat "$dir/f"',
+          volumes: [{name: 'shared', dest: '/data'}],
+        }),
       ]),
     )
     await waitFor(t, job, 'COMPLETED')

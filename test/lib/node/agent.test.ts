@@ -334,7 +334,12 @@ describe('localnet node agent (podman)', function () {
     await waitFor(t, job, 'COMPLETED', 60_000)
     const {doc} = await result(t, job)
     assert.equal(doc.status, 'failed')
-    assert.deepEqual(doc.error, {code: 'operation_failed', message: 'Operation read exited with code 3.', op: 'read', exitCode: 3})
+    assert.deepEqual(doc.error, {
+      code: 'operation_failed',
+      message: 'Operation read exited with code 3.',
+      op: 'read',
+      exitCode: 3,
+    })
     const byId = Object.fromEntries(doc.ops.map((o) => [o.id, o]))
     // An empty work_dir takes the global one, as on the network's nodes; env merges under the operation's own.
     assert.equal(byId.write!.stdout, 'global /tmp\n')

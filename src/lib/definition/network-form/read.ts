@@ -52,8 +52,7 @@ function typiaPath(path: string): PathSegment[] {
  * how the node runs it), or every member it cannot run.
  */
 export type LocalnetRead =
-  | {ok: true; definition: JobDefinition; members: NodeMembers}
-  | {ok: false; issues: DefinitionIssue[]}
+  {ok: true; definition: JobDefinition; members: NodeMembers} | {ok: false; issues: DefinitionIssue[]}
 
 /**
  * The spec model of a definition the network's validator accepted, as the localnet's node runs it: the reverse of

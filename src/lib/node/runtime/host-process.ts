@@ -88,7 +88,14 @@ export class HostProcessRuntime implements ContainerRuntime {
     // Every process the operation starts inherits this marker, even one that leaves the process group (setsid):
     // the node finds them by it in /proc and ends them with the operation.
     const marker = randomUUID()
-    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources, ...volumes, [MARKER]: marker}
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      ...plan.env,
+      ...resources,
+      ...volumes,
+      [MARKER]: marker,
+    }
     // In a PID namespace of its own where the host allows one: when the command ends, the kernel ends every
     // process it started, even one that left the session and dropped the marker (`env -u ... setsid`).
     const contained = pidNamespaceAvailable()
