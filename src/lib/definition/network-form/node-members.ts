@@ -93,6 +93,16 @@ export function takeNodeMembers(model: NetworkDefinition, issues: DefinitionIssu
   return {ops, variables}
 }
 
+/**
+ * What the network's own nodes would fail or never start, whichever network runs it: a `depends_on` naming an
+ * unknown operation, itself, one across groups or of a later group, a cycle, an unknown `%%global.variables.NAME%%`.
+ */
+export function nodeRefusals(document: NetworkDefinition): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = []
+  takeNodeMembers(structuredClone(document), issues)
+  return issues.filter((issue) => issue.code === 'invalid_value')
+}
+
 function restartRule(value: unknown): RestartRule {
   if (value === 'always' || value === 'unless-stopped' || value === 'on-failure') return {policy: value}
   if (isObject(value) && value.policy === 'on-failure') {

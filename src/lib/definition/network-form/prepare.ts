@@ -10,6 +10,7 @@ import type {JobDefinition} from '../schema.js'
 import {checkDefinitionSize} from '../size.js'
 import {specVerdict} from '../spec-verdict.js'
 import type {ValidationResult} from '../validate.js'
+import {nodeRefusals} from './node-members.js'
 import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from './read.js'
 import {type NetworkChange, toNetworkForm} from './translate.js'
 import type {NetworkDefinition} from './types.js'
@@ -93,6 +94,9 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
   const read = readNetworkDefinition(JSON.parse(new TextDecoder().decode(bytes)))
   if (!read.ok) return {ok: false, issues: read.issues}
   checks.push({by: NETWORK_VALIDATOR, verdict: 'accepted'})
+  // What the validator takes but the network's nodes would fail or never start: refused on every network.
+  const refusals = nodeRefusals(read.document)
+  if (refusals.length > 0) return {ok: false, issues: refusals}
   let runnable: JobDefinition | null = verdict.success ? verdict.data : null
   if (network === 'localnet') {
     const local = await runnableOnLocalnet(read.document)
