@@ -161,7 +161,7 @@ describe("reading a definition in the network's form", () => {
       pointer: `/ops/0/args/resources/${r}`,
       code: 'localnet_cannot_run',
     })
-    const ONE_EACH = 'give each location its own resource, as `url: "<endpoint>/<bucket>"` with its `files`'
+    const ONE_EACH = 'write each location as `url: "<endpoint>/<bucket>"` with its `files`'
     const NO_BUCKET = "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket"
 
     it("refuses the network's `bucket` beside `url`, a meaning it does not copy", async () => {
@@ -180,28 +180,43 @@ describe("reading a definition in the network's form", () => {
       )
     })
 
-    it('refuses several S3 locations in one resource, even beside a url of its own', async () => {
-      const buckets = [{url: 'https://s3.example.com/a'}, {url: 'https://s3.example.com/b'}]
-      const message = "the localnet's node loads one S3 location per resource"
-      assert.deepEqual(
-        await cannotRun(
-          job({
-            resources: [
-              {type: 'S3', target: '/d', buckets},
-              {type: 'S3', target: '/e', url: 'https://s3.example.com/other', buckets},
-            ],
-          }),
-        ),
-        [
-          {...resource(0), message, hint: ONE_EACH},
-          {...resource(1), message, hint: ONE_EACH},
-        ],
+    it('runs several S3 locations of one resource: each further one last, with the same target', async () => {
+      const buckets = [
+        {url: 'https://s3.example.com/a', files: ['x']},
+        {url: 'https://s3.example.com/b'},
+      ]
+      const definition = await runs(
+        job({
+          resources: [
+            {type: 'S3', target: '/d', buckets, IAM: {REGION: 'r', ACCESS_KEY_ID: 'k', SECRET_ACCESS_KEY: 's'}},
+            {type: 'HF', target: '/m', repo: 'org/model'},
+          ],
+        }),
       )
+      const IAM = {REGION: 'r', ACCESS_KEY_ID: 'k', SECRET_ACCESS_KEY: 's'}
+      assert.deepEqual((definition.ops as {args: Json}[])[0]!.args.resources, [
+        {type: 'S3', target: '/d', url: 'https://s3.example.com', bucket: 'a', files: ['x'], IAM},
+        {type: 'HF', target: '/m', repo: 'org/model'},
+        {type: 'S3', target: '/d', url: 'https://s3.example.com', bucket: 'b', IAM},
+      ])
+    })
+
+    it('refuses a location of several S3 buckets that names no bucket, at that location', async () => {
+      const buckets = [{url: 'https://s3.example.com/a'}, {url: 'https://s3.example.com'}]
+      assert.deepEqual(await cannotRun(job({resources: [{type: 'S3', target: '/d', buckets}]})), [
+        {
+          path: 'ops[0].args.resources[0].buckets[1]',
+          pointer: '/ops/0/args/resources/0/buckets/1',
+          code: 'localnet_cannot_run',
+          message: NO_BUCKET,
+          hint: ONE_EACH,
+        },
+      ])
     })
 
     it('refuses an S3 location that names no bucket: a bare endpoint, no location, no URL, no path', async () => {
       const resources = [
-        {type: 'S3', target: '/a', buckets: [{url: 'https://s3.example.com'}]},
+        {type: 'S3', target: '/a', url: 'https://s3.example.com'},
         {type: 'S3', target: '/b', url: 'https://s3.example.com///', files: ['x']},
         {type: 'S3', target: '/c', buckets: []},
         {type: 'S3', target: '/d', url: 'not a url'},

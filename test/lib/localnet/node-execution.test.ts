@@ -4,8 +4,10 @@
  * checks (an endpoint's ONLINE/OFFLINE), `global` as the node applies it, `results`, named volumes.
  */
 import {strict as assert} from 'node:assert'
+import {once} from 'node:events'
 import {existsSync} from 'node:fs'
-import {createServer} from 'node:net'
+import {createServer as createHttpServer} from 'node:http'
+import {type AddressInfo, createServer} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {useLocalnet} from '../../helpers/localnet.js'
@@ -249,5 +251,33 @@ describe("localnet node: the network's execution members (host processes)", func
     const {doc} = await result(t, job)
     assert.equal(doc.status, 'success', JSON.stringify(doc.error))
     assert.equal(doc.ops.find((o) => o.id === 'read')!.stdout, 'hello\n')
+  })
+
+  it('loads several S3 buckets of one resource into its one target', async () => {
+    const objects: Record<string, string> = {'/bucket-a/one.txt': 'from a\n', '/bucket-b/two.txt': 'from b\n'}
+    const server = createHttpServer((req, res) => {
+      const body = objects[req.url ?? '']
+      res.writeHead(body === undefined ? 404 : 200).end(body)
+    }).listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      const buckets = [
+        {url: `${endpoint}/bucket-a`, files: ['one.txt']},
+        {url: `${endpoint}/bucket-b`, files: ['two.txt']},
+      ]
+      const cmd =
+        'dir=$(echo "$GPUNET_RESOURCES" | sed \'s/.*"\\/data":"\\([^"]*\\)".*/\\1/\'); cat "$dir/one.txt" "$dir/two.txt"'
+      const job = await postNetwork(
+        t,
+        definition([run('s3', {cmd, resources: [{type: 'S3', target: '/data', buckets}]})]),
+      )
+      await waitFor(t, job, 'COMPLETED')
+      const {doc} = await result(t, job)
+      assert.equal(doc.status, 'success', JSON.stringify(doc.error))
+      assert.equal(doc.ops[0]!.stdout, 'from a\nfrom b\n')
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })

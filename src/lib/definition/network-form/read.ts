@@ -72,6 +72,9 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
   for (const [i, op] of model.ops.entries()) {
     const args = op.args
     if (!Array.isArray(args.resources)) continue
+    // Each further location of several `buckets` goes last, as a resource of the same target: the node loads
+    // resources of one target into one folder, and the written resources keep their places (and paths).
+    const further: Record<string, unknown>[] = []
     args.resources = args.resources.map((resource: unknown, r) => {
       if (!isObject(resource) || resource.type !== 'S3') return resource
       if (resource.bucket !== undefined) {
@@ -85,21 +88,27 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
         )
         return resource
       }
-      const s3 = s3Model(resource)
-      if (s3.bucket === undefined) {
-        issues.push(
-          makeIssue(
-            ['ops', i, 'args', 'resources', r],
-            'localnet_cannot_run',
-            Array.isArray(resource.buckets) && resource.buckets.length > 1
-              ? "the localnet's node loads one S3 location per resource"
-              : "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket",
-            'give each location its own resource, as `url: "<endpoint>/<bucket>"` with its `files`',
-          ),
-        )
-      }
-      return s3
+      const buckets = resource.buckets
+      const locations = Array.isArray(buckets) && buckets.length > 0 ? (buckets as unknown[]) : [undefined]
+      const models = locations.map((location, b) => {
+        const s3 = s3Model(resource, location as Record<string, unknown> | undefined)
+        if (s3.bucket === undefined) {
+          const at: PathSegment[] = ['ops', i, 'args', 'resources', r, ...(location ? ['buckets', b] : [])]
+          issues.push(
+            makeIssue(
+              at,
+              'localnet_cannot_run',
+              "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket",
+              'write each location as `url: "<endpoint>/<bucket>"` with its `files`',
+            ),
+          )
+        }
+        return s3
+      })
+      further.push(...models.slice(1))
+      return models[0]
     })
+    ;(args.resources as unknown[]).push(...further)
   }
   if (issues.length > 0) return {ok: false, issues}
   // Volume operations have no spec 0.1 form: the node runs them from their members alone.
@@ -131,15 +140,15 @@ function inWritten(issue: DefinitionIssue, kept: number[]): DefinitionIssue {
 }
 
 /**
- * A network S3 location (`url`, or a single entry of `buckets`) as the spec's endpoint and bucket: the location is
- * `<endpoint>/<bucket>`, path style, as the translation writes it. Without a bucket in it, none is set.
+ * A network S3 location (`url`, or `location`, an entry of `buckets`) as the spec's endpoint and bucket: the location
+ * is `<endpoint>/<bucket>`, path style, as the translation writes it. Without a bucket in it, none is set.
  */
-function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
-  const {buckets, ...rest} = resource
-  const location = Array.isArray(buckets) && buckets.length === 1 ? (buckets[0] as Record<string, unknown>) : null
-  if (buckets !== undefined && !location) return resource
-  const url = (location ? location.url : rest.url) as string | undefined
-  const files = location ? location.files : rest.files
+function s3Model(
+  resource: Record<string, unknown>,
+  location: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const url = (location ? location.url : resource.url) as string | undefined
+  const files = location ? location.files : resource.files
   if (url === undefined) return resource
   let parsed: URL
   try {
@@ -151,6 +160,8 @@ function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
   const cut = path.lastIndexOf('/')
   // With its trailing slashes gone, a path that has a slash has a last segment: the bucket.
   if (cut < 0) return resource
-  const endpoint = `${parsed.origin}${path.slice(0, cut)}`
-  return {...rest, url: endpoint, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
+  const model: Record<string, unknown> = {...resource, url: `${parsed.origin}${path.slice(0, cut)}`}
+  delete model.buckets
+  delete model.files
+  return {...model, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
 }
