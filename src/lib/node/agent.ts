@@ -26,7 +26,7 @@ import {FeedRegistry, type JobFeed} from './api/feed.js'
 import type {Endpoint, NodeApiHost} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
-import {JobRun} from './job-run.js'
+import {type ControlAction, type ControlTarget, type ControlVerdict, JobRun} from './job-run.js'
 import {resolveLiterals} from './literals.js'
 import type {NodeNetwork} from './network.js'
 import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets} from './operation-plan.js'
@@ -152,6 +152,19 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       active.steps?.stopAll(5)
     }
     return true
+  }
+
+  /**
+   * Restarts or stops one operation or group of the job it runs, as its poster asked through the node API; null
+   * when it runs no such job (or it is ending).
+   */
+  control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null {
+    const active = this.current
+    if (!active || active.address !== job || active.ended || active.timedOut || active.stopRequested) return null
+    if (!active.steps) return {ok: false, why: 'idle', message: 'The job has not started its operations yet.'}
+    const verdict = active.steps.control(target, action)
+    if (verdict.ok) this.log(`node: job ${job}: ${action} of ${verdict.ops.join(', ')} asked through the node API`)
+    return verdict
   }
 
   /** The jobs the node runs now (one at most). */

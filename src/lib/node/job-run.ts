@@ -59,19 +59,33 @@ export interface JobRunContext {
 
 type Step = OperationPlan & {execution: StepPlan['execution']}
 
-/** An operation of the running group: whether it is up, and how to stop it. */
+/** An operation of the running group: whether it runs and is up, and how to stop or restart it. */
 interface Running {
   step: StepPlan
-  /** Resolves true once it is up (dependents start), false when it ended before. */
+  state: 'waiting' | 'running' | 'ended'
+  /** Resolves true once it is up (dependents start), false when it ended (or never started) before. */
   up: Promise<boolean>
-  done: Promise<void>
+  markUp: (up: boolean) => void
   /** Stops it for good (no restart); `accepted`: a stop that is the job's course, not a failure. */
   stop: (accepted: boolean, graceSeconds?: number) => void
+  /** Stops its command and starts it again (its poster asked). */
+  restart: () => void
 }
+
+/** An operation (in `group`, when named) or a whole group of the job. */
+export type ControlTarget = {op: string; group?: string} | {group: string}
+
+/** What the poster may do to one operation or group of a running job through the node API. */
+export type ControlAction = 'restart' | 'stop'
+
+/** The answer to a control request: done, or why not (`unknown`: no such operation or group; `idle`: not running). */
+export type ControlVerdict = {ok: true; ops: string[]} | {ok: false; why: 'unknown' | 'idle'; message: string}
 
 /** Runs one job's steps; `stopAll` ends what runs and starts nothing more. */
 export class JobRun {
   private readonly running = new Map<string, Running>()
+  private steps: readonly StepPlan[] = []
+  private currentGroup: string | null = null
   private volumesDir: string | null = null
   private failed = false
   private stopping = false
@@ -80,13 +94,16 @@ export class JobRun {
 
   /** Runs every group in order; resolves when the job's last operation ended. */
   async run(steps: readonly StepPlan[]): Promise<void> {
+    this.steps = steps
     const groups = [...new Set(steps.map((s) => s.execution.group))]
     try {
       for (const group of groups) {
         if (this.over()) break
+        this.currentGroup = group
         await this.runGroup(steps.filter((s) => s.execution.group === group))
       }
     } finally {
+      this.currentGroup = null
       if (this.volumesDir) await rm(this.volumesDir, {recursive: true, force: true})
     }
   }
@@ -102,56 +119,70 @@ export class JobRun {
   }
 
   private async runGroup(steps: StepPlan[]): Promise<void> {
-    const inGroup = new Set(steps.map((s) => s.id))
-    const started: Promise<void>[] = []
-    for (const step of steps) {
-      // Dependencies of earlier groups have run already; those of this group must be up first.
-      const waits = step.execution.dependsOn.filter((id) => inGroup.has(id))
-      started.push(this.startWhenReady(step, waits))
-    }
-    await Promise.all(started)
     this.running.clear()
+    for (const step of steps) {
+      let markUp: (up: boolean) => void = () => {}
+      const up = new Promise<boolean>((resolve) => (markUp = resolve))
+      this.running.set(step.id, {step, state: 'waiting', up, markUp, stop: () => {}, restart: () => {}})
+    }
+    const inGroup = new Set(steps.map((s) => s.id))
+    // Dependencies of earlier groups have run already; those of this group must be up first.
+    await Promise.all(
+      steps.map((step) =>
+        this.startWhenReady(
+          this.running.get(step.id)!,
+          step.execution.dependsOn.filter((id) => inGroup.has(id)),
+        ),
+      ),
+    )
   }
 
-  private async startWhenReady(step: StepPlan, dependencies: string[]): Promise<void> {
+  private async startWhenReady(entry: Running, dependencies: string[]): Promise<void> {
     for (const id of dependencies) {
-      // Every operation of the group registers itself before any awaits: a dependency is always found.
-      while (!this.running.has(id)) await sleep(0)
       const up = await this.running.get(id)!.up
-      if (this.over()) return
+      if (this.over()) return this.neverStarted(entry)
       if (!up) {
-        this.notice(`Operation ${step.id}: not started, as ${id}, which it depends on, ended before it was up`)
-        return
+        this.notice(`Operation ${entry.step.id}: not started, as ${id}, which it depends on, ended before it was up`)
+        return this.neverStarted(entry)
       }
     }
-    if (this.over()) return
-    await this.startStep(step)
+    if (this.over() || entry.state === 'ended') return this.neverStarted(entry)
+    await this.startStep(entry)
   }
 
-  private startStep(step: StepPlan): Promise<void> {
+  private neverStarted(entry: Running): void {
+    entry.state = 'ended'
+    entry.markUp(false)
+  }
+
+  private startStep(entry: Running): Promise<void> {
+    const {step, markUp} = entry
     let stopped: {accepted: boolean} | null = null
+    let restartAsked = false
     let current: RunningOperation | undefined
-    let markUp: (up: boolean) => void = () => {}
-    const up = new Promise<boolean>((resolve) => (markUp = resolve))
-    const entry: Running = {
-      step,
-      up,
-      done: Promise.resolve(),
-      stop: (accepted, graceSeconds) => {
-        stopped ??= {accepted}
-        void current?.stop(graceSeconds)
-      },
+    entry.state = 'running'
+    entry.stop = (accepted, graceSeconds) => {
+      stopped ??= {accepted}
+      void current?.stop(graceSeconds)
     }
-    this.running.set(step.id, entry)
+    entry.restart = () => {
+      restartAsked = true
+      void current?.stop(5)
+    }
     const operate = async () => {
       if (isVolume(step)) return this.createVolume(step, markUp)
       await this.operate(step, {
         isStopped: () => stopped,
+        takeRestart: () => {
+          const asked = restartAsked
+          restartAsked = false
+          return asked
+        },
         setCurrent: (op) => (current = op),
         markUp,
       })
     }
-    entry.done = operate()
+    return operate()
       .catch((error: unknown) => {
         this.failed = true
         // A download the timeout stopped fails the job for its timeout (the agent says so), not for the download.
@@ -161,10 +192,40 @@ export class JobRun {
         for (const other of this.running.values()) if (other.step.id !== step.id) other.stop(true, 5)
       })
       .finally(() => {
+        entry.state = 'ended'
         markUp(false)
         this.dependencyEnded(step.id)
       })
-    return entry.done
+  }
+
+  /**
+   * Restarts or stops one running operation (`op`) or every running operation of a group (`group`), as the
+   * poster asked through the node API. Only the group that runs now has running operations.
+   */
+  control(target: ControlTarget, action: ControlAction): ControlVerdict {
+    const named = 'op' in target ? `operation ${target.op}` : `group ${target.group}`
+    const inGroup = (s: StepPlan) => target.group === undefined || s.execution.group === target.group
+    const known = 'op' in target ? this.steps.some((s) => s.id === target.op && inGroup(s)) : this.steps.some(inGroup)
+    if (!known) {
+      const where = 'op' in target && target.group !== undefined ? ` in group ${target.group}` : ''
+      return {ok: false, why: 'unknown', message: `The job has no ${named}${where}.`}
+    }
+    const entries = [...this.running.values()].filter((e) =>
+      'op' in target ? e.step.id === target.op : e.step.execution.group === target.group,
+    )
+    const live = entries.filter((e) => e.state === 'running' && !isVolume(e.step))
+    if (live.length === 0 || this.over()) {
+      const now = this.currentGroup === null ? 'none runs now' : `group ${this.currentGroup} runs now`
+      return {ok: false, why: 'idle', message: `The job's ${named} is not running (${now}).`}
+    }
+    for (const entry of live) {
+      this.notice(
+        `Operation ${entry.step.id}: ${action === 'stop' ? 'stopping' : 'restarting'} it, as its poster asked`,
+      )
+      if (action === 'stop') entry.stop(true, 5)
+      else entry.restart()
+    }
+    return {ok: true, ops: live.map((e) => e.step.id)}
   }
 
   /** Stops the operations of the group that asked to stop with `id` (`stop_if_dependent_stops`). */
@@ -196,6 +257,8 @@ export class JobRun {
     step: Step,
     control: {
       isStopped: () => {accepted: boolean} | null
+      /** Whether the poster asked for a restart since the last call. */
+      takeRestart: () => boolean
       setCurrent: (op: RunningOperation | undefined) => void
       markUp: (up: boolean) => void
     },
@@ -218,6 +281,8 @@ export class JobRun {
       const options = {jobId: ctx.job, redact: ctx.redact, mounts: resources.mounts, volumes, onLine}
       feed.notice('info', `Operation ${step.id}: ${ctx.startingWhat(step)}`)
       ctx.log(`node: job ${ctx.job}: operation ${step.id} starting`)
+      // Restarts the poster asks for do not count against `restart_tries`.
+      let policyRestarts = 0
       for (let restarts = 0; ; restarts++) {
         const op = await ctx.runtime.start(step, options)
         control.setCurrent(op)
@@ -231,15 +296,21 @@ export class JobRun {
         runs.push(outcome)
         acceptStop = service.expired() || control.isStopped()?.accepted === true
         ctx.log(`node: job ${ctx.job}: operation ${step.id} exited with ${outcome.exitCode}`)
-        const again = this.restartWanted(step, outcome, restarts, control.isStopped() !== null || acceptStop)
+        const asked = control.takeRestart() && control.isStopped() === null && !this.over()
+        if (asked) acceptStop = false
+        const stopped = control.isStopped() !== null || acceptStop
+        const again = asked || this.restartWanted(step, outcome, policyRestarts, stopped)
         if (!again) break
+        if (!asked) policyRestarts++
         const limit = step.execution.restart.policy === 'on-failure' ? step.execution.restart.tries : undefined
-        const which = limit === undefined ? `restart ${restarts + 1}` : `restart ${restarts + 1} of ${limit}`
-        const why = `exited with code ${outcome.exitCode}; restarting it (${which}, restart_policy ${step.execution.restart.policy})`
+        const which = limit === undefined ? `restart ${policyRestarts}` : `restart ${policyRestarts} of ${limit}`
+        const why = asked
+          ? `exited with code ${outcome.exitCode}; starting it again, as its poster asked`
+          : `exited with code ${outcome.exitCode}; restarting it (${which}, restart_policy ${step.execution.restart.policy})`
         feed.notice('info', `Operation ${step.id}: ${why}`)
         feed.status('restarting', {op: step.id, exitCode: String(outcome.exitCode), restart: String(restarts + 1)})
         ctx.log(`node: job ${ctx.job}: operation ${step.id} ${why}`)
-        const delay = Math.min(RESTART_DELAY_MS * 2 ** restarts, RESTART_DELAY_MAX_MS)
+        const delay = asked ? 0 : Math.min(RESTART_DELAY_MS * 2 ** (policyRestarts - 1), RESTART_DELAY_MAX_MS)
         await sleep(delay, undefined, {signal: ctx.signal}).catch(() => undefined)
         if (this.over() || control.isStopped()) break
       }

@@ -6,10 +6,14 @@
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
 import {existsSync} from 'node:fs'
-import {createServer as createHttpServer} from 'node:http'
+import {createServer as createHttpServer, request as httpRequest} from 'node:http'
 import {type AddressInfo, createServer} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import {Keypair} from '@solana/web3.js'
+
+import {signHeader} from '../../../src/lib/node-api/protocol.js'
+import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {postNetwork, result, waitFor} from '../../helpers/node.js'
 
@@ -279,5 +283,91 @@ describe("localnet node: the network's execution members (host processes)", func
     } finally {
       await new Promise((resolve) => server.close(resolve))
     }
+  })
+
+  describe('operation control through the node API (poster-signed)', () => {
+    const node = () => (t.ln.runtime.node as {address: string}).address
+    /** A signed POST at the node's name through the gateway. */
+    async function control(job: string, path: string, signer = t.wallet): Promise<{status: number; body: string}> {
+      const port = Number(new URL(t.ln.runtime.gatewayUrl!).port)
+      const wallet = walletFromBytes(signer.secretKey, 'poster')
+      const authorization = signHeader((m) => wallet.sign(m), {node: node(), job})
+      return new Promise((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: `/job/${job}${path}`,
+            headers: {host: `${node()}.node.localhost:${port}`, authorization},
+          },
+          (res) => {
+            let body = ''
+            res.on('data', (chunk: Buffer) => (body += chunk.toString()))
+            res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+          },
+        )
+        req.on('error', reject)
+        req.end()
+      })
+    }
+
+    it('restarts and stops one operation and a whole group; unknown and idle targets are refused, naming them', async () => {
+      const job = await postNetwork(
+        t,
+        definition([
+          run('count', {cmd: 'echo run; sleep 30'}, {execution: {group: 'g'}}),
+          run('side', {cmd: 'echo side; sleep 30'}, {execution: {group: 'g'}}),
+          run('after', {cmd: 'echo after'}),
+        ]),
+      )
+      const address = job.toBase58()
+      await waitFor(t, job, 'RUNNING')
+      // Both of group g run once their first line is out.
+      const feed = () => t.ln.agent!.agent.feeds.get(address)!
+      const deadline = Date.now() + 10_000
+      while (feed().ops.filter((o) => o.status === 'running').length < 2 && Date.now() < deadline) await sleep(20)
+      await sleep(200)
+
+      assert.deepEqual(await control(address, '/operation/nope/restart'), {
+        status: 404,
+        body: 'The job has no operation nope.',
+      })
+      assert.deepEqual(await control(address, '/group/zz/stop'), {status: 404, body: 'The job has no group zz.'})
+      assert.deepEqual(await control(address, '/operation/after/stop'), {
+        status: 409,
+        body: "The job's operation after is not running (group g runs now).",
+      })
+      assert.deepEqual(await control(address, '/group/h/operation/count/stop'), {
+        status: 404,
+        body: 'The job has no operation count in group h.',
+      })
+      const stranger = Keypair.generate()
+      assert.equal((await control(address, '/operation/count/restart', stranger)).status, 401)
+
+      const restarted = await control(address, '/operation/count/restart')
+      assert.equal(restarted.status, 200, restarted.body)
+      assert.deepEqual(JSON.parse(restarted.body), {message: 'Operation restarted', ops: ['count']})
+      // The restart is a new run of the same operation: its line comes again.
+      const again = Date.now() + 10_000
+      while (!logged.some((l) => l.includes(address) && l.includes('starting it again')) && Date.now() < again)
+        await sleep(20)
+      await sleep(300)
+      const stopped = await control(address, '/group/g/stop')
+      assert.equal(stopped.status, 200, stopped.body)
+      assert.deepEqual(JSON.parse(stopped.body).ops, ['count', 'side'])
+
+      await waitFor(t, job, 'COMPLETED', 20_000)
+      const {doc} = await result(t, job)
+      assert.equal(doc.status, 'success', JSON.stringify(doc.error))
+      const byId = Object.fromEntries(doc.ops.map((o) => [o.id, o]))
+      assert.equal(byId.count!.stdout, 'run\nrun\n')
+      assert.equal(byId.count!.status, 'stopped')
+      assert.equal(doc.raw.opStates.find((o) => o.operationId === 'count')!.gpunet.restarts!.length, 1)
+      assert.equal(byId.side!.status, 'stopped')
+      // Its group stopped as the poster asked, the job goes on with the next group.
+      assert.equal(byId.after!.stdout, 'after\n')
+      assert.equal((await control(address, '/operation/count/restart')).status, 400, 'an ended job is refused')
+    })
   })
 })
