@@ -181,10 +181,7 @@ describe("reading a definition in the network's form", () => {
     })
 
     it('runs several S3 locations of one resource: each further one last, with the same target', async () => {
-      const buckets = [
-        {url: 'https://s3.example.com/a', files: ['x']},
-        {url: 'https://s3.example.com/b'},
-      ]
+      const buckets = [{url: 'https://s3.example.com/a', files: ['x']}, {url: 'https://s3.example.com/b'}]
       const definition = await runs(
         job({
           resources: [

@@ -77,7 +77,7 @@ export class JobFeed {
     const seq = ++this.seq
     this.add(opId, {
       seq,
-      flog: {opId, group: opId, type: 'container', timestamp: time, message: text, seq, stream},
+      flog: {opId, group: this.groupOf(opId), type: 'container', timestamp: time, message: text, seq, stream},
       log: {log: text, method: 'NodeRepository.displayLog', type: 'log', timestamp: time, job: this.job, seq},
     })
   }
@@ -112,6 +112,11 @@ export class JobFeed {
     if (this.statuses.length > MAX_SYSTEM_ENTRIES) this.statuses.shift()
     for (const follower of this.followers) if (follower.kind === 'status') this.hand(follower, entry)
     this.changed()
+  }
+
+  /** The execution group of an operation that started (its own id until then). */
+  private groupOf(operationId: string): string {
+    return this.ops.findLast((o) => o.operationId === operationId)?.group ?? operationId
   }
 
   /** An operation started, in its execution group (a group of its own by default). */
