@@ -4,6 +4,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {existsSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -108,4 +109,35 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
     assert.equal(both.code, 2, both.stderr)
     assert.equal((await cli(['job', 'stop', job])).code, 0)
   })
+
+  // The node re-runs continuous checks every 30 s, as the network's nodes do: this test takes about that long.
+  it('job get shows each service online, then offline once its continuous health check fails', async () => {
+    const port = await freePort()
+    const check = {type: 'http', method: 'GET', path: '/health', expected_status: 200, continuous: true}
+    const cmd = `echo ok > health && /bin/busybox httpd -f -p 127.0.0.1:${port} -h . & sleep 4; rm health; sleep 60`
+    const job = await postRunning([
+      {id: 'web', type: 'container/run', args: {image: 'unused', cmd, expose: [{port, health_checks: [check]}]}},
+    ])
+    const seen: (boolean | undefined)[] = []
+    const deadline = Date.now() + 60_000
+    while (Date.now() < deadline && !(seen.includes(true) && seen.at(-1) === false)) {
+      const got = await cli(['job', 'get', job, '--json'])
+      const report = JSON.parse(got.stdout) as {serviceUrls: {port: number; online?: boolean}[]}
+      const online = report.serviceUrls.find((s) => s.port === port)?.online
+      if (seen.at(-1) !== online) seen.push(online)
+      await sleep(300)
+    }
+    assert.deepEqual(seen.filter((s) => s !== undefined).slice(-2), [true, false], JSON.stringify(seen))
+    const text = await cli(['job', 'get', job])
+    assert.match(text.stdout, /Service web:\d+ +http:\/\/\S+ {2}\(offline\)/)
+    assert.equal((await cli(['job', 'stop', job])).code, 0)
+  })
 })
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const {port} = server.address() as {port: number}
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
