@@ -38,8 +38,13 @@ export interface OpState {
   exitCode: number | null
   logs: LogEntry[]
   diagnostics: {reason: {hostShutDown: boolean; jobStopped: boolean; jobExpired: boolean; reason?: string}}
-  /** gpunet's own: what the caps dropped (stated, never silent). */
-  gpunet: {droppedLines: number; droppedBytes: number}
+  /** What its `results` rules matched in its logs, by name (the network's member). */
+  results?: Record<string, string | string[]>
+  /**
+   * gpunet's own: what the caps dropped (stated, never silent), and each earlier run its `restart_policy` started
+   * again (its exit code and end), in order; its logs hold every run's lines.
+   */
+  gpunet: {droppedLines: number; droppedBytes: number; restarts?: {exitCode: number; endTime: number}[]}
 }
 
 /** The flow state of a job. */

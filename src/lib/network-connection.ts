@@ -52,7 +52,14 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
 
 /** What `job stop` and `job extend` start from: the network, the poster's wallet and its job. */
 export async function openOwnJob(
-  flags: {network: string; rpc?: string; wallet?: string; 'priority-fee'?: boolean; 'max-priority-fee'?: string},
+  flags: {
+    network: string
+    rpc?: string
+    wallet?: string
+    'network-host'?: string
+    'priority-fee'?: boolean
+    'max-priority-fee'?: string
+  },
   job: string,
   note: (line: string) => void,
 ): Promise<{net: MarketNetwork; wallet: Wallet; view: JobView}> {
@@ -61,6 +68,7 @@ export async function openOwnJob(
   const net = await connectMarket({
     network,
     rpc: flags.rpc,
+    networkHost: flags['network-host'],
     priorityFee: flags['priority-fee'],
     maxPriorityFee: flags['max-priority-fee'],
     note,

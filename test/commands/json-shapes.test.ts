@@ -157,6 +157,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'list'], z.looseObject({jobs: z.array(z.looseObject({job: address, cost: amount}))}))
     await json(['job', 'extend', job, '--timeout', '8000'], z.looseObject({job: address, charged: amount, fee}))
     await json(['job', 'logs', job], failure, 7)
+    // A queued job runs no operation to restart: exit 2.
+    await json(['job', 'restart', job, '--op', 'hello'], failure, 2)
     await json(['job', 'stop', job], z.looseObject({job: address, action: z.literal('delist'), fee}))
     await json(
       ['secrets', 'set', '--from-env-file', '-'],

@@ -98,6 +98,7 @@ describe('the CLI in scripts and pipes', function () {
       'job:get': {args: ['job', 'get'], stdin: `${someAddress}\n`},
       'job:logs': {args: ['job', 'logs'], stdin: `${someAddress}\n`},
       'job:post': {args: ['job', 'post', '--dry-run', '--queue-anyway'], stdin: 'job.json\n'},
+      'job:restart': {args: ['job', 'restart', '--op', 'a'], stdin: `${someAddress}\n`},
       'job:stop': {args: ['job', 'stop'], stdin: `${someAddress}\n`},
       'job:validate': {args: ['job', 'validate'], stdin: 'job.json\n'},
       'localnet:fund': {args: ['localnet', 'fund', '--tokens', '1'], stdin: `${someAddress}\n`},

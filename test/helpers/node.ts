@@ -94,6 +94,18 @@ export async function post(t: TestLocalnet, ops: unknown[], timeout = 600n): Pro
   return listWithWallet(t, timeout, cid)
 }
 
+/** Posts a definition in the network's form as written (its newer members too), as `job post` does on localnet. */
+export async function postNetwork(
+  t: TestLocalnet,
+  document: Record<string, unknown>,
+  timeout = 600n,
+): Promise<PublicKey> {
+  const prepared = await prepareUpload(document, 'localnet')
+  if (!prepared.ok) throw new Error(`not a definition the localnet runs: ${JSON.stringify(prepared.issues)}`)
+  const {cid} = await t.ln.node.content.add(Buffer.from(prepared.upload.bytes))
+  return listWithWallet(t, timeout, cid)
+}
+
 /** Polls until the job shows `wanted`; returns the states seen on the way. */
 export async function waitFor(t: TestLocalnet, job: PublicKey, wanted: Shown, timeoutMs = 30_000): Promise<Shown[]> {
   const seen: Shown[] = []

@@ -3,13 +3,14 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags, waitFlags} from '../../flags.js'
+import {endpointStatus} from '../../lib/job/endpoint-status.js'
 import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
 import type {WaitPoint} from '../../lib/job/wait-point.js'
-import {parseAddress} from '../../lib/market/connect.js'
+import {type MarketNetwork, parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
-import {isFinal, readJob} from '../../lib/market/jobs.js'
+import {isFinal, type JobView, readJob} from '../../lib/market/jobs.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
@@ -84,6 +85,7 @@ EXIT CODES
     // --out writes the result's bytes exactly as stored.
     let resultBytes: Uint8Array | undefined
     const report = await jobInfo(net, view, definition, flags.out ? (bytes) => (resultBytes = bytes) : undefined)
+    await this.withOnline(net, view, report, flags.wallet)
     if (definition && exposedPorts(definition).length > 0 && report.serviceUrls.length === 0 && !isFinal(view.status)) {
       note(
         network === 'localnet'
@@ -100,6 +102,19 @@ EXIT CODES
     }
     const shown = written ? {...report, files: written} : report
     return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
+  }
+
+  /** Marks each service URL online or offline as the job's node says, when the wallet is the job's poster. */
+  private async withOnline(net: MarketNetwork, view: JobView, report: JobInfo, walletPath?: string): Promise<void> {
+    if (report.status !== 'RUNNING' || report.serviceUrls.length === 0) return
+    const wallet = await loadWallet({path: walletPath}).catch(() => null)
+    if (!wallet || wallet.address !== report.project) return
+    const online = await endpointStatus(net, wallet, view)
+    if (!online) return
+    for (const service of report.serviceUrls) {
+      const state = online.get(service.port)
+      if (state !== undefined) service.online = state
+    }
   }
 
   /** `--out`: the result's files; a job without a result yet is exit 7, as there is nothing to write. */

@@ -134,7 +134,10 @@ export const jobDefinitionSchema = strictObject({
     work_dir: string().optional(),
   })
     .optional()
-    .describe('Defaults applied to all operations; each operation’s own args override them.'),
+    .describe(
+      'Defaults applied to all operations, as the network’s nodes apply them: `env` under each operation’s own; ' +
+        '`entrypoint` and `work_dir` where its own is unset or empty; a GPU when either asks for one.',
+    ),
   ops: array(operationSchema).min(1).describe('The operations, run in order; at least one.'),
 }).describe('A gpunet job definition (version 0.1).')
 

@@ -8,7 +8,7 @@ import {findSecretReferences} from '../definition/secret-refs.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import type {Network} from '../network.js'
-import {needsGpu} from '../node/operation-plan.js'
+import {commandArgv, needsGpu, planOperations} from '../node/operation-plan.js'
 import {connectSecrets} from '../network-connection.js'
 
 const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
@@ -77,6 +77,23 @@ export function localnetRunProblem(node: LocalnetNodeStatus | null, definition: 
         'localnet (`gpunet localnet stop && gpunet localnet start --detach`), or restart it with ' +
         `\`gpunet localnet start --detach --host-processes\` to run jobs on this machine without isolation, ${anyway}`,
     })
+  }
+  if (node.runtime === 'host-process') {
+    // A host process runs the operation's own command: it has no image whose default command could run.
+    const bare = planOperations(definition).findIndex(
+      (op) => (op.entrypoint ?? []).length === 0 && commandArgv(op.command).length === 0,
+    )
+    if (bare >= 0) {
+      const id = definition.ops[bare]!.id
+      return new GpunetError(
+        'host_needs_command',
+        `no localnet node would run this job: its node runs host processes, and operation ${id} has no \`cmd\` of its own, only its image's`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: `give it a \`cmd\`, or run the localnet with podman (\`gpunet localnet start --detach --runtime podman\`), ${anyway}`,
+        },
+      )
+    }
   }
   if (node.gpus === 0 && needsGpu(definition)) {
     return new GpunetError('no_gpu_node', 'no localnet node would run this job: it needs a GPU and the node has none', {

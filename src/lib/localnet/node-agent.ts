@@ -34,6 +34,8 @@ export interface LocalnetNodeOptions {
   serviceLifetimeMs?: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
+  /** How often an up port's continuous health checks run again (30 s, as on the network's nodes). */
+  continuousIntervalMs?: number
   /** Size cap, timeout and Hugging Face endpoint of the resources jobs download. */
   resources?: NodeAgentOptions['resources']
   log?: (line: string) => void

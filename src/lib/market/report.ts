@@ -25,7 +25,8 @@ export interface JobReport {
   timeout: number
   /** Price per second x timeout: the deposit. */
   totalPrice: AmountJson
-  serviceUrls: ServiceUrl[]
+  /** With `online` while the job runs, when its node's API said (the poster's `job get`). */
+  serviceUrls: (ServiceUrl & {online?: boolean})[]
   node: string | null
   startedAt: string | null
   endedAt: string | null
@@ -103,7 +104,10 @@ export function jobRows(report: JobReport): [string, string | null][] {
     ['Ended', report.endedAt],
     ['Duration', report.durationSeconds === null ? null : `${report.durationSeconds} s`],
     ['Cost so far', amountText(report.costSoFar)],
-    ...report.serviceUrls.map(({op, port, url}): [string, string] => [`Service ${op}:${port}`, url]),
+    ...report.serviceUrls.map(({op, port, url, online}): [string, string] => [
+      `Service ${op}:${port}`,
+      online === undefined ? url : `${url}  (${online ? 'online' : 'offline'})`,
+    ]),
     ['Result', report.result],
   ]
 }

@@ -108,6 +108,8 @@ export const ROUTE_ACTIONS = {
   endpoints: 'read',
   results: 'read',
   stop: 'stop',
+  'operation-stop': 'stop',
+  'operation-restart': 'restart',
 } as const satisfies Record<string, NodeApiAction>
 export type NodeApiRoute = keyof typeof ROUTE_ACTIONS
 

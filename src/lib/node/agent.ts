@@ -13,25 +13,27 @@ import {type Keypair, PublicKey} from '@solana/web3.js'
 import {parseKey} from '../base58-text.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
+import type {NodeMembers} from '../definition/network-form/node-members.js'
 import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from '../definition/network-form/read.js'
 import {GpunetError} from '../errors.js'
 import type {JobFailure} from '../flow-state.js'
 import type {JobAccount} from '../market/accounts.js'
 import {QueueType} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
-import {exposedPorts, portLabel} from '../market/service-url.js'
+import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
-import {FeedRegistry, type JobFeed, type OpInfo} from './api/feed.js'
+import {FeedRegistry, type JobFeed} from './api/feed.js'
 import type {Endpoint, NodeApiHost} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
-import {waitUntilReady} from './health.js'
+import {type ControlAction, type ControlTarget, type ControlVerdict, JobRun} from './job-run.js'
+import {resolveLiterals} from './literals.js'
 import type {NodeNetwork} from './network.js'
-import {commandArgv, needsGpu, type OperationPlan, planOperations, substituteSecrets} from './operation-plan.js'
-import {loadResources, type ResourceOptions} from './resources.js'
+import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets} from './operation-plan.js'
+import type {ResourceOptions} from './resources.js'
 import {ResultBuilder} from './results.js'
-import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
+import type {ContainerRuntime} from './runtime/runtime.js'
 
 /** A job's service is taken down after two hours at the latest (spec, "Limits"). */
 export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
@@ -59,6 +61,8 @@ export interface NodeAgentOptions {
   /** How long an exposed port may take to pass its health checks, and how often they run. */
   readyTimeoutMs?: number
   healthIntervalMs?: number
+  /** How often an up port's continuous health checks run again (the network's nodes: 30 s). */
+  continuousIntervalMs?: number
   /** Size cap, timeout and Hugging Face endpoint of the resources operations download. */
   resources?: Pick<ResourceOptions, 'maxBytes' | 'timeoutMs' | 'hfEndpoint'>
   /** Progress lines for the localnet log; they name jobs and operations, never secret values. */
@@ -71,7 +75,8 @@ interface ActiveJob {
   job: PublicKey
   run: PublicKey
   address: string
-  op?: RunningOperation
+  /** Its operations while they run. */
+  steps?: JobRun
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
   /** Its poster asked the node API to stop it: the node stops it and still records its result. */
@@ -141,9 +146,22 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       active.feed.notice('info', 'Stopping the job, as its poster asked through the node API')
       this.log(`node: job ${active.address}: stop asked through the node API`)
       active.abort.abort()
-      void active.op?.stop(5)
+      active.steps?.stopAll(5)
     }
     return true
+  }
+
+  /**
+   * Restarts or stops one operation or group of the job it runs, as its poster asked through the node API; null
+   * when it runs no such job (or it is ending).
+   */
+  control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null {
+    const active = this.current
+    if (!active || active.address !== job || active.ended || active.timedOut || active.stopRequested) return null
+    if (!active.steps) return {ok: false, why: 'idle', message: 'The job has not started its operations yet.'}
+    const verdict = active.steps.control(target, action)
+    if (verdict.ok) this.log(`node: job ${job}: ${action} of ${verdict.ops.join(', ')} asked through the node API`)
+    return verdict
   }
 
   /** The jobs the node runs now (one at most). */
@@ -174,7 +192,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       this.current.ended = true
       this.current.abort.abort()
       clearTimeout(this.current.timeoutTimer)
-      await this.current.op?.stop(5)
+      this.current.steps?.stopAll(5)
     }
     await this.running
     this.feeds.close()
@@ -275,7 +293,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
         active.feed.notice('info', 'The job reached its timeout; stopping it')
         this.log(`node: job ${active.address} reached its timeout; stopping it`)
         active.abort.abort()
-        void active.op?.stop()
+        active.steps?.stopAll()
       },
       Math.max(0, endsAtMs - Date.now()),
     )
@@ -290,10 +308,12 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     this.log(`node: job ${active.address} was ended on chain; stopping it`)
     this.options.gateway.remove(active.address)
     active.abort.abort()
-    void active.op?.stop()
+    active.steps?.stopAll()
   }
 
-  private async definition(job: JobAccount): Promise<{definition: JobDefinition} | {failure: JobFailure}> {
+  private async definition(
+    job: JobAccount,
+  ): Promise<{definition: JobDefinition; members: NodeMembers} | {failure: JobFailure}> {
     const cid = bytesToIpfsHash(job.ipfsJob)
     const bytes = await this.options.network.getContent(cid)
     if (!bytes)
@@ -307,7 +327,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     // As a node of the live network does: its validator first, then what this node can run of what it took.
     const read = readNetworkDefinition(value)
     const runnable = read.ok ? await runnableOnLocalnet(read.document) : read
-    if (runnable.ok) return {definition: runnable.definition}
+    if (runnable.ok) return {definition: runnable.definition, members: runnable.members}
     const issues = runnable.issues.map((e) => `${e.path || '(document)'}: ${e.message}`)
     const refusal = read.ok ? "the localnet's node cannot run it" : `${NETWORK_VALIDATOR} refuses it`
     return {
@@ -321,12 +341,12 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
   private async runJob(active: ActiveJob, account: JobAccount | null): Promise<void> {
     const result = new ResultBuilder(active.address, this.chain.address.toBase58())
     try {
-      const loaded: {definition: JobDefinition} | {failure: JobFailure} = account
+      const loaded = account
         ? await this.definition(account)
         : {failure: {code: 'job_missing', message: 'The job account is gone.'}}
       if ('failure' in loaded) result.fail(loaded.failure)
       else if (this.options.gpus === 0 && needsGpu(loaded.definition)) result.fail(NO_GPU_FAILURE)
-      else await this.runOperations(active, loaded.definition, result)
+      else await this.runOperations(active, account!, loaded, result)
     } catch (error) {
       // A download the timeout stopped fails the job for its timeout, not for the broken-off download.
       if (active.timedOut) result.fail(TIMEOUT_FAILURE)
@@ -374,53 +394,44 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     return `starting \`${argv.join(' ')}\` as a host process: NO isolation, image ${plan.image} not used`
   }
 
-  private async runOperations(active: ActiveJob, definition: JobDefinition, result: ResultBuilder): Promise<void> {
-    const secrets = findSecretReferences(definition).length > 0 ? await this.jobSecrets(active.address) : {}
+  private async runOperations(
+    active: ActiveJob,
+    account: JobAccount,
+    {definition, members}: {definition: JobDefinition; members: NodeMembers},
+    result: ResultBuilder,
+  ): Promise<void> {
+    // The network's `%%global.…%%` literals first, so a variable may hold a secret's reference.
+    const globals = {job: active.address, project: account.project.toBase58(), host: this.address}
+    const resolved = resolveLiterals(definition, {...globals, variables: members.variables})
+    const steps = planSteps(resolved, members)
+    const secrets = findSecretReferences(steps).length > 0 ? await this.jobSecrets(active.address) : {}
     // All references are resolved before the first operation starts: a missing secret fails the job at once.
-    const plans = substituteSecrets(planOperations(definition), secrets)
-    // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
-    const jobPort = exposedPorts(definition)[0]
-    const {feed} = active
-    for (const plan of plans) {
-      if (active.ended || active.timedOut || active.stopRequested) break
-      if (plan.resources.length > 0) {
-        feed.notice('info', `Operation ${plan.id}: loading its resources`)
-        this.log(`node: job ${active.address}: operation ${plan.id} loading resources`)
-      }
-      // A failed download throws `resource_failed`, which fails the job before its operation starts.
-      const resources = await loadResources(plan.resources, {
-        ...this.options.resources,
-        env: plan.env,
-        signal: active.abort.signal,
-      })
-      try {
-        feed.notice('info', `Operation ${plan.id}: ${this.startingWhat(plan)}`)
-        this.log(`node: job ${active.address}: operation ${plan.id} starting`)
-        const onLine = (stream: 'stdout' | 'stderr', text: string, timestamp: number) =>
-          feed.line(plan.id, stream, text.endsWith('\n') ? text.slice(0, -1) : text, timestamp)
-        const options = {jobId: active.address, redact: secrets, mounts: resources.mounts, onLine}
-        const op = await this.options.runtime.start(plan, options)
-        active.op = op
-        feed.opStarted(plan.id)
-        // Ended, stopped or timed out while it was starting: nothing stopped it then.
-        if (active.ended || active.timedOut || active.stopRequested)
-          void op.stop(active.ended || active.stopRequested ? 5 : undefined)
-        const service = op.ports[0] && this.serve(active, plan.id, op, result, jobPort)
-        const outcome = await op.result
-        service?.end()
-        active.op = undefined
-        this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
-        const jobStopped = active.ended || active.stopRequested
-        const how = {acceptStop: service?.expired() ?? false, jobStopped, jobExpired: active.timedOut}
-        const goOn = result.add(outcome, how)
-        feed.notice('info', `Operation ${plan.id}: exited with code ${outcome.exitCode}`)
-        // The status the result gives it, so `/job/<job>/info` and the recorded result never disagree.
-        feed.opEnded(plan.id, outcome.exitCode, result.lastOpStatus as OpInfo['status'])
-        if (!goOn) break
-      } finally {
-        await resources.cleanup()
-      }
-    }
+    const run = new JobRun({
+      job: active.address,
+      runtime: this.options.runtime,
+      gateway: this.options.gateway,
+      feed: active.feed,
+      result,
+      endpoints: active.endpoints,
+      redact: secrets,
+      // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
+      jobPort: exposedPorts(definition)[0],
+      serviceLifetimeMs: this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS,
+      readyTimeoutMs: this.options.readyTimeoutMs,
+      healthIntervalMs: this.options.healthIntervalMs,
+      continuousIntervalMs: this.options.continuousIntervalMs,
+      resources: this.options.resources,
+      signal: active.abort.signal,
+      jobStopped: () => active.ended || active.stopRequested,
+      jobExpired: () => active.timedOut,
+      startingWhat: (plan) => this.startingWhat(plan),
+      log: (line) => this.log(line),
+    })
+    const planned = substituteSecrets(steps, secrets)
+    active.steps = run
+    // Ended, stopped or timed out while its secrets were read: nothing starts.
+    if (!(active.ended || active.timedOut || active.stopRequested)) await run.run(planned)
+    active.steps = undefined
     if (active.timedOut) result.fail(TIMEOUT_FAILURE)
   }
 
@@ -428,60 +439,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
   private jobSecrets(job: string): Promise<Record<string, string>> {
     const wallet = walletFromBytes(this.options.keypair.secretKey, 'localnet node')
     return new SecretsClient({url: this.options.secretsUrl, wallet, job, cache: null}).list()
-  }
-
-  /**
-   * Serves the operation's exposed ports through the gateway, each once its own health checks pass (`jobPort`,
-   * or else the operation's first, at the job's URL; every one at its port's URL), and takes them down when the
-   * operation ends or its lifetime is over (which stops the operation).
-   */
-  private serve(
-    active: ActiveJob,
-    opId: string,
-    op: RunningOperation,
-    result: ResultBuilder,
-    jobPort: number | undefined,
-  ) {
-    const {gateway} = this.options
-    const lifetimeMs = this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS
-    const abort = new AbortController()
-    let expired = false
-    const ports = op.ports.map((p) => p.port)
-    gateway.register(active.address, ports.includes(jobPort ?? -1) ? [jobPort!, ...ports] : ports)
-    const lifetime = setTimeout(() => {
-      expired = true
-      gateway.remove(active.address)
-      result.notice(`The service was taken down after its lifetime of ${Math.round(lifetimeMs / 1000)} s.`)
-      void op.stop()
-    }, lifetimeMs)
-    const timing = {timeoutMs: this.options.readyTimeoutMs, intervalMs: this.options.healthIntervalMs}
-    const endpoint = (port: number, status: Endpoint['status']) =>
-      active.endpoints.set(portLabel(active.address, port), {
-        opID: opId,
-        port,
-        url: gateway.jobUrl(active.address, port),
-        status,
-      })
-    for (const port of op.ports) endpoint(port.port, 'OFFLINE')
-    for (const port of op.ports) {
-      void waitUntilReady(port, {...timing, signal: abort.signal}).then((readiness) => {
-        if (abort.signal.aborted) return
-        if (readiness.ready) {
-          gateway.ready(active.address, port.port, port.hostPort)
-          endpoint(port.port, 'ONLINE')
-        }
-        this.log(`node: job ${active.address}: port ${port.port} ${readiness.ready ? 'ready' : readiness.detail}`)
-      })
-    }
-    return {
-      expired: () => expired,
-      end: () => {
-        clearTimeout(lifetime)
-        abort.abort()
-        gateway.remove(active.address)
-        for (const port of op.ports) endpoint(port.port, 'OFFLINE')
-      },
-    }
   }
 
   private log(line: string): void {

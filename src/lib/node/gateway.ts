@@ -89,11 +89,26 @@ export class Gateway {
     this.nodeApi = {label: node.toLowerCase(), api}
   }
 
-  /** Announces a job's exposed ports (the first one also at the job's URL): each answers 404 until `ready`. */
+  /**
+   * Announces exposed ports of a job (the first one also at the job's URL, unless a port announced earlier is
+   * still there): each answers 404 until `ready`. Operations running side by side each announce their own.
+   */
   register(job: string, ports: readonly number[]): void {
-    const [primary] = ports
-    if (primary === undefined) return
-    this.routes.set(job.toLowerCase(), {primary, ports: new Map(ports.map((p) => [p, null]))})
+    const [first] = ports
+    if (first === undefined) return
+    const route = this.routes.get(job.toLowerCase()) ?? {primary: first, ports: new Map<number, number | null>()}
+    for (const port of ports) route.ports.set(port, null)
+    this.routes.set(job.toLowerCase(), route)
+  }
+
+  /** Takes down the given ports of a job (an operation that ended); the job's URL moves to a port still served. */
+  withdraw(job: string, ports: readonly number[]): void {
+    const route = this.routes.get(job.toLowerCase())
+    if (!route) return
+    for (const port of ports) route.ports.delete(port)
+    const [left] = route.ports.keys()
+    if (left === undefined) this.routes.delete(job.toLowerCase())
+    else if (!route.ports.has(route.primary)) route.primary = left
   }
 
   /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */

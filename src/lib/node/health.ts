@@ -130,7 +130,8 @@ export async function waitUntilReady(
   }
 }
 
-function runChecks({host, hostPort, health_checks: checks}: ReadinessTarget): Promise<CheckOutcome[]> {
+/** Runs the target's checks once, side by side (a TCP connection when it has none). */
+export function runChecks({host, hostPort, health_checks: checks}: ReadinessTarget): Promise<CheckOutcome[]> {
   if (checks.length === 0) return Promise.all([checkTcp(host, hostPort)])
   return Promise.all(
     checks.map((check) =>

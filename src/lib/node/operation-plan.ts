@@ -1,3 +1,4 @@
+import type {NodeMembers, OpMembers, RestartRule, ResultRule} from '../definition/network-form/node-members.js'
 import {isObject} from '../definition/paths.js'
 import type {ExposedPort, HealthCheck, JobDefinition, Operation, OperationArgs, Resource} from '../definition/schema.js'
 import {findSecretReferences, SECRET_REFERENCE} from '../definition/secret-refs.js'
@@ -14,7 +15,31 @@ export interface PlannedPort {
   port: number
   type: NonNullable<ExposedPort['type']>
   health_checks: HealthCheck[]
+  /** Which of `health_checks` are re-run while the job runs (the network's `continuous`); none by default. */
+  continuous?: boolean[]
 }
+
+/** How the node schedules an operation: its group, what it waits for, and when it runs again. */
+export interface ExecutionPlan {
+  group: string
+  dependsOn: string[]
+  stopIfDependentStops: boolean
+  restart: RestartRule
+  results?: Record<string, ResultRule>
+  /** Named volumes of the job mounted read-write at `dest`. */
+  volumes: {name: string; dest: string}[]
+}
+
+/** A `container/create-volume` operation: it makes a volume the job's operations mount by name. */
+export interface VolumePlan {
+  id: string
+  type: 'container/create-volume'
+  volume: string
+  execution: ExecutionPlan
+}
+
+/** One step of a job as the node runs it: an operation to start, or a volume to make. */
+export type StepPlan = (OperationPlan & {execution: ExecutionPlan}) | VolumePlan
 
 /** One operation with the job's `global` defaults applied: everything a runtime needs to start it. */
 export interface OperationPlan {
@@ -39,7 +64,10 @@ export interface OperationPlan {
 /** The type an exposed port gets when the definition names none. */
 const DEFAULT_PORT_TYPE = 'web'
 
-/** The operations of a definition in order, each with `global` defaults under its own args (its own win). */
+/**
+ * The operations of a definition in order, each with `global` applied as the network's nodes apply it: `env`
+ * merged under its own; `entrypoint` and `work_dir` where its own is unset or empty; a GPU when either asks.
+ */
 export function planOperations(definition: JobDefinition): OperationPlan[] {
   const global = definition.global ?? {}
   return definition.ops.map(({id, type, args}) => ({
@@ -47,16 +75,43 @@ export function planOperations(definition: JobDefinition): OperationPlan[] {
     type,
     image: args.image,
     command: commandSpec(args.cmd),
-    ...optional('entrypoint', toWords(args.entrypoint ?? global.entrypoint)),
+    // The node takes the global value when the operation's own is falsy: an empty string is unset, `[]` is not.
+    ...optional('entrypoint', toWords(args.entrypoint || global.entrypoint)),
     env: {...global.env, ...args.env},
-    ...optional('workDir', args.work_dir ?? global.work_dir),
-    gpu: args.gpu ?? global.gpu ?? false,
+    ...optional('workDir', args.work_dir || global.work_dir),
+    gpu: Boolean(args.gpu || global.gpu),
     expose: exposedPorts(args.expose),
     resources: args.resources ?? [],
     ...optional('authentication', args.authentication),
     ...optional('output', args.output),
     ...optional('requiredVram', args.required_vram),
   }))
+}
+
+/** Every step of a job in the definition's order: its operations (as planOperations) and volumes, each scheduled. */
+export function planSteps(definition: JobDefinition, members: NodeMembers | null): StepPlan[] {
+  const plans = new Map(planOperations(definition).map((plan) => [plan.id, plan]))
+  if (!members) return [...plans.values()].map((plan) => ({...plan, execution: executionOf(null, plan.id)}))
+  return members.ops.map((op): StepPlan => {
+    const execution = executionOf(op, op.id)
+    if (op.createsVolume !== undefined)
+      return {id: op.id, type: 'container/create-volume', volume: op.createsVolume, execution}
+    const plan = plans.get(op.id)!
+    const expose = plan.expose.map((port) => ({...port, continuous: op.continuous.get(port.port) ?? []}))
+    return {...plan, expose, execution}
+  })
+}
+
+function executionOf(op: OpMembers | null, id: string): ExecutionPlan {
+  if (!op) return {group: id, dependsOn: [], stopIfDependentStops: false, restart: {policy: 'no'}, volumes: []}
+  return {
+    group: op.group,
+    dependsOn: op.dependsOn,
+    stopIfDependentStops: op.stopIfDependentStops,
+    restart: op.restart,
+    ...optional('results', op.results),
+    volumes: op.volumes,
+  }
 }
 
 /** Whether any operation needs a GPU (its own `gpu` or the `global` one): a node without one never takes it. */

@@ -54,7 +54,7 @@ export interface LoadedResources {
 }
 
 /**
- * Downloads every resource into its own folder under a fresh temporary folder. Throws a `GpunetError`
+ * Downloads every resource into its own folder under a fresh temporary folder (resources of one target into one). Throws a `GpunetError`
  * `resource_failed` naming the resource (type, target, and file or status) on the first failure, never a
  * credential; what was downloaded is removed then.
  */
@@ -67,10 +67,12 @@ export async function loadResources(
   const mounts: ResourceMount[] = []
   try {
     for (const [index, resource] of resources.entries()) {
-      const source = join(root, String(index))
-      await mkdir(source)
+      // Resources of one target share its folder (the network's several S3 `buckets` of one resource).
+      const shared = mounts.find((m) => m.target === resource.target)
+      const source = shared?.source ?? join(root, String(index))
+      if (!shared) await mkdir(source)
       await loadResource(resource, source, options)
-      mounts.push({source, target: resource.target})
+      if (!shared) mounts.push({source, target: resource.target})
     }
     return {mounts, cleanup}
   } catch (error) {

@@ -1,6 +1,25 @@
 /** Builds the flow state (flow-state.ts) a node uploads and records with `finish`, or `complete` after an `end`. */
-import type {FlowState, JobFailure, OpState} from '../flow-state.js'
+import type {ResultRule} from '../definition/network-form/node-members.js'
+import {
+  type FlowState,
+  type JobFailure,
+  type LogEntry,
+  MAX_LOG_BYTES,
+  MAX_LOG_LINES,
+  type OpState,
+} from '../flow-state.js'
 import type {OperationResult} from './runtime/runtime.js'
+
+/** How an operation ended and ran, for its state: why it stopped, its group, its restarts and its `results` rules. */
+export interface OperationCourse {
+  /** A stop that is part of the job's course (a service's lifetime over, a dependency ended): no failure. */
+  acceptStop: boolean
+  jobStopped?: boolean
+  jobExpired?: boolean
+  group?: string
+  restarts?: {exitCode: number; endTime: number}[]
+  results?: Record<string, ResultRule>
+}
 
 /** Collects operation results into a job's flow state. */
 export class ResultBuilder {
@@ -17,17 +36,18 @@ export class ResultBuilder {
   ) {}
 
   /**
-   * Records an operation; returns false when its exit code fails the job. `acceptStop`: a stop that is part of the
-   * job's course (a service's lifetime over) is no failure; `jobStopped`/`jobExpired` say why it was stopped.
+   * Records an operation; returns false when its exit code fails the job (or the job's end stopped it).
+   * `acceptStop`: a stop that is part of the job's course is no failure; `jobStopped`/`jobExpired` say why it was
+   * stopped.
    */
-  add(result: OperationResult, options: {acceptStop: boolean; jobStopped?: boolean; jobExpired?: boolean}): boolean {
+  add(result: OperationResult, options: OperationCourse): boolean {
     const {operationId: id, exitCode} = result
     const passed = exitCode === 0 || (result.stopped && options.acceptStop)
     const stoppedByEnd = result.stopped && Boolean(options.jobStopped)
     this.ops.push({
       providerId: result.runtime,
       operationId: id,
-      group: id,
+      group: options.group ?? id,
       // Stopped whatever the reason (the job ended or expired, its service's lifetime over): what it did is kept.
       status: result.stopped && (passed || stoppedByEnd) ? 'stopped' : passed ? 'success' : 'failed',
       startTime: Date.parse(result.startedAt),
@@ -37,7 +57,12 @@ export class ResultBuilder {
       diagnostics: {
         reason: {hostShutDown: false, jobStopped: Boolean(options.jobStopped), jobExpired: Boolean(options.jobExpired)},
       },
-      gpunet: {droppedLines: result.droppedLines, droppedBytes: result.droppedBytes},
+      ...(options.results ? {results: extractResults(result.logs, options.results)} : {}),
+      gpunet: {
+        droppedLines: result.droppedLines,
+        droppedBytes: result.droppedBytes,
+        ...(options.restarts?.length ? {restarts: options.restarts} : {}),
+      },
     })
     for (const notice of result.notices) this.notices.add(notice)
     if (!result.isolated) this.isolated = false
@@ -88,4 +113,70 @@ export class ResultBuilder {
       },
     }
   }
+}
+
+/**
+ * The runs of one operation (its first and each restart) as one result, as the network's nodes keep one state per
+ * operation: every run's lines in order (the oldest dropped beyond the caps), the last run's exit code and end.
+ */
+export function mergeRuns(runs: readonly OperationResult[]): OperationResult {
+  const last = runs.at(-1)!
+  if (runs.length === 1) return last
+  let logs: LogEntry[] = runs.flatMap((r) => r.logs)
+  let droppedLines = runs.reduce((n, r) => n + r.droppedLines, 0)
+  let droppedBytes = runs.reduce((n, r) => n + r.droppedBytes, 0)
+  let bytes = logs.reduce((n, e) => n + Buffer.byteLength(e.log), 0)
+  let cut = 0
+  while (cut < logs.length && (logs.length - cut > MAX_LOG_LINES || bytes > MAX_LOG_BYTES)) {
+    bytes -= Buffer.byteLength(logs[cut]!.log)
+    droppedBytes += Buffer.byteLength(logs[cut]!.log)
+    droppedLines++
+    cut++
+  }
+  logs = logs.slice(cut)
+  const joined = (type: LogEntry['type']) =>
+    logs
+      .filter((e) => e.type === type)
+      .map((e) => e.log)
+      .join('')
+  return {
+    ...last,
+    startedAt: runs[0]!.startedAt,
+    logs,
+    droppedLines,
+    droppedBytes,
+    stdout: joined('stdout'),
+    stderr: joined('stderr'),
+    notices: [...new Set(runs.flatMap((r) => r.notices))],
+  }
+}
+
+/**
+ * What each `results` rule matches in the logs, as the network's nodes extract it: every line of the named streams
+ * (all when none is named) matched against the rule's regex, adding the match and its groups; the regex `*` is
+ * `/*`. A regex that does not compile gives its error, as text.
+ */
+export function extractResults(
+  logs: readonly LogEntry[],
+  rules: Record<string, ResultRule>,
+): Record<string, string | string[]> {
+  const found: Record<string, string | string[]> = {}
+  for (const [name, rule] of Object.entries(rules)) {
+    let regex: RegExp
+    try {
+      regex = new RegExp(rule.regex === '*' ? '/*' : rule.regex)
+    } catch (error) {
+      found[name] = String(error)
+      continue
+    }
+    const matches: string[] = []
+    for (const entry of logs) {
+      if (rule.logType && !rule.logType.includes(entry.type)) continue
+      const match = entry.log.match(regex)
+      // Groups that took part in no match are undefined; a flow state holds strings.
+      if (match) matches.push(...match.map((m) => m ?? ''))
+    }
+    found[name] = matches
+  }
+  return found
 }

@@ -207,16 +207,40 @@ describe('gpunet job validate', () => {
       )
     })
 
-    it("accepts the network's newer format on devnet with a warning per member, and refuses it on localnet (exit 3)", async () => {
+    it("accepts the network's newer format on devnet with a warning per member, and refuses on localnet what its node cannot run (exit 3)", async () => {
       const file = await write('newer.json', op({}, {execution: {group: 'main'}}))
       assert.equal((await runCli(['job', 'validate', file])).code, 3, 'beyond spec 0.1')
       const devnet = await runCli(['job', 'validate', '--network', 'devnet', file])
       assert.equal(devnet.code, 0, devnet.stdout)
       assert.match(devnet.stdout, /ops\[0\]\.execution {2}warning: goes beyond spec 0\.1/)
-      const localnet = await runCli(['job', 'validate', '--network', 'localnet', '--no-frames', file])
+      // Groups run on the localnet's node (issue 39); `private` needs the network's tunnel.
+      const runs = await runCli(['job', 'validate', '--network', 'localnet', '--no-frames', file])
+      assert.equal(runs.code, 0, runs.stdout)
+      const privateFile = await write('private.json', op({private: true}, {execution: {group: 'main'}}))
+      const localnet = await runCli(['job', 'validate', '--network', 'localnet', '--no-frames', privateFile])
       assert.equal(localnet.code, 3)
-      assert.match(localnet.stdout, /ops\[0\]\.execution {2}the localnet's node cannot run it/)
+      assert.match(localnet.stdout, /ops\[0\]\.args\.private {2}the localnet's node cannot run it/)
       assert.match(localnet.stdout, /the localnet's node would refuse it/)
+    })
+
+    it('refuses on every network a depends_on cycle or an unknown id, naming them (exit 3)', async () => {
+      const file = await write('cycle.json', {
+        version: '0.1',
+        type: 'container',
+        ops: [
+          {id: 'a', type: 'container/run', args: {image: 'x'}, execution: {group: 'g', depends_on: ['b']}},
+          {id: 'b', type: 'container/run', args: {image: 'x'}, execution: {group: 'g', depends_on: ['a', 'zz']}},
+        ],
+      })
+      for (const network of ['devnet', 'localnet']) {
+        const result = await runCli(['job', 'validate', '--network', network, '--no-frames', file])
+        assert.equal(result.code, 3, result.stdout)
+        assert.match(
+          result.stdout,
+          /ops\[1\]\.execution\.depends_on\[1\] {2}names `zz`, which is no operation of this job/,
+        )
+        assert.match(result.stdout, /goes round in a cycle \(a -> b -> a\)/)
+      }
     })
   })
 

@@ -197,11 +197,36 @@ describe('preparing a definition for upload to a network', () => {
       ])
     })
 
+    it("is refused on every network when the network's nodes would never start an operation, naming the ids", async () => {
+      const cycle = {
+        version: '0.1',
+        type: 'container',
+        ops: [
+          {id: 'a', type: 'container/run', args: {image: 'x'}, execution: {group: 'g', depends_on: ['b']}},
+          {id: 'b', type: 'container/run', args: {image: 'x'}, execution: {group: 'g', depends_on: ['a', 'zz']}},
+        ],
+      }
+      for (const network of ['localnet', 'devnet', 'mainnet'] as const) {
+        assert.deepEqual(
+          (await refused(cycle, network)).map((i) => [i.path, i.code, i.message]),
+          [
+            ['ops[1].execution.depends_on[1]', 'invalid_value', 'names `zz`, which is no operation of this job'],
+            [
+              'ops[0].execution.depends_on',
+              'invalid_value',
+              '`depends_on` goes round in a cycle (a -> b -> a): none of them would ever start',
+            ],
+          ],
+          network,
+        )
+      }
+    })
+
     it("is refused on localnet, naming what the localnet's node cannot run", async () => {
-      const issues = await refused(job({}, {global: {variables: {A: 'b'}}}), 'localnet')
+      const issues = await refused(job({private: true}, {global: {variables: {A: 'b'}}}), 'localnet')
       assert.deepEqual(
         issues.map((i) => [i.path, i.code]),
-        [['global.variables', 'localnet_cannot_run']],
+        [['ops[0].args.private', 'localnet_cannot_run']],
       )
     })
   })

@@ -161,7 +161,7 @@ describe("reading a definition in the network's form", () => {
       pointer: `/ops/0/args/resources/${r}`,
       code: 'localnet_cannot_run',
     })
-    const ONE_EACH = 'give each location its own resource, as `url: "<endpoint>/<bucket>"` with its `files`'
+    const ONE_EACH = 'write each location as `url: "<endpoint>/<bucket>"` with its `files`'
     const NO_BUCKET = "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket"
 
     it("refuses the network's `bucket` beside `url`, a meaning it does not copy", async () => {
@@ -180,28 +180,40 @@ describe("reading a definition in the network's form", () => {
       )
     })
 
-    it('refuses several S3 locations in one resource, even beside a url of its own', async () => {
-      const buckets = [{url: 'https://s3.example.com/a'}, {url: 'https://s3.example.com/b'}]
-      const message = "the localnet's node loads one S3 location per resource"
-      assert.deepEqual(
-        await cannotRun(
-          job({
-            resources: [
-              {type: 'S3', target: '/d', buckets},
-              {type: 'S3', target: '/e', url: 'https://s3.example.com/other', buckets},
-            ],
-          }),
-        ),
-        [
-          {...resource(0), message, hint: ONE_EACH},
-          {...resource(1), message, hint: ONE_EACH},
-        ],
+    it('runs several S3 locations of one resource: each further one last, with the same target', async () => {
+      const buckets = [{url: 'https://s3.example.com/a', files: ['x']}, {url: 'https://s3.example.com/b'}]
+      const definition = await runs(
+        job({
+          resources: [
+            {type: 'S3', target: '/d', buckets, IAM: {REGION: 'r', ACCESS_KEY_ID: 'k', SECRET_ACCESS_KEY: 's'}},
+            {type: 'HF', target: '/m', repo: 'org/model'},
+          ],
+        }),
       )
+      const IAM = {REGION: 'r', ACCESS_KEY_ID: 'k', SECRET_ACCESS_KEY: 's'}
+      assert.deepEqual((definition.ops as {args: Json}[])[0]!.args.resources, [
+        {type: 'S3', target: '/d', url: 'https://s3.example.com', bucket: 'a', files: ['x'], IAM},
+        {type: 'HF', target: '/m', repo: 'org/model'},
+        {type: 'S3', target: '/d', url: 'https://s3.example.com', bucket: 'b', IAM},
+      ])
+    })
+
+    it('refuses a location of several S3 buckets that names no bucket, at that location', async () => {
+      const buckets = [{url: 'https://s3.example.com/a'}, {url: 'https://s3.example.com'}]
+      assert.deepEqual(await cannotRun(job({resources: [{type: 'S3', target: '/d', buckets}]})), [
+        {
+          path: 'ops[0].args.resources[0].buckets[1]',
+          pointer: '/ops/0/args/resources/0/buckets/1',
+          code: 'localnet_cannot_run',
+          message: NO_BUCKET,
+          hint: ONE_EACH,
+        },
+      ])
     })
 
     it('refuses an S3 location that names no bucket: a bare endpoint, no location, no URL, no path', async () => {
       const resources = [
-        {type: 'S3', target: '/a', buckets: [{url: 'https://s3.example.com'}]},
+        {type: 'S3', target: '/a', url: 'https://s3.example.com'},
         {type: 'S3', target: '/b', url: 'https://s3.example.com///', files: ['x']},
         {type: 'S3', target: '/c', buckets: []},
         {type: 'S3', target: '/d', url: 'not a url'},
@@ -233,43 +245,216 @@ describe("reading a definition in the network's form", () => {
 
     it('refuses what spec 0.1 does not describe, in its words, pointing to devnet and mainnet', async () => {
       const hint = "it runs what spec 0.1 describes; post it to devnet or mainnet, where the network's nodes take it"
+      const issues = (await cannotRun(job({aliases: ['db']}))) as {path: string; code: string; message: string}[]
       assert.deepEqual(
-        await cannotRun(
-          job({expose: [{port: 80, health_checks: [{...http, continuous: true}]}]}, {global: {variables: {A: 'b'}}}),
-        ),
-        [
-          {
-            path: 'global.variables',
-            pointer: '/global/variables',
-            code: 'localnet_cannot_run',
-            message:
-              "the localnet's node cannot run it: unknown field `variables`; allowed fields are `image`, `gpu`, `entrypoint`, `env`, `work_dir`",
-            hint,
-          },
-          {
-            path: 'ops[0].args.expose[0].health_checks[0].continuous',
-            pointer: '/ops/0/args/expose/0/health_checks/0/continuous',
-            code: 'localnet_cannot_run',
-            message:
-              "the localnet's node cannot run it: unknown field `continuous`; allowed fields are `type`, `path`, `method`, `expected_status`, `headers`, `body`",
-            hint,
-          },
+        issues.map((i) => [i.path, i.code, (i as {hint?: string}).hint]),
+        [['ops[0].args.aliases', 'localnet_cannot_run', hint]],
+      )
+      assert.match(issues[0]!.message, /^the localnet's node cannot run it: unknown field `aliases`/)
+    })
+
+    it('points past volume operations at the member as written', async () => {
+      const document = {
+        version: '0.1',
+        type: 'container',
+        ops: [
+          {id: 'vol', type: 'container/create-volume', args: {name: 'v'}},
+          {id: 'run', type: 'container/run', args: {image: 'ubuntu', private: true}},
         ],
+      } as NetworkDefinition
+      const issues = (await cannotRun(document)) as {path: string; pointer: string}[]
+      assert.deepEqual(
+        issues.map((i) => [i.path, i.pointer]),
+        [['ops[1].args.private', '/ops/1/args/private']],
       )
     })
 
-    it('refuses a single exposed port object, which spec 0.1 does not describe', async () => {
-      const issues = await cannotRun(job({expose: {port: 80, health_checks: [{...http, continuous: false}]}}))
+    it('runs one exposed port written as an object, as a list of one', async () => {
+      const model = await runs(job({expose: {port: 80, health_checks: [{...http, continuous: false}]}}))
+      assert.deepEqual((model.ops as Json[])[0]!.args, {image: 'ubuntu', expose: [{port: 80, health_checks: [http]}]})
+    })
+  })
+
+  describe("the members that say how the localnet's node runs it", () => {
+    async function members(document: NetworkDefinition) {
+      const local = await onLocalnet(document)
+      assert.ok(local.ok, JSON.stringify(!local.ok && local.issues))
+      return local
+    }
+    const two = (a: Json, b: Json, extra: Json = {}) =>
+      ({
+        version: '0.1',
+        type: 'container',
+        ...extra,
+        ops: [
+          {id: 'a', type: 'container/run', args: {image: 'ubuntu'}, ...a},
+          {id: 'b', type: 'container/run', args: {image: 'ubuntu'}, ...b},
+        ],
+      }) as NetworkDefinition
+
+    it('takes continuous checks, restart_policy, results, volumes and global.variables apart from the spec model', async () => {
+      const document = {
+        version: '0.1',
+        type: 'container',
+        global: {variables: {MODEL: 'm1'}},
+        ops: [
+          {id: 'vol', type: 'container/create-volume', args: {name: 'cache'}, execution: {group: 'g'}},
+          {
+            id: 'run',
+            type: 'container/run',
+            args: {
+              image: 'ubuntu',
+              cmd: 'serve %%global.variables.MODEL%%',
+              restart_policy: {policy: 'on-failure', restart_tries: 2},
+              volumes: [{name: 'cache', dest: '/cache'}],
+              expose: [
+                {
+                  port: 80,
+                  health_checks: [
+                    {...http, continuous: true},
+                    {...http, continuous: false},
+                  ],
+                },
+              ],
+            },
+            results: {score: 'score=(\\d+)', err: {regex: 'E.*', logType: ['stderr']}},
+            execution: {group: 'g', depends_on: ['vol']},
+          },
+        ],
+      } as NetworkDefinition
+      const local = await members(document)
+      assert.deepEqual(local.definition, {
+        version: '0.1',
+        type: 'container',
+        ops: [
+          {
+            id: 'run',
+            type: 'container/run',
+            args: {
+              image: 'ubuntu',
+              cmd: 'serve %%global.variables.MODEL%%',
+              expose: [{port: 80, health_checks: [http, http]}],
+            },
+          },
+        ],
+      })
+      assert.deepEqual(local.members.variables, {MODEL: 'm1'})
+      const [vol, run] = local.members.ops
+      assert.deepEqual(
+        {...vol!, continuous: [...vol!.continuous]},
+        {
+          id: 'vol',
+          createsVolume: 'cache',
+          group: 'g',
+          grouped: true,
+          dependsOn: [],
+          stopIfDependentStops: false,
+          restart: {policy: 'no'},
+          volumes: [],
+          continuous: [],
+        },
+      )
+      assert.deepEqual(
+        {...run!, continuous: [...run!.continuous]},
+        {
+          id: 'run',
+          group: 'g',
+          grouped: true,
+          dependsOn: ['vol'],
+          stopIfDependentStops: false,
+          restart: {policy: 'on-failure', tries: 2},
+          results: {score: {regex: 'score=(\\d+)'}, err: {regex: 'E.*', logType: ['stderr']}},
+          volumes: [{name: 'cache', dest: '/cache'}],
+          continuous: [[80, [true, false]]],
+        },
+      )
+    })
+
+    it('reads every restart_policy the network has; restart_tries 0 restarts without end, as the node passes it on', async () => {
+      const policies: [unknown, unknown][] = [
+        ['no', {policy: 'no'}],
+        ['always', {policy: 'always'}],
+        ['unless-stopped', {policy: 'unless-stopped'}],
+        ['on-failure', {policy: 'on-failure'}],
+        [
+          {policy: 'on-failure', restart_tries: 3},
+          {policy: 'on-failure', tries: 3},
+        ],
+        [{policy: 'on-failure', restart_tries: 0}, {policy: 'on-failure'}],
+      ]
+      for (const [written, rule] of policies) {
+        const local = await members(job({restart_policy: written}))
+        assert.deepEqual(local.members.ops[0]!.restart, rule, JSON.stringify(written))
+      }
+    })
+
+    it('refuses a dependency on an unknown operation or on itself, naming the ids', async () => {
+      const issues = await cannotRun(two({execution: {depends_on: ['nope', 'a']}}, {}))
       assert.deepEqual(issues, [
         {
-          path: 'ops[0].args.expose',
-          pointer: '/ops/0/args/expose',
-          code: 'localnet_cannot_run',
-          message:
-            "the localnet's node cannot run it: `expose` must be a port number or an array of exposed ports, got an object",
-          hint: "it runs what spec 0.1 describes; post it to devnet or mainnet, where the network's nodes take it",
+          path: 'ops[0].execution.depends_on[0]',
+          pointer: '/ops/0/execution/depends_on/0',
+          code: 'invalid_value',
+          message: 'names `nope`, which is no operation of this job',
+          hint: 'name an operation that starts before it',
+        },
+        {
+          path: 'ops[0].execution.depends_on[1]',
+          pointer: '/ops/0/execution/depends_on/1',
+          code: 'invalid_value',
+          message: 'names `a` itself: an operation cannot wait for itself',
+          hint: 'name an operation that starts before it',
         },
       ])
+    })
+
+    it('refuses a depends_on cycle, naming its ids in order', async () => {
+      const issues = await cannotRun(
+        two({execution: {group: 'g', depends_on: ['b']}}, {execution: {group: 'g', depends_on: ['a']}}),
+      )
+      assert.deepEqual(issues, [
+        {
+          path: 'ops[0].execution.depends_on',
+          pointer: '/ops/0/execution/depends_on',
+          code: 'invalid_value',
+          message: '`depends_on` goes round in a cycle (a -> b -> a): none of them would ever start',
+          hint: 'remove one dependency of the cycle',
+        },
+      ])
+    })
+
+    it('refuses a dependency across groups (the network fails it) and one on a later group (never started)', async () => {
+      const across = await cannotRun(two({execution: {group: 'g'}}, {execution: {group: 'h', depends_on: ['a']}}))
+      assert.deepEqual(
+        across.map((i) => (i as {message: string}).message),
+        ["names `a` of group `g`, and `b` is in group `h`: the network's nodes fail a dependency across groups"],
+      )
+      const later = await cannotRun(two({execution: {depends_on: ['b']}}, {}))
+      assert.deepEqual(
+        later.map((i) => (i as {message: string}).message),
+        ['names `b`, which runs in a later group: `a` would never start'],
+      )
+      // Ungrouped, on an earlier operation: it starts once that one's group has run.
+      await members(two({}, {execution: {depends_on: ['a'], stop_if_dependent_stops: true}}))
+    })
+
+    it('refuses a literal the node would not resolve: an unknown variable, or one only the network has', async () => {
+      const issues = await cannotRun(
+        job({cmd: 'echo %%global.variables.NOPE%% %%ops.x.host%% %%global.job%%'}, {global: {variables: {A: 'b'}}}),
+      )
+      assert.deepEqual(
+        issues.map((i) => [(i as {code: string}).code, (i as {message: string}).message]),
+        [
+          [
+            'invalid_value',
+            "%%global.variables.NOPE%% names a variable `global.variables` does not have: the network's nodes fail the operation",
+          ],
+          [
+            'localnet_cannot_run',
+            "the localnet's node does not resolve %%ops.x.host%% (it resolves %%global.job%%, %%global.project%%, %%global.host%% and %%global.variables.NAME%%)",
+          ],
+        ],
+      )
     })
   })
 })

@@ -176,11 +176,13 @@ describe('a definition to post (job post, job run)', () => {
     })
 
     it("one the localnet's node cannot run: named so, with the issue's hint", async () => {
-      const error = await failure(checkPostableText(NEWER, 'job.json', 'localnet'))
+      const text =
+        '{"version": "0.1", "type": "container",\n"ops": [{"id": "a", "type": "container/run", "args": {"image": "x", "private": true}}]}'
+      const error = await failure(checkPostableText(text, 'job.json', 'localnet'))
       assert.equal(error.code, 'localnet_cannot_run')
       assert.equal(
         error.message,
-        `job.json has members the localnet's node cannot run:\n  job.json:2:25 global.variables: the localnet's node cannot run it: ${VARIABLES_UNKNOWN}`,
+        "job.json has members the localnet's node cannot run:\n  job.json:2:80 ops[0].args.private: the localnet's node cannot run it: unknown field `private`; allowed fields are `image`, `cmd`, `gpu`, `expose`, `entrypoint`, `env`, `work_dir`, `output`, `required_vram`, `resources`, `authentication`",
       )
       assert.equal(
         error.hint,

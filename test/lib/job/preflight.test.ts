@@ -46,7 +46,22 @@ describe('localnetRunProblem', () => {
       assert.equal(problem?.exitCode, ExitCode.UNAVAILABLE)
       assert.match(problem!.hint!, /gpunet localnet start --gpus N/)
     }
-    assert.equal(localnetRunProblem(node(0), job({gpu: false}, {gpu: true})), null, 'the operation overrides global')
+    // As the network's nodes apply `global`: a GPU when the operation or `global` asks.
+    assert.equal(localnetRunProblem(node(0), job({gpu: false}, {gpu: true}))?.code, 'no_gpu_node')
+  })
+
+  it('refuses on host processes an operation without a command of its own, naming it', () => {
+    const host = {...node(0), runtime: 'host-process' as const}
+    const problem = localnetRunProblem(host, job({}))
+    assert.equal(problem?.code, 'host_needs_command')
+    assert.equal(problem?.exitCode, ExitCode.UNAVAILABLE)
+    assert.equal(
+      problem?.message,
+      "no localnet node would run this job: its node runs host processes, and operation a has no `cmd` of its own, only its image's",
+    )
+    assert.equal(localnetRunProblem(host, job({cmd: 'echo hi'})), null)
+    assert.equal(localnetRunProblem(host, job({entrypoint: ['/bin/echo']})), null)
+    assert.equal(localnetRunProblem(node(0), job({})), null, 'podman runs the image default')
   })
 
   it('refuses any job when the localnet runs no node (--no-node)', () => {

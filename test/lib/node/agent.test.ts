@@ -15,7 +15,17 @@ import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {sendInstructions} from '../../helpers/market.js'
-import {gatewayGet, post, result, runOf, state, viaGateway, waitFor, watchFinished} from '../../helpers/node.js'
+import {
+  gatewayGet,
+  post,
+  postNetwork,
+  result,
+  runOf,
+  state,
+  viaGateway,
+  waitFor,
+  watchFinished,
+} from '../../helpers/node.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
 function op(id: string, args: Record<string, unknown>) {
@@ -289,5 +299,55 @@ describe('localnet node agent (podman)', function () {
     assert.equal(failed.status, 'failed')
     assert.match(JSON.stringify(failed), /gpunet-missing/)
     assert.equal(state(t, job), 'COMPLETED')
+  })
+
+  it("runs the network's members in containers: global as the node applies it, a shared volume, groups, restarts", async () => {
+    const job = await postNetwork(t, {
+      version: '0.1',
+      type: 'container',
+      global: {env: {WHO: 'global'}, work_dir: '/tmp', variables: {WORD: 'hello'}},
+      ops: [
+        {id: 'vol', type: 'container/create-volume', args: {name: 'shared'}, execution: {group: 'g'}},
+        {
+          id: 'write',
+          type: 'container/run',
+          args: {
+            image: TEST_IMAGE,
+            cmd: 'echo %%global.variables.WORD%% > /data/f; echo "$WHO $(pwd)"',
+            work_dir: '',
+            volumes: [{name: 'shared', dest: '/data'}],
+          },
+          execution: {group: 'g', depends_on: ['vol']},
+        },
+        {
+          id: 'read',
+          type: 'container/run',
+          args: {
+            image: TEST_IMAGE,
+            cmd: 'cat /data/f; echo try; exit 3',
+            volumes: [{name: 'shared', dest: '/data'}],
+            restart_policy: {policy: 'on-failure', restart_tries: 1},
+          },
+        },
+      ],
+    })
+    await waitFor(t, job, 'COMPLETED', 60_000)
+    const {doc} = await result(t, job)
+    assert.equal(doc.status, 'failed')
+    assert.deepEqual(doc.error, {
+      code: 'operation_failed',
+      message: 'Operation read exited with code 3.',
+      op: 'read',
+      exitCode: 3,
+    })
+    const byId = Object.fromEntries(doc.ops.map((o) => [o.id, o]))
+    // An empty work_dir takes the global one, as on the network's nodes; env merges under the operation's own.
+    assert.equal(byId.write!.stdout, 'global /tmp\n')
+    assert.equal(byId.write!.status, 'success')
+    assert.equal(byId.read!.stdout, 'hello\ntry\nhello\ntry\n')
+    assert.deepEqual(
+      doc.raw.opStates.find((o) => o.operationId === 'read')!.gpunet.restarts!.map((r) => r.exitCode),
+      [3],
+    )
   })
 })

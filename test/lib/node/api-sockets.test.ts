@@ -48,6 +48,7 @@ describe('node API sockets: a share of the gateway, and a deadline for the first
         },
         endpoints: () => null,
         stop: () => false,
+        control: () => null,
       },
       {firstMessageMs: 300},
     )

@@ -58,7 +58,22 @@ describe('planOperations', () => {
     ['op work_dir wins', {work_dir: '/op'}, {work_dir: '/w'}, {workDir: '/op'}],
     ['gpu defaults to false', {}, undefined, {gpu: false}],
     ['global gpu applies', {}, {gpu: true}, {gpu: true}],
-    ['op gpu false wins over global true', {gpu: false}, {gpu: true}, {gpu: false}],
+    // As the network's nodes apply `global`: a GPU when either asks; its own entrypoint or work_dir unless empty.
+    ['op gpu false does not turn off global true', {gpu: false}, {gpu: true}, {gpu: true}],
+    ['op gpu true wins over global false', {gpu: true}, {gpu: false}, {gpu: true}],
+    ['an empty op work_dir takes the global one', {work_dir: ''}, {work_dir: '/w'}, {workDir: '/w'}],
+    [
+      'an empty op entrypoint string takes the global one',
+      {entrypoint: ''},
+      {entrypoint: ['/g']},
+      {entrypoint: ['/g']},
+    ],
+    [
+      'an empty op entrypoint list is kept: it clears the image one',
+      {entrypoint: []},
+      {entrypoint: ['/g']},
+      {entrypoint: []},
+    ],
     ['op image wins over global image', {image: 'a'}, {image: 'b'}, {image: 'a'}],
     ['no expose: no ports', {}, undefined, {expose: []}],
     [

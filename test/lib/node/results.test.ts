@@ -2,7 +2,7 @@
 import {strict as assert} from 'node:assert'
 
 import type {LogEntry} from '../../../src/lib/flow-state.js'
-import {ResultBuilder} from '../../../src/lib/node/results.js'
+import {extractResults, mergeRuns, ResultBuilder} from '../../../src/lib/node/results.js'
 import {podmanFailure} from '../../../src/lib/node/runtime/podman.js'
 import type {OperationResult} from '../../../src/lib/node/runtime/runtime.js'
 
@@ -78,5 +78,51 @@ describe('node/results: failures', () => {
       'crun: setns: permission denied',
     )
     assert.equal(podmanFailure(127, [line('stderr', 'Error: image not known\n')]), 'image not known')
+  })
+})
+
+describe('node/results: results rules and restarts', () => {
+  it('extracts every match and its groups from the named streams, as the network nodes do', () => {
+    const logs = [line('stdout', 'score=42\n'), line('stderr', 'score=7\n'), line('stdout', 'nothing\n')]
+    const found = extractResults(logs, {
+      all: {regex: 'score=(\\d+)'},
+      err: {regex: 'score=\\d+', logType: ['stderr']},
+      star: {regex: '*'},
+      bad: {regex: '('},
+      optional: {regex: 'score=(x)?'},
+    })
+    // A regex that does not compile gives its error, as text.
+    assert.match(String(found.bad), /^SyntaxError: Invalid regular expression/)
+    assert.deepEqual(
+      {...found, bad: null},
+      {
+        all: ['score=42', '42', 'score=7', '7'],
+        err: ['score=7'],
+        // `*` is the regex `/*`: an empty match at the start of each line.
+        star: ['', '', ''],
+        bad: null,
+        optional: ['score=', '', 'score=', ''],
+      },
+    )
+  })
+
+  it('keeps every run of a restarted operation in one state: its lines in order, the last exit code', () => {
+    const first = result(7, {logs: [line('stdout', 'one\n')], stdout: 'one\n', startedAt: at})
+    const last = result(0, {
+      logs: [line('stdout', 'two\n')],
+      stdout: 'two\n',
+      startedAt: '2026-11-25T10:00:05.000Z',
+      endedAt: '2026-11-25T10:00:06.000Z',
+    })
+    const merged = mergeRuns([first, last])
+    assert.deepEqual(
+      {...merged, logs: merged.logs.map((l) => l.log)},
+      {...last, startedAt: at, logs: ['one\n', 'two\n'], stdout: 'one\ntwo\n', stderr: ''},
+    )
+    const builder = new ResultBuilder('job', 'node')
+    builder.add(merged, {acceptStop: false, group: 'g', restarts: [{exitCode: 7, endTime: Date.parse(at)}]})
+    const state = builder.build().opStates[0]!
+    assert.equal(state.group, 'g')
+    assert.deepEqual(state.gpunet.restarts, [{exitCode: 7, endTime: Date.parse(at)}])
   })
 })

@@ -10,6 +10,7 @@ import type {JobDefinition} from '../schema.js'
 import {checkDefinitionSize} from '../size.js'
 import {specVerdict} from '../spec-verdict.js'
 import type {ValidationResult} from '../validate.js'
+import {nodeRefusals} from './node-members.js'
 import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from './read.js'
 import {type NetworkChange, toNetworkForm} from './translate.js'
 import type {NetworkDefinition} from './types.js'
@@ -73,7 +74,7 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     // written when the network's validator takes it. Else both say why; the network's word on a member the spec
     // already named is left out.
     const network = readNetworkDefinition(stripped)
-    if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field')) {
+    if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field' || inVolumeOp(e, stripped))) {
       const named = new Set(verdict.errors.map((e) => e.path))
       const more = network.ok ? [] : network.issues.filter((i) => !named.has(i.path))
       return {ok: false, issues: [...verdict.errors, ...more]}
@@ -93,6 +94,9 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
   const read = readNetworkDefinition(JSON.parse(new TextDecoder().decode(bytes)))
   if (!read.ok) return {ok: false, issues: read.issues}
   checks.push({by: NETWORK_VALIDATOR, verdict: 'accepted'})
+  // What the validator takes but the network's nodes would fail or never start: refused on every network.
+  const refusals = nodeRefusals(read.document)
+  if (refusals.length > 0) return {ok: false, issues: refusals}
   let runnable: JobDefinition | null = verdict.success ? verdict.data : null
   if (network === 'localnet') {
     const local = await runnableOnLocalnet(read.document)
@@ -101,6 +105,14 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     checks.push({by: "the localnet's node", verdict: 'runs it'})
   }
   return {ok: true, upload: {network, document, bytes, runnable, changes, checks, beyondSpec}}
+}
+
+/** Whether a spec error is about the args of a `container/create-volume` operation, which spec 0.1 has no form for. */
+function inVolumeOp(issue: DefinitionIssue, value: unknown): boolean {
+  const at = /^\/ops\/(\d+)\/args(\/|$)/.exec(issue.pointer)
+  const ops = (value as {ops?: unknown}).ops
+  const op = at && Array.isArray(ops) ? (ops[Number(at[1])] as {type?: unknown} | undefined) : undefined
+  return op?.type === 'container/create-volume'
 }
 
 function withoutSchema(value: unknown): unknown {

@@ -7,6 +7,7 @@ import {type DefinitionIssue, makeIssue} from '../issue.js'
 import {isObject, type PathSegment} from '../paths.js'
 import type {JobDefinition} from '../schema.js'
 import {specVerdict} from '../spec-verdict.js'
+import {type NodeMembers, takeNodeMembers} from './node-members.js'
 import {NOSANA_TYPES_VERSION, nosanaValidateJobDefinition} from './nosana-validator.generated.js'
 import type {NetworkDefinition} from './types.js'
 
@@ -46,14 +47,19 @@ function typiaPath(path: string): PathSegment[] {
   return segments
 }
 
-/** What the localnet's node runs of a network-form definition, or every member it cannot run. */
-export type LocalnetRead = {ok: true; definition: JobDefinition} | {ok: false; issues: DefinitionIssue[]}
+/**
+ * What the localnet's node runs of a network-form definition (spec 0.1's model, and beside it the members that say
+ * how the node runs it), or every member it cannot run.
+ */
+export type LocalnetRead =
+  {ok: true; definition: JobDefinition; members: NodeMembers} | {ok: false; issues: DefinitionIssue[]}
 
 /**
  * The spec model of a definition the network's validator accepted, as the localnet's node runs it: the reverse of
  * the translation (translate.ts), so a spec definition comes back with the same meaning (not always the same
- * members: `required_vram` returns inside `meta.system_resources`, an S3 `url` as an endpoint and a bucket).
- * Whatever has no spec meaning the node could copy (a continuous health check, several buckets, `global.variables`, `execution`, ...) is refused, named.
+ * members: `required_vram` returns inside `meta.system_resources`, an S3 `url` as an endpoint and a bucket). The
+ * members that say how the node runs it (`execution`, `restart_policy`, continuous checks, `results`, volumes,
+ * `global.variables`) come apart, in `members`. Whatever else has no spec meaning the node could copy is refused, named.
  */
 export async function runnableOnLocalnet(document: NetworkDefinition): Promise<LocalnetRead> {
   const issues: DefinitionIssue[] = []
@@ -62,17 +68,13 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
   delete model.deployment_id
   const trigger = model.meta?.trigger
   if (model.meta && trigger !== undefined && trigger !== 'cli' && trigger !== 'dashboard') delete model.meta.trigger
+  const members = takeNodeMembers(model, issues)
   for (const [i, op] of model.ops.entries()) {
     const args = op.args
-    const expose = args.expose
-    for (const port of Array.isArray(expose) ? expose : [expose]) {
-      if (!isObject(port) || !Array.isArray(port.health_checks)) continue
-      for (const check of port.health_checks as Record<string, unknown>[]) {
-        // Checked until the service is ready, as the localnet's node does; a continuous one stays and is refused.
-        if (check.continuous === false) delete check.continuous
-      }
-    }
     if (!Array.isArray(args.resources)) continue
+    // Each further location of several `buckets` goes last, as a resource of the same target: the node loads
+    // resources of one target into one folder, and the written resources keep their places (and paths).
+    const further: Record<string, unknown>[] = []
     args.resources = args.resources.map((resource: unknown, r) => {
       if (!isObject(resource) || resource.type !== 'S3') return resource
       if (resource.bucket !== undefined) {
@@ -86,29 +88,38 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
         )
         return resource
       }
-      const s3 = s3Model(resource)
-      if (s3.bucket === undefined) {
-        issues.push(
-          makeIssue(
-            ['ops', i, 'args', 'resources', r],
-            'localnet_cannot_run',
-            Array.isArray(resource.buckets) && resource.buckets.length > 1
-              ? "the localnet's node loads one S3 location per resource"
-              : "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket",
-            'give each location its own resource, as `url: "<endpoint>/<bucket>"` with its `files`',
-          ),
-        )
-      }
-      return s3
+      const buckets = resource.buckets
+      const locations = Array.isArray(buckets) && buckets.length > 0 ? (buckets as unknown[]) : [undefined]
+      const models = locations.map((location, b) => {
+        const s3 = s3Model(resource, location as Record<string, unknown> | undefined)
+        if (s3.bucket === undefined) {
+          const at: PathSegment[] = ['ops', i, 'args', 'resources', r, ...(location ? ['buckets', b] : [])]
+          issues.push(
+            makeIssue(
+              at,
+              'localnet_cannot_run',
+              "the localnet's node reads S3 at `<endpoint>/<bucket>`, and this location names no bucket",
+              'write each location as `url: "<endpoint>/<bucket>"` with its `files`',
+            ),
+          )
+        }
+        return s3
+      })
+      further.push(...models.slice(1))
+      return models[0]
     })
+    ;(args.resources as unknown[]).push(...further)
   }
   if (issues.length > 0) return {ok: false, issues}
+  // Volume operations have no spec 0.1 form: the node runs them from their members alone.
+  const kept = model.ops.flatMap((op, i) => (op.type === 'container/create-volume' ? [] : [i]))
+  model.ops = kept.map((i) => model.ops[i]!)
   const spec = await specVerdict(model)
-  if (spec.success) return {ok: true, definition: spec.data}
+  if (spec.success) return {ok: true, definition: spec.data, members}
   return {
     ok: false,
     issues: spec.errors.map((e) => ({
-      ...e,
+      ...inWritten(e, kept),
       code: 'localnet_cannot_run' as const,
       message: `the localnet's node cannot run it: ${e.message}`,
       hint: "it runs what spec 0.1 describes; post it to devnet or mainnet, where the network's nodes take it",
@@ -116,16 +127,28 @@ export async function runnableOnLocalnet(document: NetworkDefinition): Promise<L
   }
 }
 
+/** An issue found in the model without volume operations, pointing into the definition as written. */
+function inWritten(issue: DefinitionIssue, kept: number[]): DefinitionIssue {
+  const at = /^\/ops\/(\d+)/.exec(issue.pointer)
+  if (!at) return issue
+  const index = kept[Number(at[1])]!
+  return {
+    ...issue,
+    pointer: issue.pointer.replace(/^\/ops\/\d+/, `/ops/${index}`),
+    path: issue.path.replace(/^ops\[\d+\]/, `ops[${index}]`),
+  }
+}
+
 /**
- * A network S3 location (`url`, or a single entry of `buckets`) as the spec's endpoint and bucket: the location is
- * `<endpoint>/<bucket>`, path style, as the translation writes it. Without a bucket in it, none is set.
+ * A network S3 location (`url`, or `location`, an entry of `buckets`) as the spec's endpoint and bucket: the location
+ * is `<endpoint>/<bucket>`, path style, as the translation writes it. Without a bucket in it, none is set.
  */
-function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
-  const {buckets, ...rest} = resource
-  const location = Array.isArray(buckets) && buckets.length === 1 ? (buckets[0] as Record<string, unknown>) : null
-  if (buckets !== undefined && !location) return resource
-  const url = (location ? location.url : rest.url) as string | undefined
-  const files = location ? location.files : rest.files
+function s3Model(
+  resource: Record<string, unknown>,
+  location: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const url = (location ? location.url : resource.url) as string | undefined
+  const files = location ? location.files : resource.files
   if (url === undefined) return resource
   let parsed: URL
   try {
@@ -137,6 +160,8 @@ function s3Model(resource: Record<string, unknown>): Record<string, unknown> {
   const cut = path.lastIndexOf('/')
   // With its trailing slashes gone, a path that has a slash has a last segment: the bucket.
   if (cut < 0) return resource
-  const endpoint = `${parsed.origin}${path.slice(0, cut)}`
-  return {...rest, url: endpoint, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
+  const model: Record<string, unknown> = {...resource, url: `${parsed.origin}${path.slice(0, cut)}`}
+  delete model.buckets
+  delete model.files
+  return {...model, bucket: decodeURIComponent(path.slice(cut + 1)), ...(files ? {files} : {})}
 }

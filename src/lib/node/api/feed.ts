@@ -84,7 +84,7 @@ export class JobFeed {
     const seq = ++this.seq
     this.add(opId, {
       seq,
-      flog: {opId, group: opId, type: 'container', timestamp: time, message: text, seq, stream},
+      flog: {opId, group: this.groupOf(opId), type: 'container', timestamp: time, message: text, seq, stream},
       // The network's nodes keep each line's newline in `/log` (not in `/flog`): clients that print it as it comes
       // (the network's CLI) rely on it.
       log: {log: `${text}\n`, method: 'NodeRepository.displayLog', type: 'log', timestamp: time, job: this.job, seq},
@@ -123,11 +123,16 @@ export class JobFeed {
     this.changed()
   }
 
-  /** An operation started. */
-  opStarted(operationId: string): void {
+  /** The execution group of an operation that started (its own id until then). */
+  private groupOf(operationId: string): string {
+    return this.ops.findLast((o) => o.operationId === operationId)?.group ?? operationId
+  }
+
+  /** An operation started, in its execution group (a group of its own by default). */
+  opStarted(operationId: string, group = operationId): void {
     this.ops.push({
       operationId,
-      group: operationId,
+      group,
       status: 'running',
       startTime: Date.now(),
       endTime: null,

@@ -25,6 +25,7 @@ import {
   type SocketPath,
   type StatusEntry,
 } from '../../node-api/protocol.js'
+import type {ControlAction, ControlTarget, ControlVerdict} from '../job-run.js'
 import type {FeedEntry, FeedRegistry, Follower, JobFeed} from './feed.js'
 
 /** Largest message a client may send on the socket. */
@@ -63,6 +64,8 @@ export interface NodeApiHost {
   endpoints(job: string): Record<string, Endpoint> | null
   /** Stops the job the node runs, keeping its result (recorded with `finish`); false when it runs no such job. */
   stop(job: string): boolean
+  /** Restarts or stops an operation or group of the job it runs; null when it runs no such job. */
+  control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null
 }
 
 /** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */
@@ -124,6 +127,8 @@ export class NodeApi {
     req.resume()
     const path = new URL(req.url ?? '/', 'http://node').pathname
     if (path === '/' && req.method === 'GET') return json(res, 200, this.host.address)
+    const control = controlRoute(path)
+    if (control) return this.control(req, res, control)
     const match = /^\/job\/([1-9A-HJ-NP-Za-km-z]{32,44})\/(info|endpoints|results|stop)$/.exec(path)
     if (!match) return text(res, 404, `No route for ${req.method} ${path}`)
     const [, job, action] = match as unknown as [string, string, string]
@@ -155,6 +160,21 @@ export class NodeApi {
       return json(res, 200, feed.result)
     }
     this.info(req, res, feed)
+  }
+
+  /** `POST /job/<job>/operation/<op>/restart|stop` and `/group/<group>/…`: signed by the job's poster. */
+  private async control(req: IncomingMessage, res: ServerResponse, route: ControlRoute): Promise<void> {
+    if (req.method !== 'POST') return text(res, 405, `${req.method} is not allowed on ${route.path}`)
+    const terms = await this.host.jobTerms(route.job)
+    if (!terms) return text(res, 400, `Could not find job with id ${route.job}`)
+    const scope = this.scope(route.job, `operation-${route.action}`, terms, terms.timeoutSeconds)
+    const verdict = checkHeader(req.headers.authorization, scope)
+    if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
+    const answer = this.host.control(route.job, route.target, route.action)
+    if (!answer) return text(res, 400, 'This node runs no such job now')
+    if (!answer.ok) return text(res, answer.why === 'unknown' ? 404 : 409, answer.message)
+    const done = route.action === 'stop' ? 'stopped' : 'restarted'
+    return json(res, 200, {message: `Operation${answer.ops.length === 1 ? '' : 's'} ${done}`, ops: answer.ops})
   }
 
   /** `/job/<job>/info`: the job's state as server-sent events, one each time it changes, until it ends here. */
@@ -313,4 +333,40 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function text(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, {'content-type': 'text/plain; charset=utf-8'})
   res.end(body)
+}
+
+/** A control request's job, its operation or group, and what to do. */
+interface ControlRoute {
+  path: string
+  job: string
+  target: ControlTarget
+  action: ControlAction
+}
+
+/**
+ * `/job/<job>/operation/<op>/<action>`, `/job/<job>/group/<group>/<action>`, or the network's
+ * `/job/<job>/group/<group>/operation/<op>/<action>` (the operation, in that group); null for any other path.
+ */
+function controlRoute(path: string): ControlRoute | null {
+  const match =
+    /^\/job\/([1-9A-HJ-NP-Za-km-z]{32,44})(?:\/group\/([^/]{1,256}))?(?:\/operation\/([^/]{1,256}))?\/(restart|stop)$/.exec(
+      path,
+    )
+  if (!match) return null
+  const [, job, group, op, action] = match as unknown as [
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+    string,
+  ]
+  if (group === undefined && op === undefined) return null
+  let target: ControlTarget
+  try {
+    const inGroup = group === undefined ? {} : {group: decodeURIComponent(group)}
+    target = op !== undefined ? {op: decodeURIComponent(op), ...inGroup} : {group: decodeURIComponent(group!)}
+  } catch {
+    return null
+  }
+  return {path, job, target, action: action as ControlAction}
 }

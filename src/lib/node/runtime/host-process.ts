@@ -20,6 +20,10 @@ export const HOST_PROCESS_NOTICE =
 export const HOST_RESOURCES_NOTICE =
   'Resources were not placed at their targets on the host: GPUNET_RESOURCES maps each target to its folder (JSON).'
 
+/** The notice of a host-process operation with named volumes: they are not at their `dest` either. */
+export const HOST_VOLUMES_NOTICE =
+  'Volumes were not placed at their destinations on the host: GPUNET_VOLUMES maps each destination to its folder (JSON).'
+
 /**
  * Runs an operation's command as a plain process on the node's host, for machines without a container
  * runtime. It exists only as an opt-in (`allowHostProcesses: true`): it isolates nothing. The command runs in
@@ -54,6 +58,7 @@ export class HostProcessRuntime implements ContainerRuntime {
       HOST_PROCESS_NOTICE,
       ...ignoredSettings(plan),
       ...(options.mounts?.length ? [HOST_RESOURCES_NOTICE] : []),
+      ...(options.volumes?.length ? [HOST_VOLUMES_NOTICE] : []),
     ]
     const refused = (reason: string) => notStarted(plan.id, name, argv, notices, reason)
     try {
@@ -77,10 +82,20 @@ export class HostProcessRuntime implements ContainerRuntime {
     const resources = options.mounts?.length
       ? {GPUNET_RESOURCES: JSON.stringify(Object.fromEntries(options.mounts.map((m) => [m.target, m.source])))}
       : {}
+    const volumes = options.volumes?.length
+      ? {GPUNET_VOLUMES: JSON.stringify(Object.fromEntries(options.volumes.map((v) => [v.target, v.source])))}
+      : {}
     // Every process the operation starts inherits this marker, even one that leaves the process group (setsid):
     // the node finds them by it in /proc and ends them with the operation.
     const marker = randomUUID()
-    const env = {PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...plan.env, ...resources, [MARKER]: marker}
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      ...plan.env,
+      ...resources,
+      ...volumes,
+      [MARKER]: marker,
+    }
     // In a PID namespace of its own where the host allows one: when the command ends, the kernel ends every
     // process it started, even one that left the session and dropped the marker (`env -u ... setsid`).
     const contained = pidNamespaceAvailable()

@@ -115,6 +115,8 @@ export interface PodmanRunSetup {
   authFile?: string
   ports: PublishedPort[]
   mounts?: readonly ResourceMount[]
+  /** The job's named volumes: mounted read-write. */
+  volumes?: readonly ResourceMount[]
   gpu: boolean
   pull: PullPolicy
 }
@@ -132,6 +134,8 @@ export function podmanRunArgs(plan: OperationPlan, setup: PodmanRunSetup): strin
   for (const p of setup.ports) args.push('--publish', `${p.host}:${p.hostPort}:${p.port}`)
   // Read-only, and relabelled (Z) for this container where SELinux is on; a no-op where it is off.
   for (const m of setup.mounts ?? []) args.push('--volume', `${m.source}:${m.target}:ro,Z`)
+  // Shared by the job's operations (each its own container), so relabelled for all of them (z).
+  for (const v of setup.volumes ?? []) args.push('--volume', `${v.source}:${v.target}:z`)
   if (setup.gpu) args.push('--device', 'nvidia.com/gpu=all')
   return [...args, '--', plan.image, ...commandArgv(plan.command)]
 }
@@ -206,7 +210,8 @@ export class PodmanRuntime implements ContainerRuntime {
     // Last before spawning, so nothing can fail between writing the secrets and the cleanup that removes them.
     const secretFiles = await writeSecretFiles(plan)
     const gpu = plan.gpu && this.gpuAvailable
-    const setup = {name, jobId: options.jobId, ports, mounts: options.mounts, gpu, pull: this.pull, ...secretFiles}
+    const {mounts, volumes} = options
+    const setup = {name, jobId: options.jobId, ports, mounts, volumes, gpu, pull: this.pull, ...secretFiles}
     const argv = podmanRunArgs(plan, setup)
     const run = spawnCollected(this.podman, argv, {
       env,

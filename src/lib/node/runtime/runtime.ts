@@ -18,6 +18,8 @@ export interface RunOptions {
   hostPorts?: Readonly<Record<number, number>>
   /** Downloaded resources: host folders the container sees read-only at their targets. */
   mounts?: readonly ResourceMount[]
+  /** The job's named volumes the operation mounts: host folders the container reads and writes at their targets. */
+  volumes?: readonly ResourceMount[]
   /** Told of each line of output as it comes, masked: the node API streams them. */
   onLine?: LineListener
 }

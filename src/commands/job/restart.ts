@@ -1,0 +1,56 @@
+import * as Args from '@oclif/core/args'
+import * as Flags from '@oclif/core/flags'
+
+import {BaseCommand} from '../../base-command.js'
+import {marketFlags} from '../../flags.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {controlOperation} from '../../lib/job/operation-control.js'
+import {openOwnJob} from '../../lib/network-connection.js'
+import type {Network} from '../../lib/network.js'
+
+interface RestartReport {
+  network: Network
+  job: string
+  /** The operation or group asked for. */
+  op: string | null
+  group: string | null
+  /** The operations the node restarted. */
+  restarted: string[]
+}
+
+export default class JobRestart extends BaseCommand {
+  static override summary =
+    'Restart one operation (--op) or every running operation of a group (--group) of your running job.'
+  static override description = `Asks the job's node through its node API, signed by your wallet (the job's poster): the operation's command is stopped and started again, as one more run of the same operation (its logs and result keep every run). Only operations that run now can be restarted: those of the group the job runs. An unknown operation or group is exit 7, one not running (or a job not running) exit 2.`
+
+  static override examples = [
+    '<%= config.bin %> job restart 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --op server',
+    '<%= config.bin %> job restart 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --group main',
+  ]
+
+  static override args = {job: Args.string({description: 'job address', required: true})}
+  static override flags = {
+    op: Flags.string({description: 'the operation to restart (its id)', helpValue: 'ID', exclusive: ['group']}),
+    group: Flags.string({description: 'restart every running operation of this group', helpValue: 'GROUP'}),
+    network: marketFlags.network,
+    profile: marketFlags.profile,
+    rpc: marketFlags.rpc,
+    'network-host': marketFlags['network-host'],
+    wallet: marketFlags.wallet,
+  }
+
+  async run(): Promise<RestartReport> {
+    const {args, flags} = await this.parse(JobRestart)
+    const network = flags.network as Network
+    if (flags.op === undefined && flags.group === undefined) {
+      throw new GpunetError('missing_target', 'name what to restart: --op ID or --group GROUP', {
+        exitCode: ExitCode.USAGE,
+      })
+    }
+    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const target = flags.op !== undefined ? {op: flags.op} : {group: flags.group!}
+    const {ops} = await controlOperation(net, wallet, view, target, 'restart')
+    this.say(`Restarted ${ops.length === 1 ? 'operation' : 'operations'} ${ops.join(', ')} of job ${args.job}`)
+    return {network, job: args.job, op: flags.op ?? null, group: flags.group ?? null, restarted: ops}
+  }
+}
