@@ -232,7 +232,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.ok(!readFileSync(join(box.dataDir, 'localnet.log'), 'utf8').includes(SECRET), 'the log has no secret')
   })
 
-  it('gives the node its job secrets after 300 bad logins from 127.0.0.1 locked other local clients out', async () => {
+  it('gives the node its job secrets, and other local clients their logins, after 320 bad logins of one key from 127.0.0.1', async () => {
     const set = await cli(['secrets', 'set', 'LOCKOUT_TOKEN', '--value', 'lockout-value'])
     assert.equal(set.code, 0, set.stderr)
     const status = JSON.parse((await cli(['localnet', 'status', '--json'])).stdout) as {secretsUrl: string}
@@ -245,10 +245,12 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       const answer = await call(status.secretsUrl, 'POST', '/login', {params: bad})
       assert.ok([401, 429].includes(answer.status), String(answer.status))
     }
-    // Other local clients are now refused, even with a valid signature ...
+    // On loopback, failures count per claimed key (issue 42): that key is held back, other local clients are not ...
+    const again = await call(status.secretsUrl, 'POST', '/login', {params: bad})
+    assert.equal(again.status, 429)
     const other = await call(status.secretsUrl, 'POST', '/login', {params: signLogin(newWallet())})
-    assert.equal(other.status, 429)
-    // ... but the node logs in for its job and the job sees the value.
+    assert.equal(other.status, 200)
+    // ... and the node logs in for its job and the job sees the value.
     const posted = await post(
       definition('lockout', [
         op('use', {cmd: 'printf %s "$T" | sha256sum | cut -c1-64', env: {T: '%%secrets.LOCKOUT_TOKEN%%'}}),
