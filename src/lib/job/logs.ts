@@ -261,7 +261,9 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   const logEntry = (entry: NodeLogEntry) => {
     if (replay.replayed(entry) || !wanted(entry.timestamp)) return
     // A `/log` line ends with its newline, as the network's nodes send it (a node that leaves it out is read alike).
-    const text = String(entry.log ?? '').replace(/\r?\n$/, '')
+    // Progress entries may carry an object (a pull's layers): shown as JSON, never as "[object Object]".
+    const raw = entry.log ?? ''
+    const text = (typeof raw === 'string' ? raw : JSON.stringify(raw)).replace(/\r?\n$/, '')
     if (entry.type !== 'log') {
       if (PROGRESS_TYPES.has(entry.type)) options.notice(`[node] ${text}`)
       return

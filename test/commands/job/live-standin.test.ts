@@ -169,6 +169,9 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
           const entry = {log, method: 'NodeRepository.displayLog', type: 'log', timestamp: ++stamp}
           ws.send(JSON.stringify({path: 'log', data: JSON.stringify(entry)}))
         }
+        // A progress entry whose log is an object, as a node's image pull sends them.
+        const pull = {log: {status: 'pulling', layer: 'abc'}, method: 'Provider.pull', type: 'info', timestamp: ++stamp}
+        ws.send(JSON.stringify({path: 'log', data: JSON.stringify(pull)}))
         setTimeout(() => void finish(job, ['first line', 'second line', 'no newline', '']), 300)
       })
     })
@@ -178,6 +181,7 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
       const out = await runCli(args('job', 'logs', job.toBase58(), '--follow'), {env})
       assert.equal(out.code, 0, out.stderr)
       assert.equal(out.stdout, 'first line\nsecond line\nno newline\n\n')
+      assert.match(out.stderr, /^\[node\] \{"status":"pulling","layer":"abc"\}$/m)
     } finally {
       for (const client of wss.clients) client.terminate()
       await new Promise((resolve) => server.close(resolve))
