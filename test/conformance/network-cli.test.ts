@@ -16,6 +16,7 @@ import {NETWORK_PRESETS} from '../../src/lib/market/networks.js'
 import {readKeypair} from '../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
+import {eventually} from '../helpers/eventually.js'
 
 interface Status {
   rpcUrl: string
@@ -24,17 +25,6 @@ interface Status {
   mint: string
   market: string
   ids: string
-}
-
-/** Polls `check` every 200 ms until it returns a value, or fails after `ms`. */
-async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
 }
 
 /** A request sent to the proxy in absolute form, as axios sends it: its status and body. */

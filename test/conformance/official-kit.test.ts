@@ -12,6 +12,7 @@ import {address, createKeyPairSignerFromBytes} from '@solana/kit'
 import {readKeypair} from '../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
+import {eventually} from '../helpers/eventually.js'
 
 interface Status {
   rpcUrl: string
@@ -20,16 +21,6 @@ interface Status {
   programId: string
   mint: string
   market: string
-}
-
-async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
 }
 
 describe('@nosana/kit against a gpunet localnet', function () {

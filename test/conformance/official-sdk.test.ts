@@ -13,6 +13,7 @@ import {readKeypair} from '../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../helpers/cli-localnet.js'
 import {sendInstructions} from '../helpers/market.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
+import {eventually} from '../helpers/eventually.js'
 
 interface Status {
   rpcUrl: string
@@ -20,17 +21,6 @@ interface Status {
   programId: string
   mint: string
   market: string
-}
-
-/** Polls `check` every 200 ms until it returns a value, or fails after `ms`. */
-async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
 }
 
 const definition = (cmd: string[]): JobDefinition => ({

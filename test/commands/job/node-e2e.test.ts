@@ -4,7 +4,6 @@ import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import {runCli} from '../../helpers/cli.js'
 import {type ResultViewJson, stdoutOf} from '../../helpers/node.js'
@@ -12,6 +11,7 @@ import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {gatewayGet as get} from '../../helpers/node.js'
 import {call, newWallet, signLogin} from '../../helpers/secrets.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {eventually} from '../../helpers/eventually.js'
 
 interface Report {
   job: string
@@ -25,17 +25,6 @@ interface Report {
 }
 
 const SECRET = 'hf_e2e-secret-value-0123456789'
-
-/** Polls `check` every 100 ms until it returns a value, or fails after `ms`. */
-async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
-}
 
 describe('gpunet job on a localnet whose node runs it (end to end)', function () {
   this.timeout(120_000)

@@ -24,23 +24,12 @@ import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {putJobAccount, putRunAccount, seedNetwork} from '../../helpers/standin-network.js'
 import {cidDigest, ipfsCid, startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 import {hasControls} from '../../helpers/terminal.js'
+import {prng} from '../../helpers/eventually.js'
 
 const SEED = 0x43_43_43
 const FRAMES_ALONE = 4000
 const FRAMES_THROUGH_LOGS = 1200
 const RESULTS = 300
-
-/** mulberry32: a small PRNG, so every run sends the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Stands for arrays nested `levels` deep until `deepened` writes them into the text (no stack is used). */
 const nested = (levels: number): string => `DEEP:${levels}:DEEP`

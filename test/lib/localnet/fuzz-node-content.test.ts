@@ -15,23 +15,12 @@ import WebSocket from 'ws'
 
 import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
+import {prng} from '../../helpers/eventually.js'
 
 const SEED = 0x42_42_42
 const SOCKET_INPUTS = 300
 const REST_INPUTS = 300
 const UPLOADS = 300
-
-/** mulberry32, as the RPC fuzzer uses: every run sends the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 describe('localnet fuzzer: node API and content uploads', function () {
   this.timeout(180_000)

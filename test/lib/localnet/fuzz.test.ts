@@ -21,23 +21,12 @@ import WebSocket from 'ws'
 import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
 import {readKeypair} from '../../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
+import {prng} from '../../helpers/eventually.js'
 
 const SEED = 0x22_22_22
 const TRANSACTIONS = 1500
 const BODIES = 1500
 const MESSAGES = 1000
-
-/** mulberry32: a small PRNG, so every run sends the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const METHODS = [
   'getHealth',
