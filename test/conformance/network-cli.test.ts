@@ -17,6 +17,7 @@ import {readKeypair} from '../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 import {eventually} from '../helpers/eventually.js'
+import {restoreSdkPresets} from '../helpers/sdk-presets.js'
 
 interface Status {
   rpcUrl: string
@@ -68,6 +69,7 @@ describe("the network's CLI against a localnet with devnet ids (replayed through
     delete process.env.HTTP_PROXY
     delete process.env.NO_PROXY
     // `nosana job post --network devnet --rpc <localnet> --market <market>`: nothing else is configured.
+    restoreSdkPresets()
     sdk = new Client('devnet', readKeypair(box.env.GPUNET_WALLET!), {
       solana: {network: status.rpcUrl, market_address: status.market, priority_fee: 100000},
     })
@@ -216,6 +218,7 @@ describe("the network's CLI against a localnet with devnet ids (replayed through
     const started = await box.run(['localnet', 'start', '--detach', '--no-node', '--json'])
     assert.equal(started.code, 0, started.stderr)
     const fresh = JSON.parse(started.stdout) as Status
+    restoreSdkPresets()
     const queuedSdk = new Client('devnet', readKeypair(box.env.GPUNET_WALLET!), {
       solana: {network: fresh.rpcUrl, market_address: fresh.market, priority_fee: 100000},
     })

@@ -13,6 +13,7 @@ import {readKeypair} from '../../src/lib/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 import {eventually} from '../helpers/eventually.js'
+import {restoreSdkPresets} from '../helpers/sdk-presets.js'
 
 interface Status {
   rpcUrl: string
@@ -51,6 +52,7 @@ describe('@nosana/kit against a gpunet localnet', function () {
         nosTokenAddress: address(status.mint),
       },
     } as Parameters<typeof createNosanaClient>[1])
+    restoreSdkPresets()
     sdk = new Client('devnet', keypair, {
       solana: {network: status.rpcUrl, jobs_address: status.programId, nos_address: status.mint},
       ipfs,

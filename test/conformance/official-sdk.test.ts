@@ -14,6 +14,7 @@ import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../h
 import {sendInstructions} from '../helpers/market.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 import {eventually} from '../helpers/eventually.js'
+import {restoreSdkPresets} from '../helpers/sdk-presets.js'
 
 interface Status {
   rpcUrl: string
@@ -52,6 +53,7 @@ describe('@nosana/sdk against a gpunet localnet', function () {
     status = JSON.parse(started.stdout) as Status
     chain = await sandboxChain(box)
     const wallet = readKeypair(box.env.GPUNET_WALLET!)
+    restoreSdkPresets()
     sdk = new Client('devnet', wallet, {
       solana: {
         network: status.rpcUrl,
