@@ -108,6 +108,8 @@ export const ROUTE_ACTIONS = {
   endpoints: 'read',
   results: 'read',
   stop: 'stop',
+  stats: 'read',
+  '/exec': 'exec',
 } as const satisfies Record<string, NodeApiAction>
 export type NodeApiRoute = keyof typeof ROUTE_ACTIONS
 

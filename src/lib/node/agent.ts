@@ -23,7 +23,7 @@ import {exposedPorts, portLabel} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
 import {FeedRegistry, type JobFeed, type OpInfo} from './api/feed.js'
-import type {Endpoint, NodeApiHost} from './api/server.js'
+import type {Endpoint, NodeApiHost, OperationAccess} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {waitUntilReady} from './health.js'
@@ -72,6 +72,8 @@ interface ActiveJob {
   run: PublicKey
   address: string
   op?: RunningOperation
+  /** Its operations running now, by id: the node API's `/exec` and `/stats` reach them. */
+  ops: Map<string, RunningOperation>
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
   /** Its poster asked the node API to stop it: the node stops it and still records its result. */
@@ -144,6 +146,18 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       void active.op?.stop(5)
     }
     return true
+  }
+
+  /** The operations of the job it runs now, for the node API's `/exec` and `/stats`. */
+  operations(job: string): ReadonlyMap<string, OperationAccess> | null {
+    const active = this.current
+    if (!active || active.address !== job || active.ended) return null
+    const {runtime} = this.options
+    const access = (op: RunningOperation): OperationAccess => ({
+      exec: (cmd, options) => runtime.exec(op, cmd, options),
+      sample: () => runtime.sample(op),
+    })
+    return new Map([...active.ops].map(([id, op]) => [id, access(op)]))
   }
 
   /** The jobs the node runs now (one at most). */
@@ -247,6 +261,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       abort: new AbortController(),
       feed: this.feeds.open(address),
       endpoints: new Map(),
+      ops: new Map(),
     }
     this.current = active
     active.feed.status('running', {node: this.address})
@@ -394,12 +409,14 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
         const options = {jobId: active.address, redact: secrets, mounts: resources.mounts, onLine}
         const op = await this.options.runtime.start(plan, options)
         active.op = op
+        active.ops.set(plan.id, op)
         feed.opStarted(plan.id)
         // Ended, stopped or timed out while it was starting: nothing stopped it then.
         if (active.ended || active.timedOut || active.stopRequested)
           void op.stop(active.ended || active.stopRequested ? 5 : undefined)
         const service = op.ports[0] && this.serve(active, plan.id, op, result, jobPort)
         const outcome = await op.result
+        active.ops.delete(plan.id)
         service?.end()
         active.op = undefined
         this.log(`node: job ${active.address}: operation ${plan.id} exited with ${outcome.exitCode}`)
