@@ -1,0 +1,119 @@
+/**
+ * `job exec` and `job shell`: a command inside a running job's operation, through its node's `/exec` (gpunet's
+ * own route: the localnet's nodes serve it, the network's nodes do not). Finds the job's node, checks the wallet
+ * is the poster, signs a header for the action `exec`, and carries the caller's streams until the command exits.
+ */
+import type {PublicKey} from '@solana/web3.js'
+
+import {ExitCode, GpunetError} from '../errors.js'
+import type {MarketNetwork} from '../market/connect.js'
+import {readJob} from '../market/jobs.js'
+import {openExec, type ExecEnd, type ExecSession} from '../node-api/exec-client.js'
+import {CLOSE, signHeader} from '../node-api/protocol.js'
+import type {Wallet} from '../wallet.js'
+
+/** Input bytes waiting to be sent before stdin is paused. */
+const STDIN_BACKLOG_BYTES = 1024 * 1024
+
+export interface JobExecOptions {
+  op?: string
+  cmd: string[]
+  tty: boolean
+  cols?: number
+  rows?: number
+  wallet: () => Promise<Wallet>
+  /** Where input comes from; its end ends the command's stdin (or, on a terminal, Ctrl+D does). */
+  input: NodeJS.ReadableStream & {pause(): unknown; resume(): unknown}
+  output: (stream: 'stdout' | 'stderr', data: Buffer) => void
+  /** Called with the session once it is open (a shell passes window resizes on). */
+  opened?: (session: ExecSession) => void
+}
+
+/** Runs the command in the job and resolves with its exit code; throws when it could not run. */
+export async function execInJob(net: MarketNetwork, job: PublicKey, options: JobExecOptions): Promise<number> {
+  const address = job.toBase58()
+  const view = await readJob(net.connection, net.programId, job)
+  if (view.status !== 'RUNNING' || !view.run) {
+    throw new GpunetError('job_not_running', `job ${address} is ${view.status}: only a running job runs commands`, {
+      exitCode: ExitCode.NOT_FOUND,
+      fields: {job: address, status: view.status},
+    })
+  }
+  const node = view.run.node.toBase58()
+  const base = net.nodeApiUrl(node)
+  if (!base) {
+    throw new GpunetError('node_api_unknown', `No node API URL for ${net.name}`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: 'set the network host (--network-host or GPUNET_NETWORK_HOST) or GPUNET_NODE_API_URL',
+    })
+  }
+  const wallet = await options.wallet()
+  if (wallet.address !== view.job.project.toBase58()) {
+    throw new GpunetError('not_poster', `only the poster of job ${address} may run commands in it`, {
+      exitCode: ExitCode.DENIED,
+      hint: `its poster is ${view.job.project.toBase58()} (choose that wallet with --wallet)`,
+    })
+  }
+  const header = signHeader((m) => wallet.sign(m), {action: 'exec', node, job: address})
+  const body = {
+    jobAddress: address,
+    cmd: options.cmd,
+    tty: options.tty,
+    ...(options.op === undefined ? {} : {opId: options.op}),
+    ...(options.cols && options.rows ? {cols: options.cols, rows: options.rows} : {}),
+  }
+  const session = openExec(base, {header, body}, options.output)
+  options.opened?.(session)
+  const {input} = options
+  const onData = (chunk: Buffer | string) => {
+    session.stdin(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+    if (session.buffered() <= STDIN_BACKLOG_BYTES) return
+    input.pause()
+    const wait = setInterval(() => {
+      if (session.buffered() > STDIN_BACKLOG_BYTES / 2) return
+      clearInterval(wait)
+      input.resume()
+    }, 20)
+  }
+  const onEnd = () => session.stdinEnd()
+  input.on('data', onData)
+  input.on('end', onEnd)
+  let end: ExecEnd
+  try {
+    end = await session.ended
+  } finally {
+    input.off('data', onData)
+    input.off('end', onEnd)
+    input.pause()
+  }
+  if (end.exitCode !== null) return end.exitCode
+  throw refusal(end, address, net.name)
+}
+
+/** The error of a session that ended without the command's exit code. */
+function refusal(end: ExecEnd, job: string, network: string): GpunetError {
+  const why = end.error ?? (`${end.code} ${end.reason}`.trim() || 'the connection closed')
+  if (end.code === CLOSE.UNAUTHORIZED) {
+    return new GpunetError('node_api_refused', `the node API refused the command: ${end.reason}`, {
+      exitCode: ExitCode.DENIED,
+      hint: "the node checks the job poster's signature: use the wallet that posted the job (--wallet)",
+    })
+  }
+  if (end.code === CLOSE.INVALID_PATH) {
+    return new GpunetError('exec_unsupported', `this node offers no command route (${why})`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint:
+        network === 'localnet'
+          ? undefined
+          : "`job exec` and `job shell` reach the localnet's nodes only; the network's nodes serve a web terminal instead (docs/exec.md)",
+    })
+  }
+  if (end.code === CLOSE.UNKNOWN_JOB || end.code === CLOSE.INVALID_BODY) {
+    return new GpunetError('exec_refused', `the node cannot run the command in job ${job}: ${end.reason}`, {
+      exitCode: ExitCode.NOT_FOUND,
+    })
+  }
+  return new GpunetError('exec_failed', `the command's session with the node ended without an exit code: ${why}`, {
+    exitCode: ExitCode.UNAVAILABLE,
+  })
+}

@@ -1,0 +1,140 @@
+/**
+ * `gpunet job exec` end to end (issue 40): a localnet whose node runs a long job in podman; commands run in its
+ * container through the node API's `/exec`, and what the route refuses.
+ */
+import {strict as assert} from 'node:assert'
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {Keypair} from '@solana/web3.js'
+import WebSocket from 'ws'
+
+import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
+import {signHeader} from '../../../src/lib/node-api/protocol.js'
+import {readKeypair, walletFromBytes} from '../../../src/lib/wallet.js'
+import {runCli} from '../../helpers/cli.js'
+import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+
+describe('gpunet job exec on a localnet (end to end)', function () {
+  this.timeout(180_000)
+  requirePodman()
+  let box: CliSandbox
+  let env: NodeJS.ProcessEnv
+  let gatewayPort: number
+  let job: string
+  let node: string
+  /** A job that has ended (the node runs one job at a time: it runs before the long one). */
+  let ended: string
+
+  const definition = (name: string, cmd: string): string => {
+    const file = join(box.dir, `${name}.json`)
+    const op = {id: name, type: 'container/run', args: {image: TEST_IMAGE, cmd}}
+    writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [op]}))
+    return file
+  }
+  const postJob = async (file: string): Promise<string> => {
+    const posted = await runCli(['job', 'post', '--file', file, '--timeout', '600', '--wait-for', 'running', '--json'], {
+      env,
+    })
+    assert.equal(posted.code, 0, posted.stderr)
+    return (JSON.parse(posted.stdout) as {job: string}).job
+  }
+
+  before(async function () {
+    this.timeout(120_000)
+    box = cliSandbox()
+    env = {...box.env, GPUNET_NODE_PULL: 'never'}
+    const started = await runCli(['localnet', 'start', '--detach', '--json'], {env})
+    assert.equal(started.code, 0, started.stderr)
+    const status = JSON.parse(started.stdout) as {gatewayUrl: string}
+    gatewayPort = Number(new URL(status.gatewayUrl).port)
+    const short = await runCli(['job', 'post', '--file', definition('short', 'echo done'), '--wait', '--json'], {env})
+    assert.equal(short.code, 0, short.stderr)
+    ended = (JSON.parse(short.stdout) as {job: string}).job
+    job = await postJob(definition('main', 'echo up; sleep 600'))
+    const got = await runCli(['job', 'get', job, '--json'], {env})
+    node = (JSON.parse(got.stdout) as {node: string}).node
+    assert.ok(node, got.stdout)
+  })
+  after(async () => {
+    await box?.cleanup()
+  })
+
+  it("exits with the command's exit code", async () => {
+    const done = await runCli(['job', 'exec', job, '--', 'sh', '-c', 'exit 7'], {env})
+    assert.equal(done.code, 7, done.stderr)
+    const ok = await runCli(['job', 'exec', job, '--op', 'main', '--', 'echo', 'a b', '--json'], {env})
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.equal(ok.stdout, 'a b --json\n')
+  })
+
+  it('passes stdin through to the command, to its end', async () => {
+    const input = Array.from({length: 2000}, (_, i) => `line ${i}`).join('\n')
+    const done = await runCli(['job', 'exec', job, '--', 'wc', '-l'], {
+      env,
+      stdin: `${input}\n`,
+    })
+    assert.equal(done.code, 0, done.stderr)
+    assert.match(done.stdout, /^2000\n/)
+  })
+
+  it('keeps stderr on stderr and stdout on stdout', async () => {
+    const done = await runCli(['job', 'exec', job, '--', 'sh', '-c', 'echo to-out; echo to-err >&2; exit 3'], {env})
+    assert.equal(done.code, 3)
+    assert.equal(done.stdout, 'to-out\n')
+    assert.equal(done.stderr, 'to-err\n')
+  })
+
+  it('refuses an unknown operation, a missing command, and a job that ended', async () => {
+    const unknown = await runCli(['job', 'exec', job, '--op', 'nope', '--', 'true'], {env})
+    assert.equal(unknown.code, 7, unknown.stderr)
+    assert.match(unknown.stderr, /No operation "nope"/)
+    const usage = await runCli(['job', 'exec', job], {env})
+    assert.equal(usage.code, 2, usage.stderr)
+    const done = await runCli(['job', 'exec', ended, '--', 'true'], {env})
+    assert.equal(done.code, 7, done.stderr)
+    assert.match(done.stderr, /only a running job runs commands/)
+    // The node refuses it too, to a client that does not look at the chain first.
+    const poster = readKeypair(env.GPUNET_WALLET!)
+    const header = signHeader((m) => walletFromBytes(poster.secretKey).sign(m), {action: 'exec', node, job: ended})
+    const refused = await rawExec(header, ended)
+    assert.equal(refused.code, 1008)
+    assert.match(refused.reason, /runs no such job/)
+  })
+
+  it('refuses a header signed for logs (read), and one signed by another wallet', async () => {
+    const poster = readKeypair(env.GPUNET_WALLET!)
+    const sign = (key: Keypair) => (m: Uint8Array) => walletFromBytes(key.secretKey).sign(m)
+    const asRead = signHeader(sign(poster), {action: 'read', node, job})
+    const asStranger = signHeader(sign(Keypair.generate()), {action: 'exec', node, job})
+    const asExec = signHeader(sign(poster), {action: 'exec', node, job})
+    const read = await rawExec(asRead)
+    assert.equal(read.code, 3000)
+    assert.match(read.reason, /signed for read, not exec/)
+    assert.equal(read.output, '')
+    const stranger = await rawExec(asStranger)
+    assert.equal(stranger.code, 3000)
+    const exec = await rawExec(asExec)
+    assert.equal(exec.code, 1000, exec.reason)
+    assert.equal(exec.output, 'ran\n')
+  })
+
+  /** Sends an `/exec` request with the given header straight to the node API; how it closed, and what it printed. */
+  function rawExec(header: string, target = job): Promise<{code: number; reason: string; output: string}> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/`, {
+        headers: {host: `${node}.node.localhost:${gatewayPort}`},
+      })
+      let output = ''
+      ws.on('open', () =>
+        ws.send(JSON.stringify({path: EXEC_PATH, header, body: {jobAddress: target, cmd: ['echo', 'ran']}})),
+      )
+      ws.on('message', (data, binary) => {
+        if (binary) output += (data as Buffer).subarray(1).toString()
+      })
+      ws.on('close', (code, reason) => resolve({code, reason: reason.toString(), output}))
+      ws.on('error', reject)
+    })
+  }
+})
