@@ -7,10 +7,10 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {readJob} from '../market/jobs.js'
 import {openExec, type ExecEnd, type ExecSession} from '../node-api/exec-client.js'
 import {CLOSE, signHeader} from '../node-api/protocol.js'
 import type {Wallet} from '../wallet.js'
+import {runningJobNode} from './node-access.js'
 
 /** Input bytes waiting to be sent before stdin is paused. */
 const STDIN_BACKLOG_BYTES = 1024 * 1024
@@ -31,29 +31,7 @@ export interface JobExecOptions {
 
 /** Runs the command in the job and resolves with its exit code; throws when it could not run. */
 export async function execInJob(net: MarketNetwork, job: PublicKey, options: JobExecOptions): Promise<number> {
-  const address = job.toBase58()
-  const view = await readJob(net.connection, net.programId, job)
-  if (view.status !== 'RUNNING' || !view.run) {
-    throw new GpunetError('job_not_running', `job ${address} is ${view.status}: only a running job runs commands`, {
-      exitCode: ExitCode.NOT_FOUND,
-      fields: {job: address, status: view.status},
-    })
-  }
-  const node = view.run.node.toBase58()
-  const base = net.nodeApiUrl(node)
-  if (!base) {
-    throw new GpunetError('node_api_unknown', `No node API URL for ${net.name}`, {
-      exitCode: ExitCode.UNAVAILABLE,
-      hint: 'set the network host (--network-host or GPUNET_NETWORK_HOST) or GPUNET_NODE_API_URL',
-    })
-  }
-  const wallet = await options.wallet()
-  if (wallet.address !== view.job.project.toBase58()) {
-    throw new GpunetError('not_poster', `only the poster of job ${address} may run commands in it`, {
-      exitCode: ExitCode.DENIED,
-      hint: `its poster is ${view.job.project.toBase58()} (choose that wallet with --wallet)`,
-    })
-  }
+  const {job: address, node, apiUrl: base, wallet} = await runningJobNode(net, job, options.wallet, 'run commands')
   const header = signHeader((m) => wallet.sign(m), {action: 'exec', node, job: address})
   const body = {
     jobAddress: address,

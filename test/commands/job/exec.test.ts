@@ -3,6 +3,8 @@
  * container through the node API's `/exec`, and what the route refuses.
  */
 import {strict as assert} from 'node:assert'
+import {spawn} from 'node:child_process'
+import {setTimeout as sleep} from 'node:timers/promises'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -11,8 +13,9 @@ import WebSocket from 'ws'
 
 import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
+import type {TaskStat} from '../../../src/lib/node-api/stats-protocol.js'
 import {readKeypair, walletFromBytes} from '../../../src/lib/wallet.js'
-import {runCli} from '../../helpers/cli.js'
+import {BIN, runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
@@ -94,7 +97,7 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     assert.equal(usage.code, 2, usage.stderr)
     const done = await runCli(['job', 'exec', ended, '--', 'true'], {env})
     assert.equal(done.code, 7, done.stderr)
-    assert.match(done.stderr, /only a running job runs commands/)
+    assert.match(done.stderr, /only a running job can run commands/)
     // The node refuses it too, to a client that does not look at the chain first.
     const poster = readKeypair(env.GPUNET_WALLET!)
     const header = signHeader((m) => walletFromBytes(poster.secretKey).sign(m), {action: 'exec', node, job: ended})
@@ -118,6 +121,46 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     const exec = await rawExec(asExec)
     assert.equal(exec.code, 1000, exec.reason)
     assert.equal(exec.output, 'ran\n')
+  })
+
+  it('job stats --json: a command burning CPU in the job raises its figure above the idle one', async () => {
+    const cpu = async (): Promise<number> => {
+      const shown = await runCli(['job', 'stats', job, '--json'], {env})
+      assert.equal(shown.code, 0, shown.stderr)
+      const [stat, more] = shown.stdout.trim().split('\n').map((l) => JSON.parse(l) as TaskStat)
+      assert.equal(more, undefined)
+      assert.equal(stat!.opId, 'main')
+      assert.equal(typeof stat!.memory.memory_usage, 'number')
+      assert.equal(typeof stat!.network.received, 'number')
+      return stat!.cpu.cpu_percent!
+    }
+    const idle = await cpu()
+    assert.ok(idle < 20, `idle ${idle}`)
+    // Burns until a file appears, so it ends with the test (podman leaves an orphaned exec running).
+    const burner = spawn(process.execPath, [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'while [ ! -e /tmp/stop ]; do :; done'], {
+      env: {...process.env, ...env},
+      stdio: 'ignore',
+    })
+    try {
+      await sleep(1500)
+      const busy = await cpu()
+      assert.ok(busy > 40 && busy > idle + 30, `busy ${busy}, idle ${idle}`)
+      // --follow: JSON lines, one per operation every interval.
+      const follower = spawn(process.execPath, [BIN, 'job', 'stats', job, '--follow', '--interval', '1'], {
+        env: {...process.env, ...env},
+      })
+      let out = ''
+      follower.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
+      while (out.split('\n').length < 3) await sleep(100)
+      follower.kill('SIGINT')
+      const code = await new Promise((resolve) => follower.on('close', resolve))
+      assert.equal(code, 130)
+      for (const line of out.trim().split('\n')) assert.equal((JSON.parse(line) as TaskStat).opId, 'main')
+    } finally {
+      const stopped = await runCli(['job', 'exec', job, '--', 'sh', '-c', ': > /tmp/stop'], {env})
+      assert.equal(stopped.code, 0, stopped.stderr)
+      await new Promise((resolve) => burner.on('close', resolve))
+    }
   })
 
   /** Sends an `/exec` request with the given header straight to the node API; how it closed, and what it printed. */

@@ -6,19 +6,9 @@
 import type {IncomingMessage, ServerResponse} from 'node:http'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import type {TaskStat} from '../../node-api/stats-protocol.js'
 import type {ResourceSample} from '../runtime/stats.js'
 import type {OperationAccess} from './server.js'
-
-/** One operation's figures at one time, as the network's TaskStat, with null for what is not known. */
-export interface TaskStat {
-  opId: string
-  /** Unix ms. */
-  timestamp: number
-  cpu: {cpu_percent: number | null}
-  memory: {memory_usage: number | null; memory_limit: number | null; memory_percent: number | null}
-  disk: {read: number | null; write: number | null}
-  network: {received: number | null; sent: number | null}
-}
 
 /** Time between the two samples a one-off answer takes its CPU rate over. */
 export const ONE_OFF_GAP_MS = 500
