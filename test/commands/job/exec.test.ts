@@ -1,12 +1,13 @@
 /**
- * `gpunet job exec` end to end (issue 40): a localnet whose node runs a long job in podman; commands run in its
- * container through the node API's `/exec`, and what the route refuses.
+ * `gpunet job exec`, `job shell` and `job stats` end to end (issue 40): a localnet whose node runs a long job in
+ * podman; commands and a terminal session run in its container through the node API's `/exec`, its figures come
+ * from `/job/<job>/stats`, and what the routes refuse.
  */
 import {strict as assert} from 'node:assert'
-import {spawn} from 'node:child_process'
-import {setTimeout as sleep} from 'node:timers/promises'
-import {writeFileSync} from 'node:fs'
+import {execFileSync, spawn} from 'node:child_process'
+import {readFileSync, readlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 
 import {Keypair} from '@solana/web3.js'
 import WebSocket from 'ws'
@@ -18,6 +19,13 @@ import {readKeypair, walletFromBytes} from '../../../src/lib/wallet.js'
 import {BIN, runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {hasScript} from '../../helpers/terminal.js'
+
+/** The pseudo-terminal `script` (process `pid`) gave its command: that command's stdin. */
+function terminalOf(pid: number): string {
+  const [child] = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)
+  return readlinkSync(`/proc/${child}/fd/0`)
+}
 
 describe('gpunet job exec on a localnet (end to end)', function () {
   this.timeout(180_000)
@@ -161,6 +169,42 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       assert.equal(stopped.code, 0, stopped.stderr)
       await new Promise((resolve) => burner.on('close', resolve))
     }
+  })
+
+  it('job shell: a TTY session that follows the window size, and ends with Ctrl+D', async function () {
+    if (!hasScript) this.skip()
+    const quoted = [process.execPath, BIN, 'job', 'shell', job].map((a) => `'${a}'`).join(' ')
+    // The outer terminal starts at 80×24; gpunet's session must start at that size too.
+    const child = spawn('script', ['-qec', `stty cols 80 rows 24; exec ${quoted}`, '/dev/null'], {
+      env: {...process.env, NO_COLOR: '1', ...env},
+    })
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve))
+    const waitFor = async (pattern: RegExp) => {
+      for (let i = 0; i < 300 && !pattern.test(output); i++) await sleep(50)
+      assert.match(output, pattern)
+    }
+    try {
+      await waitFor(/[#$] /)
+      child.stdin.write('busybox stty size\r')
+      await waitFor(/^24 80\r?$/m)
+      // The outer terminal is resized, as a window is: gpunet passes the new size on.
+      execFileSync('stty', ['-F', terminalOf(child.pid!), 'cols', '132', 'rows', '43'])
+      await sleep(500)
+      child.stdin.write('busybox stty size\r')
+      await waitFor(/^43 132\r?$/m)
+      child.stdin.write('\x04')
+      assert.equal(await closed, 0, output)
+    } finally {
+      child.kill()
+    }
+  })
+
+  it('job shell refuses a stdin that is not a terminal', async () => {
+    const refused = await runCli(['job', 'shell', job], {env})
+    assert.equal(refused.code, 2)
+    assert.match(refused.stderr, /needs a terminal/)
   })
 
   /** Sends an `/exec` request with the given header straight to the node API; how it closed, and what it printed. */
