@@ -11,7 +11,8 @@ import type {Network} from '../../lib/network.js'
 import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobExec extends BaseCommand {
-  static override summary = "Run a command inside a running job's operation, with its stdin, stdout, stderr and exit code."
+  static override summary =
+    "Run a command inside a running job's operation, with its stdin, stdout, stderr and exit code."
 
   static override description = `The command runs in the operation's container (podman exec), or beside its processes with its folder and environment when the node runs jobs as host processes. Only the job's poster may: the wallet signs the request for the action "exec". stdin is passed through (its end closes the command's stdin), stdout and stderr stay apart, and gpunet exits with the command's exit code.
 

@@ -35,9 +35,13 @@ export async function jobStats(net: MarketNetwork, job: PublicKey, options: JobS
     response = await httpFetch(url, {headers: {authorization: header}, signal: options.signal})
   } catch (error) {
     if (options.signal?.aborted) throw interrupted(options.signal)
-    throw new GpunetError('node_api_unreachable', `could not reach the node API at ${apiUrl}: ${describeHttpFailure(error)}`, {
-      exitCode: ExitCode.UNAVAILABLE,
-    })
+    throw new GpunetError(
+      'node_api_unreachable',
+      `could not reach the node API at ${apiUrl}: ${describeHttpFailure(error)}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+      },
+    )
   }
   if (!response.ok) {
     const body = (await response.text().catch(() => '')).slice(0, 300)
@@ -60,7 +64,8 @@ export async function jobStats(net: MarketNetwork, job: PublicKey, options: JobS
           .join('\n')
         if (data) options.frame(parseStats(data))
       }
-      if (pending.length > MAX_FRAME_BYTES) throw new GpunetError('node_api_invalid', 'the node sent an oversized event')
+      if (pending.length > MAX_FRAME_BYTES)
+        throw new GpunetError('node_api_invalid', 'the node sent an oversized event')
     }
   } catch (error) {
     if (options.signal?.aborted) throw interrupted(options.signal)
@@ -122,7 +127,12 @@ export function statsTable(stats: readonly TaskStat[]): string[] {
   }
   if (stats.length === 0) rows.push(['(no operation running)', '', '', '', '', ''])
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+  return rows.map((r) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  )
 }
 
 function fixed(n: number | null): string {

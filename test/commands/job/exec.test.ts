@@ -45,9 +45,12 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     return file
   }
   const postJob = async (file: string): Promise<string> => {
-    const posted = await runCli(['job', 'post', '--file', file, '--timeout', '600', '--wait-for', 'running', '--json'], {
-      env,
-    })
+    const posted = await runCli(
+      ['job', 'post', '--file', file, '--timeout', '600', '--wait-for', 'running', '--json'],
+      {
+        env,
+      },
+    )
     assert.equal(posted.code, 0, posted.stderr)
     return (JSON.parse(posted.stdout) as {job: string}).job
   }
@@ -135,7 +138,10 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     const cpu = async (): Promise<number> => {
       const shown = await runCli(['job', 'stats', job, '--json'], {env})
       assert.equal(shown.code, 0, shown.stderr)
-      const [stat, more] = shown.stdout.trim().split('\n').map((l) => JSON.parse(l) as TaskStat)
+      const [stat, more] = shown.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as TaskStat)
       assert.equal(more, undefined)
       assert.equal(stat!.opId, 'main')
       assert.equal(typeof stat!.memory.memory_usage, 'number')
@@ -145,10 +151,14 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     const idle = await cpu()
     assert.ok(idle < 20, `idle ${idle}`)
     // Burns until a file appears, so it ends with the test (podman leaves an orphaned exec running).
-    const burner = spawn(process.execPath, [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'while [ ! -e /tmp/stop ]; do :; done'], {
-      env: {...process.env, ...env},
-      stdio: 'ignore',
-    })
+    const burner = spawn(
+      process.execPath,
+      [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'while [ ! -e /tmp/stop ]; do :; done'],
+      {
+        env: {...process.env, ...env},
+        stdio: 'ignore',
+      },
+    )
     try {
       await sleep(1500)
       const busy = await cpu()

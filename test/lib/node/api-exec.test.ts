@@ -101,10 +101,19 @@ describe('node API /exec: a host operation, and a client that never reads', func
   it("/stats of a host operation: its processes' CPU (a command run in it counts), network null", async () => {
     const stats = async () => {
       const port = Number(new URL(gateway.url).port)
-      const header = signHeader((m) => walletFromBytes(POSTER.secretKey).sign(m), {action: 'read', node: NODE, job: JOB})
+      const header = signHeader((m) => walletFromBytes(POSTER.secretKey).sign(m), {
+        action: 'read',
+        node: NODE,
+        job: JOB,
+      })
       // node:http, since fetch sets the Host header itself: the gateway routes by it.
       const [res] = (await once(
-        get({host: '127.0.0.1', port, path: `/job/${JOB}/stats`, headers: {host: `${NODE}.node.localhost`, authorization: header}}),
+        get({
+          host: '127.0.0.1',
+          port,
+          path: `/job/${JOB}/stats`,
+          headers: {host: `${NODE}.node.localhost`, authorization: header},
+        }),
         'response',
       )) as [IncomingMessage]
       assert.equal(res.statusCode, 200)

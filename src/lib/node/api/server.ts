@@ -297,7 +297,9 @@ export class NodeApi {
     const terms = await this.host.jobTerms(job)
     if (!terms) return {ok: false, code: CLOSE.INVALID_BODY, reason: `Could not find job with id ${job}`}
     const verdict = checkHeader(header, this.scope(job, '/exec', terms, SOCKET_HEADER_EXPIRY_S))
-    return verdict.ok ? {ok: true} : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
+    return verdict.ok
+      ? {ok: true}
+      : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
   }
 
   private scope(
