@@ -157,6 +157,10 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'list'], z.looseObject({jobs: z.array(z.looseObject({job: address, cost: amount}))}))
     await json(['job', 'extend', job, '--timeout', '8000'], z.looseObject({job: address, charged: amount, fee}))
     await json(['job', 'logs', job], failure, 7)
+    // A queued job runs nothing: refused before any node is asked; a shell needs a terminal.
+    await json(['job', 'exec', job, '--', 'true'], failure, 7)
+    await json(['job', 'stats', job], failure, 7)
+    await json(['job', 'shell', job], failure, 2)
     await json(['job', 'stop', job], z.looseObject({job: address, action: z.literal('delist'), fee}))
     await json(
       ['secrets', 'set', '--from-env-file', '-'],
