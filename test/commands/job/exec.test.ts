@@ -5,7 +5,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFileSync, spawn} from 'node:child_process'
-import {readFileSync, readlinkSync, writeFileSync} from 'node:fs'
+import {readdirSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -100,6 +100,29 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     assert.equal(done.stderr, 'to-err\n')
   })
 
+  it("ends the command's processes in the container when the client goes", async function () {
+    // rootful podman: the container's processes are in the host's /proc, with their command lines.
+    const sleepers = () =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8') === 'sleep\u00004242\u0000'
+          } catch {
+            return false
+          }
+        })
+    const client = spawn(process.execPath, [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'sleep 4242; echo never'], {
+      env: {...process.env, ...env},
+      stdio: 'ignore',
+    })
+    for (let i = 0; i < 100 && sleepers().length === 0; i++) await sleep(100)
+    if (sleepers().length === 0) this.skip() // podman here is rootless, its processes out of sight
+    client.kill('SIGKILL')
+    for (let i = 0; i < 50 && sleepers().length > 0; i++) await sleep(100)
+    assert.deepEqual(sleepers(), [])
+  })
+
   it('refuses an unknown operation, a missing command, and a job that ended', async () => {
     const unknown = await runCli(['job', 'exec', job, '--op', 'nope', '--', 'true'], {env})
     assert.equal(unknown.code, 7, unknown.stderr)
@@ -159,6 +182,8 @@ describe('gpunet job exec on a localnet (end to end)', function () {
         stdio: 'ignore',
       },
     )
+    // Listened for now: it may end before the command that stops it has returned.
+    const burnerEnded = new Promise((resolve) => burner.on('close', resolve))
     try {
       await sleep(1500)
       const busy = await cpu()
@@ -170,14 +195,15 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       let out = ''
       follower.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
       while (out.split('\n').length < 3) await sleep(100)
+      const followerEnded = new Promise((resolve) => follower.on('close', resolve))
       follower.kill('SIGINT')
-      const code = await new Promise((resolve) => follower.on('close', resolve))
+      const code = await followerEnded
       assert.equal(code, 130)
       for (const line of out.trim().split('\n')) assert.equal((JSON.parse(line) as TaskStat).opId, 'main')
     } finally {
       const stopped = await runCli(['job', 'exec', job, '--', 'sh', '-c', ': > /tmp/stop'], {env})
       assert.equal(stopped.code, 0, stopped.stderr)
-      await new Promise((resolve) => burner.on('close', resolve))
+      await burnerEnded
     }
   })
 

@@ -5,7 +5,8 @@
  * size on, and a resize is `stty` on that terminal, whose kernel signals SIGWINCH to what runs on it.
  */
 import {type ChildProcess, execFile, spawn} from 'node:child_process'
-import {readFileSync, readlinkSync} from 'node:fs'
+import {randomUUID} from 'node:crypto'
+import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 
@@ -21,7 +22,7 @@ export interface ExecProcess {
   child: ChildProcess
   /** Sets the terminal's size (a TTY session only). */
   resize(cols: number, rows: number): void
-  /** Ends it (SIGKILL to what gpunet started; see docs/exec.md for what podman leaves in the container). */
+  /** Ends it and every process it started (SIGKILL), found by its marker where they left its process group. */
   kill(): void
 }
 
@@ -33,8 +34,11 @@ export function podmanExec(
   cmd: readonly string[],
   options: ExecOptions,
 ): ExecProcess {
-  const argv = ['exec', '-i', ...(options.tty ? ['-t'] : []), name, ...cmd]
-  return options.tty ? underTerminal([podman, ...argv], {env}, options) : piped(podman, argv, {env})
+  // The marker finds the command's processes from the host: killing `podman exec` leaves them running.
+  const marker = randomUUID()
+  const argv = ['exec', '-i', ...(options.tty ? ['-t'] : []), '--env', `${EXEC_MARKER}=${marker}`, name, ...cmd]
+  const proc = options.tty ? underTerminal([podman, ...argv], {env}, options) : piped(podman, argv, {env})
+  return withMarker(proc, marker)
 }
 
 /**
@@ -48,8 +52,42 @@ export function hostExec(pid: number | undefined, cmd: readonly string[], option
       exitCode: ExitCode.NOT_FOUND,
     })
   }
-  const spawnOptions = {env: place.env, cwd: place.cwd}
-  return options.tty ? underTerminal([...cmd], spawnOptions, options) : piped(cmd[0]!, cmd.slice(1), spawnOptions)
+  const marker = randomUUID()
+  const spawnOptions = {env: {...place.env, [EXEC_MARKER]: marker}, cwd: place.cwd}
+  const proc = options.tty ? underTerminal([...cmd], spawnOptions, options) : piped(cmd[0]!, cmd.slice(1), spawnOptions)
+  return withMarker(proc, marker)
+}
+
+/** The env variable that marks every process of one exec session. */
+export const EXEC_MARKER = 'GPUNET_EXEC'
+
+/** kill() also ends every process carrying the session's marker (a container's are visible in the host's /proc). */
+function withMarker(proc: ExecProcess, marker: string): ExecProcess {
+  const needle = Buffer.from(`${EXEC_MARKER}=${marker}\0`)
+  return {
+    ...proc,
+    kill: () => {
+      proc.kill()
+      for (const pid of processIds()) {
+        try {
+          if (readFileSync(`/proc/${pid}/environ`).includes(needle)) process.kill(pid, 'SIGKILL')
+        } catch {
+          // Gone already, or not ours to read.
+        }
+      }
+    },
+  }
+}
+
+function processIds(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number)
+      .filter((pid) => pid !== process.pid)
+  } catch {
+    return []
+  }
 }
 
 function piped(command: string, args: readonly string[], options: {env: NodeJS.ProcessEnv; cwd?: string}): ExecProcess {
