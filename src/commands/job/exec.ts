@@ -16,7 +16,7 @@ export default class JobExec extends BaseCommand {
 
   static override description = `The command runs in the operation's container (podman exec), or beside its processes with its folder and environment when the node runs jobs as host processes. Only the job's poster may: the wallet signs the request for the action "exec". stdin is passed through (its end closes the command's stdin), stdout and stderr stay apart, and gpunet exits with the command's exit code.
 
-This uses gpunet's own /exec route of the node API, which the localnet's nodes serve; the network's nodes serve none (they offer a web terminal, see docs/exec.md), so on devnet and mainnet this fails with exit 5.
+This uses gpunet's own /exec route of the node API, which the localnet's nodes serve; the network's nodes serve none (they serve a terminal: \`job shell\`; docs/exec.md), so on devnet and mainnet this fails with exit 5.
 
 EXIT CODES
   N    the command ran and exited with N

@@ -10,32 +10,26 @@ import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {loadWallet} from '../../lib/wallet.js'
 
-/** bash where the image has it, else sh. */
-const DEFAULT_SHELL = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi']
-
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."
 
-  static override description = `A terminal session in the operation's container (or beside its processes when the node runs jobs as host processes): keys go through as typed (raw mode), the window size follows this terminal's, and Ctrl+D at an empty prompt ends it, as exit does. gpunet exits with the shell's exit code. Only the job's poster may: the wallet signs the request for the action "exec". stdin must be a terminal; to run one command from a script use \`job exec\`.
+  static override description = `A terminal session in the operation's container (or beside its processes when the node runs jobs as host processes): bash where the image has it, else sh. Keys go through as typed (raw mode: Ctrl+C reaches the shell), the window size follows this terminal's, and Ctrl+D at an empty prompt ends it, as exit does; gpunet exits with the shell's exit code. stdin must be a terminal; to run one command from a script use \`job exec\`.
 
-After -- a command other than the shell may be given (e.g. -- top). This uses gpunet's own /exec route, which the localnet's nodes serve; the network's nodes serve none (docs/exec.md).
+It speaks the network's /terminal route of the node API: the job's poster signs a grant ("Nosana Terminal Authorization v1", valid 4 minutes) for this job, node and network. The localnet's nodes serve it; so do the network's nodes that offer a terminal (a node that does not ends with exit 5).
 
 EXIT CODES
   N    the shell ended with N
   2    usage: stdin is not a terminal, or a bad flag or address
-  5    the node API could not be reached, or offers no /exec
-  6    the node API refused: the wallet is not the job's poster
+  5    the node API could not be reached, or offers no terminal
+  6    the node API refused the grant: the wallet is not the job's poster
   7    the job is not running, or no such operation runs in it`
 
   static override examples = [
     '<%= config.bin %> job shell 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
-    '<%= config.bin %> job shell 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --op web -- top',
+    '<%= config.bin %> job shell 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --op web',
   ]
 
   static override args = {job: Args.string({description: 'job address', required: true})}
-
-  // Not strict: a command after -- comes from this.argv, never from oclif's leftovers.
-  static override strict = false
 
   static override flags = {
     op: Flags.string({description: 'the operation to open it in (needed when several run)', helpValue: 'ID'}),
@@ -47,16 +41,7 @@ EXIT CODES
   }
 
   async run(): Promise<void> {
-    const dashes = this.argv.indexOf('--')
-    const flagWords = dashes === -1 ? this.argv : this.argv.slice(0, dashes)
-    const command = dashes === -1 ? [] : this.argv.slice(dashes + 1)
-    const {args, flags, argv: stray} = await this.parse(JobShell, flagWords)
-    if (stray.length > 1) {
-      throw new GpunetError('usage', 'a command for the session goes after --', {
-        exitCode: ExitCode.USAGE,
-        hint: 'gpunet job shell <job> [--op ID] [-- CMD [ARGS...]]',
-      })
-    }
+    const {args, flags} = await this.parse(JobShell)
     const {stdin, stdout} = process
     if (!stdin.isTTY) {
       throw new GpunetError('not_a_terminal', 'job shell needs a terminal, and stdin is not one', {
@@ -76,8 +61,9 @@ EXIT CODES
     stdin.setRawMode(true)
     try {
       const code = await execInJob(net, job, {
+        route: 'terminal',
         op: flags.op,
-        cmd: command.length > 0 ? command : DEFAULT_SHELL,
+        cmd: [],
         tty: true,
         ...size(),
         wallet: () => loadWallet({path: flags.wallet}),

@@ -73,7 +73,7 @@ export function checkExecBody(body: unknown): ExecBody | {reason: string} {
 }
 
 /** Parses a control frame; null for anything else. */
-export function parseControl<T extends ClientControl | NodeControl>(text: string): T | null {
+export function parseControl<T extends {type: string}>(text: string): T | null {
   try {
     const value = JSON.parse(text) as {type?: unknown}
     return typeof value === 'object' && value !== null && typeof value.type === 'string' ? (value as T) : null

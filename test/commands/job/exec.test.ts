@@ -155,6 +155,10 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     const exec = await rawExec(asExec)
     assert.equal(exec.code, 1000, exec.reason)
     assert.equal(exec.output, 'ran\n')
+    // The terminal opens only with the network's grant: an exec header there opens nothing.
+    const terminal = await rawExec(asExec, job, '/terminal')
+    assert.equal(terminal.code, 3000)
+    assert.match(terminal.reason, /no terminal grant/)
   })
 
   it('job stats --json: a command burning CPU in the job raises its figure above the idle one', async () => {
@@ -244,15 +248,17 @@ describe('gpunet job exec on a localnet (end to end)', function () {
   })
 
   /** Sends an `/exec` request with the given header straight to the node API; how it closed, and what it printed. */
-  function rawExec(header: string, target = job): Promise<{code: number; reason: string; output: string}> {
+  function rawExec(
+    header: string,
+    target = job,
+    path = EXEC_PATH,
+  ): Promise<{code: number; reason: string; output: string}> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/`, {
         headers: {host: `${node}.node.localhost:${gatewayPort}`},
       })
       let output = ''
-      ws.on('open', () =>
-        ws.send(JSON.stringify({path: EXEC_PATH, header, body: {jobAddress: target, cmd: ['echo', 'ran']}})),
-      )
+      ws.on('open', () => ws.send(JSON.stringify({path, header, body: {jobAddress: target, cmd: ['echo', 'ran']}})))
       ws.on('message', (data, binary) => {
         if (binary) output += (data as Buffer).subarray(1).toString()
       })

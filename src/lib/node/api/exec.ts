@@ -1,7 +1,8 @@
 /**
- * The localnet node API's `/exec` session (framing in node-api/exec-protocol.ts): checks the poster's `exec`
- * header, finds the running operation, starts the command in it and carries stdin, stdout, stderr, window size
- * and the exit code over the socket. Output is bounded: past EXEC_BACKLOG_BYTES unsent the command's output is
+ * The localnet node API's `/exec` session (framing in node-api/exec-protocol.ts) and the network's `/terminal`
+ * (node-api/terminal-protocol.ts): checks the poster's `exec` header or terminal grant, finds the running
+ * operation, starts the command (a shell for `/terminal`) in it and carries stdin, output, window size and the
+ * exit code over the socket. Output is bounded: past EXEC_BACKLOG_BYTES unsent the command's output is
  * paused (it blocks, as on a full pipe), and a client that reads nothing for the stall time is closed (1013) and
  * the command ended.
  */
@@ -12,15 +13,9 @@ import type {RawData, WebSocket} from 'ws'
 
 import {hasBase58Shape} from '../../base58-text.js'
 import {GpunetError} from '../../errors.js'
-import {
-  checkExecBody,
-  type ClientControl,
-  type ExecBody,
-  parseControl,
-  STREAM,
-  validSize,
-} from '../../node-api/exec-protocol.js'
+import {checkExecBody, type ClientControl, parseControl, STREAM, validSize} from '../../node-api/exec-protocol.js'
 import {CLOSE} from '../../node-api/protocol.js'
+import {safeTerminalOp} from '../../node-api/terminal-protocol.js'
 import type {ExecProcess} from '../runtime/exec.js'
 import type {OperationAccess} from './server.js'
 
@@ -37,8 +32,28 @@ const DRAIN_CHECK_MS = 25
 export interface ExecAccess {
   /** Checks the header for the action `exec` on the job: the close code and reason when refused. */
   authorize(job: string, header: unknown): Promise<{ok: true} | {ok: false; code: number; reason: string}>
+  /** Checks a `/terminal` grant for the job. */
+  authorizeTerminal(
+    job: string,
+    body: {message?: unknown; signature?: unknown; op?: unknown},
+  ): Promise<{ok: true} | {ok: false; code: number; reason: string}>
   operations(job: string): ReadonlyMap<string, OperationAccess> | null
   stallMs: number
+}
+
+/** What `/terminal` runs: bash where the image has it, else sh. */
+export const TERMINAL_SHELL = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi']
+
+/** Which of the two routes a session speaks: they differ in their request and frames. */
+export type SessionRoute = 'exec' | 'terminal'
+
+/** A session's request once checked: the command, where, and how. */
+interface SessionRequest {
+  opId?: string
+  cmd: string[]
+  tty: boolean
+  cols?: number
+  rows?: number
 }
 
 const sessions = new Map<string, number>()
@@ -51,10 +66,11 @@ export function openExec(
   socket: WebSocket,
   request: {header?: unknown; body?: unknown},
   access: ExecAccess,
+  route: SessionRoute = 'exec',
 ): (raw: RawData, binary: boolean) => void {
   const queued: {raw: RawData; binary: boolean}[] = []
   let handle: ((raw: RawData, binary: boolean) => void) | null = null
-  void start(socket, request, access).then(
+  void start(socket, request, access, route).then(
     (session) => {
       if (!session) return
       handle = session
@@ -81,18 +97,23 @@ async function start(
   socket: WebSocket,
   request: {header?: unknown; body?: unknown},
   access: ExecAccess,
+  route: SessionRoute,
 ): Promise<((raw: RawData, binary: boolean) => void) | null> {
   const job = (request.body as {jobAddress?: unknown} | undefined)?.jobAddress
   if (typeof job !== 'string' || !hasBase58Shape(job, 'key')) {
     closeWith(socket, CLOSE.INVALID_BODY, 'Expected body to contain jobAddress.')
     return null
   }
-  const body = checkExecBody(request.body)
-  if ('reason' in body) {
-    closeWith(socket, CLOSE.INVALID_BODY, body.reason)
+  const checked = route === 'exec' ? checkExecBody(request.body) : checkTerminalBody(request.body)
+  if ('reason' in checked) {
+    closeWith(socket, CLOSE.INVALID_BODY, checked.reason)
     return null
   }
-  const verdict = await access.authorize(job, request.header)
+  const body: SessionRequest = {...checked, tty: checked.tty === true}
+  const verdict =
+    route === 'exec'
+      ? await access.authorize(job, request.header)
+      : await access.authorizeTerminal(job, request.body as {message?: unknown; signature?: unknown; op?: unknown})
   if (!verdict.ok) {
     closeWith(socket, verdict.code, verdict.reason)
     return null
@@ -110,22 +131,38 @@ async function start(
   if (socket.readyState !== socket.OPEN) return null
   let proc: ExecProcess
   try {
-    proc = op.access.exec(body.cmd, {tty: body.tty === true, cols: body.cols, rows: body.rows})
+    proc = op.access.exec(body.cmd, {tty: body.tty, cols: body.cols, rows: body.rows})
   } catch (error) {
     closeWith(socket, CLOSE.UNKNOWN_JOB, error instanceof GpunetError ? error.message : 'The command could not start')
     return null
   }
   sessions.set(job, running + 1)
-  return run(socket, proc, body, access.stallMs, () => {
+  return run(socket, proc, body, route, access.stallMs, () => {
     const left = (sessions.get(job) ?? 1) - 1
     if (left > 0) sessions.set(job, left)
     else sessions.delete(job)
   })
 }
 
+/** A `/terminal` body's fields checked (its grant is checked apart): a shell, in the operation the grant names. */
+function checkTerminalBody(body: unknown): SessionRequest | {reason: string} {
+  const {op, cols, rows} = (body ?? {}) as {op?: unknown; cols?: unknown; rows?: unknown}
+  if (op !== undefined && (typeof op !== 'string' || !safeTerminalOp(op)))
+    return {reason: 'Expected op to be an operation id'}
+  if ((cols !== undefined && !validSize(cols)) || (rows !== undefined && !validSize(rows)))
+    return {reason: 'Expected cols and rows to be whole numbers from 1 to 1000'}
+  return {
+    ...(op === undefined ? {} : {opId: op as string}),
+    cmd: TERMINAL_SHELL,
+    tty: true,
+    ...(cols === undefined ? {} : {cols: cols as number}),
+    ...(rows === undefined ? {} : {rows: rows as number}),
+  }
+}
+
 function pickOperation(
   ops: ReadonlyMap<string, OperationAccess> | null,
-  body: ExecBody,
+  body: SessionRequest,
 ): {access: OperationAccess} | {reason: string} {
   if (!ops) return {reason: 'This node runs no such job now'}
   if (body.opId !== undefined) {
@@ -146,7 +183,8 @@ function pickOperation(
 function run(
   socket: WebSocket,
   proc: ExecProcess,
-  body: ExecBody,
+  body: SessionRequest,
+  route: SessionRoute,
   stallMs: number,
   release: () => void,
 ): (raw: RawData, binary: boolean) => void {
@@ -178,7 +216,8 @@ function run(
   for (const [stream, id] of outputs) {
     stream?.on('data', (chunk: Buffer) => {
       if (socket.readyState !== socket.OPEN) return
-      socket.send(Buffer.concat([Buffer.of(id), chunk]))
+      // `/exec` says which stream a chunk is from; `/terminal` has one stream, sent as it is.
+      socket.send(route === 'exec' ? Buffer.concat([Buffer.of(id), chunk]) : chunk)
       if (socket.bufferedAmount > EXEC_BACKLOG_BYTES && pausedAt === null) {
         pausedAt = Date.now()
         for (const [s] of outputs) s?.pause()
@@ -210,7 +249,9 @@ function run(
   return (raw, binary) => {
     const data = Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as Buffer)
     if (binary) return writeStdin(socket, child, data)
-    const control = parseControl<ClientControl>(data.toString('utf8'))
+    const control = parseControl<ClientControl | {type: 'stdin'; data: unknown}>(data.toString('utf8'))
+    if (control?.type === 'stdin' && typeof control.data === 'string')
+      return writeStdin(socket, child, Buffer.from(control.data, 'utf8'))
     if (control?.type === 'stdin-end') child.stdin?.end()
     else if (control?.type === 'resize' && body.tty && validSize(control.cols) && validSize(control.rows))
       proc.resize(control.cols, control.rows)

@@ -26,6 +26,7 @@ import {
   type StatusEntry,
 } from '../../node-api/protocol.js'
 import {EXEC_PATH} from '../../node-api/exec-protocol.js'
+import {checkTerminalGrant, TERMINAL_PATH} from '../../node-api/terminal-protocol.js'
 import type {ExecOptions, ExecProcess} from '../runtime/exec.js'
 import type {ResourceSample} from '../runtime/stats.js'
 import {EXEC_STALL_MS, openExec} from './exec.js'
@@ -224,13 +225,16 @@ export class NodeApi {
     socket.on('message', (raw, binary) => {
       clearTimeout(deadline)
       if (exec) return exec(raw, binary)
-      const request = subscriptions.length === 0 && !binary ? execRequest(raw) : null
+      const request = subscriptions.length === 0 && !binary ? sessionRequest(raw) : null
       if (request) {
-        exec = openExec(socket, request, {
-          authorize: (job, header) => this.authorizeExec(job, header),
-          operations: (job) => this.host.operations?.(job) ?? null,
+        const access = {
+          authorize: (job: string, header: unknown) => this.authorizeExec(job, header),
+          authorizeTerminal: (job: string, body: {message?: unknown; signature?: unknown; op?: unknown}) =>
+            this.authorizeTerminal(job, body),
+          operations: (job: string) => this.host.operations?.(job) ?? null,
           stallMs: this.execStallMs,
-        })
+        }
+        exec = openExec(socket, request, access, request.path === EXEC_PATH ? 'exec' : 'terminal')
         return
       }
       void this.subscribe(socket, raw, subscriptions).catch(() => socket.close(1011, 'Internal Server Error'))
@@ -302,6 +306,22 @@ export class NodeApi {
       : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
   }
 
+  /** Checks a `/terminal` grant: the network's text for this job and node on the localnet, signed by the poster. */
+  private async authorizeTerminal(
+    job: string,
+    body: {message?: unknown; signature?: unknown; op?: unknown},
+  ): Promise<{ok: true} | {ok: false; code: number; reason: string}> {
+    if (typeof body.message !== 'string' || typeof body.signature !== 'string')
+      return {ok: false, code: CLOSE.UNAUTHORIZED, reason: 'Unauthorized Request: no terminal grant'}
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return {ok: false, code: CLOSE.INVALID_BODY, reason: `Could not find job with id ${job}`}
+    const scope = {poster: terms.poster, job, node: this.host.address, network: 'localnet', nowMs: Date.now()}
+    const verdict = checkTerminalGrant(body as {message: string; signature: string; op?: unknown}, scope)
+    return verdict.ok
+      ? {ok: true}
+      : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
+  }
+
   private scope(
     job: string,
     route: NodeApiRoute,
@@ -363,11 +383,13 @@ function infoObject(feed: JobFeed) {
   }
 }
 
-/** The request of a socket's first frame when it asks for `/exec`; null for anything else. */
-function execRequest(raw: RawData): {header?: unknown; body?: unknown} | null {
+/** The request of a socket's first frame when it asks for `/exec` or `/terminal`; null for anything else. */
+function sessionRequest(raw: RawData): {path: string; header?: unknown; body?: unknown} | null {
   try {
     const request = JSON.parse(raw.toString()) as {path?: unknown; header?: unknown; body?: unknown} | null
-    return request?.path === EXEC_PATH ? request : null
+    return request?.path === EXEC_PATH || request?.path === TERMINAL_PATH
+      ? (request as {path: string; header?: unknown; body?: unknown})
+      : null
   } catch {
     return null
   }
