@@ -241,6 +241,29 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     }
   })
 
+  it('job exec with a terminal on stdin ends when its command does', async function () {
+    if (!hasScript) this.skip()
+    const quoted = [process.execPath, BIN, 'job', 'exec', job, '--', 'echo', 'from-exec'].map((a) => `'${a}'`).join(' ')
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], {env: {...process.env, NO_COLOR: '1', ...env}})
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    assert.equal(code, 0, output)
+    assert.match(output, /from-exec/)
+  })
+
+  it('job stats on a terminal prints a table', async function () {
+    if (!hasScript) this.skip()
+    const quoted = [process.execPath, BIN, 'job', 'stats', job].map((a) => `'${a}'`).join(' ')
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], {env: {...process.env, NO_COLOR: '1', ...env}})
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    assert.equal(code, 0, output)
+    assert.match(output, /^OPERATION +CPU % +MEMORY +MEM % +DISK READ\/WRITE +NET IN\/OUT\r?$/m)
+    assert.match(output, /^main +\d+\.\d +[\d.]+ \w?i?B \/ [\d.]+ \w?i?B/m)
+  })
+
   it('job shell refuses a stdin that is not a terminal', async () => {
     const refused = await runCli(['job', 'shell', job], {env})
     assert.equal(refused.code, 2)
