@@ -112,10 +112,15 @@ export function parseStats(text: string): TaskStat[] {
   })
 }
 
-/** The figures as table rows, a header first; `-` where a figure is not known. */
+/**
+ * The figures as table rows, a header first; `-` where a figure is not known. One row per operation, its latest
+ * sample: the network's nodes answer a window of samples.
+ */
 export function statsTable(stats: readonly TaskStat[]): string[] {
+  const latest = new Map<string, TaskStat>()
+  for (const s of stats) if ((latest.get(s.opId)?.timestamp ?? -1) <= s.timestamp) latest.set(s.opId, s)
   const rows = [['OPERATION', 'CPU %', 'MEMORY', 'MEM %', 'DISK READ/WRITE', 'NET IN/OUT']]
-  for (const s of stats) {
+  for (const s of latest.values()) {
     rows.push([
       s.opId.replace(/[^\x20-\x7e]/g, '?'),
       fixed(s.cpu.cpu_percent),
