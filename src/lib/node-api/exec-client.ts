@@ -13,6 +13,8 @@ import {socketUrl} from './protocol.js'
 import {TERMINAL_PATH, type TerminalBody} from './terminal-protocol.js'
 
 const HANDSHAKE_TIMEOUT_MS = 10_000
+/** Bytes of stdin per frame: a JSON-escaped piece (6 bytes per control character at worst) stays under 64 KiB. */
+const STDIN_PIECE_BYTES = 8 * 1024
 
 /** How a session ended: the command's exit code when the node sent one, and the socket's close. */
 export interface ExecEnd {
@@ -113,7 +115,13 @@ function openSession(
   return {
     ended,
     // `/terminal` takes text: a decoder keeps a character split between two reads whole.
-    stdin: (data) => (route === 'exec' ? send(data) : send(JSON.stringify({type: 'stdin', data: decoder.write(data)}))),
+    // In pieces well under the node's 64 KiB request frames, which a piece as JSON text (escaped) must fit too.
+    stdin: (data) => {
+      for (let at = 0; at < data.length; at += STDIN_PIECE_BYTES) {
+        const piece = data.subarray(at, at + STDIN_PIECE_BYTES)
+        send(route === 'exec' ? piece : JSON.stringify({type: 'stdin', data: decoder.write(piece)}))
+      }
+    },
     stdinEnd: () => send(JSON.stringify({type: 'stdin-end'})),
     resize: (cols, rows) => send(JSON.stringify({type: 'resize', cols, rows})),
     buffered: () => socket.bufferedAmount + pendingBytes,

@@ -84,13 +84,13 @@ describe('gpunet job exec on a localnet (end to end)', function () {
   })
 
   it('passes stdin through to the command, to its end', async () => {
-    const input = Array.from({length: 2000}, (_, i) => `line ${i}`).join('\n')
-    const done = await runCli(['job', 'exec', job, '--', 'wc', '-l'], {
-      env,
-      stdin: `${input}\n`,
-    })
+    // Megabytes: more than one frame, and more than the pipes hold, so back-pressure is met on the way.
+    const input = `${Array.from({length: 200_000}, (_, i) => `line ${i}`).join('\n')}\n`
+    const done = await runCli(['job', 'exec', job, '--', 'sh', '-c', 'wc -l; echo done'], {env, stdin: input})
     assert.equal(done.code, 0, done.stderr)
-    assert.match(done.stdout, /^2000\n/)
+    assert.match(done.stdout, /^\s*200000\ndone\n$/)
+    const bytes = await runCli(['job', 'exec', job, '--', 'wc', '-c'], {env, stdin: input})
+    assert.equal(Number(bytes.stdout.trim()), Buffer.byteLength(input))
   })
 
   it('keeps stderr on stderr and stdout on stdout', async () => {
