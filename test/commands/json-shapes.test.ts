@@ -159,6 +159,10 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'logs', job], failure, 7)
     // A queued job runs no operation to restart: exit 2.
     await json(['job', 'restart', job, '--op', 'hello'], failure, 2)
+    // A queued job runs nothing: refused before any node is asked; a shell needs a terminal.
+    await json(['job', 'exec', job, '--', 'true'], failure, 7)
+    await json(['job', 'stats', job], failure, 7)
+    await json(['job', 'shell', job], failure, 2)
     await json(['job', 'stop', job], z.looseObject({job: address, action: z.literal('delist'), fee}))
     await json(
       ['secrets', 'set', '--from-env-file', '-'],

@@ -110,6 +110,8 @@ export const ROUTE_ACTIONS = {
   stop: 'stop',
   'operation-stop': 'stop',
   'operation-restart': 'restart',
+  stats: 'read',
+  '/exec': 'exec',
 } as const satisfies Record<string, NodeApiAction>
 export type NodeApiRoute = keyof typeof ROUTE_ACTIONS
 

@@ -24,7 +24,7 @@ import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
 import {walletFromBytes} from '../wallet.js'
 import {FeedRegistry, type JobFeed} from './api/feed.js'
-import type {Endpoint, NodeApiHost} from './api/server.js'
+import type {Endpoint, NodeApiHost, OperationAccess} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
 import type {Gateway} from './gateway.js'
 import {type ControlAction, type ControlTarget, type ControlVerdict, JobRun} from './job-run.js'
@@ -33,7 +33,7 @@ import type {NodeNetwork} from './network.js'
 import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets} from './operation-plan.js'
 import type {ResourceOptions} from './resources.js'
 import {ResultBuilder} from './results.js'
-import type {ContainerRuntime} from './runtime/runtime.js'
+import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
 /** A job's service is taken down after two hours at the latest (spec, "Limits"). */
 export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
@@ -162,6 +162,18 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     const verdict = active.steps.control(target, action)
     if (verdict.ok) this.log(`node: job ${job}: ${action} of ${verdict.ops.join(', ')} asked through the node API`)
     return verdict
+  }
+
+  /** The operations of the job it runs now, for the node API's `/exec` and `/stats`. */
+  operations(job: string): ReadonlyMap<string, OperationAccess> | null {
+    const active = this.current
+    if (!active || active.address !== job || active.ended || !active.steps) return null
+    const {runtime} = this.options
+    const access = (op: RunningOperation): OperationAccess => ({
+      exec: (cmd, options) => runtime.exec(op, cmd, options),
+      sample: () => runtime.sample(op),
+    })
+    return new Map([...active.steps.operations()].map(([id, op]) => [id, access(op)]))
   }
 
   /** The jobs the node runs now (one at most). */

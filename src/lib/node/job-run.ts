@@ -70,6 +70,8 @@ interface Running {
   stop: (accepted: boolean, graceSeconds?: number) => void
   /** Stops its command and starts it again (its poster asked). */
   restart: () => void
+  /** Its process while one runs (between restarts there is none). */
+  op?: RunningOperation
 }
 
 /** An operation (in `group`, when named) or a whole group of the job. */
@@ -106,6 +108,13 @@ export class JobRun {
       this.currentGroup = null
       if (this.volumesDir) await rm(this.volumesDir, {recursive: true, force: true})
     }
+  }
+
+  /** The operations of the running group whose process runs now, by id: the node API's `/exec` and `/stats`. */
+  operations(): Map<string, RunningOperation> {
+    const ops = new Map<string, RunningOperation>()
+    for (const [id, entry] of this.running) if (entry.state === 'running' && entry.op) ops.set(id, entry.op)
+    return ops
   }
 
   /** Stops every running operation (the job ended, was stopped or timed out); nothing starts or restarts after. */
@@ -178,7 +187,7 @@ export class JobRun {
           restartAsked = false
           return asked
         },
-        setCurrent: (op) => (current = op),
+        setCurrent: (op) => (current = entry.op = op),
         markUp,
       })
     }

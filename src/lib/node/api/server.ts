@@ -26,7 +26,13 @@ import {
   type StatusEntry,
 } from '../../node-api/protocol.js'
 import type {ControlAction, ControlTarget, ControlVerdict} from '../job-run.js'
+import {EXEC_PATH} from '../../node-api/exec-protocol.js'
+import {checkTerminalGrant, TERMINAL_PATH} from '../../node-api/terminal-protocol.js'
+import type {ExecOptions, ExecProcess} from '../runtime/exec.js'
+import type {ResourceSample} from '../runtime/stats.js'
+import {EXEC_STALL_MS, openExec} from './exec.js'
 import type {FeedEntry, FeedRegistry, Follower, JobFeed} from './feed.js'
+import {answerStats, statsQuery, streamStats} from './stats.js'
 
 /** Largest message a client may send on the socket. */
 export const MAX_REQUEST_FRAME_BYTES = 64 * 1024
@@ -66,6 +72,16 @@ export interface NodeApiHost {
   stop(job: string): boolean
   /** Restarts or stops an operation or group of the job it runs; null when it runs no such job. */
   control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null
+  /** The job's operations running here now, by id (for `/exec` and `/stats`); null when it runs no such job. */
+  operations?(job: string): ReadonlyMap<string, OperationAccess> | null
+}
+
+/** What the node API may do with a running operation. */
+export interface OperationAccess {
+  /** Runs a command inside it. */
+  exec(cmd: readonly string[], options: ExecOptions): ExecProcess
+  /** Its resource counters now; null when they cannot be read. */
+  sample(): Promise<ResourceSample | null>
 }
 
 /** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */
@@ -75,12 +91,14 @@ export class NodeApi {
   private readonly sockets = new Map<string, number>()
   private socketCount = 0
   private readonly firstMessageMs: number
+  private readonly execStallMs: number
 
   constructor(
     private readonly host: NodeApiHost,
-    options: {firstMessageMs?: number} = {},
+    options: {firstMessageMs?: number; execStallMs?: number} = {},
   ) {
     this.firstMessageMs = options.firstMessageMs ?? FIRST_MESSAGE_MS
+    this.execStallMs = options.execStallMs ?? EXEC_STALL_MS
     this.wss.on('connection', (socket) => this.connection(socket))
   }
 
@@ -129,6 +147,8 @@ export class NodeApi {
     if (path === '/' && req.method === 'GET') return json(res, 200, this.host.address)
     const control = controlRoute(path)
     if (control) return this.control(req, res, control)
+    const stats = /^\/job\/([1-9A-HJ-NP-Za-km-z]{32,44})\/stats(\/stream)?$/.exec(path)
+    if (stats) return this.stats(req, res, stats[1]!, stats[2] !== undefined)
     const match = /^\/job\/([1-9A-HJ-NP-Za-km-z]{32,44})\/(info|endpoints|results|stop)$/.exec(path)
     if (!match) return text(res, 404, `No route for ${req.method} ${path}`)
     const [, job, action] = match as unknown as [string, string, string]
@@ -177,6 +197,22 @@ export class NodeApi {
     return json(res, 200, {message: `Operation${answer.ops.length === 1 ? '' : 's'} ${done}`, ops: answer.ops})
   }
 
+  /** `/job/<job>/stats` and its stream (stats.ts), read-signed as `/info`. */
+  private async stats(req: IncomingMessage, res: ServerResponse, job: string, stream: boolean): Promise<void> {
+    if (req.method !== 'GET') return text(res, 405, `${req.method} is not allowed here`)
+    const parts = parseHeader(req.headers.authorization)
+    if ('reason' in parts) return text(res, 401, `Unauthorized Request: ${parts.reason}`)
+    const query = statsQuery(new URL(req.url ?? '/', 'http://node'))
+    if ('reason' in query) return text(res, 400, query.reason)
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return text(res, 400, `Could not find job with id ${job}`)
+    const verdict = checkHeader(req.headers.authorization, this.scope(job, 'stats', terms, terms.timeoutSeconds))
+    if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
+    const ops = () => this.host.operations?.(job) ?? null
+    if (stream) return streamStats(req, res, ops, query.intervalS)
+    await answerStats(res, ops)
+  }
+
   /** `/job/<job>/info`: the job's state as server-sent events, one each time it changes, until it ends here. */
   private info(req: IncomingMessage, res: ServerResponse, feed: JobFeed): void {
     res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive'})
@@ -198,14 +234,29 @@ export class NodeApi {
 
   private connection(socket: WebSocket): void {
     const subscriptions: {feed: JobFeed; follower: Follower}[] = []
+    // An `/exec` request takes the socket over: its later frames are the command's stdin and control.
+    let exec: ((raw: RawData, binary: boolean) => void) | null = null
     const ping = setInterval(() => socket.ping(), PING_MS)
     // A socket must ask for something soon: an idle one only holds a connection.
     const deadline = setTimeout(
       () => socket.close(1008, `No request within ${this.firstMessageMs} ms`),
       this.firstMessageMs,
     )
-    socket.on('message', (raw) => {
+    socket.on('message', (raw, binary) => {
       clearTimeout(deadline)
+      if (exec) return exec(raw, binary)
+      const request = subscriptions.length === 0 && !binary ? sessionRequest(raw) : null
+      if (request) {
+        const access = {
+          authorize: (job: string, header: unknown) => this.authorizeExec(job, header),
+          authorizeTerminal: (job: string, body: {message?: unknown; signature?: unknown; op?: unknown}) =>
+            this.authorizeTerminal(job, body),
+          operations: (job: string) => this.host.operations?.(job) ?? null,
+          stallMs: this.execStallMs,
+        }
+        exec = openExec(socket, request, access, request.path === EXEC_PATH ? 'exec' : 'terminal')
+        return
+      }
       void this.subscribe(socket, raw, subscriptions).catch(() => socket.close(1011, 'Internal Server Error'))
     })
     socket.on('close', () => {
@@ -258,6 +309,37 @@ export class NodeApi {
     const follower = socketFollower(socket, path as SocketPath, filter)
     if (!feed.follow(follower)) return socket.close(CLOSE.TRY_AGAIN, 'Too many followers of this job; try again')
     subscriptions.push({feed, follower})
+  }
+
+  /** Checks an `/exec` header: signed by the job's poster for the action `exec` (socket expiry for its time part). */
+  private async authorizeExec(
+    job: string,
+    header: unknown,
+  ): Promise<{ok: true} | {ok: false; code: number; reason: string}> {
+    const parts = parseHeader(header)
+    if ('reason' in parts) return {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${parts.reason}`}
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return {ok: false, code: CLOSE.INVALID_BODY, reason: `Could not find job with id ${job}`}
+    const verdict = checkHeader(header, this.scope(job, '/exec', terms, SOCKET_HEADER_EXPIRY_S))
+    return verdict.ok
+      ? {ok: true}
+      : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
+  }
+
+  /** Checks a `/terminal` grant: the network's text for this job and node on the localnet, signed by the poster. */
+  private async authorizeTerminal(
+    job: string,
+    body: {message?: unknown; signature?: unknown; op?: unknown},
+  ): Promise<{ok: true} | {ok: false; code: number; reason: string}> {
+    if (typeof body.message !== 'string' || typeof body.signature !== 'string')
+      return {ok: false, code: CLOSE.UNAUTHORIZED, reason: 'Unauthorized Request: no terminal grant'}
+    const terms = await this.host.jobTerms(job)
+    if (!terms) return {ok: false, code: CLOSE.INVALID_BODY, reason: `Could not find job with id ${job}`}
+    const scope = {poster: terms.poster, job, node: this.host.address, network: 'localnet', nowMs: Date.now()}
+    const verdict = checkTerminalGrant(body as {message: string; signature: string; op?: unknown}, scope)
+    return verdict.ok
+      ? {ok: true}
+      : {ok: false, code: CLOSE.UNAUTHORIZED, reason: `Unauthorized Request: ${verdict.reason}`}
   }
 
   private scope(
@@ -318,6 +400,18 @@ function infoObject(feed: JobFeed) {
     errors: result?.errors ?? [],
     opStates: feed.ops.map((op) => ({...op})),
     operations: null,
+  }
+}
+
+/** The request of a socket's first frame when it asks for `/exec` or `/terminal`; null for anything else. */
+function sessionRequest(raw: RawData): {path: string; header?: unknown; body?: unknown} | null {
+  try {
+    const request = JSON.parse(raw.toString()) as {path?: unknown; header?: unknown; body?: unknown} | null
+    return request?.path === EXEC_PATH || request?.path === TERMINAL_PATH
+      ? (request as {path: string; header?: unknown; body?: unknown})
+      : null
+  } catch {
+    return null
   }
 }
 

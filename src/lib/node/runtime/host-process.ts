@@ -9,7 +9,9 @@ import {join} from 'node:path'
 import {ExitCode, GpunetError} from '../../errors.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {checkEnvNames} from './podman.js'
+import {type ExecOptions, type ExecProcess, hostExec} from './exec.js'
 import {operationResult, spawnCollected} from './process.js'
+import {hostSample, type ResourceSample} from './stats.js'
 import type {ContainerRuntime, OperationResult, RunningOperation, RunOptions} from './runtime.js'
 
 /** The notice every result of the host-process runtime carries. */
@@ -147,6 +149,16 @@ export class HostProcessRuntime implements ContainerRuntime {
   /** Runs the operation's command on the host to its end. */
   async run(plan: OperationPlan, options: RunOptions): Promise<OperationResult> {
     return (await this.start(plan, options)).result
+  }
+
+  /** Runs a command beside the operation's processes: its folder, its environment (and so its marker). */
+  exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
+    return hostExec(op.pid, cmd, options)
+  }
+
+  /** The summed counters of the operation's processes, from /proc. */
+  async sample(op: RunningOperation): Promise<ResourceSample | null> {
+    return hostSample(op.pid)
   }
 }
 

@@ -9,7 +9,9 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {ExitCode, GpunetError} from '../../errors.js'
 import type {LogEntry} from '../../flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
+import {type ExecOptions, type ExecProcess, podmanExec} from './exec.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
+import {podmanSample, type ResourceSample} from './stats.js'
 import type {ResourceMount} from '../resources.js'
 import type {ContainerRuntime, OperationResult, PublishedPort, RunningOperation, RunOptions} from './runtime.js'
 
@@ -244,6 +246,16 @@ export class PodmanRuntime implements ContainerRuntime {
   /** Runs the operation's container to its end. */
   async run(plan: OperationPlan, options: RunOptions): Promise<OperationResult> {
     return (await this.start(plan, options)).result
+  }
+
+  /** `podman exec` in the operation's container. */
+  exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
+    return podmanExec(this.podman, this.env ?? process.env, op.name, cmd, options)
+  }
+
+  /** `podman stats` of the operation's container. */
+  sample(op: RunningOperation): Promise<ResourceSample | null> {
+    return podmanSample(this.podman, this.env ?? process.env, op.name)
   }
 }
 

@@ -2,6 +2,8 @@ import type {LogEntry} from '../../flow-state.js'
 import type {LineListener, LogLimits} from '../output.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'
+import type {ExecOptions, ExecProcess} from './exec.js'
+import type {ResourceSample} from './stats.js'
 
 /** Which runtime ran an operation. */
 export type RuntimeKind = 'podman' | 'host-process'
@@ -77,4 +79,8 @@ export interface ContainerRuntime {
   start(plan: OperationPlan, options: RunOptions): Promise<RunningOperation>
   /** Starts an operation and resolves with its result when it ends. */
   run(plan: OperationPlan, options: RunOptions): Promise<OperationResult>
+  /** Runs a command inside a running operation (the node API's `/exec`). */
+  exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess
+  /** The operation's resource counters now; null when they cannot be read (it ended). */
+  sample(op: RunningOperation): Promise<ResourceSample | null>
 }

@@ -1,0 +1,111 @@
+/**
+ * Issue 40's target: `gpunet job exec <job> -- true` costs at most 150 ms more than `podman exec` of the same
+ * container. Measured side by side in one run, alternating, each a fresh process as a user runs it: the gpunet CLI
+ * (its start, the chain read, the signed socket, the node's `podman exec`) beside podman alone, the same without
+ * NODE_EXTRA_CA_CERTS when it is set, and `job get` of the job: the start and chain read every market command
+ * pays, so that `job exec` minus `job get` is what exec itself adds. The test image has no `true` program, so
+ * both run `busybox true`.
+ */
+import {spawn} from 'node:child_process'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {Keypair} from '@solana/web3.js'
+
+import {startLocalnet} from '../src/lib/localnet/server.js'
+import {containerName, defaultPodmanDataDir, detectRuntime, writePodmanConfig} from '../src/lib/node/runtime/podman.js'
+
+const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
+const IMAGE = 'localhost/gpunet-test-busybox:latest'
+const ROUNDS = 15
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+export default async function bench(): Promise<void> {
+  if (!(await detectRuntime({dataDir: defaultPodmanDataDir()})).available) {
+    process.stdout.write('podman: not available here, skipped\n')
+    return
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'gpunet-bench-exec-'))
+  const wallet = Keypair.generate()
+  const walletFile = join(dir, 'wallet.json')
+  writeFileSync(walletFile, JSON.stringify([...wallet.secretKey]))
+  const ln = await startLocalnet({
+    dataDir: join(dir, 'localnet'),
+    port: 0,
+    wallet: wallet.publicKey,
+    node: {gatewayPort: 0, pull: 'never', gpus: 0},
+  })
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: '1',
+    GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
+    GPUNET_WALLET: walletFile,
+    XDG_CONFIG_HOME: join(dir, 'config'),
+  }
+  const podmanEnv = {...process.env, ...(await writePodmanConfig(defaultPodmanDataDir()))}
+  try {
+    const file = join(dir, 'job.json')
+    const op = {id: 'main', type: 'container/run', args: {image: IMAGE, cmd: 'sleep 600'}}
+    writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [op]}))
+    const posted = await timed(
+      process.execPath,
+      [BIN, 'job', 'post', '--file', file, '--timeout', '600', '--wait-for', 'running', '--json'],
+      env,
+    )
+    const job = (JSON.parse(posted.stdout) as {job: string}).job
+    const name = containerName(job, 'main')
+    // Node 20 loads NODE_EXTRA_CA_CERTS at every start (cold-start.bench.ts): gpunet is measured without it too.
+    const {NODE_EXTRA_CA_CERTS: caCerts, ...envWithoutCa} = env
+    const exec = [BIN, 'job', 'exec', job, '--', 'busybox', 'true']
+    const cases: {name: string; run: () => Promise<{ms: number}>; samples: number[]}[] = [
+      {name: 'podman exec', run: () => timed('podman', ['exec', name, 'busybox', 'true'], podmanEnv), samples: []},
+      {name: 'gpunet job exec', run: () => timed(process.execPath, exec, env), samples: []},
+      ...(caCerts
+        ? [{name: 'gpunet job exec, no CA file', run: () => timed(process.execPath, exec, envWithoutCa), samples: []}]
+        : []),
+      // What every market command pays before its own work: the start and one read of the chain.
+      {
+        name: 'gpunet job get (reference)',
+        run: () => timed(process.execPath, [BIN, 'job', 'get', job, '--json'], env),
+        samples: [],
+      },
+    ]
+    // One warm-up of each (disk caches, podman's first look at its storage), then alternating rounds.
+    for (const c of cases) await c.run()
+    for (let i = 0; i < ROUNDS; i++) for (const c of cases) c.samples.push((await c.run()).ms)
+    const podman = median(cases[0]!.samples)
+    for (const c of cases) {
+      const m = median(c.samples)
+      const versus = c === cases[0] ? '' : `  ${(m / podman).toFixed(2)}x podman, ${(m - podman).toFixed(0)} ms more`
+      process.stdout.write(`  ${c.name.padEnd(28)} n=${ROUNDS}  median ${m.toFixed(0)} ms${versus}\n`)
+    }
+    const extra = median(cases[1]!.samples) - podman
+    process.stdout.write(`  target: job exec at most 150 ms more than podman exec: ${(extra / 150).toFixed(2)} of it\n`)
+  } finally {
+    await ln.close()
+    rmSync(dir, {recursive: true, force: true})
+  }
+}
+
+/** Runs a process to its end: its wall time and stdout; rejects on a non-zero exit. */
+function timed(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ms: number; stdout: string}> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now()
+    const child = spawn(command, args, {env})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('close', (code) =>
+      code === 0
+        ? resolve({ms: performance.now() - start, stdout})
+        : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr}`)),
+    )
+  })
+}
