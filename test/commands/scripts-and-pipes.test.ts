@@ -100,7 +100,6 @@ describe('the CLI in scripts and pipes', function () {
       'job:post': {args: ['job', 'post', '--dry-run', '--queue-anyway'], stdin: 'job.json\n'},
       'job:restart': {args: ['job', 'restart', '--op', 'a'], stdin: `${someAddress}\n`},
       'job:stop': {args: ['job', 'stop'], stdin: `${someAddress}\n`},
-      'job:restart': {args: ['job', 'restart', '--op', 'server'], stdin: `${someAddress}\n`},
       'job:exec': {args: ['job', 'exec', '--', 'true'], stdin: `${someAddress}\n`},
       'job:shell': {args: ['job', 'shell'], stdin: `${someAddress}\n`},
       'job:stats': {args: ['job', 'stats'], stdin: `${someAddress}\n`},
