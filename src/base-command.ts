@@ -54,6 +54,8 @@ function argsIgnoringStdin<A extends Interfaces.ArgInput | undefined>(args: A): 
  */
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true
+  /** Whether `--json` prints JSON lines (`job logs`, `job stats`): then an error is one more line, on one line. */
+  static jsonLines = false
   /** Whether `parse` settles `--profile` and `--network` (the config commands read them as plain scopes). */
   static settlesProfile = true
 
@@ -134,7 +136,8 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
-    renderFailure(toGpunetError(error), this.jsonEnabled())
+    const {jsonLines} = this.constructor as typeof BaseCommand
+    renderFailure(toGpunetError(error), this.jsonEnabled(), {jsonLines})
   }
 }
 

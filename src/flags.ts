@@ -55,6 +55,25 @@ export const marketFlags = {
   }),
 }
 
+/**
+ * The flags of the job commands that read a job and talk to its node as its poster (get, logs, stats, exec, shell,
+ * restart): which network, which RPC node, where nodes serve, which wallet.
+ */
+export const jobNodeFlags = {
+  network: marketFlags.network,
+  profile: marketFlags.profile,
+  rpc: marketFlags.rpc,
+  'network-host': marketFlags['network-host'],
+  wallet: marketFlags.wallet,
+}
+
+/** The words before the first `--` (gpunet's) and after it (a command's, exactly as given): `job run`, `job exec`. */
+export function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
+  const dashes = argv.indexOf('--')
+  if (dashes === -1) return {flagWords: [...argv], command: []}
+  return {flagWords: argv.slice(0, dashes), command: argv.slice(dashes + 1)}
+}
+
 /** `--wait`, where it stops and its bound. */
 export const waitFlags = {
   wait: Flags.boolean({

@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {jobNodeFlags, splitCommand} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddress} from '../../lib/market/connect.js'
@@ -38,11 +38,7 @@ EXIT CODES
 
   static override flags = {
     op: Flags.string({description: 'the operation to run in (needed when several run)', helpValue: 'ID'}),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   async run(): Promise<void> {
@@ -71,11 +67,4 @@ EXIT CODES
     })
     this.setExitCode(code)
   }
-}
-
-/** The words before the first `--` (gpunet's) and after it (the command's, exactly as given). */
-function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
-  const dashes = argv.indexOf('--')
-  if (dashes === -1) return {flagWords: [...argv], command: []}
-  return {flagWords: argv.slice(0, dashes), command: argv.slice(dashes + 1)}
 }

@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
-import {marketFlags, waitFlags} from '../../flags.js'
+import {jobNodeFlags, waitFlags} from '../../flags.js'
 import {endpointStatus} from '../../lib/job/endpoint-status.js'
 import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
 import type {WaitPoint} from '../../lib/job/wait-point.js'
@@ -51,11 +51,7 @@ EXIT CODES
       helpValue: 'DIR',
     }),
     force: Flags.boolean({description: 'with --out, overwrite files already there'}),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   async run(): Promise<JobInfo & {files?: string[]}> {

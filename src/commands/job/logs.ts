@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand, renderFailure, toGpunetError} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../base-command.js'
+import {jobNodeFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {jobEndedBadly} from '../../lib/job/follow.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
@@ -50,17 +50,11 @@ EXIT CODES
       description: 'only lines from this long ago (30s, 5m, 1h30m, 2d) or this time (ISO 8601) on',
       helpValue: 'DURATION',
     }),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   /** Under --json the output is JSON lines: the error document is the last line, on one line. */
-  protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
-    renderFailure(toGpunetError(error), this.jsonEnabled(), {jsonLines: true})
-  }
+  static override jsonLines = true
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobLogs)

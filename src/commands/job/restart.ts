@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {jobNodeFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {controlOperation} from '../../lib/job/operation-control.js'
 import {openOwnJob} from '../../lib/network-connection.js'
@@ -32,11 +32,7 @@ export default class JobRestart extends BaseCommand {
   static override flags = {
     op: Flags.string({description: 'the operation to restart (its id)', helpValue: 'ID', exclusive: ['group']}),
     group: Flags.string({description: 'restart every running operation of this group', helpValue: 'GROUP'}),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   async run(): Promise<RestartReport> {

@@ -5,6 +5,7 @@ import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.
 import {checkPostableText} from '../../lib/definition/upload.js'
 import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {splitCommand} from '../../flags.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
 /** What `job run --json` adds to `job post`'s report: the definition it built and posted. */
@@ -96,13 +97,6 @@ EXIT CODES
     const report = await this.postDefinition(flags, loaded)
     return {...report, jobDefinition: definition, ...(flags.save ? {saved: flags.save} : {})}
   }
-}
-
-/** The words before the first `--` (gpunet's) and after it (the command's, exactly as given). */
-function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
-  const dashes = argv.indexOf('--')
-  if (dashes === -1) return {flagWords: [...argv], command: []}
-  return {flagWords: argv.slice(0, dashes), command: argv.slice(dashes + 1)}
 }
 
 /** The usage error of command words given before `--`, where they would be mistaken for flag values. */

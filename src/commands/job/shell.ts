@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {jobNodeFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddress} from '../../lib/market/connect.js'
@@ -33,11 +33,7 @@ EXIT CODES
 
   static override flags = {
     op: Flags.string({description: 'the operation to open it in (needed when several run)', helpValue: 'ID'}),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   async run(): Promise<void> {

@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand, renderFailure, toGpunetError} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../base-command.js'
+import {jobNodeFlags} from '../../flags.js'
 import {jobStats, statsTable} from '../../lib/job/stats.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {parseAddress} from '../../lib/market/connect.js'
@@ -36,17 +36,11 @@ EXIT CODES
   static override flags = {
     follow: Flags.boolean({char: 'f', description: 'show new figures every interval until the job ends'}),
     interval: Flags.integer({description: 'seconds between figures with --follow', min: 1, max: 3600, default: 2}),
-    network: marketFlags.network,
-    profile: marketFlags.profile,
-    rpc: marketFlags.rpc,
-    'network-host': marketFlags['network-host'],
-    wallet: marketFlags.wallet,
+    ...jobNodeFlags,
   }
 
   /** Under --json the output is JSON lines: the error document is the last line, on one line. */
-  protected override async catch(error: Error & {exitCode?: number}): Promise<void> {
-    renderFailure(toGpunetError(error), this.jsonEnabled(), {jsonLines: true})
-  }
+  static override jsonLines = true
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobStats)
