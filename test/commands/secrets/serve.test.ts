@@ -229,6 +229,52 @@ describe('gpunet secrets serve (command)', () => {
     }
   })
 
+  it('on a live PostgreSQL, an unknown role is exit 6 and an unknown database exit 5, each naming the URL', async function () {
+    const live = process.env[DATABASE_URL_ENV]
+    if (!live) {
+      if (process.env.CI) assert.fail(`${DATABASE_URL_ENV} is not set, and CI sets it`)
+      return this.skip()
+    }
+    const {dir, remove} = await tempDir()
+    try {
+      const serveWith = async (url: URL) =>
+        runCli([
+          'secrets',
+          'serve',
+          '--port',
+          '0',
+          '--data-dir',
+          dir,
+          '--database-url',
+          url.toString(),
+          '--json',
+          ...(await networkArgs()),
+        ])
+      const role = new URL(live)
+      role.username = 'gpunet_no_such_role'
+      role.password = 'hunter2'
+      const denied = await serveWith(role)
+      assert.equal(denied.code, 6, denied.stdout)
+      const deniedError = (JSON.parse(denied.stdout) as {error: {code: string; message: string; hint: string}}).error
+      assert.equal(deniedError.code, 'database_denied')
+      assert.match(
+        deniedError.message,
+        /^PostgreSQL at postgres:\/\/gpunet_no_such_role:\*\*\*@[^ ]+ refused the login: /,
+      )
+      assert.equal(deniedError.hint, 'check the user and password in --database-url')
+      assert.doesNotMatch(denied.stdout + denied.stderr, /hunter2/)
+      const database = new URL(live)
+      database.pathname = '/gpunet_no_such_database'
+      const missing = await serveWith(database)
+      assert.equal(missing.code, 5, missing.stdout)
+      const missingError = (JSON.parse(missing.stdout) as {error: {code: string; message: string}}).error
+      assert.equal(missingError.code, 'database_unreachable')
+      assert.match(missingError.message, /^cannot reach PostgreSQL at postgres:\/\/\S+\/gpunet_no_such_database: /)
+    } finally {
+      await remove()
+    }
+  })
+
   it('refuses a key file other users can read', async () => {
     const {dir, remove} = await tempDir()
     try {
