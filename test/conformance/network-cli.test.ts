@@ -113,6 +113,7 @@ describe("the network's CLI against a localnet with devnet ids (replayed through
     assert.equal(typeof bySlug.body.nos_job_price_per_second, 'number')
     assert.equal((await get(`/markets/${status.market}`)).body.slug, 'localnet')
     assert.equal((await get('/markets/nope')).status, 404)
+    assert.equal((await get('/markets/%E0%A4%A')).status, 404, 'a broken %-escape is no market, not a 500')
   })
 
   it('pins a definition through the proxy, lists it, runs it, reads it and its result back, and extends a job', async () => {

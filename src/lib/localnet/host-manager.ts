@@ -45,12 +45,21 @@ export function hostManagerService(localnet: Localnet, rpcUrl: () => string): Su
       if (req.method !== 'GET') return sendJson(res, 405, {error: 'GET only'})
       if (path === '/rpc') return sendJson(res, 200, {url: rpcUrl()})
       const markets = listMarkets(localnet)
-      const id = decodeURIComponent(path.replace(/^\/markets\/?/, '').replace(/\/$/, ''))
+      const id = marketId(path)
       if (id === '') return sendJson(res, 200, markets)
       const market = markets.find((m) => m.slug === id || m.address === id)
       if (!market) return sendJson(res, 404, {error: 'Market not found', message: `no market ${id} on this localnet`})
       sendJson(res, 200, market)
     },
+  }
+}
+
+/** The slug or address in `/markets/<id>`, '' for the list; a broken %-escape is no market's (never a throw). */
+function marketId(path: string): string | null {
+  try {
+    return decodeURIComponent(path.replace(/^\/markets\/?/, '').replace(/\/$/, ''))
+  } catch {
+    return null
   }
 }
 
