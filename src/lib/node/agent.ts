@@ -309,17 +309,28 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     clearTimeout(active.timeoutTimer)
     active.timeout = timeout
     const endsAtMs = Number(active.startedAt! + timeout) * 1000
-    active.timeoutTimer = setTimeout(
-      () => {
-        if (active.ended || active.timedOut) return
-        active.timedOut = true
-        active.feed.notice('info', 'The job reached its timeout; stopping it')
-        this.log(`node: job ${active.address} reached its timeout; stopping it`)
-        active.abort.abort()
-        active.steps?.stopAll()
-      },
-      Math.max(0, endsAtMs - Date.now()),
-    )
+    active.timeoutTimer = setTimeout(() => void this.expire(active), Math.max(0, endsAtMs - Date.now()))
+  }
+
+  /** The job's paid time looks over: stops it, unless the account says it was extended meanwhile. */
+  private async expire(active: ActiveJob): Promise<void> {
+    // One read at the end, so an extension whose notification was missed (or is still on its way) is not cut short.
+    const job = await this.chain.job(active.job).catch(() => null)
+    if (this.current !== active || active.ended || active.timedOut || active.recording) return
+    if (job?.state === JobState.QUEUED && job.timeout > active.timeout!) return this.extended(active, job.timeout)
+    active.timedOut = true
+    active.feed.notice('info', 'The job reached its timeout; stopping it')
+    this.log(`node: job ${active.address} reached its timeout; stopping it`)
+    active.abort.abort()
+    active.steps?.stopAll()
+  }
+
+  /** Moves the job's end to its run's start plus its new timeout. */
+  private extended(active: ActiveJob, timeout: bigint): void {
+    this.armTimeout(active, timeout)
+    const endsAt = new Date(Number(active.startedAt! + timeout) * 1000).toISOString()
+    active.feed.notice('info', `The job was extended: its timeout is now ${timeout} s, so it ends at ${endsAt}`)
+    this.log(`node: job ${active.address} extended to ${timeout} s; it ends at ${endsAt}`)
   }
 
   /**
@@ -332,11 +343,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     const [run, job] = await Promise.all([this.chain.run(active.run), this.chain.job(active.job)])
     if (this.current !== active || active.ended) return
     if (!run || !job || job.state !== JobState.QUEUED) return this.endedOnChain(active)
-    if (active.timedOut || active.timeout === undefined || job.timeout === active.timeout) return
-    this.armTimeout(active, job.timeout)
-    const endsAt = new Date(Number(active.startedAt! + job.timeout) * 1000).toISOString()
-    active.feed.notice('info', `The job was extended: its timeout is now ${job.timeout} s, so it ends at ${endsAt}`)
-    this.log(`node: job ${active.address} extended to ${job.timeout} s; it ends at ${endsAt}`)
+    if (!active.timedOut && active.timeout !== undefined && job.timeout > active.timeout)
+      this.extended(active, job.timeout)
   }
 
   /** Stops the operation of a job its poster ended on chain: nothing but `complete` can be recorded now. */
