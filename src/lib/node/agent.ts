@@ -4,7 +4,8 @@
  * It reacts to account changes (a subscription), never to a poll. Every job it is given is run or, when it
  * cannot be (a GPU it lacks, an image it cannot get, a broken definition), finished at once with a failed
  * result that says why, so the queue never waits on it. It runs one job at a time, serves exposed ports
- * through the gateway, and records each result with `finish`.
+ * through the gateway until the job's end (its run's start plus its timeout, which an `extend` moves; an `end` stops it
+ * at once), and records each result with `finish`.
  */
 import {EventEmitter} from 'node:events'
 
