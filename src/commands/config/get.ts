@@ -23,16 +23,17 @@ export default class ConfigGet extends BaseCommand {
 
   async run(): Promise<{key: string; value: string; source: string}> {
     const {args, flags} = await this.parse(ConfigGet)
-    checkKey(args.key, configScope(flags.profile ?? process.env.GPUNET_PROFILE, flags.network))
+    const {settings} = this
+    checkKey(args.key, configScope(settings.profile ?? undefined, settings.network))
     if (HIDDEN_KEYS.has(args.key)) {
       throw new GpunetError('config_value_hidden', `${args.key} is never printed`, {
         exitCode: ExitCode.USAGE,
         hint: '`gpunet config list` says whether it is set, and where',
       })
     }
-    const row = settingsInForce(flags.network as Network).find((setting) => setting.key === args.key)!
+    const row = settingsInForce(settings).find((setting) => setting.key === args.key)!
     if (!row.set) {
-      throw new GpunetError('not_found', `${args.key} is not set for ${flags.network}`, {
+      throw new GpunetError('not_found', `${args.key} is not set for ${settings.network}`, {
         exitCode: ExitCode.NOT_FOUND,
         hint: `set it with \`gpunet config set ${args.key} VALUE\`, or ${row.env}`,
       })

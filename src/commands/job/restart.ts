@@ -43,7 +43,7 @@ export default class JobRestart extends BaseCommand {
         exitCode: ExitCode.USAGE,
       })
     }
-    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     const target = flags.op !== undefined ? {op: flags.op} : {group: flags.group!}
     const {ops} = await controlOperation(net, wallet, view, target, 'restart')
     this.say(`Restarted ${ops.length === 1 ? 'operation' : 'operations'} ${ops.join(', ')} of job ${args.job}`)

@@ -24,7 +24,7 @@ export default class MarketGet extends BaseCommand {
     const {args, flags} = await this.parse(MarketGet)
     const network = flags.network as Network
     const address = parseAddress(args.market, 'the market')
-    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const detail = marketDetail(network, address, await readMarket(net.connection, net.programId, address))
     for (const line of marketDetailLines(detail)) this.say(line)
     return detail

@@ -19,7 +19,7 @@ export default class MarketList extends BaseCommand {
   async run(): Promise<{network: Network; defaultMarket: string; markets: MarketReport[]}> {
     const {flags} = await this.parse(MarketList)
     const network = flags.network as Network
-    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const markets = (await listMarkets(net.connection, net.programId)).map(({address, market}) =>
       marketReport(network, address, market),
     )

@@ -35,15 +35,12 @@ export default class SecretsDelete extends BaseCommand {
         spared: 'Cancelled: nothing was deleted.',
       })
     }
-    const client = await connectSecrets({
-      network: flags.network as Network,
-      secretsUrl: flags['secrets-url'],
+    const client = await connectSecrets(this.settings, {
       allowUnboundLogin: flags['allow-unbound-login'],
-      wallet: flags.wallet,
       note: (line) => this.note(line),
     })
     await client.delete(args.name)
     this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
-    return {network: flags.network, url: client.url, deleted: args.name}
+    return {network: this.settings.network, url: client.url, deleted: args.name}
   }
 }

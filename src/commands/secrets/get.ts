@@ -34,11 +34,8 @@ export default class SecretsGet extends BaseCommand {
 
   async run(): Promise<GetResult> {
     const {args, flags} = await this.parse(SecretsGet)
-    const client = await connectSecrets({
-      network: flags.network as Network,
-      secretsUrl: flags['secrets-url'],
+    const client = await connectSecrets(this.settings, {
       allowUnboundLogin: flags['allow-unbound-login'],
-      wallet: flags.wallet,
       note: (line) => this.note(line),
     })
     const secrets = await client.list()
@@ -61,7 +58,7 @@ export default class SecretsGet extends BaseCommand {
     for (const name of names)
       this.say(`${name.padEnd(width)}  ${flags['show-values'] ? secrets[name] : this.color('dim', MASK)}`)
     return {
-      network: flags.network,
+      network: this.settings.network,
       url: client.url,
       secrets: names.map((name) => (flags['show-values'] ? {name, value: secrets[name] as string} : {name})),
     }
