@@ -130,6 +130,8 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
     runtime: flags.runtime as RuntimeChoice,
     gatewayPort: gatewayPort(flags),
     pull: flags.pull as PullPolicy,
+    // The node's own variable, read here with its flags so that the node layer takes a value (docs/node.md).
+    resources: process.env.GPUNET_HF_ENDPOINT ? {hfEndpoint: process.env.GPUNET_HF_ENDPOINT} : undefined,
     log,
   }
 }
