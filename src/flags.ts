@@ -58,7 +58,8 @@ export const marketFlags = {
 
 /** `--market` of the commands that post: the market setting (a filter such as `job list --market` is not it). */
 export const marketFlag = Flags.string({
-  description: "market address [default: GPUNET_MARKET, the profile's or the config file's, else the network's default market]",
+  description:
+    "market address [default: GPUNET_MARKET, the profile's or the config file's, else the network's default market]",
   helpValue: 'ADDRESS',
 })
 

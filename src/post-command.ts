@@ -123,7 +123,7 @@ export abstract class PostCommand extends BaseCommand {
   /** Checks, quotes and (unless `--dry-run`) uploads and posts a checked definition, then follows it with `--wait`. */
   protected async postDefinition(flags: PostFlags, {upload}: PostableDefinition): Promise<PostReport | DryRunReport> {
     this.quiet = flags.quiet
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const {document: definition, bytes} = upload
     const exposes = exposedPorts(definition).length > 0
@@ -131,8 +131,10 @@ export abstract class PostCommand extends BaseCommand {
 
     const net = await connectMarket(this.settings, note)
     const wallet = await openWallet(this.settings, {note})
-    // --market names the market to post to; on localnet the setting's other layers are the localnet's own market.
-    const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
+    // --market names the market to post to; the setting's other layers make the network's default market (on
+    // localnet, the localnet's own), which the localnet's node serves.
+    const given = this.settings.get('market')
+    const market = given?.from === 'flag' ? parseAddress(given.value, 'the market') : net.defaultMarket
     const jobWarnings = this.checkRunnable(
       net,
       market.equals(net.defaultMarket),

@@ -94,10 +94,7 @@ export async function connectNetwork(options: ConnectNetworkOptions = {}): Promi
     defaultMarket: net.defaultMarket.toBase58(),
     net,
     wallet: () =>
-      (wallet ??=
-        given instanceof Uint8Array
-          ? Promise.resolve(walletFromBytes(given))
-          : openWallet(settings, {note})),
+      (wallet ??= given instanceof Uint8Array ? Promise.resolve(walletFromBytes(given)) : openWallet(settings, {note})),
     walletAddress: async () => (await connected.wallet()).address,
     close: closeHttpAgents,
   }

@@ -31,7 +31,11 @@ describe('settings: precedence and profiles', () => {
     write(layered)
     const on = (network: 'devnet' | 'mainnet', more: NodeJS.ProcessEnv = {}) =>
       resolveSettings({flags: {network}, env: {...env, ...more}})
-    assert.deepEqual(on('devnet').get('rpcUrl'), {value: 'https://file.example', from: 'config', source: 'config networks.devnet'})
+    assert.deepEqual(on('devnet').get('rpcUrl'), {
+      value: 'https://file.example',
+      from: 'config',
+      source: 'config networks.devnet',
+    })
     assert.equal(on('mainnet').get('rpcUrl')?.from, 'preset')
     assert.equal(on('devnet').value('secretsUrl'), 'https://secrets.k8s.dev.nos.ci')
     assert.equal(on('devnet', {GPUNET_PROFILE: 'dev'}).value('rpcUrl'), 'https://profile.example')

@@ -84,7 +84,10 @@ describe('settings: one resolver, flag > environment > profile > config file > p
     mkdirSync(join(dir, 'gpunet'), {recursive: true})
     writeFileSync(
       join(dir, 'gpunet', 'config.json'),
-      JSON.stringify({networks: {localnet: {localnetIds: 'devnet'}}, profiles: {prod: {network: 'mainnet', rpcUrl: 'x'}}}),
+      JSON.stringify({
+        networks: {localnet: {localnetIds: 'devnet'}},
+        profiles: {prod: {network: 'mainnet', rpcUrl: 'x'}},
+      }),
     )
     const env = {XDG_CONFIG_HOME: dir, HOME: dir, GPUNET_PROFILE: 'prod', GPUNET_NETWORK: 'mainnet'}
     const localnet = resolveSettings({network: 'localnet', env})

@@ -5,7 +5,6 @@ import {marketFlags} from '../../flags.js'
 import {HIDDEN_KEYS} from '../../lib/config.js'
 import {checkKey, configScope, settingsInForce} from '../../lib/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 
 export default class ConfigGet extends BaseCommand {
   static override summary = 'Print the value in force of one setting (stdout: the value alone).'
@@ -22,7 +21,7 @@ export default class ConfigGet extends BaseCommand {
   static override flags = {network: marketFlags.network, profile: marketFlags.profile}
 
   async run(): Promise<{key: string; value: string; source: string}> {
-    const {args, flags} = await this.parse(ConfigGet)
+    const {args} = await this.parse(ConfigGet)
     const {settings} = this
     checkKey(args.key, configScope(settings.profile ?? undefined, settings.network))
     if (HIDDEN_KEYS.has(args.key)) {

@@ -14,7 +14,6 @@ import {isFinal, type JobView, readJob} from '../../lib/market/jobs.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
-import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/result-files.js'
 import {printable} from '../../lib/terminal-text.js'
@@ -56,7 +55,7 @@ EXIT CODES
 
   async run(): Promise<JobInfo & {files?: string[]}> {
     const {args, flags} = await this.parse(JobGet)
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket(this.settings, note)

@@ -62,7 +62,7 @@ EXIT CODES
 
   async run(): Promise<ListReport> {
     const {flags} = await this.parse(JobList)
-    const network = flags.network as Network
+    const {network} = this.settings
     const market = flags.market === undefined ? undefined : parseAddress(flags.market, 'the market').toBase58()
     const node = flags.node === undefined ? undefined : parseAddress(flags.node, 'the node').toBase58()
     const wallet = await openWallet(this.settings, {create: false})

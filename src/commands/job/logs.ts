@@ -10,7 +10,6 @@ import {jobLogs, type LogLine} from '../../lib/job/logs.js'
 import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/terminal-text.js'
 import {openWallet} from '../../lib/settings.js'
 
@@ -58,7 +57,7 @@ EXIT CODES
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobLogs)
-    const network = flags.network as Network
+    const {network} = this.settings
     const job = parseAddress(args.job, 'the job')
     const sinceMs = flags.since === undefined ? undefined : parseSince(flags.since)
     const json = this.jsonEnabled()

@@ -37,7 +37,7 @@ export default class JobRestart extends BaseCommand {
 
   async run(): Promise<RestartReport> {
     const {args, flags} = await this.parse(JobRestart)
-    const network = flags.network as Network
+    const {network} = this.settings
     if (flags.op === undefined && flags.group === undefined) {
       throw new GpunetError('missing_target', 'name what to restart: --op ID or --group GROUP', {
         exitCode: ExitCode.USAGE,

@@ -7,7 +7,6 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import {openWallet} from '../../lib/settings.js'
 
 export default class JobShell extends BaseCommand {

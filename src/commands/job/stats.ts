@@ -7,7 +7,6 @@ import {jobStats, statsTable} from '../../lib/job/stats.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import type {TaskStat} from '../../lib/node-api/stats-protocol.js'
 import {openWallet} from '../../lib/settings.js'
 

@@ -3,7 +3,6 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import type {Network} from '../../lib/network.js'
 import {confirmUndoable} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
@@ -29,8 +28,8 @@ export default class SecretsDelete extends BaseCommand {
     const {args, flags} = await this.parse(SecretsDelete)
     if (!flags.yes) {
       await confirmUndoable({
-        question: `Delete the secret ${args.name} on ${flags.network}?`,
-        doing: `delete the secret ${args.name} on ${flags.network}`,
+        question: `Delete the secret ${args.name} on ${this.settings.network}?`,
+        doing: `delete the secret ${args.name} on ${this.settings.network}`,
         short: 'delete it',
         spared: 'Cancelled: nothing was deleted.',
       })
@@ -40,7 +39,7 @@ export default class SecretsDelete extends BaseCommand {
       note: (line) => this.note(line),
     })
     await client.delete(args.name)
-    this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
+    this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${this.settings.network} (${client.url})`)
     return {network: this.settings.network, url: client.url, deleted: args.name}
   }
 }

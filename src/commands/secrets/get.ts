@@ -4,7 +4,6 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
 const MASK = '••••••••'
@@ -41,7 +40,7 @@ export default class SecretsGet extends BaseCommand {
     const secrets = await client.list()
     if (args.name !== undefined) {
       if (!Object.hasOwn(secrets, args.name)) {
-        throw new GpunetError('not_found', `no secret named ${args.name} on ${flags.network}`, {
+        throw new GpunetError('not_found', `no secret named ${args.name} on ${this.settings.network}`, {
           exitCode: ExitCode.NOT_FOUND,
           hint: `list your secrets with: ${this.config.bin} secrets get`,
         })
@@ -53,7 +52,9 @@ export default class SecretsGet extends BaseCommand {
 
     const names = Object.keys(secrets).sort()
     if (names.length === 0)
-      this.note(`No secrets on ${flags.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`)
+      this.note(
+        `No secrets on ${this.settings.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`,
+      )
     const width = Math.max(0, ...names.map((n) => n.length))
     for (const name of names)
       this.say(`${name.padEnd(width)}  ${flags['show-values'] ? secrets[name] : this.color('dim', MASK)}`)

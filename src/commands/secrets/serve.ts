@@ -4,7 +4,6 @@ import {join} from 'node:path'
 import {BaseCommand} from '../../base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {ipfsGatewayFlag, marketFlags} from '../../flags.js'
-import type {Network} from '../../lib/network.js'
 import {dataDir} from '../../lib/private-file.js'
 import {connectJobAuthority} from '../../lib/network-connection.js'
 import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
@@ -59,7 +58,7 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
 
   async run(): Promise<void> {
     const {flags} = await this.parse(SecretsServe)
-    const network = flags.network as Network
+    const {network} = this.settings
     const chain = await connectJobAuthority(this.settings, (line) => this.note(line))
     const {service, storage, key} = await openSecretsService({
       dataDir: flags['data-dir'] ?? join(dataDir(process.env), 'secrets'),

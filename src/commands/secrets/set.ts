@@ -4,7 +4,6 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 import {askHidden, canPrompt} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 import {readEnvFile, readValue, type ValueSource} from '../../lib/secrets/input.js'
@@ -47,7 +46,7 @@ export default class SecretsSet extends BaseCommand {
     })
     await client.set(secrets)
     const names = Object.keys(secrets).sort()
-    this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${flags.network} (${client.url})`)
+    this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${this.settings.network} (${client.url})`)
     return {network: this.settings.network, url: client.url, names}
   }
 

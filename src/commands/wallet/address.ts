@@ -15,7 +15,7 @@ export default class WalletAddress extends BaseCommand {
   static override flags = {wallet: networkFlags.wallet, profile: networkFlags.profile}
 
   async run(): Promise<{address: string; file: string}> {
-    const {flags} = await this.parse(WalletAddress)
+    await this.parse(WalletAddress)
     const wallet = await openWallet(this.settings, {create: false})
     this.say(wallet.address)
     return {address: wallet.address, file: walletPath(this.settings).file}

@@ -36,8 +36,8 @@ export default class WalletBalance extends BaseCommand {
   }
 
   async run(): Promise<BalanceReport> {
-    const {flags} = await this.parse(WalletBalance)
-    const network = flags.network as Network
+    await this.parse(WalletBalance)
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const net = await connectMarket(this.settings, note)
     const wallet = await openWallet(this.settings, {note})
