@@ -2,7 +2,8 @@
  * The one resolver of a command's settings: each setting's value in force and where it comes from, by
  * flag > environment (GPUNET_*) > profile > config file > preset. A command resolves them once (BaseCommand),
  * reading the config file once, and hands the result down: the layers below take values, never flags or
- * `process.env`. A new setting is one more entry in SETTINGS (and, if `gpunet config set` is to check it, its kind).
+ * `process.env`. A new setting is one more entry in SETTINGS; one with a flag also names that flag in
+ * SETTING_FLAGS (src/flags.ts), so that the commands declaring it feed the resolver.
  */
 import {join} from 'node:path'
 
