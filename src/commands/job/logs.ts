@@ -3,7 +3,6 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags} from '../../flags.js'
-import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {jobEndedBadly} from '../../lib/job/follow.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {jobLogs, type LogLine} from '../../lib/job/logs.js'
@@ -82,13 +81,6 @@ EXIT CODES
     )
     if (!end.report) return
     const failure = jobEndedBadly(network, end.report)
-    if (failure?.code === 'job_stopped') {
-      throw new GpunetError(failure.code, failure.message, {
-        exitCode: ExitCode.JOB_STOPPED,
-        hint: failure.hint,
-        fields: failure.fields,
-      })
-    }
     if (failure) throw failure
   }
 }
