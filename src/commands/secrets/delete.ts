@@ -25,7 +25,7 @@ export default class SecretsDelete extends BaseCommand {
     yes: Flags.boolean({char: 'y', description: 'delete without asking (needed without a terminal)', default: false}),
   }
 
-  async run(): Promise<{network: string; url: string; deleted: string}> {
+  async run(): Promise<{network: string; url: string; secrets: {name: string}[]; deleted: string}> {
     const {args, flags} = await this.parse(SecretsDelete)
     if (!flags.yes) {
       await confirmUndoable({
@@ -44,6 +44,7 @@ export default class SecretsDelete extends BaseCommand {
     })
     await client.delete(args.name)
     this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
-    return {network: flags.network, url: client.url, deleted: args.name}
+    // `deleted` is deprecated (0.2): `secrets[].name`, the one shape of the secrets commands, kept for one minor version.
+    return {network: flags.network, url: client.url, secrets: [{name: args.name}], deleted: args.name}
   }
 }

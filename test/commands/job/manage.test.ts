@@ -314,6 +314,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       code: 'job_over',
       message: `job ${posted.job} is already COMPLETED`,
       job: posted.job,
+      state: 'COMPLETED',
       status: 'COMPLETED',
     })
   })

@@ -281,10 +281,12 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       message: `job ${posted.job} failed (operation boom, exit code 3): Operation boom exited with code 3. [operation_failed]`,
       hint: `the report holds the result of each operation; read it again with \`gpunet job get ${posted.job}\``,
       job: posted.job,
+      state: 'COMPLETED',
       status: 'COMPLETED',
       outcome: 'failed',
-      failure: 'operation_failed',
+      failure: report.failure,
     })
+    assert.equal(report.failure?.code, 'operation_failed', "the error's failure is the report's object, not its code")
     // Without --wait, reading a failed job is no failure of `job get`.
     const human = await cli(['job', 'get', posted.job])
     assert.equal(human.code, 0)

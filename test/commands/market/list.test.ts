@@ -13,19 +13,20 @@ describe('gpunet market list and get on localnet', function () {
     const status = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as LocalnetStatus
     const {markets, defaultMarket} = JSON.parse(listed.stdout) as {
       defaultMarket: string
-      markets: {address: string; queue: {kind: string}; accessKey: string | null; jobTimeout: number}[]
+      markets: {market: string; address: string; queue: {kind: string}; accessKey: string | null; jobTimeout: number}[]
     }
     assert.equal(defaultMarket, status.market)
     assert.deepEqual(
-      markets.map((m) => m.address),
-      [status.market],
+      markets.map((m) => [m.market, m.address]),
+      [[status.market, status.market]],
+      'the market named as a job names it; `address` deprecated, kept',
     )
     assert.equal(markets[0]!.accessKey, null)
 
     const got = await box.run(['market', 'get', status.market!, '--json'])
     assert.equal(got.code, 0, got.stderr)
-    const detail = JSON.parse(got.stdout) as {address: string; jobTimeout: number; queued: string[]}
-    assert.equal(detail.address, status.market)
+    const detail = JSON.parse(got.stdout) as {market: string; jobTimeout: number; queued: string[]}
+    assert.equal(detail.market, status.market)
     assert.equal(detail.jobTimeout, markets[0]!.jobTimeout)
     assert.ok(Array.isArray(detail.queued))
 
