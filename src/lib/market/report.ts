@@ -170,11 +170,20 @@ export function alignedColumns(rows: string[][]): string[] {
   )
 }
 
-/** The outcome as one line: "failed: operation fail exited with code 3 (operation_failed)". */
+/**
+ * The outcome as one line: "failed (operation boom, exit code 3): Operation boom could not run: ... [code]", giving
+ * the operation and exit code only where the failure's message does not already say them ("failed: Operation boom
+ * exited with code 3. [operation_failed]"), so nothing is said twice.
+ */
 export function outcomeText({outcome, failure}: JobOutcome): string | null {
   if (outcome !== 'failed' || !failure) return outcome
-  const where = failure.op === undefined ? '' : `operation ${failure.op}`
-  const code = failure.exitCode === undefined ? '' : `exit code ${failure.exitCode}`
-  const detail = [where, code].filter(Boolean).join(', ')
+  const said = failure.message.toLowerCase()
+  const op =
+    failure.op === undefined || said.includes(`operation ${failure.op}`.toLowerCase()) ? '' : `operation ${failure.op}`
+  const code =
+    failure.exitCode === undefined || new RegExp(`\\bcode ${failure.exitCode}\\b`).test(said)
+      ? ''
+      : `exit code ${failure.exitCode}`
+  const detail = [op, code].filter(Boolean).join(', ')
   return `failed${detail ? ` (${detail})` : ''}: ${failure.message} [${failure.code}]`
 }

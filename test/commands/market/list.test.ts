@@ -1,5 +1,7 @@
 import {strict as assert} from 'node:assert'
 
+import {Keypair} from '@solana/web3.js'
+
 import {type LocalnetStatus} from '../../../src/lib/localnet/control.js'
 import {useCliSandbox} from '../../helpers/cli-localnet.js'
 
@@ -33,5 +35,14 @@ describe('gpunet market list and get on localnet', function () {
     const bad = await box.run(['market', 'get', 'not-an-address'])
     assert.equal(bad.code, 2)
     assert.match(bad.stderr, /the market "not-an-address" is not a Solana address/)
+  })
+
+  it('a market that is not there is exit 7, with a hint about markets, not jobs', async () => {
+    const missing = await box.run(['market', 'get', Keypair.generate().publicKey.toBase58(), '--json'])
+    assert.equal(missing.code, 7)
+    const {error} = JSON.parse(missing.stdout) as {error: {code: string; hint: string}}
+    assert.equal(error.code, 'market_not_found')
+    assert.match(error.hint, /gpunet market list/)
+    assert.doesNotMatch(error.hint, /job|delist/)
   })
 })
