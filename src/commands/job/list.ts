@@ -81,7 +81,7 @@ EXIT CODES
     const range = shown === 0 ? 'none' : `${flags.offset + 1}-${flags.offset + shown}`
     this.note(`Jobs of ${wallet.address} on ${network} (${page.source}): ${range} of ${page.total}`)
     // The indexer is a remote party: its strings reach a terminal without control sequences.
-    for (const line of jobListRows(page.jobs)) this.say(printable(line, process.stdout))
+    for (const line of jobListRows(page.jobs, (cell) => printable(cell, process.stdout))) this.say(line)
     if (flags.offset + shown < page.total) this.note(`More: --offset ${flags.offset + shown}`)
     return {
       network,

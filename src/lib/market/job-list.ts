@@ -181,10 +181,14 @@ export function closedJobReport(network: Network, job: IndexedJob, nowSeconds: n
   }
 }
 
-/** `job list` as aligned columns under a header: address, state, outcome, market, start, duration, cost. */
-export function jobListRows(jobs: ListedJob[]): string[] {
+/**
+ * `job list` as aligned columns under a header: address, state, outcome, market, start, duration, cost. `shown`
+ * makes each cell as it will be printed (a terminal's without control sequences) before the widths are measured,
+ * so a cell an indexer filled with them does not push the columns after it out of line.
+ */
+export function jobListRows(jobs: ListedJob[], shown: (cell: string) => string = (cell) => cell): string[] {
   if (jobs.length === 0) return []
-  return alignedColumns([
+  const rows = [
     ['ADDRESS', 'STATE', 'OUTCOME', 'MARKET', 'START', 'DURATION', 'COST'],
     ...jobs.map((job) => [
       job.job,
@@ -195,7 +199,8 @@ export function jobListRows(jobs: ListedJob[]): string[] {
       job.durationSeconds === null ? '-' : `${job.durationSeconds} s`,
       amountText(job.cost),
     ]),
-  ])
+  ]
+  return alignedColumns(rows.map((row) => row.map(shown)))
 }
 
 /** A job account (and its open run) in the indexer's shape. */
