@@ -189,6 +189,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       message: `job ${running.job} is still RUNNING after 1 s`,
       hint: `follow it with \`gpunet job get ${running.job} --wait\`, or raise --wait-timeout`,
       job: running.job,
+      state: 'RUNNING',
       status: 'RUNNING',
       timeout: 1,
     })
