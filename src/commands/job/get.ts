@@ -71,6 +71,8 @@ EXIT CODES
     if ('closed' in view) {
       // A delisted job: its account is gone, the indexer keeps it (STOPPED, as `job list` shows it).
       note(`Job ${view.closed.job}'s account is closed: shown as the indexer keeps it`)
+      // No result to write: --out is exit 7, as for any job without one.
+      if (flags.out) this.writeOut(flags.out, view.closed, flags.force, undefined)
       for (const line of reportLines(rowsWithOutcome(view.closed))) this.say(line)
       return this.failWithReport(view.closed, wait ? jobEndedBadly(network, view.closed) : null)
     }
