@@ -132,6 +132,8 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
     assert.equal(followed.stdout, 'before the failure\n')
     assert.match(followed.stderr, /^on stderr$/m)
     // The error says the exit code once: "failed: Operation fails exited with code 3.", not "(exit code 3)" too.
+    const said = followed.stderr.split('\n').filter((l) => l.startsWith('[node]') && /exited with code 3/.test(l))
+    assert.equal(said.length, 1, `the node says the exit once: ${followed.stderr}`)
     const errorLine = followed.stderr.split('\n').find((l) => l.startsWith('Error: '))!
     assert.match(errorLine, /^Error: job \w+ failed: Operation fails exited with code 3\. \[operation_failed\]$/)
     // kubectl's --timestamps and --tail N, on the ended job's lines.
