@@ -1,13 +1,25 @@
 // Shell completion scripts for bash, zsh and fish, written at build time from oclif.manifest.json into
 // dist/completions/ (`gpunet completion SHELL` prints one). Nothing of this runs when a command starts.
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Commands as words, each with its flags (`--name`, `-c`) and the values a flag takes when it lists them. */
-export function completionTable(manifest) {
+/** The values of flags whose list is no flag option but is known at build time: `job init --template` takes a template. */
+export function knownValues() {
+  const templates = readdirSync(join(root, 'job-templates'))
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => file.slice(0, -'.json'.length))
+    .sort()
+  return {'job:init': {template: templates}}
+}
+
+/**
+ * Commands as words, each with its flags (`--name`, `-c`) and the values a flag takes when it lists them (its
+ * options, or `values[command id][flag]`).
+ */
+export function completionTable(manifest, values = {}) {
   return Object.values(manifest.commands)
     .filter((command) => !command.hidden)
     .map((command) => ({
@@ -19,7 +31,7 @@ export function completionTable(manifest) {
           name: flag.name,
           char: flag.char,
           takesValue: flag.type === 'option',
-          options: flag.options ?? [],
+          options: flag.options ?? values[command.id]?.[flag.name] ?? [],
           allowNo: Boolean(flag.allowNo),
           summary: flag.summary ?? flag.description ?? '',
         })),
@@ -41,7 +53,10 @@ export function bashScript(table) {
       ])
       const values = c.flags
         .filter((f) => f.options.length > 0)
-        .map((f) => `      --${f.name}) COMPREPLY=($(compgen -W ${sq(f.options.join(' '))} -- "$cur")); return ;;`)
+        .map(
+          (f) =>
+            `      --${f.name}${f.char ? `|-${f.char}` : ''}) COMPREPLY=($(compgen -W ${sq(f.options.join(' '))} -- "$cur")); return ;;`,
+        )
       return [
         `    ${sq(c.words.join(' '))})`,
         `      flags=${sq(flags.join(' '))}`,
@@ -154,7 +169,7 @@ export function fishScript(table) {
 /** Writes the three scripts from the built manifest. */
 export function writeCompletions() {
   const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf8'))
-  const table = completionTable(manifest)
+  const table = completionTable(manifest, knownValues())
   const dir = join(root, 'dist', 'completions')
   mkdirSync(dir, {recursive: true})
   writeFileSync(join(dir, 'gpunet.bash'), bashScript(table))

@@ -51,6 +51,33 @@ function argsIgnoringStdin<A extends Interfaces.ArgInput | undefined>(args: A): 
 }
 
 /**
+ * The words with each choice-flag's value spelt as its choice (`--state running` as `--state RUNNING`): a choice
+ * is taken in either case (docs/json.md, "States and outcomes"). Nothing after `--` is touched: a job's command.
+ */
+export function choicesInAnyCase(
+  argv: readonly string[],
+  flags: Record<string, {options?: readonly string[]}> = {},
+): string[] {
+  const words = [...argv]
+  const end = words.includes('--') ? words.indexOf('--') : words.length
+  const choice = (name: string, value: string) =>
+    flags[name]?.options?.find((option) => option.toLowerCase() === value.toLowerCase()) ?? value
+  for (let i = 0; i < end; i++) {
+    const joined = /^--([\w-]+)=(.*)$/s.exec(words[i]!)
+    if (joined) {
+      words[i] = `--${joined[1]}=${choice(joined[1]!, joined[2]!)}`
+      continue
+    }
+    const name = /^--([\w-]+)$/.exec(words[i]!)?.[1]
+    if (name && flags[name]?.options && i + 1 < end) {
+      words[i + 1] = choice(name, words[i + 1]!)
+      i++
+    }
+  }
+  return words
+}
+
+/**
  * The one base of every gpunet command: it owns `--json`, warnings on stderr, error rendering and exit codes,
  * so each command parses its input, calls the library and renders.
  */
@@ -96,7 +123,7 @@ export abstract class BaseCommand extends Command {
         '--': input['--'],
         args: argsIgnoringStdin(input.args),
       },
-      argv,
+      choicesInAnyCase(argv ?? this.argv, input.flags as Record<string, {options?: readonly string[]}> | undefined),
     )
     const command = this.constructor as typeof BaseCommand
     if (!command.settlesProfile) return output

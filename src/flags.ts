@@ -125,11 +125,11 @@ export function splitCommand(argv: readonly string[]): {flagWords: string[]; com
 export const waitFlags = {
   wait: Flags.boolean({
     description:
-      'follow the job (spinner on stderr) until --wait-for; exit 8 if it ends failed or stopped, 130 on Ctrl+C (the job goes on)',
+      'follow the job (spinner on stderr) until --wait-for; exit 8 if it ends failed, 9 if stopped, 130 on Ctrl+C (the job goes on)',
   }),
   'wait-for': Flags.string({
     description:
-      'where --wait stops: running, ready (its exposed services answer their health checks) or done [default: ready for a job exposing ports, else done]; implies --wait',
+      'where --wait stops: running, ready (its exposed services answer their health checks) or done, in either case [default: ready for a job exposing ports, else done]; implies --wait',
     options: [...WAIT_POINTS],
     helpValue: 'POINT',
   }),

@@ -8,9 +8,9 @@ export const ExitCode = {
   UNAVAILABLE: 5,
   DENIED: 6,
   NOT_FOUND: 7,
-  /** A `--wait` saw the job end with a failed outcome (or stopped before it finished). */
+  /** The job ended with a failed outcome (a `--wait`, `job logs`): docs/json.md, "States and outcomes". */
   JOB_FAILED: 8,
-  /** `job logs`: the job was stopped before it finished (its poster ended it, or its node gave it up). */
+  /** The job was stopped before it finished (its poster ended it, its node gave it up, or it was delisted). */
   JOB_STOPPED: 9,
   TIMEOUT: 124,
   /** A hangup (SIGHUP: the terminal closed) during `--wait` or `job logs --follow`: 128 + 1. */

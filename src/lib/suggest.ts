@@ -1,5 +1,25 @@
 /** "Did you mean": the nearest of some known words to what was typed, when it is near enough to be a typo. */
-import {distance} from 'fastest-levenshtein'
+/**
+ * Edits between two words, a swap of two neighbours counting as one (optimal string alignment): "pots" is one edit
+ * from "post" but two from "logs", and "jbo" one from "job", as the typos they are.
+ */
+export function distance(a: string, b: string): number {
+  // Three rows of the table: the one before the last is what a swap reaches back to.
+  let before: number[] = []
+  let last = Array.from({length: b.length + 1}, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const same = a[i - 1] === b[j - 1]
+      let cost = Math.min(last[j]! + 1, row[j - 1]! + 1, last[j - 1]! + (same ? 0 : 1))
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cost = Math.min(cost, before[j - 2]! + 1)
+      row.push(cost)
+    }
+    before = last
+    last = row
+  }
+  return last[b.length]!
+}
 
 /** The candidate nearest to `typed` (edit distance), if within a third of its length (at least `least` edits). */
 export function closest(typed: string, candidates: Iterable<string>, least = 2): string | undefined {

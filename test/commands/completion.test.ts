@@ -37,6 +37,19 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
     assert.deepEqual(complete('gpunet job post --network '), ['devnet', 'localnet', 'mainnet'])
   })
 
+  it('completes the template names of job init --template (and -t)', async () => {
+    const names = (
+      JSON.parse((await runCli(['job', 'init', '--json'])).stdout) as {templates: {name: string}[]}
+    ).templates
+      .map((t) => t.name)
+      .sort()
+    assert.ok(names.includes('hello-world'))
+    assert.deepEqual(complete('gpunet job init --template '), names)
+    assert.deepEqual(complete('gpunet job init -t hello'), ['hello-world'])
+    const fish = await runCli(['completion', 'fish'])
+    assert.match(fish.stdout, /^complete -c gpunet -n '__gpunet_in job init' -l template -s t -x -a '[^']*hello-world/m)
+  })
+
   it('prints zsh (through bashcompinit) and fish scripts from the same manifest, and refuses another shell', async () => {
     const zsh = await runCli(['completion', 'zsh'])
     assert.equal(zsh.code, 0)

@@ -4,6 +4,7 @@
  * The commands run against one localnet (node off: jobs stay queued), in the order a user would run them.
  */
 import {strict as assert} from 'node:assert'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
@@ -32,10 +33,14 @@ const error = z.looseObject({
   hint: z.string().optional(),
 })
 const isoTime = z.iso.datetime()
+const chainState = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED'])
+const outcome = z.enum(['succeeded', 'failed', 'stopped']).nullable()
 const jobReport = z.looseObject({
   network: z.literal('localnet'),
   job: address,
-  status: z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']),
+  state: chainState,
+  status: chainState,
+  outcome,
   market: address,
   definition: cid,
   project: address,
@@ -47,6 +52,7 @@ const jobReport = z.looseObject({
   startedAt: isoTime.nullable(),
   endedAt: isoTime.nullable(),
   durationSeconds: z.number().nullable(),
+  cost: amount,
   costSoFar: amount,
   result: cid.nullable(),
 })
@@ -61,12 +67,55 @@ const localnetStatus = z.looseObject({
 })
 const secretsBase = {network: z.literal('localnet'), url: z.string()}
 const market = z.looseObject({
+  market: address,
   address,
   pricePerSecond: amount,
   jobTimeout: z.number(),
   queue: z.strictObject({kind: z.enum(['jobs', 'nodes', 'empty']), length: z.number()}),
   nodeStakeMinimum: amount,
 })
+
+/** docs/json.md's vocabulary: the members, those passed through unread, and the deprecated ones with their new names. */
+function vocabulary() {
+  const text = readFileSync(new URL('../../docs/json.md', import.meta.url), 'utf8')
+  const block = (name: string) => {
+    const found = new RegExp(`<!-- vocabulary:${name} -->\\n([\\s\\S]*?)<!-- /vocabulary:${name} -->`).exec(text)
+    assert.ok(found, `docs/json.md has its vocabulary:${name} list`)
+    return found[1]!
+  }
+  const names = (part: string) => [...part.matchAll(/`([$\w]+)`/g)].map((m) => m[1]!)
+  const deprecated = new Map<string, string>()
+  for (const row of block('deprecated').split('\n').slice(2)) {
+    const cells = row.split('|').map((cell) => cell.trim())
+    if (cells.length < 4) continue
+    for (const old of names(cells[1]!)) deprecated.set(old, names(cells[3]!)[0]!)
+  }
+  return {members: new Set(names(block('members'))), passthrough: new Set(names(block('passthrough'))), deprecated}
+}
+const VOCABULARY = vocabulary()
+
+/**
+ * Every member name in a document is in docs/json.md's vocabulary and in camelCase; a deprecated one only beside its
+ * new name (a deprecated name that is a member elsewhere, as `address` is a wallet's, is checked as a member).
+ */
+function checkNames(value: unknown, where: string, problems: string[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkNames(item, `${where}[${i}]`, problems))
+    return
+  }
+  if (value === null || typeof value !== 'object') return
+  const record = value as Record<string, unknown>
+  for (const [key, member] of Object.entries(record)) {
+    const at = `${where}.${key}`.replace(/\[\d+\]/g, '[]')
+    if (!/^[a-z][a-zA-Z0-9]*$/.test(key)) problems.push(`${at}: gpunet's members are camelCase`)
+    const known = VOCABULARY.members.has(key) || VOCABULARY.passthrough.has(key)
+    const now = known ? undefined : VOCABULARY.deprecated.get(key)
+    if (!known && now === undefined) problems.push(`${at}: in none of docs/json.md's lists`)
+    if (now !== undefined && !(now in record)) problems.push(`${at}: deprecated, so only beside \`${now}\``)
+    // A deprecated member holds what its new name holds, which is checked there.
+    if (!VOCABULARY.passthrough.has(key) && now === undefined) checkNames(member, at, problems)
+  }
+}
 
 /** Members named like the vocabulary's must have its shapes, wherever they are. */
 function checkVocabulary(value: unknown, where: string): void {
@@ -91,6 +140,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
   this.timeout(120_000)
   const box = useCliSandbox()
   const seen = new Set<string>()
+  /** Names outside docs/json.md's vocabulary, gathered over every command so one run lists them all. */
+  const problems: string[] = []
 
   /** Runs `argv --json` (exit `code`), checks one document against `schema` and the vocabulary, returns it. */
   async function json<T>(argv: string[], schema: z.ZodType<T>, code = 0, stdin?: string): Promise<T> {
@@ -102,6 +153,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
     const parsed = schema.safeParse(document)
     assert.ok(parsed.success, `${argv.join(' ')}: ${parsed.success ? '' : z.prettifyError(parsed.error)}`)
     checkVocabulary(document, argv.slice(0, 2).join(' '))
+    // A JSON Schema is a document of its own standard, named as it says.
+    if (argv[1] !== 'schema') checkNames(document, argv.slice(0, 2).join(' '), problems)
     const words = argv.filter((word) => /^[a-z]+$/.test(word))
     seen.add(words[0]!).add(words.slice(0, 2).join(' '))
     return document as T
@@ -154,7 +207,10 @@ describe('every command --json: one schema per command, one vocabulary', functio
     const job = (await json(['job', 'post', file, '--queue-anyway'], posted)).job
     await json(['job', 'run', '--queue-anyway', '--', 'echo', 'hi'], posted)
     await json(['job', 'get', job], jobReport)
-    await json(['job', 'list'], z.looseObject({jobs: z.array(z.looseObject({job: address, cost: amount}))}))
+    await json(
+      ['job', 'list'],
+      z.looseObject({jobs: z.array(z.looseObject({job: address, state: chainState, outcome, cost: amount}))}),
+    )
     await json(['job', 'extend', job, '--timeout', '8000'], z.looseObject({job: address, charged: amount, fee}))
     await json(['job', 'logs', job], failure, 7)
     // A queued job runs no operation to restart: exit 2.
@@ -163,10 +219,17 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'exec', job, '--', 'true'], failure, 7)
     await json(['job', 'stats', job], failure, 7)
     await json(['job', 'shell', job], failure, 2)
-    await json(['job', 'stop', job], z.looseObject({job: address, action: z.literal('delist'), fee}))
+    await json(
+      ['job', 'stop', job],
+      z.looseObject({job: address, action: z.literal('delist'), state: z.literal('STOPPED'), outcome, fee}),
+    )
     await json(
       ['secrets', 'set', '--from-env-file', '-'],
-      z.strictObject({...secretsBase, names: z.array(z.string())}),
+      z.strictObject({
+        ...secretsBase,
+        secrets: z.array(z.strictObject({name: z.string()})),
+        names: z.array(z.string()),
+      }),
       0,
       'A=1\n',
     )
@@ -174,7 +237,23 @@ describe('every command --json: one schema per command, one vocabulary', functio
       ['secrets', 'get'],
       z.strictObject({...secretsBase, secrets: z.array(z.looseObject({name: z.string()}))}),
     )
-    await json(['secrets', 'delete', 'A', '--yes'], z.strictObject({...secretsBase, deleted: z.literal('A')}))
+    await json(
+      ['secrets', 'get', 'A'],
+      z.strictObject({
+        ...secretsBase,
+        secrets: z.tuple([z.strictObject({name: z.literal('A'), value: z.literal('1')})]),
+        name: z.literal('A'),
+        value: z.literal('1'),
+      }),
+    )
+    await json(
+      ['secrets', 'delete', 'A', '--yes'],
+      z.strictObject({
+        ...secretsBase,
+        secrets: z.tuple([z.strictObject({name: z.literal('A')})]),
+        deleted: z.literal('A'),
+      }),
+    )
     await json(['completion', 'bash'], z.strictObject({shell: z.literal('bash'), script: z.string()}))
     // Errors of each kind of failure: usage, invalid input, not found.
     await json(['job', 'get', 'not-an-address'], failure, 2)
@@ -182,11 +261,18 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'post', join(box.dir, 'missing.json')], failure, 3)
     await json(['localnet', 'stop'], z.looseObject({}))
     await json(['localnet', 'reset', '--yes'], z.looseObject({reset: z.boolean(), restarted: z.boolean()}))
+    const outside = [...new Set(problems)]
+    assert.equal(outside.length, 0, `members outside docs/json.md's vocabulary:\n${outside.join('\n')}`)
   })
 
-  it('leaves out no command but the long-running secrets serve', async () => {
-    const manifest = JSON.parse((await runCli(['help', '--json'])).stdout) as {commands: {id: string}[]}
-    const all = manifest.commands.map((c) => c.id.replaceAll(':', ' ')).filter((id) => id !== 'secrets serve')
+  it('leaves out no command of the manifest but the long-running secrets serve', async () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
+      commands: Record<string, unknown>
+    }
+    const all = Object.keys(manifest.commands)
+      .map((id) => id.replaceAll(':', ' '))
+      .filter((id) => id !== 'secrets serve')
+    assert.ok(all.length > 30, `the manifest lists the commands: ${all.length}`)
     assert.deepEqual(
       all.filter((id) => !seen.has(id)),
       [],

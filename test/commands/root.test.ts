@@ -103,6 +103,14 @@ describe('gpunet (root)', () => {
     assert.match((await runCli(['lcoalnet'])).stderr, /did you mean "gpunet localnet"\?/)
   })
 
+  it('two letters swapped are one typo: job pots is job post, jbo and help jbo are job', async () => {
+    assert.match((await runCli(['job', 'pots'])).stderr, /Hint: did you mean "gpunet job post"\?/)
+    assert.match((await runCli(['jbo'])).stderr, /Hint: did you mean "gpunet job"\?/)
+    const help = await runCli(['help', 'jbo'])
+    assert.equal(help.code, 2)
+    assert.match(help.stderr, /Hint: did you mean "gpunet help job"\?/)
+  })
+
   it('--version prints the user agent line, and one JSON document with --json', async () => {
     const human = await runCli(['--version'])
     assert.equal(human.code, 0)
@@ -122,12 +130,13 @@ describe('gpunet (root)', () => {
     }
   })
 
-  it('job post and job get --help document their exit codes, 8 included', async () => {
+  it('job post and job get --help document their exit codes, 8 and 9 included', async () => {
     for (const command of ['post', 'get']) {
       const help = await runCli(['job', command, '--help'])
       assert.equal(help.code, 0)
       assert.match(help.stdout, /EXIT CODES\n/)
-      assert.match(help.stdout, /^ {2}8 {4}--wait saw the job end failed or stopped/m)
+      assert.match(help.stdout, /^ {2}8 {4}--wait saw the job end failed/m)
+      assert.match(help.stdout, /^ {2}9 {4}--wait saw the job stopped before it finished/m)
       assert.match(help.stdout, /^ {2}124 {2}--wait ran out of time/m)
       assert.match(help.stdout, /^ {2}130 {2}.*Ctrl\+C during --wait \(the job goes on\)$/m)
       assert.match(help.stdout, /^ {2}143 {2}SIGTERM during --wait, as CI cancels \(the job goes on\)$/m)
@@ -136,7 +145,10 @@ describe('gpunet (root)', () => {
 
   it("job get --help names the states as the chain writes them: a poster's stop of a running job is COMPLETED", async () => {
     const help = (await runCli(['job', 'get', '--help'])).stdout.replace(/\s+/g, ' ')
-    assert.match(help, /or its poster stopped it while it ran, leaving no result\) or STOPPED \(its node gave it up\)/)
-    assert.doesNotMatch(help, /STOPPED \(its poster/)
+    assert.match(
+      help,
+      /or its poster stopped it while it ran, leaving no result\) or STOPPED \(its node gave it up, or its poster delisted it while queued/,
+    )
+    assert.doesNotMatch(help, /STOPPED \(its poster stopped/)
   })
 })

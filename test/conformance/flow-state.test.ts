@@ -115,6 +115,6 @@ describe('the localnet node writes flow states', function () {
     const human = await cli(['job', 'get', posted.job])
     assert.match(human.stdout, /^ {2}before-stop-0\n {2}before-stop-1\n {2}before-stop-2$/m)
     const waited = await cli(['job', 'get', posted.job, '--wait'])
-    assert.equal(waited.code, 8, 'a stopped job is no success for --wait')
+    assert.equal(waited.code, 9, 'a stopped job is no success for --wait: exit 9, stopped')
   })
 })

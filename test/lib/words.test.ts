@@ -12,6 +12,7 @@ const amount = (n: number) => ({amount: n, unit: 'token' as const, baseUnits: St
 function market(queue: MarketDetail['queue']): MarketDetail {
   return {
     network: 'localnet',
+    market: 'M',
     address: 'M',
     pricePerSecond: amount(0.1),
     jobTimeout: 60,

@@ -23,7 +23,8 @@ export default class ConfigUnset extends BaseCommand {
 
   static override flags = {...configScopeFlags}
 
-  async run(): Promise<{file: string; scope: string; removed: string}> {
+  /** `removed` is null when the key was not set there: nothing was removed, and the file is left as it was. */
+  async run(): Promise<{file: string; scope: string; removed: string | null}> {
     const {args, flags} = await this.parse(ConfigUnset)
     const scope = configScope(flags.profile, flags.network)
     const document = readConfig(process.env)
@@ -43,7 +44,13 @@ export default class ConfigUnset extends BaseCommand {
       removed = scopeName(scope)
     } else {
       checkKey(args.key, scope)
+      const before = JSON.stringify(document)
       applySetting(document, scope, args.key, undefined)
+      if (JSON.stringify(document) === before) {
+        const file = configFile(process.env)
+        this.say(`Nothing to remove: ${args.key} is not set in ${scopeName(scope)} (${file})`)
+        return {file, scope: scopeName(scope), removed: null}
+      }
       removed = args.key
     }
     await writeConfig(document, process.env)

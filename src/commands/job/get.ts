@@ -12,6 +12,7 @@ import {fetchDefinition} from '../../lib/market/definition.js'
 import {bytesToIpfsHash} from '../../lib/market/ipfs-hash.js'
 import {isFinal, type JobView, readJob} from '../../lib/market/jobs.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
+import {closedJobReport, findClosedJob} from '../../lib/market/job-list.js'
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
@@ -21,14 +22,15 @@ import {openWallet} from '../../lib/settings.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `Status is QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up). A queued job its poster stops is delisted: its account is closed, so get answers 7 (job list still shows it). A COMPLETED job's Outcome says whether its operations succeeded, read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow. --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
+  static override description = `State is the chain's: QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up, or its poster delisted it while queued: its account is closed, and the job is shown as the indexer keeps it). Outcome says how an ended job went: succeeded, failed (its result says so) or stopped (it did not finish); read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow (docs/json.md, "States and outcomes"). --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
 
 EXIT CODES
   0    shown (with --wait: it got there and did not fail)
   2    usage: a bad flag or address, or --out over files already there (without --force)
   5    the RPC node or content store failed
   7    no job at that address; with --out, no result yet
-  8    --wait saw the job end failed or stopped (the report is printed)
+  8    --wait saw the job end failed (the report is printed)
+  9    --wait saw the job stopped before it finished (the report is printed)
   124  --wait ran out of time (--wait-timeout)
   129  SIGHUP during --wait (the job goes on)
   130  Ctrl+C during --wait (the job goes on)
@@ -59,9 +61,21 @@ EXIT CODES
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket(this.settings, note)
-    let view = await readJob(net.connection, net.programId, address)
-    const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
     const wait = flags.wait || flags['wait-for'] !== undefined
+    let view = await readJob(net.connection, net.programId, address).catch(async (error: unknown) => {
+      const closed = await this.closedJob(net, address.toBase58(), error)
+      if (!closed) throw error
+      return closed
+    })
+    if ('closed' in view) {
+      // A delisted job: its account is gone, the indexer keeps it (STOPPED, as `job list` shows it).
+      note(`Job ${view.closed.job}'s account is closed: shown as the indexer keeps it`)
+      // No result to write: --out is exit 7, as for any job without one.
+      if (flags.out) this.writeOut(flags.out, view.closed, flags.force, undefined)
+      for (const line of reportLines(rowsWithOutcome(view.closed))) this.say(line)
+      return this.failWithReport(view.closed, wait ? jobEndedBadly(network, view.closed) : null)
+    }
+    const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
     // Stopped waiting (a signal, the deadline): the job goes on, and its report says where it is.
     let waitStopped: GpunetError | null = null
     if (wait && !isFinal(view.status)) {
@@ -97,6 +111,14 @@ EXIT CODES
     }
     const shown = written ? {...report, files: written} : report
     return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
+  }
+
+  /** A job whose account is gone, from the indexer, when `error` says there is none and the wallet posted it. */
+  private async closedJob(net: MarketNetwork, address: string, error: unknown): Promise<{closed: JobInfo} | null> {
+    if (!(error instanceof GpunetError) || error.code !== 'job_not_found') return null
+    const wallet = await openWallet(this.settings, {create: false}).catch(() => null)
+    const found = wallet ? await findClosedJob(net, address, wallet.address) : null
+    return found ? {closed: closedJobReport(net.name, found, Date.now() / 1000)} : null
   }
 
   /** Marks each service URL online or offline as the job's node says, when the wallet is the job's poster. */

@@ -19,7 +19,11 @@ export default class JobInit extends BaseCommand {
 
   static override flags = {
     template: Flags.string({char: 't', description: 'template to write (run without flags to list them)'}),
-    out: Flags.string({char: 'o', description: 'file to write; "-" prints to standard output', default: 'job.json'}),
+    out: Flags.string({
+      char: 'o',
+      description: 'file to write, YAML when it ends in .yaml or .yml, else JSON; "-" prints JSON to standard output',
+      default: 'job.json',
+    }),
     force: Flags.boolean({char: 'f', description: 'overwrite the file if it exists', default: false}),
   }
 
@@ -35,11 +39,14 @@ export default class JobInit extends BaseCommand {
     }
 
     const template = await findTemplate(flags.template)
-    const text = await readFile(template.file, 'utf8')
+    const json = await readFile(template.file, 'utf8')
     if (flags.out === '-') {
+      const text = json
       if (!this.jsonEnabled()) process.stdout.write(text)
       return {template: template.name, file: '-', definition: JSON.parse(text)}
     }
+    // A .yaml or .yml file gets YAML, which `job post` reads as well; the YAML library is loaded only then.
+    const text = /\.ya?ml$/i.test(flags.out) ? (await import('yaml')).stringify(JSON.parse(json)) : json
     try {
       await writeFile(flags.out, text, {flag: flags.force ? 'w' : 'wx'})
     } catch (error) {

@@ -27,9 +27,10 @@ interface ListReport {
 }
 
 export default class JobList extends BaseCommand {
-  static override summary = "List your wallet's jobs, newest first: address, state, market, start, duration, cost."
+  static override summary =
+    "List your wallet's jobs, newest first: address, state, outcome, market, start, duration, cost."
 
-  static override description = `Jobs come from the network's indexer (the localnet runs its own), which keeps jobs whose accounts were closed (delisted ones, shown STOPPED, and cleaned ones). --source chain reads the chain instead (getProgramAccounts): only jobs whose accounts still exist, ordered by start time. The indexer allows about 20 requests in 30 s; a 429 is waited out (Retry-After) before gpunet gives up with exit 5.
+  static override description = `Jobs come from the network's indexer (the localnet runs its own), which keeps jobs whose accounts were closed (delisted ones, shown STOPPED, and cleaned ones). STATE is the chain's; OUTCOME says how an ended job went: succeeded, failed (read from its result) or stopped (it did not finish: its poster ended or delisted it, or its node gave it up; a running job its poster stopped is COMPLETED on chain, outcome stopped). --state takes either case (docs/json.md, "States and outcomes"). --source chain reads the chain instead (getProgramAccounts): only jobs whose accounts still exist, ordered by start time. The indexer allows about 20 requests in 30 s; a 429 is waited out (Retry-After) before gpunet gives up with exit 5.
 
 EXIT CODES
   0    listed (an empty list included)
@@ -44,7 +45,7 @@ EXIT CODES
   ]
 
   static override flags = {
-    state: Flags.string({description: 'only jobs in this state', options: [...JOB_LIST_STATES]}),
+    state: Flags.string({description: 'only jobs in this chain state (either case)', options: [...JOB_LIST_STATES]}),
     market: Flags.string({description: 'only jobs of this market', helpValue: 'ADDRESS'}),
     node: Flags.string({description: 'only jobs this node ran or runs', helpValue: 'ADDRESS'}),
     limit: Flags.integer({description: 'jobs per page', default: 20, min: 1, max: MAX_LIST_LIMIT}),
@@ -80,7 +81,7 @@ EXIT CODES
     const range = shown === 0 ? 'none' : `${flags.offset + 1}-${flags.offset + shown}`
     this.note(`Jobs of ${wallet.address} on ${network} (${page.source}): ${range} of ${page.total}`)
     // The indexer is a remote party: its strings reach a terminal without control sequences.
-    for (const line of jobListRows(page.jobs)) this.say(printable(line, process.stdout))
+    for (const line of jobListRows(page.jobs, (cell) => printable(cell, process.stdout))) this.say(line)
     if (flags.offset + shown < page.total) this.note(`More: --offset ${flags.offset + shown}`)
     return {
       network,

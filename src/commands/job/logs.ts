@@ -3,7 +3,6 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags} from '../../flags.js'
-import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {jobEndedBadly} from '../../lib/job/follow.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {jobLogs, type LogLine} from '../../lib/job/logs.js'
@@ -16,7 +15,7 @@ import {openWallet} from '../../lib/settings.js'
 export default class JobLogs extends BaseCommand {
   static override summary = "Print a job's output: live from its node while it runs, from its result once it ended."
 
-  static override description = `A running job's lines come from its node's API (the localnet's node, or https://<node>.node.<network host> on devnet and mainnet), which only the job's poster may read: the wallet must be the one that posted it. An ended job's lines come from its result, which anyone may read. Container output goes to stdout, what the node says of the job and gpunet's notices to stderr.
+  static override description = `A running job's lines come from its node's API (the localnet's node, or https://<node>.node.<network host> on devnet and mainnet), which only the job's poster may read: the wallet must be the one that posted it. An ended job's lines come from its result, which anyone may read. The job's standard output goes to stdout, its standard error to stderr (as it wrote them; a line whose stream the node does not say goes to stdout), what the node says of the job and gpunet's notices to stderr too. --timestamps puts each line's time (ISO 8601) before it; --tail N prints only the last N lines there are (with --follow: of the lines from before it started, printed once they stop coming for a second or a new one comes), then the new ones.
 
 --follow prints lines as they come until the job ends (a QUEUED job is waited for), reconnecting when the connection drops. On the localnet every line is numbered, so none is printed twice after a reconnect; the network's nodes number nothing, so there gpunet drops replayed lines by their timestamps (best effort). Without --follow, a running job's lines so far are printed.
 
@@ -45,6 +44,12 @@ EXIT CODES
   static override flags = {
     follow: Flags.boolean({char: 'f', description: 'print lines as they come until the job ends'}),
     op: Flags.string({description: "only this operation's lines", helpValue: 'ID'}),
+    timestamps: Flags.boolean({description: "put each line's time (ISO 8601, UTC) before it"}),
+    tail: Flags.integer({
+      description: 'only the last N lines there are (with --follow, then every new one)',
+      min: 0,
+      helpValue: 'N',
+    }),
     since: Flags.string({
       description: 'only lines from this long ago (30s, 5m, 1h30m, 2d) or this time (ISO 8601) on',
       helpValue: 'DURATION',
@@ -64,10 +69,17 @@ EXIT CODES
     // Notices carry what the node says: stripped of control sequences on a terminal.
     const note = (line: string) => this.note(printable(line, process.stderr))
     const net = await connectMarket(this.settings, note)
-    // Lines are written as they come (not through `say`, which buffers nothing but formats for one document).
-    const line = json
+    // Lines are written as they come (not through `say`, which buffers nothing but formats for one document); the
+    // job's stderr lines go to stderr, as a process's own would.
+    const stamp = (entry: LogLine) => (flags.timestamps ? `${entry.time} ${entry.line}` : entry.line)
+    const print = json
       ? (entry: LogLine) => writeLine(JSON.stringify(entry))
-      : (entry: LogLine) => writeLine(printable(entry.line, process.stdout))
+      : (entry: LogLine) =>
+          entry.stream === 'stderr'
+            ? void process.stderr.write(`${printable(stamp(entry), process.stderr)}\n`)
+            : writeLine(printable(stamp(entry), process.stdout))
+    const tail = flags.tail === undefined ? null : lastLines(flags.tail, flags.follow, print)
+    const line = tail ? tail.line : print
     const end = await interruptible((signal) =>
       jobLogs(net, job, {
         follow: flags.follow,
@@ -79,17 +91,49 @@ EXIT CODES
         signal,
       }),
     )
+    await tail?.flush()
     if (!end.report) return
     const failure = jobEndedBadly(network, end.report)
-    if (failure?.code === 'job_stopped') {
-      throw new GpunetError(failure.code, failure.message, {
-        exitCode: ExitCode.JOB_STOPPED,
-        hint: failure.hint,
-        fields: failure.fields,
-      })
-    }
     if (failure) throw failure
   }
+}
+
+/** How long --tail --follow waits for more of the lines from before it started, before printing the last of them. */
+const TAIL_SETTLE_MS = 1000
+
+/**
+ * `--tail N`: the last N of the lines there are. Without --follow every line is one of them (printed at `flush`);
+ * with it, those timed before the command started are, printed once a newer line comes or none came for a second:
+ * a node replays its history first and marks no end of it.
+ */
+function lastLines(count: number, follow: boolean, print: (entry: LogLine) => void | Promise<void>) {
+  const startedMs = Date.now()
+  let held: LogLine[] | null = []
+  let timer: NodeJS.Timeout | undefined
+  let flushing: Promise<void> | undefined
+  // Once: the lines held are printed before any that comes after.
+  const flush = () =>
+    (flushing ??= (async () => {
+      clearTimeout(timer)
+      const lines = held ? held.slice(held.length - Math.min(count, held.length)) : []
+      held = null
+      for (const entry of lines) await print(entry)
+    })())
+  const line = async (entry: LogLine) => {
+    if (held && !flushing && (!follow || !(Date.parse(entry.time) >= startedMs))) {
+      held.push(entry)
+      // Kept short: a long history is cut down now and then, not line by line.
+      if (held.length > 2 * count + 1000) held = held.slice(held.length - count)
+      if (follow) {
+        clearTimeout(timer)
+        timer = setTimeout(() => void flush(), TAIL_SETTLE_MS).unref()
+      }
+      return
+    }
+    await flush()
+    return print(entry)
+  }
+  return {line, flush}
 }
 
 /** Resolves once stdout drained; shared by every line written meanwhile (one listener, not one per line). */

@@ -18,7 +18,8 @@ EXIT CODES
   3    invalid definition, or a secret it refers to is not stored
   4    the wallet cannot pay (nothing uploaded or sent)
   5    a service unreachable; on localnet, no node would run the job
-  8    --wait saw the job end failed or stopped
+  8    --wait saw the job end failed
+  9    --wait saw the job stopped before it finished
   124  --wait ran out of time (--wait-timeout)
   129  SIGHUP during --wait (the job goes on)
   130  cancelled, or Ctrl+C during --wait (the job goes on)

@@ -14,7 +14,14 @@ interface StopReport {
   job: string
   /** `delist`: it was queued and the whole deposit came back; `end`: it was running, the node was paid its time. */
   action: 'delist' | 'end'
-  /** What the job is now: `end` settles it as COMPLETED (as `job get` shows it); `delist` closes its account. */
+  /**
+   * The chain state it is now (docs/json.md, "States and outcomes"): `end` settles it as COMPLETED; `delist`
+   * closes its account, and indexers list it STOPPED.
+   */
+  state: 'COMPLETED' | 'STOPPED'
+  /** Always `stopped`: it did not finish. */
+  outcome: 'stopped'
+  /** Deprecated (0.2): `state` and `outcome`; COMPLETED or DELISTED, kept for one minor version. */
   status: 'COMPLETED' | 'DELISTED'
   signature: string
   /** The transaction fee in SOL, priority fee included. */
@@ -33,7 +40,7 @@ interface OperationStopReport {
 export default class JobStop extends BaseCommand {
   static override summary =
     'Stop a job you posted: a queued one is delisted (the deposit comes back), a running one is ended.'
-  static override description = `Ending a running job pays its node for the time it ran and returns the rest of the deposit. A delisted job's account is closed, so \`job get\` no longer finds it. With --op, only that operation of the running job is stopped, by its node (asked through its node API, signed by your wallet): the job goes on, nothing is sent to the chain.`
+  static override description = `Ending a running job pays its node for the time it ran and returns the rest of the deposit. A delisted job's account is closed: \`job list\` and \`job get\` show it STOPPED (from the indexer), outcome stopped. With --op, only that operation of the running job is stopped, by its node (asked through its node API, signed by your wallet): the job goes on, nothing is sent to the chain.`
 
   static override examples = ['<%= config.bin %> job stop 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a']
 
@@ -61,7 +68,8 @@ export default class JobStop extends BaseCommand {
         ? `Stopped job ${args.job}: it was queued, the deposit came back to ${view.job.payer.toBase58()}`
         : `Stopped job ${args.job}: its node was paid for the time it ran, the rest came back`,
     )
+    const state = action === 'end' ? 'COMPLETED' : 'STOPPED'
     const status = action === 'end' ? 'COMPLETED' : 'DELISTED'
-    return {network, job: args.job, action, status, signature, fee: feeJson(fee)}
+    return {network, job: args.job, action, state, outcome: 'stopped', status, signature, fee: feeJson(fee)}
   }
 }

@@ -11,7 +11,7 @@ export default class MarketList extends BaseCommand {
 
   static override examples = [
     '<%= config.bin %> market list --network devnet',
-    '<%= config.bin %> market list --network mainnet --json | jq -r \'.markets[] | select(.queue.kind == "nodes") | .address\'',
+    '<%= config.bin %> market list --network mainnet --json | jq -r \'.markets[] | select(.queue.kind == "nodes") | .market\'',
   ]
 
   static override flags = {network: marketFlags.network, profile: marketFlags.profile, rpc: marketFlags.rpc}

@@ -24,7 +24,7 @@ export default class SecretsDelete extends BaseCommand {
     yes: Flags.boolean({char: 'y', description: 'delete without asking (needed without a terminal)', default: false}),
   }
 
-  async run(): Promise<{network: string; url: string; deleted: string}> {
+  async run(): Promise<{network: string; url: string; secrets: {name: string}[]; deleted: string}> {
     const {args, flags} = await this.parse(SecretsDelete)
     if (!flags.yes) {
       await confirmUndoable({
@@ -40,6 +40,7 @@ export default class SecretsDelete extends BaseCommand {
     })
     await client.delete(args.name)
     this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${this.settings.network} (${client.url})`)
-    return {network: this.settings.network, url: client.url, deleted: args.name}
+    // `deleted` is deprecated (0.2): `secrets[].name`, the one shape of the secrets commands, kept for one minor version.
+    return {network: this.settings.network, url: client.url, secrets: [{name: args.name}], deleted: args.name}
   }
 }

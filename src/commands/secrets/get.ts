@@ -8,8 +8,15 @@ import {connectSecrets} from '../../lib/network-connection.js'
 
 const MASK = '••••••••'
 
-type GetResult =
-  {name: string; value: string} | {network: string; url: string; secrets: Array<{name: string; value?: string}>}
+/** One shape for every secrets command: the network, the service, and the secrets named (docs/json.md). */
+interface GetResult {
+  network: string
+  url: string
+  secrets: Array<{name: string; value?: string}>
+  /** With NAME: deprecated (0.2) `secrets[0].name` and `.value`, kept for one minor version. */
+  name?: string
+  value?: string
+}
 
 export default class SecretsGet extends BaseCommand {
   static override summary = 'Print one secret, or list the names of your secrets.'
@@ -47,7 +54,13 @@ export default class SecretsGet extends BaseCommand {
       }
       const value = secrets[args.name] as string
       if (!this.jsonEnabled()) process.stdout.write(process.stdout.isTTY ? `${value}\n` : value)
-      return {name: args.name, value}
+      return {
+        network: this.settings.network,
+        url: client.url,
+        secrets: [{name: args.name, value}],
+        name: args.name,
+        value,
+      }
     }
 
     const names = Object.keys(secrets).sort()

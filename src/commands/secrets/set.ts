@@ -37,7 +37,7 @@ export default class SecretsSet extends BaseCommand {
     }),
   }
 
-  async run(): Promise<{network: string; url: string; names: string[]}> {
+  async run(): Promise<{network: string; url: string; secrets: {name: string}[]; names: string[]}> {
     const {args, flags} = await this.parse(SecretsSet)
     const secrets = await this.collect(args.name, args.source, flags.value, flags['from-env-file'])
     const client = await connectSecrets(this.settings, {
@@ -47,7 +47,8 @@ export default class SecretsSet extends BaseCommand {
     await client.set(secrets)
     const names = Object.keys(secrets).sort()
     this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${this.settings.network} (${client.url})`)
-    return {network: this.settings.network, url: client.url, names}
+    // `names` is deprecated (0.2): `secrets[].name`, the one shape of the secrets commands, kept for one minor version.
+    return {network: this.settings.network, url: client.url, secrets: names.map((name) => ({name})), names}
   }
 
   private async collect(

@@ -1,12 +1,12 @@
 /**
  * `--wait`: following a job until the point the user asked for (`--wait-for running|ready|done`), within one
- * deadline, with a progress line; Ctrl+C stops following (the job goes on) and a job that ended badly is exit 8.
+ * deadline, with a progress line; Ctrl+C stops following (the job goes on) and a job that ended failed is exit 8, stopped exit 9.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {PublicKey} from '@solana/web3.js'
 
-import {ExitCode, GpunetError} from '../errors.js'
+import {ExitCode, GpunetError, type JsonValue} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {isFinal, type JobStatus, type JobView, readJob} from '../market/jobs.js'
 import {outcomeText, type JobOutcome} from '../market/report.js'
@@ -135,7 +135,7 @@ function waitTimeout(
   return new GpunetError('wait_timeout', what, {
     exitCode: ExitCode.TIMEOUT,
     hint: `follow it with \`${followCommand(network, job)}\`, or raise --wait-timeout`,
-    fields: {job, status, timeout},
+    fields: {job, state: status, status, timeout},
   })
 }
 
@@ -147,7 +147,7 @@ function interrupted(network: Network, job: string, status: JobStatus | null, si
     {
       exitCode: stopExitCode(signal),
       hint: `follow it again with \`${followCommand(network, job)}\`, or end it with \`gpunet job stop ${job}${networkFlag(network)}\``,
-      fields: {job, status, signal: typeof signal?.reason === 'string' ? signal.reason : 'SIGINT'},
+      fields: {job, state: status, status, signal: typeof signal?.reason === 'string' ? signal.reason : 'SIGINT'},
     },
   )
 }
@@ -202,41 +202,40 @@ export async function waitForJob(
 }
 
 /**
- * The exit-8 error of a job that `--wait` saw end badly: a failed outcome, ended by its poster before it finished
- * (the program settles `end` as COMPLETED without a result), or stopped by its node (`quit`).
+ * The error of a job that `--wait` (or `job logs`) saw end badly, by its outcome (docs/json.md): failed is exit 8;
+ * stopped is exit 9, whether its poster ended it (the program settles `end` as COMPLETED, without a result until its
+ * node records one), its node gave it up (`quit`: STOPPED) or its result says so.
  */
 export function jobEndedBadly(
   network: Network,
-  report: {job: string; status: string; result: string | null} & JobOutcome,
+  report: {job: string; state: string; result: string | null} & JobOutcome,
 ): GpunetError | null {
-  const fields = {job: report.job, status: report.status, outcome: report.outcome}
+  // `status` is deprecated (0.2): `state`, kept for one minor version.
+  const fields = {job: report.job, state: report.state, status: report.state, outcome: report.outcome}
   if (report.outcome === 'failed') {
     return new GpunetError('job_failed', `job ${report.job} ${outcomeText(report)}`, {
       exitCode: ExitCode.JOB_FAILED,
       hint: `the report holds the result of each operation; read it again with \`gpunet job get ${report.job}${networkFlag(network)}\``,
-      fields: {...fields, failure: report.failure?.code ?? null},
+      fields: {...fields, failure: (report.failure ? {...report.failure} : null) as JsonValue},
     })
   }
-  if (report.outcome === 'stopped') {
-    return new GpunetError('job_stopped', `job ${report.job} was stopped before it finished`, {
-      exitCode: ExitCode.JOB_FAILED,
-      hint: `its result holds the output up to the stop; read it with \`gpunet job get ${report.job}${networkFlag(network)}\``,
-      fields,
-    })
+  if (report.outcome !== 'stopped') return null
+  const stopped = (message: string, hint: string) =>
+    new GpunetError('job_stopped', `job ${report.job} ${message}`, {exitCode: ExitCode.JOB_STOPPED, hint, fields})
+  if (report.state === 'STOPPED') {
+    return stopped(
+      'was stopped by its node before it finished',
+      'the node gave the job up (quit); post it again to have another node run it',
+    )
   }
-  if (report.status === 'COMPLETED' && report.result === null) {
-    return new GpunetError('job_stopped', `job ${report.job} was ended before it finished: it has no result`, {
-      exitCode: ExitCode.JOB_FAILED,
-      hint: 'its poster ended it (gpunet job stop); the node was paid for the time it ran',
-      fields,
-    })
+  if (report.result === null) {
+    return stopped(
+      'was ended before it finished: it has no result',
+      'its poster ended it (gpunet job stop); the node was paid for the time it ran',
+    )
   }
-  if (report.status === 'STOPPED') {
-    return new GpunetError('job_stopped', `job ${report.job} was stopped by its node before it finished`, {
-      exitCode: ExitCode.JOB_FAILED,
-      hint: 'the node gave the job up (quit); post it again to have another node run it',
-      fields,
-    })
-  }
-  return null
+  return stopped(
+    'was stopped before it finished',
+    `its result holds the output up to the stop; read it with \`gpunet job get ${report.job}${networkFlag(network)}\``,
+  )
 }

@@ -109,7 +109,7 @@ export async function jobLogs(net: MarketNetwork, job: PublicKey, options: JobLo
       throw new GpunetError('job_queued', `job ${address} is QUEUED: no node has taken it, so it has no logs yet`, {
         exitCode: ExitCode.NOT_FOUND,
         hint: `wait for its lines with \`gpunet job logs ${address} --follow\``,
-        fields: {job: address, status: 'QUEUED'},
+        fields: {job: address, state: 'QUEUED', status: 'QUEUED'},
       })
     }
     options.notice(`Job ${address} is QUEUED; waiting for a node to take it`)

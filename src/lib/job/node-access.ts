@@ -29,7 +29,7 @@ export async function runningJobNode(
   if (view.status !== 'RUNNING' || !view.run) {
     throw new GpunetError('job_not_running', `job ${address} is ${view.status}: only a running job can ${doing}`, {
       exitCode: ExitCode.NOT_FOUND,
-      fields: {job: address, status: view.status},
+      fields: {job: address, state: view.status, status: view.status},
     })
   }
   const node = view.run.node.toBase58()

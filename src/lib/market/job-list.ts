@@ -17,7 +17,9 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
 } from './accounts.js'
 import {type AmountJson, amountJson} from './amounts.js'
-import {alignedColumns, amountText, isoTime} from './report.js'
+import {alignedColumns, amountText, isoTime, type Outcome, settledOutcome} from './report.js'
+import {type JobInfo, readResult} from './job-result.js'
+import type {Network} from '../network.js'
 import type {MarketNetwork} from './connect.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
 import {TOKEN_DECIMALS} from './networks.js'
@@ -46,10 +48,12 @@ export interface IndexedJob {
   delisted?: boolean
 }
 
-/** A row of `job list`: address, state, market, start, duration and cost. */
+/** A row of `job list`: address, state, outcome, market, start, duration and cost. */
 export interface ListedJob {
   job: string
   state: IndexedJobState
+  /** How it went (docs/json.md, "States and outcomes"); null while it runs, or when its result cannot be read. */
+  outcome: Outcome | null
   market: string
   node: string | null
   startedAt: string | null
@@ -81,7 +85,10 @@ export const MAX_LIST_LIMIT = 50
 /** Byte offsets in a JobAccount (after the 8-byte discriminator), for getProgramAccounts filters. */
 const OFFSET = {market: 72, node: 104, project: 176, state: 208}
 
-/** One page of the poster's jobs, newest first. */
+/** Results read at once for the outcomes of one page: a page holds at most 50. */
+const RESULT_READS = 4
+
+/** One page of the poster's jobs, newest first, each with its outcome (a done job's read from its result). */
 export async function listJobs(
   net: MarketNetwork,
   query: JobListQuery,
@@ -89,7 +96,18 @@ export async function listJobs(
   nowSeconds = Date.now() / 1000,
 ): Promise<JobListPage> {
   const page = source === 'indexer' ? await fromIndexer(net.indexerUrl, query) : await fromChain(net, query)
-  return {source, total: page.total, jobs: page.jobs.map((job) => listedJob(job, nowSeconds))}
+  const jobs = page.jobs.map((job) => listedJob(job, nowSeconds))
+  const content = net.content()
+  const pending = jobs.filter((job) => job.state === 'COMPLETED' && job.result !== null)
+  const readers = Array.from({length: Math.min(RESULT_READS, pending.length)}, async () => {
+    for (let job = pending.shift(); job; job = pending.shift()) {
+      // A result that cannot be read leaves the outcome unknown (null): the list is still worth printing.
+      const fields = await readResult(content, job).catch(() => null)
+      job.outcome = fields?.outcome ?? null
+    }
+  })
+  await Promise.all(readers)
+  return {source, total: page.total, jobs}
 }
 
 /** The row of an indexed job: the run's duration (so far, for a running job) and its cost, capped at the timeout. */
@@ -104,6 +122,7 @@ export function listedJob(job: IndexedJob, nowSeconds: number): ListedJob {
   return {
     job: job.address,
     state: job.state,
+    outcome: settledOutcome(job.state, job.ipfsResult, null),
     market: job.market,
     node: job.node,
     startedAt: started === null ? null : isoTime(started),
@@ -114,20 +133,74 @@ export function listedJob(job: IndexedJob, nowSeconds: number): ListedJob {
   }
 }
 
-/** `job list` as aligned columns under a header: address, state, market, start, duration, cost. */
-export function jobListRows(jobs: ListedJob[]): string[] {
+/** Pages of the poster's STOPPED jobs a `job get` of a closed account searches (the indexer allows 20 requests in 30 s). */
+const CLOSED_SEARCH_PAGES = 2
+
+/**
+ * A job whose account is closed, as the indexer keeps it: a delisted job, which `job list` shows STOPPED, so `job
+ * get` shows it too. Searched among the poster's newest STOPPED jobs; null when not there or the indexer fails.
+ */
+export async function findClosedJob(net: MarketNetwork, address: string, poster: string): Promise<IndexedJob | null> {
+  for (let page = 0; page < CLOSED_SEARCH_PAGES; page++) {
+    const query = {poster, state: 'STOPPED' as const, limit: MAX_LIST_LIMIT, offset: page * MAX_LIST_LIMIT}
+    const found = await fromIndexer(net.indexerUrl, query).catch(() => null)
+    const job = found?.jobs.find((listed) => listed.address === address)
+    if (job) return job
+    if (!found || found.jobs.length < MAX_LIST_LIMIT) return null
+  }
+  return null
+}
+
+/** The report of a closed job, from what the indexer keeps of it: no service URL, stopped. */
+export function closedJobReport(network: Network, job: IndexedJob, nowSeconds: number): JobInfo {
+  const listed = listedJob(job, nowSeconds)
+  const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
+  return {
+    network,
+    job: job.address,
+    state: job.state,
+    status: job.state,
+    market: job.market,
+    definition: job.ipfsJob,
+    project: job.project,
+    pricePerSecond: tokens(BigInt(job.price)),
+    timeout: job.timeout,
+    totalPrice: tokens(BigInt(job.price) * BigInt(job.timeout)),
+    serviceUrls: [],
+    node: job.node,
+    startedAt: listed.startedAt,
+    endedAt: job.timeEnd > 0 ? isoTime(job.timeEnd) : null,
+    durationSeconds: listed.durationSeconds,
+    cost: listed.cost,
+    costSoFar: listed.cost,
+    result: job.ipfsResult,
+    outcome: listed.outcome,
+    failure: null,
+    resultView: null,
+    resultContent: null,
+  }
+}
+
+/**
+ * `job list` as aligned columns under a header: address, state, outcome, market, start, duration, cost. `shown`
+ * makes each cell as it will be printed (a terminal's without control sequences) before the widths are measured,
+ * so a cell an indexer filled with them does not push the columns after it out of line.
+ */
+export function jobListRows(jobs: ListedJob[], shown: (cell: string) => string = (cell) => cell): string[] {
   if (jobs.length === 0) return []
-  return alignedColumns([
-    ['ADDRESS', 'STATE', 'MARKET', 'START', 'DURATION', 'COST'],
+  const rows = [
+    ['ADDRESS', 'STATE', 'OUTCOME', 'MARKET', 'START', 'DURATION', 'COST'],
     ...jobs.map((job) => [
       job.job,
       job.state,
+      job.outcome ?? '-',
       job.market,
       job.startedAt?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '-',
       job.durationSeconds === null ? '-' : `${job.durationSeconds} s`,
       amountText(job.cost),
     ]),
-  ])
+  ]
+  return alignedColumns(rows.map((row) => row.map(shown)))
 }
 
 /** A job account (and its open run) in the indexer's shape. */

@@ -4,7 +4,7 @@ import type {MarketNetwork} from './connect.js'
 import type {JobView} from './jobs.js'
 import {tooDeepAt} from '../nesting.js'
 import {type ResultView, resultView} from '../result-view.js'
-import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText} from './report.js'
+import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText, settledOutcome} from './report.js'
 
 /** How a job went, read from its result: the outcome, why it failed, the normalized view and the document itself. */
 export interface ResultFields extends JobOutcome {
@@ -28,7 +28,8 @@ export async function jobInfo(
   keepBytes?: (bytes: Uint8Array) => void,
 ): Promise<JobInfo> {
   const report = jobReport(net.name, view, definition, net, Date.now() / 1000)
-  return {...report, ...(await readResult(net.content(), report, keepBytes))}
+  const fields = await readResult(net.content(), report, keepBytes)
+  return {...report, ...fields, outcome: settledOutcome(report.state, report.result, fields.outcome)}
 }
 
 /**
@@ -56,16 +57,18 @@ export async function readResult(
   return {outcome: view?.outcome ?? null, failure: view?.failure ?? null, resultView: view, resultContent}
 }
 
-/** The report's rows with the outcome right under Status, which stays the chain's (a failed job is COMPLETED there). */
+/** The report's rows with the outcome right under State, which stays the chain's (a failed job is COMPLETED there). */
 export function rowsWithOutcome(
   report: JobReport & JobOutcome & Partial<Pick<ResultFields, 'resultContent'>>,
 ): [string, string | null][] {
   const rows = jobRows(report)
-  const done = report.status === 'COMPLETED' || report.status === 'STOPPED'
   // A job its poster ended has no result until its node records one (`complete`), which may take a while.
-  const outcome = outcomeText(report) ?? (done && report.result === null ? 'not known: no result recorded yet' : null)
+  const outcome =
+    report.outcome === 'stopped' && report.result === null
+      ? 'stopped before it finished (no result recorded)'
+      : outcomeText(report)
   rows.splice(
-    rows.findIndex(([label]) => label === 'Status') + 1,
+    rows.findIndex(([label]) => label === 'State') + 1,
     0,
     ['Outcome', outcome],
     [

@@ -146,7 +146,10 @@ function decodeInfo<T>(
   const missing = () =>
     new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
       exitCode: ExitCode.NOT_FOUND,
-      hint: `check the address and --network; a delisted job's account is closed`,
+      hint:
+        what === 'job'
+          ? "check the address and --network; a delisted job's account is closed (`gpunet job list` still shows it)"
+          : `check the address and --network; \`gpunet market list\` shows the network's markets`,
       fields: {[what]: address.toBase58()},
     })
   if (!info) throw missing()

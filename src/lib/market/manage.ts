@@ -39,7 +39,7 @@ export async function readOwnJob(net: MarketNetwork, wallet: Wallet, address: Pu
   if (isFinal(view.status)) {
     throw new GpunetError('job_over', `job ${address.toBase58()} is already ${view.status}`, {
       exitCode: ExitCode.USAGE,
-      fields: {job: address.toBase58(), status: view.status},
+      fields: {job: address.toBase58(), state: view.status, status: view.status},
     })
   }
   return view

@@ -20,6 +20,9 @@ import {rpcCall} from './rpc.js'
 /** A market as `market list --json` prints it (docs/networks.md). */
 export interface MarketReport {
   network: Network
+  /** The market's address, named as a job's `market` is (docs/json.md). */
+  market: string
+  /** Deprecated (0.2): `market`, kept for one minor version. */
   address: string
   pricePerSecond: AmountJson
   /** The market's job timeout in seconds: the default duration of a job posted there. */
@@ -66,6 +69,7 @@ export function marketReport(
   const kind = market.queueType === QueueType.JOB ? 'jobs' : market.queueType === QueueType.NODE ? 'nodes' : 'empty'
   return {
     network,
+    market: address.toBase58(),
     address: address.toBase58(),
     pricePerSecond: amountJson(market.jobPrice, TOKEN_DECIMALS, 'token'),
     jobTimeout: Number(market.jobTimeout),
@@ -88,8 +92,8 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
   const rows = [
     ['', 'MARKET', 'PRICE/S', 'TIMEOUT', 'QUEUE', 'NODE STAKE', 'ACCESS KEY'],
     ...markets.map((m) => [
-      m.address === defaultMarket ? '*' : '',
-      m.address,
+      m.market === defaultMarket ? '*' : '',
+      m.market,
       String(m.pricePerSecond.amount),
       `${m.jobTimeout} s`,
       queueText(m.queue),
@@ -104,7 +108,7 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
 export function marketDetailLines(m: MarketDetail): string[] {
   return reportLines([
     ['Network', m.network],
-    ['Market', m.address],
+    ['Market', m.market],
     ['Price', `${amountText(m.pricePerSecond)}/s`],
     ['Job timeout', `${m.jobTimeout} s`],
     ['Job expiration', `${m.jobExpiration} s`],

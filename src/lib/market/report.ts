@@ -15,6 +15,9 @@ import {type ExposingDefinition, type ServiceHosts, type ServiceUrl, serviceUrls
 export interface JobReport {
   network: Network
   job: string
+  /** The chain's state (docs/json.md, "States and outcomes"). */
+  state: JobStatus
+  /** Deprecated (0.2): `state`, kept for one minor version. */
   status: JobStatus
   market: string
   /** CIDv0 of the definition in the content store. */
@@ -31,6 +34,9 @@ export interface JobReport {
   startedAt: string | null
   endedAt: string | null
   durationSeconds: number | null
+  /** What its run cost so far: price x the time it ran, capped at the timeout. */
+  cost: AmountJson
+  /** Deprecated (0.2): `cost`, kept for one minor version. */
   costSoFar: AmountJson
   /** CIDv0 of the result, once the job is done. */
   result: string | null
@@ -57,6 +63,7 @@ export function jobReport(
   return {
     network,
     job: view.address.toBase58(),
+    state: view.status,
     status: view.status,
     market: job.market.toBase58(),
     definition: bytesToIpfsHash(job.ipfsJob),
@@ -69,6 +76,7 @@ export function jobReport(
     startedAt: started === null ? null : isoTime(started),
     endedAt: ended === null ? null : isoTime(ended),
     durationSeconds: elapsed === null ? null : Number(elapsed),
+    cost: tokens(job.price * billed),
     costSoFar: tokens(job.price * billed),
     result: done,
   }
@@ -93,7 +101,7 @@ export function jobRows(report: JobReport): [string, string | null][] {
   return [
     ['Network', report.network],
     ['Job', report.job],
-    ['Status', report.status],
+    ['State', report.state],
     ['Market', report.market],
     ['Definition', report.definition],
     ['Price', `${amountText(report.pricePerSecond)}/s`],
@@ -103,7 +111,7 @@ export function jobRows(report: JobReport): [string, string | null][] {
     ['Started', report.startedAt],
     ['Ended', report.endedAt],
     ['Duration', report.durationSeconds === null ? null : `${report.durationSeconds} s`],
-    ['Cost so far', amountText(report.costSoFar)],
+    ['Cost so far', amountText(report.cost)],
     ...report.serviceUrls.map(({op, port, url, online}): [string, string] => [
       `Service ${op}:${port}`,
       online === undefined ? url : `${url}  (${online ? 'online' : 'offline'})`,
@@ -118,10 +126,13 @@ export function isoTime(seconds: bigint | number): string | null {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : null
 }
 
+/** How a job that ended went: the chain says COMPLETED whether its operations passed or not (docs/json.md). */
+export type Outcome = 'succeeded' | 'failed' | 'stopped'
+
 /** How a done job went, from its result document: the chain says COMPLETED whether its operations passed or not. */
 export interface JobOutcome {
-  /** `succeeded`, `failed` or `stopped`, read from the result in any known format; null before the result. */
-  outcome: 'succeeded' | 'failed' | 'stopped' | null
+  /** `succeeded`, `failed` or `stopped` (docs/json.md, "States and outcomes"); null while it runs or when unknown. */
+  outcome: Outcome | null
   /** Why it failed (the operation and its exit code when one failed); null unless it failed. */
   failure: JobFailure | null
 }
@@ -130,6 +141,22 @@ export interface JobOutcome {
 export function jobOutcome(content: unknown): JobOutcome {
   const view = resultView(content)
   return view ? {outcome: view.outcome, failure: view.failure} : {outcome: null, failure: null}
+}
+
+/**
+ * The outcome of a job from its chain state, its result CID and what its result says: a job its node gave up
+ * (STOPPED, delisted ones too) or its poster ended before a result (COMPLETED without one) was stopped, whatever
+ * its result may later say; a job with a result went as the result says.
+ */
+export function settledOutcome(state: JobStatus, result: string | null, fromResult: Outcome | null): Outcome | null {
+  if (state === 'STOPPED') return 'stopped'
+  if (state !== 'COMPLETED') return null
+  return result === null ? 'stopped' : fromResult
+}
+
+/** The exit code a command that reports an outcome ends with: 8 failed, 9 stopped, else 0 (docs/json.md). */
+export function outcomeExitCode(outcome: Outcome | null): number {
+  return outcome === 'failed' ? 8 : outcome === 'stopped' ? 9 : 0
 }
 
 /** Rows as aligned columns, two spaces apart, without trailing blanks. */
@@ -143,11 +170,20 @@ export function alignedColumns(rows: string[][]): string[] {
   )
 }
 
-/** The outcome as one line: "failed: operation fail exited with code 3 (operation_failed)". */
+/**
+ * The outcome as one line: "failed (operation boom, exit code 3): Operation boom could not run: ... [code]", giving
+ * the operation and exit code only where the failure's message does not already say them ("failed: Operation boom
+ * exited with code 3. [operation_failed]"), so nothing is said twice.
+ */
 export function outcomeText({outcome, failure}: JobOutcome): string | null {
   if (outcome !== 'failed' || !failure) return outcome
-  const where = failure.op === undefined ? '' : `operation ${failure.op}`
-  const code = failure.exitCode === undefined ? '' : `exit code ${failure.exitCode}`
-  const detail = [where, code].filter(Boolean).join(', ')
+  const said = failure.message.toLowerCase()
+  const op =
+    failure.op === undefined || said.includes(`operation ${failure.op}`.toLowerCase()) ? '' : `operation ${failure.op}`
+  const code =
+    failure.exitCode === undefined || new RegExp(`\\bcode ${failure.exitCode}\\b`).test(said)
+      ? ''
+      : `exit code ${failure.exitCode}`
+  const detail = [op, code].filter(Boolean).join(', ')
   return `failed${detail ? ` (${detail})` : ''}: ${failure.message} [${failure.code}]`
 }

@@ -336,10 +336,12 @@ export class JobRun {
       restarts: runs.slice(0, -1).map((r) => ({exitCode: r.exitCode, endTime: Date.parse(r.endedAt)})),
       results: step.execution.results,
     })
-    feed.notice('info', `Operation ${step.id}: exited with code ${outcome.exitCode}`)
+    const endsJob = !goOn && !jobStopped && !jobExpired
+    // An exit that fails the job is said once, by the job's failure notice (the same words): not twice in its logs.
+    if (!endsJob) feed.notice('info', `Operation ${step.id}: exited with code ${outcome.exitCode}`)
     // The status the result gives it, so `/job/<job>/info` and the recorded result never disagree.
     ctx.feed.opEnded(step.id, outcome.exitCode, ctx.result.lastOpStatus as OpInfo['status'])
-    if (!goOn && !jobStopped && !jobExpired) {
+    if (endsJob) {
       this.failed = true
       // The first failure ends the job: what else of the group runs is stopped, as part of that end.
       for (const other of this.running.values()) if (other.step.id !== step.id) other.stop(true, 5)

@@ -50,9 +50,18 @@ describe('gpunet config', function () {
       source: 'env GPUNET_RPC_URL',
       env: 'GPUNET_RPC_URL',
     })
-    assert.equal((await cli(['config', 'unset', 'rpcUrl', '--network', 'devnet'])).code, 0)
+    const removed = await cli(['config', 'unset', 'rpcUrl', '--network', 'devnet'])
+    assert.equal(removed.code, 0)
+    assert.match(removed.stdout, /Removed rpcUrl from networks\.devnet/)
     assert.equal(setting(await list(['--network', 'devnet']), 'rpcUrl').source, 'preset')
     assert.equal(statSync(file()).mode & 0o777, 0o600)
+    // Again: nothing is there, so nothing is said to be removed.
+    const again = await cli(['config', 'unset', 'rpcUrl', '--network', 'devnet'])
+    assert.equal(again.code, 0)
+    assert.match(again.stdout, /^Nothing to remove: rpcUrl is not set in networks\.devnet/)
+    assert.doesNotMatch(again.stdout, /Removed/)
+    const againJson = await cli(['config', 'unset', 'rpcUrl', '--network', 'devnet', '--json'])
+    assert.equal((JSON.parse(againJson.stdout) as {removed: string | null}).removed, null)
   })
 
   it('never prints the pinning JWT: read from stdin, hidden in list and --json, refused as an argument', async () => {

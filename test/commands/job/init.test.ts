@@ -33,6 +33,17 @@ describe('gpunet job init', () => {
     assert.equal(check.code, 0)
   })
 
+  it('-o x.yaml writes YAML, the same definition, which validates', async () => {
+    const r = await runCli(['job', 'init', '-t', 'hello-world', '-o', 'x.yaml'], {cwd: dir})
+    assert.equal(r.code, 0, r.stderr)
+    const text = await readFile(join(dir, 'x.yaml'), 'utf8')
+    assert.doesNotMatch(text, /^\s*\{/, 'not JSON')
+    const {parse} = await import('yaml')
+    const template = JSON.parse((await runCli(['job', 'init', '-t', 'hello-world', '-o', '-'])).stdout) as unknown
+    assert.deepEqual(parse(text), template)
+    assert.equal((await runCli(['job', 'validate', 'x.yaml'], {cwd: dir})).code, 0)
+  })
+
   it('refuses to overwrite without --force (exit 2) and keeps the file', async () => {
     const out = join(dir, 'mine.json')
     await writeFile(out, 'precious')

@@ -310,21 +310,21 @@ describe('job logs and job list on devnet (stand-in RPC, node API and indexer)',
       const listed = JSON.parse(out.stdout) as {
         total: number
         source: string
-        jobs: {job: string; state: string; durationSeconds: number; cost: {baseUnits: string}}[]
+        jobs: {job: string; state: string; outcome: string | null; durationSeconds: number; cost: {baseUnits: string}}[]
       }
       assert.equal(listed.total, 7)
       assert.equal(listed.source, 'indexer')
       assert.deepEqual(
-        listed.jobs.map((j) => [j.job, j.state]),
+        listed.jobs.map((j) => [j.job, j.state, j.outcome]),
         [
-          ['JobA', 'COMPLETED'],
-          ['JobB', 'RUNNING'],
+          ['JobA', 'COMPLETED', 'stopped'],
+          ['JobB', 'RUNNING', null],
         ],
       )
       assert.equal(listed.jobs[0]!.durationSeconds, 100)
       assert.equal(listed.jobs[0]!.cost.baseUnits, '1000')
       const table = await runCli(args('job', 'list'), {env})
-      assert.match(table.stdout, /^ADDRESS +STATE +MARKET +START +DURATION +COST\nJobA +COMPLETED/)
+      assert.match(table.stdout, /^ADDRESS +STATE +OUTCOME +MARKET +START +DURATION +COST\nJobA +COMPLETED +stopped /)
       assert.match(table.stderr, /More: --offset 2/)
     } finally {
       await stand.close()

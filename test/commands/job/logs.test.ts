@@ -128,8 +128,30 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
     const job = await postJob(definition('fails', 'echo before the failure; sleep 1; echo on stderr >&2; exit 3'))
     const followed = await runCli(['job', 'logs', job, '--follow'], {env})
     assert.equal(followed.code, 8, followed.stderr)
-    assert.equal(followed.stdout, 'before the failure\non stderr\n')
-    assert.match(followed.stderr, /exited with code 3/)
+    // The job's stderr goes to stderr, its stdout alone to stdout.
+    assert.equal(followed.stdout, 'before the failure\n')
+    assert.match(followed.stderr, /^on stderr$/m)
+    // The error says the exit code once: "failed: Operation fails exited with code 3.", not "(exit code 3)" too.
+    const said = followed.stderr.split('\n').filter((l) => l.startsWith('[node]') && /exited with code 3/.test(l))
+    assert.equal(said.length, 1, `the node says the exit once: ${followed.stderr}`)
+    const errorLine = followed.stderr.split('\n').find((l) => l.startsWith('Error: '))!
+    assert.match(errorLine, /^Error: job \w+ failed: Operation fails exited with code 3\. \[operation_failed\]$/)
+    // kubectl's --timestamps and --tail N, on the ended job's lines.
+    const stamped = await runCli(['job', 'logs', job, '--timestamps'], {env})
+    assert.match(stamped.stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z before the failure\n$/)
+    assert.match(stamped.stderr, /^\d{4}-\d\d-\d\dT[\d:.]+Z on stderr$/m)
+    const last = await runCli(['job', 'logs', job, '--tail', '1'], {env})
+    assert.equal(last.code, 8)
+    assert.equal(last.stdout, '', 'the last line is the stderr one')
+    assert.match(last.stderr, /^on stderr$/m)
+    const lastJson = await runCli(['job', 'logs', job, '--tail', '1', '--json'], {env})
+    assert.deepEqual(
+      lastJson.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as {line?: string}).line ?? 'error'),
+      ['on stderr', 'error'],
+    )
     const ended = await runCli(['job', 'logs', job, '--json'], {env})
     assert.equal(ended.code, 8)
     const [first, second, error] = ended.stdout
@@ -199,6 +221,15 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
         assert.equal(waited.code, 0, waited.stdout)
         assert.equal(waited.stdout.split('\n').length, 3, waited.stdout)
         assert.equal(await statusOf(job), 'RUNNING')
+        // --tail 2 --follow: the last two lines there were, then the new ones, in order and none twice.
+        const tailed = await pipeline(`${gpunet} job logs ${job} --follow --tail 2 | head -4`)
+        assert.equal(tailed.code, 0, tailed.stderr)
+        const ticks = tailed.stdout
+          .trim()
+          .split('\n')
+          .map((l) => Number(/^tick (\d+)$/.exec(l)![1]))
+        assert.ok(ticks[0]! > 2, `not from the first line: ${tailed.stdout}`)
+        assert.deepEqual(ticks, [ticks[0]!, ticks[0]! + 1, ticks[0]! + 2, ticks[0]! + 3])
       } finally {
         await runCli(['job', 'stop', job], {env})
       }

@@ -97,8 +97,39 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const second = await post(3600)
     const stopped = await box.run(['job', 'stop', second.job, '--json'])
     assert.equal(stopped.code, 0, stopped.stderr)
-    const {action, status} = JSON.parse(stopped.stdout) as {action: string; status: string}
-    assert.deepEqual({action, status}, {action: 'delist', status: 'DELISTED'})
+    const {action, state, outcome, status} = JSON.parse(stopped.stdout) as Record<string, string>
+    // One vocabulary: the chain state the indexer lists it in, and its outcome; `status` deprecated, as before.
+    assert.deepEqual(
+      {action, state, outcome, status},
+      {action: 'delist', state: 'STOPPED', outcome: 'stopped', status: 'DELISTED'},
+    )
+
+    // `--state` takes the state `job stop` said, in either case, and the list shows the outcome.
+    const listed = await json<{jobs: {job: string; state: string; outcome: string | null}[]}>([
+      'job',
+      'list',
+      '--state',
+      'stopped',
+    ])
+    assert.deepEqual(
+      listed.jobs.filter((j) => j.job === second.job),
+      [{...listed.jobs.find((j) => j.job === second.job)!, state: 'STOPPED', outcome: 'stopped'}],
+    )
+    // `job get` of the delisted job shows what `job list` shows, instead of exit 7; `--wait` on it is exit 9.
+    const got = await json<Report & {state: string}>(['job', 'get', second.job])
+    assert.deepEqual([got.state, got.outcome, got.status], ['STOPPED', 'stopped', 'STOPPED'])
+    const gotHuman = await box.run(['job', 'get', second.job])
+    assert.equal(gotHuman.code, 0, gotHuman.stderr)
+    assert.match(
+      gotHuman.stdout,
+      /^ {2}State +STOPPED\n {2}Outcome +stopped before it finished \(no result recorded\)$/m,
+    )
+    assert.match(gotHuman.stderr, /account is closed: shown as the indexer keeps it/)
+    const waited = await box.run(['job', 'get', second.job, '--wait', '--json'])
+    assert.equal(waited.code, 9, waited.stderr)
+    assert.equal((JSON.parse(waited.stdout) as {error: {code: string}}).error.code, 'job_stopped')
+    // An address that never held a job is still exit 7.
+    assert.equal((await box.run(['job', 'get', Keypair.generate().publicKey.toBase58()])).code, 7)
   })
 
   it('extend charges price x the difference, and refuses a timeout that is not larger', async () => {
@@ -135,7 +166,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
 
     const running = await box.run(['job', 'get', posted.job])
     assert.equal(running.code, 0, running.stderr)
-    assert.match(running.stdout, /^ {2}Status +RUNNING$/m)
+    assert.match(running.stdout, /^ {2}State +RUNNING$/m)
     assert.match(running.stdout, new RegExp(`^ {2}Node +${node.publicKey.toBase58()}$`, 'm'))
     assert.match(running.stdout, /^ {2}Started +\d{4}-\d\d-\d\dT/m)
 
@@ -186,7 +217,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal(done.resultView?.format, 'gpunet-1')
     assert.ok(done.startedAt && done.endedAt)
     const human = await box.run(['job', 'get', posted.job])
-    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}State +COMPLETED$/m)
     assert.match(human.stdout, new RegExp(`^ {2}Result +${resultCid}$`, 'm'))
     assert.match(human.stdout, /^Operation hello \(success, exit code 0\)\n {2}hello$/m)
   })
@@ -213,7 +244,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       '10',
     ])
     assert.equal(result.code, 0, result.stderr)
-    assert.match(result.stdout, /^ {2}Status +RUNNING$/m)
+    assert.match(result.stdout, /^ {2}State +RUNNING$/m)
     assert.match(result.stderr, /^Job \w+ is RUNNING$/m)
     const job = /^Posted job (\w+)/m.exec(result.stdout)![1]!
     assert.equal((await box.run(['job', 'stop', job])).code, 0)
@@ -227,22 +258,38 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     assert.equal(posted.status, 'RUNNING')
     const result = await box.run(['job', 'stop', posted.job, '--json'])
     assert.equal(result.code, 0, result.stderr)
-    const stopReport = JSON.parse(result.stdout) as {action: string; status: string}
+    const stopReport = JSON.parse(result.stdout) as {action: string; state: string; outcome: string}
     assert.equal(stopReport.action, 'end')
-    const stopped = await json<Report>(['job', 'get', posted.job])
-    assert.equal(stopped.status, 'COMPLETED')
-    assert.equal(stopReport.status, stopped.status, '`job stop` reports the status `job get` then shows')
+    const stopped = await json<Report & {state: string; cost: {baseUnits: string}}>(['job', 'get', posted.job])
+    assert.equal(stopped.state, 'COMPLETED')
+    assert.equal(stopped.outcome, 'stopped', 'ended before it finished: stopped, though the chain says COMPLETED')
+    assert.deepEqual(
+      [stopReport.state, stopReport.outcome],
+      [stopped.state, stopped.outcome],
+      '`job stop` reports the state and outcome `job get` then shows',
+    )
     assert.equal(stopped.result, null)
     const earned = (await tokens(node.publicKey)) - 1n
-    assert.equal(BigInt(stopped.costSoFar.baseUnits), earned)
+    assert.equal(BigInt(stopped.cost.baseUnits), earned)
+    assert.equal(stopped.costSoFar.baseUnits, stopped.cost.baseUnits, 'the deprecated member is kept')
+    // `job list` no longer shows a plain COMPLETED: the outcome is beside it, as a member and a column.
+    const listed = await json<{jobs: {job: string; state: string; outcome: string | null}[]}>(['job', 'list'])
+    const row = listed.jobs.find((j) => j.job === posted.job)!
+    assert.deepEqual([row.state, row.outcome], ['COMPLETED', 'stopped'])
+    const listedHuman = await box.run(['job', 'list'])
+    assert.match(listedHuman.stdout, /^ADDRESS +STATE +OUTCOME +MARKET/m)
+    assert.match(listedHuman.stdout, new RegExp(`^${posted.job} +COMPLETED +stopped +\\w+`, 'm'))
+    // Every command that reports an outcome exits 9 for it: job logs too.
+    const logs = await box.run(['job', 'logs', posted.job])
+    assert.equal(logs.code, 9, logs.stderr)
     assert.equal(await tokens(chain.wallet.publicKey), before - earned)
 
     const again = await box.run(['job', 'stop', posted.job])
     assert.equal(again.code, 2)
     assert.match(again.stderr, /Error: job \w+ is already COMPLETED/)
-    // A --wait that sees the job ended before it finished exits 8, the report printed all the same.
+    // A --wait that sees the job ended before it finished exits 9 (stopped), the report printed all the same.
     const waited = await box.run(['job', 'get', posted.job, '--wait', '--json'])
-    assert.equal(waited.code, 8)
+    assert.equal(waited.code, 9)
     const report = JSON.parse(waited.stdout) as Report & {error: Record<string, unknown>}
     assert.equal(report.status, 'COMPLETED')
     assert.deepEqual(report.error, {
@@ -250,22 +297,48 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
       message: `job ${posted.job} was ended before it finished: it has no result`,
       hint: 'its poster ended it (gpunet job stop); the node was paid for the time it ran',
       job: posted.job,
+      state: 'COMPLETED',
       status: 'COMPLETED',
-      outcome: null,
+      outcome: 'stopped',
     })
     const waitedHuman = await box.run(['job', 'get', posted.job, '--wait'])
-    assert.equal(waitedHuman.code, 8)
-    assert.match(waitedHuman.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.equal(waitedHuman.code, 9)
+    assert.match(waitedHuman.stdout, /^ {2}State +COMPLETED$/m)
     assert.match(waitedHuman.stderr, /^Error: job \w+ was ended before it finished: it has no result$/m)
     assert.equal((await box.run(['job', 'get', posted.job])).code, 0, 'without --wait, reading it is no failure')
+    // `--wait-for` takes either case, as `--state` does.
+    assert.equal((await box.run(['job', 'get', posted.job, '--wait-for', 'DONE'])).code, 9)
 
     const againJson = await box.run(['job', 'stop', posted.job, '--json'])
     assert.deepEqual(JSON.parse(againJson.stdout).error, {
       code: 'job_over',
       message: `job ${posted.job} is already COMPLETED`,
       job: posted.job,
+      state: 'COMPLETED',
       status: 'COMPLETED',
     })
+  })
+
+  it('post --wait exits 9 when the job is stopped while it runs', async () => {
+    const node = await newNode()
+    await work(node)
+    const waiting = box.run(['job', 'post', '--queue-anyway', '--file', file, '--timeout', '3600', '--wait', '--json'])
+    // The node waits in the queue, so the job runs at once: find it, and end it while `post --wait` follows it.
+    let job: string | undefined
+    for (let i = 0; i < 100 && !job; i++) {
+      const list = await json<{jobs: {job: string; state: string}[]}>(['job', 'list', '--state', 'Running'])
+      job = list.jobs[0]?.job
+      if (!job) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    assert.ok(job, 'the job runs')
+    assert.equal((await box.run(['job', 'stop', job])).code, 0)
+    const waited = await waiting
+    assert.equal(waited.code, 9, waited.stderr)
+    const report = JSON.parse(waited.stdout) as {job: string; state: string; outcome: string; error: {code: string}}
+    assert.deepEqual(
+      [report.job, report.state, report.outcome, report.error.code],
+      [job, 'COMPLETED', 'stopped', 'job_stopped'],
+    )
   })
 
   it('stop ends a job whose node has no token account: the account is made in the same transaction and paid', async () => {

@@ -77,7 +77,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.deepEqual(stdoutOf(report.resultView), [{id: 'hello', exitCode: 0, stdout: 'hello from the node\n'}])
     const human = await cli(['job', 'get', posted.job])
     assert.equal(human.code, 0, human.stderr)
-    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}State +COMPLETED$/m)
     assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
     assert.match(human.stdout, /hello from the node/)
   })
@@ -90,7 +90,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     assert.equal(stdoutOf(report.resultView)[0]?.stdout, 'waited for\n')
     const human = await cli(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
     assert.equal(human.code, 0, human.stderr)
-    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}State +COMPLETED$/m)
     assert.match(human.stdout, /^ {2}Outcome +succeeded$/m)
     assert.match(human.stdout, /^Operation waited \(success, exit code 0\)\n {2}waited for$/m)
   })
@@ -222,6 +222,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       message: `job ${running.job} is still RUNNING after 1 s`,
       hint: `follow it with \`gpunet job get ${running.job} --wait\`, or raise --wait-timeout`,
       job: running.job,
+      state: 'RUNNING',
       status: 'RUNNING',
       timeout: 1,
     })
@@ -311,27 +312,26 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     )
     assert.deepEqual(report.error, {
       code: 'job_failed',
-      message: `job ${posted.job} failed (operation boom, exit code 3): Operation boom exited with code 3. [operation_failed]`,
+      message: `job ${posted.job} failed: Operation boom exited with code 3. [operation_failed]`,
       hint: `the report holds the result of each operation; read it again with \`gpunet job get ${posted.job}\``,
       job: posted.job,
+      state: 'COMPLETED',
       status: 'COMPLETED',
       outcome: 'failed',
-      failure: 'operation_failed',
+      failure: report.failure,
     })
+    assert.equal(report.failure?.code, 'operation_failed', "the error's failure is the report's object, not its code")
     // Without --wait, reading a failed job is no failure of `job get`.
     const human = await cli(['job', 'get', posted.job])
     assert.equal(human.code, 0)
-    assert.match(human.stdout, /^ {2}Status +COMPLETED$/m)
-    assert.match(human.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\): .*\[operation_failed\]$/m)
+    assert.match(human.stdout, /^ {2}State +COMPLETED$/m)
+    assert.match(human.stdout, /^ {2}Outcome +failed: Operation boom exited with code 3\. \[operation_failed\]$/m)
 
     // `job post --wait && deploy` stops: exit 8, the report on stdout, the error on stderr.
     const chained = await cli(['job', 'post', '--file', file, '--timeout', '600', '--wait', '--wait-timeout', '60'])
     assert.equal(chained.code, 8, chained.stderr)
-    assert.match(chained.stdout, /^ {2}Outcome +failed \(operation boom, exit code 3\)/m)
-    assert.match(
-      chained.stderr,
-      /^Error: job \w+ failed \(operation boom, exit code 3\): Operation boom exited with code 3\. \[operation_failed\]$/m,
-    )
+    assert.match(chained.stdout, /^ {2}Outcome +failed: Operation boom exited with code 3\./m)
+    assert.match(chained.stderr, /^Error: job \w+ failed: Operation boom exited with code 3\. \[operation_failed\]$/m)
   })
 
   it('refuses to post a job whose secret is not stored (exit 3, nothing sent), and --no-secrets-check lets it fail on the node (exit 8)', async () => {

@@ -90,7 +90,7 @@ describe('gpunet job post', function () {
     assert.match(result.stdout, /^ {2}Timeout +7200 s$/m)
     assert.match(result.stdout, /^ {2}Total price +0\.72 tokens$/m)
     assert.match(result.stdout, new RegExp(`^ {2}Job +${job}$`, 'm'))
-    assert.match(result.stdout, /^ {2}Status +QUEUED$/m)
+    assert.match(result.stdout, /^ {2}State +QUEUED$/m)
 
     const account = decodeJobAccount((await chain.connection.getAccountInfo(new PublicKey(job)))!.data)
     const cid = computeCidV0(uploaded(DEFINITION)).cid
@@ -139,7 +139,7 @@ describe('gpunet job post', function () {
     const human = await box.run(['job', 'get', report.job])
     assert.equal(human.code, 0, human.stderr)
     assert.match(human.stdout, new RegExp(`^ {2}Job +${report.job}$`, 'm'))
-    assert.match(human.stdout, /^ {2}Status +QUEUED$/m)
+    assert.match(human.stdout, /^ {2}State +QUEUED$/m)
     assert.match(human.stdout, new RegExp(`^ {2}Market +${chain.market.toBase58()}$`, 'm'))
     assert.match(human.stdout, /^ {2}Price +0\.0001 tokens\/s$/m)
     assert.match(human.stdout, /^ {2}Cost so far +0 tokens$/m)
@@ -444,7 +444,15 @@ describe('gpunet job post', function () {
         assert.equal(report.job, job)
         assert.equal(report.status, 'QUEUED')
         assert.equal(report.network, 'localnet')
-        assert.deepEqual(report.error, {code: 'wait_interrupted', message, hint, job, status: 'QUEUED', signal})
+        assert.deepEqual(report.error, {
+          code: 'wait_interrupted',
+          message,
+          hint,
+          job,
+          state: 'QUEUED',
+          status: 'QUEUED',
+          signal,
+        })
       } else {
         assert.match(stdout, new RegExp(`^Posted job ${job} on localnet$`, 'm'))
         assert.match(stderr, new RegExp(`^${message.replace(/[().]/g, '\\$&')}$`, 'm'))

@@ -443,6 +443,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     const {markets, defaultMarket} = JSON.parse(listed.stdout) as {
       defaultMarket: string
       markets: {
+        market: string
         address: string
         pricePerSecond: {amount: number}
         jobTimeout: number
@@ -452,7 +453,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
       }[]
     }
     assert.equal(defaultMarket, preset.market!.toBase58())
-    const byAddress = new Map(markets.map((m) => [m.address, m]))
+    const byAddress = new Map(markets.map((m) => [m.market, m]))
     assert.equal(markets.length, 2)
     assert.deepEqual(
       {
@@ -467,6 +468,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
         authority: undefined,
         vault: undefined,
         jobExpiration: undefined,
+        market: gated.toBase58(),
         address: gated.toBase58(),
         pricePerSecond: {amount: 2.5, unit: 'token', baseUnits: '2500000'},
         jobTimeout: 900,

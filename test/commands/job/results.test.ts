@@ -188,7 +188,7 @@ describe('gpunet job get: results in every format (stand-in devnet)', function (
     assert.deepEqual(report.resultContent, FLOW_STATE)
     const human = await get(job)
     assert.equal(human.code, 0, human.stderr)
-    assert.match(human.stdout, /^ {2}Outcome +failed \(operation \.\.\/escape\/train, exit code 3\)/m)
+    assert.match(human.stdout, /^ {2}Outcome +failed: Operation \.\.\/escape\/train exited with code 3\. \[\w+\]$/m)
     assert.match(
       human.stdout,
       /^Operation prepare \(success, exit code 0\)\n {2}downloading weights\n {2}\[stderr\] warning: slow disk$/m,
@@ -214,11 +214,11 @@ describe('gpunet job get: results in every format (stand-in devnet)', function (
     )
   })
 
-  it('says so when a done job has no result yet, and --out then writes nothing (exit 7)', async () => {
+  it('says a done job without a result was stopped before it finished, and --out then writes nothing (exit 7)', async () => {
     const job = await doneJob(undefined)
     const human = await get(job)
     assert.equal(human.code, 0, human.stderr)
-    assert.match(human.stdout, /^ {2}Outcome +not known: no result recorded yet$/m)
+    assert.match(human.stdout, /^ {2}Outcome +stopped before it finished \(no result recorded\)$/m)
     const out = join(box.dir, 'none')
     const refused = await get(job, '--out', out)
     assert.equal(refused.code, 7)

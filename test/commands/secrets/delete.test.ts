@@ -31,7 +31,8 @@ describe('gpunet secrets delete', () => {
   it('prints one JSON document under --json', async () => {
     const result = await runCli(['secrets', 'delete', 'B', '--yes', '--json'], {env: f.env})
     assert.equal(result.code, 0, result.stderr)
-    assert.deepEqual(JSON.parse(result.stdout), {network: 'localnet', url: f.url, deleted: 'B'})
+    // One shape for the secrets commands; `deleted` deprecated, kept for one minor version.
+    assert.deepEqual(JSON.parse(result.stdout), {network: 'localnet', url: f.url, secrets: [{name: 'B'}], deleted: 'B'})
   })
 
   it('exits 7 for an unknown name', async () => {

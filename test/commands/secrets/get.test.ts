@@ -22,9 +22,15 @@ describe('gpunet secrets get', () => {
     assert.equal(result.stderr, '')
   })
 
-  it('prints {name, value} under --json', async () => {
+  it('prints the secrets shape, {network, url, secrets: [{name, value}]}, under --json (name and value deprecated)', async () => {
     const result = await runCli(['secrets', 'get', 'HF_TOKEN', '--json'], {env: f.env})
-    assert.deepEqual(JSON.parse(result.stdout), {name: 'HF_TOKEN', value: 'hf_secret_value'})
+    assert.deepEqual(JSON.parse(result.stdout), {
+      network: 'localnet',
+      url: f.url,
+      secrets: [{name: 'HF_TOKEN', value: 'hf_secret_value'}],
+      name: 'HF_TOKEN',
+      value: 'hf_secret_value',
+    })
   })
 
   it('lists names with masked values', async () => {

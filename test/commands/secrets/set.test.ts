@@ -32,7 +32,13 @@ describe('gpunet secrets set', () => {
     await writeFile(file, 'line 1\nline 2\n')
     const result = await runCli(['secrets', 'set', 'TLS_KEY', `@${file}`, '--json'], {env: f.env})
     assert.equal(result.code, 0, result.stderr)
-    assert.deepEqual(JSON.parse(result.stdout), {network: 'localnet', url: f.url, names: ['TLS_KEY']})
+    // One shape for the secrets commands; `names` deprecated, kept for one minor version.
+    assert.deepEqual(JSON.parse(result.stdout), {
+      network: 'localnet',
+      url: f.url,
+      secrets: [{name: 'TLS_KEY'}],
+      names: ['TLS_KEY'],
+    })
     assert.deepEqual(await stored(), [{name: 'TLS_KEY', value: 'line 1\nline 2\n'}])
   })
 
@@ -40,7 +46,7 @@ describe('gpunet secrets set', () => {
     const result = await runCli(['secrets', 'set', 'API', '--value', 'abc', '--json'], {env: f.env})
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stderr, /Warning: --value puts the secret in your shell history/)
-    assert.deepEqual(JSON.parse(result.stdout).names, ['API'])
+    assert.deepEqual(JSON.parse(result.stdout).secrets, [{name: 'API'}])
     assert.deepEqual(await stored(), [{name: 'API', value: 'abc'}])
   })
 
