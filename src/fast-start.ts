@@ -1,10 +1,13 @@
 // The invocations gpunet answers before oclif loads. Loading and starting oclif is most of what a short command
-// costs (more than all of Node's own start on Node 24, see bench/cold-start.bench.ts), and two commands are often
-// run in loops by scripts: `gpunet --version` and `gpunet job validate FILE...`. Only their plain forms are
-// served here, where the result cannot differ from oclif's: anything else (help, a flag this path does not know,
-// a repeated flag, `--`, no file) goes to oclif, which parses, explains and errs as for every other command.
+// costs (more than all of Node's own start on Node 24, see bench/cold-start.bench.ts), and three commands are often
+// run in loops by scripts: `gpunet --version`, `gpunet job validate FILE...` and `gpunet job exec JOB -- CMD...`
+// (whose target is its distance to `podman exec`: bench/exec.bench.ts). Only their plain forms are served here,
+// where the result cannot differ from oclif's: anything else (help, a flag this path does not know, a repeated
+// flag, `--` where it does not belong, no file) goes to oclif, which parses, explains and errs as for every other
+// command. Past the parsing, each runs the very library code its oclif command runs.
 
 import type {Paint} from './lib/definition/report-text.js'
+import {NETWORKS} from './lib/network.js'
 import {installedPackage} from './lib/package-root.js'
 
 /** The flags of `gpunet job validate` (all boolean) that the plain form may carry. */
@@ -17,16 +20,33 @@ interface PlainValidate {
   frames: boolean
 }
 
-/** Serves argv when it is a plain `--version` or `job validate`; false means "hand it to oclif". */
+/** The flags of `gpunet job exec` (all taking a value) that the plain form may carry, each once. */
+const EXEC_FLAGS = new Set(['--op', '--network', '--profile', '--rpc', '--network-host', '--wallet'])
+
+/** The parsed plain form of `job exec`: its flags by name (without the dashes), its job and its command. */
+export interface PlainExec {
+  job: string
+  flags: Record<string, string>
+  cmd: string[]
+}
+
+/** Serves argv when it is a plain `--version`, `job validate` or `job exec`; false means "hand it to oclif". */
 export async function serveWithoutOclif(argv: string[]): Promise<boolean> {
   if (argv.includes('--version') && argv.every((arg) => arg === '--version' || arg === '--json')) {
     printVersion(argv.includes('--json'))
     return true
   }
   const validate = plainValidate(argv)
-  if (!validate) return false
-  await runValidate(validate)
-  return true
+  if (validate) {
+    await runValidate(validate)
+    return true
+  }
+  const exec = plainExec(argv)
+  if (exec) {
+    await runExec(exec)
+    return true
+  }
+  return false
 }
 
 /** `gpunet --version`, and with `--json` one document. */
@@ -60,6 +80,69 @@ export function plainValidate(argv: string[]): PlainValidate | undefined {
   // oclif also turns JSON on from GPUNET_CONTENT_TYPE, and may color JSON written to a terminal.
   if (process.env.GPUNET_CONTENT_TYPE !== undefined || (json && process.stdout.isTTY)) return undefined
   return {files, json, strict: flags.has('--strict'), frames: !flags.has('--no-frames')}
+}
+
+/**
+ * The parsed plain form of `job exec JOB [FLAGS] -- CMD...`, or undefined when oclif must see the command line:
+ * flags as `--name value` or `--name=value`, each at most once, a value that is not empty and does not start
+ * with `-`, one job, a command after `--`, and nothing in the environment that changes how oclif reads or prints.
+ */
+export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env): PlainExec | undefined {
+  if (argv[0] !== 'job' || argv[1] !== 'exec') return undefined
+  const dashes = argv.indexOf('--')
+  if (dashes === -1 || dashes === argv.length - 1) return undefined
+  const flags: Record<string, string> = {}
+  const positional: string[] = []
+  const words = argv.slice(2, dashes)
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (!word.startsWith('-')) {
+      positional.push(word)
+      continue
+    }
+    const equals = word.indexOf('=')
+    const name = equals === -1 ? word : word.slice(0, equals)
+    const value = equals === -1 ? words[++i] : word.slice(equals + 1)
+    if (!EXEC_FLAGS.has(name) || value === undefined || value === '' || value.startsWith('-')) return undefined
+    if (Object.hasOwn(flags, name.slice(2))) return undefined
+    flags[name.slice(2)] = value
+  }
+  if (positional.length !== 1 || positional[0] === '') return undefined
+  // oclif checks --network (and GPUNET_NETWORK, which it reads into the flag) against its options.
+  const network = flags.network ?? env.GPUNET_NETWORK
+  if (network !== undefined && !(NETWORKS as readonly string[]).includes(network)) return undefined
+  // GPUNET_CONTENT_TYPE turns JSON on in oclif; GPUNET_DEBUG turns on its debug output.
+  if (env.GPUNET_CONTENT_TYPE !== undefined || env.GPUNET_DEBUG !== undefined) return undefined
+  return {job: positional[0]!, flags, cmd: argv.slice(dashes + 1)}
+}
+
+/**
+ * `job exec` as its command runs it after oclif's parse: BaseCommand's settling of --profile and --network, then
+ * runJobExec, and a failure rendered by BaseCommand's own renderFailure.
+ */
+async function runExec({job, flags, cmd}: PlainExec): Promise<void> {
+  const note = (line: string) => process.stderr.write(`${line}\n`)
+  try {
+    const [{resolveNetwork}, {runJobExec}] = await Promise.all([
+      import('./lib/network.js'),
+      import('./lib/job-node-connection.js'),
+    ])
+    if (flags.profile) process.env.GPUNET_PROFILE = flags.profile
+    const network = resolveNetwork(flags.network ?? process.env.GPUNET_NETWORK, note)
+    process.exitCode = await runJobExec({
+      job,
+      op: flags.op,
+      cmd,
+      network,
+      rpc: flags.rpc,
+      networkHost: flags['network-host'],
+      wallet: flags.wallet,
+      note,
+    })
+  } catch (error) {
+    const {renderFailure, toGpunetError} = await import('./base-command.js')
+    renderFailure(toGpunetError(error), false)
+  }
 }
 
 async function runValidate({files, json, strict, frames}: PlainValidate): Promise<void> {

@@ -15,7 +15,7 @@ import {
 } from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS} from './localnet/ids.js'
-import {SETTINGS} from './market/connect.js'
+import {SETTINGS} from './market/settings.js'
 import {NETWORK_PRESETS} from './market/networks.js'
 import {type Network, NETWORKS, settingSource} from './network.js'
 

@@ -4,11 +4,8 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags, splitCommand} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {execInJob} from '../../lib/job/exec.js'
-import {parseAddress} from '../../lib/market/connect.js'
-import {connectMarket} from '../../lib/network-connection.js'
+import {runJobExec} from '../../lib/job-node-connection.js'
 import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
 
 export default class JobExec extends BaseCommand {
   static override summary =
@@ -50,20 +47,15 @@ EXIT CODES
         hint: 'gpunet job exec <job> [--op ID] -- CMD [ARGS...]',
       })
     }
-    const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket({
+    const code = await runJobExec({
+      job: args.job,
+      op: flags.op,
+      cmd: command,
       network: flags.network as Network,
       rpc: flags.rpc,
       networkHost: flags['network-host'],
+      wallet: flags.wallet,
       note: (line) => this.note(line),
-    })
-    const code = await execInJob(net, job, {
-      op: flags.op,
-      cmd: command,
-      tty: false,
-      wallet: () => loadWallet({path: flags.wallet}),
-      input: process.stdin,
-      output: (stream, data) => (stream === 'stdout' ? process.stdout : process.stderr).write(data),
     })
     this.setExitCode(code)
   }

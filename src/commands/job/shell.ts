@@ -5,10 +5,10 @@ import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
-import {parseAddress} from '../../lib/market/connect.js'
-import {connectMarket} from '../../lib/network-connection.js'
+import {parseAddressText} from '../../lib/base58-text.js'
+import {connectJobNode} from '../../lib/job-node-connection.js'
 import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {loadWalletKey} from '../../lib/wallet-key.js'
 
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."
@@ -45,8 +45,8 @@ EXIT CODES
         hint: `to run a command without a terminal: gpunet job exec ${args.job} -- CMD`,
       })
     }
-    const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket({
+    const job = parseAddressText(args.job, 'the job')
+    const source = await connectJobNode({
       network: flags.network as Network,
       rpc: flags.rpc,
       networkHost: flags['network-host'],
@@ -56,13 +56,13 @@ EXIT CODES
     let onResize: (() => void) | undefined
     stdin.setRawMode(true)
     try {
-      const code = await execInJob(net, job, {
+      const code = await execInJob(source, job, {
         route: 'terminal',
         op: flags.op,
         cmd: [],
         tty: true,
         ...size(),
-        wallet: () => loadWallet({path: flags.wallet}),
+        wallet: () => loadWalletKey({path: flags.wallet}),
         input: stdin,
         output: (_stream, data) => stdout.write(data),
         opened: (session) => {

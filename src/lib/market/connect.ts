@@ -6,35 +6,20 @@
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
+import {parseAddressText} from '../base58-text.js'
 import {configFile} from '../config.js'
 import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import {type Network, type Setting, settingValue} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
 import {parseAmount} from './amounts.js'
+import {localnetNodeApiUrl, localnetRpcUrl, SETTINGS} from './settings.js'
 import {SOL_DECIMALS} from './balances.js'
 import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
 import {openConnection} from './rpc.js'
 import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
 
-/** Network settings the jobs commands read, with their environment variables (see docs/networks.md). */
-export const SETTINGS = {
-  rpcUrl: {key: 'rpcUrl', env: 'GPUNET_RPC_URL', flag: '--rpc'},
-  networkHost: {key: 'networkHost', env: 'GPUNET_NETWORK_HOST', flag: '--network-host'},
-  market: {key: 'market', env: 'GPUNET_MARKET', flag: '--market'},
-  contentStoreUrl: {key: 'contentStoreUrl', env: 'GPUNET_CONTENT_STORE_URL'},
-  pinataJwt: {key: 'pinataJwt', env: 'GPUNET_PINATA_JWT'},
-  pinningServiceUrl: {key: 'pinningServiceUrl', env: 'GPUNET_PINNING_SERVICE_URL'},
-  ipfsGateway: {key: 'ipfsGateway', env: 'GPUNET_IPFS_GATEWAY'},
-  maxPriorityFee: {key: 'maxPriorityFee', env: 'GPUNET_MAX_PRIORITY_FEE', flag: '--max-priority-fee'},
-  priorityFee: {key: 'priorityFee', env: 'GPUNET_PRIORITY_FEE', flag: '--priority-fee'},
-  rewardsReflection: {key: 'rewardsReflection', env: 'GPUNET_REWARDS_REFLECTION'},
-  rewardsVault: {key: 'rewardsVault', env: 'GPUNET_REWARDS_VAULT'},
-  rewardsProgram: {key: 'rewardsProgram', env: 'GPUNET_REWARDS_PROGRAM'},
-  nodeApiUrl: {key: 'nodeApiUrl', env: 'GPUNET_NODE_API_URL'},
-  indexerUrl: {key: 'indexerUrl', env: 'GPUNET_INDEXER_URL'},
-  maxContentBytes: {key: 'maxContentBytes', env: 'GPUNET_MAX_CONTENT_BYTES'},
-} as const satisfies Record<string, Setting>
+export {SETTINGS} from './settings.js'
 
 /** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
 export const DEFAULT_PINNING_SERVICE_URL = 'https://api.pinata.cloud'
@@ -155,7 +140,7 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
 }
 
 function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localnet: LocalnetEndpoints): MarketNetwork {
-  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? localnet.rpcUrl
+  const rpcUrl = localnetRpcUrl(localnet.rpcUrl, options.rpc, env)
   return {
     name: 'localnet',
     rpcUrl,
@@ -165,13 +150,7 @@ function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localne
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
-    // The gateway serves the node's API under the node's own name: http://<node>.node.localhost:<port>.
-    nodeApiUrl: (node) =>
-      nodeApiUrl(node, {
-        template:
-          settingValue('localnet', SETTINGS.nodeApiUrl, undefined, env) ??
-          (localnet.gatewayUrl ? localnet.gatewayUrl.replace('//', '//{node}.') : null),
-      }),
+    nodeApiUrl: (node) => localnetNodeApiUrl(node, localnet.gatewayUrl, env),
     indexerUrl: trimUrl(settingValue('localnet', SETTINGS.indexerUrl, undefined, env) ?? localnet.rpcUrl),
     localnetNode: localnet.node,
     fees: feePolicy('localnet', options, env),
@@ -258,14 +237,7 @@ function parseSwitch(text: string): boolean {
 
 /** Parses a base58 address given by the user, or a usage error naming where it came from. */
 export function parseAddress(text: string, what: string): PublicKey {
-  try {
-    return new PublicKey(text)
-  } catch {
-    throw new GpunetError('invalid_address', `${what} "${text}" is not a Solana address`, {
-      exitCode: ExitCode.USAGE,
-      hint: 'an address is a base58 public key such as 7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41',
-    })
-  }
+  return new PublicKey(parseAddressText(text, what))
 }
 
 function address(setting: Setting, value: string): PublicKey {
