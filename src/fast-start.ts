@@ -6,9 +6,10 @@
 // flag, `--` where it does not belong, no file) goes to oclif, which parses, explains and errs as for every other
 // command. Past the parsing, each runs the very library code its oclif command runs.
 
+import module from 'node:module'
+
 import type {Paint} from './lib/definition/report-text.js'
-import {NETWORKS} from './lib/network.js'
-import {installedPackage} from './lib/package-root.js'
+import {installedPackage, packageRoot} from './lib/package-root.js'
 
 /** The flags of `gpunet job validate` (all boolean) that the plain form may carry. */
 const VALIDATE_FLAGS = new Set(['--json', '--strict', '--frames', '--no-frames'])
@@ -85,7 +86,8 @@ export function plainValidate(argv: string[]): PlainValidate | undefined {
 /**
  * The parsed plain form of `job exec JOB [FLAGS] -- CMD...`, or undefined when oclif must see the command line:
  * flags as `--name value` or `--name=value`, each at most once, a value that is not empty and does not start
- * with `-`, one job, a command after `--`, and nothing in the environment that changes how oclif reads or prints.
+ * with `-`, one job, a command after `--`, the localnet without a profile, and nothing in the environment that
+ * changes how oclif reads or prints.
  */
 export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env): PlainExec | undefined {
   if (argv[0] !== 'job' || argv[1] !== 'exec') return undefined
@@ -108,37 +110,28 @@ export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env):
     flags[name.slice(2)] = value
   }
   if (positional.length !== 1 || positional[0] === '') return undefined
-  // oclif checks --network (and GPUNET_NETWORK, which it reads into the flag) against its options.
-  const network = flags.network ?? env.GPUNET_NETWORK
-  if (network !== undefined && !(NETWORKS as readonly string[]).includes(network)) return undefined
+  // Only the localnet's nodes serve `/exec` (docs/exec.md): elsewhere the command fails, and oclif may fail it.
+  // With a profile the network is the profile's (and announced): oclif settles that too.
+  const network = flags.network ?? env.GPUNET_NETWORK ?? 'localnet'
+  if (network !== 'localnet' || flags.profile !== undefined || env.GPUNET_PROFILE) return undefined
   // GPUNET_CONTENT_TYPE turns JSON on in oclif; GPUNET_DEBUG turns on its debug output.
   if (env.GPUNET_CONTENT_TYPE !== undefined || env.GPUNET_DEBUG !== undefined) return undefined
   return {job: positional[0]!, flags, cmd: argv.slice(dashes + 1)}
 }
 
 /**
- * `job exec` as its command runs it after oclif's parse: BaseCommand's settling of --profile and --network, then
- * runJobExec, and a failure rendered by BaseCommand's own renderFailure.
+ * Runs a plain `job exec` (src/fast-exec.ts) and sets its exit code; a failure is rendered by BaseCommand's own
+ * renderFailure, as the oclif command's would be. On Node 20 the code comes from its bundle with a code cache.
  */
-async function runExec({job, flags, cmd}: PlainExec): Promise<void> {
-  const note = (line: string) => process.stderr.write(`${line}\n`)
+async function runExec(plain: PlainExec): Promise<void> {
   try {
-    const [{resolveNetwork}, {runJobExec}] = await Promise.all([
-      import('./lib/network.js'),
-      import('./lib/job-node-connection.js'),
-    ])
-    if (flags.profile) process.env.GPUNET_PROFILE = flags.profile
-    const network = resolveNetwork(flags.network ?? process.env.GPUNET_NETWORK, note)
-    process.exitCode = await runJobExec({
-      job,
-      op: flags.op,
-      cmd,
-      network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      wallet: flags.wallet,
-      note,
-    })
+    const {runPlainExec} = (module as {enableCompileCache?: unknown}).enableCompileCache
+      ? await import('./fast-exec.js')
+      : (await import('./code-cache.js')).loadBundle<typeof import('./fast-exec.js')>(packageRoot(), 'exec', [
+          'job',
+          'exec',
+        ])
+    process.exitCode = await runPlainExec(plain)
   } catch (error) {
     const {renderFailure, toGpunetError} = await import('./base-command.js')
     renderFailure(toGpunetError(error), false)
