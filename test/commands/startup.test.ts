@@ -31,7 +31,7 @@ async function sourcesLoadedBy(args: string[], expectedStatus = 0): Promise<stri
     })
     // Node 20 runs oclif and the commands from one CommonJS bundle, whole (src/code-cache.ts).
     if (!sources.some((s) => s.endsWith('src/code-cache.ts'))) return sources
-    const bundle = readdirSync(join(ROOT, 'dist/node20')).find((f) => f.endsWith('.cjs'))!
+    const bundle = readdirSync(join(ROOT, 'dist/node20')).find((f) => /^gpunet-[0-9a-f]+\.cjs$/.test(f))!
     const map = JSON.parse(readFileSync(join(ROOT, 'dist/node20', `${bundle}.map`), 'utf8')) as {sources: string[]}
     return [...sources, ...map.sources]
   } finally {
