@@ -8,6 +8,7 @@
 
 import module from 'node:module'
 
+import type {PlainExec} from './fast-exec.js'
 import type {Paint} from './lib/definition/report-text.js'
 import {installedPackage, packageRoot} from './lib/package-root.js'
 
@@ -23,13 +24,6 @@ interface PlainValidate {
 
 /** The flags of `gpunet job exec` (all taking a value) that the plain form may carry, each once. */
 const EXEC_FLAGS = new Set(['--op', '--network', '--profile', '--rpc', '--network-host', '--wallet'])
-
-/** The parsed plain form of `job exec`: its flags by name (without the dashes), its job and its command. */
-export interface PlainExec {
-  job: string
-  flags: Record<string, string>
-  cmd: string[]
-}
 
 /** Serves argv when it is a plain `--version`, `job validate` or `job exec`; false means "hand it to oclif". */
 export async function serveWithoutOclif(argv: string[]): Promise<boolean> {
