@@ -34,9 +34,13 @@ export interface ChainEndpoint {
 
 /** Reads where the job at `job` runs; exit 7 when it holds no job, exit 5 when the RPC node fails. */
 export async function readJobPlacement(chain: ChainEndpoint, job: string): Promise<JobPlacement> {
+  // Both reads at once: a job these commands are given usually runs, and then both are needed. The search's
+  // failure waits for its await (or is dropped with its answer when the job has ended), so the job's comes first.
+  const runNode = findRunNode(chain, job)
+  runNode.catch(() => {})
   const fields = await readJobFields(chain, job)
   if (fields.state !== JobState.QUEUED) return {status: jobStatus(fields, null), node: null, poster: fields.poster}
-  const node = await findRunNode(chain, job)
+  const node = await runNode
   if (!node) {
     // A node that finishes between the two reads closes the run: the job is read again before it is called
     // QUEUED, as readJob does.
