@@ -37,11 +37,7 @@ export async function serveWithoutOclif(argv: string[]): Promise<boolean> {
     return true
   }
   const exec = plainExec(argv)
-  if (exec) {
-    await runExec(exec)
-    return true
-  }
-  return false
+  return exec ? runExec(exec) : false
 }
 
 /** `gpunet --version`, and with `--json` one document. */
@@ -80,8 +76,8 @@ export function plainValidate(argv: string[]): PlainValidate | undefined {
 /**
  * The parsed plain form of `job exec JOB [FLAGS] -- CMD...`, or undefined when oclif must see the command line:
  * flags as `--name value` or `--name=value`, each at most once, a value that is not empty and does not start
- * with `-`, one job, a command after `--`, the localnet without a profile, and nothing in the environment that
- * changes how oclif reads or prints.
+ * with `-`, one job, a command after `--`, no network but the localnet named, and nothing in the environment that
+ * changes how oclif reads or prints. A profile's network is known once the settings are resolved (runExec).
  */
 export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env): PlainExec | undefined {
   if (argv[0] !== 'job' || argv[1] !== 'exec') return undefined
@@ -105,9 +101,8 @@ export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env):
   }
   if (positional.length !== 1 || positional[0] === '') return undefined
   // Only the localnet's nodes serve `/exec` (docs/exec.md): elsewhere the command fails, and oclif may fail it.
-  // With a profile the network is the profile's (and announced): oclif settles that too.
   const network = flags.network ?? env.GPUNET_NETWORK ?? 'localnet'
-  if (network !== 'localnet' || flags.profile !== undefined || env.GPUNET_PROFILE) return undefined
+  if (network !== 'localnet') return undefined
   // GPUNET_CONTENT_TYPE turns JSON on in oclif; GPUNET_DEBUG turns on its debug output.
   if (env.GPUNET_CONTENT_TYPE !== undefined || env.GPUNET_DEBUG !== undefined) return undefined
   return {job: positional[0]!, flags, cmd: argv.slice(dashes + 1)}
@@ -116,8 +111,9 @@ export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env):
 /**
  * Runs a plain `job exec` (src/fast-exec.ts) and sets its exit code; a failure is rendered by BaseCommand's own
  * renderFailure, as the oclif command's would be. On Node 20 the code comes from its bundle with a code cache.
+ * False when its settings chose another network than the localnet (a profile's): then oclif serves it.
  */
-async function runExec(plain: PlainExec): Promise<void> {
+async function runExec(plain: PlainExec): Promise<boolean> {
   try {
     const {runPlainExec} = (module as {enableCompileCache?: unknown}).enableCompileCache
       ? await import('./fast-exec.js')
@@ -125,11 +121,14 @@ async function runExec(plain: PlainExec): Promise<void> {
           'job',
           'exec',
         ])
-    process.exitCode = await runPlainExec(plain)
+    const code = await runPlainExec(plain)
+    if (code === undefined) return false
+    process.exitCode = code
   } catch (error) {
     const {renderFailure, toGpunetError} = await import('./base-command.js')
     renderFailure(toGpunetError(error), false)
   }
+  return true
 }
 
 async function runValidate({files, json, strict, frames}: PlainValidate): Promise<void> {

@@ -1,17 +1,16 @@
 /**
- * The wallet's key without web3.js: where its file is, how it is read and parsed, and signing with it. wallet.ts
- * builds the full Wallet (web3.js keys and signer, creation) on this; a command served before web3.js loads
- * (`job exec`, src/fast-start.ts) signs with this alone.
+ * The wallet's key without web3.js: how its file is read and parsed, and signing with it. Which file is the
+ * settings' choice (settings.ts walletPath); wallet.ts builds the full Wallet (web3.js keys and signer, creation)
+ * on this, and a command served before web3.js loads (`job exec`, src/fast-start.ts) signs with this alone.
  */
 import bs58 from 'bs58'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {activeProfile} from './config.js'
 import {signingKey, signMessage} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
-import {configDir} from './private-file.js'
 import {describeReadError} from './read-error.js'
+import type {InForce, Network} from './network.js'
 
 /** A wallet's key: its base58 address and a signer; the secret key stays inside this object. */
 export interface WalletKey {
@@ -21,32 +20,26 @@ export interface WalletKey {
   sign(message: Uint8Array): Uint8Array
 }
 
-export interface WalletOptions {
-  /** `--wallet`: wins over `GPUNET_WALLET` and the default path. */
-  path?: string
-  /**
-   * Creates the wallet when it is missing and not named by `--wallet` (only on localnet, where keys hold nothing
-   * of value): the default path or `GPUNET_WALLET`, which the localnet's first start also creates and funds.
-   */
-  createIfMissing?: boolean
-  /** Told when a wallet was created (stderr in commands). */
-  note?: (line: string) => void
-  env?: NodeJS.ProcessEnv
+/** What the wallet's file depends on of a command's settings (settings.ts' Settings). */
+export interface WalletSettings {
+  readonly network: Network
+  /** gpunet's own folder, where the default wallet lives. */
+  readonly configDir: string
+  get(key: 'wallet'): InForce | undefined
 }
 
-/** The path of the wallet to use: `--wallet` > `GPUNET_WALLET` > the profile's > `~/.config/gpunet/wallet.json`. */
-export function walletPath(options: WalletOptions = {}): {file: string; isDefault: boolean} {
-  const env = options.env ?? process.env
-  if (options.path) return {file: options.path, isDefault: false}
-  if (env.GPUNET_WALLET) return {file: env.GPUNET_WALLET, isDefault: false}
-  const inProfile = activeProfile(env)?.profile.wallet
-  if (inProfile) return {file: inProfile, isDefault: false}
-  return {file: join(configDir(env), 'wallet.json'), isDefault: true}
+/**
+ * The wallet file of a command: the wallet setting in force (`--wallet` > `GPUNET_WALLET` > the profile's), else
+ * `wallet.json` in gpunet's own folder.
+ */
+export function walletPath(settings: Omit<WalletSettings, 'network'>): {file: string; isDefault: boolean} {
+  const set = settings.get('wallet')
+  return set ? {file: set.value, isDefault: false} : {file: join(settings.configDir, 'wallet.json'), isDefault: true}
 }
 
-/** Reads the key of the wallet `options` name (never creating one): what a command that only signs needs. */
-export function loadWalletKey(options: Omit<WalletOptions, 'createIfMissing' | 'note'> = {}): Promise<WalletKey> {
-  const {file} = walletPath(options)
+/** Reads the key of a command's wallet, the file its settings name (never creating one): what signing alone needs. */
+export function openWalletKey(settings: Omit<WalletSettings, 'network'>): Promise<WalletKey> {
+  const {file} = walletPath(settings)
   return Promise.resolve(walletKeyFromBytes(readKeypairFile(file), file))
 }
 

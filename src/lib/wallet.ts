@@ -10,9 +10,9 @@ import {dirname} from 'node:path'
 
 import {generateKeypairBytes} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
-import {readKeypairFile, type WalletKey, walletKeyFromBytes, type WalletOptions, walletPath} from './wallet-key.js'
+import {readKeypairFile, type WalletKey, walletKeyFromBytes, walletPath, type WalletSettings} from './wallet-key.js'
 
-export {parseKeypairText, type WalletOptions, walletPath} from './wallet-key.js'
+export {parseKeypairText} from './wallet-key.js'
 
 /** A Solana keypair: the base58 address, a signer and web3.js's key; the secret key stays inside this object. */
 export interface Wallet extends WalletKey {
@@ -21,12 +21,34 @@ export interface Wallet extends WalletKey {
   keypair(): Keypair
 }
 
-/** Loads the wallet; on localnet (`createIfMissing`) a missing default wallet is created and announced. */
-export async function loadWallet(options: WalletOptions = {}): Promise<Wallet> {
-  const {file} = walletPath(options)
-  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing && !options.path))
+export interface WalletOptions {
+  /** The keypair file (walletPath: `--wallet` > `GPUNET_WALLET` > the profile's > the default). */
+  file: string
+  /** Creates the wallet when the file is missing (only on localnet, where keys hold nothing of value). */
+  createIfMissing?: boolean
+  /** Told when a wallet was created (stderr in commands). */
+  note?: (line: string) => void
+}
+
+/** Loads the wallet; with `createIfMissing` a missing file is created and announced. */
+export async function loadWallet(options: WalletOptions): Promise<Wallet> {
+  const {file} = options
+  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing))
   if (created) options.note?.(`created a new localnet wallet at ${file}`)
   return wallet
+}
+
+/**
+ * Loads the wallet of a command from its settings (walletPath picks the file). On localnet (`create`,
+ * its default) a missing one is created, never one named by `--wallet`: a mistyped flag must not become a new empty
+ * wallet. It lives here, not in settings.ts, so the resolver loads without web3.js (the plain `job exec`).
+ */
+export async function openWallet(
+  settings: WalletSettings,
+  options: {create?: boolean; note?: (line: string) => void} = {},
+): Promise<Wallet> {
+  const create = (options.create ?? settings.network === 'localnet') && settings.get('wallet')?.from !== 'flag'
+  return loadWallet({file: walletPath(settings).file, createIfMissing: create, note: options.note})
 }
 
 /** Creates a new keypair file with mode 0600. */

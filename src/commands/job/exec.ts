@@ -5,7 +5,6 @@ import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags, splitCommand} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {runJobExec} from '../../lib/job-node-connection.js'
-import type {Network} from '../../lib/network.js'
 
 export default class JobExec extends BaseCommand {
   static override summary =
@@ -51,10 +50,7 @@ EXIT CODES
       job: args.job,
       op: flags.op,
       cmd: command,
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      wallet: flags.wallet,
+      settings: this.settings,
       note: (line) => this.note(line),
     })
     this.setExitCode(code)

@@ -7,8 +7,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddressText} from '../../lib/base58-text.js'
 import {connectJobNode} from '../../lib/job-node-connection.js'
-import type {Network} from '../../lib/network.js'
-import {loadWalletKey} from '../../lib/wallet-key.js'
+import {openWalletKey} from '../../lib/wallet-key.js'
 
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."
@@ -46,12 +45,7 @@ EXIT CODES
       })
     }
     const job = parseAddressText(args.job, 'the job')
-    const source = await connectJobNode({
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      note: (line) => this.note(line),
-    })
+    const source = await connectJobNode(this.settings, (line) => this.note(line))
     const size = () => (stdout.columns > 0 && stdout.rows > 0 ? {cols: stdout.columns, rows: stdout.rows} : {})
     let onResize: (() => void) | undefined
     stdin.setRawMode(true)
@@ -62,7 +56,7 @@ EXIT CODES
         cmd: [],
         tty: true,
         ...size(),
-        wallet: () => loadWalletKey({path: flags.wallet}),
+        wallet: () => openWalletKey(this.settings),
         input: stdin,
         output: (_stream, data) => stdout.write(data),
         opened: (session) => {

@@ -5,7 +5,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFileSync, spawn} from 'node:child_process'
-import {readdirSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -303,7 +303,16 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       {name: "another wallet than the poster's", args: () => [job, '--wallet', otherWallet(), '--', 'true'], code: 6},
       {name: 'an operation the job does not run', args: () => [job, '--op', 'nope', '--', 'true'], code: 7},
       {name: 'a command the container does not have', args: () => [job, '--', 'no-such-program'], code: 127},
+      // The same settings resolver on both paths: a profile and the config file too (written in before()).
+      {name: 'a localnet profile, announced', args: () => [job, '--profile', 'here', '--', 'echo', 'hi'], code: 0},
+      {name: "a profile's own RPC node (none there)", args: () => [job, '--profile=unreachable', '--', 'true'], code: 5},
+      {name: 'a profile that does not exist', args: () => [job, '--profile', 'nobody', '--', 'true'], code: 2},
     ]
+    before(() => {
+      const profiles = {here: {network: 'localnet'}, unreachable: {network: 'localnet', rpcUrl: 'http://127.0.0.1:9'}}
+      mkdirSync(join(env.XDG_CONFIG_HOME!, 'gpunet'), {recursive: true})
+      writeFileSync(join(env.XDG_CONFIG_HOME!, 'gpunet', 'config.json'), JSON.stringify({version: 2, profiles}))
+    })
     const otherWallet = (): string => {
       const file = join(box.dir, 'other-wallet.json')
       writeFileSync(file, JSON.stringify([...Keypair.generate().secretKey]))
@@ -335,12 +344,13 @@ describe('gpunet job exec on a localnet (end to end)', function () {
         [job, '--'],
         [job, 'true'],
         [job, '--network', 'devnet', '--', 'true'],
-        [job, '--profile', 'p', '--', 'true'],
       ]) {
         assert.equal(serve(...words), undefined, words.join(' '))
       }
+      // A profile is served: its network is known once the settings are resolved (exec-networks.test.ts).
+      assert.ok(serve(job, '--profile', 'p', '--', 'true'))
+      assert.ok(plainExec(['job', 'exec', job, '--', 'true'], {GPUNET_PROFILE: 'p'}))
       for (const env of [
-        {GPUNET_PROFILE: 'p'},
         {GPUNET_NETWORK: 'devnet'},
         {GPUNET_CONTENT_TYPE: 'json'},
         {GPUNET_DEBUG: '1'},
