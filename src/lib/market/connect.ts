@@ -48,7 +48,6 @@ export interface MarketSettings {
   envName(key: MarketSettingKey): string
 }
 
-
 /** The rewards accounts `list` and `extend` take. */
 export interface RewardsAccounts {
   rewardsReflection: PublicKey

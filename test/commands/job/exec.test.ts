@@ -305,7 +305,11 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       {name: 'a command the container does not have', args: () => [job, '--', 'no-such-program'], code: 127},
       // The same settings resolver on both paths: a profile and the config file too (written in before()).
       {name: 'a localnet profile, announced', args: () => [job, '--profile', 'here', '--', 'echo', 'hi'], code: 0},
-      {name: "a profile's own RPC node (none there)", args: () => [job, '--profile=unreachable', '--', 'true'], code: 5},
+      {
+        name: "a profile's own RPC node (none there)",
+        args: () => [job, '--profile=unreachable', '--', 'true'],
+        code: 5,
+      },
       {name: 'a profile that does not exist', args: () => [job, '--profile', 'nobody', '--', 'true'], code: 2},
     ]
     before(() => {
@@ -350,11 +354,7 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       // A profile is served: its network is known once the settings are resolved (exec-networks.test.ts).
       assert.ok(serve(job, '--profile', 'p', '--', 'true'))
       assert.ok(plainExec(['job', 'exec', job, '--', 'true'], {GPUNET_PROFILE: 'p'}))
-      for (const env of [
-        {GPUNET_NETWORK: 'devnet'},
-        {GPUNET_CONTENT_TYPE: 'json'},
-        {GPUNET_DEBUG: '1'},
-      ]) {
+      for (const env of [{GPUNET_NETWORK: 'devnet'}, {GPUNET_CONTENT_TYPE: 'json'}, {GPUNET_DEBUG: '1'}]) {
         assert.equal(plainExec(['job', 'exec', job, '--', 'true'], env), undefined, JSON.stringify(env))
       }
     })
