@@ -110,8 +110,8 @@ export function plainExec(argv: string[], env: NodeJS.ProcessEnv = process.env):
 
 /**
  * Runs a plain `job exec` (src/fast-exec.ts) and sets its exit code; a failure is rendered by BaseCommand's own
- * renderFailure, as the oclif command's would be. On Node 20 the code comes from its bundle with a code cache.
- * False when its settings chose another network than the localnet (a profile's): then oclif serves it.
+ * renderFailure (src/failure.ts), as the oclif command's would be. On Node 20 the code comes from its bundle with
+ * a code cache. False when its settings chose another network than the localnet (a profile's): then oclif serves it.
  */
 async function runExec(plain: PlainExec): Promise<boolean> {
   try {
@@ -125,7 +125,7 @@ async function runExec(plain: PlainExec): Promise<boolean> {
     if (code === undefined) return false
     process.exitCode = code
   } catch (error) {
-    const {renderFailure, toGpunetError} = await import('./base-command.js')
+    const {renderFailure, toGpunetError} = await import('./failure.js')
     renderFailure(toGpunetError(error), false)
   }
   return true
@@ -150,7 +150,7 @@ async function runValidate({files, json, strict, frames}: PlainValidate): Promis
     process.exitCode = exitCode
   } catch (error) {
     // Only a bug lands here; it is reported exactly as the oclif path reports one.
-    const {renderFailure, toGpunetError} = await import('./base-command.js')
+    const {renderFailure, toGpunetError} = await import('./failure.js')
     renderFailure(toGpunetError(error), json)
   }
 }
