@@ -108,42 +108,66 @@ const bundledModules = entryPoints
     return `  ${JSON.stringify(path.replace(/\.ts$/, '.js'))}: () => import(${JSON.stringify(`./${path}`)}),`
   })
   .join('\n')
-const node20 = await build({
-  ...common,
-  stdin: {
-    contents: [
-      "import {join} from 'node:path'",
-      "import {registerBundledModules} from './bundled-modules.js'",
-      "import {runOclif} from './oclif-main.js'",
-      'export function run(): Promise<void> {',
-      `  registerBundledModules(join(__dirname, '..'), {\n${bundledModules}\n  })`,
-      '  return runOclif(import.meta.url)',
-      '}',
-    ].join('\n'),
-    resolveDir: join(root, 'src'),
-    sourcefile: 'node20-bundle.ts',
-    loader: 'ts',
+/** Puts, in place of src/lib/network-connection.ts, a module that throws: see the exec bundle above. */
+const localnetOnlyPlugin = {
+  name: 'gpunet-localnet-only',
+  setup(b) {
+    b.onResolve({filter: /\/network-connection\.js$/}, () => ({path: 'network-connection', namespace: 'localnet-only'}))
+    b.onLoad({filter: /.*/, namespace: 'localnet-only'}, () => ({
+      contents:
+        "throw new Error('the plain job exec serves the localnet only: src/fast-start.ts hands other networks to oclif')",
+      loader: 'js',
+    }))
   },
-  format: 'cjs',
-  // Every import() becomes a require(): on Node 20 a function V8 takes from a code cache loses the dynamic import
-  // callback of its script, and the bundle's only ES module imports are of files it carries (and of yaml and
-  // jsonc-parser, which have CommonJS builds).
-  supported: {'dynamic-import': false},
-  // Beside it, for tools (Node finds no map of a vm.Script): its name follows the hash that names the bundle.
-  sourcemap: 'external',
-  write: false,
-  outfile: 'dist/node20/gpunet.cjs',
-  // The bundle's own address, where the ES modules' code reads import.meta.url (oclif finds the package from it).
-  define: {'import.meta.url': '__gpunetBundleUrl'},
-  banner: {js: "const __gpunetBundleUrl = require('node:url').pathToFileURL(__filename).href;"},
-})
-const bundle = node20.outputFiles.find((file) => file.path.endsWith('.cjs'))
-const map = node20.outputFiles.find((file) => file.path.endsWith('.map'))
-const node20Source = node20BundleText(bundle.text)
-const hash = createHash('sha256').update(node20Source).digest('hex').slice(0, 16)
-mkdirSync(join(root, 'dist/node20'), {recursive: true})
-writeFileSync(join(root, `dist/node20/gpunet-${hash}.cjs`), node20Source)
-writeFileSync(join(root, `dist/node20/gpunet-${hash}.cjs.map`), map.contents)
+}
+
+await buildNode20Bundle('gpunet', [
+  "import {join} from 'node:path'",
+  "import {registerBundledModules} from './bundled-modules.js'",
+  "import {runOclif} from './oclif-main.js'",
+  'export function run(): Promise<void> {',
+  `  registerBundledModules(join(__dirname, '..'), {\n${bundledModules}\n  })`,
+  '  return runOclif(import.meta.url)',
+  '}',
+])
+// The plain `job exec` that src/fast-start.ts answers before oclif loads, in a bundle of its own: without a code
+// cache, compiling its undici and ws from source costs more than all of oclif does from its cache.
+// It serves the localnet only (src/fast-start.ts hands other networks to oclif), so the module that resolves the
+// others (and loads web3.js) is left out: were it ever reached, it would fail at once, not silently.
+await buildNode20Bundle('exec', ["export {runPlainExec} from './fast-exec.js'"], [localnetOnlyPlugin])
+
+/** Writes dist/node20/<kind>-<hash>.cjs and its map: the CommonJS bundle of `lines` that src/code-cache.ts runs. */
+async function buildNode20Bundle(kind, lines, plugins = []) {
+  const node20 = await build({
+    ...common,
+    plugins: [...common.plugins, ...plugins],
+    stdin: {
+      contents: lines.join('\n'),
+      resolveDir: join(root, 'src'),
+      sourcefile: `node20-${kind}.ts`,
+      loader: 'ts',
+    },
+    format: 'cjs',
+    // Every import() becomes a require(): on Node 20 a function V8 takes from a code cache loses the dynamic import
+    // callback of its script, and the bundle's only ES module imports are of files it carries (and of yaml and
+    // jsonc-parser, which have CommonJS builds).
+    supported: {'dynamic-import': false},
+    // Beside it, for tools (Node finds no map of a vm.Script): its name follows the hash that names the bundle.
+    sourcemap: 'external',
+    write: false,
+    outfile: `dist/node20/${kind}.cjs`,
+    // The bundle's own address, where the ES modules' code reads import.meta.url (oclif finds the package from it).
+    define: {'import.meta.url': '__gpunetBundleUrl'},
+    banner: {js: "const __gpunetBundleUrl = require('node:url').pathToFileURL(__filename).href;"},
+  })
+  const bundle = node20.outputFiles.find((file) => file.path.endsWith('.cjs'))
+  const map = node20.outputFiles.find((file) => file.path.endsWith('.map'))
+  const source = node20BundleText(bundle.text)
+  const hash = createHash('sha256').update(source).digest('hex').slice(0, 16)
+  mkdirSync(join(root, 'dist/node20'), {recursive: true})
+  writeFileSync(join(root, `dist/node20/${kind}-${hash}.cjs`), source)
+  writeFileSync(join(root, `dist/node20/${kind}-${hash}.cjs.map`), map.contents)
+}
 
 // The manifest of the commands (oclif.manifest.json), made by loading each built command, with the CLI's console
 // filter preloaded; OCLIF_SKIP_NEW_VERSION_CHECK keeps the oclif tool from asking the registry for a newer self.

@@ -22,14 +22,25 @@ export interface CacheLocation {
   file: string
   /** The start of every cache file name of this Node and this build; others are removed when one is written. */
   prefix: string
+  /** The names of every cache of this kind of bundle (`gpunet-<hash>`, `exec-<hash>`), whatever the Node or build. */
+  sameKind: RegExp
 }
 
-/** Runs the Node 20 bundle under `root`/dist/node20 for `argv`, with V8's code cache when one can be kept safely. */
+/** Runs the Node 20 bundle of oclif and the commands under `root`/dist/node20 for `argv`. */
 export async function runBundledCli(root: string, argv: readonly string[], env = process.env): Promise<void> {
+  await loadBundle<BundledCli>(root, 'gpunet', argv, env).run()
+}
+
+/**
+ * Loads the Node 20 bundle `kind` under `root`/dist/node20 (`gpunet`: oclif and the commands; `exec`: the plain
+ * `job exec` of src/fast-start.ts) with V8's code cache of the command `argv` names, when one can be kept safely,
+ * and returns what it exports.
+ */
+export function loadBundle<T>(root: string, kind: string, argv: readonly string[], env = process.env): T {
   const dir = join(root, 'dist', 'node20')
-  // The build names the bundle by its content hash, so a cache never meets another build's code.
-  const name = readdirSync(dir).find((file) => file.endsWith('.cjs'))
-  if (!name) throw new Error(`no bundle in ${dir}: run npm run build`)
+  // The build names a bundle by its kind and content hash, so a cache never meets another build's code.
+  const name = readdirSync(dir).find((file) => file.startsWith(`${kind}-`) && file.endsWith('.cjs'))
+  if (!name) throw new Error(`no ${kind} bundle in ${dir}: run npm run build`)
   const filename = join(dir, name)
   const source = readFileSync(filename, 'latin1')
   const require = createRequire(filename)
@@ -45,10 +56,10 @@ export async function runBundledCli(root: string, argv: readonly string[], env =
       if (code === 0) writeCache(location, script.createCachedData())
     })
   }
-  const module = {exports: {} as BundledCli}
+  const module = {exports: {} as T}
   const factory = script.runInThisContext() as (...args: unknown[]) => void
   factory.call(module.exports, module.exports, require, module, filename, dir)
-  await module.exports.run()
+  return module.exports
 }
 
 /**
@@ -84,7 +95,9 @@ export function cacheLocation(build: string, argv: readonly string[], base = tmp
     return undefined
   }
   const prefix = `${process.version}-${process.arch}-${build}-`
-  return {dir, file: join(dir, `${prefix}${commandKey(argv)}.bin`), prefix}
+  const kind = build.replace(/-[0-9a-f]+$/, '')
+  const sameKind = new RegExp(`^v[^-]+-[^-]+-${kind}-[0-9a-f]+-`)
+  return {dir, file: join(dir, `${prefix}${commandKey(argv)}.bin`), prefix, sameKind}
 }
 
 /**
@@ -113,14 +126,18 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
-/** Writes a cache by renaming a whole file into place, and removes the caches of other builds and Nodes. */
+/**
+ * Writes a cache by renaming a whole file into place, and removes the caches of other builds and Nodes of the same
+ * bundle (the other bundle's stay).
+ */
 function writeCache(location: CacheLocation, data: Buffer): void {
   try {
     const temporary = `${location.file}.${process.pid}.tmp`
     writeFileSync(temporary, data, {mode: 0o600})
     renameSync(temporary, location.file)
     for (const file of readdirSync(location.dir)) {
-      if (!file.startsWith(location.prefix) && !file.endsWith('.tmp')) unlinkSync(join(location.dir, file))
+      const stale = !file.startsWith(location.prefix) && location.sameKind.test(file) && !file.endsWith('.tmp')
+      if (stale) unlinkSync(join(location.dir, file))
     }
   } catch {
     // A cache that cannot be written only means the next run compiles again.

@@ -1,7 +1,7 @@
 import type {Command} from '@oclif/core/command'
 import {Help} from '@oclif/core/help'
 
-import {renderFailure} from './base-command.js'
+import {renderFailure} from './failure.js'
 import {ExitCode, GpunetError} from './lib/errors.js'
 import {suggestCommand} from './lib/suggest.js'
 

@@ -31,8 +31,7 @@ import {amountText, jobRows, reportLines} from './lib/market/report.js'
 import {exposedPorts} from './lib/market/service-url.js'
 import type {Network} from './lib/network.js'
 import {startProgress} from './lib/progress.js'
-import {openWallet} from './lib/settings.js'
-import type {Wallet} from './lib/wallet.js'
+import {openWallet, type Wallet} from './lib/wallet.js'
 
 interface WalletReport {
   address: string

@@ -1,6 +1,6 @@
 import {type Hook, loadHelpClass, toStandardizedId} from '@oclif/core'
 
-import {renderFailure} from '../base-command.js'
+import {renderFailure} from '../failure.js'
 import {ExitCode, GpunetError} from '../lib/errors.js'
 import {suggestCommand} from '../lib/suggest.js'
 

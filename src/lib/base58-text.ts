@@ -3,8 +3,9 @@
  * length (60 KB took 6 s, and the localnet is one process), so the length and alphabet are checked first: a key
  * is at most 44 characters (base58 of 32 bytes), a signature at most 88 (of 64 bytes).
  */
-import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
+
+import {ExitCode, GpunetError} from './errors.js'
 
 /** The longest base58 text of a 32-byte key. */
 export const MAX_KEY_CHARS = 44
@@ -35,8 +36,17 @@ export function decodeBase58(text: unknown, kind: Base58Kind): Uint8Array | null
   return bytes?.length === SHAPES[kind].bytes ? bytes : null
 }
 
-/** The key a text names, or null when it names none (checked before it is decoded). */
-export function parseKey(text: unknown): PublicKey | null {
+/**
+ * A Solana address given by the user (`what` names it: "the job"), as base58 text; exit 2 when it is none. The
+ * texts it takes are exactly those web3.js's PublicKey takes: base58 of 32 bytes, which never needs over 44 characters.
+ */
+export function parseAddressText(text: string, what: string): string {
   const bytes = decodeBase58(text, 'key')
-  return bytes ? new PublicKey(bytes) : null
+  if (!bytes) {
+    throw new GpunetError('invalid_address', `${what} "${text}" is not a Solana address`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'an address is a base58 public key such as 7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41',
+    })
+  }
+  return bs58.encode(bytes)
 }

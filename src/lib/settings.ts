@@ -5,16 +5,17 @@
  * `process.env`. A new setting is one more entry in SETTINGS; one with a flag also names that flag in
  * SETTING_FLAGS (src/flags.ts), so that the commands declaring it feed the resolver.
  */
-import {join} from 'node:path'
 
 import {type ConfigDocument, configFile, type NetworkConfig, type Profile, readConfigFile} from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {defaultDataDir, defaultPort} from './localnet/paths.js'
-import {DEFAULT_PINNING_SERVICE_URL} from './market/connect.js'
-import {NETWORK_PRESETS} from './market/networks.js'
+import {DEFAULT_PINNING_SERVICE_URL, SETTING_PRESETS} from './market/presets.js'
 import {type InForce, type Network, NETWORKS} from './network.js'
 import {configDir} from './private-file.js'
-import {loadWallet, type Wallet} from './wallet.js'
+
+// The wallet file the settings choose: defined beside the key's loading (web3-free), so wallet.ts need not import
+// this module (market/ imports wallet.ts, and this module reaches market/ through localnet/).
+export {walletPath} from './wallet-key.js'
 
 /** The kind of value a setting takes: what `gpunet config set` checks (config-settings.ts). */
 export type SettingKind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids'
@@ -35,18 +36,18 @@ export interface SettingSpec {
 export const SETTINGS = {
   network: {env: 'GPUNET_NETWORK', kind: 'network', flag: '--network', profileOnly: true, preset: () => 'localnet'},
   wallet: {env: 'GPUNET_WALLET', kind: 'path', flag: '--wallet', profileOnly: true},
-  rpcUrl: {env: 'GPUNET_RPC_URL', kind: 'url', flag: '--rpc', preset: (net) => NETWORK_PRESETS[net].rpcUrl},
+  rpcUrl: {env: 'GPUNET_RPC_URL', kind: 'url', flag: '--rpc', preset: (net) => SETTING_PRESETS[net].rpcUrl},
   secretsUrl: {
     env: 'GPUNET_SECRETS_URL',
     kind: 'url',
     flag: '--secrets-url',
-    preset: (net) => NETWORK_PRESETS[net].secretsUrl,
+    preset: (net) => SETTING_PRESETS[net].secretsUrl,
   },
   market: {
     env: 'GPUNET_MARKET',
     kind: 'address',
     flag: '--market',
-    preset: (net) => NETWORK_PRESETS[net].market?.toBase58() ?? null,
+    preset: (net) => SETTING_PRESETS[net].market,
   },
   contentStoreUrl: {env: 'GPUNET_CONTENT_STORE_URL', kind: 'url'},
   pinataJwt: {env: 'GPUNET_PINATA_JWT', kind: 'text'},
@@ -55,19 +56,19 @@ export const SETTINGS = {
     env: 'GPUNET_IPFS_GATEWAY',
     kind: 'url',
     flag: '--ipfs-gateway',
-    preset: (net) => NETWORK_PRESETS[net].ipfsGateway,
+    preset: (net) => SETTING_PRESETS[net].ipfsGateway,
   },
   networkHost: {
     env: 'GPUNET_NETWORK_HOST',
     kind: 'host',
     flag: '--network-host',
-    preset: (net) => NETWORK_PRESETS[net].networkHost,
+    preset: (net) => SETTING_PRESETS[net].networkHost,
   },
   priorityFee: {
     env: 'GPUNET_PRIORITY_FEE',
     kind: 'boolean',
     flag: '--priority-fee',
-    preset: (net) => (net === 'localnet' ? null : String(NETWORK_PRESETS[net].priorityFeeByDefault)),
+    preset: (net) => (net === 'localnet' ? null : String(SETTING_PRESETS[net].priorityFeeByDefault)),
   },
   maxPriorityFee: {env: 'GPUNET_MAX_PRIORITY_FEE', kind: 'sol', flag: '--max-priority-fee'},
   rewardsReflection: {env: 'GPUNET_REWARDS_REFLECTION', kind: 'address'},
@@ -75,10 +76,10 @@ export const SETTINGS = {
   rewardsProgram: {
     env: 'GPUNET_REWARDS_PROGRAM',
     kind: 'address',
-    preset: (net) => NETWORK_PRESETS[net].rewardsProgram?.toBase58() ?? null,
+    preset: (net) => SETTING_PRESETS[net].rewardsProgram,
   },
   nodeApiUrl: {env: 'GPUNET_NODE_API_URL', kind: 'text'},
-  indexerUrl: {env: 'GPUNET_INDEXER_URL', kind: 'url', preset: (net) => NETWORK_PRESETS[net].indexerUrl},
+  indexerUrl: {env: 'GPUNET_INDEXER_URL', kind: 'url', preset: (net) => SETTING_PRESETS[net].indexerUrl},
   maxContentBytes: {env: 'GPUNET_MAX_CONTENT_BYTES', kind: 'bytes'},
   localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
 } as const satisfies Record<string, SettingSpec>
@@ -232,25 +233,4 @@ function resolveNetwork(given: string | undefined, active: ActiveProfile | undef
 
 function isNetwork(value: string): value is Network {
   return (NETWORKS as readonly string[]).includes(value)
-}
-
-/**
- * The wallet file of a command: the wallet setting in force (`--wallet` > `GPUNET_WALLET` > the profile's), else
- * `wallet.json` in gpunet's own folder.
- */
-export function walletPath(settings: Pick<Settings, 'get' | 'configDir'>): {file: string; isDefault: boolean} {
-  const set = settings.get('wallet')
-  return set ? {file: set.value, isDefault: false} : {file: join(settings.configDir, 'wallet.json'), isDefault: true}
-}
-
-/**
- * Loads the wallet of a command. On localnet (`create`, its default) a missing one is created, never one named by
- * `--wallet`: a mistyped flag must not become a new empty wallet.
- */
-export async function openWallet(
-  settings: Pick<Settings, 'get' | 'configDir' | 'network'>,
-  options: {create?: boolean; note?: (line: string) => void} = {},
-): Promise<Wallet> {
-  const create = (options.create ?? settings.network === 'localnet') && settings.get('wallet')?.from !== 'flag'
-  return loadWallet({file: walletPath(settings).file, createIfMissing: create, note: options.note})
 }

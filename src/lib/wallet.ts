@@ -4,37 +4,25 @@
  * paths, never key text: a key in a flag or an environment variable would show in `ps` and shell history.
  */
 import {Keypair, PublicKey} from '@solana/web3.js'
-import bs58 from 'bs58'
-import {
-  chmodSync,
-  constants,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-} from 'node:fs'
+import {chmodSync, constants, copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync} from 'node:fs'
 import {randomBytes} from 'node:crypto'
 import {dirname} from 'node:path'
 
-import {describeReadError} from './definition/check.js'
-import {generateKeypairBytes, signingKey, signMessage} from './ed25519.js'
+import {generateKeypairBytes} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
+import {readKeypairFile, type WalletKey, walletKeyFromBytes, walletPath, type WalletSettings} from './wallet-key.js'
 
-/** A Solana keypair: the base58 address and a signer; the secret key stays inside this object. */
-export interface Wallet {
-  readonly address: string
+export {parseKeypairText} from './wallet-key.js'
+
+/** A Solana keypair: the base58 address, a signer and web3.js's key; the secret key stays inside this object. */
+export interface Wallet extends WalletKey {
   readonly publicKey: PublicKey
-  readonly file: string
-  /** Signs bytes with ed25519, as Solana wallets do. */
-  sign(message: Uint8Array): Uint8Array
   /** The web3.js signer, to sign transactions. */
   keypair(): Keypair
 }
 
 export interface WalletOptions {
-  /** The keypair file (settings.ts' walletPath: `--wallet` > `GPUNET_WALLET` > the profile's > the default). */
+  /** The keypair file (walletPath: `--wallet` > `GPUNET_WALLET` > the profile's > the default). */
   file: string
   /** Creates the wallet when the file is missing (only on localnet, where keys hold nothing of value). */
   createIfMissing?: boolean
@@ -48,6 +36,19 @@ export async function loadWallet(options: WalletOptions): Promise<Wallet> {
   const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing))
   if (created) options.note?.(`created a new localnet wallet at ${file}`)
   return wallet
+}
+
+/**
+ * Loads the wallet of a command from its settings (walletPath picks the file). On localnet (`create`,
+ * its default) a missing one is created, never one named by `--wallet`: a mistyped flag must not become a new empty
+ * wallet. It lives here, not in settings.ts, so the resolver loads without web3.js (the plain `job exec`).
+ */
+export async function openWallet(
+  settings: WalletSettings,
+  options: {create?: boolean; note?: (line: string) => void} = {},
+): Promise<Wallet> {
+  const create = (options.create ?? settings.network === 'localnet') && settings.get('wallet')?.from !== 'flag'
+  return loadWallet({file: walletPath(settings).file, createIfMissing: create, note: options.note})
 }
 
 /** Creates a new keypair file with mode 0600. */
@@ -80,23 +81,12 @@ export function loadOrCreateKeypair(file: string): {keypair: Keypair; created: b
 
 /** A wallet from the 64 bytes of a Solana keypair; refuses a public half that does not match the seed. */
 export function walletFromBytes(bytes: Uint8Array, file = '<memory>'): Wallet {
-  const key = signingKey(bytes)
-  if (!key) {
-    throw new GpunetError(
-      'wallet_invalid',
-      `${file} is not a valid keypair: its public key does not match its secret key`,
-      {
-        exitCode: ExitCode.INVALID_INPUT,
-      },
-    )
-  }
+  const key = walletKeyFromBytes(bytes, file)
   const secret = Uint8Array.from(bytes)
   const publicKey = new PublicKey(secret.subarray(32, 64))
   return {
-    address: publicKey.toBase58(),
+    ...key,
     publicKey,
-    file,
-    sign: (message) => signMessage(message, key),
     keypair: () => Keypair.fromSecretKey(secret, {skipValidation: true}),
   }
 }
@@ -149,40 +139,7 @@ function loadOrCreateWallet(file: string, create: boolean): {wallet: Wallet; cre
 }
 
 function readWallet(file: string): Wallet {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new GpunetError('wallet_unreadable', `cannot read the wallet ${file}: ${describeReadError(error)}`, {
-      exitCode: ExitCode.INVALID_INPUT,
-      hint: 'pass --wallet FILE or set GPUNET_WALLET to a Solana keypair file (a JSON array of 64 numbers) or a file holding a base58 secret key',
-      cause: error,
-    })
-  }
-  return walletFromBytes(parseKeypairText(text, file), file)
-}
-
-/** The 64 secret key bytes of a keypair's text: a JSON array of numbers (Solana CLI file), or a base58 string. */
-export function parseKeypairText(text: string, file: string): Uint8Array {
-  const trimmed = text.trim()
-  if (trimmed.startsWith('[')) {
-    let value: unknown
-    try {
-      value = JSON.parse(trimmed)
-    } catch {
-      value = undefined
-    }
-    const isBytes =
-      Array.isArray(value) && value.length === 64 && value.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)
-    if (isBytes) return Uint8Array.from(value as number[])
-  } else if (/^[1-9A-HJ-NP-Za-km-z]+$/.test(trimmed)) {
-    const bytes = bs58.decode(trimmed)
-    if (bytes.length === 64) return bytes
-  }
-  throw new GpunetError('wallet_invalid', `${file} is not a Solana keypair file`, {
-    exitCode: ExitCode.INVALID_INPUT,
-    hint: 'a keypair file is a JSON array of 64 numbers, as written by `solana-keygen new`, or a base58 secret key',
-  })
+  return walletFromBytes(readKeypairFile(file), file)
 }
 
 /** Writes atomically with mode 0600 (a temporary file renamed over the target), synchronously for the localnet. */

@@ -31,7 +31,7 @@ async function sourcesLoadedBy(args: string[], expectedStatus = 0): Promise<stri
     })
     // Node 20 runs oclif and the commands from one CommonJS bundle, whole (src/code-cache.ts).
     if (!sources.some((s) => s.endsWith('src/code-cache.ts'))) return sources
-    const bundle = readdirSync(join(ROOT, 'dist/node20')).find((f) => f.endsWith('.cjs'))!
+    const bundle = readdirSync(join(ROOT, 'dist/node20')).find((f) => /^gpunet-[0-9a-f]+\.cjs$/.test(f))!
     const map = JSON.parse(readFileSync(join(ROOT, 'dist/node20', `${bundle}.map`), 'utf8')) as {sources: string[]}
     return [...sources, ...map.sources]
   } finally {
@@ -115,6 +115,37 @@ describe('CLI start-up', () => {
       sources.filter((s) => s.includes('/zod/') || s.includes('/semver/')),
       [],
     )
+  })
+
+  it('`job exec` starts without oclif, web3.js or zod: its Node 20 bundle, and the ES modules it imports', () => {
+    const heavy = (source: string) => /\/(@oclif|@solana\/web3\.js|zod)\//.test(source)
+    const node20 = join(ROOT, 'dist/node20')
+    const bundle = readdirSync(node20).find((f) => /^exec-[0-9a-f]+\.cjs$/.test(f))!
+    const map = JSON.parse(readFileSync(join(node20, `${bundle}.map`), 'utf8')) as {sources: string[]}
+    assert.ok(map.sources.some((s) => s.endsWith('src/fast-exec.ts')))
+    assert.ok(
+      map.sources.some((s) => s.endsWith('src/lib/job/exec.ts')),
+      'the command’s own exec code',
+    )
+    assert.deepEqual(map.sources.filter(heavy), [])
+    // Node 22+: the module src/fast-start.ts imports, and every module it imports statically (never a lazy import()).
+    const chunks = join(ROOT, 'dist/chunks')
+    const entry = readdirSync(chunks).find((f) => /^fast-exec-\w+\.js$/.test(f))!
+    const seen = new Set<string>()
+    const sources: string[] = []
+    const visit = (file: string) => {
+      if (seen.has(file)) return
+      seen.add(file)
+      const code = readFileSync(join(chunks, file), 'utf8')
+      sources.push(...(JSON.parse(readFileSync(join(chunks, `${file}.map`), 'utf8')) as {sources: string[]}).sources)
+      for (const [, next] of code.matchAll(/import\s*(?:[\w$*{}\s,]+from\s*)?["']\.\/([^"']+)["']/g)) visit(next!)
+    }
+    visit(entry)
+    assert.ok(
+      sources.some((s) => s.endsWith('src/lib/job/exec.ts')),
+      sources.join(', '),
+    )
+    assert.deepEqual(sources.filter(heavy), [])
   })
 
   it('starts oclif without its WSL probe (wsl-utils and the container checks it imports)', async () => {

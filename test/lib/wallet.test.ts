@@ -5,8 +5,8 @@ import {join} from 'node:path'
 
 import {verifySignature} from '../../src/lib/ed25519.js'
 import {isGpunetError} from '../../src/lib/errors.js'
-import {openWallet, resolveSettings, walletPath} from '../../src/lib/settings.js'
-import {loadWallet, readKeypair} from '../../src/lib/wallet.js'
+import {resolveSettings, walletPath} from '../../src/lib/settings.js'
+import {loadWallet, openWallet, readKeypair} from '../../src/lib/wallet.js'
 import {newWallet, tempDir} from '../helpers/secrets.js'
 
 describe('wallet', () => {

@@ -4,10 +4,7 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags, splitCommand} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {execInJob} from '../../lib/job/exec.js'
-import {parseAddress} from '../../lib/market/connect.js'
-import {connectMarket} from '../../lib/network-connection.js'
-import {openWallet} from '../../lib/settings.js'
+import {runJobExec} from '../../lib/job-node-connection.js'
 
 export default class JobExec extends BaseCommand {
   static override summary =
@@ -49,15 +46,12 @@ EXIT CODES
         hint: 'gpunet job exec <job> [--op ID] -- CMD [ARGS...]',
       })
     }
-    const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket(this.settings, (line) => this.note(line))
-    const code = await execInJob(net, job, {
+    const code = await runJobExec({
+      job: args.job,
       op: flags.op,
       cmd: command,
-      tty: false,
-      wallet: () => openWallet(this.settings, {create: false}),
-      input: process.stdin,
-      output: (stream, data) => (stream === 'stdout' ? process.stdout : process.stderr).write(data),
+      settings: this.settings,
+      note: (line) => this.note(line),
     })
     this.setExitCode(code)
   }

@@ -18,7 +18,7 @@ import {exposedPorts} from '../../lib/market/service-url.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/result-files.js'
 import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {readFile, writeFile} from 'node:fs/promises'
 
 import {BaseCommand} from '../../base-command.js'
-import {describeReadError} from '../../lib/definition/check.js'
+import {describeReadError} from '../../lib/read-error.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {findTemplate, type JobTemplate, listTemplates} from '../../lib/templates.js'
 

@@ -14,7 +14,7 @@ import {
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 interface ListReport {
   network: Network

@@ -10,7 +10,7 @@ import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 export default class JobLogs extends BaseCommand {
   static override summary = "Print a job's output: live from its node while it runs, from its result once it ended."

@@ -5,9 +5,9 @@ import {BaseCommand} from '../../base-command.js'
 import {jobNodeFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
-import {parseAddress} from '../../lib/market/connect.js'
-import {connectMarket} from '../../lib/network-connection.js'
-import {openWallet} from '../../lib/settings.js'
+import {parseAddressText} from '../../lib/base58-text.js'
+import {connectJobNode} from '../../lib/job-node-connection.js'
+import {openWalletKey} from '../../lib/wallet-key.js'
 
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."
@@ -44,19 +44,19 @@ EXIT CODES
         hint: `to run a command without a terminal: gpunet job exec ${args.job} -- CMD`,
       })
     }
-    const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket(this.settings, (line) => this.note(line))
+    const job = parseAddressText(args.job, 'the job')
+    const source = await connectJobNode(this.settings, (line) => this.note(line))
     const size = () => (stdout.columns > 0 && stdout.rows > 0 ? {cols: stdout.columns, rows: stdout.rows} : {})
     let onResize: (() => void) | undefined
     stdin.setRawMode(true)
     try {
-      const code = await execInJob(net, job, {
+      const code = await execInJob(source, job, {
         route: 'terminal',
         op: flags.op,
         cmd: [],
         tty: true,
         ...size(),
-        wallet: () => openWallet(this.settings, {create: false}),
+        wallet: () => openWalletKey(this.settings),
         input: stdin,
         output: (_stream, data) => stdout.write(data),
         opened: (session) => {

@@ -8,7 +8,7 @@ import {interruptible} from '../../lib/job/stop-signals.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {TaskStat} from '../../lib/node-api/stats-protocol.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 export default class JobStats extends BaseCommand {
   static override summary = "Show a running job's CPU, memory, disk and network use per operation, from its node."

@@ -12,7 +12,7 @@ import {type AmountJson, amountJson, parseAmount} from '../../lib/market/amounts
 import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText} from '../../lib/market/report.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 interface FundReport {
   network: 'localnet'

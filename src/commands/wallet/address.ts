@@ -1,6 +1,7 @@
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import {openWallet, walletPath} from '../../lib/settings.js'
+import {walletPath} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 export default class WalletAddress extends BaseCommand {
   static override summary = "Print the wallet's address (its public key)."

@@ -7,7 +7,7 @@ import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
-import {openWallet} from '../../lib/settings.js'
+import {openWallet} from '../../lib/wallet.js'
 
 interface BalanceReport {
   network: Network

@@ -4,7 +4,7 @@ import {readFile} from 'node:fs/promises'
 
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import {describeReadError} from '../../lib/definition/check.js'
+import {describeReadError} from '../../lib/read-error.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {askHidden, canPrompt} from '../../lib/prompt.js'
 import {readStdin} from '../../lib/stdin.js'

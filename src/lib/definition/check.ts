@@ -2,6 +2,7 @@ import {readFile} from 'node:fs/promises'
 
 import type {Network} from '../network.js'
 import {tooDeepAt} from '../nesting.js'
+import {describeReadError} from '../read-error.js'
 import {type DefinitionIssue, type IssueCode} from './issue.js'
 import {lintJobDefinition} from './lint.js'
 import type {NetworkCheck, PreparedUpload} from './network-form/prepare.js'
@@ -165,13 +166,4 @@ function decodeText(bytes: Uint8Array | string): string | null {
   } catch {
     return null
   }
-}
-
-/** A read failure in words, without a stack: "no such file", "permission denied", "it is a directory". */
-export function describeReadError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException)?.code
-  if (code === 'ENOENT') return 'no such file'
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
-  if (code === 'EISDIR') return 'it is a directory, not a file'
-  return (error as Error)?.message ?? String(error)
 }

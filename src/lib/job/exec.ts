@@ -4,15 +4,12 @@
  * Finds the job's node, checks the wallet is the poster, signs a header for the action `exec` (or a terminal
  * grant), and carries the caller's streams until the command exits.
  */
-import type {PublicKey} from '@solana/web3.js'
-
 import {ExitCode, GpunetError} from '../errors.js'
-import type {MarketNetwork} from '../market/connect.js'
 import {openExec, openTerminal, type ExecEnd, type ExecSession} from '../node-api/exec-client.js'
 import {CLOSE, signHeader} from '../node-api/protocol.js'
 import {signTerminalGrant} from '../node-api/terminal-protocol.js'
-import type {Wallet} from '../wallet.js'
-import {runningJobNode} from './node-access.js'
+import type {WalletKey} from '../wallet-key.js'
+import {type JobNodeSource, runningJobNode} from './node-access.js'
 
 /** Input bytes waiting to be sent before stdin is paused. */
 const STDIN_BACKLOG_BYTES = 1024 * 1024
@@ -25,7 +22,7 @@ export interface JobExecOptions {
   tty: boolean
   cols?: number
   rows?: number
-  wallet: () => Promise<Wallet>
+  wallet: () => Promise<WalletKey>
   /** Where input comes from; its end ends the command's stdin (or, on a terminal, Ctrl+D does). */
   input: NodeJS.ReadableStream & {pause(): unknown; resume(): unknown}
   output: (stream: 'stdout' | 'stderr', data: Buffer) => void
@@ -33,13 +30,14 @@ export interface JobExecOptions {
   opened?: (session: ExecSession) => void
 }
 
-/** Runs the command in the job and resolves with its exit code; throws when it could not run. */
-export async function execInJob(net: MarketNetwork, job: PublicKey, options: JobExecOptions): Promise<number> {
-  const {job: address, node, apiUrl: base, wallet} = await runningJobNode(net, job, options.wallet, 'run commands')
+/** Runs the command in the job (a base58 address) and resolves with its exit code; throws when it could not run. */
+export async function execInJob(source: JobNodeSource, job: string, options: JobExecOptions): Promise<number> {
+  const target = await runningJobNode(source, job, options.wallet, 'run commands')
+  const {job: address, node, apiUrl: base, wallet, network} = target
   const size = options.cols && options.rows ? {cols: options.cols, rows: options.rows} : {}
   let session: ExecSession
   if (options.route === 'terminal') {
-    const scope = {job: address, node, network: net.name, ...(options.op === undefined ? {} : {op: options.op})}
+    const scope = {job: address, node, network, ...(options.op === undefined ? {} : {op: options.op})}
     const grant = signTerminalGrant((m) => wallet.sign(m), scope)
     session = openTerminal(
       base,
@@ -83,7 +81,7 @@ export async function execInJob(net: MarketNetwork, job: PublicKey, options: Job
   if (end.exitCode !== null) return end.exitCode
   // A shell the node saw end without a code (a signal ended it): a failure, as a shell reports one.
   if (end.exited) return 1
-  throw refusal(end, address, net.name, options.route ?? 'exec')
+  throw refusal(end, address, network, options.route ?? 'exec')
 }
 
 /** The error of a session that ended without the command's exit code. */

@@ -10,7 +10,7 @@ import type {MarketNetwork} from '../market/connect.js'
 import {signHeader} from '../node-api/protocol.js'
 import {statsPath, type TaskStat} from '../node-api/stats-protocol.js'
 import type {Wallet} from '../wallet.js'
-import {runningJobNode} from './node-access.js'
+import {jobNodeSource, runningJobNode} from './node-access.js'
 import {stopExitCode} from './stop-signals.js'
 
 /** Most bytes of one event or answer read from a node (a few operations' figures are far smaller). */
@@ -27,7 +27,12 @@ export interface JobStatsOptions {
 
 /** Reads the figures once, or every interval until the job ends on its node (the stream closes). */
 export async function jobStats(net: MarketNetwork, job: PublicKey, options: JobStatsOptions): Promise<void> {
-  const {job: address, node, apiUrl, wallet} = await runningJobNode(net, job, options.wallet, 'show its figures')
+  const {
+    job: address,
+    node,
+    apiUrl,
+    wallet,
+  } = await runningJobNode(jobNodeSource(net), job.toBase58(), options.wallet, 'show its figures')
   const header = signHeader((m) => wallet.sign(m), {action: 'read', node, job: address})
   const url = `${apiUrl}${statsPath(address, options.follow, options.intervalS)}`
   let response

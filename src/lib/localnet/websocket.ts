@@ -7,7 +7,7 @@
 import {PublicKey} from '@solana/web3.js'
 import type {RawData, WebSocket} from 'ws'
 
-import {parseKey} from '../base58-text.js'
+import {parseKey} from '../base58-key.js'
 import type {Chain, TransactionRecord} from './chain.js'
 import type {SignatureStatus} from './persistence.js'
 import {tooDeepAt} from '../nesting.js'

@@ -6,18 +6,24 @@
 import {PublicKey} from '@solana/web3.js'
 
 import {BorshReader, BorshWriter} from './borsh.js'
-import {accountDiscriminator} from './discriminator.js'
+import {
+  AccountDecodeError,
+  JOB_ACCOUNT_DISCRIMINATOR,
+  MARKET_ACCOUNT_DISCRIMINATOR,
+  RUN_ACCOUNT_DISCRIMINATOR,
+} from './account-layout.js'
 
-/** Job states as stored on chain; RUNNING is never stored (a queued job with a RunAccount is running). */
-export const JobState = {QUEUED: 0, DONE: 2, STOPPED: 3} as const
+export {
+  AccountDecodeError,
+  JOB_ACCOUNT_DISCRIMINATOR,
+  JobState,
+  MARKET_ACCOUNT_DISCRIMINATOR,
+  RUN_ACCOUNT_DISCRIMINATOR,
+} from './account-layout.js'
 /** What the market queue holds. */
 export const QueueType = {JOB: 0, NODE: 1, EMPTY: 255} as const
 /** The most keys a market queue holds. */
 export const MARKET_QUEUE_LENGTH = 314
-
-export const JOB_ACCOUNT_DISCRIMINATOR = accountDiscriminator('JobAccount')
-export const MARKET_ACCOUNT_DISCRIMINATOR = accountDiscriminator('MarketAccount')
-export const RUN_ACCOUNT_DISCRIMINATOR = accountDiscriminator('RunAccount')
 
 /** Bytes of an account's Borsh content (discriminator included); the market's with an empty queue. */
 export const JOB_ACCOUNT_DATA_SIZE = 8 + 32 + 32 + 32 + 32 + 32 + 8 + 32 + 1 + 8 + 8 + 8
@@ -76,11 +82,6 @@ export interface RunAccount {
   payer: PublicKey
   state: number
   time: bigint
-}
-
-/** Thrown when bytes are not an account of the expected type. */
-export class AccountDecodeError extends Error {
-  override name = 'AccountDecodeError'
 }
 
 function reader(data: Uint8Array, discriminator: Buffer, name: string): BorshReader {

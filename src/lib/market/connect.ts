@@ -7,6 +7,7 @@
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
+import {parseAddressText} from '../base58-text.js'
 import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import type {InForce, Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
@@ -14,6 +15,7 @@ import {nodeApiUrl} from '../node-api/protocol.js'
 import {parseAmount} from './amounts.js'
 import {SOL_DECIMALS} from './balances.js'
 import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
+import {DEFAULT_PINNING_SERVICE_URL} from './presets.js'
 import {openConnection} from './rpc.js'
 import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
 
@@ -45,9 +47,6 @@ export interface MarketSettings {
   /** A setting's environment variable, for hints. */
   envName(key: MarketSettingKey): string
 }
-
-/** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
-export const DEFAULT_PINNING_SERVICE_URL = 'https://api.pinata.cloud'
 
 /** The rewards accounts `list` and `extend` take. */
 export interface RewardsAccounts {
@@ -161,11 +160,7 @@ function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): 
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
-    // The gateway serves the node's API under the node's own name: http://<node>.node.localhost:<port>.
-    nodeApiUrl: (node) =>
-      nodeApiUrl(node, {
-        template: value('nodeApiUrl') ?? (localnet.gatewayUrl ? localnet.gatewayUrl.replace('//', '//{node}.') : null),
-      }),
+    nodeApiUrl: (node) => nodeApiUrl(node, {template: value('nodeApiUrl'), gatewayUrl: localnet.gatewayUrl}),
     indexerUrl: trimUrl(value('indexerUrl') ?? localnet.rpcUrl),
     localnetNode: localnet.node,
     fees: feePolicy(settings),
@@ -256,14 +251,7 @@ function parseSwitch({value, source}: InForce): boolean {
 
 /** Parses a base58 address given by the user, or a usage error naming where it came from. */
 export function parseAddress(text: string, what: string): PublicKey {
-  try {
-    return new PublicKey(text)
-  } catch {
-    throw new GpunetError('invalid_address', `${what} "${text}" is not a Solana address`, {
-      exitCode: ExitCode.USAGE,
-      hint: 'an address is a base58 public key such as 7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41',
-    })
-  }
+  return new PublicKey(parseAddressText(text, what))
 }
 
 function address(key: MarketSettingKey, {value, source}: InForce): PublicKey {

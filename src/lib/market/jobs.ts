@@ -2,9 +2,9 @@
 import type {AccountInfo, Connection, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {ExitCode, GpunetError} from '../errors.js'
+import {jobStatus, type JobStatus} from './account-layout.js'
+import {decodeChecked} from './account-check.js'
 import {
-  type AccountDecodeError,
   decodeJobAccount,
   decodeMarketAccount,
   decodeRunAccount,
@@ -16,7 +16,7 @@ import {
 } from './accounts.js'
 import {rpcCall} from './rpc.js'
 
-export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
+export {isFinal, jobStatus, type JobStatus} from './account-layout.js'
 
 /** A job as read from the chain, with its run while a node works on it. */
 export interface JobView {
@@ -24,18 +24,6 @@ export interface JobView {
   job: JobAccount
   run: (RunAccount & {address: PublicKey}) | null
   status: JobStatus
-}
-
-/** The status of a job: RUNNING is never stored, it is a queued job with a RunAccount. */
-export function jobStatus(job: JobAccount, run: RunAccount | null): JobStatus {
-  if (job.state === JobState.DONE) return 'COMPLETED'
-  if (job.state === JobState.STOPPED) return 'STOPPED'
-  return run ? 'RUNNING' : 'QUEUED'
-}
-
-/** True once a job can no longer change. */
-export function isFinal(status: JobStatus): boolean {
-  return status === 'COMPLETED' || status === 'STOPPED'
 }
 
 /** Reads a market, or exits 7 when the address holds none. */
@@ -132,10 +120,7 @@ async function decodeAt<T>(
   return decodeInfo(info, programId, address, what, decode)
 }
 
-/**
- * Decodes an account read from the chain, or exits 7 when it is missing or not a `what`: data of the right shape
- * held by another program than the network's jobs program is no job (anyone can lay out such bytes).
- */
+/** Decodes an account read from the chain by the one rule of account-check.ts. */
 function decodeInfo<T>(
   info: AccountInfo<Buffer> | null,
   programId: PublicKey,
@@ -143,32 +128,6 @@ function decodeInfo<T>(
   what: string,
   decode: (data: Uint8Array) => T,
 ): T {
-  const missing = () =>
-    new GpunetError(`${what}_not_found`, `no ${what} at ${address.toBase58()} on this network`, {
-      exitCode: ExitCode.NOT_FOUND,
-      hint:
-        what === 'job'
-          ? "check the address and --network; a delisted job's account is closed (`gpunet job list` still shows it)"
-          : `check the address and --network; \`gpunet market list\` shows the network's markets`,
-      fields: {[what]: address.toBase58()},
-    })
-  if (!info) throw missing()
-  if (!info.owner.equals(programId)) {
-    throw new GpunetError(
-      `${what}_not_found`,
-      `no ${what} at ${address.toBase58()}: that account belongs to program ${info.owner.toBase58()}, not to this network's jobs program ${programId.toBase58()}`,
-      {exitCode: ExitCode.NOT_FOUND, hint: 'check the address and --network', fields: {[what]: address.toBase58()}},
-    )
-  }
-  try {
-    return decode(info.data)
-  } catch (error) {
-    if ((error as AccountDecodeError).name === 'AccountDecodeError') throw missing()
-    // The program's own account, yet no readable one (cut short): what the RPC node answered is wrong.
-    throw new GpunetError(
-      'account_unreadable',
-      `the RPC node answered an account at ${address.toBase58()} that is no readable ${what}: ${(error as Error).message}`,
-      {exitCode: ExitCode.UNAVAILABLE, hint: 'try another RPC node (--rpc)', fields: {[what]: address.toBase58()}},
-    )
-  }
+  const raw = info && {owner: info.owner.toBase58(), data: info.data}
+  return decodeChecked(raw, programId.toBase58(), address.toBase58(), what, decode)
 }

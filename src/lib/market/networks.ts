@@ -4,6 +4,8 @@
  */
 import {PublicKey} from '@solana/web3.js'
 
+import {SETTING_PRESETS} from './presets.js'
+
 export type NetworkName = 'localnet' | 'devnet' | 'mainnet'
 
 export interface NetworkPreset {
@@ -30,55 +32,26 @@ export interface NetworkPreset {
 }
 
 const MAINNET_PROGRAM_ID = new PublicKey('nosJhNRqr2bc9g1nfGDcXXTXvYUmxD4cVwy2pMWhrYM')
-const DEFAULT_MARKET = new PublicKey('7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41')
-const REWARDS_PROGRAM_ID = new PublicKey('nosRB8DUV67oLNrL45bo2pFLrmsWPiewe2Lk2DRNYCp')
-/** The gateway the network's nodes and official client read through. */
-const NETWORK_GATEWAY = 'https://nosana.mypinata.cloud'
 
 /** Decimals of the payment token on every network. */
 export const TOKEN_DECIMALS = 6
 
+/** A network's preset: its settings' presets (presets.ts, text) with its program and token, as keys. */
+function preset(name: NetworkName, programId: PublicKey, mint: PublicKey | null): NetworkPreset {
+  const text = SETTING_PRESETS[name]
+  const key = (address: string | null) => (address === null ? null : new PublicKey(address))
+  return {...text, name, programId, mint, market: key(text.market), rewardsProgram: key(text.rewardsProgram)}
+}
+
 export const NETWORK_PRESETS: Record<NetworkName, NetworkPreset> = {
   // The localnet runs the jobs program under the mainnet program id so a client built for one finds it on both.
-  localnet: {
-    name: 'localnet',
-    rpcUrl: null,
-    programId: MAINNET_PROGRAM_ID,
-    mint: null,
-    market: null,
-    rewardsProgram: null,
-    ipfsGateway: null,
-    secretsUrl: null,
-    networkHost: null,
-    indexerUrl: null,
-    priorityFeeByDefault: false,
-  },
-  devnet: {
-    name: 'devnet',
-    rpcUrl: 'https://api.devnet.solana.com',
-    programId: new PublicKey('nosJTmGQxvwXy23vng5UjkTbfv91Bzf9jEuro78dAGR'),
-    mint: new PublicKey('devr1BGQndEW5k5zfvG5FsLyZv1Ap73vNgAHcQ9sUVP'),
-    market: DEFAULT_MARKET,
-    rewardsProgram: REWARDS_PROGRAM_ID,
-    ipfsGateway: NETWORK_GATEWAY,
-    secretsUrl: 'https://secrets.k8s.dev.nos.ci',
-    networkHost: 'k8s.dev.nos.ci',
-    indexerUrl: 'https://blockchain-indexer.k8s.dev.nos.ci',
-    priorityFeeByDefault: false,
-  },
-  mainnet: {
-    name: 'mainnet',
-    rpcUrl: 'https://api.mainnet-beta.solana.com',
-    programId: MAINNET_PROGRAM_ID,
-    mint: new PublicKey('nosXBVoaCTtYdLvKY6Csb4AC8JCdQKKAaWYtx2ZMoo7'),
-    market: DEFAULT_MARKET,
-    rewardsProgram: REWARDS_PROGRAM_ID,
-    ipfsGateway: NETWORK_GATEWAY,
-    secretsUrl: 'https://secrets.nosana.ci',
-    networkHost: 'k8s.prd.nos.ci',
-    indexerUrl: 'https://blockchain-indexer.k8s.prd.nos.ci',
-    priorityFeeByDefault: true,
-  },
+  localnet: preset('localnet', MAINNET_PROGRAM_ID, null),
+  devnet: preset(
+    'devnet',
+    new PublicKey('nosJTmGQxvwXy23vng5UjkTbfv91Bzf9jEuro78dAGR'),
+    new PublicKey('devr1BGQndEW5k5zfvG5FsLyZv1Ap73vNgAHcQ9sUVP'),
+  ),
+  mainnet: preset('mainnet', MAINNET_PROGRAM_ID, new PublicKey('nosXBVoaCTtYdLvKY6Csb4AC8JCdQKKAaWYtx2ZMoo7')),
 }
 
 /** The rewards reflection account: PDA(["reflection"]) of the rewards program. */

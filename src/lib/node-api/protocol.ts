@@ -238,12 +238,16 @@ function ageOf(text: string, nowMs: number): number | null {
   return age < -MAX_CLOCK_SKEW_MS ? null : age
 }
 
-/** Where a node's API answers: `https://<node>.node.<host>`, or a template with `{node}` (GPUNET_NODE_API_URL). */
+/**
+ * Where a node's API answers: a template with `{node}` (the nodeApiUrl setting), else under the node's own name at a
+ * localnet's gateway (`http://<node>.node.localhost:<port>`), else `https://<node>.node.<host>`.
+ */
 export function nodeApiUrl(
   node: string,
-  where: {template?: string | null; networkHost?: string | null},
+  where: {template?: string | null; gatewayUrl?: string | null; networkHost?: string | null},
 ): string | null {
-  if (where.template) return where.template.replaceAll('{node}', node).replace(/\/+$/, '')
+  const template = where.template || (where.gatewayUrl ? where.gatewayUrl.replace('//', '//{node}.') : null)
+  if (template) return template.replaceAll('{node}', node).replace(/\/+$/, '')
   return where.networkHost ? `https://${node}.node.${where.networkHost}` : null
 }
 

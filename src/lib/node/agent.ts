@@ -11,7 +11,7 @@ import {EventEmitter} from 'node:events'
 
 import {type Keypair, PublicKey} from '@solana/web3.js'
 
-import {parseKey} from '../base58-text.js'
+import {parseKey} from '../base58-key.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import type {JobDefinition} from '../definition/schema.js'
 import type {NodeMembers} from '../definition/network-form/node-members.js'

@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {parseEnv} from 'node:util'
 
-import {describeReadError} from '../definition/check.js'
+import {describeReadError} from '../read-error.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {readStdin} from '../stdin.js'
 import {secretProblem} from './limits.js'

@@ -5,7 +5,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFileSync, spawn} from 'node:child_process'
-import {readdirSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -16,6 +16,7 @@ import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import type {TaskStat} from '../../../src/lib/node-api/stats-protocol.js'
 import {readKeypair, walletFromBytes} from '../../../src/lib/wallet.js'
+import {plainExec} from '../../../src/fast-start.js'
 import {BIN, runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
@@ -268,6 +269,95 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     const refused = await runCli(['job', 'shell', job], {env})
     assert.equal(refused.code, 2)
     assert.match(refused.stderr, /needs a terminal/)
+  })
+
+  describe('the plain form, answered before oclif loads (src/fast-start.ts), as oclif answers it', () => {
+    // oclif serves the colon form of the same command; the start-up path takes only `job exec`.
+    const rows: {name: string; args: () => string[]; stdin?: string; code: number}[] = [
+      {
+        name: "passes the command's exit code, stdout and stderr",
+        args: () => [job, '--', 'sh', '-c', 'echo out; echo err >&2; exit 7'],
+        code: 7,
+      },
+      {name: 'passes stdin through', args: () => [job, '--', 'wc', '-c'], stdin: 'four\n', code: 0},
+      {
+        name: 'takes its flags before or after the job, as --name value or --name=value',
+        args: () => [
+          '--op=main',
+          job,
+          '--network',
+          'localnet',
+          '--wallet',
+          env.GPUNET_WALLET!,
+          '--',
+          'echo',
+          '--json',
+          '-h',
+        ],
+        code: 0,
+      },
+      {name: 'an unknown job', args: () => [Keypair.generate().publicKey.toBase58(), '--', 'true'], code: 7},
+      {name: 'a job that is not running', args: () => [ended, '--', 'true'], code: 7},
+      {name: 'an address that is none', args: () => ['not-an-address', '--', 'true'], code: 2},
+      {name: 'no wallet', args: () => [job, '--wallet', join(box.dir, 'missing.json'), '--', 'true'], code: 3},
+      {name: "another wallet than the poster's", args: () => [job, '--wallet', otherWallet(), '--', 'true'], code: 6},
+      {name: 'an operation the job does not run', args: () => [job, '--op', 'nope', '--', 'true'], code: 7},
+      {name: 'a command the container does not have', args: () => [job, '--', 'no-such-program'], code: 127},
+      // The same settings resolver on both paths: a profile and the config file too (written in before()).
+      {name: 'a localnet profile, announced', args: () => [job, '--profile', 'here', '--', 'echo', 'hi'], code: 0},
+      {
+        name: "a profile's own RPC node (none there)",
+        args: () => [job, '--profile=unreachable', '--', 'true'],
+        code: 5,
+      },
+      {name: 'a profile that does not exist', args: () => [job, '--profile', 'nobody', '--', 'true'], code: 2},
+    ]
+    before(() => {
+      const profiles = {here: {network: 'localnet'}, unreachable: {network: 'localnet', rpcUrl: 'http://127.0.0.1:9'}}
+      mkdirSync(join(env.XDG_CONFIG_HOME!, 'gpunet'), {recursive: true})
+      writeFileSync(join(env.XDG_CONFIG_HOME!, 'gpunet', 'config.json'), JSON.stringify({version: 2, profiles}))
+    })
+    const otherWallet = (): string => {
+      const file = join(box.dir, 'other-wallet.json')
+      writeFileSync(file, JSON.stringify([...Keypair.generate().secretKey]))
+      return file
+    }
+    for (const row of rows) {
+      it(`${row.name}: exit ${row.code}, the same stdout and stderr`, async () => {
+        const args = row.args()
+        const plain = plainExec(['job', 'exec', ...args], {...process.env, ...env})
+        assert.ok(plain, 'the start-up path serves it')
+        const fast = await runCli(['job', 'exec', ...args], {env, stdin: row.stdin})
+        const oclif = await runCli(['job:exec', ...args], {env, stdin: row.stdin})
+        assert.deepEqual(fast, oclif)
+        assert.equal(fast.code, row.code, fast.stderr)
+      })
+    }
+
+    it('leaves to oclif what it does not fully know', () => {
+      const serve = (...words: string[]) => plainExec(['job', 'exec', ...words], {})
+      assert.ok(serve(job, '--', 'true'))
+      for (const words of [
+        [job, '--help', '--', 'true'],
+        [job, '--json', '--', 'true'],
+        [job, '--op', 'a', '--op', 'b', '--', 'true'],
+        [job, '--op', '--', 'true'],
+        [job, '--op=', '--', 'true'],
+        [job, '--no-such-flag', 'x', '--', 'true'],
+        [job, 'second', '--', 'true'],
+        [job, '--'],
+        [job, 'true'],
+        [job, '--network', 'devnet', '--', 'true'],
+      ]) {
+        assert.equal(serve(...words), undefined, words.join(' '))
+      }
+      // A profile is served: its network is known once the settings are resolved (exec-networks.test.ts).
+      assert.ok(serve(job, '--profile', 'p', '--', 'true'))
+      assert.ok(plainExec(['job', 'exec', job, '--', 'true'], {GPUNET_PROFILE: 'p'}))
+      for (const env of [{GPUNET_NETWORK: 'devnet'}, {GPUNET_CONTENT_TYPE: 'json'}, {GPUNET_DEBUG: '1'}]) {
+        assert.equal(plainExec(['job', 'exec', job, '--', 'true'], env), undefined, JSON.stringify(env))
+      }
+    })
   })
 
   /** Sends an `/exec` request with the given header straight to the node API; how it closed, and what it printed. */

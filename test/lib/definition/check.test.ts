@@ -3,12 +3,8 @@ import {mkdtemp, rm, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {
-  checkDefinitionFile,
-  checkDefinitionText,
-  describeReadError,
-  readDefinitionText,
-} from '../../../src/lib/definition/check.js'
+import {checkDefinitionFile, checkDefinitionText, readDefinitionText} from '../../../src/lib/definition/check.js'
+import {describeReadError} from '../../../src/lib/read-error.js'
 
 const WARNED = JSON.stringify(
   {

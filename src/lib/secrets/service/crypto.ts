@@ -9,7 +9,7 @@ import {
 } from 'node:crypto'
 import {readFile, stat} from 'node:fs/promises'
 
-import {describeReadError} from '../../definition/check.js'
+import {describeReadError} from '../../read-error.js'
 import {ExitCode, GpunetError} from '../../errors.js'
 import {writePrivateFile} from '../../private-file.js'
 
