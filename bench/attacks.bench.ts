@@ -16,7 +16,7 @@ import {promisify} from 'node:util'
 import {Keypair} from '@solana/web3.js'
 
 import {signHeader} from '../src/lib/node-api/protocol.js'
-import {walletFromBytes} from '../src/lib/wallet.js'
+import {walletFromBytes} from '../src/lib/keys/wallet.js'
 import {removeDir, startTestLocalnet} from '../test/helpers/localnet.js'
 import {post, waitFor} from '../test/helpers/node.js'
 import type {Attack} from './attacker.js'

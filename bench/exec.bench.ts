@@ -2,7 +2,7 @@
  * Issue 40's target: `gpunet job exec <job> -- true` costs at most 150 ms more than `podman exec` of the same
  * container. Measured side by side in one run, alternating, each a fresh process as a user runs it: the gpunet CLI
  * (its start, the chain read, the signed socket, the node's `podman exec`) beside podman alone; the same command
- * through oclif (`job:exec`, which the start-up path of src/fast-start.ts leaves to oclif: the old path, and what
+ * through oclif (`job:exec`, which the start-up path of src/cli/fast-start.ts leaves to oclif: the old path, and what
  * any other form of the command costs); the fast path without NODE_EXTRA_CA_CERTS when it is set; and `job get` of
  * the job, the start and chain read every market command pays through oclif. The test image has no `true`
  * program, so both run `busybox true`.
@@ -48,7 +48,7 @@ export default async function bench(): Promise<void> {
     GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
     GPUNET_WALLET: walletFile,
     XDG_CONFIG_HOME: join(dir, 'config'),
-    // Its own code caches (src/code-cache.ts, made by the warm-up run), which no other checkout's gpunet replaces.
+    // Its own code caches (src/cli/code-cache.ts, made by the warm-up run), which no other checkout's gpunet replaces.
     TMPDIR: dir,
   }
   const podmanEnv = {...process.env, ...(await writePodmanConfig(defaultPodmanDataDir()))}

@@ -28,7 +28,7 @@ import {BIN} from '../test/helpers/cli.js'
 import type {GenesisRecord} from '../src/lib/localnet/node.js'
 import {decodeMarketAccount, QueueType, RUN_ACCOUNT_DISCRIMINATOR} from '../src/lib/market/index.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
-import {writeKeypair} from '../src/lib/wallet.js'
+import {writeKeypair} from '../src/lib/keys/wallet.js'
 import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
 import {listInstruction} from '../test/helpers/market.js'
 

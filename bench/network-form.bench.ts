@@ -9,7 +9,7 @@ import {readFile} from 'node:fs/promises'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
 import {checkDefinitionText} from '../src/lib/definition/check.js'
-import {listTemplates} from '../src/lib/templates.js'
+import {listTemplates} from '../src/lib/definition/templates.js'
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)

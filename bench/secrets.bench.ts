@@ -19,8 +19,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
-import {generateKeypairBytes} from '../src/lib/ed25519.js'
-import {walletFromBytes} from '../src/lib/wallet.js'
+import {generateKeypairBytes} from '../src/lib/keys/ed25519.js'
+import {walletFromBytes} from '../src/lib/keys/wallet.js'
 
 const CONNECTIONS = 2
 const SECONDS = 3

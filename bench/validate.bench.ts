@@ -16,7 +16,7 @@ import {validateJobDefinition as peerValidate} from '@nosana/types'
 
 import {checkDefinitionText} from '../src/lib/definition/check.js'
 import {validateJobDefinition, validateWithZod} from '../src/lib/definition/validate.js'
-import {listTemplates} from '../src/lib/templates.js'
+import {listTemplates} from '../src/lib/definition/templates.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 

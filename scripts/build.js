@@ -36,8 +36,8 @@ execFileSync(
 
 const entryPoints = [
   ...commandFiles(join(root, 'src/commands')),
-  join(root, 'src/hooks/command-not-found.ts'),
-  join(root, 'src/help.ts'),
+  join(root, 'src/cli/hooks/command-not-found.ts'),
+  join(root, 'src/cli/help.ts'),
 ].map((f) => relative(root, f))
 
 // What both builds share: one bundle format aside, the same code, externals and edits.
@@ -66,10 +66,10 @@ const common = {
     'utf-8-validate',
   ],
   // @solana/web3.js's node-fetch is only its fallback for a Connection made without a fetch: in its place the
-  // bundle carries one that goes through httpFetch (src/lib/web3-fetch.ts). node-fetch's URL and Unicode tables
+  // bundle carries one that goes through httpFetch (src/lib/http/web3-fetch.ts). node-fetch's URL and Unicode tables
   // (whatwg-url, tr46) stay out of every command's start, and tr46's call for Node's deprecated punycode module,
   // which Node 22 and 24 answer with a DEP0040 warning, with them.
-  alias: {'node-fetch': './src/lib/web3-fetch.ts'},
+  alias: {'node-fetch': './src/lib/http/web3-fetch.ts'},
   // Prefer packages' ES module builds: their UMD builds require() files that a bundle does not carry.
   mainFields: ['module', 'main'],
   plugins: [
@@ -84,7 +84,7 @@ const common = {
 // The ES modules: one per command, sharing chunks.
 await build({
   ...common,
-  entryPoints: ['src/cli.ts', 'src/console-filter.ts', ...entryPoints],
+  entryPoints: ['src/cli/main.ts', 'src/cli/console-filter.ts', ...entryPoints],
   outdir: 'dist',
   outbase: 'src',
   entryNames: '[dir]/[name]',
@@ -98,9 +98,9 @@ await build({
   },
 })
 
-// Node 20's CommonJS bundle of oclif and every command, which src/code-cache.ts runs with V8's code cache. Each
+// Node 20's CommonJS bundle of oclif and every command, which src/cli/code-cache.ts runs with V8's code cache. Each
 // command, the help class and the hook load on first use (esbuild defers the code a dynamic import reaches), from
-// the table src/bundled-modules.ts gives oclif. Named by its content hash: a cache is only ever used with the
+// the table src/cli/bundled-modules.ts gives oclif. Named by its content hash: a cache is only ever used with the
 // exact code it was made from.
 const bundledModules = entryPoints
   .map((file) => {
@@ -115,7 +115,7 @@ const localnetOnlyPlugin = {
     b.onResolve({filter: /\/network-connection\.js$/}, () => ({path: 'network-connection', namespace: 'localnet-only'}))
     b.onLoad({filter: /.*/, namespace: 'localnet-only'}, () => ({
       contents:
-        "throw new Error('the plain job exec serves the localnet only: src/fast-start.ts hands other networks to oclif')",
+        "throw new Error('the plain job exec serves the localnet only: src/cli/fast-start.ts hands other networks to oclif')",
       loader: 'js',
     }))
   },
@@ -123,20 +123,20 @@ const localnetOnlyPlugin = {
 
 await buildNode20Bundle('gpunet', [
   "import {join} from 'node:path'",
-  "import {registerBundledModules} from './bundled-modules.js'",
-  "import {runOclif} from './oclif-main.js'",
+  "import {registerBundledModules} from './cli/bundled-modules.js'",
+  "import {runOclif} from './cli/oclif-main.js'",
   'export function run(): Promise<void> {',
   `  registerBundledModules(join(__dirname, '..'), {\n${bundledModules}\n  })`,
   '  return runOclif(import.meta.url)',
   '}',
 ])
-// The plain `job exec` that src/fast-start.ts answers before oclif loads, in a bundle of its own: without a code
+// The plain `job exec` that src/cli/fast-start.ts answers before oclif loads, in a bundle of its own: without a code
 // cache, compiling its undici and ws from source costs more than all of oclif does from its cache.
-// It serves the localnet only (src/fast-start.ts hands other networks to oclif), so the module that resolves the
+// It serves the localnet only (src/cli/fast-start.ts hands other networks to oclif), so the module that resolves the
 // others (and loads web3.js) is left out: were it ever reached, it would fail at once, not silently.
-await buildNode20Bundle('exec', ["export {runPlainExec} from './fast-exec.js'"], [localnetOnlyPlugin])
+await buildNode20Bundle('exec', ["export {runPlainExec} from './cli/fast-exec.js'"], [localnetOnlyPlugin])
 
-/** Writes dist/node20/<kind>-<hash>.cjs and its map: the CommonJS bundle of `lines` that src/code-cache.ts runs. */
+/** Writes dist/node20/<kind>-<hash>.cjs and its map: the CommonJS bundle of `lines` that src/cli/code-cache.ts runs. */
 async function buildNode20Bundle(kind, lines, plugins = []) {
   const node20 = await build({
     ...common,
@@ -173,14 +173,14 @@ async function buildNode20Bundle(kind, lines, plugins = []) {
 // filter preloaded; OCLIF_SKIP_NEW_VERSION_CHECK keeps the oclif tool from asking the registry for a newer self.
 execFileSync(
   process.execPath,
-  ['--import', './dist/console-filter.js', join(root, 'node_modules/oclif/bin/run.js'), 'manifest'],
+  ['--import', './dist/cli/console-filter.js', join(root, 'node_modules/oclif/bin/run.js'), 'manifest'],
   {cwd: root, stdio: 'inherit', env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}},
 )
 // Shell completion scripts from that manifest (`gpunet completion SHELL`).
 writeCompletions()
 
 /**
- * The Node 20 bundle as src/code-cache.ts reads it: first a comment naming the built-in modules it requires, then
+ * The Node 20 bundle as src/cli/code-cache.ts reads it: first a comment naming the built-in modules it requires, then
  * its code with every character past ASCII written as a \\u escape. esbuild leaves a few in regular expressions and
  * license comments, and one makes V8 hold the whole 2.5 MB source two bytes a character (decoding it cost 60 M
  * instructions a run). The escape means the same character in a string, a template, a regular expression or a

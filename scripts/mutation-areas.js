@@ -7,7 +7,7 @@ import {minimatch} from 'minimatch'
 const DEFINITION_TESTS = [
   'test/lib/definition/*.test.ts',
   'test/conformance/network-form.test.ts',
-  'test/lib/templates.test.ts',
+  'test/lib/definition/templates.test.ts',
 ]
 
 const SECRETS_TESTS = ['test/lib/secrets/service/*.test.ts', 'test/lib/secrets/client.test.ts']
@@ -23,8 +23,8 @@ const JOBS_PROGRAM_TESTS = [
 /** Area → source files (globs Stryker takes) and the test files run against their mutants. */
 export const AREAS = {
   ed25519: {
-    mutate: ['src/lib/ed25519.ts'],
-    spec: ['test/lib/ed25519.test.ts'],
+    mutate: ['src/lib/keys/ed25519.ts'],
+    spec: ['test/lib/keys/ed25519.test.ts'],
   },
   preflight: {
     mutate: ['src/lib/job/preflight.ts'],

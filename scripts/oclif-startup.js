@@ -8,8 +8,8 @@
 // - oclif sorts the manifest's command ids with localeCompare, whose first call builds an ICU collator (6 to 14 ms,
 //   more than the sort could ever need): the ids are ASCII, so comparing code units gives the same order.
 // - On Node 20, which has no compile cache, gpunet runs one CommonJS bundle of oclif and every command (its code
-//   cache, src/code-cache.ts): oclif's module loader takes the commands, the help class and the hooks from that
-//   bundle when it carries them (src/bundled-modules.ts), instead of importing their ES module files.
+//   cache, src/cli/code-cache.ts): oclif's module loader takes the commands, the help class and the hooks from that
+//   bundle when it carries them (src/cli/bundled-modules.ts), instead of importing their ES module files.
 // Each edit names the exact text it replaces; when an oclif update changes that text the build stops, so an edit
 // is never silently lost or misapplied.
 import {readFile} from 'node:fs/promises'

@@ -17,7 +17,13 @@ export default {
   mochaOptions: {config: '.mocharc.json', spec},
   // The mocha runner loads the tests in Stryker's own worker: the TypeScript loader and the console filter that
   // .mocharc.json preloads (as node-option) must come from Node's arguments instead.
-  testRunnerNodeArgs: ['--import', 'tsx', '--import', './src/console-filter.ts', '--no-warnings=ExperimentalWarning'],
+  testRunnerNodeArgs: [
+    '--import',
+    'tsx',
+    '--import',
+    './src/cli/console-filter.ts',
+    '--no-warnings=ExperimentalWarning',
+  ],
   mutate,
   // Stryker would otherwise put `// @ts-nocheck` atop every file of its sandbox and blank the ones already there,
   // and the test that the fast path's generated.ts is current compares that file's text (tsx checks no types).

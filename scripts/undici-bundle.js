@@ -3,7 +3,7 @@
 // - The bundled undici keeps its default dispatcher to itself. npm undici, when it loads, installs its Agent as
 //   the process-wide dispatcher that Node's own `fetch` also reads, and on Node 20 that Agent breaks Node's fetch
 //   for requests that set their own content-length. The library build guards against it by starting Node's fetch
-//   first (src/lib/builtin-fetch-first.ts), which loads Node's whole built-in copy of undici: 2% of the
+//   first (src/lib/http/builtin-fetch-first.ts), which loads Node's whole built-in copy of undici: 2% of the
 //   instructions of `job post` on Node 20, for a fetch the CLI never calls. In the bundle, undici's dispatcher lives in a private
 //   object instead, so Node's fetch stays Node's if anything ever calls it, and the warm-up is left out.
 // The edit names the exact text it replaces; when an undici update changes that text the build stops.

@@ -109,17 +109,28 @@ describe('source structure', () => {
     })
   }
 
-  it('lib/ imports nothing from the commands', () => {
+  it("lib/ imports nothing from the commands nor from the CLI's plumbing (cli/)", () => {
     for (const [unit, edges] of graph) {
       if (!unit.startsWith('lib')) continue
-      for (const [to, example] of edges) assert.ok(!to.startsWith('commands'), example)
+      for (const [to, example] of edges) assert.ok(!to.startsWith('commands') && !to.startsWith('cli'), example)
     }
+  })
+
+  // src/ shows the layers at a glance: the library's entry, the CLI's plumbing, the commands, the library.
+  it('src/ holds index.ts and the folders cli/, commands/ and lib/ only', () => {
+    assert.deepEqual(readdirSync(SRC).sort(), ['cli', 'commands', 'index.ts', 'lib'])
+  })
+
+  // A file loose in lib/ is shared by most of its folders; anything else lives in the folder of what it serves.
+  it('lib/ keeps loose only the files every layer shares', () => {
+    const loose = readdirSync(join(SRC, 'lib')).filter((name) => name.endsWith('.ts'))
+    assert.deepEqual(loose.sort(), ['errors.ts', 'network-connection.ts', 'network.ts', 'package-root.ts'])
   })
 
   // In Node 20 an ed25519 JWK export now and then deadlocks the main thread (issue 22): keys go through DER.
   it('exports and imports no key as JWK', () => {
     const files = sources()
-    assert.ok(files.includes('lib/ed25519.ts'))
+    assert.ok(files.includes('lib/keys/ed25519.ts'))
     for (const file of files) {
       const text = readFileSync(join(SRC, file), 'utf8')
       assert.doesNotMatch(text, /format:\s*['"]jwk['"]/, `${file} converts a key through JWK`)

@@ -3,7 +3,7 @@ import {join} from 'node:path'
 
 import * as Args from '@oclif/core/args'
 
-import {BaseCommand} from '../base-command.js'
+import {BaseCommand} from '../cli/base-command.js'
 import {packageRoot} from '../lib/package-root.js'
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const

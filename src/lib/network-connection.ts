@@ -19,8 +19,8 @@ import type {JobAuthority} from './secrets/service/auth.js'
 import {chainJobAuthority} from './secrets/service/chain-authority.js'
 import {cachedJobAuthority} from './secrets/service/job-cache.js'
 import {TokenCache} from './secrets/token-cache.js'
-import type {Settings} from './settings.js'
-import {openWallet, type Wallet} from './wallet.js'
+import type {Settings} from './settings/settings.js'
+import {openWallet, type Wallet} from './keys/wallet.js'
 
 /** A network's market side: its RPC connection, program, token, market and content store. */
 export async function connectMarket(settings: Settings, note: (line: string) => void): Promise<MarketNetwork> {

@@ -1,11 +1,11 @@
 /**
- * GPUNET_CONTENT_TYPE turns JSON on in oclif, so the start-up path of `job validate` (src/fast-start.ts) must hand
+ * GPUNET_CONTENT_TYPE turns JSON on in oclif, so the start-up path of `job validate` (src/cli/fast-start.ts) must hand
  * such a command line to oclif. A mutation audit (issue 26) found no test setting it.
  */
 import {strict as assert} from 'node:assert'
 import {fileURLToPath} from 'node:url'
 
-import {plainValidate} from '../../src/fast-start.js'
+import {plainValidate} from '../../src/cli/fast-start.js'
 import {runCli} from '../helpers/cli.js'
 
 const TEMPLATE = fileURLToPath(new URL('../../job-templates/hello-world.json', import.meta.url))

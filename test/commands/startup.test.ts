@@ -29,8 +29,8 @@ async function sourcesLoadedBy(args: string[], expectedStatus = 0): Promise<stri
       const map = JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as {sources: string[]}
       return map.sources
     })
-    // Node 20 runs oclif and the commands from one CommonJS bundle, whole (src/code-cache.ts).
-    if (!sources.some((s) => s.endsWith('src/code-cache.ts'))) return sources
+    // Node 20 runs oclif and the commands from one CommonJS bundle, whole (src/cli/code-cache.ts).
+    if (!sources.some((s) => s.endsWith('src/cli/code-cache.ts'))) return sources
     const bundle = readdirSync(join(ROOT, 'dist/node20')).find((f) => /^gpunet-[0-9a-f]+\.cjs$/.test(f))!
     const map = JSON.parse(readFileSync(join(ROOT, 'dist/node20', `${bundle}.map`), 'utf8')) as {sources: string[]}
     return [...sources, ...map.sources]
@@ -122,13 +122,13 @@ describe('CLI start-up', () => {
     const node20 = join(ROOT, 'dist/node20')
     const bundle = readdirSync(node20).find((f) => /^exec-[0-9a-f]+\.cjs$/.test(f))!
     const map = JSON.parse(readFileSync(join(node20, `${bundle}.map`), 'utf8')) as {sources: string[]}
-    assert.ok(map.sources.some((s) => s.endsWith('src/fast-exec.ts')))
+    assert.ok(map.sources.some((s) => s.endsWith('src/cli/fast-exec.ts')))
     assert.ok(
       map.sources.some((s) => s.endsWith('src/lib/job/exec.ts')),
       'the command’s own exec code',
     )
     assert.deepEqual(map.sources.filter(heavy), [])
-    // Node 22+: the module src/fast-start.ts imports, and every module it imports statically (never a lazy import()).
+    // Node 22+: the module src/cli/fast-start.ts imports, and every module it imports statically (never a lazy import()).
     const chunks = join(ROOT, 'dist/chunks')
     const entry = readdirSync(chunks).find((f) => /^fast-exec-\w+\.js$/.test(f))!
     const seen = new Set<string>()
@@ -154,7 +154,7 @@ describe('CLI start-up', () => {
       sources.some((s) => s.includes('/@oclif/core/lib/config/config.js')),
       'oclif started',
     )
-    if (!sources.some((s) => s.endsWith('src/code-cache.ts'))) {
+    if (!sources.some((s) => s.endsWith('src/cli/code-cache.ts'))) {
       assert.deepEqual(
         sources.filter((s) => /\/(wsl-utils|is-wsl|is-docker|is-inside-container)\//.test(s)),
         [],

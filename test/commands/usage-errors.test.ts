@@ -1,7 +1,7 @@
 /** Parser errors in gpunet's words, each exit 2 with a hint, "did you mean" for typos (issue 25). */
 import {strict as assert} from 'node:assert'
 
-import {closest} from '../../src/lib/suggest.js'
+import {closest} from '../../src/cli/suggest.js'
 import {runCli} from '../helpers/cli.js'
 
 describe('usage errors', function () {

@@ -13,7 +13,7 @@ import WebSocket from 'ws'
 import {PublicKey} from '@solana/web3.js'
 
 import {NETWORK_PRESETS} from '../../src/lib/market/networks.js'
-import {readKeypair} from '../../src/lib/wallet.js'
+import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 import {eventually} from '../helpers/eventually.js'

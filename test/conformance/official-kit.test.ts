@@ -9,7 +9,7 @@ import {createNosanaClient, getNosanaConfig, NosanaNetwork} from '@nosana/kit'
 import {Client} from '@nosana/sdk'
 import {address, createKeyPairSignerFromBytes} from '@solana/kit'
 
-import {readKeypair} from '../../src/lib/wallet.js'
+import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 import {eventually} from '../helpers/eventually.js'

@@ -9,7 +9,7 @@ import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token
 import {Keypair, PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY} from '@solana/web3.js'
 
 import {findVaultAddress, jobsInstruction} from '../../src/lib/market/index.js'
-import {readKeypair} from '../../src/lib/wallet.js'
+import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../helpers/cli-localnet.js'
 import {sendInstructions} from '../helpers/market.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'

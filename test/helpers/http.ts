@@ -4,7 +4,7 @@ import {once} from 'node:events'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {connect, type AddressInfo, type Socket} from 'node:net'
 
-import {closeHttpAgents} from '../../src/lib/http.js'
+import {closeHttpAgents} from '../../src/lib/http/client.js'
 
 /** A server under test: its base URL, the requests it saw ("METHOD /path"), and a close that drops connections. */
 export interface TestServer {

@@ -13,7 +13,7 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../src/lib/market/index.js'
 import {prepareUpload} from '../../src/lib/definition/network-form/prepare.js'
-import type {FlowState, JobFailure} from '../../src/lib/flow-state.js'
+import type {FlowState, JobFailure} from '../../src/lib/results/flow-state.js'
 
 /**
  * A node's flow state read flat, for assertions: each operation's streams joined, the gpunet members lifted. It

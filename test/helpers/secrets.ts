@@ -5,13 +5,13 @@ import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {generateKeypairBytes} from '../../src/lib/ed25519.js'
+import {generateKeypairBytes} from '../../src/lib/keys/ed25519.js'
 import type {JobAuthority, JobRecord} from '../../src/lib/secrets/service/auth.js'
 import {openPostgresStorage} from '../../src/lib/secrets/service/postgres.js'
 import {createSecretsService, type SecretsService, type ServiceLimits} from '../../src/lib/secrets/service/server.js'
 import {openSqliteStorage} from '../../src/lib/secrets/service/sqlite.js'
 import type {SecretStorage} from '../../src/lib/secrets/service/storage.js'
-import {type Wallet, walletFromBytes} from '../../src/lib/wallet.js'
+import {type Wallet, walletFromBytes} from '../../src/lib/keys/wallet.js'
 
 /** The PostgreSQL the tests use; `.ci/run` starts one and sets it. */
 export const DATABASE_URL_ENV = 'GPUNET_TEST_DATABASE_URL'

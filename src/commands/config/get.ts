@@ -1,9 +1,9 @@
 import * as Args from '@oclif/core/args'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
-import {HIDDEN_KEYS} from '../../lib/config.js'
-import {checkKey, configScope, settingsInForce} from '../../lib/config-settings.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
+import {HIDDEN_KEYS} from '../../lib/settings/config.js'
+import {checkKey, configScope, settingsInForce} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 
 export default class ConfigGet extends BaseCommand {

@@ -1,6 +1,6 @@
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
-import {type SettingInForce, settingsInForce} from '../../lib/config-settings.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
+import {type SettingInForce, settingsInForce} from '../../lib/settings/config-settings.js'
 import {reportLines} from '../../lib/market/report.js'
 import type {Network} from '../../lib/network.js'
 

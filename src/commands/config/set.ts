@@ -1,12 +1,12 @@
 import * as Args from '@oclif/core/args'
 
-import {BaseCommand} from '../../base-command.js'
-import {configScopeFlags} from '../../config-flags.js'
-import {HIDDEN_KEYS, readConfig, writeConfig, configFile} from '../../lib/config.js'
-import {applySetting, checkKey, checkValue, configScope, scopeName} from '../../lib/config-settings.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {configScopeFlags} from '../../cli/config-flags.js'
+import {HIDDEN_KEYS, readConfig, writeConfig, configFile} from '../../lib/settings/config.js'
+import {applySetting, checkKey, checkValue, configScope, scopeName} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {askHidden, canPrompt} from '../../lib/prompt.js'
-import {readStdin} from '../../lib/stdin.js'
+import {askHidden, canPrompt} from '../../lib/terminal/prompt.js'
+import {readStdin} from '../../lib/terminal/stdin.js'
 
 export default class ConfigSet extends BaseCommand {
   static override summary = 'Set a setting in a profile, or in a network’s section of the config file.'

@@ -1,9 +1,9 @@
 import * as Args from '@oclif/core/args'
 
-import {BaseCommand} from '../../base-command.js'
-import {configScopeFlags} from '../../config-flags.js'
-import {configFile, readConfig, writeConfig} from '../../lib/config.js'
-import {applySetting, checkKey, configScope, scopeName} from '../../lib/config-settings.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {configScopeFlags} from '../../cli/config-flags.js'
+import {configFile, readConfig, writeConfig} from '../../lib/settings/config.js'
+import {applySetting, checkKey, configScope, scopeName} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 
 export default class ConfigUnset extends BaseCommand {

@@ -1,10 +1,10 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {jobNodeFlags, splitCommand} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {jobNodeFlags, splitCommand} from '../../cli/flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {runJobExec} from '../../lib/job-node-connection.js'
+import {runJobExec} from '../../lib/job/node-connection.js'
 
 export default class JobExec extends BaseCommand {
   static override summary =

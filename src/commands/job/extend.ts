@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {amountJson} from '../../lib/market/amounts.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
 import {extendJob, extendReport, type ExtendReport, quoteExtend} from '../../lib/market/manage.js'

@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {jobNodeFlags, waitFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {jobNodeFlags, waitFlags} from '../../cli/flags.js'
 import {endpointStatus} from '../../lib/job/endpoint-status.js'
 import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
 import type {WaitPoint} from '../../lib/job/wait-point.js'
@@ -16,9 +16,9 @@ import {closedJobReport, findClosedJob} from '../../lib/market/job-list.js'
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/result-files.js'
-import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/wallet.js'
+import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/results/result-files.js'
+import {printable} from '../../lib/text/terminal-text.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'

@@ -1,10 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 import {readFile, writeFile} from 'node:fs/promises'
 
-import {BaseCommand} from '../../base-command.js'
-import {describeReadError} from '../../lib/read-error.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {describeReadError} from '../../lib/text/read-error.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {findTemplate, type JobTemplate, listTemplates} from '../../lib/templates.js'
+import {findTemplate, type JobTemplate, listTemplates} from '../../lib/definition/templates.js'
 
 type InitResult = {templates: Omit<JobTemplate, 'file'>[]} | {template: string; file: string; definition?: unknown}
 

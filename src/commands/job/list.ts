@@ -1,7 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {
   type IndexedJobState,
@@ -13,8 +13,8 @@ import {
 } from '../../lib/market/job-list.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
-import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/wallet.js'
+import {printable} from '../../lib/text/terminal-text.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 interface ListReport {
   network: Network

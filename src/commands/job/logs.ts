@@ -1,16 +1,16 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {jobNodeFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {jobNodeFlags} from '../../cli/flags.js'
 import {jobEndedBadly} from '../../lib/job/follow.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {jobLogs, type LogLine} from '../../lib/job/logs.js'
 import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import {printable} from '../../lib/terminal-text.js'
-import {openWallet} from '../../lib/wallet.js'
+import {printable} from '../../lib/text/terminal-text.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 export default class JobLogs extends BaseCommand {
   static override summary = "Print a job's output: live from its node while it runs, from its result once it ended."

@@ -3,7 +3,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
+import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
 
 export default class JobPost extends PostCommand {
   static override summary =

@@ -4,8 +4,8 @@ import {writeFile} from 'node:fs/promises'
 import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.js'
 import {checkPostableText} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {splitCommand} from '../../flags.js'
-import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
+import {splitCommand} from '../../cli/flags.js'
+import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
 
 /** What `job run --json` adds to `job post`'s report: the definition it built and posted. */
 type RunReport = (PostReport | DryRunReport) & {jobDefinition: unknown; saved?: string}

@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {jobDefinitionJsonSchema} from '../../lib/definition/json-schema.js'
 
 export default class JobSchema extends BaseCommand {

@@ -1,13 +1,13 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {jobNodeFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {jobNodeFlags} from '../../cli/flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
-import {parseAddressText} from '../../lib/base58-text.js'
-import {connectJobNode} from '../../lib/job-node-connection.js'
-import {openWalletKey} from '../../lib/wallet-key.js'
+import {parseAddressText} from '../../lib/text/base58-text.js'
+import {connectJobNode} from '../../lib/job/node-connection.js'
+import {openWalletKey} from '../../lib/keys/wallet-key.js'
 
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."

@@ -1,14 +1,14 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {jobNodeFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {jobNodeFlags} from '../../cli/flags.js'
 import {jobStats, statsTable} from '../../lib/job/stats.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {TaskStat} from '../../lib/node-api/stats-protocol.js'
-import {openWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 export default class JobStats extends BaseCommand {
   static override summary = "Show a running job's CPU, memory, disk and network use per operation, from its node."

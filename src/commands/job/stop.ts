@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {controlOperation} from '../../lib/job/operation-control.js'
 import {stopJob} from '../../lib/market/manage.js'
 import {type FeeJson, feeJson} from '../../lib/market/send.js'

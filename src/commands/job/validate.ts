@@ -1,10 +1,10 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {validateFiles, type ValidateFilesDocument} from '../../lib/definition/validate-files.js'
 import {NETWORKS, type Network} from '../../lib/network.js'
-import {readStdinBytes} from '../../lib/stdin.js'
+import {readStdinBytes} from '../../lib/terminal/stdin.js'
 
 export default class JobValidate extends BaseCommand {
   static override summary = 'Check job definition files (JSON or YAML) against the job definition spec.'

@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 import {PublicKey} from '@solana/web3.js'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {ensureLocalnet, localnetStatus} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'
@@ -12,7 +12,7 @@ import {type AmountJson, amountJson, parseAmount} from '../../lib/market/amounts
 import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText} from '../../lib/market/report.js'
-import {openWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 interface FundReport {
   network: 'localnet'

@@ -1,10 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {localnetStatus, resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
 import {dataDirFlag, idsFlag} from '../../lib/localnet/flags.js'
 import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
-import {confirmUndoable} from '../../lib/prompt.js'
+import {confirmUndoable} from '../../lib/terminal/prompt.js'
 
 export default class LocalnetReset extends BaseCommand {
   static override summary = 'Wipe the localnet: chain, content store and faucet; the next start creates a fresh one.'

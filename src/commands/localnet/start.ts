@@ -1,6 +1,6 @@
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
 import {
   contentArgs,
@@ -16,7 +16,7 @@ import {
 import {statusLines} from '../../lib/localnet/format.js'
 import type {LocalnetIds} from '../../lib/localnet/ids.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
-import {walletPath} from '../../lib/settings.js'
+import {walletPath} from '../../lib/settings/settings.js'
 
 export default class LocalnetStart extends BaseCommand {
   static override summary =

@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode} from '../../lib/errors.js'
 import {type LocalnetStatus, localnetStatus} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'

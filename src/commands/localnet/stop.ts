@@ -1,4 +1,4 @@
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {stopLocalnet} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'
 

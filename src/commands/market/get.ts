@@ -1,7 +1,7 @@
 import * as Args from '@oclif/core/args'
 
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {readMarket} from '../../lib/market/jobs.js'
 import {connectMarket} from '../../lib/network-connection.js'

@@ -1,5 +1,5 @@
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {listMarkets, marketReport, type MarketReport, marketRows} from '../../lib/market/markets.js'
 import type {Network} from '../../lib/network.js'

@@ -1,9 +1,9 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {networkFlags} from '../../flags.js'
-import {confirmUndoable} from '../../lib/prompt.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {networkFlags} from '../../cli/flags.js'
+import {confirmUndoable} from '../../lib/terminal/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
 export default class SecretsDelete extends BaseCommand {

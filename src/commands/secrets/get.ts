@@ -1,8 +1,8 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {networkFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {networkFlags} from '../../cli/flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 

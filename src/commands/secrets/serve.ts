@@ -1,10 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 import {join} from 'node:path'
 
-import {BaseCommand} from '../../base-command.js'
+import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {ipfsGatewayFlag, marketFlags} from '../../flags.js'
-import {dataDir} from '../../lib/private-file.js'
+import {ipfsGatewayFlag, marketFlags} from '../../cli/flags.js'
+import {dataDir} from '../../lib/keys/private-file.js'
 import {connectJobAuthority} from '../../lib/network-connection.js'
 import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
 

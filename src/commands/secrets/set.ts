@@ -1,13 +1,13 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {networkFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {networkFlags} from '../../cli/flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {askHidden, canPrompt} from '../../lib/prompt.js'
+import {askHidden, canPrompt} from '../../lib/terminal/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 import {readEnvFile, readValue, type ValueSource} from '../../lib/secrets/input.js'
-import {readStdin} from '../../lib/stdin.js'
+import {readStdin} from '../../lib/terminal/stdin.js'
 
 export default class SecretsSet extends BaseCommand {
   static override summary = 'Store a secret (or many from an env file) in the secrets service.'

@@ -1,7 +1,7 @@
-import {BaseCommand} from '../../base-command.js'
-import {networkFlags} from '../../flags.js'
-import {walletPath} from '../../lib/settings.js'
-import {openWallet} from '../../lib/wallet.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {networkFlags} from '../../cli/flags.js'
+import {walletPath} from '../../lib/settings/settings.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 export default class WalletAddress extends BaseCommand {
   static override summary = "Print the wallet's address (its public key)."

@@ -1,5 +1,5 @@
-import {BaseCommand} from '../../base-command.js'
-import {marketFlags} from '../../flags.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
 import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {rpcCall} from '../../lib/market/rpc.js'
@@ -7,7 +7,7 @@ import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
-import {openWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/keys/wallet.js'
 
 interface BalanceReport {
   network: Network

@@ -1,10 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../base-command.js'
-import {networkFlags} from '../../flags.js'
-import {generateKeypairBytes} from '../../lib/ed25519.js'
-import {installWallet} from '../../lib/wallet.js'
-import {walletPath} from '../../lib/settings.js'
+import {BaseCommand} from '../../cli/base-command.js'
+import {networkFlags} from '../../cli/flags.js'
+import {generateKeypairBytes} from '../../lib/keys/ed25519.js'
+import {installWallet} from '../../lib/keys/wallet.js'
+import {walletPath} from '../../lib/settings/settings.js'
 
 export default class WalletNew extends BaseCommand {
   static override summary = 'Create a new wallet (a Solana keypair file, mode 0600).'

@@ -1,8 +1,8 @@
 import {readFile} from 'node:fs/promises'
 
 import type {Network} from '../network.js'
-import {tooDeepAt} from '../nesting.js'
-import {describeReadError} from '../read-error.js'
+import {tooDeepAt} from '../text/nesting.js'
+import {describeReadError} from '../text/read-error.js'
 import {type DefinitionIssue, type IssueCode} from './issue.js'
 import {lintJobDefinition} from './lint.js'
 import type {NetworkCheck, PreparedUpload} from './network-form/prepare.js'

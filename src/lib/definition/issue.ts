@@ -1,4 +1,4 @@
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {formatPath, type PathSegment, toPointer} from './paths.js'
 
 /** Stable machine codes of definition errors and warnings; scripts may rely on them. */

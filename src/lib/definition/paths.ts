@@ -1,4 +1,4 @@
-import {assertNestingDepth} from '../nesting.js'
+import {assertNestingDepth} from '../text/nesting.js'
 
 /** A step into a JSON value: an object member name or an array index. */
 export type PathSegment = string | number

@@ -1,5 +1,5 @@
 import type {FileCheck, LocatedIssue} from './check.js'
-import {counted} from '../words.js'
+import {counted} from '../text/words.js'
 import {codeFrame} from './frame.js'
 
 /** How `gpunet job validate` colors a part of its report. */

@@ -1,4 +1,4 @@
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {matchesJobDefinitionSchema} from './fast-path/generated.js'
 import {type DefinitionIssue, makeIssue} from './issue.js'
 import {isObject} from './paths.js'

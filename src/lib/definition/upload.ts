@@ -7,7 +7,7 @@ import {ExitCode, GpunetError, type JsonValue} from '../errors.js'
 import {checkDefinitionText, type LocatedIssue, readDefinitionText} from './check.js'
 import type {PreparedUpload} from './network-form/prepare.js'
 import {NETWORK_VALIDATOR} from './network-form/read.js'
-import {readStdinBytes} from '../stdin.js'
+import {readStdinBytes} from '../terminal/stdin.js'
 
 /** A definition ready to upload: what `job post` sends, and what the checks warned about. */
 export interface PostableDefinition {

@@ -23,7 +23,7 @@ export interface ValidateFilesDocument {
 
 /**
  * What `gpunet job validate` does once its command line is parsed, whether oclif parsed it or the start-up path
- * that serves plain invocations without oclif (src/fast-start.ts): checks every file, writes the human report, and
+ * that serves plain invocations without oclif (src/cli/fast-start.ts): checks every file, writes the human report, and
  * returns the JSON document with the exit code (3 when any file is invalid).
  */
 export async function validateFiles(

@@ -5,8 +5,8 @@
  */
 import type Database from 'better-sqlite3'
 
-import {decodeBase58} from '../base58-text.js'
-import {verifySignature} from '../ed25519.js'
+import {decodeBase58} from '../text/base58-text.js'
+import {verifySignature} from '../keys/ed25519.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {type ApiKeys, createApiKeys} from './api-keys.js'
 import {API_AUTH_MESSAGE, API_AUTH_SEPARATOR, MAX_CLOCK_SKEW_MS, TIMED_HEADER_EXPIRY_S} from './auth-header.js'

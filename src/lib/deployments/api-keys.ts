@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3'
 
 import {createHash, randomBytes, randomUUID, timingSafeEqual} from 'node:crypto'
 
-import {parseKey} from '../base58-key.js'
+import {parseKey} from '../keys/base58-key.js'
 import {ExitCode, GpunetError} from '../errors.js'
 
 /** Every key starts so: a reader (and a secret scanner) can tell it from other tokens. */

@@ -8,7 +8,7 @@ import type {Keypair} from '@solana/web3.js'
 
 import bs58 from 'bs58'
 
-import {walletFromBytes} from '../wallet.js'
+import {walletFromBytes} from '../keys/wallet.js'
 
 /** The one message a wallet signs for the deployment API (the network's kit signs exactly this). */
 export const API_AUTH_MESSAGE = 'NosanaApiAuthentication'

@@ -6,11 +6,11 @@
  * chain holds), checked the same way: a gateway is a stranger, and what it answers must be the bytes of the CID.
  */
 // Before undici: see builtin-fetch-first.ts.
-import '../builtin-fetch-first.js'
+import '../http/builtin-fetch-first.js'
 import {FormData} from 'undici'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '../http.js'
+import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '../http/client.js'
 import {computeCidV0} from './cid.js'
 
 const UPLOAD_TIMEOUT_MS = 120_000

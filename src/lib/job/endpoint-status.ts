@@ -4,11 +4,11 @@
  * the job's poster; `job get` shows it beside each service URL when the wallet is the poster's.
  */
 import {isObject} from '../definition/paths.js'
-import {httpText} from '../http.js'
+import {httpText} from '../http/client.js'
 import type {MarketNetwork} from '../market/connect.js'
 import type {JobView} from '../market/jobs.js'
 import {signHeader} from '../node-api/protocol.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 
 /** How long the node may take to answer: `job get` does not wait on a slow node for long. */
 const ENDPOINTS_TIMEOUT_MS = 5000

@@ -8,7 +8,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {openExec, openTerminal, type ExecEnd, type ExecSession} from '../node-api/exec-client.js'
 import {CLOSE, signHeader} from '../node-api/protocol.js'
 import {signTerminalGrant} from '../node-api/terminal-protocol.js'
-import type {WalletKey} from '../wallet-key.js'
+import type {WalletKey} from '../keys/wallet-key.js'
 import {type JobNodeSource, runningJobNode} from './node-access.js'
 
 /** Input bytes waiting to be sent before stdin is paused. */

@@ -13,7 +13,7 @@ import {jobInfo, type JobInfo} from '../market/job-result.js'
 import {isFinal, type JobView, readJob} from '../market/jobs.js'
 import {type FlogEntry, type NodeLogEntry, signHeader, type SocketPath} from '../node-api/protocol.js'
 import {subscribe, type Subscription} from '../node-api/client.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 import {stopExitCode} from './stop-signals.js'
 
 /** One line of a job's output, as `job logs --json` prints it; `stream` is null where the node does not say. */

@@ -4,11 +4,11 @@
  * `job restart` and `job stop --op` send, on every network.
  */
 import {ExitCode, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpText} from '../http.js'
+import {describeHttpFailure, httpText} from '../http/client.js'
 import type {MarketNetwork} from '../market/connect.js'
 import type {JobView} from '../market/jobs.js'
 import {signHeader} from '../node-api/protocol.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 
 /** An operation, or a whole group, of a job. */
 export type OperationTarget = {op: string} | {group: string}

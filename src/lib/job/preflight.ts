@@ -9,7 +9,7 @@ import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import {commandArgv, needsGpu, planOperations} from '../node/operation-plan.js'
 import {connectSecrets} from '../network-connection.js'
-import type {Settings} from '../settings.js'
+import type {Settings} from '../settings/settings.js'
 
 const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
 

@@ -4,7 +4,7 @@
  * without any when the service itself answers (see probeUrl).
  */
 import type {HealthCheck} from '../definition/schema.js'
-import {describeHttpFailure, httpProbe} from '../http.js'
+import {describeHttpFailure, httpProbe} from '../http/client.js'
 import {type ExposedService, type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
 import {checkHttp, checkWebsocket, gatewayAnswer} from '../node/health.js'
 

@@ -5,11 +5,11 @@
 import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch} from '../http.js'
+import {describeHttpFailure, httpFetch} from '../http/client.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {signHeader} from '../node-api/protocol.js'
 import {statsPath, type TaskStat} from '../node-api/stats-protocol.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 import {jobNodeSource, runningJobNode} from './node-access.js'
 import {stopExitCode} from './stop-signals.js'
 

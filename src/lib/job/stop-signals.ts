@@ -3,7 +3,7 @@
  * reader of the output going away.
  */
 import {ExitCode, type ExitCodeValue} from '../errors.js'
-import {onOutputClosed} from '../output-closed.js'
+import {onOutputClosed} from '../terminal/output-closed.js'
 
 /** The signals that stop following a job, each with its exit code (128 + the signal's number). */
 const STOP_SIGNALS = {

@@ -7,7 +7,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import {type FormFile, MultipartError, readFormFiles} from '../ipfs/multipart.js'
 import {type ContentStore, ContentStoreFullError} from '../ipfs/store.js'
-import {isJsonContentType} from '../loopback-guard.js'
+import {isJsonContentType} from '../http/loopback-guard.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 
 /** Largest upload the content store accepts. */

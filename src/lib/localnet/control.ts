@@ -9,7 +9,7 @@ import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {httpText} from '../http.js'
+import {httpText} from '../http/client.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeStatus} from './node-agent.js'

@@ -1,5 +1,5 @@
 /** Human rendering of a localnet's status, shared by `localnet start` and `localnet status`. */
-import {counted} from '../words.js'
+import {counted} from '../text/words.js'
 import type {LocalnetStatus} from './control.js'
 import type {LocalnetIds} from './ids.js'
 

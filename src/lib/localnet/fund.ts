@@ -3,7 +3,7 @@ import {getAccount, getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {Connection, PublicKey, SendTransactionError, sendAndConfirmTransaction, Transaction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {readKeypair} from '../wallet.js'
+import {readKeypair} from '../keys/wallet.js'
 import {faucetInstructions, type FundAmounts} from './faucet.js'
 import {localnetFiles} from './paths.js'
 import type {LocalnetRuntime} from './server.js'

@@ -4,7 +4,7 @@
  */
 import {existsSync} from 'node:fs'
 
-import {loadOrCreateKeypair} from '../wallet.js'
+import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
 import {NodeApi} from '../node/api/server.js'
 import {Gateway} from '../node/gateway.js'

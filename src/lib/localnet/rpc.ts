@@ -6,9 +6,9 @@ import {AccountLayout, ACCOUNT_SIZE, MintLayout, MINT_SIZE, TOKEN_PROGRAM_ID} fr
 import {PublicKey, VersionedMessage} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
-import {parseKey} from '../base58-key.js'
+import {parseKey} from '../keys/base58-key.js'
 import {formatAmount} from '../market/amounts.js'
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {ChainInputError, type Execution} from './chain.js'
 import {transactionFee} from './mixed-transaction.js'
 import type {DecodedTransaction} from './transaction.js'

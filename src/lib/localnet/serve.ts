@@ -2,7 +2,7 @@
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {loadOrCreateKeypair} from '../wallet.js'
+import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {isAlive} from './control.js'
 import {localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetIds} from './ids.js'

@@ -3,7 +3,7 @@ import {AddressLookupTableAccount, PublicKey, VersionedTransaction, type Version
 
 import {base58btc} from 'multiformats/bases/base58'
 
-import {verifySignature} from '../ed25519.js'
+import {verifySignature} from '../keys/ed25519.js'
 import {checkTransactionLayout} from './wire.js'
 
 export interface ResolvedAccount {

@@ -7,10 +7,10 @@
 import {PublicKey} from '@solana/web3.js'
 import type {RawData, WebSocket} from 'ws'
 
-import {parseKey} from '../base58-key.js'
+import {parseKey} from '../keys/base58-key.js'
 import type {Chain, TransactionRecord} from './chain.js'
 import type {SignatureStatus} from './persistence.js'
-import {tooDeepAt} from '../nesting.js'
+import {tooDeepAt} from '../text/nesting.js'
 import {
   type Filter,
   isRequestId,

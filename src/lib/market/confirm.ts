@@ -1,7 +1,7 @@
 /** Asking before spending real tokens: a question on a terminal, and no spending on mainnet without one or --yes. */
 import {ExitCode, GpunetError} from '../errors.js'
 import type {Network} from '../network.js'
-import {cancelled, canPrompt, confirm} from '../prompt.js'
+import {cancelled, canPrompt, confirm} from '../terminal/prompt.js'
 
 /** Asks "question" on devnet and mainnet unless `yes`; without a terminal, refuses on mainnet and goes on on devnet. */
 export async function confirmSpend(network: Network, question: string, yes: boolean): Promise<void> {

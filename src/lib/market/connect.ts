@@ -1,13 +1,13 @@
 /**
  * One network, resolved for the jobs commands: its RPC connection, jobs program, payment token, default market,
  * content store and where exposed services are reached. It takes the command's settings as resolved once
- * (lib/settings.ts: flag > environment > profile > config file > preset), never flags or the environment. On
+ * (lib/settings/settings.ts: flag > environment > profile > config file > preset), never flags or the environment. On
  * localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it (starting it when
  * none runs) and passes its endpoints here.
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
-import {parseAddressText} from '../base58-text.js'
+import {parseAddressText} from '../text/base58-text.js'
 import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
 import type {InForce, Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'

@@ -2,7 +2,7 @@
 import {readNetworkDefinition} from '../definition/network-form/read.js'
 import {specVerdict} from '../definition/spec-verdict.js'
 import {isGpunetError} from '../errors.js'
-import {assertNestingDepth} from '../nesting.js'
+import {assertNestingDepth} from '../text/nesting.js'
 import type {MarketNetwork} from './connect.js'
 import type {ExposingDefinition} from './service-url.js'
 

@@ -7,7 +7,7 @@ import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {httpFetch} from '../http.js'
+import {httpFetch} from '../http/client.js'
 import {
   decodeJobAccount,
   decodeRunAccount,

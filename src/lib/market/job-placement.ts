@@ -1,7 +1,7 @@
 /**
  * Where a job runs, read over plain JSON-RPC (json-rpc.ts) without web3.js: its status, its node while it runs,
  * and its poster. It is all `job exec`, `job shell` and `job stats` need of the chain before they talk to the
- * node, and `job exec` is answered before oclif and web3.js load (src/fast-start.ts). Only these fields are
+ * node, and `job exec` is answered before oclif and web3.js load (src/cli/fast-start.ts). Only these fields are
  * decoded (account-layout.ts); the status follows readJob's rule in jobs.ts.
  */
 import bs58 from 'bs58'

@@ -2,8 +2,8 @@ import type {ExposingDefinition} from './service-url.js'
 import type {ContentClient} from '../ipfs/client.js'
 import type {MarketNetwork} from './connect.js'
 import type {JobView} from './jobs.js'
-import {tooDeepAt} from '../nesting.js'
-import {type ResultView, resultView} from '../result-view.js'
+import {tooDeepAt} from '../text/nesting.js'
+import {type ResultView, resultView} from '../results/result-view.js'
 import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText, settledOutcome} from './report.js'
 
 /** How a job went, read from its result: the outcome, why it failed, the normalized view and the document itself. */

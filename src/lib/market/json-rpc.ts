@@ -1,10 +1,10 @@
 /**
  * Solana JSON-RPC over `httpText` without web3.js: the rate-limit rule every call to a node follows (a 429 is
  * retried with backoff, Retry-After honoured), the error a failed call becomes, and one plain call for the few
- * reads that must not load web3.js (a command served before oclif loads: src/fast-start.ts).
+ * reads that must not load web3.js (a command served before oclif loads: src/cli/fast-start.ts).
  */
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import {httpText, type TextResponse} from '../http.js'
+import {httpText, type TextResponse} from '../http/client.js'
 
 /** Retries of a rate-limited request, and the first wait (doubled each time) when the node gives no Retry-After. */
 const RATE_LIMIT_RETRIES = 4

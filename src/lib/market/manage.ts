@@ -3,7 +3,7 @@ import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token
 import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 import {type AmountJson, amountJson} from './amounts.js'
 import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances.js'
 import type {MarketNetwork} from './connect.js'

@@ -3,7 +3,7 @@ import {type Connection, PublicKey} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import type {Network} from '../network.js'
-import {counted} from '../words.js'
+import {counted} from '../text/words.js'
 import {
   decodeMarketSummary,
   MARKET_ACCOUNT_DATA_SIZE,

@@ -7,7 +7,7 @@ import {
 import {type Keypair, type PublicKey, SystemProgram, type TransactionInstruction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {generateKeypair, type Wallet} from '../wallet.js'
+import {generateKeypair, type Wallet} from '../keys/wallet.js'
 import {JOB_ACCOUNT_SIZE, type MarketAccount, RUN_ACCOUNT_SIZE} from './accounts.js'
 import {type Balances, checkFunds, readBalances} from './balances.js'
 import type {MarketNetwork} from './connect.js'

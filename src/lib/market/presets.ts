@@ -1,6 +1,6 @@
 /**
  * What each network presets for the settings (settings.ts resolves them below every other layer), as text and
- * without web3.js: the resolver loads on the plain `job exec` (src/fast-start.ts), before web3.js would. The keys
+ * without web3.js: the resolver loads on the plain `job exec` (src/cli/fast-start.ts), before web3.js would. The keys
  * of networks.ts' NETWORK_PRESETS are made from these same texts.
  */
 import type {Network} from '../network.js'

@@ -2,8 +2,8 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
-import {resultView} from '../result-view.js'
-import type {JobFailure} from '../flow-state.js'
+import {resultView} from '../results/result-view.js'
+import type {JobFailure} from '../results/flow-state.js'
 import {type AmountJson, amountJson, formatAmount} from './amounts.js'
 import {SOL_DECIMALS} from './balances.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'

@@ -9,7 +9,7 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js'
 
-import {signingKey, signMessage} from '../ed25519.js'
+import {signingKey, signMessage} from '../keys/ed25519.js'
 
 /** Keys already made, by keypair (a web3.js Keypair never changes): the localnet's faucet signs every funding. */
 const made = new WeakMap<Keypair, KeyObject>()

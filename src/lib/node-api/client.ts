@@ -6,8 +6,8 @@
  */
 import WebSocket from 'ws'
 
-import {isLoopbackHost, loopbackLookup} from '../http.js'
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../nesting.js'
+import {isLoopbackHost, loopbackLookup} from '../http/client.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {decodeFrame, type SocketRequest, socketUrl} from './protocol.js'
 
 /** How long the WebSocket handshake may take. */

@@ -7,7 +7,7 @@ import {StringDecoder} from 'node:string_decoder'
 
 import WebSocket from 'ws'
 
-import {isLoopbackHost, loopbackLookup} from '../http.js'
+import {isLoopbackHost, loopbackLookup} from '../http/client.js'
 import {EXEC_PATH, type ExecBody, type NodeControl, parseControl, STREAM} from './exec-protocol.js'
 import {socketUrl} from './protocol.js'
 import {TERMINAL_PATH, type TerminalBody} from './terminal-protocol.js'

@@ -5,8 +5,8 @@
  */
 import bs58 from 'bs58'
 
-import {decodeBase58, hasBase58Shape} from '../base58-text.js'
-import {verifySignature} from '../ed25519.js'
+import {decodeBase58, hasBase58Shape} from '../text/base58-text.js'
+import {verifySignature} from '../keys/ed25519.js'
 
 /** The network's nodes refuse a WebSocket header whose time part is this old (the SDK's default expiry). */
 export const SOCKET_HEADER_EXPIRY_S = 300

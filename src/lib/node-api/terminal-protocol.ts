@@ -7,7 +7,7 @@
  * - Client → node: `{"type":"stdin","data":"<text>"}`, `{"type":"resize","cols":N,"rows":N}`.
  * - Node → client: binary frames of terminal output; `{"type":"exit","code":N|null}`; `{"type":"error","message"}`.
  */
-import {verifySignature} from '../ed25519.js'
+import {verifySignature} from '../keys/ed25519.js'
 
 export const TERMINAL_PATH = '/terminal'
 export const TERMINAL_GRANT_HEADER = 'Nosana Terminal Authorization v1'

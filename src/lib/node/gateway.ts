@@ -10,7 +10,7 @@ import type {AddressInfo} from 'node:net'
 import {connect} from 'node:net'
 import type {Duplex} from 'node:stream'
 
-import {type LoopbackPolicy, webPageRefusal} from '../loopback-guard.js'
+import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from './api/server.js'
 

@@ -4,7 +4,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import WebSocket from 'ws'
 
 import type {HealthCheck} from '../definition/schema.js'
-import {describeHttpFailure, httpProbe, isLoopbackHost, loopbackLookup} from '../http.js'
+import {describeHttpFailure, httpProbe, isLoopbackHost, loopbackLookup} from '../http/client.js'
 import {GATEWAY_ANSWER_HEADER} from './gateway.js'
 
 type HttpCheck = Extract<HealthCheck, {type: 'http'}>

@@ -17,7 +17,7 @@ export {
   shellArgv,
   substituteSecrets,
 } from './operation-plan.js'
-export {MAX_LOG_BYTES, MAX_LOG_LINES} from '../flow-state.js'
+export {MAX_LOG_BYTES, MAX_LOG_LINES} from '../results/flow-state.js'
 export {HOST_PROCESS_NOTICE, HostProcessRuntime} from './runtime/host-process.js'
 export {
   containerName,

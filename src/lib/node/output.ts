@@ -1,4 +1,4 @@
-import {type LogEntry, MAX_LINE_BYTES, MAX_LOG_BYTES, MAX_LOG_LINES} from '../flow-state.js'
+import {type LogEntry, MAX_LINE_BYTES, MAX_LOG_BYTES, MAX_LOG_LINES} from '../results/flow-state.js'
 
 /** The limits of one operation's log: lines and bytes kept (the oldest dropped beyond them). */
 export interface LogLimits {

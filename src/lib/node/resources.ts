@@ -13,7 +13,7 @@ import type {ReadableStream as WebReadableStream} from 'node:stream/web'
 
 import type {Resource} from '../definition/schema.js'
 import {GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type Response} from '../http.js'
+import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
 
 /** Bytes one resource may download at most (all its files together), unless the node sets its own cap. */
 export const DEFAULT_RESOURCE_MAX_BYTES = 20 * 1024 ** 3

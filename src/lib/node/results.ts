@@ -7,7 +7,7 @@ import {
   MAX_LOG_BYTES,
   MAX_LOG_LINES,
   type OpState,
-} from '../flow-state.js'
+} from '../results/flow-state.js'
 import type {OperationResult} from './runtime/runtime.js'
 
 /** How an operation ended and ran, for its state: why it stopped, its group, its restarts and its `results` rules. */

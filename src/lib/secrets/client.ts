@@ -1,10 +1,10 @@
 import bs58 from 'bs58'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type Response} from '../http.js'
+import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
 import {NETWORK_PRESETS} from '../market/networks.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from './login-message.js'
-import type {Wallet} from '../wallet.js'
+import type {Wallet} from '../keys/wallet.js'
 import type {TokenCache} from './token-cache.js'
 
 export interface SecretsClientOptions {

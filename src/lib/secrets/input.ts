@@ -1,9 +1,9 @@
 import {readFile} from 'node:fs/promises'
 import {parseEnv} from 'node:util'
 
-import {describeReadError} from '../read-error.js'
+import {describeReadError} from '../text/read-error.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {readStdin} from '../stdin.js'
+import {readStdin} from '../terminal/stdin.js'
 import {secretProblem} from './limits.js'
 
 /** Where `secrets set` takes a value from: standard input (the default), `@file`, or `--value` text. */

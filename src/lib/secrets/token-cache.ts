@@ -1,6 +1,6 @@
 import {decodeJwt} from 'jose'
 import {readFile} from 'node:fs/promises'
-import {writePrivateFile} from '../private-file.js'
+import {writePrivateFile} from '../keys/private-file.js'
 
 /** Seconds before expiry at which a cached token is no longer offered, so it cannot expire in flight. */
 const MARGIN_SECONDS = 30

@@ -1,5 +1,5 @@
 /**
- * `job exec` on a network other than the localnet goes through oclif (src/fast-start.ts serves the localnet only,
+ * `job exec` on a network other than the localnet goes through oclif (src/cli/fast-start.ts serves the localnet only,
  * and hands over a profile for another network once its settings are resolved), whose command resolves the network with connectMarket and reads the job over the RPC node it names: here a
  * JSON-RPC server on 127.0.0.1 that holds no such job.
  */
@@ -12,7 +12,7 @@ import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
 
-import {plainExec} from '../../../src/fast-start.js'
+import {plainExec} from '../../../src/cli/fast-start.js'
 import {runCli} from '../../helpers/cli.js'
 
 describe('gpunet job exec on devnet', () => {

@@ -15,8 +15,8 @@ import WebSocket from 'ws'
 import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import type {TaskStat} from '../../../src/lib/node-api/stats-protocol.js'
-import {readKeypair, walletFromBytes} from '../../../src/lib/wallet.js'
-import {plainExec} from '../../../src/fast-start.js'
+import {readKeypair, walletFromBytes} from '../../../src/lib/keys/wallet.js'
+import {plainExec} from '../../../src/cli/fast-start.js'
 import {BIN, runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
@@ -271,7 +271,7 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     assert.match(refused.stderr, /needs a terminal/)
   })
 
-  describe('the plain form, answered before oclif loads (src/fast-start.ts), as oclif answers it', () => {
+  describe('the plain form, answered before oclif loads (src/cli/fast-start.ts), as oclif answers it', () => {
     // oclif serves the colon form of the same command; the start-up path takes only `job exec`.
     const rows: {name: string; args: () => string[]; stdin?: string; code: number}[] = [
       {

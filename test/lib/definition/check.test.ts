@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {checkDefinitionFile, checkDefinitionText, readDefinitionText} from '../../../src/lib/definition/check.js'
-import {describeReadError} from '../../../src/lib/read-error.js'
+import {describeReadError} from '../../../src/lib/text/read-error.js'
 
 const WARNED = JSON.stringify(
   {

@@ -8,7 +8,7 @@ import {array, httpUrl, number, object, string, url} from 'zod'
 import {assertTranslatable, generateFastPathSource} from '../../../src/lib/definition/fast-path/generate.js'
 import {jobDefinitionJsonSchema} from '../../../src/lib/definition/json-schema.js'
 import {type ValidationResult, validateJobDefinition, validateWithZod} from '../../../src/lib/definition/validate.js'
-import {listTemplates} from '../../../src/lib/templates.js'
+import {listTemplates} from '../../../src/lib/definition/templates.js'
 import {everyMemberDefinition} from '../../helpers/definitions.js'
 
 const GENERATED = new URL('../../../src/lib/definition/fast-path/generated.ts', import.meta.url)

@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats'
 
 import {jobDefinitionJsonSchema} from '../../../src/lib/definition/json-schema.js'
 import {validateJobDefinition} from '../../../src/lib/definition/validate.js'
-import {listTemplates} from '../../../src/lib/templates.js'
+import {listTemplates} from '../../../src/lib/definition/templates.js'
 
 const SHIPPED = new URL('../../../schema/job-definition.schema.json', import.meta.url)
 

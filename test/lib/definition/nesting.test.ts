@@ -1,5 +1,5 @@
 /**
- * The one nesting limit (src/lib/nesting.ts) shared by the CLI, the library and the services: a definition with
+ * The one nesting limit (src/lib/text/nesting.ts) shared by the CLI, the library and the services: a definition with
  * `meta` nested 3,000 deep overflowed the stack in `job validate`, lint, the secret-reference search and a job
  * login (issue 22 #6). Each now refuses it by name.
  */
@@ -13,7 +13,7 @@ import {jobDefinitionJsonSchema} from '../../../src/lib/definition/json-schema.j
 import {FREE_FORM_PLACES, passesCompiledCheck} from '../../../src/lib/definition/semantic.js'
 import {validateJobDefinition, validateWithZod} from '../../../src/lib/definition/validate.js'
 import {ExitCode, isGpunetError} from '../../../src/lib/errors.js'
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../../../src/lib/nesting.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../../../src/lib/text/nesting.js'
 import {runCli} from '../../helpers/cli.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
 import {

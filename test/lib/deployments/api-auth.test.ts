@@ -9,7 +9,7 @@ import {createKeyPairSignerFromBytes} from '@solana/kit'
 import Database from 'better-sqlite3'
 import bs58 from 'bs58'
 
-import {base58Decoder} from '../../../src/lib/base58-text.js'
+import {base58Decoder} from '../../../src/lib/text/base58-text.js'
 import {type ApiAuth, createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
 import {API_AUTH_MESSAGE, apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'

@@ -4,7 +4,7 @@ import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {API_AUTH_MESSAGE, apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
-import {verifySignature} from '../../../src/lib/ed25519.js'
+import {verifySignature} from '../../../src/lib/keys/ed25519.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {newWallet} from '../../helpers/secrets.js'
 

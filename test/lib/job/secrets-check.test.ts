@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {checkSecretsStored} from '../../../src/lib/job/preflight.js'
-import {resolveSettings} from '../../../src/lib/settings.js'
+import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
 

@@ -13,7 +13,7 @@ import {Keypair, type PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 import WebSocket from 'ws'
 
-import {base58Decoder} from '../../../src/lib/base58-text.js'
+import {base58Decoder} from '../../../src/lib/text/base58-text.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {post} from '../../helpers/node.js'
 

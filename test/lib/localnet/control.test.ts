@@ -3,7 +3,7 @@ import {mkdtemp, rm, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import {configureHttp} from '../../../src/lib/http.js'
+import {configureHttp} from '../../../src/lib/http/client.js'
 import {runningLocalnet} from '../../../src/lib/localnet/control.js'
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import {startProxy, startServer, type TestServer, withProxyVariables} from '../../helpers/http.js'

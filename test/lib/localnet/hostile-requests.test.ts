@@ -20,7 +20,7 @@ import WebSocket from 'ws'
 import {CommitEvents} from '../../../src/lib/localnet/commit-events.js'
 import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
 import {checkTransactionLayout, PACKET_DATA_SIZE, WireError} from '../../../src/lib/localnet/wire.js'
-import {readKeypair} from '../../../src/lib/wallet.js'
+import {readKeypair} from '../../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 
 /** A raw JSON-RPC call over HTTP; throws when the localnet does not answer (it crashed). */

@@ -55,7 +55,7 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../../src/lib/market/index.js'
 import {signedTransaction, signingKeys} from '../../../src/lib/market/sign.js'
-import {generateKeypair, readKeypair} from '../../../src/lib/wallet.js'
+import {generateKeypair, readKeypair} from '../../../src/lib/keys/wallet.js'
 import {rpc, useLocalnet} from '../../helpers/localnet.js'
 import {JOB_CID} from '../../helpers/market.js'
 

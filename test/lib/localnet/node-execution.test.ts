@@ -13,7 +13,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {Keypair} from '@solana/web3.js'
 
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {postNetwork, result, waitFor} from '../../helpers/node.js'
 

@@ -18,7 +18,7 @@ import {
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import type {GenesisRecord} from '../../../src/lib/localnet/node.js'
 import {decodeJobAccount} from '../../../src/lib/market/index.js'
-import {writeKeypair} from '../../../src/lib/wallet.js'
+import {writeKeypair} from '../../../src/lib/keys/wallet.js'
 import {spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 import {removeDir, startTestLocalnet, tempDir} from '../../helpers/localnet.js'
 import {listInstruction} from '../../helpers/market.js'

@@ -2,7 +2,7 @@ import {strict as assert} from 'node:assert'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {confirmSpend} from '../../../src/lib/market/confirm.js'
-import {canPrompt} from '../../../src/lib/prompt.js'
+import {canPrompt} from '../../../src/lib/terminal/prompt.js'
 
 describe('confirmSpend', () => {
   it('never asks on localnet or with --yes', async () => {

@@ -2,7 +2,7 @@
 import {strict as assert} from 'node:assert'
 
 import {jobListRows, type ListedJob} from '../../../src/lib/market/job-list.js'
-import {stripControls} from '../../../src/lib/terminal-text.js'
+import {stripControls} from '../../../src/lib/text/terminal-text.js'
 
 const row = (job: string, market: string, outcome: ListedJob['outcome'] = null): ListedJob => ({
   job,

@@ -5,7 +5,7 @@ import {AuthorizationManager} from '@nosana/sdk'
 import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {base58Decoder} from '../../../src/lib/base58-text.js'
+import {base58Decoder} from '../../../src/lib/text/base58-text.js'
 import {ReplayFilter} from '../../../src/lib/job/logs.js'
 import {parseSince} from '../../../src/lib/job/since.js'
 import {
@@ -19,7 +19,7 @@ import {
   signHeader,
   socketUrl,
 } from '../../../src/lib/node-api/protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 
 describe('node API protocol', () => {
   const poster = Keypair.generate()

@@ -12,7 +12,7 @@ import {
   TERMINAL_GRANT_TTL_MS,
   terminalGrantText,
 } from '../../../src/lib/node-api/terminal-protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 
 const POSTER = Keypair.generate()
 const JOB = Keypair.generate().publicKey.toBase58()

@@ -12,7 +12,7 @@ import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {decodeJobAccount, findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
 import {serviceUrls} from '../../../src/lib/market/service-url.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {sendInstructions} from '../../helpers/market.js'
 import {

@@ -21,7 +21,7 @@ import {planOperations} from '../../../src/lib/node/operation-plan.js'
 import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import type {TaskStat} from '../../../src/lib/node-api/stats-protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()
 const JOB = Keypair.generate().publicKey.toBase58()

@@ -17,7 +17,7 @@ import {FeedRegistry} from '../../../src/lib/node/api/feed.js'
 import {MAX_API_SOCKETS_PER_ADDRESS, NodeApi} from '../../../src/lib/node/api/server.js'
 import {Gateway} from '../../../src/lib/node/gateway.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()
 const JOB = Keypair.generate().publicKey.toBase58()

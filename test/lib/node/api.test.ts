@@ -12,7 +12,7 @@ import bs58 from 'bs58'
 import WebSocket from 'ws'
 
 import {clientMessage, signHeader} from '../../../src/lib/node-api/protocol.js'
-import {walletFromBytes} from '../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {post, result, waitFor} from '../../helpers/node.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'

@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 
-import {MAX_LINE_BYTES} from '../../../src/lib/flow-state.js'
+import {MAX_LINE_BYTES} from '../../../src/lib/results/flow-state.js'
 import {LogCollector} from '../../../src/lib/node/output.js'
 
 type Push = ['stdout' | 'stderr', string]

@@ -7,7 +7,7 @@ import {join} from 'node:path'
 
 import type {Resource} from '../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
-import {configureHttp} from '../../../src/lib/http.js'
+import {configureHttp} from '../../../src/lib/http/client.js'
 import {type OperationPlan, planOperations} from '../../../src/lib/node/operation-plan.js'
 import {confinedPath, loadResources, parseListObjectsV2, signV4} from '../../../src/lib/node/resources.js'
 import {PodmanRuntime} from '../../../src/lib/node/runtime/podman.js'

@@ -1,7 +1,7 @@
 /** How a failed operation reads in a job's result (issue 25: a failed pull said only "exited with code 125"). */
 import {strict as assert} from 'node:assert'
 
-import type {LogEntry} from '../../../src/lib/flow-state.js'
+import type {LogEntry} from '../../../src/lib/results/flow-state.js'
 import {extractResults, mergeRuns, ResultBuilder} from '../../../src/lib/node/results.js'
 import {podmanFailure} from '../../../src/lib/node/runtime/podman.js'
 import type {OperationResult} from '../../../src/lib/node/runtime/runtime.js'

@@ -4,7 +4,7 @@
  * on exactly the bytes to upload and, on localnet, whether the localnet's node can run them.
  */
 import type {Network} from '../../network.js'
-import {counted} from '../../words.js'
+import {counted} from '../../text/words.js'
 import type {DefinitionIssue} from '../issue.js'
 import type {JobDefinition} from '../schema.js'
 import {checkDefinitionSize} from '../size.js'

@@ -11,7 +11,7 @@ import {constants} from 'node:os'
 
 import type {RawData, WebSocket} from 'ws'
 
-import {hasBase58Shape} from '../../base58-text.js'
+import {hasBase58Shape} from '../../text/base58-text.js'
 import {GpunetError} from '../../errors.js'
 import {checkExecBody, type ClientControl, parseControl, STREAM, validSize} from '../../node-api/exec-protocol.js'
 import {CLOSE} from '../../node-api/protocol.js'

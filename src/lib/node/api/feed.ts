@@ -3,7 +3,7 @@
  * bounded history and handed to followers as they come. Every entry is numbered within its job (`seq`): the
  * localnet's frames carry the number, so a client that reconnects drops what the history replays.
  */
-import {MAX_LOG_BYTES, MAX_LOG_LINES, type FlowState} from '../../flow-state.js'
+import {MAX_LOG_BYTES, MAX_LOG_LINES, type FlowState} from '../../results/flow-state.js'
 import type {FlogEntry, NodeLogEntry, StatusEntry} from '../../node-api/protocol.js'
 
 /** Lines of history kept per operation, as the network's nodes keep (the oldest dropped). */

@@ -11,7 +11,7 @@ import type {Duplex} from 'node:stream'
 import bs58 from 'bs58'
 import {type RawData, type WebSocket, WebSocketServer} from 'ws'
 
-import {hasBase58Shape} from '../../base58-text.js'
+import {hasBase58Shape} from '../../text/base58-text.js'
 import {
   checkHeader,
   CLOSE,

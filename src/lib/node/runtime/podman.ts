@@ -7,7 +7,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {ExitCode, GpunetError} from '../../errors.js'
-import type {LogEntry} from '../../flow-state.js'
+import type {LogEntry} from '../../results/flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {type ExecOptions, type ExecProcess, podmanExec} from './exec.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'

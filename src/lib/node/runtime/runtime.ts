@@ -1,4 +1,4 @@
-import type {LogEntry} from '../../flow-state.js'
+import type {LogEntry} from '../../results/flow-state.js'
 import type {LineListener, LogLimits} from '../output.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'

@@ -1,9 +1,9 @@
 import {errors as joseErrors, type JWTPayload, jwtVerify} from 'jose'
 import {createHmac, createSecretKey, type KeyObject, randomUUID} from 'node:crypto'
 
-import {decodeBase58} from '../../base58-text.js'
+import {decodeBase58} from '../../text/base58-text.js'
 import {findSecretReferences} from '../../definition/secret-refs.js'
-import {verifySignature} from '../../ed25519.js'
+import {verifySignature} from '../../keys/ed25519.js'
 import {isGpunetError} from '../../errors.js'
 import {LOGIN_PREFIXES, loginMessage} from '../login-message.js'
 import {badRequest, HttpError} from './http-error.js'

@@ -9,9 +9,9 @@ import {
 } from 'node:crypto'
 import {readFile, stat} from 'node:fs/promises'
 
-import {describeReadError} from '../../read-error.js'
+import {describeReadError} from '../../text/read-error.js'
 import {ExitCode, GpunetError} from '../../errors.js'
-import {writePrivateFile} from '../../private-file.js'
+import {writePrivateFile} from '../../keys/private-file.js'
 
 /** The environment variable that holds the master key (32 bytes, base64 or hex); wins over the key file. */
 export const KEY_ENV = 'GPUNET_SECRETS_KEY'

@@ -1,7 +1,7 @@
 import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
 import type {AddressInfo} from 'node:net'
 
-import {isLoopbackAddress, webPageRefusal} from '../../loopback-guard.js'
+import {isLoopbackAddress, webPageRefusal} from '../../http/loopback-guard.js'
 import {secretProblem} from '../limits.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {

@@ -4,7 +4,7 @@ import {Keypair, LAMPORTS_PER_SOL} from '@solana/web3.js'
 
 import {SecretsClient} from '../../../../src/lib/secrets/client.js'
 import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
-import {walletFromBytes} from '../../../../src/lib/wallet.js'
+import {walletFromBytes} from '../../../../src/lib/keys/wallet.js'
 import {type TestLocalnet, useLocalnet} from '../../../helpers/localnet.js'
 import {listWithWallet, sendInstructions, workInstruction} from '../../../helpers/market.js'
 

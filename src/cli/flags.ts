@@ -1,0 +1,148 @@
+import * as Flags from '@oclif/core/flags'
+
+import {WAIT_POINTS} from '../lib/job/wait-point.js'
+import {idsFlag} from '../lib/localnet/flags.js'
+import {NETWORKS} from '../lib/network.js'
+import {type SettingKey, SETTINGS} from '../lib/settings/settings.js'
+
+/** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
+export const networkFlags = {
+  network: Flags.string({
+    // No oclif default or env: the settings resolver (BaseCommand) tells a given --network from GPUNET_NETWORK,
+    // the profile's network and the default.
+    description: "network to use [default: the profile's, else localnet; env: GPUNET_NETWORK]",
+    options: [...NETWORKS],
+  }),
+  profile: Flags.string({
+    description: 'named profile of settings (`gpunet config list --profile NAME`) [env: GPUNET_PROFILE]',
+    helpValue: 'NAME',
+  }),
+  'secrets-url': Flags.string({
+    description: 'secrets service URL (default: GPUNET_SECRETS_URL, then the config file)',
+    helpValue: 'URL',
+  }),
+  wallet: Flags.string({
+    description: 'Solana keypair file (default: GPUNET_WALLET, then ~/.config/gpunet/wallet.json)',
+    helpValue: 'FILE',
+  }),
+  'allow-unbound-login': Flags.boolean({
+    description:
+      'sign the unbound service_secret_ login for a secrets service that advertises no message bound to its host (a signature another service of yours would take too; docs/secrets.md)',
+  }),
+}
+
+/** The flags of the job commands that talk to the market: which network, which RPC node, which wallet. */
+export const marketFlags = {
+  network: networkFlags.network,
+  profile: networkFlags.profile,
+  rpc: Flags.string({
+    description: 'Solana JSON-RPC URL (default: GPUNET_RPC_URL, then the config file, then the network preset)',
+    helpValue: 'URL',
+  }),
+  'network-host': Flags.string({
+    description:
+      "host of exposed services on devnet/mainnet, https://<id>.node.<host> (default: GPUNET_NETWORK_HOST, the config file, then the network's: k8s.dev.nos.ci, k8s.prd.nos.ci)",
+    helpValue: 'HOST',
+  }),
+  wallet: networkFlags.wallet,
+  'priority-fee': Flags.boolean({
+    description:
+      'pay a priority fee (compute-unit price from recent fees on the accounts written) [default: on for mainnet only; GPUNET_PRIORITY_FEE]',
+    allowNo: true,
+  }),
+  'max-priority-fee': Flags.string({
+    description: 'most SOL one transaction pays as priority fee [default: 0.001; GPUNET_MAX_PRIORITY_FEE]',
+    helpValue: 'SOL',
+  }),
+}
+
+/** `--market` of the commands that post: the market setting (a filter such as `job list --market` is not it). */
+export const marketFlag = Flags.string({
+  description:
+    "market address [default: GPUNET_MARKET, the profile's or the config file's, else the network's default market]",
+  helpValue: 'ADDRESS',
+})
+
+/** `--ipfs-gateway` of `secrets serve`: the ipfsGateway setting. */
+export const ipfsGatewayFlag = Flags.string({
+  description:
+    'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file; on localnet the localnet’s own store)',
+  helpValue: 'URL',
+})
+
+/**
+ * Each shared flag that sets a setting, by the setting it sets. Only these feed the resolver, so a command's own
+ * flag of the same name with another meaning (`job list --market`, a filter) is not taken for the setting.
+ */
+const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
+  network: networkFlags.network,
+  wallet: networkFlags.wallet,
+  secretsUrl: networkFlags['secrets-url'],
+  rpcUrl: marketFlags.rpc,
+  networkHost: marketFlags['network-host'],
+  priorityFee: marketFlags['priority-fee'],
+  maxPriorityFee: marketFlags['max-priority-fee'],
+  market: marketFlag,
+  ipfsGateway: ipfsGatewayFlag,
+  localnetIds: idsFlag,
+}
+
+/** The setting values a command's flags gave (settings.ts), from the shared setting flags it declares. */
+export function settingFlagValues(
+  declared: Record<string, unknown>,
+  parsed: Record<string, unknown>,
+): Partial<Record<SettingKey, string>> {
+  const values: Partial<Record<SettingKey, string>> = {}
+  for (const [key, flag] of Object.entries(SETTING_FLAGS) as [SettingKey, unknown][]) {
+    const name = (SETTINGS[key] as {flag?: string}).flag?.replace(/^--/, '')
+    if (name === undefined || declared[name] !== flag) continue
+    const value = parsed[name]
+    if (value !== undefined && value !== '') values[key] = String(value)
+  }
+  return values
+}
+
+/**
+ * The flags of the job commands that read a job and talk to its node as its poster (get, logs, stats, exec, shell,
+ * restart): which network, which RPC node, where nodes serve, which wallet.
+ */
+export const jobNodeFlags = {
+  network: marketFlags.network,
+  profile: marketFlags.profile,
+  rpc: marketFlags.rpc,
+  'network-host': marketFlags['network-host'],
+  wallet: marketFlags.wallet,
+}
+
+/** The words before the first `--` (gpunet's) and after it (a command's, exactly as given): `job run`, `job exec`. */
+export function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
+  const dashes = argv.indexOf('--')
+  if (dashes === -1) return {flagWords: [...argv], command: []}
+  return {flagWords: argv.slice(0, dashes), command: argv.slice(dashes + 1)}
+}
+
+/** `--wait`, where it stops and its bound. */
+export const waitFlags = {
+  wait: Flags.boolean({
+    description:
+      'follow the job (spinner on stderr) until --wait-for; exit 8 if it ends failed, 9 if stopped, 130 on Ctrl+C (the job goes on)',
+  }),
+  'wait-for': Flags.string({
+    description:
+      'where --wait stops: running, ready (its exposed services answer their health checks) or done, in either case [default: ready for a job exposing ports, else done]; implies --wait',
+    options: [...WAIT_POINTS],
+    helpValue: 'POINT',
+  }),
+  logs: Flags.boolean({
+    description:
+      "with --wait, print the job's live output on stderr as `[op] line` (its poster's wallet reads it from the node) [default: on]",
+    allowNo: true,
+    default: true,
+  }),
+  'wait-timeout': Flags.integer({
+    description: 'seconds --wait follows the job before it exits 124',
+    default: 1800,
+    min: 1,
+    helpValue: 'SECONDS',
+  }),
+}
