@@ -49,6 +49,8 @@ export const CONFIG_KEYS: Record<string, KeyInfo> = {
   indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
   maxContentBytes: {env: SETTINGS.maxContentBytes.env, kind: 'bytes'},
   localnetIds: {env: IDS_SETTING.env, kind: 'ids'},
+  manager: {env: 'GPUNET_MANAGER_URL', kind: 'url'},
+  managerApiKey: {env: 'GPUNET_MANAGER_API_KEY', kind: 'text'},
 }
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */

@@ -178,6 +178,37 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
   }
 }
 
+/**
+ * Sends bytes another party signed too (a vault's withdraw, which the owner co-signs) until confirmed; they cannot
+ * be signed again with a new blockhash, so once `blockhash` is no longer valid and they did not land, nothing was
+ * done (exit 5).
+ */
+export async function sendSignedBytes(connection: Connection, raw: Buffer, blockhash: string): Promise<string> {
+  const signature = await sendRaw(connection, raw, false)
+  let lastSent = Date.now()
+  for (let poll = 0; ; poll++) {
+    const value = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
+    if (value?.err) throw transactionError(`the transaction failed: ${JSON.stringify(value.err)}`, [], value.err)
+    if (value && (value.confirmationStatus === 'confirmed' || value.confirmationStatus === 'finalized')) {
+      return signature
+    }
+    const valid = await rpcCall(connection, () => connection.isBlockhashValid(blockhash, {commitment: 'confirmed'}))
+    if (!valid.value) {
+      const final = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
+      if (final && !final.err) return signature
+      throw new GpunetError('transaction_expired', 'the transaction was not confirmed before its blockhash expired', {
+        exitCode: ExitCode.UNAVAILABLE,
+        hint: 'nothing was done: ask again for a fresh one',
+      })
+    }
+    if (Date.now() - lastSent >= RESEND_MS) {
+      await sendRaw(connection, raw, true)
+      lastSent = Date.now()
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(STATUS_POLL_MS, FIRST_STATUS_POLL_MS * 2 ** poll)))
+  }
+}
+
 /** Prepares and sends: the usual path when the fee need not be shown before a question. */
 export async function sendJobsTransaction(
   connection: Connection,
