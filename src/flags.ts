@@ -99,3 +99,15 @@ export const waitFlags = {
     helpValue: 'SECONDS',
   }),
 }
+
+/** The flags of the deployment commands: which network, which manager, which wallet (the owner). */
+export const deploymentFlags = {
+  network: networkFlags.network,
+  profile: networkFlags.profile,
+  manager: Flags.string({
+    description:
+      "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then on localnet the localnet's own)",
+    helpValue: 'URL',
+  }),
+  wallet: networkFlags.wallet,
+}

@@ -21,10 +21,14 @@ export const CREATE_STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND'] as const
 /** A replica count of 1 to MAX_REPLICAS, or exit 2. */
 export function checkReplicas(replicas: number): number {
   if (!Number.isSafeInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
-    throw new GpunetError('invalid_replicas', `--replicas ${replicas} is out of range: a deployment runs 1 to ${MAX_REPLICAS} replicas`, {
-      exitCode: ExitCode.USAGE,
-      hint: `give --replicas between 1 and ${MAX_REPLICAS}; nothing was created`,
-    })
+    throw new GpunetError(
+      'invalid_replicas',
+      `--replicas ${replicas} is out of range: a deployment runs 1 to ${MAX_REPLICAS} replicas`,
+      {
+        exitCode: ExitCode.USAGE,
+        hint: `give --replicas between 1 and ${MAX_REPLICAS}; nothing was created`,
+      },
+    )
   }
   return replicas
 }
@@ -38,7 +42,8 @@ export function timeoutMinutes(text: string): number {
       hint: 'give a duration in whole minutes such as 90m, 2h or 1h30m; nothing was created',
     })
   if (ms === null) throw bad('is not a duration')
-  if (ms % 60_000 !== 0) throw bad('is not a whole number of minutes: the network counts a deployment’s timeout in minutes')
+  if (ms % 60_000 !== 0)
+    throw bad('is not a whole number of minutes: the network counts a deployment’s timeout in minutes')
   if (ms < 60_000) throw bad('is under a minute')
   return ms / 60_000
 }
@@ -46,7 +51,8 @@ export function timeoutMinutes(text: string): number {
 export interface CreateInput {
   file: string
   network: Network
-  market: string
+  /** The market's address, asked for once every local check passed (it may start the localnet). */
+  market: () => Promise<string>
   replicas: number
   strategy: string
   timeout: string
@@ -72,7 +78,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
   const name = input.name ?? (input.file === '-' ? 'deployment' : basename(input.file, extname(input.file)))
   const body: CreateBody = {
     name,
-    market: input.market,
+    market: await input.market(),
     replicas,
     timeout,
     strategy: input.strategy,

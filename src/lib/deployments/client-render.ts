@@ -17,7 +17,8 @@ export function deploymentLines(deployment: Deployment): string[] {
   if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
     lines.push(`  time scale: ${deployment.time_scale}`)
   }
-  for (const endpoint of deployment.endpoints ?? []) lines.push(`  endpoint:   ${endpoint.url} (${endpoint.opId}:${endpoint.port})`)
+  for (const endpoint of deployment.endpoints ?? [])
+    lines.push(`  endpoint:   ${endpoint.url} (${endpoint.opId}:${endpoint.port})`)
   lines.push(`  created:    ${deployment.created_at}`, `  updated:    ${deployment.updated_at}`)
   return lines
 }

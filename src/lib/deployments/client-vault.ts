@@ -118,7 +118,8 @@ export function checkWithdraw(
   for (const instruction of message.compiledInstructions) {
     const program = keys[instruction.programIdIndex]
     const accounts = instruction.accountKeyIndexes.map((index) => keys[index])
-    if (accounts.some((account) => account === undefined) || !program) throw refused('names an account it does not list')
+    if (accounts.some((account) => account === undefined) || !program)
+      throw refused('names an account it does not list')
     const data = Buffer.from(instruction.data)
     const at = (i: number) => accounts[i] as PublicKey
     if (program.equals(SystemProgram.programId)) {

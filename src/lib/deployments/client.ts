@@ -126,7 +126,7 @@ export class DeploymentClient {
 
   /** One page of the owner's deployments. */
   async list(query: PageQuery = {}): Promise<{deployments: Deployment[]; pagination: Pagination}> {
-    return listAnswer.parse(await this.call('GET', `/api/deployments${search(query)}`, undefined, listAnswer))
+    return this.call('GET', `/api/deployments${search(query)}`, undefined, listAnswer)
   }
 
   /** One deployment; another owner's is 404 (exit 7). */
@@ -208,11 +208,15 @@ export class DeploymentClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       })
     } catch (error) {
-      throw new GpunetError('manager_unreachable', `cannot reach the deployment manager at ${this.url} (${describeHttpFailure(error)})`, {
-        exitCode: ExitCode.UNAVAILABLE,
-        hint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
-        fields: {manager: this.url},
-      })
+      throw new GpunetError(
+        'manager_unreachable',
+        `cannot reach the deployment manager at ${this.url} (${describeHttpFailure(error)})`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
+          fields: {manager: this.url},
+        },
+      )
     }
     const raw = await readBounded(response, this.url)
     if (!response.ok) throw managerError(response.status, raw, this.url)
@@ -227,7 +231,10 @@ export class DeploymentClient {
     if (!parsed.success) {
       const first = parsed.error.issues[0]
       const where = first?.path.length ? first.path.join('.') : '(document)'
-      throw malformed(this.url, `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`)
+      throw malformed(
+        this.url,
+        `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
+      )
     }
     return parsed.data
   }

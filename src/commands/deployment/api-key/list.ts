@@ -1,0 +1,26 @@
+import {DeploymentCommand} from '../../../deployment-command.js'
+import {deploymentFlags} from '../../../flags.js'
+import type {ApiKey} from '../../../lib/deployments/client.js'
+import {apiKeyRows} from '../../../lib/deployments/client-render.js'
+import {printable} from '../../../lib/terminal-text.js'
+
+export default class ApiKeyList extends DeploymentCommand {
+  static override summary =
+    "List your deployment manager's API keys (their ids and names; the keys themselves are never shown again)."
+
+  static override examples = [
+    '<%= config.bin %> deployment api-key list',
+    '<%= config.bin %> deployment api-key list --json',
+  ]
+
+  static override flags = deploymentFlags
+
+  async run(): Promise<{keys: ApiKey[]; manager: string}> {
+    const {flags} = await this.parse(ApiKeyList)
+    const connection = await this.manager(flags, true)
+    const keys = await connection.client.listApiKeys()
+    if (keys.length === 0) this.say(`No API keys at ${connection.url}.`)
+    for (const line of apiKeyRows(keys)) this.say(printable(line, process.stdout))
+    return {keys, manager: connection.url}
+  }
+}
