@@ -87,8 +87,8 @@ export interface WithdrawPlan {
 
 /**
  * Reads the manager's withdraw transaction (base64) and refuses it (exit 5) unless the owner is its fee payer and
- * every instruction moves the vault's SOL or tokens to the owner, creates the owner's token account, or sets a
- * compute budget whose priority fee stays under `maxPriorityFeeLamports`.
+ * every instruction moves the vault's SOL or tokens to the owner, creates the owner's token account, closes the
+ * vault's (its rent to the owner), or sets a compute budget whose priority fee stays under `maxPriorityFeeLamports`.
  */
 export function checkWithdraw(
   base64: string,
@@ -128,6 +128,11 @@ export function checkWithdraw(
         throw refused('has a system instruction other than a transfer from the vault to your wallet')
       }
       plan.lamports += data.readBigUInt64LE(4)
+    } else if (program.equals(TOKEN_PROGRAM_ID) && data[0] === 9 && data.length === 1) {
+      // CloseAccount (9: [account, destination, authority]): the vault's emptied token account, its rent to the owner.
+      if (!at(1).equals(owner) || !at(2).equals(vault)) {
+        throw refused("closes a token account other than the vault's, or sends its rent elsewhere than your wallet")
+      }
     } else if (program.equals(TOKEN_PROGRAM_ID)) {
       // Transfer (3: [source, destination, authority]) or TransferChecked (12: [source, mint, destination, authority]).
       const checked = data[0] === 12 && data.length === 10 && at(1).equals(mint)

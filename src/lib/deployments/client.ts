@@ -72,9 +72,29 @@ const pagination = z.looseObject({
 })
 export type Pagination = z.infer<typeof pagination>
 
+/**
+ * A page as the network's API answers it (`{<name>: [...], pagination}`), or a bare list, as a manager without
+ * pagination may: read as one last page.
+ */
+function page<N extends string, T extends z.ZodType>(name: N, item: T) {
+  const list = z.array(item).max(1000)
+  return z
+    .union([
+      z.looseObject({[name]: list, pagination} as {[K in N]: typeof list} & {pagination: typeof pagination}),
+      list,
+    ])
+    .transform((answer) =>
+      Array.isArray(answer)
+        ? ({[name]: answer, pagination: {cursor_next: null}} as unknown as {[K in N]: z.infer<T>[]} & {
+            pagination: Pagination
+          })
+        : (answer as unknown as {[K in N]: z.infer<T>[]} & {pagination: Pagination}),
+    )
+}
+
 const listAnswer = z.looseObject({deployments: z.array(deploymentSchema).max(1000), pagination})
-const jobsAnswer = z.looseObject({jobs: z.array(deploymentJobSchema).max(1000), pagination})
-const eventsAnswer = z.looseObject({events: z.array(deploymentEventSchema).max(1000), pagination})
+const jobsAnswer = page('jobs', deploymentJobSchema)
+const eventsAnswer = page('events', deploymentEventSchema)
 const statusAnswer = z.looseObject({status: z.string().max(40), updated_at: time.optional()})
 const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
 const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})

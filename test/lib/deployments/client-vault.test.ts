@@ -7,6 +7,7 @@ import {strict as assert} from 'node:assert'
 
 import {
   createAssociatedTokenAccountIdempotentInstruction,
+  createCloseAccountInstruction,
   createTransferCheckedInstruction,
   createTransferInstruction,
   getAssociatedTokenAddressSync,
@@ -86,6 +87,22 @@ describe('withdraw transaction check', () => {
       assert.deepEqual(plan, {lamports: 5_000_000n, tokens: 2_500_000n})
       assert.ok(transaction.message.staticAccountKeys[0]!.equals(owner.publicKey))
     }
+  })
+
+  it("takes gpunet's manager's withdraw: a plain transfer, then the vault's token account closed to the owner", () => {
+    const {plan} = check(
+      legacy([
+        createAssociatedTokenAccountIdempotentInstruction(owner.publicKey, ownerTokens, owner.publicKey, mint),
+        createTransferInstruction(vaultTokens, ownerTokens, vault.publicKey, 9n),
+        createCloseAccountInstruction(vaultTokens, owner.publicKey, vault.publicKey),
+        SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner.publicKey, lamports: 3}),
+      ]),
+    )
+    assert.deepEqual(plan, {lamports: 3n, tokens: 9n})
+    refused(
+      legacy([createCloseAccountInstruction(vaultTokens, stranger.publicKey, vault.publicKey)]),
+      /closes a token account/,
+    )
   })
 
   it('takes a plain token transfer and a modest compute budget', () => {

@@ -167,6 +167,22 @@ describe('deployment client', () => {
     assert.ok(error.message.includes(url))
   })
 
+  it("reads a page of jobs as the network's API answers it, and a bare list as one last page", async () => {
+    const job = {job: 'Job1111111111111111111111111111111111111111', state: 'RUNNING', revision: 1, time_start: 0}
+    server = await startServer(answer(200, {jobs: [job], pagination: {cursor_next: 'next', cursor_prev: null}}))
+    const paged = await client(server.url).jobs(DEPLOYMENT.id)
+    assert.equal(paged.pagination.cursor_next, 'next')
+    assert.equal(paged.jobs[0]!.job, job.job)
+    await server.close()
+    server = await startServer(answer(200, [job, {...job, state: 'COMPLETED'}]))
+    const bare = await client(server.url).jobs(DEPLOYMENT.id)
+    assert.deepEqual(
+      bare.jobs.map((j) => j.state),
+      ['RUNNING', 'COMPLETED'],
+    )
+    assert.equal(bare.pagination.cursor_next, null)
+  })
+
   it('sends the create body as JSON to /api/deployments/create', async () => {
     let body = ''
     server = await startServer((req, res) => {
