@@ -1,0 +1,169 @@
+/**
+ * The deployment API's API keys: `gpn_` and 32 random bytes, shown once when made. Only the key's SHA-256 is
+ * stored, so the database alone opens nothing. A revoked key stays as a row, so its use is refused as revoked
+ * rather than unknown.
+ */
+import type Database from 'better-sqlite3'
+
+import {createHash, randomBytes, randomUUID, timingSafeEqual} from 'node:crypto'
+
+import {parseKey} from '../base58-text.js'
+import {ExitCode, GpunetError} from '../errors.js'
+
+/** Every key starts so: a reader (and a secret scanner) can tell it from other tokens. */
+export const API_KEY_PREFIX = 'gpn_'
+
+/** The random bytes of a key. */
+const KEY_BYTES = 32
+
+/** A key's text: the prefix and 43 base64url characters (32 bytes); nothing else is hashed or looked up. */
+const KEY_SHAPE = /^gpn_[A-Za-z0-9_-]{43}$/
+
+/** The longest name a key may carry, in characters. */
+export const MAX_KEY_NAME_CHARS = 64
+
+/** How many unrevoked keys one owner may hold. */
+export const MAX_KEYS_PER_OWNER = 100
+
+/** A key as listed: never the key itself. */
+export interface ApiKeySummary {
+  id: string
+  name: string | null
+  created_at: string
+}
+
+/** A key just made: the only time `key` is seen. */
+export interface CreatedApiKey extends ApiKeySummary {
+  key: string
+}
+
+/** What a presented key turned out to be. */
+export type ApiKeyLookup = {owner: string; id: string} | 'unknown' | 'revoked'
+
+/** The API keys of one database. */
+export interface ApiKeys {
+  /** Makes a key for `owner` (a base58 address). */
+  create(owner: string, name?: string | null): CreatedApiKey
+  /** The owner's unrevoked keys, oldest first. */
+  list(owner: string): ApiKeySummary[]
+  /** Revokes one of the owner's keys; another owner's, an unknown or an already revoked key is not found (7). */
+  revoke(owner: string, id: string): ApiKeySummary
+  /** Whose key `key` is; 'unknown' also for text that is no key at all. */
+  lookup(key: string): ApiKeyLookup
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    name TEXT,
+    key_sha256 BLOB NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  CREATE INDEX IF NOT EXISTS api_keys_owner ON api_keys (owner);
+`
+
+// better-sqlite3 12 on Node 24 aborts the process when V8 collects a statement outside a JavaScript context (see
+// secrets/service/sqlite.ts): the statements prepared here are kept for the life of the process.
+const keptForLife = new Set<object>()
+
+interface Row {
+  id: string
+  owner: string
+  name: string | null
+  key_sha256: Buffer
+  created_at: string
+  revoked_at: string | null
+}
+
+/** The API keys stored in `db` (their table is made when missing); `now` is unix ms. */
+export function createApiKeys(db: Database.Database, now: () => number = Date.now): ApiKeys {
+  db.exec(SCHEMA)
+  const prepare = <P extends unknown[], R>(sql: string) => {
+    const statement = db.prepare<P, R>(sql)
+    keptForLife.add(statement)
+    return statement
+  }
+  const insert = prepare<[string, string, string | null, Buffer, string], unknown>(
+    'INSERT INTO api_keys (id, owner, name, key_sha256, created_at) VALUES (?, ?, ?, ?, ?)',
+  )
+  const countLive = prepare<[string], {n: number}>(
+    'SELECT count(*) AS n FROM api_keys WHERE owner = ? AND revoked_at IS NULL',
+  )
+  const listLive = prepare<[string], ApiKeySummary>(
+    'SELECT id, name, created_at FROM api_keys WHERE owner = ? AND revoked_at IS NULL ORDER BY rowid',
+  )
+  const markRevoked = prepare<[string, string, string], unknown>(
+    'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND owner = ? AND revoked_at IS NULL',
+  )
+  const byId = prepare<[string], ApiKeySummary>('SELECT id, name, created_at FROM api_keys WHERE id = ?')
+  const byHash = prepare<[Buffer], Row>('SELECT * FROM api_keys WHERE key_sha256 = ?')
+  const createOne = db.transaction((owner: string, name: string | null): CreatedApiKey => {
+    if (countLive.get(owner)!.n >= MAX_KEYS_PER_OWNER) {
+      throw new GpunetError('api_key_limit', `an owner may hold at most ${MAX_KEYS_PER_OWNER} API keys`, {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint: 'revoke keys no longer used (`gpunet deployment api-key list`, then `api-key revoke ID`)',
+      })
+    }
+    const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`
+    const created = {id: randomUUID(), name, created_at: new Date(now()).toISOString()}
+    insert.run(created.id, owner, name, sha256(key), created.created_at)
+    return {...created, key}
+  })
+  keptForLife.add(createOne)
+
+  return {
+    create(owner, name) {
+      return createOne(checkOwner(owner), checkName(name))
+    },
+    list(owner) {
+      return listLive.all(checkOwner(owner))
+    },
+    revoke(owner, id) {
+      const found =
+        typeof id === 'string' && id.length <= 64 && markRevoked.run(new Date(now()).toISOString(), id, owner)
+      if (!found || found.changes !== 1) {
+        throw new GpunetError('api_key_not_found', 'no such API key', {
+          exitCode: ExitCode.NOT_FOUND,
+          hint: 'list your keys with `gpunet deployment api-key list`',
+        })
+      }
+      return byId.get(id)!
+    },
+    lookup(key) {
+      if (typeof key !== 'string' || !KEY_SHAPE.test(key)) return 'unknown'
+      const hash = sha256(key)
+      // The lookup by hash leaks, by its timing, at most how a guess's hash compares to a stored one: of no use
+      // without a preimage. The comparison that lets a key in is constant-time all the same.
+      const row = byHash.get(hash)
+      if (!row || !timingSafeEqual(row.key_sha256, hash)) return 'unknown'
+      return row.revoked_at === null ? {owner: row.owner, id: row.id} : 'revoked'
+    },
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
+function checkOwner(owner: string): string {
+  if (!parseKey(owner)) {
+    throw new GpunetError('invalid_owner', 'the owner is not a base58 address', {exitCode: ExitCode.INVALID_INPUT})
+  }
+  return owner
+}
+
+/** A key's name: optional, one line of printable text up to MAX_KEY_NAME_CHARS. */
+function checkName(name: string | null | undefined): string | null {
+  if (name === undefined || name === null) return null
+  // eslint-disable-next-line no-control-regex
+  if (typeof name !== 'string' || name.length > MAX_KEY_NAME_CHARS || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+    throw new GpunetError(
+      'invalid_api_key_name',
+      `an API key's name is up to ${MAX_KEY_NAME_CHARS} characters of one line of text`,
+      {exitCode: ExitCode.INVALID_INPUT},
+    )
+  }
+  return name.trim() === '' ? null : name
+}

@@ -1,0 +1,150 @@
+import {strict as assert} from 'node:assert'
+import {createHash} from 'node:crypto'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import Database from 'better-sqlite3'
+
+import {createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
+import {MAX_KEYS_PER_OWNER} from '../../../src/lib/deployments/api-keys.js'
+import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
+import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
+import {newWallet, tempDir} from '../../helpers/secrets.js'
+
+async function refusal(promise: Promise<unknown>): Promise<GpunetError> {
+  const error = await promise.then(
+    () => assert.fail('accepted'),
+    (e: unknown) => e,
+  )
+  assert.ok(error instanceof GpunetError, String(error))
+  return error
+}
+
+function thrown(f: () => unknown): GpunetError {
+  try {
+    f()
+  } catch (error) {
+    assert.ok(error instanceof GpunetError, String(error))
+    return error
+  }
+  return assert.fail('did not throw')
+}
+
+describe('deployment API keys', () => {
+  let dir: string
+  let remove: () => Promise<void>
+  let file: string
+  let db: Database.Database
+
+  beforeEach(async () => {
+    ;({dir, remove} = await tempDir())
+    file = join(dir, 'manager.db')
+    db = new Database(file)
+  })
+  afterEach(async () => {
+    if (db.open) db.close()
+    await remove()
+  })
+
+  it('authenticates a key as its owner, lists keys without secrets, and refuses a revoked key', async () => {
+    const owner = newWallet().address
+    const auth = createApiAuth({db, now: () => Date.parse('2026-11-27T15:00:00Z')})
+    const made = auth.apiKeys.create(owner, 'ci')
+    assert.match(made.key, /^gpn_[A-Za-z0-9_-]{43}$/)
+    assert.equal(made.name, 'ci')
+    assert.equal(made.created_at, '2026-11-27T15:00:00.000Z')
+    const other = auth.apiKeys.create(owner)
+    assert.equal(other.name, null)
+    assert.notEqual(other.key, made.key)
+    assert.notEqual(other.id, made.id)
+
+    const bearer = (key: string): RequestHeaders => ({authorization: `Bearer ${key}`})
+    assert.deepEqual(await auth.authenticate(bearer(made.key)), {owner, via: 'api-key'})
+    assert.deepEqual(await auth.authenticate({authorization: `bearer  ${made.key}`}), {owner, via: 'api-key'})
+    assert.deepEqual(await auth.authenticate({...bearer(made.key), 'x-user-id': owner}), {owner, via: 'api-key'})
+
+    const listed = auth.apiKeys.list(owner)
+    assert.deepEqual(
+      listed.map((k) => k.id),
+      [made.id, other.id],
+    )
+    assert.ok(!JSON.stringify(listed).includes(made.key) && !JSON.stringify(listed).includes('gpn_'))
+    assert.deepEqual(Object.keys(listed[0]!).sort(), ['created_at', 'id', 'name'])
+    assert.deepEqual(auth.apiKeys.list(newWallet().address), [])
+
+    assert.equal(auth.apiKeys.revoke(owner, made.id).id, made.id)
+    assert.deepEqual(
+      auth.apiKeys.list(owner).map((k) => k.id),
+      [other.id],
+    )
+    const revoked = await refusal(auth.authenticate(bearer(made.key)))
+    assert.equal(revoked.exitCode, ExitCode.DENIED)
+    assert.equal(revoked.code, 'api_key_revoked')
+    assert.ok(!revoked.message.includes(made.key) && !revoked.hint!.includes(made.key))
+    // The other key still works; revoking twice is not found.
+    assert.deepEqual(await auth.authenticate(bearer(other.key)), {owner, via: 'api-key'})
+    assert.equal(thrown(() => auth.apiKeys.revoke(owner, made.id)).exitCode, ExitCode.NOT_FOUND)
+  })
+
+  it("refuses unknown keys, another owner's revoke, and an x-user-id that is not the key's owner", async () => {
+    const owner = newWallet().address
+    const stranger = newWallet().address
+    const auth = createApiAuth({db})
+    const made = auth.apiKeys.create(owner, 'mine')
+    const flipped = made.key.slice(0, -1) + (made.key.endsWith('A') ? 'B' : 'A')
+    for (const key of [flipped, `gpn_${'A'.repeat(43)}`, 'gpn_short', '', `${made.key}x`, made.key.slice(4)]) {
+      const error = await refusal(auth.authenticate({authorization: `Bearer ${key}`}))
+      assert.equal(error.exitCode, ExitCode.DENIED)
+      assert.equal(error.code, 'api_key_unknown', key)
+      if (key) assert.ok(!error.message.includes(key) && !error.hint!.includes(key))
+    }
+    const wrongUser = await refusal(auth.authenticate({authorization: `Bearer ${made.key}`, 'x-user-id': stranger}))
+    assert.equal(wrongUser.code, 'auth_wrong_user')
+    assert.equal(thrown(() => auth.apiKeys.revoke(stranger, made.id)).exitCode, ExitCode.NOT_FOUND)
+    assert.equal(thrown(() => auth.apiKeys.revoke(owner, 'no-such-id')).exitCode, ExitCode.NOT_FOUND)
+    assert.deepEqual(await auth.authenticate({authorization: `Bearer ${made.key}`}), {owner, via: 'api-key'})
+  })
+
+  it('stores only the SHA-256 of a key, and keys survive a reopen of the file', async () => {
+    const owner = newWallet().address
+    const made = createApiAuth({db}).apiKeys.create(owner, 'kept')
+    db.close()
+    const raw = readFileSync(file)
+    assert.ok(!raw.includes(made.key) && !raw.includes(made.key.slice(4)), 'the key is in the file')
+    const secret = Buffer.from(made.key.slice(4), 'base64url')
+    assert.ok(!raw.includes(secret), "the key's bytes are in the file")
+    const hash = createHash('sha256').update(made.key).digest()
+    assert.ok(raw.includes(hash), "the key's SHA-256 is not in the file")
+
+    db = new Database(file)
+    const rows = db.prepare('SELECT * FROM api_keys').all() as Array<Record<string, unknown>>
+    assert.equal(rows.length, 1)
+    assert.deepEqual(rows[0]!.key_sha256, hash)
+    const auth = createApiAuth({db})
+    assert.deepEqual(await auth.authenticate({authorization: `Bearer ${made.key}`}), {owner, via: 'api-key'})
+  })
+
+  it('refuses bad names and owners (exit 3) and more than the per-owner limit of keys', () => {
+    const owner = newWallet().address
+    const {apiKeys} = createApiAuth({db})
+    for (const name of ['x'.repeat(65), 'two\nlines', 'bell\u0007']) {
+      assert.equal(thrown(() => apiKeys.create(owner, name)).exitCode, ExitCode.INVALID_INPUT)
+    }
+    assert.equal(thrown(() => apiKeys.create('not an address')).exitCode, ExitCode.INVALID_INPUT)
+    for (let i = 0; i < MAX_KEYS_PER_OWNER; i++) apiKeys.create(owner)
+    const limit = thrown(() => apiKeys.create(owner))
+    assert.equal(limit.code, 'api_key_limit')
+    apiKeys.revoke(owner, apiKeys.list(owner)[0]!.id)
+    assert.ok(apiKeys.create(owner).key)
+  })
+
+  it('lets a wallet and its API key act for the same owner', async () => {
+    const wallet = newWallet()
+    const auth = createApiAuth({db})
+    const {key} = auth.apiKeys.create(wallet.address)
+    const byWallet = await auth.authenticate(apiAuthHeaders(wallet))
+    const byKey = await auth.authenticate({authorization: `Bearer ${key}`})
+    assert.equal(byWallet.owner, byKey.owner)
+    assert.deepEqual([byWallet.via, byKey.via], ['wallet', 'api-key'])
+  })
+})
