@@ -3,12 +3,15 @@
  * vault and API-key routes (docs/deployment-manager.md). Every route is authenticated: a deployment of another owner
  * is 404.
  */
-import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
 import type {AddressInfo} from 'node:net'
+
+import {PublicKey} from '@solana/web3.js'
+import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {isLoopbackAddress, webPageRefusal} from '../loopback-guard.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
+import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
@@ -26,17 +29,6 @@ import {
 import {isOver} from './strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type DeploymentStatus, STRATEGIES, type Strategy} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
-import {PublicKey} from '@solana/web3.js'
-
-/** How the API knows who asks (api-auth.ts): the owner's wallet headers, or one of its API keys. */
-export interface ApiAuth {
-  authenticate(headers: Record<string, string | string[] | undefined>): Promise<{owner: string; via: 'wallet' | 'api-key'}>
-  apiKeys: {
-    create(owner: string, name?: string): unknown
-    list(owner: string): unknown
-    revoke(owner: string, id: string): unknown
-  }
-}
 
 /** The largest body taken: a deployment with its job definition. */
 export const BODY_LIMIT = 1024 * 1024
@@ -208,8 +200,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
   })
   app.get('/api/api-keys', async (request) => auth.apiKeys.list(await walletOwner(request)))
   app.delete('/api/api-keys/:id', async (request, reply) => {
-    const revoked = await auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
-    if (revoked === false) throw notFound(`API key ${(request.params as {id: string}).id}`)
+    auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
     return reply.code(204).send()
   })
 

@@ -2,6 +2,8 @@
 import {chmodSync, existsSync, mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 
+import type Database from 'better-sqlite3'
+
 import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
 import type {DeploymentQuery, DeploymentStore, NewTask} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
@@ -116,10 +118,10 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
   // Statements are prepared once (see openKept): the dynamic ones (updates of chosen columns) by their text.
-  const prepared = new Map<string, ReturnType<typeof db.prepare>>()
+  const prepared = new Map<string, Database.Statement<unknown[]>>()
   const sql = (text: string) => {
     let statement = prepared.get(text)
-    if (!statement) prepared.set(text, (statement = db.prepare(text)))
+    if (!statement) prepared.set(text, (statement = db.prepare<unknown[]>(text)))
     return statement
   }
   const update = (table: string, key: string, value: unknown, change: object, now: number | null) => {
