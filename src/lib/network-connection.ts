@@ -249,8 +249,7 @@ async function defaultManagerUrl(
     })
   }
   const runtime = await ensureLocalnet(defaultDataDir(env), defaultPort(env), note)
-  const url = (runtime as {deploymentManagerUrl?: string | null}).deploymentManagerUrl
-  if (url) return url
+  if (runtime.deploymentManager) return runtime.deploymentManager
   throw new GpunetError('manager_unavailable', 'the running localnet has no deployment manager', {
     exitCode: ExitCode.UNAVAILABLE,
     hint: 'it was started by an older gpunet, or without one: restart it with `gpunet localnet stop && gpunet localnet start`',

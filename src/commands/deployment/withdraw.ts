@@ -64,7 +64,7 @@ export default class DeploymentWithdraw extends DeploymentCommand {
       const checked = checkWithdraw(transaction, wallet.publicKey, vault, net.mint, net.fees.maxPriorityFeeLamports)
       const progress = startProgress(`Withdrawing the vault ${vault.toBase58()} to ${wallet.address}`)
       try {
-        signature = (await sendWithdraw(net, wallet, checked.transaction)).signature
+        signature = await sendWithdraw(net, wallet, checked.transaction)
       } finally {
         progress.stop()
       }

@@ -28,8 +28,8 @@ export interface ApiAuthSigner {
   sign(message: Uint8Array): Uint8Array
 }
 
-/** The two headers a wallet request to the deployment API carries. */
-export interface ApiAuthHeaders {
+/** The two headers a wallet request to the deployment API carries (a type, so it is a Record<string, string>). */
+export type ApiAuthHeaders = {
   'x-user-id': string
   authorization: string
 }

@@ -15,12 +15,15 @@ import {ComputeBudgetProgram, PublicKey, SystemProgram, VersionedTransaction} fr
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {formatAmount} from '../market/amounts.js'
-import {type Balances, readBalances, SIGNATURE_FEE, SOL_DECIMALS} from '../market/balances.js'
+import {type Balances, readBalances, SOL_DECIMALS} from '../market/balances.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {TOKEN_DECIMALS} from '../market/networks.js'
 import {rpcCall} from '../market/rpc.js'
-import {type FeeQuote, sendJobsTransaction, sendSignedBytes} from '../market/send.js'
+import {type FeeQuote, sendJobsTransaction, sendSigned} from '../market/send.js'
 import type {Wallet} from '../wallet.js'
+
+/** Blocks a blockhash stays valid for (the runtime's MAX_PROCESSING_AGE). */
+const BLOCKHASH_LIFETIME = 150
 
 /** SOL kept aside for the fee and a token account's rent when checking the wallet covers a funding. */
 const FUND_FEE_MARGIN = 3_000_000n
@@ -165,16 +168,24 @@ export function checkWithdraw(
   return {transaction, plan}
 }
 
-/** Co-signs a checked withdraw transaction with the wallet and sends it until confirmed. */
+/**
+ * Co-signs a checked withdraw transaction with the wallet and sends it until confirmed. Its blockhash is the
+ * manager's, whose last valid height gpunet is not told: the current height plus a blockhash's 150 blocks bounds it.
+ */
 export async function sendWithdraw(
   net: MarketNetwork,
   wallet: Wallet,
   transaction: VersionedTransaction,
-): Promise<{signature: string; feeLamports: bigint}> {
+): Promise<string> {
   transaction.sign([wallet.keypair()])
   const raw = Buffer.from(transaction.serialize())
-  const signature = await sendSignedBytes(net.connection, raw, transaction.message.recentBlockhash)
-  return {signature, feeLamports: SIGNATURE_FEE * BigInt(transaction.message.header.numRequiredSignatures)}
+  const height = await rpcCall(net.connection, () => net.connection.getBlockHeight('confirmed'))
+  const signature = await sendSigned(net.connection, raw, height + BLOCKHASH_LIFETIME)
+  if (signature) return signature
+  throw new GpunetError('transaction_expired', 'the withdraw was not confirmed before its blockhash expired', {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint: 'nothing was moved: run `gpunet deployment withdraw` again for a fresh transaction',
+  })
 }
 
 function refused(why: string): GpunetError {

@@ -1,0 +1,229 @@
+/**
+ * The deployments API under /api/deployments, with the network's routes, bodies, objects and states, plus gpunet's
+ * vault and API-key routes (docs/deployment-manager.md). Every route is authenticated: a deployment of another owner
+ * is 404.
+ */
+import type {AddressInfo} from 'node:net'
+
+import {PublicKey} from '@solana/web3.js'
+import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
+
+import {isLoopbackAddress, webPageRefusal} from '../loopback-guard.js'
+import {readBalances} from '../market/balances.js'
+import {rpcCall} from '../market/rpc.js'
+import type {ApiAuth} from './api-auth.js'
+import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
+import type {ManagerContext} from './context.js'
+import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
+import {
+  archiveDeployment,
+  createDeployment,
+  deleteDeployment,
+  ownDeployment,
+  startDeployment,
+  stopDeployment,
+  updateReplicas,
+  updateTimeout,
+  withdrawVault,
+} from './operations.js'
+import {isOver} from './strategies/index.js'
+import {DEPLOYMENT_STATUSES, type DeploymentRow, type DeploymentStatus, STRATEGIES, type Strategy} from './types.js'
+import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
+
+/** The largest body taken: a deployment with its job definition. */
+export const BODY_LIMIT = 1024 * 1024
+const PAGE_SIZES = [10, 20, 50, 100]
+
+export interface DeploymentApi {
+  readonly url: string
+  listen(port: number, host: string): Promise<string>
+  close(): Promise<void>
+}
+
+/** Builds the API over the manager's context and its authentication. */
+export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): DeploymentApi {
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    logger: false,
+    frameworkErrors: (_error, request, reply) => {
+      void (reply as FastifyReply)
+        .code(400)
+        .send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}})
+    },
+  })
+  // JSON only: a form is what any web page can post without asking first.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_request, body, done) => {
+    if (body === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(badRequest('malformed_body', 'the body is not valid JSON'), undefined)
+    }
+  })
+  let loopback = true
+  app.addHook('onRequest', (request, _reply, done) => {
+    const refusal = loopback ? webPageRefusal(request.raw) : null
+    done(refusal ? new ApiError(refusal.status, 'refused', refusal.message) : undefined)
+  })
+  app.setErrorHandler((error, _request, reply) => {
+    const failure = toApiError(error)
+    if (failure.status >= 500) ctx.log(`deployments API: ${(error as Error).name}: ${(error as Error).message}`)
+    return reply
+      .code(failure.status)
+      .send({error: {code: failure.code, message: failure.message, ...(failure.hint ? {hint: failure.hint} : {})}})
+  })
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
+  })
+
+  const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
+  const own = async (request: FastifyRequest) =>
+    ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
+  const view = async (d: DeploymentRow) =>
+    deploymentObject(d, (await ctx.store.jobs(d.id)).filter((j) => !isOver(j.state)).length)
+
+  app.get('/health', async () => ({status: 'ok', network: ctx.network}))
+
+  app.get('/api/deployments', async (request) => {
+    const who = await owner(request)
+    const q = request.query as Record<string, string | undefined>
+    const limit = q.limit === undefined ? 10 : Number(q.limit)
+    if (!PAGE_SIZES.includes(limit)) throw badRequest('invalid_limit', `limit must be one of ${PAGE_SIZES.join(', ')}`)
+    const offset = q.cursor === undefined ? 0 : cursorOffset(q.cursor)
+    const order = q.sort_order ?? 'desc'
+    if (order !== 'asc' && order !== 'desc') throw badRequest('invalid_sort_order', 'sort_order must be asc or desc')
+    if (q.status !== undefined && !(DEPLOYMENT_STATUSES as readonly string[]).includes(q.status))
+      throw badRequest('invalid_status', `status must be one of ${DEPLOYMENT_STATUSES.join(', ')}`)
+    if (q.strategy !== undefined && !(STRATEGIES as readonly string[]).includes(q.strategy))
+      throw badRequest('invalid_strategy', `strategy must be one of ${STRATEGIES.join(', ')}`)
+    const {rows, total} = await ctx.store.deployments({
+      owner: who,
+      offset,
+      limit,
+      order,
+      status: q.status as DeploymentStatus | undefined,
+      strategy: q.strategy as Strategy | undefined,
+      vault: q.vault,
+      search: q.search,
+    })
+    return {
+      deployments: await Promise.all(rows.map(view)),
+      pagination: {
+        cursor_next: offset + rows.length < total ? cursorOf(offset + limit) : null,
+        cursor_prev: offset > 0 ? cursorOf(Math.max(0, offset - limit)) : null,
+        total_items: total,
+      },
+    }
+  })
+
+  app.post('/api/deployments/create', async (request, reply) => {
+    const who = await owner(request)
+    const parsed = parseCreateBody(request.body, ctx.network)
+    let deployment = await createDeployment(ctx, who, parsed)
+    if (parsed.autostart) deployment = await startDeployment(ctx, deployment)
+    return reply.code(201).send(await view(deployment))
+  })
+
+  app.get('/api/deployments/vaults', async (request) =>
+    (await ctx.store.vaults(await owner(request))).map(vaultObject),
+  )
+  app.post('/api/deployments/vaults/:vault/withdraw', async (request) => {
+    const who = await owner(request)
+    const body = request.body === undefined ? {} : bodyObject(request.body)
+    if (body.SOL !== undefined || body.NOS !== undefined)
+      throw badRequest('partial_withdraw', 'this manager withdraws everything: leave out SOL and NOS')
+    return {transaction: await withdrawVault(ctx, who, (request.params as {vault: string}).vault)}
+  })
+
+  app.get('/api/deployments/:id', async (request) => view(await own(request)))
+  app.get('/api/deployments/:id/jobs', async (request) => (await ctx.store.jobs((await own(request)).id)).map(jobObject))
+  app.get('/api/deployments/:id/jobs/:job', async (request) => {
+    const d = await own(request)
+    const job = await ctx.store.job((request.params as {job: string}).job)
+    if (!job || job.deployment !== d.id) throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
+    return jobObject(job)
+  })
+  app.get('/api/deployments/:id/events', async (request) =>
+    (await ctx.store.events((await own(request)).id)).map(eventObject),
+  )
+  app.get('/api/deployments/:id/tasks', async (request) =>
+    (await ctx.store.tasks((await own(request)).id)).map(taskObject),
+  )
+  app.get('/api/deployments/:id/revisions', async (request) =>
+    (await ctx.store.revisions((await own(request)).id)).map(revisionObject),
+  )
+  app.get('/api/deployments/:id/vault', async (request) => {
+    const d = await own(request)
+    const {connection} = ctx.net
+    const balances = await rpcCall(connection, () => readBalances(connection, new PublicKey(d.vault), ctx.net.mint))
+    return {vault: d.vault, sol_lamports: Number(balances.lamports), token_base_units: Number(balances.tokens)}
+  })
+
+  const transition = (path: string, act: (d: DeploymentRow) => Promise<DeploymentRow>) =>
+    app.post(`/api/deployments/:id/${path}`, async (request) => {
+      const d = await act(await own(request))
+      return {status: d.status, updated_at: new Date(d.updated_at).toISOString()}
+    })
+  transition('start', (d) => startDeployment(ctx, d))
+  transition('stop', (d) => stopDeployment(ctx, d))
+  transition('archive', (d) => archiveDeployment(ctx, d))
+
+  app.delete('/api/deployments/:id', async (request, reply) => {
+    await deleteDeployment(ctx, await own(request))
+    return reply.code(204).send()
+  })
+  app.patch('/api/deployments/:id/update-replica-count', async (request) => {
+    const d = await own(request)
+    const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
+    return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
+  })
+  app.patch('/api/deployments/:id/update-timeout', async (request) => {
+    const d = await own(request)
+    const changed = await updateTimeout(ctx, d, parseTimeout(bodyObject(request.body).timeout))
+    return {timeout: changed.timeout, updated_at: new Date(changed.updated_at).toISOString()}
+  })
+
+  // API keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more.
+  const walletOwner = async (request: FastifyRequest) => {
+    const who = await auth.authenticate(request.headers)
+    if (who.via !== 'wallet')
+      throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
+    return who.owner
+  }
+  app.post('/api/api-keys', async (request, reply) => {
+    const who = await walletOwner(request)
+    const body = request.body === undefined ? {} : bodyObject(request.body)
+    if (body.name !== undefined && (typeof body.name !== 'string' || body.name.length > 100))
+      throw badRequest('invalid_name', 'name must be a string of at most 100 characters')
+    return reply.code(201).send(await auth.apiKeys.create(who, body.name as string | undefined))
+  })
+  app.get('/api/api-keys', async (request) => auth.apiKeys.list(await walletOwner(request)))
+  app.delete('/api/api-keys/:id', async (request, reply) => {
+    auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
+    return reply.code(204).send()
+  })
+
+  let url = ''
+  return {
+    get url() {
+      return url
+    },
+    async listen(port, host) {
+      url = await app.listen({port, host})
+      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
+      return url
+    },
+    close: () => app.close(),
+  }
+}
+
+function cursorOf(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url')
+}
+
+function cursorOffset(cursor: string): number {
+  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!match) throw badRequest('invalid_cursor', 'cursor is not one this API gave')
+  return Number(match[1])
+}
