@@ -57,7 +57,6 @@ export interface CreateInput {
   strategy: string
   timeout: string
   name?: string
-  start?: boolean
   timeScale?: number
 }
 
@@ -83,7 +82,6 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
     timeout,
     strategy: input.strategy,
     job_definition: loaded.upload.document,
-    ...(input.start ? {autostart: true} : {}),
     ...(input.timeScale === undefined ? {} : {time_scale: input.timeScale}),
   }
   return {body, warnings: loaded.warnings}
