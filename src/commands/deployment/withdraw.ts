@@ -62,13 +62,16 @@ export default class DeploymentWithdraw extends DeploymentCommand {
       this.say(`The vault ${vault.toBase58()} holds nothing: nothing to withdraw.`)
     } else {
       const checked = checkWithdraw(transaction, wallet.publicKey, vault, net.mint, net.fees.maxPriorityFeeLamports)
+      // The rent of the token accounts it closes comes back too: read before they are gone.
+      const closed = await rpcCall(net.connection, () => net.connection.getMultipleAccountsInfo(checked.plan.closes))
+      const rent = closed.reduce((sum, account) => sum + BigInt(account?.lamports ?? 0), 0n)
       const progress = startProgress(`Withdrawing the vault ${vault.toBase58()} to ${wallet.address}`)
       try {
         signature = await sendWithdraw(net, wallet, checked.transaction)
       } finally {
         progress.stop()
       }
-      returned = checked.plan
+      returned = {lamports: checked.plan.lamports + rent, tokens: checked.plan.tokens}
     }
     const own = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
     const report: WithdrawReport = {

@@ -86,6 +86,8 @@ export async function fundVault(
 export interface WithdrawPlan {
   lamports: bigint
   tokens: bigint
+  /** The vault's token accounts it closes: their rent comes to the owner too. */
+  closes: PublicKey[]
 }
 
 /**
@@ -115,7 +117,7 @@ export function checkWithdraw(
     throw refused('needs a signature from someone other than your wallet and the vault')
   }
   const ownerTokens = getAssociatedTokenAddressSync(mint, owner, true)
-  const plan: WithdrawPlan = {lamports: 0n, tokens: 0n}
+  const plan: WithdrawPlan = {lamports: 0n, tokens: 0n, closes: []}
   let unitLimit: bigint | null = null
   let unitPrice = 0n
   for (const instruction of message.compiledInstructions) {
@@ -136,6 +138,7 @@ export function checkWithdraw(
       if (!at(1).equals(owner) || !at(2).equals(vault)) {
         throw refused("closes a token account other than the vault's, or sends its rent elsewhere than your wallet")
       }
+      plan.closes.push(at(0))
     } else if (program.equals(TOKEN_PROGRAM_ID)) {
       // Transfer (3: [source, destination, authority]) or TransferChecked (12: [source, mint, destination, authority]).
       const checked = data[0] === 12 && data.length === 10 && at(1).equals(mint)

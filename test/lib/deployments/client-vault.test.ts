@@ -84,7 +84,7 @@ describe('withdraw transaction check', () => {
   it("takes the network manager's withdraw, legacy or v0, and reads what it returns", () => {
     for (const base64 of [legacy(honest()), v0(honest())]) {
       const {plan, transaction} = check(base64)
-      assert.deepEqual(plan, {lamports: 5_000_000n, tokens: 2_500_000n})
+      assert.deepEqual(plan, {lamports: 5_000_000n, tokens: 2_500_000n, closes: []})
       assert.ok(transaction.message.staticAccountKeys[0]!.equals(owner.publicKey))
     }
   })
@@ -98,7 +98,7 @@ describe('withdraw transaction check', () => {
         SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner.publicKey, lamports: 3}),
       ]),
     )
-    assert.deepEqual(plan, {lamports: 3n, tokens: 9n})
+    assert.deepEqual(plan, {lamports: 3n, tokens: 9n, closes: [vaultTokens]})
     refused(
       legacy([createCloseAccountInstruction(vaultTokens, stranger.publicKey, vault.publicKey)]),
       /closes a token account/,
