@@ -1,0 +1,295 @@
+/**
+ * The deployment manager inside a real localnet, over real HTTP and a real SQLite file: a SIMPLE-EXTEND deployment
+ * extended before each job's end and paid once, stop then withdraw to the last base unit, and the refusals of bad
+ * input.
+ */
+import {strict as assert} from 'node:assert'
+
+import {Keypair, PublicKey, Transaction} from '@solana/web3.js'
+
+import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
+import {marketNetwork} from '../../../src/lib/market/connect.js'
+import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
+import {
+  api,
+  createDeployment,
+  holdings,
+  jobsPaidBy,
+  nodeTakesNextJob,
+  SERVICE_DEFINITION,
+  statusWhen,
+  tasksWhen,
+} from '../../helpers/deployments.js'
+import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
+
+const PRICE = 100n // the localnet market's token base units per second
+
+describe('deployment manager on the localnet', function () {
+  this.timeout(120_000)
+  const t = useLocalnet()
+  const url = () => t.ln.runtime.deploymentManager as string
+
+  it('localnet publishes its URL', async () => {
+    assert.match(url(), /^http:\/\/127\.0\.0\.1:\d+$/)
+    const health = await fetch(`${url()}/health`)
+    assert.equal(health.status, 200)
+  })
+
+  it('SIMPLE-EXTEND, 2 replicas, time_scale 40: each job extended before its end, each extension paid once; stop, then withdraw everything', async () => {
+    const owner = t.wallet
+    // 10 minutes at time_scale 40: jobs of 15 s on chain, extended by 15 s, 1.5 s before their end.
+    const d = await createDeployment(url(), owner, {replicas: 2, timeout: 10, time_scale: 40})
+    assert.deepEqual(Object.keys(d).sort(), [
+      'active_jobs',
+      'active_revision',
+      'confidential',
+      'created_at',
+      'endpoints',
+      'id',
+      'market',
+      'name',
+      'owner',
+      'replicas',
+      'status',
+      'strategy',
+      'time_scale',
+      'timeout',
+      'updated_at',
+      'vault',
+    ])
+    assert.equal(d.status, 'DRAFT')
+    assert.equal(d.owner, owner.publicKey.toBase58())
+    assert.equal(d.time_scale, 40)
+    const vault = new PublicKey(d.vault)
+
+    // The deposit of one timeout: 100 x 15 s x 2 tokens, plus rent and fees.
+    const unfunded = await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)
+    assert.equal(unfunded.status, 402, JSON.stringify(unfunded.body))
+    assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body.status, 'INSUFFICIENT_FUNDS')
+
+    t.ln.node.fund(vault, {lamports: 100_000_000n, tokens: 50_000n})
+    const funded = await holdings(t, vault)
+    const shown = await api(url(), owner, 'GET', `/api/deployments/${d.id}/vault`)
+    assert.deepEqual(shown.body, {
+      vault: d.vault,
+      sol_lamports: Number(funded.lamports),
+      token_base_units: Number(funded.tokens),
+    })
+
+    const started = await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)
+    assert.equal(started.status, 200, JSON.stringify(started.body))
+    assert.equal(started.body.status, 'STARTING')
+    await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
+    const listed = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    assert.equal(listed.length, 2)
+    await nodeTakesNextJob(t)
+    await nodeTakesNextJob(t)
+
+    // Both extended at least once, then stopped.
+    await tasksWhen(
+      url(),
+      owner,
+      d.id,
+      (tasks) => listed.every((j) => tasks.some((x) => x.task === 'EXTEND' && x.job === j.job && x.status === 'DONE')),
+      45_000,
+    )
+    // Past the end each job was listed with, both still run.
+    const starts = ((await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]).map((j) => j.time_start)
+    const pastFirstEnd = (Math.max(...starts) + 16) * 1000 - Date.now()
+    if (pastFirstEnd > 0) await new Promise((resolve) => setTimeout(resolve, pastFirstEnd))
+    const running = (await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body
+    assert.equal(running.status, 'RUNNING')
+    assert.equal(running.active_jobs, 2)
+    assert.equal((await api(url(), owner, 'DELETE', `/api/deployments/${d.id}`)).status, 409)
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/vaults/${d.vault}/withdraw`)).status, 409)
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).body.status, 'STOPPING')
+    await statusWhen(url(), owner, d.id, 'STOPPED')
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
+
+    // At rest: every job ended; each job's timeout on chain is 15 s plus 15 s per extension recorded, once each.
+    const tasks = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body as any[]
+    const events = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body as any[]
+    const jobs = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    const onChain = await jobsPaidBy(t, vault)
+    assert.equal(onChain.size, 2)
+    let paidToNodes = 0n
+    for (const row of jobs) {
+      const account = onChain.get(row.job)!
+      assert.ok(account, `job ${row.job} on chain`)
+      // `end` of a running job leaves it done (COMPLETED), a delisted one STOPPED: over either way.
+      assert.ok(['COMPLETED', 'STOPPED'].includes(row.state), row.state)
+      const extensions = tasks.filter((x) => x.task === 'EXTEND' && x.job === row.job && x.status === 'DONE' && x.tx)
+      assert.ok(extensions.length >= 1)
+      assert.equal(account.timeout, 15n * BigInt(1 + extensions.length))
+      const confirmed = events.filter((e) => e.type === 'JOB_EXTEND_SUCCESSFUL' && e.message.includes(row.job))
+      assert.equal(confirmed.length, extensions.length)
+      // Each extension landed before the end it postponed.
+      confirmed.forEach((event, i) => {
+        const end = (row.time_start + 15 * (i + 1)) * 1000
+        assert.ok(Date.parse(event.created_at) <= end, `extension ${i + 1} of ${row.job} after its end`)
+      })
+      // The node was paid for its time only: the rest of every deposit came back to the vault.
+      const ran = account.timeEnd - account.timeStart
+      assert.ok(ran > 15n, `job ${row.job} ran ${ran} s, past its first timeout`)
+      paidToNodes += PRICE * (ran < account.timeout ? ran : account.timeout)
+    }
+    const stopped = await holdings(t, vault)
+    assert.equal(funded.tokens - stopped.tokens, paidToNodes)
+
+    // Withdraw: everything back to the owner; the owner pays the fee.
+    const ownerBefore = await holdings(t, owner.publicKey)
+    const withdraw = await api(url(), owner, 'POST', `/api/deployments/vaults/${d.vault}/withdraw`)
+    assert.equal(withdraw.status, 200, JSON.stringify(withdraw.body))
+    const tx = Transaction.from(Buffer.from(withdraw.body.transaction, 'base64'))
+    assert.ok(tx.feePayer?.equals(owner.publicKey))
+    tx.partialSign(owner)
+    const signature = await t.connection.sendRawTransaction(tx.serialize())
+    await t.connection.confirmTransaction(signature, 'confirmed')
+    const fee = BigInt((await t.connection.getTransaction(signature, {commitment: 'confirmed'}))!.meta!.fee)
+    const ataRent = BigInt(await t.connection.getMinimumBalanceForRentExemption(165))
+    const ownerAfter = await holdings(t, owner.publicKey)
+    assert.deepEqual(await holdings(t, vault), {lamports: 0n, tokens: 0n})
+    assert.equal(await t.connection.getAccountInfo(vault), null)
+    assert.equal(ownerAfter.tokens - ownerBefore.tokens, stopped.tokens)
+    assert.equal(ownerAfter.lamports - ownerBefore.lamports, stopped.lamports + ataRent - fee)
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/vaults/${d.vault}/withdraw`)).status, 409)
+
+    // Deleted: gone from the list, the vault kept.
+    assert.equal((await api(url(), owner, 'DELETE', `/api/deployments/${d.id}`)).status, 204)
+    assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).status, 404)
+    const vaults = (await api(url(), owner, 'GET', '/api/deployments/vaults')).body as any[]
+    assert.ok(vaults.some((v) => v.vault === d.vault))
+  })
+
+  describe('refusals (item 8 and authentication)', () => {
+    const owner = Keypair.generate()
+    const body = (change: Record<string, unknown>) => ({
+      name: 'bad',
+      replicas: 1,
+      timeout: 10,
+      strategy: 'SIMPLE',
+      job_definition: SERVICE_DEFINITION,
+      ...change,
+    })
+    const refused = async (change: Record<string, unknown>, status: number, code: string) => {
+      const answer = await api(url(), owner, 'POST', '/api/deployments/create', body(change))
+      assert.equal(answer.status, status, JSON.stringify(answer.body))
+      assert.equal(answer.body.error.code, code)
+      assert.equal(typeof answer.body.error.message, 'string')
+    }
+
+    it('no header is 401; a header signed over another message is 401; another owner’s deployment is 404', async () => {
+      const none = await api(url(), null, 'GET', '/api/deployments')
+      assert.equal(none.status, 401)
+      const other = Keypair.generate()
+      const {sign} = await import('../../../src/lib/ed25519.js').then((m) => ({
+        sign: (message: string) => m.signMessage(Buffer.from(message), m.signingKey(other.secretKey)!),
+      }))
+      const bs58 = (await import('bs58')).default
+      const wrong = await fetch(`${url()}/api/deployments`, {
+        headers: {
+          'x-user-id': other.publicKey.toBase58(),
+          authorization: `NosanaApiAuthentication:${bs58.encode(sign('NosanaSecretsLogin'))}`,
+        },
+      })
+      assert.equal(wrong.status, 401)
+      const mine = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
+      assert.equal((await api(url(), other, 'GET', `/api/deployments/${mine.id}`)).status, 404)
+      assert.equal((await api(url(), other, 'POST', `/api/deployments/${mine.id}/start`)).status, 404)
+      const listed = await api(url(), other, 'GET', '/api/deployments')
+      assert.deepEqual(listed.body, {deployments: [], pagination: {cursor_next: null, cursor_prev: null, total_items: 0}})
+    })
+
+    it('a revoked API key is 401; an API key cannot mint keys (403)', async () => {
+      const made = await api(url(), owner, 'POST', '/api/api-keys', {name: 'ci'})
+      assert.equal(made.status, 201, JSON.stringify(made.body))
+      const byKey = (path: string, method = 'GET') =>
+        fetch(`${url()}${path}`, {method, headers: {authorization: `Bearer ${made.body.key}`}})
+      assert.equal((await byKey('/api/deployments')).status, 200)
+      assert.equal((await byKey('/api/api-keys', 'POST')).status, 403)
+      assert.equal((await api(url(), owner, 'DELETE', `/api/api-keys/${made.body.id}`)).status, 204)
+      assert.equal((await byKey('/api/deployments')).status, 401)
+    })
+
+    it('an invalid or network-refused definition is 400 and creates nothing', async () => {
+      await refused({job_definition: {version: '0.1', type: 'container', ops: []}}, 400, 'invalid_definition')
+      await refused({job_definition: {version: '0.1', type: 'container', ops: [{id: 'x'}]}}, 400, 'invalid_definition')
+      const listed = await api(url(), owner, 'GET', '/api/deployments?search=bad')
+      assert.equal(listed.body.pagination.total_items, 0)
+    })
+
+    it('replicas 0 or past 100 is 400; a timeout under the minute is 400; a bad strategy is 400', async () => {
+      await refused({replicas: 0}, 400, 'invalid_replicas')
+      await refused({replicas: 101}, 400, 'invalid_replicas')
+      await refused({replicas: 1.5}, 400, 'invalid_replicas')
+      await refused({timeout: 0}, 400, 'timeout_too_short')
+      await refused({strategy: 'INFINITE'}, 400, 'invalid_strategy')
+      await refused({time_scale: 0.5}, 400, 'invalid_time_scale')
+      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
+      const patch = (path: string, params: Record<string, unknown>) =>
+        api(url(), owner, 'PATCH', `/api/deployments/${d.id}/${path}`, params)
+      assert.equal((await patch('update-replica-count', {replicas: 0})).status, 400)
+      assert.equal((await patch('update-replica-count', {replicas: 101})).status, 400)
+      assert.equal((await patch('update-timeout', {timeout: 0})).status, 400)
+      assert.deepEqual((await patch('update-replica-count', {replicas: 3})).body.replicas, 3)
+    })
+
+    it('a stop of a deployment that runs nothing is 409; a start without the deposit is 402, nothing listed', async () => {
+      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE', replicas: 3})
+      assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
+      const start = await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)
+      assert.equal(start.status, 402)
+      assert.equal(start.body.error.code, 'insufficient_funds')
+      assert.equal((await jobsPaidBy(t, new PublicKey(d.vault))).size, 0)
+    })
+
+    it('time_scale is refused off the localnet (400)', async () => {
+      const dir = tempDir()
+      const net = marketNetwork(
+        {network: 'localnet', note: () => {}, env: {}},
+        {
+          rpcUrl: t.ln.runtime.rpcUrl,
+          contentStoreUrl: t.ln.runtime.rpcUrl,
+          gatewayUrl: null,
+          programId: t.programId,
+          mint: t.mint,
+          market: t.market,
+          node: null,
+          rewards: localnetRewardsAccounts(t.mint),
+        },
+      )
+      const devnet = await startDeploymentManager({dataDir: dir, net, network: 'devnet', port: 0})
+      try {
+        const answer = await api(devnet.url, owner, 'POST', '/api/deployments/create', body({time_scale: 10}))
+        assert.equal(answer.status, 400)
+        assert.equal(answer.body.error.code, 'time_scale_localnet_only')
+      } finally {
+        await devnet.close()
+        removeDir(dir)
+      }
+    })
+
+    it('refuses to listen beyond loopback without --tls-terminated', async () => {
+      await assert.rejects(
+        startDeploymentManager({dataDir: tempDir(), net: t.ln as never, network: 'localnet', host: '0.0.0.0'}),
+        (error: Error & {code?: string}) => error.code === 'tls_required',
+      )
+    })
+  })
+
+  it('the list pages with cursors', async () => {
+    const owner = Keypair.generate()
+    for (let i = 0; i < 12; i++) await createDeployment(url(), owner, {name: `page-${i}`, strategy: 'SIMPLE'})
+    const first = (await api(url(), owner, 'GET', '/api/deployments?limit=10')).body
+    assert.equal(first.deployments.length, 10)
+    assert.equal(first.pagination.total_items, 12)
+    assert.equal(first.deployments[0].name, 'page-11')
+    const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`)).body
+    assert.deepEqual(
+      second.deployments.map((x: any) => x.name),
+      ['page-1', 'page-0'],
+    )
+    assert.equal(second.pagination.cursor_next, null)
+    assert.equal((await api(url(), owner, 'GET', '/api/deployments?limit=7')).status, 400)
+  })
+})
