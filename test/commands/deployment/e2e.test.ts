@@ -2,13 +2,13 @@
  * `gpunet deployment` end to end through the built CLI, against the localnet's own deployment manager and chain
  * (its node running jobs as host processes): create -> start refused unfunded -> fund -> start -> jobs -> events as
  * JSON lines -> the refusals of a running deployment -> stop -> withdraw to the last base unit -> delete; API keys;
- * `--json` checked against the members of the network's Deployment type (@nosana/types).
+ * `--json` checked against the members of the network's Deployment, Job and Event types (@nosana/api).
  */
 import {strict as assert} from 'node:assert'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import type {Deployment as NetworkDeployment, DeploymentJob as NetworkJob, Event as NetworkEvent} from '@nosana/types'
+import type {DeploymentEvents, DeploymentJobs, DeploymentState} from '@nosana/api'
 import {Connection, PublicKey} from '@solana/web3.js'
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {z} from 'zod'
@@ -16,6 +16,11 @@ import {z} from 'zod'
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {eventually} from '../../helpers/eventually.js'
+
+// The network's own client types (@nosana/api 2.1.8, which @nosana/kit carries): its Deployment, Job and Event.
+type NetworkDeployment = DeploymentState
+type NetworkJob = DeploymentJobs['jobs'][number]
+type NetworkEvent = DeploymentEvents['events'][number]
 
 /** Every member of the network's Deployment type; one it gains or loses fails tsc here (`complete` below). */
 const DEPLOYMENT_MEMBERS = [
@@ -160,10 +165,6 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     const {id} = created
     const vault = new PublicKey(created.vault)
 
-    // Starting without the deposit one timeout needs: exit 4, and the manager says what it needs.
-    const unfunded = await json<{error: {code: string; message: string}}>(['deployment', 'start', id], 4)
-    assert.equal(unfunded.error.code, 'insufficient_funds')
-
     const before = await balances(new PublicKey(owner))
     const funded = await json<{
       vault: string
@@ -249,6 +250,24 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     const deleted = await json<{deleted: string}>(['deployment', 'delete', id, '--yes'])
     assert.equal(deleted.deleted, id)
     await json(['deployment', 'get', id], 7)
+  })
+
+  it('create --start with an empty vault is exit 4 (INSUFFICIENT_FUNDS), the new deployment named; a stop ends it', async () => {
+    const result = await cli(['deployment', 'create', '--file', 'svc.json', '--timeout', '10m', '--start', '--json'])
+    assert.equal(result.code, 4, result.stderr)
+    const printed = JSON.parse(result.stdout) as DeploymentJson & {
+      error: {code: string; deployment: string; message: string}
+    }
+    assert.equal(printed.error.code, 'insufficient_funds')
+    assert.equal(printed.error.deployment, printed.id)
+    assert.equal(printed.status, 'INSUFFICIENT_FUNDS')
+    assert.match(
+      printed.error.message,
+      /^created deployment \S+, but it did not start: the vault \S+ holds 0 token base units/,
+    )
+    const start = await json<{error: {code: string}}>(['deployment', 'start', printed.id], 4)
+    assert.equal(start.error.code, 'insufficient_funds')
+    await deployment(['deployment', 'stop', printed.id, '--yes'])
   })
 
   it('API keys: made with the wallet, used instead of it, revoked (exit 6 from then on)', async () => {
