@@ -5,7 +5,7 @@ import {BaseCommand} from './base-command.js'
 import type {Deployment} from './lib/deployments/client.js'
 import {deploymentLines} from './lib/deployments/client-render.js'
 import type {Network} from './lib/network.js'
-import {connectManager, type ManagerConnection} from './lib/network-connection.js'
+import {connectManager, type ManagerConnection} from './lib/manager-connection.js'
 import {confirmUndoable} from './lib/prompt.js'
 import {printable} from './lib/terminal-text.js'
 

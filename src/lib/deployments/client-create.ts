@@ -8,7 +8,7 @@ import {basename, extname} from 'node:path'
 import {loadPostableDefinition} from '../definition/upload.js'
 import type {LocatedIssue} from '../definition/check.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {durationMs} from '../job/since.js'
+import {durationMs} from '../durations.js'
 import type {Network} from '../network.js'
 import type {CreateBody} from './client.js'
 

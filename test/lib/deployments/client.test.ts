@@ -8,7 +8,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
 import {checkReplicas, timeoutMinutes} from '../../../src/lib/deployments/client-create.js'
-import {deploymentEvents} from '../../../src/lib/deployments/client-events.js'
+import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
 import {deploymentLines, eventLine} from '../../../src/lib/deployments/client-render.js'
 import {checkState} from '../../../src/lib/deployments/client-states.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'

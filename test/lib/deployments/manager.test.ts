@@ -94,7 +94,9 @@ describe('deployment manager on the localnet', function () {
       45_000,
     )
     // Past the end each job was listed with, both still run.
-    const starts = ((await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]).map((j) => j.time_start)
+    const starts = ((await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]).map(
+      (j) => j.time_start,
+    )
     const pastFirstEnd = (Math.max(...starts) + 16) * 1000 - Date.now()
     if (pastFirstEnd > 0) await new Promise((resolve) => setTimeout(resolve, pastFirstEnd))
     const running = (await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body
@@ -197,7 +199,10 @@ describe('deployment manager on the localnet', function () {
       assert.equal((await api(url(), other, 'GET', `/api/deployments/${mine.id}`)).status, 404)
       assert.equal((await api(url(), other, 'POST', `/api/deployments/${mine.id}/start`)).status, 404)
       const listed = await api(url(), other, 'GET', '/api/deployments')
-      assert.deepEqual(listed.body, {deployments: [], pagination: {cursor_next: null, cursor_prev: null, total_items: 0}})
+      assert.deepEqual(listed.body, {
+        deployments: [],
+        pagination: {cursor_next: null, cursor_prev: null, total_items: 0},
+      })
     })
 
     it('a revoked API key is 401; an API key cannot mint keys (403)', async () => {
@@ -284,7 +289,8 @@ describe('deployment manager on the localnet', function () {
     assert.equal(first.deployments.length, 10)
     assert.equal(first.pagination.total_items, 12)
     assert.equal(first.deployments[0].name, 'page-11')
-    const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`)).body
+    const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`))
+      .body
     assert.deepEqual(
       second.deployments.map((x: any) => x.name),
       ['page-1', 'page-0'],

@@ -4,9 +4,9 @@
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import type {DeploymentClient, DeploymentEvent} from '../deployments/client.js'
 import {GpunetError} from '../errors.js'
-import {stopExitCode} from '../job/stop-signals.js'
-import type {DeploymentClient, DeploymentEvent} from './client.js'
+import {stopExitCode} from './stop-signals.js'
 
 /** Following ends once the deployment is in one of these states and its last events were read. */
 const FINAL = new Set(['STOPPED', 'ARCHIVED'])

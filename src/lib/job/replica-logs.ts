@@ -7,12 +7,12 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {PublicKey} from '@solana/web3.js'
 
+import type {DeploymentClient, DeploymentJob} from '../deployments/client.js'
 import {GpunetError, isGpunetError} from '../errors.js'
-import {jobLogs, type LogLine, type NodeApiPoster} from '../job/logs.js'
-import {stopExitCode} from '../job/stop-signals.js'
+import {jobLogs, type LogLine, type NodeApiPoster} from './logs.js'
+import {stopExitCode} from './stop-signals.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {clientMessage} from '../node-api/protocol.js'
-import type {DeploymentClient, DeploymentJob} from './client.js'
 
 /** A deployment in one of these states lists and extends nothing more: following ends once its jobs ended. */
 const SETTLED = new Set(['DRAFT', 'STOPPED', 'ARCHIVED', 'ERROR'])
