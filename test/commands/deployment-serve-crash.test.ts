@@ -21,6 +21,9 @@ import {
   nodeTakesNextJob,
   statusWhen,
   tasksWhen,
+  type EventJson,
+  type JobJson,
+  type TaskJson,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
 
@@ -110,19 +113,19 @@ describe('deployment serve: crash points', function () {
       const {signature} = JSON.parse(inFlight[0]!.in_flight) as {signature: string}
       const landed = (await t.connection.getSignatureStatuses([signature])).value[0]
       // "saved": killed before the send; "sent": killed after it landed.
-      assert.equal(landed !== null && !landed.err, point.endsWith('-sent'))
+      assert.equal(landed != null && !landed.err, point.endsWith('-sent'))
 
       const second = await serve(dataDir)
       const kind = point.startsWith('list') ? 'LIST' : 'EXTEND'
       const tasks = await tasksWhen(second.url, owner, d.id, (all) =>
         all.some((x) => x.task === kind && x.status === 'DONE' && x.tx),
       )
-      const settled = tasks.find((x) => x.task === kind && x.status === 'DONE' && x.tx)
+      const settled = tasks.find((x) => x.task === kind && x.status === 'DONE' && x.tx)!
       assert.equal(settled.attempts, 0, 'settled from what was saved, not by a retry after a failure')
       assert.equal(settled.tx, signature, 'the saved transaction is the one recorded')
       // One job on chain, and it is the one recorded (before the stop: a delisted job's account is closed).
       const onChain = await jobsPaidBy(t, vault)
-      const rows = (await api(second.url, owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+      const rows = (await api<JobJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
       assert.equal(onChain.size, 1, `jobs paid by the vault: ${[...onChain.keys()].join(', ')}`)
       assert.deepEqual(
         rows.map((r) => r.job),
@@ -133,7 +136,7 @@ describe('deployment serve: crash points', function () {
         throw new Error(`${error.message}; the manager said: ${second.stderr()}`)
       })
 
-      const after = (await api(second.url, owner, 'GET', `/api/deployments/${d.id}/tasks`)).body as any[]
+      const after = (await api<TaskJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
       const extensions = after.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx)
       if (kind === 'EXTEND') {
         // At rest, each extension recorded once is paid once: the timeout grew by 15 s for each, no more.
@@ -141,10 +144,13 @@ describe('deployment serve: crash points', function () {
         assert.ok(extensions.length >= 1)
         assert.equal(account!.timeout, 15n * BigInt(1 + extensions.length))
       }
-      const events = (await api(second.url, owner, 'GET', `/api/deployments/${d.id}/events`)).body as any[]
+      const events = (await api<EventJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/events`)).body
       assert.equal(events.filter((e) => e.type === 'JOB_LIST_CONFIRMED').length, 1)
       assert.equal(events.filter((e) => e.type === 'JOB_EXTEND_SUCCESSFUL').length, extensions.length)
-      assert.ok(after.every((x) => x.status === 'DONE'), JSON.stringify(after))
+      assert.ok(
+        after.every((x) => x.status === 'DONE'),
+        JSON.stringify(after),
+      )
       second.child.kill('SIGTERM')
       await once(second.child, 'exit')
     })

@@ -26,7 +26,11 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
         time_start: Number(view.run ? view.run.time : view.job.timeStart),
         chain_timeout: Number(view.job.timeout),
       }
-      if (change.state !== row.state || change.time_start !== row.time_start || change.chain_timeout !== row.chain_timeout) {
+      if (
+        change.state !== row.state ||
+        change.time_start !== row.time_start ||
+        change.chain_timeout !== row.chain_timeout
+      ) {
         await ctx.store.updateJob(row.job, change, ctx.now())
       }
       return onChain({...row, ...change})

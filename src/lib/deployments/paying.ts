@@ -57,8 +57,10 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
   const {connection} = ctx.net
   if (task.in_flight) {
     const saved = task.in_flight
-    const exists = async () => (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
-    if ((await exists()) || (await resend(ctx, saved)) || (await exists())) return recordList(ctx, deployment, task, saved)
+    const exists = async () =>
+      (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
+    if ((await exists()) || (await resend(ctx, saved)) || (await exists()))
+      return recordList(ctx, deployment, task, saved)
     // Expired and not on chain: it never will be. The next run builds a new one.
     await ctx.store.saveInFlight(task.id, null, ctx.now())
     return

@@ -19,6 +19,9 @@ import {
   SERVICE_DEFINITION,
   statusWhen,
   tasksWhen,
+  type EventJson,
+  type JobJson,
+  type TaskJson,
 } from '../../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 
@@ -80,7 +83,7 @@ describe('deployment manager on the localnet', function () {
     assert.equal(started.status, 200, JSON.stringify(started.body))
     assert.equal(started.body.status, 'STARTING')
     await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
-    const listed = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    const listed = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
     assert.equal(listed.length, 2)
     await nodeTakesNextJob(t)
     await nodeTakesNextJob(t)
@@ -94,7 +97,9 @@ describe('deployment manager on the localnet', function () {
       45_000,
     )
     // Past the end each job was listed with, both still run.
-    const starts = ((await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]).map((j) => j.time_start)
+    const starts = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body.map(
+      (j) => j.time_start,
+    )
     const pastFirstEnd = (Math.max(...starts) + 16) * 1000 - Date.now()
     if (pastFirstEnd > 0) await new Promise((resolve) => setTimeout(resolve, pastFirstEnd))
     const running = (await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body
@@ -107,9 +112,9 @@ describe('deployment manager on the localnet', function () {
     assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
 
     // At rest: every job ended; each job's timeout on chain is 15 s plus 15 s per extension recorded, once each.
-    const tasks = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body as any[]
-    const events = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body as any[]
-    const jobs = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    const tasks = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+    const events = (await api<EventJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body
+    const jobs = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
     const onChain = await jobsPaidBy(t, vault)
     assert.equal(onChain.size, 2)
     let paidToNodes = 0n
@@ -157,7 +162,7 @@ describe('deployment manager on the localnet', function () {
     // Deleted: gone from the list, the vault kept.
     assert.equal((await api(url(), owner, 'DELETE', `/api/deployments/${d.id}`)).status, 204)
     assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).status, 404)
-    const vaults = (await api(url(), owner, 'GET', '/api/deployments/vaults')).body as any[]
+    const vaults = (await api<{vault: string}[]>(url(), owner, 'GET', '/api/deployments/vaults')).body
     assert.ok(vaults.some((v) => v.vault === d.vault))
   })
 
@@ -197,7 +202,10 @@ describe('deployment manager on the localnet', function () {
       assert.equal((await api(url(), other, 'GET', `/api/deployments/${mine.id}`)).status, 404)
       assert.equal((await api(url(), other, 'POST', `/api/deployments/${mine.id}/start`)).status, 404)
       const listed = await api(url(), other, 'GET', '/api/deployments')
-      assert.deepEqual(listed.body, {deployments: [], pagination: {cursor_next: null, cursor_prev: null, total_items: 0}})
+      assert.deepEqual(listed.body, {
+        deployments: [],
+        pagination: {cursor_next: null, cursor_prev: null, total_items: 0},
+      })
     })
 
     it('a revoked API key is 401; an API key cannot mint keys (403)', async () => {
@@ -283,10 +291,11 @@ describe('deployment manager on the localnet', function () {
     const first = (await api(url(), owner, 'GET', '/api/deployments?limit=10')).body
     assert.equal(first.deployments.length, 10)
     assert.equal(first.pagination.total_items, 12)
-    assert.equal(first.deployments[0].name, 'page-11')
-    const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`)).body
+    assert.equal(first.deployments[0]?.name, 'page-11')
+    const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`))
+      .body
     assert.deepEqual(
-      second.deployments.map((x: any) => x.name),
+      second.deployments.map((x) => x.name),
       ['page-1', 'page-0'],
     )
     assert.equal(second.pagination.cursor_next, null)

@@ -30,7 +30,15 @@ function deployment(change: Partial<DeploymentRow> = {}): DeploymentRow {
 }
 
 function job(name: string, change: Partial<JobOnChain> = {}): JobOnChain {
-  return {job: name, state: 'RUNNING', timeStart: NOW / 1000 - 30, timeout: 3600, created_at: NOW - 50_000, stop_requested: false, ...change}
+  return {
+    job: name,
+    state: 'RUNNING',
+    timeStart: NOW / 1000 - 30,
+    timeout: 3600,
+    created_at: NOW - 50_000,
+    stop_requested: false,
+    ...change,
+  }
 }
 
 let ids = 0
@@ -56,7 +64,13 @@ function task(change: Partial<TaskRow>): TaskRow {
 
 const extensions = (tasks: DueTask[]) => tasks.filter((t) => t.task === 'EXTEND')
 
-const input = (change: Partial<PlanInput>): PlanInput => ({deployment: deployment(), jobs: [], openTasks: [], now: NOW, ...change})
+const input = (change: Partial<PlanInput>): PlanInput => ({
+  deployment: deployment(),
+  jobs: [],
+  openTasks: [],
+  now: NOW,
+  ...change,
+})
 
 describe('deployment strategies (pure)', () => {
   describe('durations', () => {
@@ -109,7 +123,9 @@ describe('deployment strategies (pure)', () => {
       assert.deepEqual(plan.tasks, [{task: 'STOP', job: 'a', due_at: NOW}])
       assert.deepEqual(plan.cancel, [list.id])
       assert.equal(plan.status, undefined)
-      const done = planSimple(input({deployment: deployment({status: 'STOPPING'}), jobs: [job('a', {state: 'STOPPED'})]}))
+      const done = planSimple(
+        input({deployment: deployment({status: 'STOPPING'}), jobs: [job('a', {state: 'STOPPED'})]}),
+      )
       assert.equal(done.status, 'STOPPED')
     })
     it('a stop waits for a task with a transaction in flight before calling the deployment STOPPED', () => {
@@ -140,8 +156,9 @@ describe('deployment strategies (pure)', () => {
       const one = deployment({replicas: 1})
       assert.deepEqual(planSimpleExtend(input({deployment: one, jobs: [job('a')], openTasks: [open]})).tasks, [])
       assert.deepEqual(
-        planSimpleExtend(input({deployment: one, jobs: [job('a', {stop_requested: true}), job('b', {state: 'QUEUED'})]}))
-          .tasks,
+        planSimpleExtend(
+          input({deployment: one, jobs: [job('a', {stop_requested: true}), job('b', {state: 'QUEUED'})]}),
+        ).tasks,
         [],
       )
       const moot = task({task: 'EXTEND', job: 'x'})
