@@ -21,6 +21,8 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
         return onChain({...row, state: 'STOPPED'})
       }
       const change = {
+        // The run the node made (not the one the `list` named when no node waited): read first from now on.
+        run: view.run ? view.run.address.toBase58() : row.run,
         state: view.status,
         // A running job's start is its run's; a finished one keeps it in the job account.
         time_start: Number(view.run ? view.run.time : view.job.timeStart),

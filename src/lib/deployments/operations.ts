@@ -93,7 +93,7 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
   const deposit = await requiredDeposit(ctx.net, deployment)
   const now = ctx.now()
   if (!covers(deposit)) {
-    await ctx.store.updateDeployment(deployment.id, {status: 'INSUFFICIENT_FUNDS'}, now)
+    await ctx.store.updateDeployment(deployment.id, {status: 'INSUFFICIENT_FUNDS', started_at: null}, now)
     await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
     throw new ApiError(
       402,

@@ -242,12 +242,17 @@ describe('deployment manager on the localnet', function () {
       assert.deepEqual((await patch('update-replica-count', {replicas: 3})).body.replicas, 3)
     })
 
-    it('a stop of a deployment that runs nothing is 409; a start without the deposit is 402, nothing listed', async () => {
-      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE', replicas: 3})
+    it('a stop of a deployment that runs nothing is 409; a start without the deposit is 402, and funding the vault then lists nothing', async () => {
+      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE', replicas: 3, time_scale: 40})
       assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
       const start = await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)
       assert.equal(start.status, 402)
       assert.equal(start.body.error.code, 'insufficient_funds')
+      t.ln.node.fund(new PublicKey(d.vault), {lamports: 100_000_000n, tokens: 50_000n})
+      // Several polls of the worker (200 ms at this time_scale): the refused start stays refused until started.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body.status, 'INSUFFICIENT_FUNDS')
+      assert.deepEqual((await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body, [])
       assert.equal((await jobsPaidBy(t, new PublicKey(d.vault))).size, 0)
     })
 
