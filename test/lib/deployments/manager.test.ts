@@ -222,6 +222,8 @@ describe('deployment manager on the localnet', function () {
     it('an invalid or network-refused definition is 400 and creates nothing', async () => {
       await refused({job_definition: {version: '0.1', type: 'container', ops: []}}, 400, 'invalid_definition')
       await refused({job_definition: {version: '0.1', type: 'container', ops: [{id: 'x'}]}}, 400, 'invalid_definition')
+      // Valid by the spec, but nothing in the form the network's nodes take: refused as `job post` refuses it.
+      await refused({job_definition: {...SERVICE_DEFINITION, meta: {flag: true}}}, 400, 'no_network_equivalent')
       const listed = await api(url(), owner, 'GET', '/api/deployments?search=bad')
       assert.equal(listed.body.pagination.total_items, 0)
     })
