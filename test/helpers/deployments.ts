@@ -19,21 +19,59 @@ export const SERVICE_DEFINITION = {
   ops: [{id: 'svc', type: 'container/run', args: {image: 'docker.io/library/alpine:3.20', cmd: ['sleep', '3600']}}],
 }
 
+/** The members the tests read of the API's objects (each route answers some of them). */
+export interface Body {
+  [member: string]: unknown
+  id: string
+  name: string
+  vault: string
+  owner: string
+  status: string
+  replicas: number
+  time_scale: number
+  active_jobs: number
+  key: string
+  transaction: string
+  error: {code: string; message: string}
+  deployments: Body[]
+  pagination: {cursor_next: string | null; cursor_prev: string | null; total_items: number}
+}
+
+/** A task, a job row and an event as the API shows them. */
+export interface TaskJson {
+  id: number
+  task: string
+  status: string
+  attempts: number
+  job?: string
+  tx?: string
+}
+export interface JobJson {
+  job: string
+  state: string
+  time_start: number
+}
+export interface EventJson {
+  type: string
+  message: string
+  created_at: string
+}
+
 /** Calls the manager as `owner` (its wallet headers); `headers: {}` sends none. */
-export async function api(
+export async function api<T = Body>(
   url: string,
   owner: Keypair | null,
   method: string,
   path: string,
   params?: Record<string, unknown>,
-): Promise<{status: number; body: any}> {
+): Promise<{status: number; body: T}> {
   const headers = owner ? apiAuthHeaders(owner) : {}
   const answer = await call(url, method, path, {params, headers})
-  return {status: answer.status, body: answer.body}
+  return {status: answer.status, body: answer.body as T}
 }
 
 /** Creates a deployment and answers its object; fails the test otherwise. */
-export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<any> {
+export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<Body> {
   const created = await api(url, owner, 'POST', '/api/deployments/create', {
     name: 'svc',
     replicas: 1,
@@ -82,17 +120,17 @@ export async function tasksWhen(
   url: string,
   owner: Keypair,
   id: string,
-  done: (tasks: any[]) => boolean,
+  done: (tasks: TaskJson[]) => boolean,
   ms = 30_000,
-): Promise<any[]> {
+): Promise<TaskJson[]> {
   return eventually(`the tasks of ${id}`, ms, async () => {
-    const {body} = await api(url, owner, 'GET', `/api/deployments/${id}/tasks`)
+    const {body} = await api<TaskJson[]>(url, owner, 'GET', `/api/deployments/${id}/tasks`)
     return Array.isArray(body) && done(body) ? body : undefined
   })
 }
 
 /** Waits until the deployment has `status`; answers its object. */
-export async function statusWhen(url: string, owner: Keypair, id: string, status: string, ms = 30_000): Promise<any> {
+export async function statusWhen(url: string, owner: Keypair, id: string, status: string, ms = 30_000): Promise<Body> {
   return eventually(`deployment ${id} ${status}`, ms, async () => {
     const {body} = await api(url, owner, 'GET', `/api/deployments/${id}`)
     return body?.status === status ? body : undefined

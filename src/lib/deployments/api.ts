@@ -74,7 +74,9 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       .send({error: {code: failure.code, message: failure.message, ...(failure.hint ? {hint: failure.hint} : {})}})
   })
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
+    reply
+      .code(404)
+      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
   })
 
   const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
@@ -121,13 +123,17 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     const who = await owner(request)
     const parsed = parseCreateBody(request.body, ctx.network)
     let deployment = await createDeployment(ctx, who, parsed)
-    if (parsed.autostart) deployment = await startDeployment(ctx, deployment)
+    if (parsed.autostart) {
+      // Created either way: without the deposit it answers the deployment in INSUFFICIENT_FUNDS, to fund and start.
+      deployment = await startDeployment(ctx, deployment).catch(async (error: unknown) => {
+        if (!(error instanceof ApiError) || error.status !== 402) throw error
+        return (await ctx.store.deployment(deployment.id)) ?? deployment
+      })
+    }
     return reply.code(201).send(await view(deployment))
   })
 
-  app.get('/api/deployments/vaults', async (request) =>
-    (await ctx.store.vaults(await owner(request))).map(vaultObject),
-  )
+  app.get('/api/deployments/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
   app.post('/api/deployments/vaults/:vault/withdraw', async (request) => {
     const who = await owner(request)
     const body = request.body === undefined ? {} : bodyObject(request.body)
@@ -137,11 +143,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
   })
 
   app.get('/api/deployments/:id', async (request) => view(await own(request)))
-  app.get('/api/deployments/:id/jobs', async (request) => (await ctx.store.jobs((await own(request)).id)).map(jobObject))
+  app.get('/api/deployments/:id/jobs', async (request) =>
+    (await ctx.store.jobs((await own(request)).id)).map(jobObject),
+  )
   app.get('/api/deployments/:id/jobs/:job', async (request) => {
     const d = await own(request)
     const job = await ctx.store.job((request.params as {job: string}).job)
-    if (!job || job.deployment !== d.id) throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
+    if (!job || job.deployment !== d.id)
+      throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
     return jobObject(job)
   })
   app.get('/api/deployments/:id/events', async (request) =>

@@ -1,7 +1,8 @@
 /** The chain's view of a deployment's jobs, read over RPC and written back to their rows. */
 import {PublicKey} from '@solana/web3.js'
 
-import {readJob} from '../market/jobs.js'
+import {ExitCode, isGpunetError} from '../errors.js'
+import {type JobView, readJob} from '../market/jobs.js'
 import type {ManagerContext} from './context.js'
 import type {JobOnChain} from './strategies/index.js'
 import {isOver} from './strategies/index.js'
@@ -13,19 +14,40 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
   return Promise.all(
     rows.map(async (row) => {
       if (isOver(row.state)) return onChain(row)
-      const view = await readJob(ctx.net.connection, ctx.net.programId, new PublicKey(row.job), new PublicKey(row.run))
+      const view = await readRecordedJob(ctx, row)
+      if (!view) {
+        // Delisted: the program closes a job's account when its poster takes it off the queue.
+        await ctx.store.updateJob(row.job, {state: 'STOPPED'}, ctx.now())
+        return onChain({...row, state: 'STOPPED'})
+      }
       const change = {
+        // The run the node made (not the one the `list` named when no node waited): read first from now on.
+        run: view.run ? view.run.address.toBase58() : row.run,
         state: view.status,
         // A running job's start is its run's; a finished one keeps it in the job account.
         time_start: Number(view.run ? view.run.time : view.job.timeStart),
         chain_timeout: Number(view.job.timeout),
       }
-      if (change.state !== row.state || change.time_start !== row.time_start || change.chain_timeout !== row.chain_timeout) {
+      if (
+        change.state !== row.state ||
+        change.time_start !== row.time_start ||
+        change.chain_timeout !== row.chain_timeout
+      ) {
         await ctx.store.updateJob(row.job, change, ctx.now())
       }
       return onChain({...row, ...change})
     }),
   )
+}
+
+/** A recorded job as the chain shows it; null once its account is closed (a delisted job's is). */
+export async function readRecordedJob(ctx: ManagerContext, row: JobRow): Promise<JobView | null> {
+  try {
+    return await readJob(ctx.net.connection, ctx.net.programId, new PublicKey(row.job), new PublicKey(row.run))
+  } catch (error) {
+    if (isGpunetError(error) && error.exitCode === ExitCode.NOT_FOUND) return null
+    throw error
+  }
 }
 
 function onChain(row: JobRow): JobOnChain {

@@ -30,7 +30,9 @@ export async function requiredDeposit(
     readMarket(connection, net.programId, new PublicKey(deployment.market)),
     rpcCall(connection, () => readBalances(connection, new PublicKey(deployment.vault), net.mint)),
     rpcCall(connection, () =>
-      Promise.all([JOB_ACCOUNT_SIZE, RUN_ACCOUNT_SIZE, 0].map((size) => connection.getMinimumBalanceForRentExemption(size))),
+      Promise.all(
+        [JOB_ACCOUNT_SIZE, RUN_ACCOUNT_SIZE, 0].map((size) => connection.getMinimumBalanceForRentExemption(size)),
+      ),
     ),
   ])
   const [jobRent, runRent, vaultRent] = rents.map(BigInt) as [bigint, bigint, bigint]

@@ -52,12 +52,16 @@ export interface RunningManager {
 
 /** The one refusal of a non-loopback address without TLS in front. */
 export function refuseClearText(host: string): GpunetError {
-  return new GpunetError('tls_required', `refusing to serve the deployment manager on ${host} without TLS in front of it`, {
-    exitCode: ExitCode.USAGE,
-    hint:
-      'wallet headers are lasting credentials: put a TLS proxy in front and pass --tls-terminated, or listen on ' +
-      '127.0.0.1 (see docs/deployment-manager.md)',
-  })
+  return new GpunetError(
+    'tls_required',
+    `refusing to serve the deployment manager on ${host} without TLS in front of it`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint:
+        'wallet headers are lasting credentials: put a TLS proxy in front and pass --tls-terminated, or listen on ' +
+        '127.0.0.1 (see docs/deployment-manager.md)',
+    },
+  )
 }
 
 /** Opens the store, starts the worker and listens. */

@@ -23,7 +23,11 @@ export async function ownDeployment(ctx: ManagerContext, owner: string, id: stri
 }
 
 /** Checks the definition as `job post` does (nothing is paid for a refused one), uploads it and stores the deployment. */
-export async function createDeployment(ctx: ManagerContext, owner: string, request: CreateRequest): Promise<DeploymentRow> {
+export async function createDeployment(
+  ctx: ManagerContext,
+  owner: string,
+  request: CreateRequest,
+): Promise<DeploymentRow> {
   const {upload} = await checkPostableText(
     JSON.stringify(request.job_definition),
     'job_definition',
@@ -34,7 +38,8 @@ export async function createDeployment(ctx: ManagerContext, owner: string, reque
   try {
     await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
   } catch (error) {
-    if ((error as {exitCode?: number}).exitCode === 7) throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
+    if ((error as {exitCode?: number}).exitCode === 7)
+      throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
     throw error
   }
   const {cid} = computeCidV0(upload.bytes)
@@ -88,7 +93,7 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
   const deposit = await requiredDeposit(ctx.net, deployment)
   const now = ctx.now()
   if (!covers(deposit)) {
-    await ctx.store.updateDeployment(deployment.id, {status: 'INSUFFICIENT_FUNDS'}, now)
+    await ctx.store.updateDeployment(deployment.id, {status: 'INSUFFICIENT_FUNDS', started_at: null}, now)
     await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
     throw new ApiError(
       402,

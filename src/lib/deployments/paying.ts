@@ -8,13 +8,14 @@
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {isFinal, readJob} from '../market/jobs.js'
+import {isFinal, type JobView} from '../market/jobs.js'
 import {quoteExtend, stopJob} from '../market/manage.js'
 import {quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
 import {type PreparedTransaction, sendSigned} from '../market/send.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
 import {walletFromBytes, type Wallet} from '../wallet.js'
+import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from './context.js'
 import {crashPoint} from './crash-points.js'
 import {jobTimeoutSeconds} from './strategies/index.js'
@@ -56,8 +57,10 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
   const {connection} = ctx.net
   if (task.in_flight) {
     const saved = task.in_flight
-    const exists = async () => (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
-    if ((await exists()) || (await resend(ctx, saved)) || (await exists())) return recordList(ctx, deployment, task, saved)
+    const exists = async () =>
+      (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
+    if ((await exists()) || (await resend(ctx, saved)) || (await exists()))
+      return recordList(ctx, deployment, task, saved)
     // Expired and not on chain: it never will be. The next run builds a new one.
     await ctx.store.saveInFlight(task.id, null, ctx.now())
     return
@@ -127,19 +130,20 @@ async function recordList(ctx: ManagerContext, deployment: DeploymentRow, task: 
 export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
   const row = await ctx.store.job(task.job!)
   if (!row) throw new Error(`no job ${task.job} in the store`)
-  const read = () => readJob(ctx.net.connection, ctx.net.programId, new PublicKey(row.job), new PublicKey(row.run))
+  const read = () => readRecordedJob(ctx, row)
   const view = await read()
   if (task.in_flight) {
     const saved = task.in_flight
-    const moved = (timeout: bigint) => timeout > BigInt(saved.timeoutBefore!)
-    if (moved(view.job.timeout) || (await resend(ctx, saved)) || moved((await read()).job.timeout)) {
+    const moved = (seen: JobView | null) => seen !== null && seen.job.timeout > BigInt(saved.timeoutBefore!)
+    if (moved(view) || (await resend(ctx, saved)) || moved(await read())) {
       return recordExtend(ctx, deployment, task, saved)
     }
     await ctx.store.saveInFlight(task.id, null, ctx.now())
     return
   }
-  if (isFinal(view.status)) {
-    await ctx.store.updateTask(task.id, {status: 'DONE', error: `job ${row.job} is already ${view.status}`}, ctx.now())
+  if (!view || isFinal(view.status)) {
+    const state = view ? view.status : 'delisted'
+    await ctx.store.updateTask(task.id, {status: 'DONE', error: `job ${row.job} is already ${state}`}, ctx.now())
     return
   }
   const wallet = await vaultWallet(ctx, deployment.vault)
@@ -182,9 +186,9 @@ async function recordExtend(ctx: ManagerContext, deployment: DeploymentRow, task
 export async function runStop(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
   const row = await ctx.store.job(task.job!)
   if (!row) throw new Error(`no job ${task.job} in the store`)
-  const view = await readJob(ctx.net.connection, ctx.net.programId, new PublicKey(row.job), new PublicKey(row.run))
+  const view = await readRecordedJob(ctx, row)
   let tx: string | null = null
-  if (!isFinal(view.status)) {
+  if (view && !isFinal(view.status)) {
     tx = (await stopJob(ctx.net, await vaultWallet(ctx, deployment.vault), view)).signature
   }
   const now = ctx.now()
@@ -194,7 +198,7 @@ export async function runStop(ctx: ManagerContext, deployment: DeploymentRow, ta
       deployment: deployment.id,
       category: 'Event',
       type: 'JOB_STOPPED_CONFIRMED',
-      message: tx ? `job ${row.job} stopped` : `job ${row.job} had already ended (${view.status})`,
+      message: tx ? `job ${row.job} stopped` : `job ${row.job} had already ended (${view?.status ?? 'delisted'})`,
       tx,
     },
     now,

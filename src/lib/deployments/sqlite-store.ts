@@ -91,7 +91,10 @@ const SCHEMA = `
 
 type Raw = Record<string, unknown>
 
-const deploymentOf = (r: Raw): DeploymentRow => ({...(r as unknown as DeploymentRow), confidential: r.confidential === 1})
+const deploymentOf = (r: Raw): DeploymentRow => ({
+  ...(r as unknown as DeploymentRow),
+  confidential: r.confidential === 1,
+})
 const jobOf = (r: Raw): JobRow => ({...(r as unknown as JobRow), stop_requested: r.stop_requested === 1})
 const taskOf = (r: Raw): TaskRow => ({
   ...(r as unknown as TaskRow),
@@ -191,7 +194,8 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async deleteDeployment(id) {
       db.transaction(() => {
-        for (const table of ['revisions', 'jobs', 'tasks', 'events']) sql(`DELETE FROM ${table} WHERE deployment = ?`).run(id)
+        for (const table of ['revisions', 'jobs', 'tasks', 'events'])
+          sql(`DELETE FROM ${table} WHERE deployment = ?`).run(id)
         sql('DELETE FROM deployments WHERE id = ?').run(id)
       })()
     },
@@ -200,11 +204,12 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async revision(deployment, revision) {
       return sql('SELECT * FROM revisions WHERE deployment = ? AND revision = ?').get(deployment, revision) as
-        | RevisionRow
-        | undefined
+        RevisionRow | undefined
     },
     async jobs(deployment) {
-      return (sql('SELECT * FROM jobs WHERE deployment = ? ORDER BY created_at, job').all(deployment) as Raw[]).map(jobOf)
+      return (sql('SELECT * FROM jobs WHERE deployment = ? ORDER BY created_at, job').all(deployment) as Raw[]).map(
+        jobOf,
+      )
     },
     async job(address) {
       const row = sql('SELECT * FROM jobs WHERE job = ?').get(address) as Raw | undefined
@@ -225,7 +230,16 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       return rows.map(taskOf)
     },
     async addTask(task: NewTask, now) {
-      const row = {...task, status: 'PENDING', attempts: 0, in_flight: null, tx: null, error: null, created_at: now, updated_at: now}
+      const row = {
+        ...task,
+        status: 'PENDING',
+        attempts: 0,
+        in_flight: null,
+        tx: null,
+        error: null,
+        created_at: now,
+        updated_at: now,
+      }
       const id = Number(insert('tasks', row).lastInsertRowid)
       return taskOf(sql('SELECT * FROM tasks WHERE id = ?').get(id) as Raw)
     },

@@ -53,7 +53,11 @@ export interface DeploymentStore {
   /** Open tasks (PENDING or PROCESSING) due by `now`, PROCESSING first, oldest first. */
   dueTasks(now: number): Promise<TaskRow[]>
   addTask(task: NewTask, now: number): Promise<TaskRow>
-  updateTask(id: number, change: Partial<Pick<TaskRow, 'status' | 'limit' | 'attempts' | 'due_at' | 'tx' | 'error'>>, now: number): Promise<void>
+  updateTask(
+    id: number,
+    change: Partial<Pick<TaskRow, 'status' | 'limit' | 'attempts' | 'due_at' | 'tx' | 'error'>>,
+    now: number,
+  ): Promise<void>
   /** Saves the transaction about to be sent (PROCESSING), or forgets it (null) once it can no longer land. */
   saveInFlight(id: number, inFlight: InFlight | null, now: number): Promise<void>
   /** Records a listed job and the LIST task's progress in one commit. */

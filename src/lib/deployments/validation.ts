@@ -44,7 +44,10 @@ export function parseTimeout(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value))
     throw badRequest('invalid_timeout', 'timeout must be a whole number of minutes')
   if (value < MIN_TIMEOUT_MINUTES)
-    throw badRequest('timeout_too_short', `timeout must be at least ${MIN_TIMEOUT_MINUTES} minute (the network's minimum)`)
+    throw badRequest(
+      'timeout_too_short',
+      `timeout must be at least ${MIN_TIMEOUT_MINUTES} minute (the network's minimum)`,
+    )
   if (value > MAX_TIMEOUT_MINUTES)
     throw badRequest('timeout_too_long', `timeout must be at most ${MAX_TIMEOUT_MINUTES} minutes (30 days)`)
   return value
@@ -66,7 +69,7 @@ export function parseAddressMember(value: unknown, member: string): string {
 export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   const body = bodyObject(raw)
   const {name, market, strategy, job_definition: definition} = body
-  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name))
+  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || hasControlCharacter(name))
     throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters`)
   if (typeof strategy !== 'string' || !(STRATEGIES as readonly string[]).includes(strategy)) {
     const later = strategy === 'SCHEDULED' || strategy === 'INFINITE'
@@ -83,7 +86,10 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     if (body[member] !== undefined && typeof body[member] !== 'boolean')
       throw badRequest(`invalid_${member}`, `${member} must be true or false`)
   if (body.vault !== undefined || body.new_vault !== undefined)
-    throw badRequest('vault_not_supported', 'each deployment gets a vault of its own here: leave out vault and new_vault')
+    throw badRequest(
+      'vault_not_supported',
+      'each deployment gets a vault of its own here: leave out vault and new_vault',
+    )
   return {
     name,
     market: market === undefined ? undefined : parseAddressMember(market, 'market'),
@@ -101,8 +107,19 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
 export function parseTimeScale(value: unknown, network: Network): number {
   if (value === undefined) return 1
   if (network !== 'localnet')
-    throw badRequest('time_scale_localnet_only', `time_scale is for the localnet only, not ${network}: durations there are real`)
+    throw badRequest(
+      'time_scale_localnet_only',
+      `time_scale is for the localnet only, not ${network}: durations there are real`,
+    )
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 1 || value > 10_000)
     throw badRequest('invalid_time_scale', 'time_scale must be a number from 1 to 10000')
   return value
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
 }

@@ -16,7 +16,11 @@ import type {MarketNetwork} from '../market/connect.js'
 import {rpcCall} from '../market/rpc.js'
 
 /** The withdraw transaction, signed by the vault, base64; null when the vault holds nothing. */
-export async function withdrawTransaction(net: MarketNetwork, vault: Keypair, owner: PublicKey): Promise<string | null> {
+export async function withdrawTransaction(
+  net: MarketNetwork,
+  vault: Keypair,
+  owner: PublicKey,
+): Promise<string | null> {
   const {connection} = net
   const [balances, latest] = await Promise.all([
     rpcCall(connection, () => readBalances(connection, vault.publicKey, net.mint)),
@@ -32,7 +36,9 @@ export async function withdrawTransaction(net: MarketNetwork, vault: Keypair, ow
     instructions.push(createCloseAccountInstruction(balances.tokenAccount, owner, vault.publicKey))
   }
   if (balances.lamports > 0n) {
-    instructions.push(SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner, lamports: balances.lamports}))
+    instructions.push(
+      SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner, lamports: balances.lamports}),
+    )
   }
   if (instructions.length === 0) return null
   const tx = new Transaction({feePayer: owner, ...latest}).add(...instructions)

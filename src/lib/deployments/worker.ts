@@ -40,9 +40,12 @@ export function startWorker(ctx: ManagerContext): Worker {
   }
   const schedule = () => {
     if (stopped) return
-    timer = setTimeout(() => {
-      running = pass().then(schedule)
-    }, Math.max(MIN_POLL_MS, POLL_MS / scale))
+    timer = setTimeout(
+      () => {
+        running = pass().then(schedule)
+      },
+      Math.max(MIN_POLL_MS, POLL_MS / scale),
+    )
   }
   running = pass().then(schedule)
   return {
@@ -77,7 +80,8 @@ async function planDeployment(ctx: ManagerContext, deployment: DeploymentRow): P
   const openTasks = await ctx.store.tasks(deployment.id, {open: true})
   const now = ctx.now()
   const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now})
-  for (const id of plan.cancel) await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
+  for (const id of plan.cancel)
+    await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
   for (const due of plan.tasks) {
     await ctx.store.addTask(

@@ -31,7 +31,6 @@ export interface LocalnetNodeOptions {
   podman?: string
   /** Gateway port on 127.0.0.1; 0 picks a free one. */
   gatewayPort: number
-  serviceLifetimeMs?: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
   /** How often an up port's continuous health checks run again (30 s, as on the network's nodes). */

@@ -4,7 +4,8 @@
  * It reacts to account changes (a subscription), never to a poll. Every job it is given is run or, when it
  * cannot be (a GPU it lacks, an image it cannot get, a broken definition), finished at once with a failed
  * result that says why, so the queue never waits on it. It runs one job at a time, serves exposed ports
- * through the gateway, and records each result with `finish`.
+ * through the gateway until the job's end (its run's start plus its timeout, which an `extend` moves; an `end` stops it
+ * at once), and records each result with `finish`.
  */
 import {EventEmitter} from 'node:events'
 
@@ -18,7 +19,7 @@ import {NETWORK_VALIDATOR, readNetworkDefinition, runnableOnLocalnet} from '../d
 import {GpunetError} from '../errors.js'
 import type {JobFailure} from '../flow-state.js'
 import type {JobAccount} from '../market/accounts.js'
-import {QueueType} from '../market/accounts.js'
+import {JobState, QueueType} from '../market/accounts.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
 import {exposedPorts} from '../market/service-url.js'
 import {SecretsClient} from '../secrets/client.js'
@@ -34,9 +35,6 @@ import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets}
 import type {ResourceOptions} from './resources.js'
 import {ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
-
-/** A job's service is taken down after two hours at the latest (spec, "Limits"). */
-export const DEFAULT_SERVICE_LIFETIME_MS = 2 * 60 * 60 * 1000
 
 const TIMEOUT_FAILURE: JobFailure = {code: 'timeout', message: 'The job reached its timeout and was stopped.'}
 const NO_GPU_FAILURE: JobFailure = {
@@ -57,7 +55,6 @@ export interface NodeAgentOptions {
   secretsUrl: string
   /** GPUs the node has: a job with a GPU operation fails at once on a node with none. */
   gpus: number
-  serviceLifetimeMs?: number
   /** How long an exposed port may take to pass its health checks, and how often they run. */
   readyTimeoutMs?: number
   healthIntervalMs?: number
@@ -79,6 +76,8 @@ interface ActiveJob {
   steps?: JobRun
   /** The poster ended the job on chain: its run is gone and nothing can be recorded. */
   ended: boolean
+  /** Its operations are over and its result is being recorded: the chain's changes are the node's own. */
+  recording: boolean
   /** Its poster asked the node API to stop it: the node stops it and still records its result. */
   stopRequested: boolean
   /** What the node API streams of it. */
@@ -88,6 +87,9 @@ interface ActiveJob {
   timedOut: boolean
   /** Aborted when the job is ended or times out: resource downloads stop then. */
   abort: AbortController
+  /** The run's start (chain seconds) and the job's timeout as last read: its end is their sum. */
+  startedAt?: bigint
+  timeout?: bigint
   timeoutTimer?: NodeJS.Timeout
 }
 
@@ -272,6 +274,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       run: given.address,
       address,
       ended: false,
+      recording: false,
       timedOut: false,
       stopRequested: false,
       abort: new AbortController(),
@@ -285,7 +288,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     this.options.onChange?.()
     this.emit('taken', active.address)
     const account = await this.chain.job(job)
-    if (account) this.armTimeout(active, Number(given.run.time + account.timeout) * 1000)
+    if (account) {
+      active.startedAt = given.run.time
+      this.armTimeout(active, account.timeout)
+    }
     this.running = this.runJob(active, account).finally(() => {
       clearTimeout(active.timeoutTimer)
       this.current = null
@@ -296,26 +302,56 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     })
   }
 
-  /** Stops the job's operation once its paid time is over. */
-  private armTimeout(active: ActiveJob, endsAtMs: number): void {
-    active.timeoutTimer = setTimeout(
-      () => {
-        if (active.ended || active.timedOut) return
-        active.timedOut = true
-        active.feed.notice('info', 'The job reached its timeout; stopping it')
-        this.log(`node: job ${active.address} reached its timeout; stopping it`)
-        active.abort.abort()
-        active.steps?.stopAll()
-      },
-      Math.max(0, endsAtMs - Date.now()),
-    )
+  /**
+   * Stops the job's operation once its paid time is over: the run's start plus the job's timeout, as the network's
+   * nodes count it. Armed again when an extension raises the timeout.
+   */
+  private armTimeout(active: ActiveJob, timeout: bigint): void {
+    clearTimeout(active.timeoutTimer)
+    active.timeout = timeout
+    const endsAtMs = Number(active.startedAt! + timeout) * 1000
+    active.timeoutTimer = setTimeout(() => void this.expire(active), Math.max(0, endsAtMs - Date.now()))
   }
 
-  /** Notices a job its poster ended on chain (its run is gone) and stops its operation. */
+  /** The job's paid time looks over: stops it, unless the account says it was extended meanwhile. */
+  private async expire(active: ActiveJob): Promise<void> {
+    // One read at the end, so an extension whose notification was missed (or is still on its way) is not cut short.
+    const job = await this.chain.job(active.job).catch(() => null)
+    if (this.current !== active || active.ended || active.timedOut || active.recording) return
+    if (job?.state === JobState.QUEUED && job.timeout > active.timeout!) return this.extended(active, job.timeout)
+    active.timedOut = true
+    active.feed.notice('info', 'The job reached its timeout; stopping it')
+    this.log(`node: job ${active.address} reached its timeout; stopping it`)
+    active.abort.abort()
+    active.steps?.stopAll()
+  }
+
+  /** Moves the job's end to its run's start plus its new timeout. */
+  private extended(active: ActiveJob, timeout: bigint): void {
+    this.armTimeout(active, timeout)
+    const endsAt = new Date(Number(active.startedAt! + timeout) * 1000).toISOString()
+    active.feed.notice('info', `The job was extended: its timeout is now ${timeout} s, so it ends at ${endsAt}`)
+    this.log(`node: job ${active.address} extended to ${timeout} s; it ends at ${endsAt}`)
+  }
+
+  /**
+   * Follows the job's accounts while it runs, as the network's nodes follow the job account: an extension (a
+   * larger timeout) moves its end; a job that is no longer running (its run closed by `end`, the job settled or
+   * its account gone) is stopped now.
+   */
   private async watch(active: ActiveJob): Promise<void> {
-    if (active.ended || (await this.chain.run(active.run))) return
+    if (active.ended || active.recording) return
+    const [run, job] = await Promise.all([this.chain.run(active.run), this.chain.job(active.job)])
     if (this.current !== active || active.ended) return
+    if (!run || !job || job.state !== JobState.QUEUED) return this.endedOnChain(active)
+    if (!active.timedOut && active.timeout !== undefined && job.timeout > active.timeout)
+      this.extended(active, job.timeout)
+  }
+
+  /** Stops the operation of a job its poster ended on chain: nothing but `complete` can be recorded now. */
+  private endedOnChain(active: ActiveJob): void {
     active.ended = true
+    clearTimeout(active.timeoutTimer)
     active.feed.notice('info', 'The job was ended on chain; stopping it')
     this.log(`node: job ${active.address} was ended on chain; stopping it`)
     this.options.gateway.remove(active.address)
@@ -365,6 +401,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       const code = error instanceof GpunetError ? error.code : 'node_error'
       result.fail({code, message: (error as Error).message})
     }
+    active.recording = true
     this.options.gateway.remove(active.address)
     active.endpoints.clear()
     if (this.closed) return
@@ -428,7 +465,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       redact: secrets,
       // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
       jobPort: exposedPorts(definition)[0],
-      serviceLifetimeMs: this.options.serviceLifetimeMs ?? DEFAULT_SERVICE_LIFETIME_MS,
       readyTimeoutMs: this.options.readyTimeoutMs,
       healthIntervalMs: this.options.healthIntervalMs,
       continuousIntervalMs: this.options.continuousIntervalMs,

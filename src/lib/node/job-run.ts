@@ -42,7 +42,6 @@ export interface JobRunContext {
   redact: Readonly<Record<string, string>>
   /** The port served at the job's own URL. */
   jobPort: number | undefined
-  serviceLifetimeMs: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
   continuousIntervalMs?: number
@@ -303,7 +302,7 @@ export class JobRun {
         service.end()
         control.setCurrent(undefined)
         runs.push(outcome)
-        acceptStop = service.expired() || control.isStopped()?.accepted === true
+        acceptStop = control.isStopped()?.accepted === true
         ctx.log(`node: job ${ctx.job}: operation ${step.id} exited with ${outcome.exitCode}`)
         const asked = control.takeRestart() && control.isStopped() === null && !this.over()
         if (asked) acceptStop = false
@@ -328,10 +327,11 @@ export class JobRun {
     }
     const outcome = mergeRuns(runs)
     const jobStopped = ctx.jobStopped()
+    const jobExpired = ctx.jobExpired()
     const goOn = ctx.result.add(outcome, {
       acceptStop,
       jobStopped,
-      jobExpired: ctx.jobExpired(),
+      jobExpired,
       group: step.execution.group,
       restarts: runs.slice(0, -1).map((r) => ({exitCode: r.exitCode, endTime: Date.parse(r.endedAt)})),
       results: step.execution.results,
@@ -339,7 +339,7 @@ export class JobRun {
     feed.notice('info', `Operation ${step.id}: exited with code ${outcome.exitCode}`)
     // The status the result gives it, so `/job/<job>/info` and the recorded result never disagree.
     ctx.feed.opEnded(step.id, outcome.exitCode, ctx.result.lastOpStatus as OpInfo['status'])
-    if (!goOn && !jobStopped) {
+    if (!goOn && !jobStopped && !jobExpired) {
       this.failed = true
       // The first failure ends the job: what else of the group runs is stopped, as part of that end.
       for (const other of this.running.values()) if (other.step.id !== step.id) other.stop(true, 5)
@@ -358,28 +358,16 @@ export class JobRun {
   /**
    * Serves the operation's exposed ports through the gateway, each once its own health checks pass (the job's port
    * at the job's URL; every one at its port's URL), re-runs its continuous checks while it runs (they set the
-   * endpoint's ONLINE/OFFLINE), and takes its ports down when it ends or its lifetime is over (which stops it).
+   * endpoint's ONLINE/OFFLINE), and takes its ports down when it ends (the job's end stops it).
    * `markUp` is told once every port is up (at once without ports): its dependents start then.
    */
   private serve(step: Step, op: RunningOperation, markUp: (up: boolean) => void) {
     const {ctx} = this
     const {gateway, job} = ctx
     const abort = new AbortController()
-    let expired = false
     const ports = op.ports.map((p) => p.port)
     if (ports.length === 0) markUp(true)
     gateway.register(job, ports.includes(ctx.jobPort ?? -1) ? [ctx.jobPort!, ...ports] : ports)
-    const lifetime =
-      ports.length === 0
-        ? undefined
-        : setTimeout(() => {
-            expired = true
-            gateway.withdraw(job, ports)
-            ctx.result.notice(
-              `The service was taken down after its lifetime of ${Math.round(ctx.serviceLifetimeMs / 1000)} s.`,
-            )
-            void op.stop()
-          }, ctx.serviceLifetimeMs)
     const timing = {timeoutMs: ctx.readyTimeoutMs, intervalMs: ctx.healthIntervalMs}
     const endpoint = (port: number, status: Endpoint['status']) =>
       ctx.endpoints.set(portLabel(job, port), {opID: step.id, port, url: gateway.jobUrl(job, port), status})
@@ -405,9 +393,7 @@ export class JobRun {
       })
     }
     return {
-      expired: () => expired,
       end: () => {
-        clearTimeout(lifetime)
         abort.abort()
         gateway.withdraw(job, ports)
         for (const port of ports) endpoint(port, 'OFFLINE')

@@ -12,7 +12,7 @@ import type {OperationResult} from './runtime/runtime.js'
 
 /** How an operation ended and ran, for its state: why it stopped, its group, its restarts and its `results` rules. */
 export interface OperationCourse {
-  /** A stop that is part of the job's course (a service's lifetime over, a dependency ended): no failure. */
+  /** A stop that is part of the job's course (a dependency ended, its poster stopped the operation): no failure. */
   acceptStop: boolean
   jobStopped?: boolean
   jobExpired?: boolean
@@ -43,12 +43,13 @@ export class ResultBuilder {
   add(result: OperationResult, options: OperationCourse): boolean {
     const {operationId: id, exitCode} = result
     const passed = exitCode === 0 || (result.stopped && options.acceptStop)
-    const stoppedByEnd = result.stopped && Boolean(options.jobStopped)
+    // The job's end (its poster's, or its timeout: the node says why) stopped it: that is no failure of its own.
+    const stoppedByEnd = result.stopped && Boolean(options.jobStopped || options.jobExpired)
     this.ops.push({
       providerId: result.runtime,
       operationId: id,
       group: options.group ?? id,
-      // Stopped whatever the reason (the job ended or expired, its service's lifetime over): what it did is kept.
+      // Stopped whatever the reason (the job ended or expired, a dependency ended): what it did is kept.
       status: result.stopped && (passed || stoppedByEnd) ? 'stopped' : passed ? 'success' : 'failed',
       startTime: Date.parse(result.startedAt),
       endTime: Date.parse(result.endedAt),

@@ -127,6 +127,39 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
     )
   })
 
+  it('job extend on a running job moves its end: the service answers past its first end, and ends at the new one', async () => {
+    const file = definition('extended', [
+      op('web', {
+        cmd: 'mkdir -p /tmp/www && echo still-here > /tmp/www/index.html && httpd -f -p 8080 -h /tmp/www',
+        expose: 8080,
+      }),
+    ])
+    const posted = await json(['job', 'post', '--file', file, '--timeout', '8'])
+    assert.equal(posted.status, 'RUNNING', 'the idle node took it at once')
+    const firstEnd = Date.now() + 8000
+    const extended = await json<{previousTimeout: number; timeout: number}>([
+      'job',
+      'extend',
+      posted.job,
+      '--timeout',
+      '20',
+    ])
+    assert.deepEqual([extended.previousTimeout, extended.timeout], [8, 20])
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstEnd + 2000 - Date.now())))
+    const running = await json<Report & {timeout: number}>(['job', 'get', posted.job])
+    assert.deepEqual([running.status, running.timeout], ['RUNNING', 20], 'still running past its first end')
+    assert.deepEqual(await get(posted.serviceUrls[0]!.url), {status: 200, body: 'still-here\n'})
+    // It ends at its new end, run out of time: exit 8, the report printed all the same.
+    const waited = await cli(['job', 'get', posted.job, '--wait-for', 'done', '--wait-timeout', '60', '--json'])
+    assert.equal(waited.code, 8, waited.stderr)
+    const done = JSON.parse(waited.stdout) as Report & {startedAt: string; endedAt: string}
+    assert.equal(done.status, 'COMPLETED')
+    assert.equal(done.failure?.code, 'timeout')
+    const ran = (Date.parse(done.endedAt) - Date.parse(done.startedAt)) / 1000
+    assert.ok(ran >= 20 && ran <= 35, `ran ${ran} s for a timeout extended from 8 s to 20 s`)
+    assert.equal((await get(posted.serviceUrls[0]!.url)).status, 404)
+  })
+
   it('--wait returns once the service answers its health check through the service URL, not when it runs', async () => {
     const file = definition('ready', [
       op('web', {
@@ -259,7 +292,7 @@ describe('gpunet job on a localnet whose node runs it (end to end)', function ()
       op('never', {cmd: 'true'}),
     ])
     const posted = await post(file)
-    const waited = await cli(['job', 'get', posted.job, '--wait', '--wait-timeout', '60', '--json'])
+    const waited = await cli(['job', 'get', posted.job, '--wait-for', 'done', '--wait-timeout', '60', '--json'])
     assert.equal(waited.code, 8, waited.stderr)
     const report = JSON.parse(waited.stdout) as Report & {error: Record<string, unknown>}
     assert.equal(report.status, 'COMPLETED', 'the chain settles it as done')

@@ -19,6 +19,9 @@ import {
   SERVICE_DEFINITION,
   statusWhen,
   tasksWhen,
+  type EventJson,
+  type JobJson,
+  type TaskJson,
 } from '../../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 
@@ -80,7 +83,7 @@ describe('deployment manager on the localnet', function () {
     assert.equal(started.status, 200, JSON.stringify(started.body))
     assert.equal(started.body.status, 'STARTING')
     await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
-    const listed = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    const listed = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
     assert.equal(listed.length, 2)
     await nodeTakesNextJob(t)
     await nodeTakesNextJob(t)
@@ -94,7 +97,7 @@ describe('deployment manager on the localnet', function () {
       45_000,
     )
     // Past the end each job was listed with, both still run.
-    const starts = ((await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]).map(
+    const starts = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body.map(
       (j) => j.time_start,
     )
     const pastFirstEnd = (Math.max(...starts) + 16) * 1000 - Date.now()
@@ -109,9 +112,9 @@ describe('deployment manager on the localnet', function () {
     assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
 
     // At rest: every job ended; each job's timeout on chain is 15 s plus 15 s per extension recorded, once each.
-    const tasks = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body as any[]
-    const events = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body as any[]
-    const jobs = (await api(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body as any[]
+    const tasks = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+    const events = (await api<EventJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body
+    const jobs = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
     const onChain = await jobsPaidBy(t, vault)
     assert.equal(onChain.size, 2)
     let paidToNodes = 0n
@@ -159,7 +162,7 @@ describe('deployment manager on the localnet', function () {
     // Deleted: gone from the list, the vault kept.
     assert.equal((await api(url(), owner, 'DELETE', `/api/deployments/${d.id}`)).status, 204)
     assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).status, 404)
-    const vaults = (await api(url(), owner, 'GET', '/api/deployments/vaults')).body as any[]
+    const vaults = (await api<{vault: string}[]>(url(), owner, 'GET', '/api/deployments/vaults')).body
     assert.ok(vaults.some((v) => v.vault === d.vault))
   })
 
@@ -219,6 +222,8 @@ describe('deployment manager on the localnet', function () {
     it('an invalid or network-refused definition is 400 and creates nothing', async () => {
       await refused({job_definition: {version: '0.1', type: 'container', ops: []}}, 400, 'invalid_definition')
       await refused({job_definition: {version: '0.1', type: 'container', ops: [{id: 'x'}]}}, 400, 'invalid_definition')
+      // Valid by the spec, but nothing in the form the network's nodes take: refused as `job post` refuses it.
+      await refused({job_definition: {...SERVICE_DEFINITION, meta: {flag: true}}}, 400, 'no_network_equivalent')
       const listed = await api(url(), owner, 'GET', '/api/deployments?search=bad')
       assert.equal(listed.body.pagination.total_items, 0)
     })
@@ -239,12 +244,17 @@ describe('deployment manager on the localnet', function () {
       assert.deepEqual((await patch('update-replica-count', {replicas: 3})).body.replicas, 3)
     })
 
-    it('a stop of a deployment that runs nothing is 409; a start without the deposit is 402, nothing listed', async () => {
-      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE', replicas: 3})
+    it('a stop of a deployment that runs nothing is 409; a start without the deposit is 402, and funding the vault then lists nothing', async () => {
+      const d = await createDeployment(url(), owner, {strategy: 'SIMPLE', replicas: 3, time_scale: 40})
       assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
       const start = await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)
       assert.equal(start.status, 402)
       assert.equal(start.body.error.code, 'insufficient_funds')
+      t.ln.node.fund(new PublicKey(d.vault), {lamports: 100_000_000n, tokens: 50_000n})
+      // Several polls of the worker (200 ms at this time_scale): the refused start stays refused until started.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body.status, 'INSUFFICIENT_FUNDS')
+      assert.deepEqual((await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body, [])
       assert.equal((await jobsPaidBy(t, new PublicKey(d.vault))).size, 0)
     })
 
@@ -288,11 +298,11 @@ describe('deployment manager on the localnet', function () {
     const first = (await api(url(), owner, 'GET', '/api/deployments?limit=10')).body
     assert.equal(first.deployments.length, 10)
     assert.equal(first.pagination.total_items, 12)
-    assert.equal(first.deployments[0].name, 'page-11')
+    assert.equal(first.deployments[0]?.name, 'page-11')
     const second = (await api(url(), owner, 'GET', `/api/deployments?limit=10&cursor=${first.pagination.cursor_next}`))
       .body
     assert.deepEqual(
-      second.deployments.map((x: any) => x.name),
+      second.deployments.map((x) => x.name),
       ['page-1', 'page-0'],
     )
     assert.equal(second.pagination.cursor_next, null)

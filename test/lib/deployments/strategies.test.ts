@@ -134,6 +134,13 @@ describe('deployment strategies (pure)', () => {
       assert.equal(plan.status, undefined)
       assert.deepEqual(plan.cancel, [])
     })
+    it('a deployment whose start was refused for want of the deposit lists nothing once funded', () => {
+      const refused = deployment({status: 'INSUFFICIENT_FUNDS', started_at: null})
+      assert.deepEqual(planSimple(input({deployment: refused})).tasks, [])
+      assert.deepEqual(planSimple(input({deployment: {...refused, started_at: NOW}})).tasks, [
+        {task: 'LIST', limit: 2, due_at: NOW},
+      ])
+    })
     it('a draft or stopped deployment wants nothing', () => {
       for (const status of ['DRAFT', 'STOPPED', 'ARCHIVED'] as const)
         assert.deepEqual(planSimple(input({deployment: deployment({status})})).tasks, [])

@@ -47,6 +47,20 @@ describe('node/results: failures', () => {
     assert.equal(builder.build().gpunet?.failure?.message, 'Operation op exited with code 3.')
   })
 
+  it("an operation the job's timeout stopped is stopped, not failed: the node fails the job with timeout alone", () => {
+    const builder = new ResultBuilder('job', 'node')
+    assert.equal(builder.add(result(143, {stopped: true}), {acceptStop: false, jobExpired: true}), false)
+    builder.fail({code: 'timeout', message: 'The job reached its timeout and was stopped.'})
+    const built = builder.build()
+    assert.equal(built.opStates[0]!.status, 'stopped')
+    assert.equal(built.opStates[0]!.diagnostics.reason.jobExpired, true)
+    assert.equal(built.gpunet?.failure?.code, 'timeout')
+    // Exiting non-zero on its own, before any stop, is its own failure still.
+    const own = new ResultBuilder('job', 'node')
+    own.add(result(3), {acceptStop: false, jobExpired: true})
+    assert.equal(own.build().gpunet?.failure?.code, 'operation_failed')
+  })
+
   it("reads podman's reason from its last Error: line, for podman's own exit codes only", () => {
     const logs = [
       line('stderr', 'Error: first\n'),

@@ -24,8 +24,7 @@ export interface PlanInput {
 }
 
 export type DueTask =
-  | {task: 'LIST'; limit: number; due_at: number}
-  | {task: Exclude<TaskKind, 'LIST'>; job: string; due_at: number}
+  {task: 'LIST'; limit: number; due_at: number} | {task: Exclude<TaskKind, 'LIST'>; job: string; due_at: number}
 
 export interface Plan {
   tasks: DueTask[]

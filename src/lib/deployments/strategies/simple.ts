@@ -24,6 +24,8 @@ export function planSimple({deployment, jobs, openTasks, now}: PlanInput): Plan 
     return plan
   }
   if (!['STARTING', 'RUNNING', 'INSUFFICIENT_FUNDS'].includes(deployment.status)) return plan
+  // A start refused for want of the deposit started nothing: funding the vault alone must not list anything.
+  if (deployment.started_at === null) return plan
 
   const lists = openTasks.filter((t) => t.task === 'LIST')
   let pending = lists.reduce((sum, t) => sum + (t.limit ?? 0), 0)

@@ -50,7 +50,7 @@ export interface OperationResult {
   /** Each stream's kept lines joined, for reading one stream at a time. */
   stdout: string
   stderr: string
-  /** Ended by a stop (the job ended, timed out, or its service's lifetime was over). */
+  /** Ended by a stop (the job ended or timed out, a dependency ended, or its poster stopped it). */
   stopped: boolean
   /** False when it ran on the host without a container. */
   isolated: boolean
