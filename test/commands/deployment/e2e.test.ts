@@ -1,7 +1,8 @@
 /**
  * `gpunet deployment` end to end through the built CLI, against the localnet's own deployment manager and chain
- * (its node running jobs as host processes): create -> start refused unfunded -> fund -> start -> jobs -> events as
- * JSON lines -> the refusals of a running deployment -> stop -> withdraw to the last base unit -> delete; API keys;
+ * (its node running jobs as host processes): create -> fund -> start -> jobs -> events as JSON lines -> the refusals
+ * of a running deployment -> stop -> withdraw to the last base unit -> delete; a start the vault cannot pay (exit 4);
+ * API keys;
  * `--json` checked against the members of the network's Deployment, Job and Event types (@nosana/api).
  */
 import {strict as assert} from 'node:assert'
@@ -145,7 +146,7 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     await box?.cleanup()
   })
 
-  it('create -> start (refused unfunded) -> fund -> start -> jobs -> events -> stop -> withdraw -> delete', async () => {
+  it('create -> fund -> start -> jobs -> events -> refusals while running -> stop -> withdraw -> delete', async () => {
     const created = await deployment([
       'deployment',
       'create',
