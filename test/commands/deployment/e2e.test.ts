@@ -224,6 +224,10 @@ describe('gpunet deployment on the localnet (end to end)', function () {
       async () => ((await deployment(['deployment', 'get', id])).status === 'STOPPED' ? true : undefined),
       1000,
     )
+    // Following the events of a STOPPED deployment prints them all and ends.
+    const followed = await cli(['deployment', 'events', id, '--follow', '--json'])
+    assert.equal(followed.code, 0, followed.stderr)
+    assert.ok(followed.stdout.trim().split('\n').length > lines.length, followed.stdout)
     const again = await json<{error: {code: string}}>(['deployment', 'stop', id, '--yes'], 2)
     assert.equal(again.error.code, 'deployment_not_running')
     for (const job of jobs.jobs) {
@@ -254,7 +258,18 @@ describe('gpunet deployment on the localnet (end to end)', function () {
   })
 
   it('create --start with an empty vault is exit 4 (INSUFFICIENT_FUNDS), the new deployment named; a stop ends it', async () => {
-    const result = await cli(['deployment', 'create', '--file', 'svc.json', '--timeout', '10m', '--start', '--json'])
+    const result = await cli([
+      'deployment',
+      'create',
+      '--file',
+      'svc.json',
+      '--timeout',
+      '10m',
+      '--time-scale',
+      '20',
+      '--start',
+      '--json',
+    ])
     assert.equal(result.code, 4, result.stderr)
     const printed = JSON.parse(result.stdout) as DeploymentJson & {
       error: {code: string; deployment: string; message: string}
@@ -262,6 +277,7 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     assert.equal(printed.error.code, 'insufficient_funds')
     assert.equal(printed.error.deployment, printed.id)
     assert.equal(printed.status, 'INSUFFICIENT_FUNDS')
+    assert.equal(printed.time_scale, 20)
     assert.match(
       printed.error.message,
       /^created deployment \S+, but it did not start: the vault \S+ holds 0 token base units/,

@@ -120,6 +120,18 @@ describe('deployment commands: checks before any request', () => {
     assert.deepEqual(server.seen, [])
   })
 
+  it('takes the manager from the config file when no flag or environment variable names it', async () => {
+    const set = await runCli(['config', 'set', 'manager', server.url, '--network', 'localnet'], {env: env()})
+    assert.equal(set.code, 0, set.stderr)
+    const withoutEnv: NodeJS.ProcessEnv = {...env()}
+    delete withoutEnv.GPUNET_MANAGER_URL
+    status = 'RUNNING'
+    const result = await runCli(['deployment', 'get', ID, '--json'], {env: withoutEnv})
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal((JSON.parse(result.stdout) as {manager: string}).manager, server.url)
+    assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
+  })
+
   it('a plain-http manager on another host gets no credentials (exit 2)', async () => {
     const result = await cli(['deployment', 'list', '--manager', 'http://manager.example.org'])
     assert.equal(result.code, 2)
