@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {writeLine} from '../../base-command.js'
 import {deploymentArg, DeploymentCommand} from '../../deployment-command.js'
-import {deploymentFlags} from '../../flags.js'
+import {deploymentFlags, marketFlags} from '../../flags.js'
 import {deploymentLogs} from '../../lib/job/replica-logs.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {connectMarket} from '../../lib/network-connection.js'
@@ -27,15 +27,8 @@ export default class DeploymentLogs extends DeploymentCommand {
       char: 'f',
       description: 'print lines as they come, new replicas included, until it is stopped',
     }),
-    rpc: Flags.string({
-      description: 'Solana JSON-RPC URL (default: GPUNET_RPC_URL, then the config file, then the network preset)',
-      helpValue: 'URL',
-    }),
-    'network-host': Flags.string({
-      description:
-        'host of nodes\u2019 APIs on devnet/mainnet (default: GPUNET_NETWORK_HOST, the config file, the network\u2019s)',
-      helpValue: 'HOST',
-    }),
+    rpc: marketFlags.rpc,
+    'network-host': marketFlags['network-host'],
     ...deploymentFlags,
   }
 

@@ -37,6 +37,7 @@ describe('deployment commands: checks before any request', () => {
   let server: TestServer
   let status = 'RUNNING'
   let lastBody: Record<string, unknown> = {}
+  let lastAuthorization: string | undefined
   const market = Keypair.generate().publicKey.toBase58()
   const env = () => ({
     GPUNET_WALLET: join(dir, 'wallet.json'),
@@ -62,6 +63,7 @@ describe('deployment commands: checks before any request', () => {
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
       req.on('end', () => {
         if (req.method === 'POST') lastBody = JSON.parse(body || '{}')
+        lastAuthorization = req.headers.authorization
         res.writeHead(200, {'content-type': 'application/json'})
         const created = req.url === '/api/deployments/create'
         res.end(
@@ -130,6 +132,22 @@ describe('deployment commands: checks before any request', () => {
     assert.equal(result.code, 0, result.stderr)
     assert.equal((JSON.parse(result.stdout) as {manager: string}).manager, server.url)
     assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
+  })
+
+  it('sends the wallet headers, or the managerApiKey setting (read from stdin, never printed) as a Bearer key', async () => {
+    status = 'RUNNING'
+    assert.equal((await cli(['deployment', 'get', ID])).code, 0)
+    assert.match(lastAuthorization ?? '', /^NosanaApiAuthentication:[1-9A-HJ-NP-Za-km-z]+:\d+$/)
+    const set = await runCli(['config', 'set', 'managerApiKey', '--network', 'localnet'], {
+      env: env(),
+      stdin: 'gpn_test-key',
+    })
+    assert.equal(set.code, 0, set.stderr)
+    assert.ok(!set.stdout.includes('gpn_test-key') && !set.stderr.includes('gpn_test-key'))
+    assert.equal((await cli(['deployment', 'get', ID])).code, 0)
+    assert.equal(lastAuthorization, 'Bearer gpn_test-key')
+    assert.equal((await runCli(['config', 'get', 'managerApiKey', '--network', 'localnet'], {env: env()})).code, 2)
+    assert.equal((await runCli(['config', 'unset', 'managerApiKey', '--network', 'localnet'], {env: env()})).code, 0)
   })
 
   it('a plain-http manager on another host gets no credentials (exit 2)', async () => {
