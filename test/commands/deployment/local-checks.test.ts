@@ -13,6 +13,7 @@ import {Keypair} from '@solana/web3.js'
 import {runCli} from '../../helpers/cli.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
+import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 
 const ID = 'Dep1oyment1111111111111111111111111111111111'
 const deployment = (status: string) => ({
@@ -188,6 +189,21 @@ describe('deployment commands: checks before any request', () => {
       assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
     })
   }
+
+  describeAtTerminal('at a terminal', () => {
+    it('stop asks first: "n" changes nothing (exit 130), "y" stops it', async () => {
+      status = 'RUNNING'
+      const kept = await runInTerminal(['deployment', 'stop', ID], env(), '[y/N]', 'n\r')
+      assert.equal(kept.code, 130, kept.output)
+      assert.match(kept.output, /Stop deployment \S+ and every job it runs\? \[y\/N\]/)
+      assert.match(kept.output, /Cancelled: nothing was changed\./)
+      assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
+      server.seen.length = 0
+      const stopped = await runInTerminal(['deployment', 'stop', ID], env(), '[y/N]', 'y\r')
+      assert.equal(stopped.code, 0, stopped.output)
+      assert.ok(server.seen.includes(`POST /api/deployments/${ID}/stop`), server.seen.join(', '))
+    })
+  })
 
   it('stop without a terminal and without --yes refuses (exit 2), nothing changed', async () => {
     status = 'RUNNING'
