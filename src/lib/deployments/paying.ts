@@ -8,6 +8,7 @@
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
+import {isGpunetError} from '../errors.js'
 import {isFinal, type JobView} from '../market/jobs.js'
 import {quoteExtend, stopJob} from '../market/manage.js'
 import {quotePost} from '../market/post.js'
@@ -52,6 +53,26 @@ async function resend(ctx: ManagerContext, saved: InFlight): Promise<boolean> {
   return (await sendSigned(connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight, true)) !== null
 }
 
+/**
+ * Sends saved bytes the first time: true once they landed. When they expired unlanded, or the program refused them
+ * (in the preflight, or landed failed), they can never land: forgotten, so the next run builds new ones. When the
+ * RPC failed they may have gone out: kept, for the next run to ask the chain.
+ */
+async function sendSaved(ctx: ManagerContext, task: TaskRow, saved: InFlight): Promise<boolean> {
+  let landed: string | null
+  try {
+    landed = await sendSigned(ctx.net.connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight)
+  } catch (error) {
+    if (isGpunetError(error) && REFUSED.has(error.code)) await ctx.store.saveInFlight(task.id, null, ctx.now())
+    throw error
+  }
+  if (landed === null) await ctx.store.saveInFlight(task.id, null, ctx.now())
+  return landed !== null
+}
+
+/** The failures of a send that say the program refused the transaction: it has not landed and never will. */
+const REFUSED = new Set(['transaction_failed', 'insufficient_balance'])
+
 /** Lists one job of a LIST task (or settles the one in flight). */
 export async function runList(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
   const {connection} = ctx.net
@@ -84,11 +105,7 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
   }
   await ctx.store.saveInFlight(task.id, saved, ctx.now())
   crashPoint('list-saved', ctx.env)
-  const landed = await sendSigned(connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight)
-  if (landed === null) {
-    await ctx.store.saveInFlight(task.id, null, ctx.now())
-    return
-  }
+  if (!(await sendSaved(ctx, task, saved))) return
   crashPoint('list-sent', ctx.env)
   await recordList(ctx, deployment, task, saved)
 }
@@ -156,11 +173,7 @@ export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, 
   }
   await ctx.store.saveInFlight(task.id, saved, ctx.now())
   crashPoint('extend-saved', ctx.env)
-  const landed = await sendSigned(ctx.net.connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight)
-  if (landed === null) {
-    await ctx.store.saveInFlight(task.id, null, ctx.now())
-    return
-  }
+  if (!(await sendSaved(ctx, task, saved))) return
   crashPoint('extend-sent', ctx.env)
   await recordExtend(ctx, deployment, task, saved)
 }

@@ -20,8 +20,7 @@ export const MAX_ATTEMPTS = 5
 const RETRY_MS = 15_000
 
 export interface Worker {
-  /** One pass: plan every active deployment, then run the tasks due. */
-  tick(): Promise<void>
+  /** Stops polling, once the pass under way is over. */
   stop(): Promise<void>
 }
 
@@ -49,7 +48,6 @@ export function startWorker(ctx: ManagerContext): Worker {
   }
   running = pass().then(schedule)
   return {
-    tick: () => (running = running.then(pass)),
     async stop() {
       stopped = true
       clearTimeout(timer)

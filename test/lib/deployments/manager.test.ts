@@ -7,6 +7,7 @@ import {strict as assert} from 'node:assert'
 
 import {Keypair, PublicKey, Transaction} from '@solana/web3.js'
 
+import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
@@ -256,6 +257,22 @@ describe('deployment manager on the localnet', function () {
       assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body.status, 'INSUFFICIENT_FUNDS')
       assert.deepEqual((await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body, [])
       assert.equal((await jobsPaidBy(t, new PublicKey(d.vault))).size, 0)
+    })
+
+    it('a body over 1 MiB is 413; a form body is 415; malformed JSON is 400', async () => {
+      const headers = {...apiAuthHeaders(owner), 'content-type': 'application/json'}
+      const big = JSON.stringify(body({name: 'x'.repeat(1024 * 1024)}))
+      const tooLarge = await fetch(`${url()}/api/deployments/create`, {method: 'POST', headers, body: big})
+      assert.equal(tooLarge.status, 413)
+      const form = await fetch(`${url()}/api/deployments/create`, {
+        method: 'POST',
+        headers: {...headers, 'content-type': 'application/x-www-form-urlencoded'},
+        body: 'name=x',
+      })
+      assert.equal(form.status, 415)
+      const malformed = await fetch(`${url()}/api/deployments/create`, {method: 'POST', headers, body: '{'})
+      assert.equal(malformed.status, 400)
+      assert.equal(((await malformed.json()) as {error: {code: string}}).error.code, 'malformed_body')
     })
 
     it('time_scale is refused off the localnet (400)', async () => {
