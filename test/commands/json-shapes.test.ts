@@ -257,8 +257,22 @@ describe('every command --json: one schema per command, one vocabulary', functio
       seen.add(`deployment ${lines}`)
     }
     await json(['deployment', 'stop', created.id, '--yes'], deploymentObject)
-    await json(['deployment', 'withdraw', created.id, '--yes'], failure, 2)
-    await json(['deployment', 'delete', created.id, '--yes'], failure, 2)
+    await json(
+      ['deployment', 'withdraw', created.id, '--yes'],
+      z.strictObject({
+        network: z.literal('localnet'),
+        deployment: z.string(),
+        vault: address,
+        signature: z.string(),
+        returned: z.strictObject({sol: amount, tokens: amount}),
+        wallet,
+      }),
+    )
+    await json(
+      ['deployment', 'delete', created.id, '--yes'],
+      z.strictObject({deleted: z.string(), network: z.literal('localnet'), manager: z.string()}),
+    )
+    await json(['deployment', 'get', created.id], failure, 7)
     const key = await json(
       ['deployment', 'api-key', 'create', '--name', 'ci'],
       z.strictObject({id: z.string(), name: z.string(), created_at: z.string(), key: z.string(), manager: z.string()}),

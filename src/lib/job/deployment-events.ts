@@ -5,7 +5,7 @@
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {DeploymentClient, DeploymentEvent} from '../deployments/client.js'
-import {GpunetError} from '../errors.js'
+import {ExitCode, GpunetError} from '../errors.js'
 import {stopExitCode} from './stop-signals.js'
 
 /** Following ends once the deployment is in one of these states and its last events were read. */
@@ -61,6 +61,52 @@ export async function deploymentEvents(
       throw new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
         exitCode: stopExitCode(options.signal),
       })
+    }
+  }
+}
+
+/** The progress `waitForStatus` reports, and when it gives up. */
+export interface StatusWaitOptions {
+  /** The deployment's state as last read, each time it is read. */
+  progress?: (status: string) => void
+  timeoutMs: number
+  pollMs?: number
+  signal?: AbortSignal
+}
+
+/**
+ * Reads the deployment until `done` holds for its state (`deployment stop` waits for STOPPED): exit 124 after
+ * `timeoutMs`, 130/143/129 when interrupted (the deployment goes on either way).
+ */
+export async function waitForStatus(
+  client: DeploymentClient,
+  id: string,
+  done: (status: string) => boolean,
+  options: StatusWaitOptions,
+): Promise<string> {
+  const deadline = Date.now() + options.timeoutMs
+  for (;;) {
+    const {status} = await client.get(id)
+    options.progress?.(status)
+    if (done(status)) return status
+    if (Date.now() >= deadline) {
+      throw new GpunetError('wait_timeout', `deployment ${id} is still ${status} after ${options.timeoutMs / 1000} s`, {
+        exitCode: ExitCode.TIMEOUT,
+        hint: `its manager goes on: \`gpunet deployment get ${id}\` shows when it is done`,
+        fields: {deployment: id, status},
+      })
+    }
+    try {
+      await sleep(options.pollMs ?? 1000, undefined, {signal: options.signal})
+    } catch {
+      throw new GpunetError(
+        'wait_interrupted',
+        `Stopped waiting; deployment ${id} is ${status} and its manager goes on.`,
+        {
+          exitCode: stopExitCode(options.signal),
+          fields: {deployment: id, status},
+        },
+      )
     }
   }
 }
