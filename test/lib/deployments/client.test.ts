@@ -1,14 +1,13 @@
 /**
  * The deployment manager's client against real HTTP servers on 127.0.0.1 that answer as a manager would, and as a
  * hostile or broken one would: statuses to exit codes, bounded and checked answers, ids kept inside their path
- * segment; the local checks of `deployment create`; the state checks of stop, delete and withdraw; the events reader.
+ * segment; the local checks of `deployment create`; the state checks of stop, delete and withdraw; rendering.
  */
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
 import {checkReplicas, timeoutMinutes} from '../../../src/lib/deployments/client-create.js'
-import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
 import {deploymentLines, eventLine} from '../../../src/lib/deployments/client-render.js'
 import {checkState} from '../../../src/lib/deployments/client-states.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
@@ -209,38 +208,6 @@ describe('deployment client', () => {
       job_definition: {version: '0.1'},
       time_scale: 30,
     })
-  })
-
-  it('reads events oldest first across pages and, following, prints each once until the deployment is STOPPED', async () => {
-    const event = (n: number, at: string) => ({category: 'Deployment', type: `E${n}`, message: `m${n}`, created_at: at})
-    let reads = 0
-    server = await startServer((req, res) => {
-      const url = new URL(req.url!, 'http://x')
-      if (url.pathname.endsWith('/events')) {
-        reads++
-        // First read: two pages; later reads repeat the last instant's event and add one, as created_after may.
-        if (reads === 1 && !url.searchParams.get('cursor')) {
-          return answer(200, {events: [event(1, 'T1')], pagination: {cursor_next: 'p2', cursor_prev: null}})(req, res)
-        }
-        if (reads === 2) {
-          return answer(200, {events: [event(2, 'T2')], pagination: {cursor_next: null, cursor_prev: null}})(req, res)
-        }
-        return answer(200, {events: [event(2, 'T2'), event(3, 'T3')], pagination: {cursor_next: null}})(req, res)
-      }
-      return answer(200, {...DEPLOYMENT, status: reads >= 3 ? 'STOPPED' : 'RUNNING'})(req, res)
-    })
-    const seen: string[] = []
-    const end = await deploymentEvents(client(server.url), DEPLOYMENT.id, {
-      follow: true,
-      pollMs: 10,
-      event: (e) => void seen.push(e.type),
-    })
-    assert.deepEqual(seen, ['E1', 'E2', 'E3'])
-    assert.equal(end.status, 'STOPPED')
-    assert.ok(
-      server.seen.some((line) => line.includes('created_after=T2')),
-      server.seen.join('\n'),
-    )
   })
 })
 
