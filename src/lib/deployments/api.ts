@@ -108,6 +108,10 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       strategy: q.strategy as Strategy | undefined,
       vault: q.vault,
       search: q.search,
+      id: q.id,
+      name: q.name,
+      createdAfter: dateParam(q.created_after, 'created_after'),
+      createdBefore: dateParam(q.created_before, 'created_before'),
     })
     return {
       deployments: await Promise.all(rows.map(view)),
@@ -225,6 +229,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     },
     close: () => app.close(),
   }
+}
+
+/** An ISO date (or unix ms) of the query, in ms; 400 when it is neither. */
+function dateParam(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  const ms = /^\d{1,15}$/.test(value) ? Number(value) : Date.parse(value)
+  if (!Number.isFinite(ms)) throw badRequest(`invalid_${name}`, `${name} must be an ISO date or unix milliseconds`)
+  return ms
 }
 
 function cursorOf(offset: number): string {

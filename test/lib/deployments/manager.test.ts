@@ -324,5 +324,14 @@ describe('deployment manager on the localnet', function () {
     )
     assert.equal(second.pagination.cursor_next, null)
     assert.equal((await api(url(), owner, 'GET', '/api/deployments?limit=7')).status, 400)
+    const named = (await api(url(), owner, 'GET', '/api/deployments?name=page-3')).body
+    assert.deepEqual(
+      named.deployments.map((x) => x.name),
+      ['page-3'],
+    )
+    const later = (await api(url(), owner, 'GET', `/api/deployments?created_after=${named.deployments[0]?.created_at}`))
+      .body
+    assert.equal(later.pagination.total_items, 8)
+    assert.equal((await api(url(), owner, 'GET', '/api/deployments?created_after=soon')).status, 400)
   })
 })
