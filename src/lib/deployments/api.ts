@@ -6,11 +6,13 @@
 import type {AddressInfo} from 'node:net'
 
 import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
 import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {isLoopbackAddress, webPageRefusal} from '../loopback-guard.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
+import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
 import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
@@ -26,6 +28,7 @@ import {
   updateTimeout,
   withdrawVault,
 } from './operations.js'
+import {vaultWallet} from './paying.js'
 import {isOver} from './strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type DeploymentStatus, STRATEGIES, type Strategy} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
@@ -171,6 +174,28 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     const {connection} = ctx.net
     const balances = await rpcCall(connection, () => readBalances(connection, new PublicKey(d.vault), ctx.net.mint))
     return {vault: d.vault, sol_lamports: Number(balances.lamports), token_base_units: Number(balances.tokens)}
+  })
+
+  // The vault posts the deployment's jobs, so only its signature opens their nodes' APIs. It signs for the owner the
+  // network CLI's node message, or gpunet's naming one of this deployment's jobs: nothing else (no login, no
+  // transaction, no API credential of the vault's).
+  app.get('/api/deployments/:id/header', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const message = q.message ?? NETWORK_CLI_MESSAGE
+    if (message !== NETWORK_CLI_MESSAGE) {
+      const job = clientMessageJob(message)
+      if (job === null || (await ctx.store.job(job))?.deployment !== d.id)
+        throw badRequest(
+          'message_refused',
+          "the vault signs only a node-API message naming one of this deployment's jobs",
+          `gpunet's: ${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}`,
+        )
+    }
+    if (q.includeTime !== undefined && q.includeTime !== 'true' && q.includeTime !== 'false')
+      throw badRequest('invalid_include_time', 'includeTime must be true or false')
+    const signature = bs58.encode((await vaultWallet(ctx, d.vault)).sign(Buffer.from(message, 'utf8')))
+    return {header: q.includeTime === 'false' ? `${message}:${signature}` : `${message}:${signature}:${ctx.now()}`}
   })
 
   const transition = (path: string, act: (d: DeploymentRow) => Promise<DeploymentRow>) =>
