@@ -20,4 +20,10 @@ describe('deployment serve: refusals', function () {
     assert.equal(result.code, 2, result.stderr)
     assert.equal((JSON.parse(result.stdout) as {error: {code: string}}).error.code, 'confirmation_required')
   })
+
+  it('on devnet without a content store, refuses to start: no definition could be uploaded (exit 2)', async () => {
+    const result = await box.run(['deployment', 'serve', '--network', 'devnet', '--yes', '--port', '0', '--json'])
+    assert.equal(result.code, 2, result.stderr)
+    assert.equal((JSON.parse(result.stdout) as {error: {code: string}}).error.code, 'content_store_missing')
+  })
 })

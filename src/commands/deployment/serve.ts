@@ -67,6 +67,8 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
       maxPriorityFee: flags['max-priority-fee'],
       note: (line) => this.note(line),
     })
+    // Each deployment's definition is uploaded when it is created: without a content store none could be.
+    net.content().requireUploader()
     const folder = flags['data-dir'] ?? join(dataDir(), 'deployments', network)
     let manager
     try {

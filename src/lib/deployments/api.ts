@@ -6,11 +6,13 @@
 import type {AddressInfo} from 'node:net'
 
 import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
 import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {isLoopbackAddress, webPageRefusal} from '../loopback-guard.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
+import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
 import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
@@ -26,6 +28,7 @@ import {
   updateTimeout,
   withdrawVault,
 } from './operations.js'
+import {vaultWallet} from './paying.js'
 import {isOver} from './strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type DeploymentStatus, STRATEGIES, type Strategy} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
@@ -108,6 +111,10 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       strategy: q.strategy as Strategy | undefined,
       vault: q.vault,
       search: q.search,
+      id: q.id,
+      name: q.name,
+      createdAfter: dateParam(q.created_after, 'created_after'),
+      createdBefore: dateParam(q.created_before, 'created_before'),
     })
     return {
       deployments: await Promise.all(rows.map(view)),
@@ -169,6 +176,28 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     return {vault: d.vault, sol_lamports: Number(balances.lamports), token_base_units: Number(balances.tokens)}
   })
 
+  // The vault posts the deployment's jobs, so only its signature opens their nodes' APIs. It signs for the owner the
+  // network CLI's node message, or gpunet's naming one of this deployment's jobs: nothing else (no login, no
+  // transaction, no API credential of the vault's).
+  app.get('/api/deployments/:id/header', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const message = q.message ?? NETWORK_CLI_MESSAGE
+    if (message !== NETWORK_CLI_MESSAGE) {
+      const job = clientMessageJob(message)
+      if (job === null || (await ctx.store.job(job))?.deployment !== d.id)
+        throw badRequest(
+          'message_refused',
+          "the vault signs only a node-API message naming one of this deployment's jobs",
+          `gpunet's: ${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}`,
+        )
+    }
+    if (q.includeTime !== undefined && q.includeTime !== 'true' && q.includeTime !== 'false')
+      throw badRequest('invalid_include_time', 'includeTime must be true or false')
+    const signature = bs58.encode((await vaultWallet(ctx, d.vault)).sign(Buffer.from(message, 'utf8')))
+    return {header: q.includeTime === 'false' ? `${message}:${signature}` : `${message}:${signature}:${ctx.now()}`}
+  })
+
   const transition = (path: string, act: (d: DeploymentRow) => Promise<DeploymentRow>) =>
     app.post(`/api/deployments/:id/${path}`, async (request) => {
       const d = await act(await own(request))
@@ -225,6 +254,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     },
     close: () => app.close(),
   }
+}
+
+/** An ISO date (or unix ms) of the query, in ms; 400 when it is neither. */
+function dateParam(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  const ms = /^\d{1,15}$/.test(value) ? Number(value) : Date.parse(value)
+  if (!Number.isFinite(ms)) throw badRequest(`invalid_${name}`, `${name} must be an ISO date or unix milliseconds`)
+  return ms
 }
 
 function cursorOf(offset: number): string {

@@ -172,7 +172,21 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       if (q.strategy) where.push('strategy = @strategy')
       if (q.vault) where.push('vault = @vault')
       if (q.search) where.push(`(instr(lower(name), lower(@search)) > 0 OR id = @search)`)
-      const params = {owner: q.owner, status: q.status, strategy: q.strategy, vault: q.vault, search: q.search}
+      if (q.id) where.push('id = @id')
+      if (q.name) where.push('name = @name')
+      if (q.createdAfter !== undefined) where.push('created_at > @createdAfter')
+      if (q.createdBefore !== undefined) where.push('created_at < @createdBefore')
+      const params = {
+        owner: q.owner,
+        status: q.status,
+        strategy: q.strategy,
+        vault: q.vault,
+        search: q.search,
+        id: q.id,
+        name: q.name,
+        createdAfter: q.createdAfter,
+        createdBefore: q.createdBefore,
+      }
       const filter = where.join(' AND ')
       const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined))
       const total = (sql(`SELECT count(*) AS n FROM deployments WHERE ${filter}`).get(bound) as {n: number}).n

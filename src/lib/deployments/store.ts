@@ -28,6 +28,11 @@ export interface DeploymentQuery {
   vault?: string
   /** Part of the name or the id. */
   search?: string
+  id?: string
+  name?: string
+  /** ms */
+  createdAfter?: number
+  createdBefore?: number
 }
 
 /** A task to add: LIST with a limit, EXTEND and STOP with a job. */

@@ -6,9 +6,12 @@
 import {strict as assert} from 'node:assert'
 
 import {Keypair, PublicKey, Transaction} from '@solana/web3.js'
+import bs58 from 'bs58'
 
 import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
+import {verifySignature} from '../../../src/lib/ed25519.js'
+import {clientMessage} from '../../../src/lib/node-api/protocol.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {
@@ -86,6 +89,29 @@ describe('deployment manager on the localnet', function () {
     await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
     const listed = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
     assert.equal(listed.length, 2)
+    // The vault signs the node-API message of one of its jobs for the owner (logs), and no other message.
+    const message = clientMessage('read', Keypair.generate().publicKey.toBase58(), listed[0]!.job, Date.now())
+    const header = await api(
+      url(),
+      owner,
+      'GET',
+      `/api/deployments/${d.id}/header?message=${encodeURIComponent(message)}`,
+    )
+    const [signed, headerSignature, time] = (header.body.header as string).split(':')
+    assert.equal(signed, message)
+    assert.ok(verifySignature(bs58.decode(headerSignature!), Buffer.from(message), vault.toBytes()))
+    assert.ok(Math.abs(Number(time) - Date.now()) < 60_000)
+    const elsewhere = clientMessage('read', 'node', Keypair.generate().publicKey.toBase58(), Date.now())
+    for (const refusedMessage of ['NosanaApiAuthentication', elsewhere]) {
+      const refusal = await api(
+        url(),
+        owner,
+        'GET',
+        `/api/deployments/${d.id}/header?message=${encodeURIComponent(refusedMessage)}`,
+      )
+      assert.equal(refusal.status, 400)
+      assert.equal(refusal.body.error.code, 'message_refused')
+    }
     await nodeTakesNextJob(t)
     await nodeTakesNextJob(t)
 
@@ -324,5 +350,14 @@ describe('deployment manager on the localnet', function () {
     )
     assert.equal(second.pagination.cursor_next, null)
     assert.equal((await api(url(), owner, 'GET', '/api/deployments?limit=7')).status, 400)
+    const named = (await api(url(), owner, 'GET', '/api/deployments?name=page-3')).body
+    assert.deepEqual(
+      named.deployments.map((x) => x.name),
+      ['page-3'],
+    )
+    const later = (await api(url(), owner, 'GET', `/api/deployments?created_after=${named.deployments[0]?.created_at}`))
+      .body
+    assert.equal(later.pagination.total_items, 8)
+    assert.equal((await api(url(), owner, 'GET', '/api/deployments?created_after=soon')).status, 400)
   })
 })
