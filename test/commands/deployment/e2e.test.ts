@@ -197,6 +197,19 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     const onChain = await json<{project: string; status: string}>(['job', 'get', jobs.jobs[0]!.job])
     assert.equal(onChain.project, vault.toBase58())
 
+    // The running replica's output, read from its node with a header the manager signs as the vault.
+    const running0 = running.jobs[0]!.job
+    const logs = await eventually(
+      "the replica's first line",
+      30_000,
+      async () => {
+        const result = await cli(['deployment', 'logs', id])
+        return result.stdout.includes(`[${running0}] replica up`) ? result : undefined
+      },
+      1000,
+    )
+    assert.equal(logs.code, 0, logs.stderr)
+
     // Events as JSON lines, each the network's Event.
     const events = await cli(['deployment', 'events', id, '--json'])
     assert.equal(events.code, 0, events.stderr)

@@ -2,7 +2,8 @@
  * `gpunet deployment logs` reads every running replica from its node, on a real localnet whose node runs the job as
  * a host process. The job is posted by a vault keypair, as a manager posts a deployment's jobs; the manager here
  * is a recording HTTP server on 127.0.0.1 that answers the network's routes the command uses (the deployment, its
- * jobs, and `/header`, signed with the vault's key): the localnet's own manager does not serve `/header` yet.
+ * jobs, and `/header`, signed with the vault's key), so the test sees exactly which message gpunet asks the vault to
+ * sign (the end-to-end test reads the logs through the localnet's own manager).
  */
 import {strict as assert} from 'node:assert'
 import {writeFileSync} from 'node:fs'
