@@ -229,13 +229,18 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     }
     assert.equal((await balances(vault)).tokens > 0n, true)
 
-    // stop waits until the manager has stopped every job.
+    // stop waits until the manager has stopped every job; logs --follow, begun before, ends once it is STOPPED.
+    const following = cli(['deployment', 'logs', id, '--follow'])
     const stopped = await deployment(['deployment', 'stop', id, '--yes'])
     assert.equal(stopped.status, 'STOPPED')
-    // Following the events of a STOPPED deployment prints them all and ends.
-    const followed = await cli(['deployment', 'events', id, '--follow', '--json'])
+    const followed = await following
     assert.equal(followed.code, 0, followed.stderr)
-    assert.ok(followed.stdout.trim().split('\n').length > lines.length, followed.stdout)
+    assert.ok(followed.stdout.includes(`[${running0}] replica up`), followed.stdout)
+    assert.match(followed.stderr, /is STOPPED; no more replicas to follow/)
+    // Following the events of a STOPPED deployment prints them all and ends.
+    const allEvents = await cli(['deployment', 'events', id, '--follow', '--json'])
+    assert.equal(allEvents.code, 0, allEvents.stderr)
+    assert.ok(allEvents.stdout.trim().split('\n').length > lines.length, allEvents.stdout)
     const again = await json<{error: {code: string}}>(['deployment', 'stop', id, '--yes'], 2)
     assert.equal(again.error.code, 'deployment_not_running')
     for (const job of jobs.jobs) {
