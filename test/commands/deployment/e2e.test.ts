@@ -177,6 +177,11 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     assert.equal(funded.balance.tokens.baseUnits, '2000000')
     assert.deepEqual(await balances(vault), {lamports: 50_000_000n, tokens: 2_000_000n, tokenAccount: true})
 
+    // More than the wallet holds: exit 4, nothing sent.
+    const tooMuch = await json<{error: {code: string}}>(['deployment', 'fund', id, '--tokens', '1000000'], 4)
+    assert.equal(tooMuch.error.code, 'insufficient_balance')
+    assert.deepEqual(await balances(vault), {lamports: 50_000_000n, tokens: 2_000_000n, tokenAccount: true})
+
     const started = await deployment(['deployment', 'start', id])
     assert.ok(['STARTING', 'RUNNING'].includes(started.status), started.status)
 
