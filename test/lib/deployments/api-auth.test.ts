@@ -14,6 +14,7 @@ import {type ApiAuth, createApiAuth, type RequestHeaders} from '../../../src/lib
 import {API_AUTH_MESSAGE, apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
+import {forgedSmallOrderSignature} from '../../helpers/ed25519.js'
 import {newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
 import {restoreSdkPresets} from '../../helpers/sdk-presets.js'
 
@@ -121,6 +122,15 @@ describe('deployment API authentication', () => {
     assert.equal(lasting.authorization, kit)
   })
 
+  it('takes a timed header stripped of its time part as the lasting credential (the time part is not signed)', async () => {
+    // docs/deployment-api-auth.md says so: this pins the kit's format, it is no feature.
+    const wallet = newWallet()
+    const timed = apiAuthHeaders(wallet, {nowMs: nowMs - 3_600_000})
+    await refusedWith(auth, timed, 'auth_expired')
+    const stripped = {...timed, authorization: timed.authorization.split(':').slice(0, 2).join(':')}
+    assert.deepEqual(await auth.authenticate(stripped), {owner: wallet.address, via: 'wallet'})
+  })
+
   it('refuses signatures of any other message by the same wallet, with or without a time part', async () => {
     const wallet = newWallet()
     const node = newWallet().address
@@ -162,6 +172,12 @@ describe('deployment API authentication', () => {
     await refusedWith(auth, {'x-user-id': other.address, authorization}, 'auth_bad_signature')
     await refusedWith(auth, {authorization}, 'auth_missing')
     await refusedWith(auth, {'x-user-id': wallet.address}, 'auth_missing')
+    // A small-order key, whose "signatures" anyone can forge without a private key.
+    const identity = new Uint8Array(32)
+    identity[0] = 1
+    const forged = bs58.encode(forgedSmallOrderSignature(identity, Buffer.from(API_AUTH_MESSAGE)))
+    const forgedHeaders = {'x-user-id': bs58.encode(identity), authorization: `${API_AUTH_MESSAGE}:${forged}`}
+    await refusedWith(auth, forgedHeaders, 'auth_bad_signature')
     await refusedWith(auth, {}, 'auth_missing')
   })
 
