@@ -193,6 +193,32 @@ describe('deployment manager on the localnet', function () {
     assert.ok(vaults.some((v) => v.vault === d.vault))
   })
 
+  it('a vault that cannot pay an extension puts the deployment in INSUFFICIENT_FUNDS; funded, the extension goes through once and it runs again', async () => {
+    const owner = t.wallet
+    const d = await createDeployment(url(), owner, {replicas: 1, timeout: 10, time_scale: 40})
+    const vault = new PublicKey(d.vault)
+    // Exactly the tokens of one listing (100 x 15 s): the extension finds the vault empty.
+    t.ln.node.fund(vault, {lamports: 100_000_000n, tokens: PRICE * 15n})
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
+    await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
+    await nodeTakesNextJob(t)
+    await statusWhen(url(), owner, d.id, 'INSUFFICIENT_FUNDS')
+    const events = (await api<EventJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body
+    assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
+    t.ln.node.fund(vault, {tokens: PRICE * 15n})
+    await statusWhen(url(), owner, d.id, 'RUNNING')
+    const [extended] = await tasksWhen(url(), owner, d.id, (tasks) =>
+      tasks.some((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx),
+    ).then((tasks) => tasks.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx))
+    assert.ok(extended!.attempts >= 1, 'it failed first')
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
+    await statusWhen(url(), owner, d.id, 'STOPPED')
+    const [account] = [...(await jobsPaidBy(t, vault)).values()]
+    const done = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+    const extensions = done.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx).length
+    assert.equal(account!.timeout, 15n * BigInt(1 + extensions))
+  })
+
   describe('refusals (item 8 and authentication)', () => {
     const owner = Keypair.generate()
     const body = (change: Record<string, unknown>) => ({
