@@ -5,7 +5,9 @@ import {ux} from '@oclif/core/ux'
 
 import {stderrColors, stdoutColors, type Style} from './lib/colors.js'
 import {ExitCode, GpunetError, isGpunetError} from './lib/errors.js'
-import {resolveNetwork} from './lib/network.js'
+import {settingFlagValues} from './flags.js'
+import type {Network} from './lib/network.js'
+import {resolveSettings, type Settings, type SettingsInput} from './lib/settings.js'
 import {printable} from './lib/terminal-text.js'
 import {usageError} from './lib/usage-errors.js'
 
@@ -58,11 +60,26 @@ export abstract class BaseCommand extends Command {
   static jsonLines = false
   /** Whether `parse` settles `--profile` and `--network` (the config commands read them as plain scopes). */
   static settlesProfile = true
+  /** The one network of a command that acts on no other (`localnet start`): its settings are that network's. */
+  static settingsNetwork: Network | undefined = undefined
+
+  /** What the command's flags give the settings resolver, kept by `parse`. */
+  private settingsInput: SettingsInput = {}
+  private resolvedSettings: Settings | undefined
 
   /**
-   * Parses as oclif does (never filling an argument from stdin), then settles the profile and the network for the commands that take them: `--profile`
-   * becomes `GPUNET_PROFILE`, so every setting the library resolves in this process sees it, and `--network`
-   * gets the profile's network (or localnet) when it was not given.
+   * The command's settings (flag > environment > profile > config file > preset), resolved once: in `parse` for
+   * the commands that take `--network` or `--profile`, else on first use. The library below takes them as values.
+   */
+  protected get settings(): Settings {
+    this.resolvedSettings ??= resolveSettings(this.settingsInput)
+    return this.resolvedSettings
+  }
+
+  /**
+   * Parses as oclif does (never filling an argument from stdin), then resolves the command's settings once from the
+   * setting flags it declares: `--network` becomes the network in force (the profile's, or localnet, when it was
+   * not given), and the profile in use is announced on stderr.
    */
   protected override async parse<F extends ParsedValues, B extends ParsedValues, A extends ParsedValues>(
     options?: Interfaces.Input<F, B, A>,
@@ -81,13 +98,21 @@ export abstract class BaseCommand extends Command {
       },
       argv,
     )
-    if (!(this.constructor as typeof BaseCommand).settlesProfile) return output
-    const declared = options?.flags ?? {}
+    const command = this.constructor as typeof BaseCommand
+    if (!command.settlesProfile) return output
+    const declared = (input.flags ?? {}) as Record<string, unknown>
     const flags = output.flags as {network?: string; profile?: string}
-    if ('profile' in declared && flags.profile) process.env.GPUNET_PROFILE = flags.profile
-    if ('network' in declared) {
-      const given = output.metadata.flags.network?.setFromDefault ? undefined : flags.network
-      flags.network = resolveNetwork(given, (line) => this.note(line))
+    this.settingsInput = {
+      flags: settingFlagValues(declared, output.flags as Record<string, unknown>),
+      profile: 'profile' in declared ? flags.profile : undefined,
+      network: command.settingsNetwork,
+      env: process.env,
+      announce: 'network' in declared ? (line) => this.note(line) : undefined,
+    }
+    this.resolvedSettings = undefined
+    if ('network' in declared || 'profile' in declared) {
+      const {network} = this.settings
+      if ('network' in declared) flags.network = network
     }
     return output
   }

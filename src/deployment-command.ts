@@ -19,27 +19,18 @@ export const yesFlag = Flags.boolean({char: 'y', description: 'go ahead without 
 export type DeploymentJson = Deployment & {network: Network; manager: string}
 
 /**
- * The base of the `deployment` commands: the manager's client from `--manager` and the settings (the localnet's
+ * The base of the `deployment` commands: the manager's client from the settings (`--manager`, else the localnet's
  * own by default), the object as `--json` prints it, and the question before what cannot be undone.
  */
 export abstract class DeploymentCommand extends BaseCommand {
-  /** The manager of the command's flags; `walletOnly` for the routes an API key may not call. */
-  protected manager(
-    flags: {network: string; manager?: string; wallet?: string},
-    walletOnly = false,
-  ): Promise<ManagerConnection> {
-    return connectManager({
-      network: flags.network as Network,
-      manager: flags.manager,
-      wallet: flags.wallet,
-      walletOnly,
-      note: (line) => this.note(line),
-    })
+  /** The manager of the command's settings; `walletOnly` for the routes an API key may not call. */
+  protected manager(walletOnly = false): Promise<ManagerConnection> {
+    return connectManager(this.settings, {walletOnly, note: (line) => this.note(line)})
   }
 
   /** The object `--json` prints: the manager's members as sent, then gpunet's own. */
-  protected deploymentJson(deployment: Deployment, network: string, connection: ManagerConnection): DeploymentJson {
-    return {...deployment, network: network as Network, manager: connection.url}
+  protected deploymentJson(deployment: Deployment, connection: ManagerConnection): DeploymentJson {
+    return {...deployment, network: this.settings.network, manager: connection.url}
   }
 
   /** Prints a deployment for a person; the manager's words stripped of control sequences on a terminal. */

@@ -1,16 +1,17 @@
 import * as Flags from '@oclif/core/flags'
 
 import {WAIT_POINTS} from './lib/job/wait-point.js'
+import {idsFlag} from './lib/localnet/flags.js'
 import {NETWORKS} from './lib/network.js'
+import {type SettingKey, SETTINGS} from './lib/settings.js'
 
 /** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
 export const networkFlags = {
   network: Flags.string({
-    // BaseCommand replaces the default with the profile's network when a profile is active.
-    description: "network to use (with a profile: the profile's)",
+    // No oclif default or env: the settings resolver (BaseCommand) tells a given --network from GPUNET_NETWORK,
+    // the profile's network and the default.
+    description: "network to use [default: the profile's, else localnet; env: GPUNET_NETWORK]",
     options: [...NETWORKS],
-    default: 'localnet',
-    env: 'GPUNET_NETWORK',
   }),
   profile: Flags.string({
     description: 'named profile of settings (`gpunet config list --profile NAME`) [env: GPUNET_PROFILE]',
@@ -53,6 +54,60 @@ export const marketFlags = {
     description: 'most SOL one transaction pays as priority fee [default: 0.001; GPUNET_MAX_PRIORITY_FEE]',
     helpValue: 'SOL',
   }),
+}
+
+/** `--market` of the commands that post: the market setting (a filter such as `job list --market` is not it). */
+export const marketFlag = Flags.string({
+  description:
+    "market address [default: GPUNET_MARKET, the profile's or the config file's, else the network's default market]",
+  helpValue: 'ADDRESS',
+})
+
+/** `--ipfs-gateway` of `secrets serve`: the ipfsGateway setting. */
+export const ipfsGatewayFlag = Flags.string({
+  description:
+    'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file; on localnet the localnet’s own store)',
+  helpValue: 'URL',
+})
+
+/** `--manager` of the deployment commands: the manager setting. */
+export const managerFlag = Flags.string({
+  description:
+    "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then on localnet the localnet's own)",
+  helpValue: 'URL',
+})
+
+/**
+ * Each shared flag that sets a setting, by the setting it sets. Only these feed the resolver, so a command's own
+ * flag of the same name with another meaning (`job list --market`, a filter) is not taken for the setting.
+ */
+const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
+  network: networkFlags.network,
+  wallet: networkFlags.wallet,
+  secretsUrl: networkFlags['secrets-url'],
+  rpcUrl: marketFlags.rpc,
+  networkHost: marketFlags['network-host'],
+  priorityFee: marketFlags['priority-fee'],
+  maxPriorityFee: marketFlags['max-priority-fee'],
+  market: marketFlag,
+  ipfsGateway: ipfsGatewayFlag,
+  localnetIds: idsFlag,
+  manager: managerFlag,
+}
+
+/** The setting values a command's flags gave (settings.ts), from the shared setting flags it declares. */
+export function settingFlagValues(
+  declared: Record<string, unknown>,
+  parsed: Record<string, unknown>,
+): Partial<Record<SettingKey, string>> {
+  const values: Partial<Record<SettingKey, string>> = {}
+  for (const [key, flag] of Object.entries(SETTING_FLAGS) as [SettingKey, unknown][]) {
+    const name = (SETTINGS[key] as {flag?: string}).flag?.replace(/^--/, '')
+    if (name === undefined || declared[name] !== flag) continue
+    const value = parsed[name]
+    if (value !== undefined && value !== '') values[key] = String(value)
+  }
+  return values
 }
 
 /**
@@ -104,10 +159,6 @@ export const waitFlags = {
 export const deploymentFlags = {
   network: networkFlags.network,
   profile: networkFlags.profile,
-  manager: Flags.string({
-    description:
-      "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then on localnet the localnet's own)",
-    helpValue: 'URL',
-  }),
+  manager: managerFlag,
   wallet: networkFlags.wallet,
 }

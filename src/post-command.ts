@@ -4,7 +4,7 @@ import type {Interfaces} from '@oclif/core'
 import {ux} from '@oclif/core/ux'
 
 import {BaseCommand} from './base-command.js'
-import {marketFlags, networkFlags, waitFlags} from './flags.js'
+import {marketFlag, marketFlags, networkFlags, waitFlags} from './flags.js'
 import type {JobDefinition} from './lib/definition/schema.js'
 import type {NetworkCheck} from './lib/definition/network-form/prepare.js'
 import type {NetworkChange} from './lib/definition/network-form/translate.js'
@@ -31,7 +31,8 @@ import {amountText, jobRows, reportLines} from './lib/market/report.js'
 import {exposedPorts} from './lib/market/service-url.js'
 import type {Network} from './lib/network.js'
 import {startProgress} from './lib/progress.js'
-import {loadWallet, type Wallet} from './lib/wallet.js'
+import {openWallet} from './lib/settings.js'
+import type {Wallet} from './lib/wallet.js'
 
 interface WalletReport {
   address: string
@@ -77,7 +78,7 @@ export interface DryRunReport {
 
 /** The flags of every command that posts a job (`job post`, `job run`), apart from where its definition comes from. */
 export const postFlags = {
-  market: Flags.string({description: "market address [default: the network's default market]", helpValue: 'ADDRESS'}),
+  market: marketFlag,
   timeout: Flags.integer({
     description: "seconds the job may run [default: the market's job timeout]",
     min: 1,
@@ -122,22 +123,18 @@ export abstract class PostCommand extends BaseCommand {
   /** Checks, quotes and (unless `--dry-run`) uploads and posts a checked definition, then follows it with `--wait`. */
   protected async postDefinition(flags: PostFlags, {upload}: PostableDefinition): Promise<PostReport | DryRunReport> {
     this.quiet = flags.quiet
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const {document: definition, bytes} = upload
     const exposes = exposedPorts(definition).length > 0
     for (const {path, change} of upload.changes) this.note(`In the network's form: ${path} ${change}`)
 
-    const net = await connectMarket({
-      network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      priorityFee: flags['priority-fee'],
-      maxPriorityFee: flags['max-priority-fee'],
-      note,
-    })
-    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
-    const market = flags.market ? parseAddress(flags.market, 'the market') : net.defaultMarket
+    const net = await connectMarket(this.settings, note)
+    const wallet = await openWallet(this.settings, {note})
+    // --market names the market to post to; the setting's other layers make the network's default market (on
+    // localnet, the localnet's own), which the localnet's node serves.
+    const given = this.settings.get('market')
+    const market = given?.from === 'flag' ? parseAddress(given.value, 'the market') : net.defaultMarket
     const jobWarnings = this.checkRunnable(
       net,
       market.equals(net.defaultMarket),
@@ -147,13 +144,7 @@ export abstract class PostCommand extends BaseCommand {
     // The secrets service and the chain are asked side by side; a missing secret is still reported first.
     const stored = inFlight(
       flags['secrets-check']
-        ? checkSecretsStored(definition, {
-            network,
-            secretsUrl: flags['secrets-url'],
-            wallet: flags.wallet,
-            allowUnboundLogin: flags['allow-unbound-login'],
-            note,
-          })
+        ? checkSecretsStored(definition, this.settings, {allowUnboundLogin: flags['allow-unbound-login'], note})
         : Promise.resolve([]),
     )
     const timeout = flags.timeout === undefined ? undefined : BigInt(flags.timeout)

@@ -1,57 +1,15 @@
 /**
- * The settings `gpunet config` reads and writes: each key with its environment variable, its check and its preset,
- * and where the value in force comes from (flag > environment > profile > config file > preset).
+ * What `gpunet config` does with the settings of settings.ts: checks a key and its value, writes it into a scope
+ * of the config file, and lists every setting in force with where it comes from, as the one resolver found them.
  */
 import {PublicKey} from '@solana/web3.js'
 import {isAbsolute, resolve} from 'node:path'
 
-import {
-  activeProfile,
-  type ConfigDocument,
-  HIDDEN_KEYS,
-  type NetworkConfig,
-  type Profile,
-  readConfig,
-} from './config.js'
+import {type ConfigDocument, HIDDEN_KEYS, type NetworkConfig} from './config.js'
 import {ExitCode, GpunetError} from './errors.js'
-import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS} from './localnet/ids.js'
-import {SETTINGS} from './market/connect.js'
-import {NETWORK_PRESETS} from './market/networks.js'
-import {type Network, NETWORKS, settingSource} from './network.js'
-
-type Kind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids'
-
-interface KeyInfo {
-  env: string
-  kind: Kind
-  /** Only a profile holds it (its network, its wallet). */
-  profileOnly?: boolean
-}
-
-/** Every key `gpunet config` knows, with its environment variable and the kind of value it takes. */
-export const CONFIG_KEYS: Record<string, KeyInfo> = {
-  network: {env: 'GPUNET_NETWORK', kind: 'network', profileOnly: true},
-  wallet: {env: 'GPUNET_WALLET', kind: 'path', profileOnly: true},
-  rpcUrl: {env: SETTINGS.rpcUrl.env, kind: 'url'},
-  secretsUrl: {env: 'GPUNET_SECRETS_URL', kind: 'url'},
-  market: {env: SETTINGS.market.env, kind: 'address'},
-  contentStoreUrl: {env: SETTINGS.contentStoreUrl.env, kind: 'url'},
-  pinataJwt: {env: SETTINGS.pinataJwt.env, kind: 'text'},
-  pinningServiceUrl: {env: SETTINGS.pinningServiceUrl.env, kind: 'url'},
-  ipfsGateway: {env: SETTINGS.ipfsGateway.env, kind: 'url'},
-  networkHost: {env: SETTINGS.networkHost.env, kind: 'host'},
-  priorityFee: {env: SETTINGS.priorityFee.env, kind: 'boolean'},
-  maxPriorityFee: {env: SETTINGS.maxPriorityFee.env, kind: 'sol'},
-  rewardsReflection: {env: SETTINGS.rewardsReflection.env, kind: 'address'},
-  rewardsVault: {env: SETTINGS.rewardsVault.env, kind: 'address'},
-  rewardsProgram: {env: SETTINGS.rewardsProgram.env, kind: 'address'},
-  nodeApiUrl: {env: SETTINGS.nodeApiUrl.env, kind: 'text'},
-  indexerUrl: {env: SETTINGS.indexerUrl.env, kind: 'url'},
-  maxContentBytes: {env: SETTINGS.maxContentBytes.env, kind: 'bytes'},
-  localnetIds: {env: IDS_SETTING.env, kind: 'ids'},
-  manager: {env: 'GPUNET_MANAGER_URL', kind: 'url'},
-  managerApiKey: {env: 'GPUNET_MANAGER_API_KEY', kind: 'text'},
-}
+import {isLocalnetIds, LOCALNET_IDS} from './localnet/ids.js'
+import {type Network, NETWORKS} from './network.js'
+import {type SettingKey, SETTING_KEYS, SETTINGS, type Settings, type SettingSpec} from './settings.js'
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
 export type ConfigScope = {profile: string} | {network: Network}
@@ -67,14 +25,14 @@ export function scopeName(scope: ConfigScope): string {
 }
 
 /** A key `gpunet config` knows, or exit 2 with the closest one. */
-export function checkKey(key: string, scope: ConfigScope): KeyInfo {
-  const info = Object.hasOwn(CONFIG_KEYS, key) ? CONFIG_KEYS[key] : undefined
+export function checkKey(key: string, scope: ConfigScope): SettingSpec {
+  const info: SettingSpec | undefined = Object.hasOwn(SETTINGS, key) ? SETTINGS[key as SettingKey] : undefined
   if (!info) {
     const lower = key.toLowerCase().replace(/[-_]/g, '')
-    const near = Object.keys(CONFIG_KEYS).find((known) => known.toLowerCase() === lower)
+    const near = SETTING_KEYS.find((known) => known.toLowerCase() === lower)
     throw new GpunetError('config_key_unknown', `there is no setting named ${key}`, {
       exitCode: ExitCode.USAGE,
-      hint: near ? `did you mean ${near}?` : `settings: ${Object.keys(CONFIG_KEYS).join(', ')}`,
+      hint: near ? `did you mean ${near}?` : `settings: ${SETTING_KEYS.join(', ')}`,
     })
   }
   if (info.profileOnly && !('profile' in scope)) {
@@ -88,7 +46,7 @@ export function checkKey(key: string, scope: ConfigScope): KeyInfo {
 
 /** A value checked (and a wallet path made absolute) for `key`; a bad one is exit 2. */
 export function checkValue(key: string, value: string, cwd = process.cwd()): string {
-  const {kind} = CONFIG_KEYS[key]!
+  const {kind} = SETTINGS[key as SettingKey]
   const bad = (why: string) =>
     new GpunetError('config_value_invalid', `${key} ${why}`, {
       exitCode: ExitCode.USAGE,
@@ -191,78 +149,16 @@ export interface SettingInForce {
   env: string
 }
 
-/** Every setting in force on `network` (with the active profile, if any), from flag-free sources. */
-export function settingsInForce(network: Network, env: NodeJS.ProcessEnv = process.env): SettingInForce[] {
-  const profile = activeProfile(env)
-  const rows: SettingInForce[] = []
-  for (const [key, info] of Object.entries(CONFIG_KEYS)) {
-    const found = locate(network, key, info, profile, env)
-    const hidden = HIDDEN_KEYS.has(key)
-    rows.push({
+/** Every setting in force for a command (`config list`, `config get`), from the settings it resolved once. */
+export function settingsInForce(settings: Settings): SettingInForce[] {
+  return SETTING_KEYS.map((key) => {
+    const found = settings.get(key)
+    return {
       key,
-      value: found && !hidden ? found.value : null,
+      value: found && !HIDDEN_KEYS.has(key) ? found.value : null,
       set: found !== undefined,
       source: found?.source ?? null,
-      env: info.env,
-    })
-  }
-  return rows
-}
-
-function locate(
-  network: Network,
-  key: string,
-  info: KeyInfo,
-  profile: {name: string; profile: Profile} | undefined,
-  env: NodeJS.ProcessEnv,
-): {value: string; source: string} | undefined {
-  if (key === 'network') {
-    if (env.GPUNET_NETWORK) return {value: env.GPUNET_NETWORK, source: 'env GPUNET_NETWORK'}
-    if (profile) return {value: profile.profile.network, source: `profile ${profile.name}`}
-    return {value: network, source: network === 'localnet' ? 'default' : 'flag'}
-  }
-  if (key === 'wallet') {
-    if (env.GPUNET_WALLET) return {value: env.GPUNET_WALLET, source: 'env GPUNET_WALLET'}
-    if (profile?.profile.wallet) return {value: profile.profile.wallet, source: `profile ${profile.name}`}
-    return undefined
-  }
-  const found = settingSource(network, {key: key as keyof NetworkConfig, env: info.env}, undefined, env)
-  if (found) {
-    const source = {
-      flag: 'flag',
-      env: `env ${info.env}`,
-      profile: `profile ${profile?.name}`,
-      config: `config networks.${network}`,
-    }[found.from]
-    return {value: found.value, source}
-  }
-  const preset = presetValue(network, key)
-  return preset === null ? undefined : {value: preset, source: 'preset'}
-}
-
-function presetValue(network: Network, key: string): string | null {
-  const preset = NETWORK_PRESETS[network]
-  switch (key) {
-    case 'rpcUrl':
-      return preset.rpcUrl
-    case 'secretsUrl':
-      return preset.secretsUrl
-    case 'market':
-      return preset.market?.toBase58() ?? null
-    case 'ipfsGateway':
-      return preset.ipfsGateway
-    case 'rewardsProgram':
-      return preset.rewardsProgram?.toBase58() ?? null
-    case 'indexerUrl':
-      return preset.indexerUrl
-    case 'priorityFee':
-      return network === 'localnet' ? null : String(preset.priorityFeeByDefault)
-    default:
-      return null
-  }
-}
-
-/** The config document as read, for `config list`'s profile names. */
-export function configuredProfiles(env: NodeJS.ProcessEnv = process.env): {name: string; network: string}[] {
-  return Object.entries(readConfig(env).profiles).map(([name, profile]) => ({name, network: profile.network}))
+      env: SETTINGS[key].env,
+    }
+  })
 }

@@ -65,20 +65,25 @@ export interface ConfigDocument {
 export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt', 'managerApiKey'])
 
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
-export function configFile(env: NodeJS.ProcessEnv = process.env): string {
+export function configFile(env: NodeJS.ProcessEnv): string {
   return join(configDir(env), 'config.json')
 }
 
 /** The config file's document (version 2; an empty one when there is no file); a malformed file is exit 3. */
-export function readConfig(env: NodeJS.ProcessEnv = process.env): ConfigDocument {
-  return loadConfig(configFile(env)).document
+export function readConfig(env: NodeJS.ProcessEnv): ConfigDocument {
+  return readConfigFile(configFile(env))
+}
+
+/** The document of the config file at `file`, as readConfig reads it (settings.ts reads it once per command). */
+export function readConfigFile(file: string): ConfigDocument {
+  return loadConfig(file).document
 }
 
 /**
  * Writes the config file (0600, atomically). A version 1 file is first copied to `config.json.v1.bak`, so the
  * migration can be undone by hand.
  */
-export async function writeConfig(document: ConfigDocument, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function writeConfig(document: ConfigDocument, env: NodeJS.ProcessEnv): Promise<void> {
   const file = configFile(env)
   const {version} = loadConfig(file)
   if (version === 1) {
@@ -89,36 +94,6 @@ export async function writeConfig(document: ConfigDocument, env: NodeJS.ProcessE
     }
   }
   await writePrivateFile(file, `${JSON.stringify(document, null, 2)}\n`)
-}
-
-/** The settings of one network from the config file's `networks` (the "config file" layer); none without a file. */
-export function networkConfig(network: string, env: NodeJS.ProcessEnv = process.env): NetworkConfig {
-  return readConfig(env).networks[network] ?? {}
-}
-
-/** The profile `GPUNET_PROFILE` names (which `--profile` sets), or undefined; an unknown name is exit 2. */
-export function activeProfile(env: NodeJS.ProcessEnv = process.env): {name: string; profile: Profile} | undefined {
-  const name = env.GPUNET_PROFILE
-  if (!name) return undefined
-  const {profiles} = readConfig(env)
-  const profile = Object.hasOwn(profiles, name) ? profiles[name] : undefined
-  if (!profile) {
-    const names = Object.keys(profiles)
-    throw new GpunetError('profile_not_found', `there is no profile named ${name}`, {
-      exitCode: ExitCode.USAGE,
-      hint:
-        names.length > 0
-          ? `profiles: ${names.join(', ')}; create one with \`gpunet config set network devnet --profile ${name}\``
-          : `create it with \`gpunet config set network devnet --profile ${name}\``,
-    })
-  }
-  return {name, profile}
-}
-
-/** The active profile's settings when it is for `network` (the "profile" layer); none otherwise. */
-export function profileConfig(network: string, env: NodeJS.ProcessEnv = process.env): Partial<Profile> {
-  const active = activeProfile(env)
-  return active?.profile.network === network ? active.profile : {}
 }
 
 function loadConfig(file: string): {document: ConfigDocument; version: 0 | 1 | 2} {

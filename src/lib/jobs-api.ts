@@ -11,7 +11,8 @@ import {defaultWaitPoint, followJob} from './job/follow.js'
 import type {WaitPoint} from './job/wait-point.js'
 import {computeCidV0} from './ipfs/cid.js'
 import type {Network} from './network.js'
-import {loadWallet, type Wallet, walletFromBytes} from './wallet.js'
+import {openWallet, resolveSettings} from './settings.js'
+import {type Wallet, walletFromBytes} from './wallet.js'
 import {type AmountJson, amountJson} from './market/amounts.js'
 import {type MarketNetwork, parseAddress} from './market/connect.js'
 import {connectMarket} from './network-connection.js'
@@ -72,27 +73,28 @@ interface Connected extends GpunetNetwork {
 export async function connectNetwork(options: ConnectNetworkOptions = {}): Promise<GpunetNetwork> {
   const network = options.network ?? 'localnet'
   const note = options.onNote ?? (() => {})
-  const net = await connectMarket({
+  const given = options.wallet
+  // The options are this program's flags; the network is the one asked for (no GPUNET_NETWORK or profile picks it).
+  const settings = resolveSettings({
     network,
-    rpc: options.rpcUrl,
-    networkHost: options.networkHost,
-    priorityFee: options.priorityFee,
-    maxPriorityFee: options.maxPriorityFee,
-    note,
+    flags: {
+      rpcUrl: options.rpcUrl,
+      networkHost: options.networkHost,
+      priorityFee: options.priorityFee === undefined ? undefined : String(options.priorityFee),
+      maxPriorityFee: options.maxPriorityFee,
+      wallet: typeof given === 'string' ? given : undefined,
+    },
     env: options.env,
   })
+  const net = await connectMarket(settings, note)
   let wallet: Promise<Wallet> | undefined
-  const given = options.wallet
   const connected: Connected = {
     network,
     rpcUrl: net.rpcUrl,
     defaultMarket: net.defaultMarket.toBase58(),
     net,
     wallet: () =>
-      (wallet ??=
-        given instanceof Uint8Array
-          ? Promise.resolve(walletFromBytes(given))
-          : loadWallet({path: given, createIfMissing: network === 'localnet', note, env: options.env})),
+      (wallet ??= given instanceof Uint8Array ? Promise.resolve(walletFromBytes(given)) : openWallet(settings, {note})),
     walletAddress: async () => (await connected.wallet()).address,
     close: closeHttpAgents,
   }

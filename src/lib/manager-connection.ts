@@ -8,26 +8,13 @@ import {type AuthHeaders, DeploymentClient} from './deployments/client.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {isLoopbackHost} from './http.js'
 import {ensureLocalnet} from './localnet/control.js'
-import {defaultDataDir, defaultPort} from './localnet/paths.js'
-import {type Network, type Setting, settingValue} from './network.js'
-import {loadWallet, type Wallet} from './wallet.js'
-
-/** The deployment manager `gpunet deployment` talks to: `--manager` > `GPUNET_MANAGER_URL` > profile > config file. */
-export const MANAGER_SETTING = {key: 'manager', env: 'GPUNET_MANAGER_URL', flag: '--manager'} as const satisfies Setting
-
-/** An API key of the manager, sent as `Authorization: Bearer` instead of the wallet's headers. */
-export const MANAGER_API_KEY_SETTING = {key: 'managerApiKey', env: 'GPUNET_MANAGER_API_KEY'} as const satisfies Setting
+import {openWallet, type Settings} from './settings.js'
+import type {Wallet} from './wallet.js'
 
 export interface ManagerConnectOptions {
-  network: Network
-  /** `--manager URL`. */
-  manager?: string
-  /** `--wallet FILE`: the owner, whose headers authenticate unless an API key is set. */
-  wallet?: string
   /** Wallet headers even when an API key is set: minting and revoking API keys take the wallet alone. */
   walletOnly?: boolean
   note: (line: string) => void
-  env?: NodeJS.ProcessEnv
 }
 
 /** A deployment manager's client, the URL it talks to, and the owner's wallet when it authenticates. */
@@ -40,18 +27,16 @@ export interface ManagerConnection {
 }
 
 /**
- * The client of the deployment manager of `network`: the one set (flag, environment, profile, config file), else on
- * localnet the localnet's own (starting the localnet when none runs). Wallet headers go only over https or to this
- * machine: their signature is a lasting credential, so plain http elsewhere is exit 2.
+ * The client of the deployment manager the settings name (`manager`: flag, environment, profile, config file), else
+ * on localnet the localnet's own (starting the localnet when none runs), authenticated by the `managerApiKey`
+ * setting or the wallet's headers. Wallet headers go only over https or to this machine: their signature is a
+ * lasting credential, so plain http elsewhere is exit 2.
  */
-export async function connectManager(options: ManagerConnectOptions): Promise<ManagerConnection> {
-  const env = options.env ?? process.env
-  const {network} = options
-  const set = settingValue(network, MANAGER_SETTING, options.manager, env)
-  const url = set ? checkManagerUrl(set) : await defaultManagerUrl(network, options.note, env)
-  const wallet = () =>
-    loadWallet({path: options.wallet, createIfMissing: network === 'localnet', note: options.note, env})
-  const apiKey = options.walletOnly ? undefined : settingValue(network, MANAGER_API_KEY_SETTING, undefined, env)
+export async function connectManager(settings: Settings, options: ManagerConnectOptions): Promise<ManagerConnection> {
+  const set = settings.value('manager')
+  const url = set ? checkManagerUrl(set) : await defaultManagerUrl(settings, options.note)
+  const wallet = () => openWallet(settings, {note: options.note})
+  const apiKey = options.walletOnly ? undefined : settings.value('managerApiKey')
   let auth: AuthHeaders
   if (apiKey) {
     auth = () => ({authorization: `Bearer ${apiKey}`})
@@ -85,18 +70,15 @@ function checkManagerUrl(text: string): string {
   )
 }
 
-async function defaultManagerUrl(
-  network: Network,
-  note: (line: string) => void,
-  env: NodeJS.ProcessEnv,
-): Promise<string> {
+async function defaultManagerUrl(settings: Settings, note: (line: string) => void): Promise<string> {
+  const {network} = settings
   if (network !== 'localnet') {
     throw new GpunetError('manager_missing', `no deployment manager is set for ${network}`, {
       exitCode: ExitCode.USAGE,
-      hint: `pass --manager URL, set ${MANAGER_SETTING.env}, or \`gpunet config set manager URL --network ${network}\` (the network's own: ${NETWORK_MANAGERS[network]})`,
+      hint: `pass --manager URL, set ${settings.envName('manager')}, or \`gpunet config set manager URL --network ${network}\` (the network's own: ${NETWORK_MANAGERS[network]})`,
     })
   }
-  const runtime = await ensureLocalnet(defaultDataDir(env), defaultPort(env), note)
+  const runtime = await ensureLocalnet(settings.localnet.dataDir, settings.localnet.port, note)
   if (runtime.deploymentManager) return runtime.deploymentManager
   throw new GpunetError('manager_unavailable', 'the running localnet has no deployment manager', {
     exitCode: ExitCode.UNAVAILABLE,

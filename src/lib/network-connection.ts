@@ -1,44 +1,35 @@
 /**
  * Resolving a network for a command, in one place above market/ and secrets/: on localnet, the running localnet
  * (started in the background when none runs) gives the RPC, content store, secrets service and market; on devnet
- * and mainnet, the settings (flag > `GPUNET_*` environment > config file > preset) do.
+ * and mainnet, the command's settings (settings.ts: flag > environment > profile > config file > preset) do.
  */
+import {join} from 'node:path'
+
 import {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError, isGpunetError} from './errors.js'
 import {ContentClient} from './ipfs/client.js'
 import {ensureLocalnet, localnetStatus} from './localnet/control.js'
-import {defaultDataDir, defaultPort} from './localnet/paths.js'
 import {localnetRewardsAccounts} from './localnet/rewards.js'
-import {type ConnectOptions, type MarketNetwork, marketNetwork, parseAddress} from './market/connect.js'
+import {type MarketNetwork, marketNetwork, parseAddress} from './market/connect.js'
 import type {JobView} from './market/jobs.js'
 import {readOwnJob} from './market/manage.js'
-import {NETWORK_PRESETS} from './market/networks.js'
-import {configuredSecretsUrl, type Network, requireSetting, type Setting, settingValue} from './network.js'
 import {SecretsClient} from './secrets/client.js'
 import type {JobAuthority} from './secrets/service/auth.js'
 import {chainJobAuthority} from './secrets/service/chain-authority.js'
 import {cachedJobAuthority} from './secrets/service/job-cache.js'
-import {loadWallet, type Wallet} from './wallet.js'
-
-/** The secrets service URL of a network: `--secrets-url` > `GPUNET_SECRETS_URL` > config file > the network's own. */
-export function resolveSecretsUrl(
-  network: Exclude<Network, 'localnet'>,
-  flag?: string,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  return configuredSecretsUrl(network, flag, env) ?? (NETWORK_PRESETS[network].secretsUrl as string)
-}
+import {TokenCache} from './secrets/token-cache.js'
+import {openWallet, type Settings} from './settings.js'
+import type {Wallet} from './wallet.js'
 
 /** A network's market side: its RPC connection, program, token, market and content store. */
-export async function connectMarket(options: ConnectOptions): Promise<MarketNetwork> {
-  if (options.network !== 'localnet') return marketNetwork(options)
-  const env = options.env ?? process.env
-  const dataDir = defaultDataDir(env)
-  const runtime = await ensureLocalnet(dataDir, defaultPort(env), options.note)
+export async function connectMarket(settings: Settings, note: (line: string) => void): Promise<MarketNetwork> {
+  if (settings.network !== 'localnet') return marketNetwork(settings)
+  const {dataDir, port} = settings.localnet
+  const runtime = await ensureLocalnet(dataDir, port, note)
   const status = await localnetStatus(dataDir, runtime)
   const mint = new PublicKey(status.mint!)
-  return marketNetwork(options, {
+  return marketNetwork(settings, {
     rpcUrl: runtime.rpcUrl,
     contentStoreUrl: runtime.contentStoreUrl,
     gatewayUrl: runtime.gatewayUrl ?? null,
@@ -50,38 +41,20 @@ export async function connectMarket(options: ConnectOptions): Promise<MarketNetw
   })
 }
 
-/** What `job stop` and `job extend` start from: the network, the poster's wallet and its job. */
+/** What `job stop`, `job extend` and `job restart` start from: the network, the poster's wallet and its job. */
 export async function openOwnJob(
-  flags: {
-    network: string
-    rpc?: string
-    wallet?: string
-    'network-host'?: string
-    'priority-fee'?: boolean
-    'max-priority-fee'?: string
-  },
+  settings: Settings,
   job: string,
   note: (line: string) => void,
 ): Promise<{net: MarketNetwork; wallet: Wallet; view: JobView}> {
-  const network = flags.network as Network
   const address = parseAddress(job, 'the job')
-  const net = await connectMarket({
-    network,
-    rpc: flags.rpc,
-    networkHost: flags['network-host'],
-    priorityFee: flags['priority-fee'],
-    maxPriorityFee: flags['max-priority-fee'],
-    note,
-  })
-  const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
+  const net = await connectMarket(settings, note)
+  const wallet = await openWallet(settings, {note})
   return {net, wallet, view: await readOwnJob(net, wallet, address)}
 }
 
-/** The settings shared by the secrets commands (flags `--network`, `--secrets-url`, `--wallet`). */
+/** What a secrets client needs beyond the settings. */
 export interface SecretsConnectOptions {
-  network: Network
-  secretsUrl?: string
-  wallet?: string
   /** `--allow-unbound-login`: see SecretsClientOptions. */
   allowUnboundLogin?: boolean
   /** Where to say that a localnet was started in the background (stderr in commands). */
@@ -89,24 +62,42 @@ export interface SecretsConnectOptions {
 }
 
 /**
- * A client for the network's secrets service, with the wallet resolved (created on localnet when missing).
- * On localnet with no URL configured, it is the localnet's own service, starting the localnet if none runs.
+ * A client for the network's secrets service (the `secretsUrl` setting, else the network's own), with the wallet
+ * resolved (created on localnet when missing). On localnet with no URL set, it is the localnet's own service,
+ * starting the localnet if none runs.
  */
-export async function connectSecrets(options: SecretsConnectOptions): Promise<SecretsClient> {
-  const url =
-    options.network === 'localnet'
-      ? (configuredSecretsUrl('localnet', options.secretsUrl) ?? (await localnetSecretsUrl(options.note)))
-      : resolveSecretsUrl(options.network, options.secretsUrl)
-  const wallet = await loadWallet({
-    path: options.wallet,
-    createIfMissing: options.network === 'localnet',
-    note: options.note,
+export async function connectSecrets(settings: Settings, options: SecretsConnectOptions = {}): Promise<SecretsClient> {
+  const set = settings.value('secretsUrl')
+  const url = set ? checkSecretsUrl(set) : await localnetSecretsUrl(settings, options.note)
+  const wallet = await openWallet(settings, {note: options.note})
+  return new SecretsClient({
+    url,
+    wallet,
+    allowUnboundLogin: options.allowUnboundLogin,
+    cache: new TokenCache(join(settings.configDir, 'secrets-tokens.json')),
   })
-  return new SecretsClient({url, wallet, allowUnboundLogin: options.allowUnboundLogin})
 }
 
-async function localnetSecretsUrl(note: (line: string) => void = () => {}): Promise<string> {
-  const runtime = await ensureLocalnet(defaultDataDir(), defaultPort(), note)
+function checkSecretsUrl(url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" is not a URL`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'use a full URL such as http://127.0.0.1:8787',
+    })
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" must use http or https`, {
+      exitCode: ExitCode.USAGE,
+    })
+  }
+  return url.replace(/\/+$/, '')
+}
+
+async function localnetSecretsUrl(settings: Settings, note: (line: string) => void = () => {}): Promise<string> {
+  const runtime = await ensureLocalnet(settings.localnet.dataDir, settings.localnet.port, note)
   if (runtime.secretsUrl) return runtime.secretsUrl
   throw new GpunetError('secrets_unavailable', 'the running localnet has no secrets service', {
     exitCode: ExitCode.UNAVAILABLE,
@@ -114,33 +105,28 @@ async function localnetSecretsUrl(note: (line: string) => void = () => {}): Prom
   })
 }
 
-/** Where job definitions are read: flag > `GPUNET_IPFS_GATEWAY` > config file. */
-export const IPFS_GATEWAY_SETTING = {
-  key: 'ipfsGateway',
-  env: 'GPUNET_IPFS_GATEWAY',
-  flag: '--ipfs-gateway',
-} as const satisfies Setting
-
-export interface NetworkAuthorityOptions {
-  network: Network
-  rpc?: string
-  ipfsGateway?: string
-  note: (line: string) => void
-  env?: NodeJS.ProcessEnv
-}
-
-/** Resolves the network (starting the localnet when it is the one and none runs) and its cached job authority. */
+/**
+ * Resolves the network (starting the localnet when it is the one and none runs) and its cached job authority.
+ * Definitions are read through the `ipfsGateway` setting: on localnet, else the localnet's store; elsewhere one
+ * must be set (the network's preset gateway serves what the network's own pinning service holds, not every CID).
+ */
 export async function connectJobAuthority(
-  options: NetworkAuthorityOptions,
+  settings: Settings,
+  note: (line: string) => void,
 ): Promise<{authority: JobAuthority; rpcUrl: string; ipfsGateway: string}> {
-  const {network} = options
-  const env = options.env ?? process.env
-  const net = await connectMarket({network, rpc: options.rpc, note: options.note, env})
-  const ipfsGateway = (
-    network === 'localnet'
-      ? (settingValue(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env) ?? net.content().url)
-      : requireSetting(network, IPFS_GATEWAY_SETTING, options.ipfsGateway, env)
-  ).replace(/\/+$/, '')
+  const {network} = settings
+  const net = await connectMarket(settings, note)
+  const gateway = settings.get('ipfsGateway')
+  const set = gateway?.from === 'preset' ? undefined : gateway?.value
+  if (network !== 'localnet' && set === undefined) {
+    throw new GpunetError('ipfs_gateway_missing', `no ipfsGateway is configured for ${network}`, {
+      exitCode: ExitCode.USAGE,
+      hint:
+        `pass --ipfs-gateway, set ${settings.envName('ipfsGateway')}, or run ` +
+        `\`gpunet config set ipfsGateway VALUE --network ${network}\` (written to ${settings.configFile})`,
+    })
+  }
+  const ipfsGateway = (set ?? net.content().url).replace(/\/+$/, '')
   const content = new ContentClient(null, ipfsGateway)
   const authority = chainJobAuthority({
     connection: net.connection,
@@ -154,8 +140,8 @@ export async function connectJobAuthority(
       }
     },
     settings: {
-      rpc: `--rpc (GPUNET_RPC_URL) of secrets serve, now ${net.rpcUrl}`,
-      content: `--ipfs-gateway (${IPFS_GATEWAY_SETTING.env}) of secrets serve, now ${ipfsGateway}`,
+      rpc: `--rpc (${settings.envName('rpcUrl')}) of secrets serve, now ${net.rpcUrl}`,
+      content: `--ipfs-gateway (${settings.envName('ipfsGateway')}) of secrets serve, now ${ipfsGateway}`,
     },
   })
   return {authority: cachedJobAuthority(authority), rpcUrl: net.rpcUrl, ipfsGateway}

@@ -3,13 +3,13 @@ import {chmod, mkdir, rename, writeFile} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 
 /** The folder of gpunet's own files (wallet, token cache): `$XDG_CONFIG_HOME/gpunet` or `~/.config/gpunet`. */
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+export function configDir(env: NodeJS.ProcessEnv): string {
   const home = env.HOME ?? env.USERPROFILE ?? '.'
   return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'gpunet')
 }
 
 /** The folder of gpunet's data (e.g. the secrets database): `$XDG_DATA_HOME/gpunet` or `~/.local/share/gpunet`. */
-export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+export function dataDir(env: NodeJS.ProcessEnv): string {
   const home = env.HOME ?? env.USERPROFILE ?? '.'
   return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'gpunet')
 }

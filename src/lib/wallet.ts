@@ -16,13 +16,11 @@ import {
   writeFileSync,
 } from 'node:fs'
 import {randomBytes} from 'node:crypto'
-import {dirname, join} from 'node:path'
+import {dirname} from 'node:path'
 
 import {describeReadError} from './definition/check.js'
 import {generateKeypairBytes, signingKey, signMessage} from './ed25519.js'
 import {ExitCode, GpunetError} from './errors.js'
-import {activeProfile} from './config.js'
-import {configDir} from './private-file.js'
 
 /** A Solana keypair: the base58 address and a signer; the secret key stays inside this object. */
 export interface Wallet {
@@ -36,32 +34,18 @@ export interface Wallet {
 }
 
 export interface WalletOptions {
-  /** `--wallet`: wins over `GPUNET_WALLET` and the default path. */
-  path?: string
-  /**
-   * Creates the wallet when it is missing and not named by `--wallet` (only on localnet, where keys hold nothing
-   * of value): the default path or `GPUNET_WALLET`, which the localnet's first start also creates and funds.
-   */
+  /** The keypair file (settings.ts' walletPath: `--wallet` > `GPUNET_WALLET` > the profile's > the default). */
+  file: string
+  /** Creates the wallet when the file is missing (only on localnet, where keys hold nothing of value). */
   createIfMissing?: boolean
   /** Told when a wallet was created (stderr in commands). */
   note?: (line: string) => void
-  env?: NodeJS.ProcessEnv
 }
 
-/** The path of the wallet to use: `--wallet` > `GPUNET_WALLET` > the profile's > `~/.config/gpunet/wallet.json`. */
-export function walletPath(options: WalletOptions = {}): {file: string; isDefault: boolean} {
-  const env = options.env ?? process.env
-  if (options.path) return {file: options.path, isDefault: false}
-  if (env.GPUNET_WALLET) return {file: env.GPUNET_WALLET, isDefault: false}
-  const inProfile = activeProfile(env)?.profile.wallet
-  if (inProfile) return {file: inProfile, isDefault: false}
-  return {file: join(configDir(env), 'wallet.json'), isDefault: true}
-}
-
-/** Loads the wallet; on localnet (`createIfMissing`) a missing default wallet is created and announced. */
-export async function loadWallet(options: WalletOptions = {}): Promise<Wallet> {
-  const {file} = walletPath(options)
-  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing && !options.path))
+/** Loads the wallet; with `createIfMissing` a missing file is created and announced. */
+export async function loadWallet(options: WalletOptions): Promise<Wallet> {
+  const {file} = options
+  const {wallet, created} = loadOrCreateWallet(file, Boolean(options.createIfMissing))
   if (created) options.note?.(`created a new localnet wallet at ${file}`)
   return wallet
 }

@@ -1,16 +1,12 @@
-/** Settings: one test per layer of flag > environment > profile > config file > preset, and the config file's migration. */
+/** The config file: what its sections and profiles set, its migration, and a malformed one. */
 import {strict as assert} from 'node:assert'
 import {mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {activeProfile, configFile, readConfig, writeConfig} from '../../src/lib/config.js'
+import {configFile, readConfig, writeConfig} from '../../src/lib/config.js'
 import {applySetting, settingsInForce} from '../../src/lib/config-settings.js'
-import {resolveSecretsUrl} from '../../src/lib/network-connection.js'
-import {resolveNetwork, settingSource} from '../../src/lib/network.js'
-import {walletPath} from '../../src/lib/wallet.js'
+import {resolveSettings, walletPath} from '../../src/lib/settings.js'
 import {removeDir, tempDir} from '../helpers/localnet.js'
-
-const RPC = {key: 'rpcUrl', env: 'GPUNET_RPC_URL'} as const
 
 describe('settings: precedence and profiles', () => {
   let dir: string
@@ -30,63 +26,28 @@ describe('settings: precedence and profiles', () => {
   })
   afterEach(() => removeDir(dir))
 
-  it('preset: with nothing set, the network preset holds', () => {
-    assert.equal(settingSource('devnet', RPC, undefined, env), undefined)
-    const row = settingsInForce('devnet', env).find((setting) => setting.key === 'rpcUrl')!
-    assert.deepEqual([row.value, row.source], ['https://api.devnet.solana.com', 'preset'])
-    assert.equal(resolveSecretsUrl('devnet', undefined, env), 'https://secrets.k8s.dev.nos.ci')
-  })
-
-  it('config file: its network section beats the preset', () => {
+  // The precedence of every setting, layer by layer, is test/lib/settings.test.ts's table.
+  it('a network section or a profile sets its own network only; the others keep their presets', () => {
     write(layered)
-    assert.deepEqual(settingSource('devnet', RPC, undefined, env), {value: 'https://file.example', from: 'config'})
-    assert.equal(settingSource('mainnet', RPC, undefined, env), undefined, 'another network keeps its preset')
-  })
-
-  it('profile: the active profile beats the config file, on its own network only', () => {
-    write(layered)
-    env.GPUNET_PROFILE = 'dev'
-    assert.deepEqual(settingSource('devnet', RPC, undefined, env), {value: 'https://profile.example', from: 'profile'})
-    assert.equal(settingSource('mainnet', RPC, undefined, env), undefined)
-    assert.equal(walletPath({env}).file, '/keys/dev.json')
-  })
-
-  it('environment: GPUNET_* beats the profile', () => {
-    write(layered)
-    Object.assign(env, {GPUNET_PROFILE: 'dev', GPUNET_RPC_URL: 'https://env.example', GPUNET_WALLET: '/env.json'})
-    assert.deepEqual(settingSource('devnet', RPC, undefined, env), {value: 'https://env.example', from: 'env'})
-    assert.equal(walletPath({env}).file, '/env.json')
-    const row = settingsInForce('devnet', env).find((setting) => setting.key === 'rpcUrl')!
-    assert.equal(row.source, 'env GPUNET_RPC_URL')
-  })
-
-  it('flag: a flag beats everything', () => {
-    write(layered)
-    Object.assign(env, {GPUNET_PROFILE: 'dev', GPUNET_RPC_URL: 'https://env.example'})
-    assert.deepEqual(settingSource('devnet', RPC, 'https://flag.example', env), {
-      value: 'https://flag.example',
-      from: 'flag',
+    const on = (network: 'devnet' | 'mainnet', more: NodeJS.ProcessEnv = {}) =>
+      resolveSettings({flags: {network}, env: {...env, ...more}})
+    assert.deepEqual(on('devnet').get('rpcUrl'), {
+      value: 'https://file.example',
+      from: 'config',
+      source: 'config networks.devnet',
     })
-    assert.equal(walletPath({env, path: '/flag.json'}).file, '/flag.json')
+    assert.equal(on('mainnet').get('rpcUrl')?.from, 'preset')
+    assert.equal(on('devnet').value('secretsUrl'), 'https://secrets.k8s.dev.nos.ci')
+    assert.equal(on('devnet', {GPUNET_PROFILE: 'dev'}).value('rpcUrl'), 'https://profile.example')
+    assert.equal(walletPath(on('devnet', {GPUNET_PROFILE: 'dev'})).file, '/keys/dev.json')
+    const row = settingsInForce(on('devnet', {GPUNET_RPC_URL: 'https://env.example'})).find((r) => r.key === 'rpcUrl')!
+    assert.deepEqual([row.value, row.source], ['https://env.example', 'env GPUNET_RPC_URL'])
   })
 
-  it("a profile gives the network, is always announced, and refuses another network's flag", () => {
+  it('an unknown profile is exit 2 naming the known ones', () => {
     write({profiles: {prod: {network: 'mainnet'}}})
-    const said: string[] = []
-    assert.equal(
-      resolveNetwork(undefined, (line) => said.push(line), env),
-      'localnet',
-    )
-    env.GPUNET_PROFILE = 'prod'
-    assert.equal(
-      resolveNetwork(undefined, (line) => said.push(line), env),
-      'mainnet',
-    )
-    assert.deepEqual(said, ['Profile prod: mainnet'])
-    assert.throws(() => resolveNetwork('devnet', () => {}, env), /the profile prod is for mainnet, not devnet/)
-    env.GPUNET_PROFILE = 'nope'
     assert.throws(
-      () => activeProfile(env),
+      () => resolveSettings({env: {...env, GPUNET_PROFILE: 'nope'}}),
       (error: {code: string; exitCode: number; hint: string}) =>
         error.code === 'profile_not_found' && error.exitCode === 2 && /profiles: prod/.test(error.hint),
     )
@@ -109,7 +70,7 @@ describe('settings: precedence and profiles', () => {
     assert.equal(statSync(configFile(env)).mode & 0o777, 0o600)
     assert.equal(readFileSync(`${configFile(env)}.v1.bak`, 'utf8'), original)
     assert.equal(statSync(`${configFile(env)}.v1.bak`).mode & 0o777, 0o600)
-    assert.deepEqual(settingSource('devnet', RPC, undefined, env), {value: 'https://file.example', from: 'config'})
+    assert.equal(resolveSettings({flags: {network: 'devnet'}, env}).value('rpcUrl'), 'https://file.example')
   })
 
   it('refuses a malformed file with exit 3 instead of reading part of it', () => {

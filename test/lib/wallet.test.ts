@@ -5,7 +5,8 @@ import {join} from 'node:path'
 
 import {verifySignature} from '../../src/lib/ed25519.js'
 import {isGpunetError} from '../../src/lib/errors.js'
-import {loadWallet, readKeypair, walletPath} from '../../src/lib/wallet.js'
+import {openWallet, resolveSettings, walletPath} from '../../src/lib/settings.js'
+import {loadWallet, readKeypair} from '../../src/lib/wallet.js'
 import {newWallet, tempDir} from '../helpers/secrets.js'
 
 describe('wallet', () => {
@@ -15,7 +16,7 @@ describe('wallet', () => {
       const source = newWallet()
       const file = join(dir, 'id.json')
       await writeFile(file, JSON.stringify([...source.bytes]))
-      const wallet = await loadWallet({path: file})
+      const wallet = await loadWallet({file})
       assert.equal(wallet.address, source.address)
       const message = new TextEncoder().encode('service_secret_1')
       assert.ok(verifySignature(wallet.sign(message), message, bs58.decode(wallet.address)))
@@ -37,12 +38,12 @@ describe('wallet', () => {
       const source = newWallet()
       const file = join(dir, 'id.b58')
       await writeFile(file, `${bs58.encode(source.bytes)}\n`)
-      const wallet = await loadWallet({path: file})
+      const wallet = await loadWallet({file})
       assert.equal(wallet.address, source.address)
       assert.equal(wallet.keypair().publicKey.toBase58(), source.address)
       assert.equal(readKeypair(file).publicKey.toBase58(), source.address)
       await writeFile(file, bs58.encode(source.bytes.subarray(0, 32)))
-      await assert.rejects(loadWallet({path: file}), (error) => isGpunetError(error) && error.code === 'wallet_invalid')
+      await assert.rejects(loadWallet({file}), (error) => isGpunetError(error) && error.code === 'wallet_invalid')
     } finally {
       await remove()
     }
@@ -50,25 +51,29 @@ describe('wallet', () => {
 
   it('resolves --wallet, then GPUNET_WALLET, then the default path', () => {
     const env = {HOME: '/home/u', XDG_CONFIG_HOME: ''}
-    assert.deepEqual(walletPath({path: '/a.json', env: {...env, GPUNET_WALLET: '/b.json'}}), {
-      file: '/a.json',
-      isDefault: false,
-    })
-    assert.deepEqual(walletPath({env: {...env, GPUNET_WALLET: '/b.json'}}), {file: '/b.json', isDefault: false})
-    assert.deepEqual(walletPath({env}), {file: '/home/u/.config/gpunet/wallet.json', isDefault: true})
+    const path = (flag: string | undefined, more: NodeJS.ProcessEnv = {}) =>
+      walletPath(resolveSettings({flags: {wallet: flag}, env: {...env, ...more}}))
+    assert.deepEqual(path('/a.json', {GPUNET_WALLET: '/b.json'}), {file: '/a.json', isDefault: false})
+    assert.deepEqual(path(undefined, {GPUNET_WALLET: '/b.json'}), {file: '/b.json', isDefault: false})
+    assert.deepEqual(path(undefined), {file: '/home/u/.config/gpunet/wallet.json', isDefault: true})
   })
 
-  it('creates a missing default wallet with mode 0600 only when asked', async () => {
+  it('creates a missing default wallet with mode 0600 only when asked, never one named by --wallet', async () => {
     const {dir, remove} = await tempDir()
     try {
-      const env = {HOME: dir}
-      await assert.rejects(loadWallet({env}), (error) => isGpunetError(error) && error.code === 'wallet_unreadable')
+      const settings = resolveSettings({env: {HOME: dir}})
+      await assert.rejects(
+        openWallet(settings, {create: false}),
+        (error) => isGpunetError(error) && error.code === 'wallet_unreadable',
+      )
+      const named = resolveSettings({flags: {wallet: join(dir, 'typo.json')}, env: {HOME: dir}})
+      await assert.rejects(openWallet(named), (error) => isGpunetError(error) && error.code === 'wallet_unreadable')
       const notes: string[] = []
-      const created = await loadWallet({env, createIfMissing: true, note: (line) => notes.push(line)})
+      const created = await openWallet(settings, {note: (line) => notes.push(line)})
       const file = join(dir, '.config', 'gpunet', 'wallet.json')
       assert.deepEqual(notes, [`created a new localnet wallet at ${file}`])
       assert.equal((await stat(file)).mode & 0o777, 0o600)
-      assert.equal((await loadWallet({env})).address, created.address)
+      assert.equal((await openWallet(settings, {create: false})).address, created.address)
     } finally {
       await remove()
     }
@@ -80,12 +85,12 @@ describe('wallet', () => {
       const file = join(dir, 'bad.json')
       await writeFile(file, '[1, 2, 3]')
       await assert.rejects(
-        loadWallet({path: file}),
+        loadWallet({file}),
         (error) => isGpunetError(error) && error.code === 'wallet_invalid' && error.exitCode === 3,
       )
       const mismatched = [...newWallet().bytes.slice(0, 32), ...newWallet().bytes.slice(32)]
       await writeFile(file, JSON.stringify(mismatched))
-      await assert.rejects(loadWallet({path: file}), /does not match/)
+      await assert.rejects(loadWallet({file}), /does not match/)
     } finally {
       await remove()
     }

@@ -5,7 +5,6 @@ import {marketFlags} from '../../flags.js'
 import {HIDDEN_KEYS} from '../../lib/config.js'
 import {checkKey, configScope, settingsInForce} from '../../lib/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 
 export default class ConfigGet extends BaseCommand {
   static override summary = 'Print the value in force of one setting (stdout: the value alone).'
@@ -22,17 +21,18 @@ export default class ConfigGet extends BaseCommand {
   static override flags = {network: marketFlags.network, profile: marketFlags.profile}
 
   async run(): Promise<{key: string; value: string; source: string}> {
-    const {args, flags} = await this.parse(ConfigGet)
-    checkKey(args.key, configScope(flags.profile ?? process.env.GPUNET_PROFILE, flags.network))
+    const {args} = await this.parse(ConfigGet)
+    const {settings} = this
+    checkKey(args.key, configScope(settings.profile ?? undefined, settings.network))
     if (HIDDEN_KEYS.has(args.key)) {
       throw new GpunetError('config_value_hidden', `${args.key} is never printed`, {
         exitCode: ExitCode.USAGE,
         hint: '`gpunet config list` says whether it is set, and where',
       })
     }
-    const row = settingsInForce(flags.network as Network).find((setting) => setting.key === args.key)!
+    const row = settingsInForce(settings).find((setting) => setting.key === args.key)!
     if (!row.set) {
-      throw new GpunetError('not_found', `${args.key} is not set for ${flags.network}`, {
+      throw new GpunetError('not_found', `${args.key} is not set for ${settings.network}`, {
         exitCode: ExitCode.NOT_FOUND,
         hint: `set it with \`gpunet config set ${args.key} VALUE\`, or ${row.env}`,
       })

@@ -1,7 +1,6 @@
 import {BaseCommand} from '../../base-command.js'
 import {marketFlags} from '../../flags.js'
-import {activeProfile, configFile} from '../../lib/config.js'
-import {configuredProfiles, type SettingInForce, settingsInForce} from '../../lib/config-settings.js'
+import {type SettingInForce, settingsInForce} from '../../lib/config-settings.js'
 import {reportLines} from '../../lib/market/report.js'
 import type {Network} from '../../lib/network.js'
 
@@ -26,14 +25,15 @@ export default class ConfigList extends BaseCommand {
   static override flags = {network: marketFlags.network, profile: marketFlags.profile}
 
   async run(): Promise<ListReport> {
-    const {flags} = await this.parse(ConfigList)
-    const network = flags.network as Network
+    await this.parse(ConfigList)
+    const {settings} = this
+    const {network} = settings
     const report: ListReport = {
-      file: configFile(),
+      file: settings.configFile,
       network,
-      profile: activeProfile()?.name ?? null,
-      settings: settingsInForce(network),
-      profiles: configuredProfiles(),
+      profile: settings.profile,
+      settings: settingsInForce(settings),
+      profiles: settings.profiles,
     }
     this.say(`Settings for ${network}${report.profile ? ` (profile ${report.profile})` : ''}, from ${report.file}`)
     const rows: [string, string | null][] = report.settings.map((setting) => [

@@ -51,10 +51,10 @@ export default class ConfigSet extends BaseCommand {
         : (await readStdin()).replace(/\r?\n$/, '')
       : args.value!
     const value = checkValue(args.key, raw)
-    const document = readConfig()
+    const document = readConfig(process.env)
     applySetting(document, scope, args.key, value)
-    await writeConfig(document)
-    const file = configFile()
+    await writeConfig(document, process.env)
+    const file = configFile(process.env)
     this.say(`${this.color('green', '✔')} Set ${args.key} in ${scopeName(scope)} (${file})`)
     return {file, scope: scopeName(scope), key: args.key, value: hidden ? null : value}
   }

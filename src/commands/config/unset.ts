@@ -26,7 +26,7 @@ export default class ConfigUnset extends BaseCommand {
   async run(): Promise<{file: string; scope: string; removed: string}> {
     const {args, flags} = await this.parse(ConfigUnset)
     const scope = configScope(flags.profile, flags.network)
-    const document = readConfig()
+    const document = readConfig(process.env)
     let removed: string
     if (args.key === undefined) {
       if (!('profile' in scope)) {
@@ -46,8 +46,8 @@ export default class ConfigUnset extends BaseCommand {
       applySetting(document, scope, args.key, undefined)
       removed = args.key
     }
-    await writeConfig(document)
-    const file = configFile()
+    await writeConfig(document, process.env)
+    const file = configFile(process.env)
     this.say(`${this.color('green', '✔')} Removed ${removed}${args.key ? ` from ${scopeName(scope)}` : ''} (${file})`)
     return {file, scope: scopeName(scope), removed}
   }

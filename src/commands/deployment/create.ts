@@ -1,11 +1,10 @@
 import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, DeploymentCommand} from '../../deployment-command.js'
-import {deploymentFlags} from '../../flags.js'
+import {deploymentFlags, marketFlag} from '../../flags.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {parseAddress} from '../../lib/market/connect.js'
-import type {Network} from '../../lib/network.js'
 import {connectMarket} from '../../lib/network-connection.js'
 
 export default class DeploymentCreate extends DeploymentCommand {
@@ -59,13 +58,13 @@ EXIT CODES
       description: 'localnet only: divide every duration of the strategy by N (extensions within minutes)',
       helpValue: 'N',
     }),
-    market: Flags.string({description: "market address [default: the network's default market]", helpValue: 'ADDRESS'}),
+    market: marketFlag,
     ...deploymentFlags,
   }
 
   async run(): Promise<DeploymentJson> {
     const {flags} = await this.parse(DeploymentCreate)
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const {body, warnings} = await createBody({
       file: flags.file,
@@ -75,13 +74,15 @@ EXIT CODES
       timeout: flags.timeout,
       name: flags.name,
       timeScale: flags['time-scale'],
-      market: async () =>
-        flags.market
-          ? parseAddress(flags.market, 'the market').toBase58()
-          : (await connectMarket({network, note})).defaultMarket.toBase58(),
+      // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
+      market: async () => {
+        const given = this.settings.get('market')
+        if (given?.from === 'flag') return parseAddress(given.value, 'the market').toBase58()
+        return (await connectMarket(this.settings, note)).defaultMarket.toBase58()
+      },
     })
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     let deployment = await connection.client.create(body)
     // Started apart from the create (not with the API's autostart), so a vault short of the deposit still leaves
     // the new deployment's id on the screen.
@@ -112,6 +113,6 @@ EXIT CODES
           : `Follow it: gpunet deployment events ${deployment.id} --follow`,
       )
     }
-    return this.failWithReport(this.deploymentJson(deployment, network, connection), refused)
+    return this.failWithReport(this.deploymentJson(deployment, connection), refused)
   }
 }

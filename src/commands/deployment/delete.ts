@@ -14,7 +14,7 @@ export default class DeploymentDelete extends DeploymentCommand {
 
   async run(): Promise<{deleted: string; network: string; manager: string}> {
     const {args, flags} = await this.parse(DeploymentDelete)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     checkState(await connection.client.get(args.id), 'delete')
     await this.confirmFirst(flags.yes, {
       question: `Delete deployment ${args.id}?`,
@@ -23,6 +23,6 @@ export default class DeploymentDelete extends DeploymentCommand {
     })
     await connection.client.remove(args.id)
     this.say(`Deleted deployment ${args.id}.`)
-    return {deleted: args.id, network: flags.network, manager: connection.url}
+    return {deleted: args.id, network: this.settings.network, manager: connection.url}
   }
 }

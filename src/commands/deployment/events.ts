@@ -33,7 +33,7 @@ export default class DeploymentEvents extends DeploymentCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(DeploymentEvents)
     const json = this.jsonEnabled()
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const {events} = await interruptible((signal) =>
       deploymentEvents(connection.client, args.id, {
         follow: flags.follow,

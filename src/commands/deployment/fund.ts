@@ -47,7 +47,7 @@ export default class DeploymentFund extends DeploymentCommand {
 
   async run(): Promise<FundReport> {
     const {args, flags} = await this.parse(DeploymentFund)
-    const network = flags.network as Network
+    const {network} = this.settings
     const lamports = parseAmount(flags.sol ?? '0', SOL_DECIMALS, 'SOL')
     const tokens = parseAmount(flags.tokens ?? '0', TOKEN_DECIMALS, 'token')
     if (lamports === 0n && tokens === 0n) {
@@ -57,7 +57,7 @@ export default class DeploymentFund extends DeploymentCommand {
       })
     }
     const note = (line: string) => this.note(line)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
     const vault = new PublicKey(deployment.vault)
     const what = `${formatAmount(lamports, SOL_DECIMALS)} SOL and ${formatAmount(tokens, TOKEN_DECIMALS)} tokens`
@@ -66,13 +66,7 @@ export default class DeploymentFund extends DeploymentCommand {
       `Send ${what} from your wallet to the vault ${vault.toBase58()} of deployment ${args.id}?`,
       flags.yes,
     )
-    const net = await connectMarket({
-      network,
-      rpc: flags.rpc,
-      priorityFee: flags['priority-fee'],
-      maxPriorityFee: flags['max-priority-fee'],
-      note,
-    })
+    const net = await connectMarket(this.settings, note)
     const progress = startProgress(`Sending ${what} to the vault ${vault.toBase58()}`)
     let funded
     try {

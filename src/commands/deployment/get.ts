@@ -12,10 +12,10 @@ export default class DeploymentGet extends DeploymentCommand {
   static override flags = deploymentFlags
 
   async run(): Promise<DeploymentJson> {
-    const {args, flags} = await this.parse(DeploymentGet)
-    const connection = await this.manager(flags)
+    const {args} = await this.parse(DeploymentGet)
+    const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
     this.showDeployment(deployment)
-    return this.deploymentJson(deployment, flags.network, connection)
+    return this.deploymentJson(deployment, connection)
   }
 }

@@ -32,7 +32,7 @@ export default class DeploymentJobs extends DeploymentCommand {
 
   async run(): Promise<{deployment: string; jobs: DeploymentJob[]; pagination: {cursor_next: string | null}}> {
     const {args, flags} = await this.parse(DeploymentJobs)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const page = await connection.client.jobs(args.id, {
       limit: flags.limit as 10 | 20 | 50 | 100,
       cursor: flags.cursor,

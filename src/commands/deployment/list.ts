@@ -27,7 +27,7 @@ export default class DeploymentList extends DeploymentCommand {
 
   async run(): Promise<{deployments: DeploymentJson[]; pagination: {cursor_next: string | null}}> {
     const {flags} = await this.parse(DeploymentList)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const page = await connection.client.list({
       status: flags.status,
       limit: flags.limit as 10 | 20 | 50 | 100,
@@ -38,7 +38,7 @@ export default class DeploymentList extends DeploymentCommand {
     for (const line of deploymentRows(page.deployments)) this.say(printable(line, process.stdout))
     if (page.pagination.cursor_next) this.say(`More: gpunet deployment list --cursor ${page.pagination.cursor_next}`)
     return {
-      deployments: page.deployments.map((d) => this.deploymentJson(d, flags.network, connection)),
+      deployments: page.deployments.map((d) => this.deploymentJson(d, connection)),
       pagination: page.pagination,
     }
   }

@@ -6,7 +6,6 @@ import {deploymentFlags, marketFlags} from '../../flags.js'
 import {deploymentLogs} from '../../lib/job/replica-logs.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/terminal-text.js'
 
 export default class DeploymentLogs extends DeploymentCommand {
@@ -39,13 +38,8 @@ export default class DeploymentLogs extends DeploymentCommand {
     const {args, flags} = await this.parse(DeploymentLogs)
     const json = this.jsonEnabled()
     const note = (line: string) => this.note(printable(line, process.stderr))
-    const connection = await this.manager(flags)
-    const net = await connectMarket({
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      note,
-    })
+    const connection = await this.manager()
+    const net = await connectMarket(this.settings, note)
     await interruptible((signal) =>
       deploymentLogs(connection.client, net, args.id, {
         follow: flags.follow,

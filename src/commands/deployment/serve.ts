@@ -8,7 +8,6 @@ import {managerFiles, refuseClearText, startDeploymentManager} from '../../lib/d
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {isLoopbackAddress} from '../../lib/loopback-guard.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
-import type {Network} from '../../lib/network.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {dataDir} from '../../lib/private-file.js'
 
@@ -52,7 +51,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
 
   async run(): Promise<void> {
     const {flags} = await this.parse(DeploymentServe)
-    const network = flags.network as Network
+    const {network} = this.settings
     const host = flags.host
     if (!flags['tls-terminated'] && host !== 'localhost' && !isLoopbackAddress(host)) throw refuseClearText(host)
     await confirmSpend(
@@ -60,16 +59,10 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
       `Run a deployment manager on ${network}? It lists and extends jobs with the tokens owners put in their vaults.`,
       flags.yes,
     )
-    const net = await connectMarket({
-      network,
-      rpc: flags.rpc,
-      priorityFee: flags['priority-fee'],
-      maxPriorityFee: flags['max-priority-fee'],
-      note: (line) => this.note(line),
-    })
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     // Each deployment's definition is uploaded when it is created: without a content store none could be.
     net.content().requireUploader()
-    const folder = flags['data-dir'] ?? join(dataDir(), 'deployments', network)
+    const folder = flags['data-dir'] ?? join(dataDir(process.env), 'deployments', network)
     let manager
     try {
       manager = await startDeploymentManager({
@@ -80,6 +73,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         port: flags.port,
         tlsTerminated: flags['tls-terminated'],
         log: (line) => process.stderr.write(`${line}\n`),
+        env: process.env,
       })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code

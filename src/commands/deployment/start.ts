@@ -18,13 +18,13 @@ EXIT CODES
   static override flags = deploymentFlags
 
   async run(): Promise<DeploymentJson> {
-    const {args, flags} = await this.parse(DeploymentStart)
-    const connection = await this.manager(flags)
+    const {args} = await this.parse(DeploymentStart)
+    const connection = await this.manager()
     await connection.client.start(args.id)
     const deployment = await connection.client.get(args.id)
     this.say(
       `Started deployment ${args.id}: ${deployment.status}. Follow it: gpunet deployment events ${args.id} --follow`,
     )
-    return this.deploymentJson(deployment, flags.network, connection)
+    return this.deploymentJson(deployment, connection)
   }
 }

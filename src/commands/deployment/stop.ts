@@ -43,7 +43,7 @@ EXIT CODES
 
   async run(): Promise<DeploymentJson> {
     const {args, flags} = await this.parse(DeploymentStop)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const before = await connection.client.get(args.id)
     checkState(before, 'stop')
     await this.confirmFirst(flags.yes, {
@@ -72,6 +72,6 @@ EXIT CODES
         ? `Stopped deployment ${args.id}. Its vault back to your wallet: gpunet deployment withdraw ${args.id}`
         : `Deployment ${args.id} is ${deployment.status}.`,
     )
-    return this.deploymentJson(deployment, flags.network, connection)
+    return this.deploymentJson(deployment, connection)
   }
 }

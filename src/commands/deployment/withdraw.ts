@@ -42,9 +42,9 @@ export default class DeploymentWithdraw extends DeploymentCommand {
 
   async run(): Promise<WithdrawReport> {
     const {args, flags} = await this.parse(DeploymentWithdraw)
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
-    const connection = await this.manager(flags)
+    const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
     checkState(deployment, 'withdraw')
     const vault = new PublicKey(deployment.vault)
@@ -53,7 +53,7 @@ export default class DeploymentWithdraw extends DeploymentCommand {
       doing: `withdraw the vault of deployment ${args.id}`,
       short: 'withdraw it',
     })
-    const net = await connectMarket({network, rpc: flags.rpc, maxPriorityFee: flags['max-priority-fee'], note})
+    const net = await connectMarket(this.settings, note)
     const wallet = await connection.wallet()
     const transaction = await connection.client.withdraw(vault.toBase58())
     let signature: string | null = null

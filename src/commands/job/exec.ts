@@ -7,8 +7,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 export default class JobExec extends BaseCommand {
   static override summary =
@@ -51,17 +50,12 @@ EXIT CODES
       })
     }
     const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket({
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      note: (line) => this.note(line),
-    })
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const code = await execInJob(net, job, {
       op: flags.op,
       cmd: command,
       tty: false,
-      wallet: () => loadWallet({path: flags.wallet}),
+      wallet: () => openWallet(this.settings, {create: false}),
       input: process.stdin,
       output: (stream, data) => (stream === 'stdout' ? process.stdout : process.stderr).write(data),
     })

@@ -29,8 +29,8 @@ export default class JobExtend extends BaseCommand {
 
   async run(): Promise<{network: Network} & ExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
-    const network = flags.network as Network
-    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const {network} = this.settings
+    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     const timeout = BigInt(flags.timeout)
     const quote = await quoteExtend(net, wallet, view, timeout)
     const charged = amountJson(quote.cost, TOKEN_DECIMALS, 'token')

@@ -14,11 +14,10 @@ import {isFinal, type JobView, readJob} from '../../lib/market/jobs.js'
 import {jobInfo, type JobInfo, resultText, rowsWithOutcome} from '../../lib/market/job-result.js'
 import {reportLines} from '../../lib/market/report.js'
 import {exposedPorts} from '../../lib/market/service-url.js'
-import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/result-files.js'
 import {printable} from '../../lib/terminal-text.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
@@ -56,10 +55,10 @@ EXIT CODES
 
   async run(): Promise<JobInfo & {files?: string[]}> {
     const {args, flags} = await this.parse(JobGet)
-    const network = flags.network as Network
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
-    const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
+    const net = await connectMarket(this.settings, note)
     let view = await readJob(net.connection, net.programId, address)
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
     const wait = flags.wait || flags['wait-for'] !== undefined
@@ -71,7 +70,7 @@ EXIT CODES
           until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
           timeoutSeconds: flags['wait-timeout'],
           definition,
-          logs: flags.logs ? {wallet: () => loadWallet({path: flags.wallet})} : undefined,
+          logs: flags.logs ? {wallet: () => openWallet(this.settings, {create: false})} : undefined,
         }).catch((error: unknown) => {
           if (!stoppedWaiting(error)) throw error
           waitStopped = error
@@ -81,7 +80,7 @@ EXIT CODES
     // --out writes the result's bytes exactly as stored.
     let resultBytes: Uint8Array | undefined
     const report = await jobInfo(net, view, definition, flags.out ? (bytes) => (resultBytes = bytes) : undefined)
-    await this.withOnline(net, view, report, flags.wallet)
+    await this.withOnline(net, view, report)
     if (definition && exposedPorts(definition).length > 0 && report.serviceUrls.length === 0 && !isFinal(view.status)) {
       note(
         network === 'localnet'
@@ -101,9 +100,9 @@ EXIT CODES
   }
 
   /** Marks each service URL online or offline as the job's node says, when the wallet is the job's poster. */
-  private async withOnline(net: MarketNetwork, view: JobView, report: JobInfo, walletPath?: string): Promise<void> {
+  private async withOnline(net: MarketNetwork, view: JobView, report: JobInfo): Promise<void> {
     if (report.status !== 'RUNNING' || report.serviceUrls.length === 0) return
-    const wallet = await loadWallet({path: walletPath}).catch(() => null)
+    const wallet = await openWallet(this.settings, {create: false}).catch(() => null)
     if (!wallet || wallet.address !== report.project) return
     const online = await endpointStatus(net, wallet, view)
     if (!online) return

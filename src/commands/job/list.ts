@@ -14,7 +14,7 @@ import {
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/terminal-text.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 interface ListReport {
   network: Network
@@ -62,11 +62,11 @@ EXIT CODES
 
   async run(): Promise<ListReport> {
     const {flags} = await this.parse(JobList)
-    const network = flags.network as Network
+    const {network} = this.settings
     const market = flags.market === undefined ? undefined : parseAddress(flags.market, 'the market').toBase58()
     const node = flags.node === undefined ? undefined : parseAddress(flags.node, 'the node').toBase58()
-    const wallet = await loadWallet({path: flags.wallet})
-    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const wallet = await openWallet(this.settings, {create: false})
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const query = {
       poster: wallet.address,
       state: flags.state as IndexedJobState | undefined,

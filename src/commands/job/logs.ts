@@ -10,9 +10,8 @@ import {jobLogs, type LogLine} from '../../lib/job/logs.js'
 import {parseSince} from '../../lib/job/since.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/terminal-text.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 export default class JobLogs extends BaseCommand {
   static override summary = "Print a job's output: live from its node while it runs, from its result once it ended."
@@ -58,13 +57,13 @@ EXIT CODES
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobLogs)
-    const network = flags.network as Network
+    const {network} = this.settings
     const job = parseAddress(args.job, 'the job')
     const sinceMs = flags.since === undefined ? undefined : parseSince(flags.since)
     const json = this.jsonEnabled()
     // Notices carry what the node says: stripped of control sequences on a terminal.
     const note = (line: string) => this.note(printable(line, process.stderr))
-    const net = await connectMarket({network, rpc: flags.rpc, networkHost: flags['network-host'], note})
+    const net = await connectMarket(this.settings, note)
     // Lines are written as they come (not through `say`, which buffers nothing but formats for one document).
     const line = json
       ? (entry: LogLine) => writeLine(JSON.stringify(entry))
@@ -74,7 +73,7 @@ EXIT CODES
         follow: flags.follow,
         op: flags.op,
         sinceMs,
-        wallet: () => loadWallet({path: flags.wallet}),
+        wallet: () => openWallet(this.settings, {create: false}),
         line,
         notice: note,
         signal,

@@ -3,7 +3,6 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
 
 export default class JobPost extends PostCommand {
@@ -49,7 +48,7 @@ EXIT CODES
   async run(): Promise<PostReport | DryRunReport> {
     const {args, flags} = await this.parse(JobPost)
     const file = definitionFile(args.file, flags.file)
-    const loaded = await loadPostableDefinition(file, flags.network as Network)
+    const loaded = await loadPostableDefinition(file, this.settings.network)
     for (const w of loaded.warnings) this.note(`Warning: ${file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     return this.postDefinition(flags, loaded)
   }

@@ -37,13 +37,13 @@ export default class JobRestart extends BaseCommand {
 
   async run(): Promise<RestartReport> {
     const {args, flags} = await this.parse(JobRestart)
-    const network = flags.network as Network
+    const {network} = this.settings
     if (flags.op === undefined && flags.group === undefined) {
       throw new GpunetError('missing_target', 'name what to restart: --op ID or --group GROUP', {
         exitCode: ExitCode.USAGE,
       })
     }
-    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     const target = flags.op !== undefined ? {op: flags.op} : {group: flags.group!}
     const {ops} = await controlOperation(net, wallet, view, target, 'restart')
     this.say(`Restarted ${ops.length === 1 ? 'operation' : 'operations'} ${ops.join(', ')} of job ${args.job}`)

@@ -3,7 +3,6 @@ import {writeFile} from 'node:fs/promises'
 
 import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.js'
 import {checkPostableText} from '../../lib/definition/upload.js'
-import type {Network} from '../../lib/network.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {splitCommand} from '../../flags.js'
 import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../post-command.js'
@@ -86,7 +85,7 @@ EXIT CODES
     const loaded = await checkPostableText(
       text,
       'the job built from the command line',
-      flags.network as Network,
+      this.settings.network,
       'check the image, --env and --expose values; nothing was uploaded or sent',
     )
     if (flags.save) await saveDefinition(flags.save, text)

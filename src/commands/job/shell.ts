@@ -7,8 +7,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {execInJob} from '../../lib/job/exec.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 export default class JobShell extends BaseCommand {
   static override summary = "Open an interactive shell inside a running job's operation."
@@ -46,12 +45,7 @@ EXIT CODES
       })
     }
     const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket({
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      note: (line) => this.note(line),
-    })
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const size = () => (stdout.columns > 0 && stdout.rows > 0 ? {cols: stdout.columns, rows: stdout.rows} : {})
     let onResize: (() => void) | undefined
     stdin.setRawMode(true)
@@ -62,7 +56,7 @@ EXIT CODES
         cmd: [],
         tty: true,
         ...size(),
-        wallet: () => loadWallet({path: flags.wallet}),
+        wallet: () => openWallet(this.settings, {create: false}),
         input: stdin,
         output: (_stream, data) => stdout.write(data),
         opened: (session) => {

@@ -7,9 +7,8 @@ import {jobStats, statsTable} from '../../lib/job/stats.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import type {Network} from '../../lib/network.js'
 import type {TaskStat} from '../../lib/node-api/stats-protocol.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 export default class JobStats extends BaseCommand {
   static override summary = "Show a running job's CPU, memory, disk and network use per operation, from its node."
@@ -45,12 +44,7 @@ EXIT CODES
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobStats)
     const job = parseAddress(args.job, 'the job')
-    const net = await connectMarket({
-      network: flags.network as Network,
-      rpc: flags.rpc,
-      networkHost: flags['network-host'],
-      note: (line) => this.note(line),
-    })
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const table = !this.jsonEnabled() && process.stdout.isTTY === true
     let drawn = 0
     const frame = (stats: TaskStat[]) => {
@@ -68,7 +62,7 @@ EXIT CODES
       jobStats(net, job, {
         follow: flags.follow,
         intervalS: flags.follow ? flags.interval : undefined,
-        wallet: () => loadWallet({path: flags.wallet}),
+        wallet: () => openWallet(this.settings, {create: false}),
         frame,
         signal,
       }),

@@ -48,8 +48,8 @@ export default class JobStop extends BaseCommand {
 
   async run(): Promise<StopReport | OperationStopReport> {
     const {args, flags} = await this.parse(JobStop)
-    const network = flags.network as Network
-    const {net, wallet, view} = await openOwnJob(flags, args.job, (line) => this.note(line))
+    const {network} = this.settings
+    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     if (flags.op !== undefined) {
       const {ops} = await controlOperation(net, wallet, view, {op: flags.op}, 'stop')
       this.say(`Stopped operation ${ops.join(', ')} of job ${args.job}; the job goes on`)

@@ -8,12 +8,11 @@ import {ensureLocalnet, localnetStatus} from '../../lib/localnet/control.js'
 import {dataDirFlag} from '../../lib/localnet/flags.js'
 import {fundFromFaucet} from '../../lib/localnet/fund.js'
 import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
-import {defaultPort} from '../../lib/localnet/paths.js'
 import {type AmountJson, amountJson, parseAmount} from '../../lib/market/amounts.js'
 import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText} from '../../lib/market/report.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 interface FundReport {
   network: 'localnet'
@@ -64,10 +63,10 @@ export default class LocalnetFund extends BaseCommand {
     }
     const owner = args.address
       ? parseAddress(args.address)
-      : (await loadWallet({createIfMissing: true, note: (line) => this.note(line)})).publicKey
+      : (await openWallet(this.settings, {create: true, note: (line) => this.note(line)})).publicKey
 
     const dataDir = flags['data-dir']
-    const runtime = await ensureLocalnet(dataDir, defaultPort(), (line) => this.note(line))
+    const runtime = await ensureLocalnet(dataDir, this.settings.localnet.port, (line) => this.note(line))
     const status = await localnetStatus(dataDir)
     const mint = new PublicKey(status.mint!)
     const result = await fundFromFaucet(dataDir, runtime, mint, owner, {lamports, tokens})

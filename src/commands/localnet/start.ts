@@ -16,6 +16,7 @@ import {
 import {statusLines} from '../../lib/localnet/format.js'
 import type {LocalnetIds} from '../../lib/localnet/ids.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
+import {walletPath} from '../../lib/settings.js'
 
 export default class LocalnetStart extends BaseCommand {
   static override summary =
@@ -32,6 +33,8 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     '<%= config.bin %> localnet start --host-processes --gateway-port 0',
   ]
 
+  static override settingsNetwork = 'localnet' as const
+
   static override flags = {
     detach: Flags.boolean({char: 'd', description: 'start in the background and return once it answers'}),
     'data-dir': dataDirFlag,
@@ -44,7 +47,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
   async run(): Promise<LocalnetStatus | undefined> {
     const {flags} = await this.parse(LocalnetStart)
     const dataDir = flags['data-dir']
-    const ids = idsInForce(flags.ids)
+    const ids = idsInForce(this.settings.get('localnetIds'))
     if (await runningLocalnet(dataDir)) {
       this.note(`A localnet already serves ${dataDir}.`)
       return this.report(await localnetStatus(dataDir), 'running', flags, ids)
@@ -56,7 +59,8 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
     const contentMaxBytes = flags['content-max-bytes']
-    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs, ids}, async () => {
+    const walletFile = walletPath(this.settings).file
+    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs, ids, walletFile}, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
       else this.report(status, 'running', flags, ids)

@@ -6,7 +6,6 @@ import {parseAddress} from '../../lib/market/connect.js'
 import {readMarket} from '../../lib/market/jobs.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {marketDetail, type MarketDetail, marketDetailLines} from '../../lib/market/markets.js'
-import type {Network} from '../../lib/network.js'
 
 export default class MarketGet extends BaseCommand {
   static override summary = 'Show one market: price per second, job timeout, queue and who is in it, node requirements.'
@@ -21,10 +20,10 @@ export default class MarketGet extends BaseCommand {
   static override flags = {network: marketFlags.network, profile: marketFlags.profile, rpc: marketFlags.rpc}
 
   async run(): Promise<MarketDetail> {
-    const {args, flags} = await this.parse(MarketGet)
-    const network = flags.network as Network
+    const {args} = await this.parse(MarketGet)
+    const {network} = this.settings
     const address = parseAddress(args.market, 'the market')
-    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const detail = marketDetail(network, address, await readMarket(net.connection, net.programId, address))
     for (const line of marketDetailLines(detail)) this.say(line)
     return detail

@@ -17,9 +17,9 @@ export default class MarketList extends BaseCommand {
   static override flags = {network: marketFlags.network, profile: marketFlags.profile, rpc: marketFlags.rpc}
 
   async run(): Promise<{network: Network; defaultMarket: string; markets: MarketReport[]}> {
-    const {flags} = await this.parse(MarketList)
-    const network = flags.network as Network
-    const net = await connectMarket({network, rpc: flags.rpc, note: (line) => this.note(line)})
+    await this.parse(MarketList)
+    const {network} = this.settings
+    const net = await connectMarket(this.settings, (line) => this.note(line))
     const markets = (await listMarkets(net.connection, net.programId)).map(({address, market}) =>
       marketReport(network, address, market),
     )

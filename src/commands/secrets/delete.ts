@@ -3,7 +3,6 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import type {Network} from '../../lib/network.js'
 import {confirmUndoable} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
@@ -29,21 +28,18 @@ export default class SecretsDelete extends BaseCommand {
     const {args, flags} = await this.parse(SecretsDelete)
     if (!flags.yes) {
       await confirmUndoable({
-        question: `Delete the secret ${args.name} on ${flags.network}?`,
-        doing: `delete the secret ${args.name} on ${flags.network}`,
+        question: `Delete the secret ${args.name} on ${this.settings.network}?`,
+        doing: `delete the secret ${args.name} on ${this.settings.network}`,
         short: 'delete it',
         spared: 'Cancelled: nothing was deleted.',
       })
     }
-    const client = await connectSecrets({
-      network: flags.network as Network,
-      secretsUrl: flags['secrets-url'],
+    const client = await connectSecrets(this.settings, {
       allowUnboundLogin: flags['allow-unbound-login'],
-      wallet: flags.wallet,
       note: (line) => this.note(line),
     })
     await client.delete(args.name)
-    this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${flags.network} (${client.url})`)
-    return {network: flags.network, url: client.url, deleted: args.name}
+    this.say(`${this.color('green', '✔')} Deleted ${args.name} on ${this.settings.network} (${client.url})`)
+    return {network: this.settings.network, url: client.url, deleted: args.name}
   }
 }

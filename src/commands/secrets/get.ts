@@ -4,7 +4,6 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 
 const MASK = '••••••••'
@@ -34,17 +33,14 @@ export default class SecretsGet extends BaseCommand {
 
   async run(): Promise<GetResult> {
     const {args, flags} = await this.parse(SecretsGet)
-    const client = await connectSecrets({
-      network: flags.network as Network,
-      secretsUrl: flags['secrets-url'],
+    const client = await connectSecrets(this.settings, {
       allowUnboundLogin: flags['allow-unbound-login'],
-      wallet: flags.wallet,
       note: (line) => this.note(line),
     })
     const secrets = await client.list()
     if (args.name !== undefined) {
       if (!Object.hasOwn(secrets, args.name)) {
-        throw new GpunetError('not_found', `no secret named ${args.name} on ${flags.network}`, {
+        throw new GpunetError('not_found', `no secret named ${args.name} on ${this.settings.network}`, {
           exitCode: ExitCode.NOT_FOUND,
           hint: `list your secrets with: ${this.config.bin} secrets get`,
         })
@@ -56,12 +52,14 @@ export default class SecretsGet extends BaseCommand {
 
     const names = Object.keys(secrets).sort()
     if (names.length === 0)
-      this.note(`No secrets on ${flags.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`)
+      this.note(
+        `No secrets on ${this.settings.network} (${client.url}). Add one with: ${this.config.bin} secrets set NAME`,
+      )
     const width = Math.max(0, ...names.map((n) => n.length))
     for (const name of names)
       this.say(`${name.padEnd(width)}  ${flags['show-values'] ? secrets[name] : this.color('dim', MASK)}`)
     return {
-      network: flags.network,
+      network: this.settings.network,
       url: client.url,
       secrets: names.map((name) => (flags['show-values'] ? {name, value: secrets[name] as string} : {name})),
     }

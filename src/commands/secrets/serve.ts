@@ -3,8 +3,7 @@ import {join} from 'node:path'
 
 import {BaseCommand} from '../../base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {marketFlags} from '../../flags.js'
-import type {Network} from '../../lib/network.js'
+import {ipfsGatewayFlag, marketFlags} from '../../flags.js'
 import {dataDir} from '../../lib/private-file.js'
 import {connectJobAuthority} from '../../lib/network-connection.js'
 import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
@@ -28,11 +27,7 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
     network: marketFlags.network,
     profile: marketFlags.profile,
     rpc: marketFlags.rpc,
-    'ipfs-gateway': Flags.string({
-      description:
-        'IPFS gateway job definitions are read from, <gateway>/ipfs/<cid> (default: GPUNET_IPFS_GATEWAY, then the config file; on localnet the localnet’s own store)',
-      helpValue: 'URL',
-    }),
+    'ipfs-gateway': ipfsGatewayFlag,
     host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
     port: Flags.integer({description: 'port to listen on (0 picks a free one)', default: 8787, min: 0, max: 65535}),
     'data-dir': Flags.string({
@@ -63,15 +58,10 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
 
   async run(): Promise<void> {
     const {flags} = await this.parse(SecretsServe)
-    const network = flags.network as Network
-    const chain = await connectJobAuthority({
-      network,
-      rpc: flags.rpc,
-      ipfsGateway: flags['ipfs-gateway'],
-      note: (line) => this.note(line),
-    })
+    const {network} = this.settings
+    const chain = await connectJobAuthority(this.settings, (line) => this.note(line))
     const {service, storage, key} = await openSecretsService({
-      dataDir: flags['data-dir'] ?? join(dataDir(), 'secrets'),
+      dataDir: flags['data-dir'] ?? join(dataDir(process.env), 'secrets'),
       databaseUrl: flags['database-url'],
       authority: chain.authority,
       limits: {

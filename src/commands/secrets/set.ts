@@ -4,7 +4,6 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import type {Network} from '../../lib/network.js'
 import {askHidden, canPrompt} from '../../lib/prompt.js'
 import {connectSecrets} from '../../lib/network-connection.js'
 import {readEnvFile, readValue, type ValueSource} from '../../lib/secrets/input.js'
@@ -41,17 +40,14 @@ export default class SecretsSet extends BaseCommand {
   async run(): Promise<{network: string; url: string; names: string[]}> {
     const {args, flags} = await this.parse(SecretsSet)
     const secrets = await this.collect(args.name, args.source, flags.value, flags['from-env-file'])
-    const client = await connectSecrets({
-      network: flags.network as Network,
-      secretsUrl: flags['secrets-url'],
+    const client = await connectSecrets(this.settings, {
       allowUnboundLogin: flags['allow-unbound-login'],
-      wallet: flags.wallet,
       note: (line) => this.note(line),
     })
     await client.set(secrets)
     const names = Object.keys(secrets).sort()
-    this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${flags.network} (${client.url})`)
-    return {network: flags.network, url: client.url, names}
+    this.say(`${this.color('green', '✔')} Stored ${names.join(', ')} on ${this.settings.network} (${client.url})`)
+    return {network: this.settings.network, url: client.url, names}
   }
 
   private async collect(

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
-import {loadWallet, walletPath} from '../../lib/wallet.js'
+import {openWallet, walletPath} from '../../lib/settings.js'
 
 export default class WalletAddress extends BaseCommand {
   static override summary = "Print the wallet's address (its public key)."
@@ -15,9 +15,9 @@ export default class WalletAddress extends BaseCommand {
   static override flags = {wallet: networkFlags.wallet, profile: networkFlags.profile}
 
   async run(): Promise<{address: string; file: string}> {
-    const {flags} = await this.parse(WalletAddress)
-    const wallet = await loadWallet({path: flags.wallet})
+    await this.parse(WalletAddress)
+    const wallet = await openWallet(this.settings, {create: false})
     this.say(wallet.address)
-    return {address: wallet.address, file: walletPath({path: flags.wallet}).file}
+    return {address: wallet.address, file: walletPath(this.settings).file}
   }
 }

@@ -7,7 +7,7 @@ import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText, reportLines} from '../../lib/market/report.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
-import {loadWallet} from '../../lib/wallet.js'
+import {openWallet} from '../../lib/settings.js'
 
 interface BalanceReport {
   network: Network
@@ -36,11 +36,11 @@ export default class WalletBalance extends BaseCommand {
   }
 
   async run(): Promise<BalanceReport> {
-    const {flags} = await this.parse(WalletBalance)
-    const network = flags.network as Network
+    await this.parse(WalletBalance)
+    const {network} = this.settings
     const note = (line: string) => this.note(line)
-    const net = await connectMarket({network, rpc: flags.rpc, note})
-    const wallet = await loadWallet({path: flags.wallet, createIfMissing: network === 'localnet', note})
+    const net = await connectMarket(this.settings, note)
+    const wallet = await openWallet(this.settings, {note})
     const balances = await rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint))
     const report: BalanceReport = {
       network,

@@ -8,7 +8,8 @@ import {describeReadError} from '../../lib/definition/check.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {askHidden, canPrompt} from '../../lib/prompt.js'
 import {readStdin} from '../../lib/stdin.js'
-import {installWallet, parseKeypairText, walletPath} from '../../lib/wallet.js'
+import {installWallet, parseKeypairText} from '../../lib/wallet.js'
+import {walletPath} from '../../lib/settings.js'
 
 export default class WalletImport extends BaseCommand {
   static override summary = 'Import a wallet: a Solana CLI keypair file, or a base58 secret key on standard input.'
@@ -35,7 +36,7 @@ export default class WalletImport extends BaseCommand {
     const {args, flags} = await this.parse(WalletImport)
     const source = args.file === undefined || args.file === '-' ? 'standard input' : args.file
     const text = source === 'standard input' ? await readKeyFromStdin() : await readKeyFile(source)
-    const {file} = walletPath({path: flags.wallet})
+    const {file} = walletPath(this.settings)
     const {wallet, backup} = installWallet(file, parseKeypairText(text, source), {force: flags.force, source})
     if (backup) this.note(`The wallet it replaced is kept at ${backup}`)
     this.say(`${this.color('green', '✔')} Imported the wallet from ${source} to ${file}`)

@@ -3,7 +3,8 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../../base-command.js'
 import {networkFlags} from '../../flags.js'
 import {generateKeypairBytes} from '../../lib/ed25519.js'
-import {installWallet, walletPath} from '../../lib/wallet.js'
+import {installWallet} from '../../lib/wallet.js'
+import {walletPath} from '../../lib/settings.js'
 
 export default class WalletNew extends BaseCommand {
   static override summary = 'Create a new wallet (a Solana keypair file, mode 0600).'
@@ -23,7 +24,7 @@ export default class WalletNew extends BaseCommand {
 
   async run(): Promise<{address: string; file: string; backup: string | null}> {
     const {flags} = await this.parse(WalletNew)
-    const {file} = walletPath({path: flags.wallet})
+    const {file} = walletPath(this.settings)
     const {wallet, backup} = installWallet(file, generateKeypairBytes(), {force: flags.force})
     if (backup) this.note(`The wallet it replaced is kept at ${backup}`)
     this.say(`${this.color('green', '✔')} Created a wallet at ${file}`)

@@ -9,7 +9,7 @@ export const CRASH_POINTS = ['list-saved', 'list-sent', 'extend-saved', 'extend-
 export type CrashPoint = (typeof CRASH_POINTS)[number]
 
 /** Dies here when the environment names this point. */
-export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.env): void {
+export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv): void {
   if (env[CRASH_ENV] !== point) return
   process.stderr.write(`${CRASH_ENV}=${point}: killing the manager's process here\n`)
   process.kill(process.pid, 'SIGKILL')

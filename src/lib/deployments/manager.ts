@@ -39,6 +39,7 @@ export interface ManagerOptions {
    */
   tlsTerminated?: boolean
   log?: (line: string) => void
+  /** Where the crash points of the tests are read (crash-points.ts; `deployment serve` gives its own): none unless given. */
   env?: NodeJS.ProcessEnv
   now?: () => number
 }
@@ -78,7 +79,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     seal: vaultSeal(key),
     now: options.now ?? Date.now,
     log: options.log ?? (() => {}),
-    env: options.env ?? process.env,
+    env: options.env ?? {},
   }
   const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}))
   let url: string

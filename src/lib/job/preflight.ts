@@ -7,9 +7,9 @@ import type {JobDefinition} from '../definition/schema.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
-import type {Network} from '../network.js'
 import {commandArgv, needsGpu, planOperations} from '../node/operation-plan.js'
 import {connectSecrets} from '../network-connection.js'
+import type {Settings} from '../settings.js'
 
 const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
 
@@ -19,19 +19,15 @@ const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job 
  */
 export async function checkSecretsStored(
   definition: unknown,
-  options: {
-    network: Network
-    secretsUrl?: string
-    wallet?: string
-    allowUnboundLogin?: boolean
-    note: (line: string) => void
-  },
+  settings: Settings,
+  options: {allowUnboundLogin?: boolean; note: (line: string) => void},
 ): Promise<string[]> {
+  const {network} = settings
   const names = findSecretReferences(definition)
   if (names.length === 0) return []
   let stored: Record<string, string>
   try {
-    stored = await (await connectSecrets(options)).list()
+    stored = await (await connectSecrets(settings, options)).list()
   } catch (error) {
     if (!isGpunetError(error) || error.exitCode === ExitCode.INVALID_INPUT) throw error
     throw new GpunetError(error.code, error.message, {
@@ -43,10 +39,10 @@ export async function checkSecretsStored(
   }
   const missing = names.filter((name) => !Object.hasOwn(stored, name))
   if (missing.length > 0) {
-    const onNetwork = options.network === 'localnet' ? '' : ` --network ${options.network}`
+    const onNetwork = network === 'localnet' ? '' : ` --network ${network}`
     throw new GpunetError(
       'secret_missing',
-      `the job refers to ${missing.length === 1 ? 'a secret' : 'secrets'} you have not stored on ${options.network}: ${missing.join(', ')}`,
+      `the job refers to ${missing.length === 1 ? 'a secret' : 'secrets'} you have not stored on ${network}: ${missing.join(', ')}`,
       {
         exitCode: ExitCode.INVALID_INPUT,
         hint: `store ${missing.length === 1 ? 'it' : 'each'} with \`gpunet secrets set ${missing[0]}${onNetwork}\` (the value on standard input), then post again; nothing was uploaded or sent`,

@@ -7,15 +7,15 @@ import {DEFAULT_CONTENT_MAX_BYTES} from '../ipfs/store.js'
 import {DEFAULT_GATEWAY_PORT} from '../node/gateway.js'
 import type {PullPolicy} from '../node/runtime/podman.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {settingValue} from '../network.js'
-import {IDS_SETTING, isLocalnetIds, LOCALNET_IDS, type LocalnetIds} from './ids.js'
+import type {InForce} from '../network.js'
+import {isLocalnetIds, LOCALNET_IDS, type LocalnetIds} from './ids.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
 import {RUNTIME_CHOICES, type RuntimeChoice} from './runtime-choice.js'
 import {defaultDataDir, defaultGatewayPort, defaultPort} from './paths.js'
 
 export const dataDirFlag = Flags.string({
   description: 'data directory of the localnet',
-  default: async () => defaultDataDir(),
+  default: async () => defaultDataDir(process.env),
   // Absolute, so a localnet started in the background finds it whatever its working directory.
   parse: async (input) => resolve(input),
   defaultHelp: async () => '$GPUNET_LOCALNET_DIR, else $XDG_DATA_HOME/gpunet/localnet',
@@ -29,18 +29,17 @@ export const idsFlag = Flags.string({
 })
 
 /**
- * The ids a new chain is created with: --ids, else GPUNET_LOCALNET_IDS, a profile's or the config's localnetIds;
- * undefined when none is set (a new chain then has its own).
+ * The ids a new chain is created with: the `localnetIds` setting in force (--ids, else GPUNET_LOCALNET_IDS, a
+ * profile's or the config's); undefined when none is set (a new chain then has its own).
  */
-export function idsInForce(flag: string | undefined): LocalnetIds | undefined {
-  const value = settingValue('localnet', IDS_SETTING, flag)
-  if (value === undefined || isLocalnetIds(value)) return value
+export function idsInForce(setting: InForce | undefined): LocalnetIds | undefined {
+  if (setting === undefined || isLocalnetIds(setting.value)) return setting?.value as LocalnetIds | undefined
   throw new GpunetError(
     'config_value_invalid',
-    `localnetIds must be one of ${LOCALNET_IDS.join(', ')}, not "${value}"`,
+    `localnetIds must be one of ${LOCALNET_IDS.join(', ')}, not "${setting.value}"`,
     {
       exitCode: ExitCode.USAGE,
-      hint: `fix ${IDS_SETTING.env} or \`gpunet config set localnetIds devnet --network localnet\``,
+      hint: `fix it where it is set (${setting.source}), e.g. \`gpunet config set localnetIds devnet --network localnet\``,
     },
   )
 }
@@ -49,7 +48,7 @@ export const portFlag = Flags.integer({
   description: 'JSON-RPC port; the WebSocket endpoint takes the next one; 0 picks a free pair',
   min: 0,
   max: 65534,
-  default: async () => defaultPort(),
+  default: async () => defaultPort(process.env),
   defaultHelp: async () => '$GPUNET_LOCALNET_PORT, else 28899',
 })
 
@@ -131,6 +130,8 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
     runtime: flags.runtime as RuntimeChoice,
     gatewayPort: gatewayPort(flags),
     pull: flags.pull as PullPolicy,
+    // The node's own variable, read here with its flags so that the node layer takes a value (docs/node.md).
+    resources: process.env.GPUNET_HF_ENDPOINT ? {hfEndpoint: process.env.GPUNET_HF_ENDPOINT} : undefined,
     log,
   }
 }

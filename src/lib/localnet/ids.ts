@@ -6,13 +6,9 @@
 import type {PublicKey} from '@solana/web3.js'
 
 import {NETWORK_PRESETS} from '../market/networks.js'
-import type {Setting} from '../network.js'
 
 export const LOCALNET_IDS = ['own', 'devnet', 'mainnet'] as const
 export type LocalnetIds = (typeof LOCALNET_IDS)[number]
-
-/** `--ids`, `GPUNET_LOCALNET_IDS`, or `localnetIds` in the localnet's settings or a profile; `own` by default. */
-export const IDS_SETTING: Setting = {key: 'localnetIds', env: 'GPUNET_LOCALNET_IDS', flag: '--ids'}
 
 /** The jobs program and payment token mint of a chain created with `ids`; a null mint is a new one of its own. */
 export function idsAddresses(ids: LocalnetIds): {programId: PublicKey; mint: PublicKey | null} {

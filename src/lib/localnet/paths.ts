@@ -8,7 +8,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 export const DEFAULT_PORT = 28899
 
 /** `GPUNET_LOCALNET_PORT`, else the default port; 0 picks a free pair. */
-export function defaultPort(env: NodeJS.ProcessEnv = process.env): number {
+export function defaultPort(env: NodeJS.ProcessEnv): number {
   return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
 }
 
@@ -47,7 +47,7 @@ export function localnetPortInUse(port: number): GpunetError {
 }
 
 /** `GPUNET_LOCALNET_DIR`, else `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultDataDir(env: NodeJS.ProcessEnv): string {
   if (env.GPUNET_LOCALNET_DIR) return resolve(env.GPUNET_LOCALNET_DIR)
   return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'gpunet', 'localnet')
 }

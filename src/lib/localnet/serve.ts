@@ -2,7 +2,7 @@
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {loadOrCreateKeypair, walletPath} from '../wallet.js'
+import {loadOrCreateKeypair} from '../wallet.js'
 import {isAlive} from './control.js'
 import {localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetIds} from './ids.js'
@@ -20,6 +20,8 @@ export interface ServeOptions {
   startArgs?: string[]
   /** The addresses a new chain is created with. */
   ids?: LocalnetIds
+  /** The user's wallet file (settings.ts' walletPath), created and funded on first start. */
+  walletFile: string
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */
@@ -32,7 +34,7 @@ export async function serveUntilSignal(
   try {
     // The default wallet is created and funded on first start only.
     const firstStart = !existsSync(localnetFiles(options.dataDir).genesis)
-    const wallet = firstStart ? loadOrCreateKeypair(walletPath().file).keypair.publicKey : undefined
+    const wallet = firstStart ? loadOrCreateKeypair(options.walletFile).keypair.publicKey : undefined
     let running
     try {
       running = await startLocalnet({...options, wallet})

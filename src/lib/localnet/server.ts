@@ -23,7 +23,7 @@ import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {loadOrCreateKeypair} from '../wallet.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
-import {marketNetwork} from '../market/connect.js'
+import {marketNetwork, type MarketSettings} from '../market/connect.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
@@ -216,6 +216,18 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
 }
 
 /**
+ * The manager's settings: none set. The user's settings (an RPC URL in the environment, a profile, the config file)
+ * point their commands elsewhere, never the localnet's own services at anything but the localnet. (Hints name no
+ * variable: settings.ts, which names them, imports localnet/; none is needed, as the localnet's store takes uploads.)
+ */
+const UNSET_SETTINGS: MarketSettings = {
+  network: 'localnet',
+  configFile: '',
+  get: () => undefined,
+  envName: (key) => `the ${key} setting`,
+}
+
+/**
  * The deployment manager inside the localnet: it reaches the chain through the localnet's own RPC, as any client
  * does, and keeps its database and vault key beside the secrets service's.
  */
@@ -225,20 +237,16 @@ async function startLocalnetManager(
   rpcUrl: string,
   gatewayUrl: string | null,
 ): Promise<RunningManager> {
-  // No settings from the environment: GPUNET_RPC_URL and the like point the user's commands elsewhere, never this.
-  const net = marketNetwork(
-    {network: 'localnet', note: () => {}, env: {}},
-    {
-      rpcUrl,
-      contentStoreUrl: rpcUrl,
-      gatewayUrl,
-      programId: node.chain.programId,
-      mint: node.mint,
-      market: node.market,
-      node: null,
-      rewards: localnetRewardsAccounts(node.mint),
-    },
-  )
+  const net = marketNetwork(UNSET_SETTINGS, {
+    rpcUrl,
+    contentStoreUrl: rpcUrl,
+    gatewayUrl,
+    programId: node.chain.programId,
+    mint: node.mint,
+    market: node.market,
+    node: null,
+    rewards: localnetRewardsAccounts(node.mint),
+  })
   return startDeploymentManager({
     dataDir: localnetFiles(dataDir).deployments,
     net,

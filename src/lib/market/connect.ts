@@ -1,14 +1,14 @@
 /**
  * One network, resolved for the jobs commands: its RPC connection, jobs program, payment token, default market,
- * content store and where exposed services are reached. Settings: flag > `GPUNET_*` environment > config file >
- * preset. On localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it
- * (starting it when none runs) and passes its endpoints here.
+ * content store and where exposed services are reached. It takes the command's settings as resolved once
+ * (lib/settings.ts: flag > environment > profile > config file > preset), never flags or the environment. On
+ * localnet the running localnet gives them: `connectMarket` in network-connection.ts resolves it (starting it when
+ * none runs) and passes its endpoints here.
  */
 import {type Connection, PublicKey} from '@solana/web3.js'
 
-import {configFile} from '../config.js'
 import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
-import {type Network, type Setting, settingValue} from '../network.js'
+import type {InForce, Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
 import {parseAmount} from './amounts.js'
@@ -17,24 +17,34 @@ import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networ
 import {openConnection} from './rpc.js'
 import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
 
-/** Network settings the jobs commands read, with their environment variables (see docs/networks.md). */
-export const SETTINGS = {
-  rpcUrl: {key: 'rpcUrl', env: 'GPUNET_RPC_URL', flag: '--rpc'},
-  networkHost: {key: 'networkHost', env: 'GPUNET_NETWORK_HOST', flag: '--network-host'},
-  market: {key: 'market', env: 'GPUNET_MARKET', flag: '--market'},
-  contentStoreUrl: {key: 'contentStoreUrl', env: 'GPUNET_CONTENT_STORE_URL'},
-  pinataJwt: {key: 'pinataJwt', env: 'GPUNET_PINATA_JWT'},
-  pinningServiceUrl: {key: 'pinningServiceUrl', env: 'GPUNET_PINNING_SERVICE_URL'},
-  ipfsGateway: {key: 'ipfsGateway', env: 'GPUNET_IPFS_GATEWAY'},
-  maxPriorityFee: {key: 'maxPriorityFee', env: 'GPUNET_MAX_PRIORITY_FEE', flag: '--max-priority-fee'},
-  priorityFee: {key: 'priorityFee', env: 'GPUNET_PRIORITY_FEE', flag: '--priority-fee'},
-  rewardsReflection: {key: 'rewardsReflection', env: 'GPUNET_REWARDS_REFLECTION'},
-  rewardsVault: {key: 'rewardsVault', env: 'GPUNET_REWARDS_VAULT'},
-  rewardsProgram: {key: 'rewardsProgram', env: 'GPUNET_REWARDS_PROGRAM'},
-  nodeApiUrl: {key: 'nodeApiUrl', env: 'GPUNET_NODE_API_URL'},
-  indexerUrl: {key: 'indexerUrl', env: 'GPUNET_INDEXER_URL'},
-  maxContentBytes: {key: 'maxContentBytes', env: 'GPUNET_MAX_CONTENT_BYTES'},
-} as const satisfies Record<string, Setting>
+/** The settings the market layer reads (see docs/networks.md). */
+export type MarketSettingKey =
+  | 'rpcUrl'
+  | 'networkHost'
+  | 'market'
+  | 'contentStoreUrl'
+  | 'pinataJwt'
+  | 'pinningServiceUrl'
+  | 'ipfsGateway'
+  | 'priorityFee'
+  | 'maxPriorityFee'
+  | 'rewardsReflection'
+  | 'rewardsVault'
+  | 'rewardsProgram'
+  | 'nodeApiUrl'
+  | 'indexerUrl'
+  | 'maxContentBytes'
+
+/** A command's settings as the market layer takes them: resolved once, each value with where it comes from. */
+export interface MarketSettings {
+  readonly network: Network
+  /** The config file `gpunet config set` writes, for hints. */
+  readonly configFile: string
+  /** A setting in force (a preset included); undefined when nothing sets it. */
+  get(key: MarketSettingKey): InForce | undefined
+  /** A setting's environment variable, for hints. */
+  envName(key: MarketSettingKey): string
+}
 
 /** The pinning service used with GPUNET_PINATA_JWT unless GPUNET_PINNING_SERVICE_URL says otherwise. */
 export const DEFAULT_PINNING_SERVICE_URL = 'https://api.pinata.cloud'
@@ -86,19 +96,6 @@ export interface MarketNetwork {
   rewards(): RewardsAccounts
 }
 
-export interface ConnectOptions {
-  network: Network
-  rpc?: string
-  networkHost?: string
-  /** `--priority-fee` / `--no-priority-fee`; undefined keeps the setting or the network's default. */
-  priorityFee?: boolean
-  /** `--max-priority-fee`: SOL per transaction at most. */
-  maxPriorityFee?: string
-  /** Where to announce a localnet started in the background (stderr in commands). */
-  note: (line: string) => void
-  env?: NodeJS.ProcessEnv
-}
-
 /** What a running localnet tells its clients (network-connection.ts reads it from the localnet). */
 export interface LocalnetEndpoints {
   rpcUrl: string
@@ -112,23 +109,21 @@ export interface LocalnetEndpoints {
   rewards: RewardsAccounts
 }
 
-/** Resolves a network's settings and opens its RPC connection; a localnet's endpoints are given. */
-export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoints): MarketNetwork {
-  const {network} = options
-  const env = options.env ?? process.env
+/** Opens a network's RPC connection with the command's settings; a localnet's endpoints are given. */
+export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpoints): MarketNetwork {
+  const {network} = settings
   if (network === 'localnet') {
     if (!localnet) throw new Error('the localnet endpoints are resolved by connectMarket (network-connection.ts)')
-    return localnetMarket(options, env, localnet)
+    return localnetMarket(settings, localnet)
   }
   const preset = NETWORK_PRESETS[network]
-  const rpcUrl = settingValue(network, SETTINGS.rpcUrl, options.rpc, env) ?? preset.rpcUrl!
+  const value = (key: MarketSettingKey) => settings.get(key)?.value
+  const rpcUrl = required(settings, 'rpcUrl')
   const mint = preset.mint!
-  const value = (setting: Setting) => settingValue(network, setting, undefined, env)
-  const market = value(SETTINGS.market)
-  const networkHost = settingValue(network, SETTINGS.networkHost, options.networkHost, env) ?? preset.networkHost
-  const override = (setting: Setting, derived: () => PublicKey) => {
-    const given = value(setting)
-    return given ? address(setting, given) : derived()
+  const networkHost = value('networkHost') ?? null
+  const override = (key: MarketSettingKey, derived: () => PublicKey) => {
+    const given = settings.get(key)
+    return given ? address(key, given) : derived()
   }
   return {
     name: network,
@@ -136,26 +131,27 @@ export function marketNetwork(options: ConnectOptions, localnet?: LocalnetEndpoi
     connection: openConnection(rpcUrl),
     programId: preset.programId,
     mint,
-    defaultMarket: market ? address(SETTINGS.market, market) : preset.market!,
+    defaultMarket: address('market', settings.get('market')!),
     networkHost,
     gatewayUrl: null,
-    nodeApiUrl: (node) => nodeApiUrl(node, {template: value(SETTINGS.nodeApiUrl), networkHost}),
-    indexerUrl: trimUrl(value(SETTINGS.indexerUrl) ?? preset.indexerUrl!),
-    fees: feePolicy(network, options, env),
-    content: () => contentClient(network, env, preset.ipfsGateway!),
+    nodeApiUrl: (node) => nodeApiUrl(node, {template: value('nodeApiUrl'), networkHost}),
+    indexerUrl: trimUrl(required(settings, 'indexerUrl')),
+    fees: feePolicy(settings),
+    content: () => contentClient(settings),
     rewards: () => {
-      const rewardsProgram = override(SETTINGS.rewardsProgram, () => preset.rewardsProgram!)
+      const rewardsProgram = address('rewardsProgram', settings.get('rewardsProgram')!)
       return {
-        rewardsReflection: override(SETTINGS.rewardsReflection, () => findRewardsReflection(rewardsProgram)),
-        rewardsVault: override(SETTINGS.rewardsVault, () => findRewardsVault(rewardsProgram, mint)),
+        rewardsReflection: override('rewardsReflection', () => findRewardsReflection(rewardsProgram)),
+        rewardsVault: override('rewardsVault', () => findRewardsVault(rewardsProgram, mint)),
         rewardsProgram,
       }
     },
   }
 }
 
-function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localnet: LocalnetEndpoints): MarketNetwork {
-  const rpcUrl = settingValue('localnet', SETTINGS.rpcUrl, options.rpc, env) ?? localnet.rpcUrl
+function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): MarketNetwork {
+  const value = (key: MarketSettingKey) => settings.get(key)?.value
+  const rpcUrl = value('rpcUrl') ?? localnet.rpcUrl
   return {
     name: 'localnet',
     rpcUrl,
@@ -168,90 +164,92 @@ function localnetMarket(options: ConnectOptions, env: NodeJS.ProcessEnv, localne
     // The gateway serves the node's API under the node's own name: http://<node>.node.localhost:<port>.
     nodeApiUrl: (node) =>
       nodeApiUrl(node, {
-        template:
-          settingValue('localnet', SETTINGS.nodeApiUrl, undefined, env) ??
-          (localnet.gatewayUrl ? localnet.gatewayUrl.replace('//', '//{node}.') : null),
+        template: value('nodeApiUrl') ?? (localnet.gatewayUrl ? localnet.gatewayUrl.replace('//', '//{node}.') : null),
       }),
-    indexerUrl: trimUrl(settingValue('localnet', SETTINGS.indexerUrl, undefined, env) ?? localnet.rpcUrl),
+    indexerUrl: trimUrl(value('indexerUrl') ?? localnet.rpcUrl),
     localnetNode: localnet.node,
-    fees: feePolicy('localnet', options, env),
-    content: () => contentClient('localnet', env, localnet.contentStoreUrl, localnet.contentStoreUrl),
+    fees: feePolicy(settings),
+    content: () => contentClient(settings, localnet.contentStoreUrl),
     rewards: () => localnet.rewards,
   }
 }
 
+/** A setting every network other than localnet presets. */
+function required(settings: MarketSettings, key: MarketSettingKey): string {
+  const found = settings.get(key)
+  if (!found) throw new Error(`${key} has no preset on ${settings.network}`)
+  return found.value
+}
+
 /**
  * The content store of a network. Uploads: a pinning service when a JWT is set, else an IPFS HTTP API when its URL
- * is set, else (localnet) the localnet's store. Reads: the gateway setting, else the IPFS API's own `/ipfs/` path,
- * else the network's gateway.
+ * is set, else (localnet) the localnet's store. Reads: the gateway set, else the IPFS API's own `/ipfs/` path,
+ * else the network's gateway (its preset), else (localnet) the localnet's store.
  */
-function contentClient(
-  network: Network,
-  env: NodeJS.ProcessEnv,
-  presetGateway: string,
-  presetStore?: string,
-): ContentClient {
-  const value = (setting: Setting) => settingValue(network, setting, undefined, env)
-  const jwt = value(SETTINGS.pinataJwt)
-  const apiUrl = value(SETTINGS.contentStoreUrl) ?? presetStore
+function contentClient(settings: MarketSettings, localnetStore?: string): ContentClient {
+  const value = (key: MarketSettingKey) => settings.get(key)?.value
+  const jwt = value('pinataJwt')
+  const apiUrl = value('contentStoreUrl') ?? localnetStore
   const uploader = jwt
-    ? new PinningServiceUploader(trimUrl(value(SETTINGS.pinningServiceUrl) ?? DEFAULT_PINNING_SERVICE_URL), jwt)
+    ? new PinningServiceUploader(trimUrl(value('pinningServiceUrl') ?? DEFAULT_PINNING_SERVICE_URL), jwt)
     : apiUrl
       ? new IpfsApiUploader(trimUrl(apiUrl))
       : null
-  const gateway = value(SETTINGS.ipfsGateway) ?? apiUrl ?? presetGateway
-  const maxBytes = value(SETTINGS.maxContentBytes)
+  const gatewaySetting = settings.get('ipfsGateway')
+  const gatewaySet = gatewaySetting?.from === 'preset' ? undefined : gatewaySetting?.value
+  const gateway = gatewaySet ?? apiUrl ?? gatewaySetting?.value
+  if (gateway === undefined) throw new Error(`no content gateway on ${settings.network}`)
+  const maxBytes = settings.get('maxContentBytes')
   return new ContentClient(
     uploader,
     trimUrl(gateway),
-    () => missingContentStore(network, env),
+    () => missingContentStore(settings),
     maxBytes === undefined ? DEFAULT_MAX_CONTENT_BYTES : parseByteCount(maxBytes),
   )
 }
 
-/** A byte count setting: a whole number of bytes, at least 1 KiB; a usage error otherwise. */
-function parseByteCount(text: string): number {
-  const bytes = /^\d{4,15}$/.test(text) ? Number(text) : NaN
+/** A byte count setting: a whole number of bytes, at least 1 KiB; a usage error naming where it was set otherwise. */
+function parseByteCount({value, source}: InForce): number {
+  const bytes = /^\d{4,15}$/.test(value) ? Number(value) : NaN
   if (bytes >= 1024) return bytes
   throw new GpunetError(
     'invalid_setting',
-    `${SETTINGS.maxContentBytes.env} (maxContentBytes) must be a whole number of bytes, at least 1024, not "${text}"`,
+    `maxContentBytes (${source}) must be a whole number of bytes, at least 1024, not "${value}"`,
     {exitCode: ExitCode.USAGE},
   )
 }
 
-function missingContentStore(network: Network, env: NodeJS.ProcessEnv): GpunetError {
-  const inConfig = (key: string) => `\`gpunet config set ${key} --network ${network}\` (${configFile(env)})`
+function missingContentStore(settings: MarketSettings): GpunetError {
+  const {network} = settings
+  const inConfig = (key: string) => `\`gpunet config set ${key} --network ${network}\` (${settings.configFile})`
   return new GpunetError(
     'content_store_missing',
     `no content store is configured for ${network}: the job definition has nowhere to be uploaded`,
     {
       exitCode: ExitCode.USAGE,
       hint:
-        `a pinning service: set ${SETTINGS.pinataJwt.env} (its JWT; the service is ${DEFAULT_PINNING_SERVICE_URL} ` +
-        `unless ${SETTINGS.pinningServiceUrl.env} names another) or ${inConfig('pinataJwt')}; ` +
-        `or an IPFS HTTP API: set ${SETTINGS.contentStoreUrl.env} or ${inConfig('contentStoreUrl')}. ` +
-        `Reads go through ${SETTINGS.ipfsGateway.env} (see docs/networks.md)`,
+        `a pinning service: set ${settings.envName('pinataJwt')} (its JWT; the service is ${DEFAULT_PINNING_SERVICE_URL} ` +
+        `unless ${settings.envName('pinningServiceUrl')} names another) or ${inConfig('pinataJwt')}; ` +
+        `or an IPFS HTTP API: set ${settings.envName('contentStoreUrl')} or ${inConfig('contentStoreUrl')}. ` +
+        `Reads go through ${settings.envName('ipfsGateway')} (see docs/networks.md)`,
     },
   )
 }
 
-/** Priority fees: flag > GPUNET_PRIORITY_FEE > config > on for mainnet only; capped by --max-priority-fee (SOL). */
-function feePolicy(network: Network, options: ConnectOptions, env: NodeJS.ProcessEnv): FeePolicy {
-  const configured = settingValue(network, SETTINGS.priorityFee, undefined, env)
-  const priorityFee =
-    options.priorityFee ??
-    (configured === undefined ? NETWORK_PRESETS[network].priorityFeeByDefault : parseSwitch(configured))
-  const max = settingValue(network, SETTINGS.maxPriorityFee, options.maxPriorityFee, env)
+/** Priority fees: as set (a flag first), else on for mainnet only; capped by the maximum fee set (SOL). */
+function feePolicy(settings: MarketSettings): FeePolicy {
+  const configured = settings.get('priorityFee')
+  const priorityFee = configured ? parseSwitch(configured) : NETWORK_PRESETS[settings.network].priorityFeeByDefault
+  const max = settings.get('maxPriorityFee')?.value
   const maxPriorityFeeLamports =
     max === undefined ? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS : parseAmount(max, SOL_DECIMALS, 'maximum priority fee (SOL)')
   return {priorityFee, maxPriorityFeeLamports}
 }
 
-function parseSwitch(text: string): boolean {
-  if (/^(1|true|yes|on)$/i.test(text)) return true
-  if (/^(0|false|no|off)$/i.test(text)) return false
-  throw new GpunetError('invalid_setting', `${SETTINGS.priorityFee.env} must be true or false, not "${text}"`, {
+function parseSwitch({value, source}: InForce): boolean {
+  if (/^(1|true|yes|on)$/i.test(value)) return true
+  if (/^(0|false|no|off)$/i.test(value)) return false
+  throw new GpunetError('invalid_setting', `priorityFee (${source}) must be true or false, not "${value}"`, {
     exitCode: ExitCode.USAGE,
   })
 }
@@ -268,8 +266,8 @@ export function parseAddress(text: string, what: string): PublicKey {
   }
 }
 
-function address(setting: Setting, value: string): PublicKey {
-  return parseAddress(value, `${setting.key} (${setting.env})`)
+function address(key: MarketSettingKey, {value, source}: InForce): PublicKey {
+  return parseAddress(value, `${key} (${source})`)
 }
 
 function trimUrl(url: string): string {

@@ -151,7 +151,7 @@ function s3Source(resource: Resource, label: string): Source {
 function hfSource(resource: Resource, label: string, options: ResourceOptions): Source {
   if (!resource.repo) fail(`${label} needs "repo".`)
   const repo = resource.repo
-  const endpoint = (options.hfEndpoint ?? process.env.GPUNET_HF_ENDPOINT ?? DEFAULT_HF_ENDPOINT).replace(/\/+$/, '')
+  const endpoint = (options.hfEndpoint ?? DEFAULT_HF_ENDPOINT).replace(/\/+$/, '')
   const token = options.env?.HF_TOKEN
   const headers: Record<string, string> = token ? {authorization: `Bearer ${token}`} : {}
   const repoPath = repo.split('/').map(encodeURIComponent).join('/')

@@ -5,7 +5,7 @@ import {describeHttpFailure, httpFetch, type Response} from '../http.js'
 import {NETWORK_PRESETS} from '../market/networks.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from './login-message.js'
 import type {Wallet} from '../wallet.js'
-import {TokenCache} from './token-cache.js'
+import type {TokenCache} from './token-cache.js'
 
 export interface SecretsClientOptions {
   /** Base URL of the secrets service. */
@@ -13,7 +13,7 @@ export interface SecretsClientOptions {
   wallet: Wallet
   /** A job address: log in as the node running it, to read the poster's secrets the job refers to. */
   job?: string
-  /** Where tokens are cached; `null` disables caching. */
+  /** Where tokens are cached; none (`null`, the default) logs in once per client. */
   cache?: TokenCache | null
   /**
    * Sign the unbound `service_secret_` message for a service that names no host of its own in /health
@@ -31,7 +31,7 @@ export class SecretsClient {
 
   constructor(private readonly options: SecretsClientOptions) {
     this.url = options.url.replace(/\/+$/, '')
-    this.cache = options.cache === undefined ? new TokenCache() : options.cache
+    this.cache = options.cache ?? null
   }
 
   /** All readable secrets, name → value (the owner's, or the job's referenced ones). */

@@ -1,17 +1,18 @@
 import {decodeJwt} from 'jose'
 import {readFile} from 'node:fs/promises'
-import {join} from 'node:path'
-
-import {configDir, writePrivateFile} from '../private-file.js'
+import {writePrivateFile} from '../private-file.js'
 
 /** Seconds before expiry at which a cached token is no longer offered, so it cannot expire in flight. */
 const MARGIN_SECONDS = 30
 
 type Entries = Record<string, {token: string; expiresAt: number}>
 
-/** Login tokens per service URL, address and job, in one 0600 file (`~/.config/gpunet/secrets-tokens.json`). */
+/**
+ * Login tokens per service URL, address and job, in one 0600 file (the CLI's: `secrets-tokens.json` in gpunet's own
+ * folder, `~/.config/gpunet`).
+ */
 export class TokenCache {
-  constructor(readonly file: string = join(configDir(), 'secrets-tokens.json')) {}
+  constructor(readonly file: string) {}
 
   /** A token that is still valid for a while, if one is cached. */
   async get(key: string): Promise<string | undefined> {

@@ -14,6 +14,7 @@ import {verifySignature} from '../../../src/lib/ed25519.js'
 import {clientMessage} from '../../../src/lib/node-api/protocol.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
+import {resolveSettings} from '../../../src/lib/settings.js'
 import {
   api,
   createDeployment,
@@ -330,7 +331,7 @@ describe('deployment manager on the localnet', function () {
     it('time_scale is refused off the localnet (400)', async () => {
       const dir = tempDir()
       const net = marketNetwork(
-        {network: 'localnet', note: () => {}, env: {}},
+        resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'}}),
         {
           rpcUrl: t.ln.runtime.rpcUrl,
           contentStoreUrl: t.ln.runtime.rpcUrl,

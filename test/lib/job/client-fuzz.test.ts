@@ -15,6 +15,7 @@ import {isGpunetError} from '../../../src/lib/errors.js'
 import {ContentClient} from '../../../src/lib/ipfs/client.js'
 import {jobLogs, type LogLine} from '../../../src/lib/job/logs.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
+import {resolveSettings} from '../../../src/lib/settings.js'
 import {readResult, resultText} from '../../../src/lib/market/job-result.js'
 import {tooDeepAt} from '../../../src/lib/nesting.js'
 import {readFrame} from '../../../src/lib/node-api/client.js'
@@ -248,12 +249,13 @@ describe('client readers fuzzer (fixed seed)', function () {
     const lines: LogLine[] = []
     const notices: string[] = []
     try {
-      const net = marketNetwork({
-        network: 'devnet',
-        rpc: rpc.url,
-        note: () => {},
-        env: {GPUNET_NODE_API_URL: url, GPUNET_IPFS_GATEWAY: url},
-      })
+      const net = marketNetwork(
+        resolveSettings({
+          network: 'devnet',
+          flags: {rpcUrl: rpc.url},
+          env: {GPUNET_NODE_API_URL: url, GPUNET_IPFS_GATEWAY: url, XDG_CONFIG_HOME: '/nonexistent-gpunet-config'},
+        }),
+      )
       const end = await jobLogs(net, job, {
         follow: true,
         pollMs: 100,

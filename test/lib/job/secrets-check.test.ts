@@ -9,6 +9,7 @@ import {join} from 'node:path'
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {checkSecretsStored} from '../../../src/lib/job/preflight.js'
+import {resolveSettings} from '../../../src/lib/settings.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
 import {newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
 
@@ -55,12 +56,14 @@ describe('checkSecretsStored (job post)', function () {
   })
 
   const check = (names: string[], options: {network?: 'localnet' | 'devnet'; url?: string; wallet?: string} = {}) =>
-    checkSecretsStored(referring(names), {
-      network: options.network ?? 'localnet',
-      secretsUrl: options.url ?? service.url,
-      wallet: options.wallet ?? walletFile,
-      note: () => {},
-    })
+    checkSecretsStored(
+      referring(names),
+      resolveSettings({
+        network: options.network ?? 'localnet',
+        flags: {secretsUrl: options.url ?? service.url, wallet: options.wallet ?? walletFile},
+      }),
+      {note: () => {}},
+    )
   const SKIP = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
 
   it('answers the names referred to when every one is stored', async () => {

@@ -11,6 +11,7 @@ import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {decodeJobAccount, decodeRunAccount} from '../../../src/lib/market/index.js'
 import {extendJob, quoteExtend, readOwnJob, stopJob} from '../../../src/lib/market/manage.js'
+import {resolveSettings} from '../../../src/lib/settings.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 
 import {HOST_PROCESS_NOTICE} from '../../../src/lib/node/runtime/host-process.js'
@@ -72,7 +73,7 @@ describe('localnet node with host processes (opt-in)', function () {
     /** The market client's `extend` and `end`, as `job extend` and `job stop` send them, signed by the poster. */
     const client = () => {
       const net = marketNetwork(
-        {network: 'localnet', note: () => {}, env: {}},
+        resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'}}),
         {
           rpcUrl: t.ln.runtime.rpcUrl,
           contentStoreUrl: t.ln.runtime.contentStoreUrl,

@@ -14,6 +14,7 @@ import {isGpunetError} from '../../../src/lib/errors.js'
 import {marketNetwork, type MarketNetwork} from '../../../src/lib/market/connect.js'
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
 import {ataInstruction, listJob, quotePost} from '../../../src/lib/market/post.js'
+import {resolveSettings} from '../../../src/lib/settings.js'
 import {walletFromBytes} from '../../../src/lib/wallet.js'
 import {JOB_CID} from '../../helpers/market.js'
 import {allocated, MARKET_TIMEOUT, PRICE, REFERENCE, seedNetwork, SIZES} from '../../helpers/standin-network.js'
@@ -80,12 +81,13 @@ describe('market/post: quoting and listing a job', function () {
     rpc = await startStandinRpc()
     rpc.unitsConsumed = 20_000
     seedNetwork(rpc, 'devnet', owner.publicKey)
-    net = marketNetwork({
-      network: 'devnet',
-      rpc: rpc.url,
-      note: () => {},
-      env: {GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:1', XDG_CONFIG_HOME: '/nonexistent-gpunet-config'},
-    })
+    net = marketNetwork(
+      resolveSettings({
+        network: 'devnet',
+        flags: {rpcUrl: rpc.url},
+        env: {GPUNET_CONTENT_STORE_URL: 'http://127.0.0.1:1', XDG_CONFIG_HOME: '/nonexistent-gpunet-config'},
+      }),
+    )
   })
   afterEach(() => rpc.close())
 
@@ -280,12 +282,13 @@ describe('market/post: quoting and listing a job', function () {
   })
 
   it('exits 2 with no content store configured, before asking the RPC node anything', async () => {
-    const bare = marketNetwork({
-      network: 'devnet',
-      rpc: rpc.url,
-      note: () => {},
-      env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'},
-    })
+    const bare = marketNetwork(
+      resolveSettings({
+        network: 'devnet',
+        flags: {rpcUrl: rpc.url},
+        env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'},
+      }),
+    )
     const error = await refusal(quotePost(bare, wallet, DEVNET.market!, JOB_CID))
     assert.equal(error.code, 'content_store_missing')
     assert.equal(error.exitCode, 2)

@@ -22,7 +22,7 @@ export default class ApiKeyCreate extends DeploymentCommand {
 
   async run(): Promise<ApiKey & {key: string; manager: string}> {
     const {flags} = await this.parse(ApiKeyCreate)
-    const connection = await this.manager(flags, true)
+    const connection = await this.manager(true)
     const made = await connection.client.createApiKey(flags.name)
     this.note(
       `Made API key ${made.id}${made.name ? ` (${printable(made.name, process.stderr)})` : ''}; it is shown this once:`,

@@ -16,8 +16,8 @@ export default class ApiKeyList extends DeploymentCommand {
   static override flags = deploymentFlags
 
   async run(): Promise<{keys: ApiKey[]; manager: string}> {
-    const {flags} = await this.parse(ApiKeyList)
-    const connection = await this.manager(flags, true)
+    await this.parse(ApiKeyList)
+    const connection = await this.manager(true)
     const keys = await connection.client.listApiKeys()
     if (keys.length === 0) this.say(`No API keys at ${connection.url}.`)
     for (const line of apiKeyRows(keys)) this.say(printable(line, process.stdout))

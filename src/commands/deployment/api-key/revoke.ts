@@ -14,8 +14,8 @@ export default class ApiKeyRevoke extends DeploymentCommand {
   static override flags = deploymentFlags
 
   async run(): Promise<{revoked: string; manager: string}> {
-    const {args, flags} = await this.parse(ApiKeyRevoke)
-    const connection = await this.manager(flags, true)
+    const {args} = await this.parse(ApiKeyRevoke)
+    const connection = await this.manager(true)
     await connection.client.revokeApiKey(args.id)
     this.say(`Revoked API key ${args.id}.`)
     return {revoked: args.id, manager: connection.url}
