@@ -17,12 +17,12 @@ import {BIN} from '../helpers/cli.js'
 import {
   api,
   createDeployment,
+  deploymentEvents,
+  deploymentJobs,
   jobsPaidBy,
   nodeTakesNextJob,
   statusWhen,
   tasksWhen,
-  type EventJson,
-  type JobJson,
   type TaskJson,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
@@ -125,7 +125,7 @@ describe('deployment serve: crash points', function () {
       assert.equal(settled.tx, signature, 'the saved transaction is the one recorded')
       // One job on chain, and it is the one recorded (before the stop: a delisted job's account is closed).
       const onChain = await jobsPaidBy(t, vault)
-      const rows = (await api<JobJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
+      const rows = await deploymentJobs(second.url, owner, d.id)
       assert.equal(onChain.size, 1, `jobs paid by the vault: ${[...onChain.keys()].join(', ')}`)
       assert.deepEqual(
         rows.map((r) => r.job),
@@ -144,7 +144,7 @@ describe('deployment serve: crash points', function () {
         assert.ok(extensions.length >= 1)
         assert.equal(account!.timeout, 15n * BigInt(1 + extensions.length))
       }
-      const events = (await api<EventJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/events`)).body
+      const events = await deploymentEvents(second.url, owner, d.id)
       assert.equal(events.filter((e) => e.type === 'JOB_LIST_CONFIRMED').length, 1)
       assert.equal(events.filter((e) => e.type === 'JOB_EXTEND_SUCCESSFUL').length, extensions.length)
       assert.ok(

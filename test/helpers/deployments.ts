@@ -70,6 +70,25 @@ export async function api<T = Body>(
   return {status: answer.status, body: answer.body as T}
 }
 
+/** A deployment's jobs, oldest first: the first page of 100 (the API answers `{jobs, pagination}`). */
+export async function deploymentJobs(url: string, owner: Keypair, id: string): Promise<JobJson[]> {
+  const page = await api<{jobs: JobJson[]}>(url, owner, 'GET', `/api/deployments/${id}/jobs?limit=100&sort_order=asc`)
+  assert.equal(page.status, 200, JSON.stringify(page.body))
+  return page.body.jobs
+}
+
+/** A deployment's events, oldest first: the first page of 100 (the API answers `{events, pagination}`). */
+export async function deploymentEvents(url: string, owner: Keypair, id: string): Promise<EventJson[]> {
+  const page = await api<{events: EventJson[]}>(
+    url,
+    owner,
+    'GET',
+    `/api/deployments/${id}/events?limit=100&sort_order=asc`,
+  )
+  assert.equal(page.status, 200, JSON.stringify(page.body))
+  return page.body.events
+}
+
 /** Creates a deployment and answers its object; fails the test otherwise. */
 export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<Body> {
   const created = await api(url, owner, 'POST', '/api/deployments/create', {

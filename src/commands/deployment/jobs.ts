@@ -33,13 +33,14 @@ export default class DeploymentJobs extends DeploymentCommand {
   async run(): Promise<{deployment: string; jobs: DeploymentJob[]; pagination: {cursor_next: string | null}}> {
     const {args, flags} = await this.parse(DeploymentJobs)
     const connection = await this.manager()
+    const wanted = flags.state?.split(',').map((state) => state.trim().toUpperCase())
     const page = await connection.client.jobs(args.id, {
       limit: flags.limit as 10 | 20 | 50 | 100,
       cursor: flags.cursor,
       sort_order: 'desc',
+      state: wanted?.join(','),
     })
-    // Filtered here too: a manager may not take the filter, and the network's takes it in its own spelling.
-    const wanted = flags.state?.split(',').map((state) => state.trim().toUpperCase())
+    // Filtered here too: a manager that does not take the filter answers every job.
     const jobs = wanted ? page.jobs.filter((job) => wanted.includes(String(job.state))) : page.jobs
     if (jobs.length === 0) this.say(`Deployment ${args.id} has no ${wanted ? `${wanted.join(' or ')} ` : ''}jobs.`)
     for (const line of jobRows(jobs)) this.say(printable(line, process.stdout))

@@ -8,7 +8,7 @@ import {printable} from '../../lib/terminal-text.js'
 export default class DeploymentList extends DeploymentCommand {
   static override summary = 'List your deployments at the manager, newest first.'
 
-  static override description = `One page at a time (--limit, --cursor: under --json, pagination.cursor_next names the next page). --status filters by state (the network's API also takes several, comma-separated; gpunet's manager one).`
+  static override description = `One page at a time (--limit, --cursor: under --json, pagination.cursor_next names the next page). --status filters by state (comma-separated: RUNNING,INSUFFICIENT_FUNDS).`
 
   static override examples = [
     '<%= config.bin %> deployment list',
@@ -16,7 +16,7 @@ export default class DeploymentList extends DeploymentCommand {
   ]
 
   static override flags = {
-    status: Flags.string({description: 'only deployments in this state', helpValue: 'STATUS'}),
+    status: Flags.string({description: 'only deployments in these states (comma-separated)', helpValue: 'STATUS'}),
     limit: Flags.integer({description: 'deployments per page', options: ['10', '20', '50', '100'], default: 50}),
     cursor: Flags.string({
       description: 'the page after this cursor (pagination.cursor_next of --json)',

@@ -30,12 +30,14 @@ import {
 } from './operations.js'
 import {vaultWallet} from './paying.js'
 import {isOver} from './strategies/index.js'
-import {DEPLOYMENT_STATUSES, type DeploymentRow, type DeploymentStatus, STRATEGIES, type Strategy} from './types.js'
+import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
 export const BODY_LIMIT = 1024 * 1024
 const PAGE_SIZES = [10, 20, 50, 100]
+const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
+const EVENT_CATEGORIES = ['Deployment', 'Event'] as const
 
 export interface DeploymentApi {
   readonly url: string
@@ -93,22 +95,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
   app.get('/api/deployments', async (request) => {
     const who = await owner(request)
     const q = request.query as Record<string, string | undefined>
-    const limit = q.limit === undefined ? 10 : Number(q.limit)
-    if (!PAGE_SIZES.includes(limit)) throw badRequest('invalid_limit', `limit must be one of ${PAGE_SIZES.join(', ')}`)
-    const offset = q.cursor === undefined ? 0 : cursorOffset(q.cursor)
-    const order = q.sort_order ?? 'desc'
-    if (order !== 'asc' && order !== 'desc') throw badRequest('invalid_sort_order', 'sort_order must be asc or desc')
-    if (q.status !== undefined && !(DEPLOYMENT_STATUSES as readonly string[]).includes(q.status))
-      throw badRequest('invalid_status', `status must be one of ${DEPLOYMENT_STATUSES.join(', ')}`)
-    if (q.strategy !== undefined && !(STRATEGIES as readonly string[]).includes(q.strategy))
-      throw badRequest('invalid_strategy', `strategy must be one of ${STRATEGIES.join(', ')}`)
+    const {offset, limit, order} = pageParams(q)
     const {rows, total} = await ctx.store.deployments({
       owner: who,
       offset,
       limit,
       order,
-      status: q.status as DeploymentStatus | undefined,
-      strategy: q.strategy as Strategy | undefined,
+      statuses: listParam(q.status, 'status', DEPLOYMENT_STATUSES),
+      strategies: listParam(q.strategy, 'strategy', STRATEGIES),
       vault: q.vault,
       search: q.search,
       id: q.id,
@@ -116,14 +110,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       createdAfter: dateParam(q.created_after, 'created_after'),
       createdBefore: dateParam(q.created_before, 'created_before'),
     })
-    return {
-      deployments: await Promise.all(rows.map(view)),
-      pagination: {
-        cursor_next: offset + rows.length < total ? cursorOf(offset + limit) : null,
-        cursor_prev: offset > 0 ? cursorOf(Math.max(0, offset - limit)) : null,
-        total_items: total,
-      },
-    }
+    return {deployments: await Promise.all(rows.map(view)), pagination: pagination(offset, limit, rows.length, total)}
   })
 
   app.post('/api/deployments/create', async (request, reply) => {
@@ -150,9 +137,28 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
   })
 
   app.get('/api/deployments/:id', async (request) => view(await own(request)))
-  app.get('/api/deployments/:id/jobs', async (request) =>
-    (await ctx.store.jobs((await own(request)).id)).map(jobObject),
-  )
+  // The network's answer: a page `{jobs, pagination}`, filtered by state (a comma-separated list) and revision.
+  app.get('/api/deployments/:id/jobs', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const states = listParam(q.state, 'state', JOB_STATES)
+    const revision = q.revision === undefined ? undefined : Number(q.revision)
+    if (revision !== undefined && !Number.isSafeInteger(revision))
+      throw badRequest('invalid_revision', 'revision must be a whole number')
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const jobs = (await ctx.store.jobs(d.id)).filter(
+      (j) =>
+        (!states || states.includes(j.state)) &&
+        (revision === undefined || j.revision === revision) &&
+        (q.job === undefined || j.job === q.job) &&
+        (after === undefined || j.created_at > after) &&
+        (before === undefined || j.created_at < before),
+    )
+    const {items, pagination: at} = paged(jobs, page)
+    return {jobs: items.map(jobObject), pagination: at}
+  })
   app.get('/api/deployments/:id/jobs/:job', async (request) => {
     const d = await own(request)
     const job = await ctx.store.job((request.params as {job: string}).job)
@@ -160,9 +166,27 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
     return jobObject(job)
   })
-  app.get('/api/deployments/:id/events', async (request) =>
-    (await ctx.store.events((await own(request)).id)).map(eventObject),
-  )
+  // The network's answer: a page `{events, pagination}`, filtered by category and type (comma-separated lists).
+  // created_after takes its own instant too: a follower reading from the last event's time (`deployment events
+  // --follow`) then misses none recorded in the same millisecond, and drops the ones it had by their content.
+  app.get('/api/deployments/:id/events', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const categories = listParam(q.category, 'category', EVENT_CATEGORIES)
+    const types = q.type?.split(',').map((type) => type.trim())
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const events = (await ctx.store.events(d.id)).filter(
+      (e) =>
+        (!categories || categories.includes(e.category)) &&
+        (!types || types.includes(e.type)) &&
+        (after === undefined || e.created_at >= after) &&
+        (before === undefined || e.created_at < before),
+    )
+    const {items, pagination: at} = paged(events, page)
+    return {events: items.map(eventObject), pagination: at}
+  })
   app.get('/api/deployments/:id/tasks', async (request) =>
     (await ctx.store.tasks((await own(request)).id)).map(taskObject),
   )
@@ -262,6 +286,49 @@ function dateParam(value: string | undefined, name: string): number | undefined 
   const ms = /^\d{1,15}$/.test(value) ? Number(value) : Date.parse(value)
   if (!Number.isFinite(ms)) throw badRequest(`invalid_${name}`, `${name} must be an ISO date or unix milliseconds`)
   return ms
+}
+
+interface PageParams {
+  offset: number
+  limit: number
+  order: 'asc' | 'desc'
+}
+
+/** The page a list route's query asks for: `limit` (10, 20, 50, 100; 10 by default), `cursor`, `sort_order`. */
+function pageParams(q: Record<string, string | undefined>): PageParams {
+  const limit = q.limit === undefined ? 10 : Number(q.limit)
+  if (!PAGE_SIZES.includes(limit)) throw badRequest('invalid_limit', `limit must be one of ${PAGE_SIZES.join(', ')}`)
+  const offset = q.cursor === undefined ? 0 : cursorOffset(q.cursor)
+  const order = q.sort_order ?? 'desc'
+  if (order !== 'asc' && order !== 'desc') throw badRequest('invalid_sort_order', 'sort_order must be asc or desc')
+  return {offset, limit, order}
+}
+
+/** The `pagination` member of a page of `total` items from `offset`, `count` of them on it. */
+function pagination(offset: number, limit: number, count: number, total: number) {
+  return {
+    cursor_next: offset + count < total ? cursorOf(offset + limit) : null,
+    cursor_prev: offset > 0 ? cursorOf(Math.max(0, offset - limit)) : null,
+    total_items: total,
+  }
+}
+
+/** One page of rows the store gave oldest first. */
+function paged<T>(rows: T[], {offset, limit, order}: PageParams) {
+  const ordered = order === 'desc' ? [...rows].reverse() : rows
+  const items = ordered.slice(offset, offset + limit)
+  return {items, pagination: pagination(offset, limit, items.length, rows.length)}
+}
+
+/** A filter that takes one value or a comma-separated list, as the network's API does; each must be known. */
+function listParam<T extends string>(value: string | undefined, name: string, known: readonly T[]): T[] | undefined {
+  if (value === undefined) return undefined
+  const values = value.split(',').map((part) => part.trim())
+  for (const part of values) {
+    if (!(known as readonly string[]).includes(part))
+      throw badRequest(`invalid_${name}`, `${name} must be one or more of ${known.join(', ')}, comma-separated`)
+  }
+  return values as T[]
 }
 
 function cursorOf(offset: number): string {

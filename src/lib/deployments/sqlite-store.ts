@@ -168,8 +168,14 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async deployments(q: DeploymentQuery) {
       const where = ['owner = @owner']
-      if (q.status) where.push('status = @status')
-      if (q.strategy) where.push('strategy = @strategy')
+      const statuses = q.statuses?.length ? q.statuses : undefined
+      const strategies = q.strategies?.length ? q.strategies : undefined
+      const listed = Object.fromEntries([
+        ...(statuses ?? []).map((status, i) => [`status${i}`, status]),
+        ...(strategies ?? []).map((strategy, i) => [`strategy${i}`, strategy]),
+      ])
+      if (statuses) where.push(`status IN (${statuses.map((_, i) => `@status${i}`).join(', ')})`)
+      if (strategies) where.push(`strategy IN (${strategies.map((_, i) => `@strategy${i}`).join(', ')})`)
       if (q.vault) where.push('vault = @vault')
       if (q.search) where.push(`(instr(lower(name), lower(@search)) > 0 OR id = @search)`)
       if (q.id) where.push('id = @id')
@@ -177,9 +183,8 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       if (q.createdAfter !== undefined) where.push('created_at > @createdAfter')
       if (q.createdBefore !== undefined) where.push('created_at < @createdBefore')
       const params = {
+        ...listed,
         owner: q.owner,
-        status: q.status,
-        strategy: q.strategy,
         vault: q.vault,
         search: q.search,
         id: q.id,

@@ -23,8 +23,9 @@ export interface DeploymentQuery {
   offset: number
   limit: number
   order: 'asc' | 'desc'
-  status?: DeploymentStatus
-  strategy?: Strategy
+  /** Any of these (the API's comma-separated list). */
+  statuses?: DeploymentStatus[]
+  strategies?: Strategy[]
   vault?: string
   /** Part of the name or the id. */
   search?: string

@@ -9,7 +9,7 @@ import {existsSync} from 'node:fs'
 import {PublicKey} from '@solana/web3.js'
 
 import {decodeJobAccount, JobState} from '../../../src/lib/market/index.js'
-import {api, createDeployment, jobsPaidBy, type JobJson, statusWhen, tasksWhen} from '../../helpers/deployments.js'
+import {api, createDeployment, deploymentJobs, jobsPaidBy, statusWhen, tasksWhen} from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 
@@ -35,7 +35,7 @@ describe('deployment manager with the localnet node (host processes)', function 
     assert.equal((await api(url, owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
 
     const job = await eventually('the job running on the node', 30_000, async () => {
-      const jobs = (await api<JobJson[]>(url, owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
+      const jobs = await deploymentJobs(url, owner, d.id)
       return jobs[0]?.state === 'RUNNING' ? jobs[0] : undefined
     })
     // Past the end it was listed with (start + 15 s), the node still runs it: the extension moved its end.

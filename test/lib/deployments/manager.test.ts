@@ -18,14 +18,16 @@ import {resolveSettings} from '../../../src/lib/settings.js'
 import {
   api,
   createDeployment,
+  deploymentEvents,
+  deploymentJobs,
   holdings,
   jobsPaidBy,
   nodeTakesNextJob,
   SERVICE_DEFINITION,
   statusWhen,
   tasksWhen,
+  type Body,
   type EventJson,
-  type JobJson,
   type TaskJson,
 } from '../../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
@@ -88,7 +90,7 @@ describe('deployment manager on the localnet', function () {
     assert.equal(started.status, 200, JSON.stringify(started.body))
     assert.equal(started.body.status, 'STARTING')
     await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
-    const listed = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
+    const listed = await deploymentJobs(url(), owner, d.id)
     assert.equal(listed.length, 2)
     // The vault signs the node-API message of one of its jobs for the owner (logs), and no other message.
     const message = clientMessage('read', Keypair.generate().publicKey.toBase58(), listed[0]!.job, Date.now())
@@ -125,9 +127,7 @@ describe('deployment manager on the localnet', function () {
       45_000,
     )
     // Past the end each job was listed with, both still run.
-    const starts = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body.map(
-      (j) => j.time_start,
-    )
+    const starts = (await deploymentJobs(url(), owner, d.id)).map((j) => j.time_start)
     const pastFirstEnd = (Math.max(...starts) + 16) * 1000 - Date.now()
     if (pastFirstEnd > 0) await new Promise((resolve) => setTimeout(resolve, pastFirstEnd))
     const running = (await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body
@@ -141,8 +141,8 @@ describe('deployment manager on the localnet', function () {
 
     // At rest: every job ended; each job's timeout on chain is 15 s plus 15 s per extension recorded, once each.
     const tasks = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
-    const events = (await api<EventJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body
-    const jobs = (await api<JobJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/jobs`)).body
+    const events = await deploymentEvents(url(), owner, d.id)
+    const jobs = await deploymentJobs(url(), owner, d.id)
     const onChain = await jobsPaidBy(t, vault)
     assert.equal(onChain.size, 2)
     let paidToNodes = 0n
@@ -204,7 +204,7 @@ describe('deployment manager on the localnet', function () {
     await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
     await nodeTakesNextJob(t)
     await statusWhen(url(), owner, d.id, 'INSUFFICIENT_FUNDS')
-    const events = (await api<EventJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/events`)).body
+    const events = await deploymentEvents(url(), owner, d.id)
     assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
     t.ln.node.fund(vault, {tokens: PRICE * 15n})
     await statusWhen(url(), owner, d.id, 'RUNNING')
@@ -360,6 +360,68 @@ describe('deployment manager on the localnet', function () {
         (error: Error & {code?: string}) => error.code === 'tls_required',
       )
     })
+  })
+
+  it("the list's status filter takes a comma-separated list; /jobs and /events answer pages, as the network's API does", async () => {
+    const owner = Keypair.generate()
+    const draft = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
+    const short = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
+    // Twelve events: its creation, then eleven starts refused for want of the deposit.
+    for (let i = 0; i < 11; i++)
+      assert.equal((await api(url(), owner, 'POST', `/api/deployments/${short.id}/start`)).status, 402)
+    const ids = async (status: string) =>
+      (await api(url(), owner, 'GET', `/api/deployments?status=${status}`)).body.deployments.map((x) => x.id).sort()
+    assert.deepEqual(await ids('DRAFT'), [draft.id])
+    assert.deepEqual(await ids('DRAFT,INSUFFICIENT_FUNDS'), [draft.id, short.id].sort())
+    assert.deepEqual(await ids('RUNNING,STOPPED'), [])
+    const unknown = await api(url(), owner, 'GET', '/api/deployments?status=DRAFT,SOON')
+    assert.equal(unknown.status, 400)
+    assert.equal(unknown.body.error.code, 'invalid_status')
+
+    type EventPage = {events: EventJson[]; pagination: Body['pagination']}
+    const events = `/api/deployments/${short.id}/events`
+    const first = (await api<EventPage>(url(), owner, 'GET', `${events}?limit=10&sort_order=asc`)).body
+    assert.equal(first.events.length, 10)
+    assert.equal(first.events[0]?.type, 'DEPLOYMENT_CREATED')
+    assert.equal(first.pagination.total_items, 12)
+    assert.equal(first.pagination.cursor_prev, null)
+    const second = (
+      await api<EventPage>(
+        url(),
+        owner,
+        'GET',
+        `${events}?limit=10&sort_order=asc&cursor=${first.pagination.cursor_next}`,
+      )
+    ).body
+    assert.deepEqual(
+      second.events.map((e) => e.type),
+      ['DEPLOYMENT_INSUFFICIENT_FUNDS', 'DEPLOYMENT_INSUFFICIENT_FUNDS'],
+    )
+    assert.equal(second.pagination.cursor_next, null)
+    // Newest first by default, as the list; filtered by type; created_after takes its own instant.
+    const newest = (await api<EventPage>(url(), owner, 'GET', events)).body
+    assert.equal(newest.events.length, 10)
+    assert.equal(newest.events.at(-1)?.type, 'DEPLOYMENT_INSUFFICIENT_FUNDS')
+    const created = (await api<EventPage>(url(), owner, 'GET', `${events}?type=DEPLOYMENT_CREATED,NOTHING`)).body
+    assert.deepEqual(
+      created.events.map((e) => e.type),
+      ['DEPLOYMENT_CREATED'],
+    )
+    const last = second.events.at(-1)!
+    const since = (await api<EventPage>(url(), owner, 'GET', `${events}?created_after=${last.created_at}`)).body
+    assert.ok(since.events.some((e) => e.created_at === last.created_at))
+    assert.equal((await api(url(), owner, 'GET', `${events}?category=Deployments`)).status, 400)
+
+    const jobs = await api<{jobs: unknown[]; pagination: Body['pagination']}>(
+      url(),
+      owner,
+      'GET',
+      `/api/deployments/${short.id}/jobs?state=QUEUED,RUNNING`,
+    )
+    assert.deepEqual(jobs.body, {jobs: [], pagination: {cursor_next: null, cursor_prev: null, total_items: 0}})
+    const badState = await api(url(), owner, 'GET', `/api/deployments/${short.id}/jobs?state=RUNNING,DONE`)
+    assert.equal(badState.status, 400)
+    assert.equal(badState.body.error.code, 'invalid_state')
   })
 
   it('the list pages with cursors', async () => {
