@@ -11,7 +11,9 @@ import type {Network} from '../network.js'
 import {createApiAuth} from './api-auth.js'
 import {createDeploymentApi} from './api.js'
 import type {ManagerContext} from './context.js'
+import {lockDataDir} from './data-dir-lock.js'
 import {openSqliteDeploymentStore} from './sqlite-store.js'
+import type {DeploymentStore} from './store.js'
 import {loadVaultKey, vaultSeal} from './vault-seal.js'
 import {startWorker, type Worker} from './worker.js'
 
@@ -22,6 +24,8 @@ export function managerFiles(dataDir: string) {
     database: join(dataDir, 'deployments.db'),
     /** The key that seals the vaults (mode 0600): back it up with the database, or the vaults' funds are lost. */
     vaultKey: join(dataDir, 'vaults.key'),
+    /** The pid of the manager using the directory (data-dir-lock.ts). */
+    lock: join(dataDir, 'manager.lock'),
   }
 }
 
@@ -70,8 +74,16 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   const host = options.host ?? '127.0.0.1'
   if (!options.tlsTerminated && !isLoopbackHost(host)) throw refuseClearText(host)
   const files = managerFiles(options.dataDir)
-  const key = await loadVaultKey(files.vaultKey)
-  const store = openSqliteDeploymentStore(files.database)
+  const release = lockDataDir(options.dataDir)
+  let key: Buffer
+  let store: DeploymentStore
+  try {
+    key = await loadVaultKey(files.vaultKey)
+    store = openSqliteDeploymentStore(files.database)
+  } catch (error) {
+    release()
+    throw error
+  }
   const context: ManagerContext = {
     store,
     net: options.net,
@@ -88,6 +100,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   } catch (error) {
     await api.close()
     await store.close()
+    release()
     throw error
   }
   const worker = startWorker(context)
@@ -99,6 +112,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
       await api.close()
       await worker.stop()
       await store.close()
+      release()
     },
   }
 }

@@ -37,6 +37,19 @@ const PRICE = 100n // the localnet market's token base units per second
 describe('deployment manager on the localnet', function () {
   this.timeout(120_000)
   const t = useLocalnet()
+  /** The localnet as a client reaches it, for managers the tests start themselves. */
+  const localnetClient = () =>
+    marketNetwork(resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'}}), {
+      rpcUrl: t.ln.runtime.rpcUrl,
+      contentStoreUrl: t.ln.runtime.rpcUrl,
+      gatewayUrl: null,
+      programId: t.programId,
+      mint: t.mint,
+      market: t.market,
+      node: null,
+      rewards: localnetRewardsAccounts(t.mint),
+    })
+
   const url = () => t.ln.runtime.deploymentManager as string
 
   it('localnet publishes its URL', async () => {
@@ -328,22 +341,25 @@ describe('deployment manager on the localnet', function () {
       assert.equal(((await malformed.json()) as {error: {code: string}}).error.code, 'malformed_body')
     })
 
+    it('one manager per data directory: a second is refused while the first runs, and starts once it stopped', async () => {
+      const dir = tempDir()
+      const first = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0})
+      try {
+        await assert.rejects(
+          startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0}),
+          (error: Error & {code?: string}) => error.code === 'manager_running',
+        )
+      } finally {
+        await first.close()
+      }
+      const again = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0})
+      await again.close()
+      removeDir(dir)
+    })
+
     it('time_scale is refused off the localnet (400)', async () => {
       const dir = tempDir()
-      const net = marketNetwork(
-        resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'}}),
-        {
-          rpcUrl: t.ln.runtime.rpcUrl,
-          contentStoreUrl: t.ln.runtime.rpcUrl,
-          gatewayUrl: null,
-          programId: t.programId,
-          mint: t.mint,
-          market: t.market,
-          node: null,
-          rewards: localnetRewardsAccounts(t.mint),
-        },
-      )
-      const devnet = await startDeploymentManager({dataDir: dir, net, network: 'devnet', port: 0})
+      const devnet = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'devnet', port: 0})
       try {
         const answer = await api(devnet.url, owner, 'POST', '/api/deployments/create', body({time_scale: 10}))
         assert.equal(answer.status, 400)
