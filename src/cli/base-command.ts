@@ -165,3 +165,21 @@ export abstract class BaseCommand extends Command {
     renderFailure(toGpunetError(error), this.jsonEnabled(), {jsonLines})
   }
 }
+
+/** Resolves once stdout drained; shared by every line written meanwhile (one listener, not one per line). */
+let drained: Promise<void> | null = null
+
+/**
+ * Writes a line to stdout as it comes (`job logs`, `deployment events --follow`); while stdout is full, returns a
+ * promise of its drain, so whatever feeds it waits instead of filling memory.
+ */
+export function writeLine(text: string): void | Promise<void> {
+  if (process.stdout.write(`${text}\n`)) return
+  drained ??= new Promise<void>((resolve) =>
+    process.stdout.once('drain', () => {
+      drained = null
+      resolve()
+    }),
+  )
+  return drained
+}

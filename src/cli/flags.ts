@@ -70,6 +70,13 @@ export const ipfsGatewayFlag = Flags.string({
   helpValue: 'URL',
 })
 
+/** `--manager` of the deployment commands: the manager setting. */
+export const managerFlag = Flags.string({
+  description:
+    "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then on localnet the localnet's own)",
+  helpValue: 'URL',
+})
+
 /**
  * Each shared flag that sets a setting, by the setting it sets. Only these feed the resolver, so a command's own
  * flag of the same name with another meaning (`job list --market`, a filter) is not taken for the setting.
@@ -85,6 +92,7 @@ const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   market: marketFlag,
   ipfsGateway: ipfsGatewayFlag,
   localnetIds: idsFlag,
+  manager: managerFlag,
 }
 
 /** The setting values a command's flags gave (settings.ts), from the shared setting flags it declares. */
@@ -145,4 +153,12 @@ export const waitFlags = {
     min: 1,
     helpValue: 'SECONDS',
   }),
+}
+
+/** The flags of the deployment commands: which network, which manager, which wallet (the owner). */
+export const deploymentFlags = {
+  network: networkFlags.network,
+  profile: networkFlags.profile,
+  manager: managerFlag,
+  wallet: networkFlags.wallet,
 }

@@ -4,7 +4,7 @@
  * The commands run against one localnet (node off: jobs stay queued), in the order a user would run them.
  */
 import {strict as assert} from 'node:assert'
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
@@ -57,6 +57,25 @@ const jobReport = z.looseObject({
   result: cid.nullable(),
 })
 const wallet = z.strictObject({address, sol: amount, tokens: amount})
+/** The network's deployment object (snake_case, as @nosana/api names it), with gpunet's network and manager. */
+const deploymentObject = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  vault: address,
+  market: address,
+  owner: address,
+  status: z.string(),
+  replicas: z.number(),
+  timeout: z.number(),
+  strategy: z.string(),
+  endpoints: z.array(z.unknown()),
+  active_revision: z.number(),
+  active_jobs: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  network: z.literal('localnet'),
+  manager: z.string(),
+})
 const posted = jobReport.extend({wallet, signature: z.string(), fee, warnings: z.array(z.string())})
 const localnetStatus = z.looseObject({
   network: z.literal('localnet'),
@@ -153,10 +172,11 @@ describe('every command --json: one schema per command, one vocabulary', functio
     const parsed = schema.safeParse(document)
     assert.ok(parsed.success, `${argv.join(' ')}: ${parsed.success ? '' : z.prettifyError(parsed.error)}`)
     checkVocabulary(document, argv.slice(0, 2).join(' '))
-    // A JSON Schema is a document of its own standard, named as it says.
-    if (argv[1] !== 'schema') checkNames(document, argv.slice(0, 2).join(' '), problems)
-    const words = argv.filter((word) => /^[a-z]+$/.test(word))
-    seen.add(words[0]!).add(words.slice(0, 2).join(' '))
+    // A JSON Schema is a document of its own standard, named as it says; a deployment is the network's object, with
+    // the network's member names (docs/json.md).
+    if (argv[1] !== 'schema' && argv[0] !== 'deployment') checkNames(document, argv.slice(0, 2).join(' '), problems)
+    const words = argv.filter((word) => /^[a-z][a-z-]*$/.test(word))
+    seen.add(words[0]!).add(words.slice(0, 2).join(' ')).add(words.slice(0, 3).join(' '))
     return document as T
   }
   const failure = z.strictObject({error})
@@ -259,19 +279,101 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['job', 'get', 'not-an-address'], failure, 2)
     await json(['job', 'get', Keypair.generate().publicKey.toBase58()], failure, 7)
     await json(['job', 'post', join(box.dir, 'missing.json')], failure, 3)
+    // Deployments, at the localnet's own manager: the network's objects with its member names, plus gpunet's.
+    writeFileSync(
+      join(box.dir, 'svc.json'),
+      JSON.stringify({
+        version: '0.1',
+        type: 'container',
+        ops: [{id: 'svc', type: 'container/run', args: {image: 'ubuntu'}}],
+      }),
+    )
+    const created = await json(
+      ['deployment', 'create', '--file', join(box.dir, 'svc.json'), '--timeout', '10m'],
+      deploymentObject,
+    )
+    await json(['deployment', 'get', created.id], deploymentObject)
+    await json(
+      ['deployment', 'list'],
+      z.strictObject({
+        deployments: z.array(deploymentObject),
+        pagination: z.looseObject({cursor_next: z.string().nullable()}),
+      }),
+    )
+    await json(
+      ['deployment', 'fund', created.id, '--sol', '0.05', '--tokens', '1'],
+      z.strictObject({
+        network: z.literal('localnet'),
+        deployment: z.string(),
+        vault: address,
+        signature: z.string(),
+        sent: z.strictObject({sol: amount, tokens: amount}),
+        balance: z.strictObject({sol: amount, tokens: amount}),
+        fee,
+      }),
+    )
+    await json(['deployment', 'start', created.id], deploymentObject)
+    await json(
+      ['deployment', 'jobs', created.id],
+      z.strictObject({
+        deployment: z.string(),
+        jobs: z.array(z.looseObject({job: address, state: z.string()})),
+        pagination: z.looseObject({}),
+      }),
+    )
+    for (const lines of ['events', 'logs']) {
+      // JSON lines: each line one document (logs: none while no replica runs; the node is off here).
+      const result = await runCli(['deployment', lines, created.id, '--json'], {env: box.env})
+      assert.equal(result.code, 0, result.stderr)
+      for (const line of result.stdout.split('\n').filter(Boolean)) {
+        assert.ok(
+          z.looseObject({type: z.string(), message: z.string(), created_at: z.string()}).safeParse(JSON.parse(line))
+            .success,
+          line,
+        )
+      }
+      if (lines === 'events') assert.ok(result.stdout.trim().split('\n').length >= 2, result.stdout)
+      seen.add(`deployment ${lines}`)
+    }
+    await json(['deployment', 'stop', created.id, '--yes'], deploymentObject)
+    await json(
+      ['deployment', 'withdraw', created.id, '--yes'],
+      z.strictObject({
+        network: z.literal('localnet'),
+        deployment: z.string(),
+        vault: address,
+        signature: z.string(),
+        returned: z.strictObject({sol: amount, tokens: amount}),
+        wallet,
+      }),
+    )
+    await json(
+      ['deployment', 'delete', created.id, '--yes'],
+      z.strictObject({deleted: z.string(), network: z.literal('localnet'), manager: z.string()}),
+    )
+    await json(['deployment', 'get', created.id], failure, 7)
+    const key = await json(
+      ['deployment', 'api-key', 'create', '--name', 'ci'],
+      z.strictObject({id: z.string(), name: z.string(), created_at: z.string(), key: z.string(), manager: z.string()}),
+    )
+    await json(
+      ['deployment', 'api-key', 'list'],
+      z.strictObject({keys: z.array(z.looseObject({id: z.string()})), manager: z.string()}),
+    )
+    await json(['deployment', 'api-key', 'revoke', key.id], z.strictObject({revoked: z.string(), manager: z.string()}))
     await json(['localnet', 'stop'], z.looseObject({}))
     await json(['localnet', 'reset', '--yes'], z.looseObject({reset: z.boolean(), restarted: z.boolean()}))
     const outside = [...new Set(problems)]
     assert.equal(outside.length, 0, `members outside docs/json.md's vocabulary:\n${outside.join('\n')}`)
   })
 
-  it('leaves out no command of the manifest but the long-running secrets serve', async () => {
+  it('leaves out no command of the manifest but the long-running secrets serve and deployment serve', async () => {
     const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
       commands: Record<string, unknown>
     }
     const all = Object.keys(manifest.commands)
       .map((id) => id.replaceAll(':', ' '))
-      .filter((id) => id !== 'secrets serve')
+      .filter((id) => id !== 'secrets serve' && id !== 'deployment serve')
     assert.ok(all.length > 30, `the manifest lists the commands: ${all.length}`)
     assert.deepEqual(
       all.filter((id) => !seen.has(id)),

@@ -1,7 +1,7 @@
 import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
-import {BaseCommand} from '../../cli/base-command.js'
+import {BaseCommand, writeLine} from '../../cli/base-command.js'
 import {jobNodeFlags} from '../../cli/flags.js'
 import {jobEndedBadly} from '../../lib/job/follow.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
@@ -134,19 +134,4 @@ function lastLines(count: number, follow: boolean, print: (entry: LogLine) => vo
     return print(entry)
   }
   return {line, flush}
-}
-
-/** Resolves once stdout drained; shared by every line written meanwhile (one listener, not one per line). */
-let drained: Promise<void> | null = null
-
-/** Writes a line to stdout; while stdout is full, returns a promise of its drain, so the node's socket waits. */
-function writeLine(text: string): void | Promise<void> {
-  if (process.stdout.write(`${text}\n`)) return
-  drained ??= new Promise<void>((resolve) =>
-    process.stdout.once('drain', () => {
-      drained = null
-      resolve()
-    }),
-  )
-  return drained
 }

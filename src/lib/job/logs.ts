@@ -11,7 +11,13 @@ import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {jobInfo, type JobInfo} from '../market/job-result.js'
 import {isFinal, type JobView, readJob} from '../market/jobs.js'
-import {type FlogEntry, type NodeLogEntry, signHeader, type SocketPath} from '../node-api/protocol.js'
+import {
+  type FlogEntry,
+  type NodeApiAction,
+  type NodeLogEntry,
+  signHeader,
+  type SocketPath,
+} from '../node-api/protocol.js'
 import {subscribe, type Subscription} from '../node-api/client.js'
 import type {Wallet} from '../keys/wallet.js'
 import {stopExitCode} from './stop-signals.js'
@@ -32,7 +38,12 @@ export interface JobLogsOptions {
   /** Only lines from this time on (unix ms). */
   sinceMs?: number
   /** The poster's wallet, which signs the node API's header; loaded only for a running job. */
-  wallet: () => Promise<Wallet>
+  wallet?: () => Promise<Wallet>
+  /**
+   * Instead of a wallet: the poster's address and a maker of its headers elsewhere (a deployment's vault signs at its
+   * manager); loaded only for a running job.
+   */
+  poster?: () => Promise<NodeApiPoster>
   /**
    * Takes one line; a promise returned says the reader is full: the node's socket is paused until it settles, so
    * a reader that does not read holds the node back instead of filling memory.
@@ -45,6 +56,17 @@ export interface JobLogsOptions {
   pollMs?: number
   /** Whether an ended job's lines are read from its result (default true; `--wait` shows live lines only). */
   resultLines?: boolean
+}
+
+/** A job's poster as the node API sees it: its address, and the header it signs for a route of one job. */
+export interface NodeApiPoster {
+  address: string
+  header(scope: {action: NodeApiAction; node: string; job: string}): Promise<string>
+}
+
+/** The poster whose wallet is at hand: headers signed here. */
+function walletPoster(wallet: Wallet): NodeApiPoster {
+  return {address: wallet.address, header: async (scope) => signHeader((m) => wallet.sign(m), scope)}
 }
 
 /** How reading the logs ended: the job as last read, and its report with the result once it ended. */
@@ -201,8 +223,9 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     if (options.follow) await pollUntil(net, view.address, (v) => isFinal(v.status), options)
     return
   }
-  const wallet = await options.wallet()
-  if (wallet.address !== view.job.project.toBase58()) {
+  if (!options.poster && !options.wallet) throw new Error('jobLogs needs the poster: a wallet or a NodeApiPoster')
+  const poster = options.poster ? await options.poster() : walletPoster(await options.wallet!())
+  if (poster.address !== view.job.project.toBase58()) {
     throw new GpunetError('not_poster', `only the poster of job ${job} may read its live logs from its node`, {
       exitCode: ExitCode.DENIED,
       hint: `its poster is ${view.job.project.toBase58()} (choose that wallet with --wallet); an ended job's logs are public in its result`,
@@ -300,10 +323,10 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
   try {
     for (let attempt = 0; !stopping;) {
       replay.reconnected()
-      const header = signHeader((m) => wallet.sign(m), {action: 'read', node, job})
+      const header = await poster.header({action: 'read', node, job})
       const body = {
         jobAddress: job,
-        address: wallet.address,
+        address: poster.address,
         ...(path === '/flog' && options.op ? {opId: options.op} : {}),
       }
       current = subscribe(base, {path, header, body}, onFrame, badFrame)

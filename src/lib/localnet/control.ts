@@ -26,6 +26,8 @@ export interface LocalnetStatus {
   wsUrl: string | null
   contentStoreUrl: string | null
   secretsUrl: string | null
+  /** The deployment manager running in the localnet (its API under /api/deployments); null when off. */
+  deploymentManager: string | null
   gatewayUrl: string | null
   /** The forward proxy serving the network SDK's content hosts from the content store (`HTTPS_PROXY`). */
   proxyUrl: string | null
@@ -89,6 +91,7 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     wsUrl: runtime?.wsUrl ?? null,
     contentStoreUrl: runtime?.contentStoreUrl ?? null,
     secretsUrl: runtime?.secretsUrl ?? null,
+    deploymentManager: runtime?.deploymentManager ?? null,
     gatewayUrl: runtime?.gatewayUrl ?? null,
     proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,

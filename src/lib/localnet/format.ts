@@ -11,6 +11,7 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['IPFS API', status.contentStoreUrl && `${status.contentStoreUrl}/api/v0/add`],
     ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
     ['Secrets', status.secretsUrl],
+    ['Deployments', status.deploymentManager],
     ['Gateway', status.gatewayUrl && `http://<job>.${status.gatewayUrl.slice('http://'.length)}/`],
     ['Proxy', status.proxyUrl && `${status.proxyUrl} (HTTPS_PROXY for the network's SDK and CLI)`],
     ['Node', status.node && nodeLine(status.node)],

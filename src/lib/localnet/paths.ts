@@ -73,6 +73,8 @@ export function localnetFiles(dataDir: string) {
     node: join(dataDir, 'node.json'),
     /** The in-process secrets service: its SQLite database and its key file (mode 0600). */
     secrets: join(dataDir, 'secrets'),
+    /** The in-process deployment manager: its SQLite database and the key sealing its vaults (mode 0600). */
+    deployments: join(dataDir, 'deployments'),
     /** The localnet's indexer: every job it saw, one JSON line per change (job-index.ts). */
     jobIndex: join(dataDir, 'jobs-index.jsonl'),
   }

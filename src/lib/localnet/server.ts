@@ -22,6 +22,9 @@ import type {LocalnetIds} from './ids.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
 import {loadOrCreateKeypair} from '../keys/wallet.js'
+import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
+import {marketNetwork, type MarketSettings} from '../market/connect.js'
+import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
 import {serveSubscriptions} from './websocket.js'
@@ -39,6 +42,8 @@ export interface LocalnetRuntime {
   contentStoreUrl: string
   /** The secrets service running in the localnet, its job-scoped logins answered from this chain. */
   secretsUrl: string | null
+  /** The deployment manager running in the localnet, as a client reaches it; null when turned off. */
+  deploymentManager: string | null
   /** The node gateway, `http://node.localhost:<port>`: a job's exposed port is at `http://<job>.node.localhost:<port>/`. */
   gatewayUrl: string | null
   /** The forward proxy that serves the network SDK's built-in content hosts from the content store (`HTTPS_PROXY`). */
@@ -67,6 +72,8 @@ export interface StartOptions {
   startArgs?: string[]
   /** The addresses a new chain is created with (an existing chain keeps its own). */
   ids?: LocalnetIds
+  /** Runs the deployment manager (on unless false). */
+  deploymentManager?: boolean
 }
 
 export interface RunningLocalnet {
@@ -144,6 +151,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     wsUrl: `ws://${LOCALNET_HOST}:${port + 1}`,
     contentStoreUrl: base,
     secretsUrl,
+    deploymentManager: null,
     gatewayUrl: null,
     proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
@@ -152,6 +160,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   const files = localnetFiles(options.dataDir)
   let agent: RunningNode | null = null
+  let manager: RunningManager | null = null
   // The status file follows the node: `localnet status` lists the jobs it runs.
   const publish = () => {
     if (agent) runtime.node = agent.status()
@@ -163,6 +172,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   const close = () =>
     (closed ??= (async () => {
       // Code 1000 tells web3.js the close is deliberate, so it does not keep reconnecting.
+      await manager?.close()
       await agent?.close()
       for (const client of wss.clients) client.close(1000, 'localnet stopping')
       http.closeAllConnections()
@@ -190,10 +200,60 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       throw error
     }
   }
+  if (options.deploymentManager !== false) {
+    try {
+      manager = await startLocalnetManager(options.dataDir, node, base, runtime.gatewayUrl)
+      runtime.deploymentManager = manager.url
+    } catch (error) {
+      await close()
+      throw error
+    }
+  }
   // A node that is not running must not wait in the queue, or `list` would start jobs on it.
   if (!agent) node.dequeueNode(loadOrCreateKeypair(files.node).keypair.publicKey)
   publish()
   return {node, runtime, agent, close}
+}
+
+/**
+ * The manager's settings: none set. The user's settings (an RPC URL in the environment, a profile, the config file)
+ * point their commands elsewhere, never the localnet's own services at anything but the localnet. (Hints name no
+ * variable: settings.ts, which names them, imports localnet/; none is needed, as the localnet's store takes uploads.)
+ */
+const UNSET_SETTINGS: MarketSettings = {
+  network: 'localnet',
+  configFile: '',
+  get: () => undefined,
+  envName: (key) => `the ${key} setting`,
+}
+
+/**
+ * The deployment manager inside the localnet: it reaches the chain through the localnet's own RPC, as any client
+ * does, and keeps its database and vault key beside the secrets service's.
+ */
+async function startLocalnetManager(
+  dataDir: string,
+  node: Localnet,
+  rpcUrl: string,
+  gatewayUrl: string | null,
+): Promise<RunningManager> {
+  const net = marketNetwork(UNSET_SETTINGS, {
+    rpcUrl,
+    contentStoreUrl: rpcUrl,
+    gatewayUrl,
+    programId: node.chain.programId,
+    mint: node.mint,
+    market: node.market,
+    node: null,
+    rewards: localnetRewardsAccounts(node.mint),
+  })
+  return startDeploymentManager({
+    dataDir: localnetFiles(dataDir).deployments,
+    net,
+    network: 'localnet',
+    port: 0,
+    log: (line) => process.stderr.write(`${line}\n`),
+  })
 }
 
 async function route(

@@ -149,26 +149,8 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
       [...prepared.budget, ...prepared.instructions],
       keys,
     )
-    const signature = await sendRaw(connection, raw, false)
-    let lastSent = Date.now()
-    for (let poll = 0; ; poll++) {
-      const status = await rpcCall(connection, () => connection.getSignatureStatuses([signature]))
-      const value = status.value[0]
-      if (value?.err) throw transactionError(`the transaction failed: ${JSON.stringify(value.err)}`, [], value.err)
-      if (value && (value.confirmationStatus === 'confirmed' || value.confirmationStatus === 'finalized')) {
-        return signature
-      }
-      const height = await rpcCall(connection, () => connection.getBlockHeight('confirmed'))
-      if (height > lastValidBlockHeight) break
-      if (Date.now() - lastSent >= RESEND_MS) {
-        await sendRaw(connection, raw, true)
-        lastSent = Date.now()
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(STATUS_POLL_MS, FIRST_STATUS_POLL_MS * 2 ** poll)))
-    }
-    // Expired: these bytes can no longer land, unless they already did just now.
-    const final = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
-    if (final && !final.err) return signature
+    const signature = await sendSigned(connection, raw, lastValidBlockHeight)
+    if (signature !== null) return signature
     if (attempt >= EXPIRED_RETRIES) {
       throw new GpunetError('transaction_expired', 'the transaction was not confirmed before its blockhash expired', {
         exitCode: ExitCode.UNAVAILABLE,
@@ -176,6 +158,40 @@ export async function sendPrepared(connection: Connection, prepared: PreparedTra
       })
     }
   }
+}
+
+/**
+ * Sends signed bytes, again every few seconds, until they are confirmed (their signature) or their blockhash has
+ * expired with them unconfirmed (null: they can never land). `resumed`: the bytes may have been sent before, by a
+ * process that stopped, so the first send skips the preflight that would refuse them as already processed.
+ */
+export async function sendSigned(
+  connection: Connection,
+  raw: Buffer,
+  lastValidBlockHeight: number,
+  resumed = false,
+): Promise<string | null> {
+  const signature = await sendRaw(connection, raw, resumed)
+  let lastSent = Date.now()
+  for (let poll = 0; ; poll++) {
+    const status = await rpcCall(connection, () => connection.getSignatureStatuses([signature]))
+    const value = status.value[0]
+    if (value?.err) throw transactionError(`the transaction failed: ${JSON.stringify(value.err)}`, [], value.err)
+    if (value && (value.confirmationStatus === 'confirmed' || value.confirmationStatus === 'finalized')) {
+      return signature
+    }
+    const height = await rpcCall(connection, () => connection.getBlockHeight('confirmed'))
+    if (height > lastValidBlockHeight) break
+    if (Date.now() - lastSent >= RESEND_MS) {
+      await sendRaw(connection, raw, true)
+      lastSent = Date.now()
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(STATUS_POLL_MS, FIRST_STATUS_POLL_MS * 2 ** poll)))
+  }
+  // Expired: these bytes can no longer land, unless they already did just now.
+  const final = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
+  if (final && !final.err) return signature
+  return null
 }
 
 /** Prepares and sends: the usual path when the fee need not be shown before a question. */

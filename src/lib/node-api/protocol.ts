@@ -129,6 +129,11 @@ const NETWORK_CLI_ROUTES: Partial<Record<NodeApiRoute, 'lasting' | 'timed'>> = {
   endpoints: 'timed',
 }
 
+/** The job a gpunet client message names, or null for any other text (the deployment manager's /header checks it). */
+export function clientMessageJob(message: string): string | null {
+  return CLIENT_MESSAGE.exec(message)?.[3] ?? null
+}
+
 /**
  * The message gpunet's client signs: it names the action, the node, the job and the time, so a header read off
  * the wire opens nothing else and expires with the job's timeout. No `:` in it (the header's separator).

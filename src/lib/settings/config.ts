@@ -40,6 +40,10 @@ export interface NetworkConfig {
   maxContentBytes?: string
   /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
   localnetIds?: string
+  /** The deployment manager `gpunet deployment` talks to (default on localnet: the localnet's own). */
+  manager?: string
+  /** An API key of that manager, sent instead of wallet headers. Never printed. */
+  managerApiKey?: string
 }
 
 /** A named profile: a network, and the settings and wallet to use on it. */
@@ -58,7 +62,7 @@ export interface ConfigDocument {
 }
 
 /** Settings whose values are never printed. */
-export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt'])
+export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt', 'managerApiKey'])
 
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
 export function configFile(env: NodeJS.ProcessEnv): string {

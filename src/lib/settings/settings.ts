@@ -82,6 +82,10 @@ export const SETTINGS = {
   indexerUrl: {env: 'GPUNET_INDEXER_URL', kind: 'url', preset: (net) => SETTING_PRESETS[net].indexerUrl},
   maxContentBytes: {env: 'GPUNET_MAX_CONTENT_BYTES', kind: 'bytes'},
   localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
+  /** The deployment manager `gpunet deployment` talks to; on localnet with none set, the localnet's own. */
+  manager: {env: 'GPUNET_MANAGER_URL', kind: 'url', flag: '--manager'},
+  /** An API key of that manager, sent instead of the wallet's headers. */
+  managerApiKey: {env: 'GPUNET_MANAGER_API_KEY', kind: 'text'},
 } as const satisfies Record<string, SettingSpec>
 
 /** The name of a setting: a key of `gpunet config` and of the config file. */

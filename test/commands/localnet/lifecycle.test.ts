@@ -41,6 +41,10 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.match(status.rpcUrl!, /^http:\/\/127\.0\.0\.1:\d+$/)
     assert.equal(status.wsUrl, `ws://127.0.0.1:${Number(new URL(status.rpcUrl!).port) + 1}`)
     assert.match(status.secretsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+$/)
+    assert.match(status.deploymentManager ?? '', /^http:\/\/127\.0\.0\.1:\d+$/)
+    // The manager's database and the key sealing its vaults, beside the secrets service's, its owner's only.
+    assert.equal(statSync(join(box.dataDir, 'deployments', 'vaults.key')).mode & 0o777, 0o600)
+    assert.equal(statSync(join(box.dataDir, 'deployments', 'deployments.db')).mode & 0o777, 0o600)
     assert.equal(status.programId, 'nosJhNRqr2bc9g1nfGDcXXTXvYUmxD4cVwy2pMWhrYM')
     assert.ok(status.market && status.mint)
     // the first start created the wallet it funded, readable by its owner only
@@ -58,6 +62,7 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.equal(human.code, 0)
     assert.match(human.stdout, new RegExp(`RPC +${status.rpcUrl}`))
     assert.match(human.stdout, new RegExp(`Token mint +${status.mint}`))
+    assert.match(human.stdout, new RegExp(`Deployments +${status.deploymentManager}`))
     // The node agent is on by default: running with its gateway, or off saying why (no podman here).
     const node = status.node
     assert.ok(node, 'the status has the node')

@@ -11,8 +11,8 @@ import {checkQuota, type Quota, type SealedSecret, type SecretStorage, StorageBu
 // prepares a fixed set once, so this holds a few objects per file opened.
 const keptForLife = new Set<object>()
 
-/** Opens the database with every statement it prepares kept alive (see `keptForLife`). */
-function openKept(file: string): Database.Database {
+/** Opens the database with every statement it prepares kept alive (see `keptForLife`); the deployment store's too. */
+export function openKept(file: string): Database.Database {
   const db = new Database(file)
   keptForLife.add(db)
   const prepare = db.prepare.bind(db)
@@ -156,7 +156,7 @@ function migrateUsedSignatures(db: Database.Database): void {
 }
 
 /** Creates the database file 0600 (or makes an existing one so) before SQLite opens it, whatever the umask. */
-function keepPrivate(file: string): void {
+export function keepPrivate(file: string): void {
   closeSync(openSync(file, 'a', 0o600))
   chmodSync(file, 0o600)
 }

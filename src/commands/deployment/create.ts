@@ -1,0 +1,118 @@
+import * as Flags from '@oclif/core/flags'
+
+import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
+import {deploymentFlags, marketFlag} from '../../cli/flags.js'
+import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
+import {GpunetError, isGpunetError} from '../../lib/errors.js'
+import {parseAddress} from '../../lib/market/connect.js'
+import {connectMarket} from '../../lib/network-connection.js'
+
+export default class DeploymentCreate extends DeploymentCommand {
+  static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
+
+  static override description = `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running. A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.
+
+EXIT CODES
+  0    created
+  2    usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --time-scale off the localnet
+  3    invalid definition (nothing sent), or the manager refused the request
+  4    --start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)
+  5    the manager is unreachable or failing
+  6    the manager refused the wallet's headers or the API key`
+
+  static override examples = [
+    '<%= config.bin %> deployment create --file llm.json --replicas 2 --timeout 2h',
+    '<%= config.bin %> deployment create --file llm.json --replicas 2 --strategy SIMPLE --timeout 90m --name llm --json',
+    '<%= config.bin %> deployment create --file svc.json --timeout 10m --time-scale 20   # localnet rehearsal: extensions within a minute',
+    '<%= config.bin %> deployment create --file llm.json --timeout 2h --network devnet --manager https://manager.example.org',
+  ]
+
+  static override flags = {
+    file: Flags.string({
+      char: 'f',
+      description: 'job definition file (JSON or YAML; - reads standard input)',
+      helpValue: 'FILE',
+      required: true,
+    }),
+    replicas: Flags.integer({
+      description: `jobs kept running at once (1 to ${MAX_REPLICAS})`,
+      default: 1,
+      helpValue: 'N',
+    }),
+    strategy: Flags.string({
+      description: 'SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each before its end',
+      options: [...CREATE_STRATEGIES],
+      default: 'SIMPLE-EXTEND',
+    }),
+    timeout: Flags.string({
+      description: "each job's timeout, in whole minutes: 90m, 2h, 1h30m",
+      helpValue: 'DURATION',
+      required: true,
+    }),
+    name: Flags.string({description: "the deployment's name [default: the file's name]", helpValue: 'NAME'}),
+    start: Flags.boolean({
+      description:
+        'start it once created; its new vault is empty, so this is exit 4 (the deployment stays, INSUFFICIENT_FUNDS) unless the manager funds vaults itself',
+    }),
+    'time-scale': Flags.integer({
+      description: 'localnet only: divide every duration of the strategy by N (extensions within minutes)',
+      helpValue: 'N',
+    }),
+    market: marketFlag,
+    ...deploymentFlags,
+  }
+
+  async run(): Promise<DeploymentJson> {
+    const {flags} = await this.parse(DeploymentCreate)
+    const {network} = this.settings
+    const note = (line: string) => this.note(line)
+    const {body, warnings} = await createBody({
+      file: flags.file,
+      network,
+      replicas: flags.replicas,
+      strategy: flags.strategy,
+      timeout: flags.timeout,
+      name: flags.name,
+      timeScale: flags['time-scale'],
+      // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
+      market: async () => {
+        const given = this.settings.get('market')
+        if (given?.from === 'flag') return parseAddress(given.value, 'the market').toBase58()
+        return (await connectMarket(this.settings, note)).defaultMarket.toBase58()
+      },
+    })
+    for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
+    const connection = await this.manager()
+    let deployment = await connection.client.create(body)
+    // Started apart from the create (not with the API's autostart), so a vault short of the deposit still leaves
+    // the new deployment's id on the screen.
+    let refused: GpunetError | null = null
+    if (flags.start) {
+      try {
+        await connection.client.start(deployment.id)
+      } catch (error) {
+        if (!isGpunetError(error)) throw error
+        refused = new GpunetError(
+          error.code,
+          `created deployment ${deployment.id}, but it did not start: ${error.message}`,
+          {
+            exitCode: error.exitCode,
+            hint: `fund it, then start it: gpunet deployment fund ${deployment.id} --sol 0.05 --tokens 10 && gpunet deployment start ${deployment.id}`,
+            fields: {...error.fields, deployment: deployment.id},
+          },
+        )
+      }
+      deployment = await connection.client.get(deployment.id)
+    }
+    this.showDeployment(deployment)
+    if (!refused) {
+      this.say()
+      this.say(
+        deployment.status === 'DRAFT'
+          ? `Fund its vault, then start it: gpunet deployment fund ${deployment.id} --sol 0.05 --tokens 10 && gpunet deployment start ${deployment.id}`
+          : `Follow it: gpunet deployment events ${deployment.id} --follow`,
+      )
+    }
+    return this.failWithReport(this.deploymentJson(deployment, connection), refused)
+  }
+}

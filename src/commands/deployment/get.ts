@@ -1,0 +1,21 @@
+import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
+import {deploymentFlags} from '../../cli/flags.js'
+
+export default class DeploymentGet extends DeploymentCommand {
+  static override summary = 'Show a deployment: its state, replicas, timeout, vault and endpoints.'
+
+  static override description = `--json prints the network's deployment object with its own member names (snake_case: status, replicas, timeout in minutes, vault, active_revision, active_jobs, endpoints, created_at...), plus gpunet's network and manager. Another owner's deployment is not found (exit 7).`
+
+  static override examples = ['<%= config.bin %> deployment get 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU --json']
+
+  static override args = deploymentArg
+  static override flags = deploymentFlags
+
+  async run(): Promise<DeploymentJson> {
+    const {args} = await this.parse(DeploymentGet)
+    const connection = await this.manager()
+    const deployment = await connection.client.get(args.id)
+    this.showDeployment(deployment)
+    return this.deploymentJson(deployment, connection)
+  }
+}

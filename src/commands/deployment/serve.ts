@@ -1,0 +1,103 @@
+import * as Flags from '@oclif/core/flags'
+import {join} from 'node:path'
+
+import {BaseCommand} from '../../cli/base-command.js'
+import {marketFlags} from '../../cli/flags.js'
+import {CRASH_ENV} from '../../lib/deployments/crash-points.js'
+import {managerFiles, refuseClearText, startDeploymentManager} from '../../lib/deployments/manager.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {isLoopbackAddress} from '../../lib/http/loopback-guard.js'
+import {confirmSpend} from '../../lib/market/confirm.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import {dataDir} from '../../lib/keys/private-file.js'
+
+export default class DeploymentServe extends BaseCommand {
+  static override summary = 'Run a deployment manager: the API under /api/deployments that keeps deployments running.'
+  static override description = `A self-hosted manager, as the localnet runs one inside it: it lists, extends and stops each deployment's jobs from the deployment's vault, a keypair it holds sealed (AES-256-GCM) with the key in <data-dir>/vaults.key (mode 0600). Back up that file with <data-dir>/deployments.db: lose it and the vaults' funds are lost (docs/deployment-manager.md).
+
+It listens on 127.0.0.1. Another --host is refused unless --tls-terminated says a TLS proxy sits in front of it: wallet headers are lasting credentials and must not cross a network in clear.
+
+On devnet and mainnet it pays from the vaults with real tokens, so it asks once for confirmation (or --yes). Prints the URL on stdout (with --json, one JSON document once it listens). Stops on Ctrl-C or SIGTERM.`
+
+  static override examples = [
+    '<%= config.bin %> deployment serve',
+    '<%= config.bin %> deployment serve --port 0 --data-dir ./manager --json',
+    '<%= config.bin %> deployment serve --network devnet --yes',
+    '<%= config.bin %> deployment serve --network mainnet --host 0.0.0.0 --tls-terminated --yes',
+  ]
+
+  static override flags = {
+    network: marketFlags.network,
+    profile: marketFlags.profile,
+    rpc: marketFlags.rpc,
+    'priority-fee': marketFlags['priority-fee'],
+    'max-priority-fee': marketFlags['max-priority-fee'],
+    host: Flags.string({description: 'address to listen on', default: '127.0.0.1'}),
+    port: Flags.integer({
+      description: 'port to listen on (0 picks a free one); 3001 is where the network kit looks on localnet',
+      default: 3001,
+      min: 0,
+      max: 65535,
+    }),
+    'data-dir': Flags.string({
+      description: 'folder of the database and the vault key (default: ~/.local/share/gpunet/deployments/<network>)',
+      helpValue: 'DIR',
+    }),
+    'tls-terminated': Flags.boolean({
+      description: 'allow a --host beyond loopback: a TLS proxy in front of this manager terminates TLS',
+    }),
+    yes: Flags.boolean({char: 'y', description: 'pay from the vaults without asking (devnet, mainnet)'}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(DeploymentServe)
+    const {network} = this.settings
+    const host = flags.host
+    if (!flags['tls-terminated'] && host !== 'localhost' && !isLoopbackAddress(host)) throw refuseClearText(host)
+    await confirmSpend(
+      network,
+      `Run a deployment manager on ${network}? It lists and extends jobs with the tokens owners put in their vaults.`,
+      flags.yes,
+    )
+    const net = await connectMarket(this.settings, (line) => this.note(line))
+    // Each deployment's definition is uploaded when it is created: without a content store none could be.
+    net.content().requireUploader()
+    const folder = flags['data-dir'] ?? join(dataDir(process.env), 'deployments', network)
+    let manager
+    try {
+      manager = await startDeploymentManager({
+        dataDir: folder,
+        net,
+        network,
+        host,
+        port: flags.port,
+        tlsTerminated: flags['tls-terminated'],
+        log: (line) => process.stderr.write(`${line}\n`),
+        env: process.env,
+      })
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL') throw error
+      throw new GpunetError('port_in_use', `cannot listen on ${host}:${flags.port}: ${(error as Error).message}`, {
+        exitCode: ExitCode.USAGE,
+        hint: 'choose another --port, or --port 0 for a free one',
+      })
+    }
+    const files = managerFiles(folder)
+    if (process.env[CRASH_ENV]) this.note(`${CRASH_ENV}=${process.env[CRASH_ENV]}: this manager kills itself there`)
+    if (this.jsonEnabled()) {
+      const ready = {url: manager.url, network, rpcUrl: net.rpcUrl, database: files.database, vaultKey: files.vaultKey}
+      process.stdout.write(`${JSON.stringify(ready, null, 2)}\n`)
+    } else {
+      this.note(`Network: ${network} (RPC ${net.rpcUrl})`)
+      this.note(`Database: ${files.database}`)
+      this.note(`Vault key: ${files.vaultKey} (back it up: without it the vaults' funds are lost)`)
+      this.say(`Deployment manager listening on ${manager.url}`)
+    }
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve())
+      process.once('SIGTERM', () => resolve())
+    })
+    await manager.close()
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * The deployments API under /api/deployments, with the network's routes, bodies, objects and states, plus gpunet's
+ * vault and API-key routes (docs/deployment-manager.md). Every route is authenticated: a deployment of another owner
+ * is 404.
+ */
+import type {AddressInfo} from 'node:net'
+
+import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
+
+import {isLoopbackAddress, webPageRefusal} from '../http/loopback-guard.js'
+import {readBalances} from '../market/balances.js'
+import {rpcCall} from '../market/rpc.js'
+import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
+import type {ApiAuth} from './api-auth.js'
+import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
+import type {ManagerContext} from './context.js'
+import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
+import {
+  archiveDeployment,
+  createDeployment,
+  deleteDeployment,
+  ownDeployment,
+  startDeployment,
+  stopDeployment,
+  updateReplicas,
+  updateTimeout,
+  withdrawVault,
+} from './operations.js'
+import {vaultWallet} from './paying.js'
+import {isOver} from './strategies/index.js'
+import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES} from './types.js'
+import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
+
+/** The largest body taken: a deployment with its job definition. */
+export const BODY_LIMIT = 1024 * 1024
+const PAGE_SIZES = [10, 20, 50, 100]
+const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
+const EVENT_CATEGORIES = ['Deployment', 'Event'] as const
+
+export interface DeploymentApi {
+  readonly url: string
+  listen(port: number, host: string): Promise<string>
+  close(): Promise<void>
+}
+
+/** Builds the API over the manager's context and its authentication. */
+export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): DeploymentApi {
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    logger: false,
+    frameworkErrors: (_error, request, reply) => {
+      void (reply as FastifyReply)
+        .code(400)
+        .send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}})
+    },
+  })
+  // JSON only: a form is what any web page can post without asking first.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_request, body, done) => {
+    if (body === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(badRequest('malformed_body', 'the body is not valid JSON'), undefined)
+    }
+  })
+  let loopback = true
+  app.addHook('onRequest', (request, _reply, done) => {
+    const refusal = loopback ? webPageRefusal(request.raw) : null
+    done(refusal ? new ApiError(refusal.status, 'refused', refusal.message) : undefined)
+  })
+  app.setErrorHandler((error, _request, reply) => {
+    const failure = toApiError(error)
+    if (failure.status >= 500) ctx.log(`deployments API: ${(error as Error).name}: ${(error as Error).message}`)
+    return reply
+      .code(failure.status)
+      .send({error: {code: failure.code, message: failure.message, ...(failure.hint ? {hint: failure.hint} : {})}})
+  })
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
+  })
+
+  const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
+  const own = async (request: FastifyRequest) =>
+    ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
+  const view = async (d: DeploymentRow) =>
+    deploymentObject(d, (await ctx.store.jobs(d.id)).filter((j) => !isOver(j.state)).length)
+
+  app.get('/health', async () => ({status: 'ok', network: ctx.network}))
+
+  app.get('/api/deployments', async (request) => {
+    const who = await owner(request)
+    const q = request.query as Record<string, string | undefined>
+    const {offset, limit, order} = pageParams(q)
+    const {rows, total} = await ctx.store.deployments({
+      owner: who,
+      offset,
+      limit,
+      order,
+      statuses: listParam(q.status, 'status', DEPLOYMENT_STATUSES),
+      strategies: listParam(q.strategy, 'strategy', STRATEGIES),
+      vault: q.vault,
+      search: q.search,
+      id: q.id,
+      name: q.name,
+      createdAfter: dateParam(q.created_after, 'created_after'),
+      createdBefore: dateParam(q.created_before, 'created_before'),
+    })
+    return {deployments: await Promise.all(rows.map(view)), pagination: pagination(offset, limit, rows.length, total)}
+  })
+
+  app.post('/api/deployments/create', async (request, reply) => {
+    const who = await owner(request)
+    const parsed = parseCreateBody(request.body, ctx.network)
+    let deployment = await createDeployment(ctx, who, parsed)
+    if (parsed.autostart) {
+      // Created either way: without the deposit it answers the deployment in INSUFFICIENT_FUNDS, to fund and start.
+      deployment = await startDeployment(ctx, deployment).catch(async (error: unknown) => {
+        if (!(error instanceof ApiError) || error.status !== 402) throw error
+        return (await ctx.store.deployment(deployment.id)) ?? deployment
+      })
+    }
+    return reply.code(201).send(await view(deployment))
+  })
+
+  app.get('/api/deployments/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
+  app.post('/api/deployments/vaults/:vault/withdraw', async (request) => {
+    const who = await owner(request)
+    const body = request.body === undefined ? {} : bodyObject(request.body)
+    if (body.SOL !== undefined || body.NOS !== undefined)
+      throw badRequest('partial_withdraw', 'this manager withdraws everything: leave out SOL and NOS')
+    return {transaction: await withdrawVault(ctx, who, (request.params as {vault: string}).vault)}
+  })
+
+  app.get('/api/deployments/:id', async (request) => view(await own(request)))
+  // The network's answer: a page `{jobs, pagination}`, filtered by state (a comma-separated list) and revision.
+  app.get('/api/deployments/:id/jobs', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const states = listParam(q.state, 'state', JOB_STATES)
+    const revision = q.revision === undefined ? undefined : Number(q.revision)
+    if (revision !== undefined && !Number.isSafeInteger(revision))
+      throw badRequest('invalid_revision', 'revision must be a whole number')
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const jobs = (await ctx.store.jobs(d.id)).filter(
+      (j) =>
+        (!states || states.includes(j.state)) &&
+        (revision === undefined || j.revision === revision) &&
+        (q.job === undefined || j.job === q.job) &&
+        (after === undefined || j.created_at > after) &&
+        (before === undefined || j.created_at < before),
+    )
+    const {items, pagination: at} = paged(jobs, page)
+    return {jobs: items.map(jobObject), pagination: at}
+  })
+  app.get('/api/deployments/:id/jobs/:job', async (request) => {
+    const d = await own(request)
+    const job = await ctx.store.job((request.params as {job: string}).job)
+    if (!job || job.deployment !== d.id)
+      throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
+    return jobObject(job)
+  })
+  // The network's answer: a page `{events, pagination}`, filtered by category and type (comma-separated lists).
+  // created_after takes its own instant too: a follower reading from the last event's time (`deployment events
+  // --follow`) then misses none recorded in the same millisecond, and drops the ones it had by their content.
+  app.get('/api/deployments/:id/events', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const categories = listParam(q.category, 'category', EVENT_CATEGORIES)
+    const types = q.type?.split(',').map((type) => type.trim())
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const events = (await ctx.store.events(d.id)).filter(
+      (e) =>
+        (!categories || categories.includes(e.category)) &&
+        (!types || types.includes(e.type)) &&
+        (after === undefined || e.created_at >= after) &&
+        (before === undefined || e.created_at < before),
+    )
+    const {items, pagination: at} = paged(events, page)
+    return {events: items.map(eventObject), pagination: at}
+  })
+  app.get('/api/deployments/:id/tasks', async (request) =>
+    (await ctx.store.tasks((await own(request)).id)).map(taskObject),
+  )
+  app.get('/api/deployments/:id/revisions', async (request) =>
+    (await ctx.store.revisions((await own(request)).id)).map(revisionObject),
+  )
+  app.get('/api/deployments/:id/vault', async (request) => {
+    const d = await own(request)
+    const {connection} = ctx.net
+    const balances = await rpcCall(connection, () => readBalances(connection, new PublicKey(d.vault), ctx.net.mint))
+    return {vault: d.vault, sol_lamports: Number(balances.lamports), token_base_units: Number(balances.tokens)}
+  })
+
+  // The vault posts the deployment's jobs, so only its signature opens their nodes' APIs. It signs for the owner the
+  // network CLI's node message, or gpunet's naming one of this deployment's jobs: nothing else (no login, no
+  // transaction, no API credential of the vault's).
+  app.get('/api/deployments/:id/header', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const message = q.message ?? NETWORK_CLI_MESSAGE
+    if (message !== NETWORK_CLI_MESSAGE) {
+      const job = clientMessageJob(message)
+      if (job === null || (await ctx.store.job(job))?.deployment !== d.id)
+        throw badRequest(
+          'message_refused',
+          "the vault signs only a node-API message naming one of this deployment's jobs",
+          `gpunet's: ${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}`,
+        )
+    }
+    if (q.includeTime !== undefined && q.includeTime !== 'true' && q.includeTime !== 'false')
+      throw badRequest('invalid_include_time', 'includeTime must be true or false')
+    const signature = bs58.encode((await vaultWallet(ctx, d.vault)).sign(Buffer.from(message, 'utf8')))
+    return {header: q.includeTime === 'false' ? `${message}:${signature}` : `${message}:${signature}:${ctx.now()}`}
+  })
+
+  const transition = (path: string, act: (d: DeploymentRow) => Promise<DeploymentRow>) =>
+    app.post(`/api/deployments/:id/${path}`, async (request) => {
+      const d = await act(await own(request))
+      return {status: d.status, updated_at: new Date(d.updated_at).toISOString()}
+    })
+  transition('start', (d) => startDeployment(ctx, d))
+  transition('stop', (d) => stopDeployment(ctx, d))
+  transition('archive', (d) => archiveDeployment(ctx, d))
+
+  app.delete('/api/deployments/:id', async (request, reply) => {
+    await deleteDeployment(ctx, await own(request))
+    return reply.code(204).send()
+  })
+  app.patch('/api/deployments/:id/update-replica-count', async (request) => {
+    const d = await own(request)
+    const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
+    return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
+  })
+  app.patch('/api/deployments/:id/update-timeout', async (request) => {
+    const d = await own(request)
+    const changed = await updateTimeout(ctx, d, parseTimeout(bodyObject(request.body).timeout))
+    return {timeout: changed.timeout, updated_at: new Date(changed.updated_at).toISOString()}
+  })
+
+  // API keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more.
+  const walletOwner = async (request: FastifyRequest) => {
+    const who = await auth.authenticate(request.headers)
+    if (who.via !== 'wallet')
+      throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
+    return who.owner
+  }
+  app.post('/api/api-keys', async (request, reply) => {
+    const who = await walletOwner(request)
+    const body = request.body === undefined ? {} : bodyObject(request.body)
+    if (body.name !== undefined && (typeof body.name !== 'string' || body.name.length > 100))
+      throw badRequest('invalid_name', 'name must be a string of at most 100 characters')
+    return reply.code(201).send(await auth.apiKeys.create(who, body.name as string | undefined))
+  })
+  app.get('/api/api-keys', async (request) => auth.apiKeys.list(await walletOwner(request)))
+  app.delete('/api/api-keys/:id', async (request, reply) => {
+    auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
+    return reply.code(204).send()
+  })
+
+  let url = ''
+  return {
+    get url() {
+      return url
+    },
+    async listen(port, host) {
+      url = await app.listen({port, host})
+      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
+      return url
+    },
+    close: () => app.close(),
+  }
+}
+
+/** An ISO date (or unix ms) of the query, in ms; 400 when it is neither. */
+function dateParam(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  const ms = /^\d{1,15}$/.test(value) ? Number(value) : Date.parse(value)
+  if (!Number.isFinite(ms)) throw badRequest(`invalid_${name}`, `${name} must be an ISO date or unix milliseconds`)
+  return ms
+}
+
+interface PageParams {
+  offset: number
+  limit: number
+  order: 'asc' | 'desc'
+}
+
+/** The page a list route's query asks for: `limit` (10, 20, 50, 100; 10 by default), `cursor`, `sort_order`. */
+function pageParams(q: Record<string, string | undefined>): PageParams {
+  const limit = q.limit === undefined ? 10 : Number(q.limit)
+  if (!PAGE_SIZES.includes(limit)) throw badRequest('invalid_limit', `limit must be one of ${PAGE_SIZES.join(', ')}`)
+  const offset = q.cursor === undefined ? 0 : cursorOffset(q.cursor)
+  const order = q.sort_order ?? 'desc'
+  if (order !== 'asc' && order !== 'desc') throw badRequest('invalid_sort_order', 'sort_order must be asc or desc')
+  return {offset, limit, order}
+}
+
+/** The `pagination` member of a page of `total` items from `offset`, `count` of them on it. */
+function pagination(offset: number, limit: number, count: number, total: number) {
+  return {
+    cursor_next: offset + count < total ? cursorOf(offset + limit) : null,
+    cursor_prev: offset > 0 ? cursorOf(Math.max(0, offset - limit)) : null,
+    total_items: total,
+  }
+}
+
+/** One page of rows the store gave oldest first. */
+function paged<T>(rows: T[], {offset, limit, order}: PageParams) {
+  const ordered = order === 'desc' ? [...rows].reverse() : rows
+  const items = ordered.slice(offset, offset + limit)
+  return {items, pagination: pagination(offset, limit, items.length, rows.length)}
+}
+
+/** A filter that takes one value or a comma-separated list, as the network's API does; each must be known. */
+function listParam<T extends string>(value: string | undefined, name: string, known: readonly T[]): T[] | undefined {
+  if (value === undefined) return undefined
+  const values = value.split(',').map((part) => part.trim())
+  for (const part of values) {
+    if (!(known as readonly string[]).includes(part))
+      throw badRequest(`invalid_${name}`, `${name} must be one or more of ${known.join(', ')}, comma-separated`)
+  }
+  return values as T[]
+}
+
+function cursorOf(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url')
+}
+
+function cursorOffset(cursor: string): number {
+  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!match) throw badRequest('invalid_cursor', 'cursor is not one this API gave')
+  return Number(match[1])
+}

@@ -1,0 +1,62 @@
+/** The chain's view of a deployment's jobs, read over RPC and written back to their rows. */
+import {PublicKey} from '@solana/web3.js'
+
+import {ExitCode, isGpunetError} from '../errors.js'
+import {type JobView, readJob} from '../market/jobs.js'
+import type {ManagerContext} from './context.js'
+import type {JobOnChain} from './strategies/index.js'
+import {isOver} from './strategies/index.js'
+import type {JobRow} from './types.js'
+
+/** Reads every job of the deployment not known to be over, updates its row, and answers the view of all of them. */
+export async function refreshJobs(ctx: ManagerContext, deployment: string): Promise<JobOnChain[]> {
+  const rows = await ctx.store.jobs(deployment)
+  return Promise.all(
+    rows.map(async (row) => {
+      if (isOver(row.state)) return onChain(row)
+      const view = await readRecordedJob(ctx, row)
+      if (!view) {
+        // Delisted: the program closes a job's account when its poster takes it off the queue.
+        await ctx.store.updateJob(row.job, {state: 'STOPPED'}, ctx.now())
+        return onChain({...row, state: 'STOPPED'})
+      }
+      const change = {
+        // The run the node made (not the one the `list` named when no node waited): read first from now on.
+        run: view.run ? view.run.address.toBase58() : row.run,
+        state: view.status,
+        // A running job's start is its run's; a finished one keeps it in the job account.
+        time_start: Number(view.run ? view.run.time : view.job.timeStart),
+        chain_timeout: Number(view.job.timeout),
+      }
+      if (
+        change.state !== row.state ||
+        change.time_start !== row.time_start ||
+        change.chain_timeout !== row.chain_timeout
+      ) {
+        await ctx.store.updateJob(row.job, change, ctx.now())
+      }
+      return onChain({...row, ...change})
+    }),
+  )
+}
+
+/** A recorded job as the chain shows it; null once its account is closed (a delisted job's is). */
+export async function readRecordedJob(ctx: ManagerContext, row: JobRow): Promise<JobView | null> {
+  try {
+    return await readJob(ctx.net.connection, ctx.net.programId, new PublicKey(row.job), new PublicKey(row.run))
+  } catch (error) {
+    if (isGpunetError(error) && error.exitCode === ExitCode.NOT_FOUND) return null
+    throw error
+  }
+}
+
+function onChain(row: JobRow): JobOnChain {
+  return {
+    job: row.job,
+    state: row.state,
+    timeStart: row.time_start,
+    timeout: row.chain_timeout,
+    created_at: row.created_at,
+    stop_requested: row.stop_requested,
+  }
+}

@@ -1,0 +1,70 @@
+/** How `gpunet deployment` shows the manager's objects to a person; `--json` prints the objects as the manager sent them. */
+import {alignedColumns} from '../market/report.js'
+import type {ApiKey, Deployment, DeploymentEvent, DeploymentJob} from './client.js'
+
+/** A deployment as `deployment get` and `create` print it: one `key: value` line each. */
+export function deploymentLines(deployment: Deployment): string[] {
+  const lines = [
+    `Deployment ${deployment.id} (${deployment.name})`,
+    `  status:     ${deployment.status}`,
+    `  strategy:   ${deployment.strategy}`,
+    `  replicas:   ${deployment.replicas}${deployment.active_jobs === undefined ? '' : ` (${deployment.active_jobs} active)`}`,
+    `  timeout:    ${deployment.timeout} min`,
+    `  market:     ${deployment.market}`,
+    `  vault:      ${deployment.vault}`,
+    `  owner:      ${deployment.owner}`,
+  ]
+  if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
+    lines.push(`  time scale: ${deployment.time_scale}`)
+  }
+  for (const endpoint of deployment.endpoints ?? [])
+    lines.push(`  endpoint:   ${endpoint.url} (${endpoint.opId}:${endpoint.port})`)
+  lines.push(`  created:    ${deployment.created_at}`, `  updated:    ${deployment.updated_at}`)
+  return lines
+}
+
+/** `deployment list` as aligned columns. */
+export function deploymentRows(deployments: Deployment[]): string[] {
+  if (deployments.length === 0) return []
+  return alignedColumns([
+    ['ID', 'NAME', 'STATUS', 'STRATEGY', 'REPLICAS', 'TIMEOUT', 'CREATED'],
+    ...deployments.map((d) => [
+      d.id,
+      d.name,
+      d.status,
+      d.strategy,
+      d.active_jobs === undefined ? String(d.replicas) : `${d.active_jobs}/${d.replicas}`,
+      `${d.timeout} min`,
+      d.created_at,
+    ]),
+  ])
+}
+
+/** `deployment jobs` as aligned columns. */
+export function jobRows(jobs: DeploymentJob[]): string[] {
+  if (jobs.length === 0) return []
+  return alignedColumns([
+    ['JOB', 'STATE', 'REVISION', 'NODE', 'STARTED'],
+    ...jobs.map((job) => [
+      job.job,
+      String(job.state),
+      job.revision === undefined ? '-' : String(job.revision),
+      job.node ?? '-',
+      job.time_start ? new Date(job.time_start * 1000).toISOString() : '-',
+    ]),
+  ])
+}
+
+/** One event as `deployment events` prints it: time, type, message, and its transaction when there is one. */
+export function eventLine(event: DeploymentEvent): string {
+  return `${event.created_at}  ${event.type}  ${event.message}${event.tx ? ` (tx ${event.tx})` : ''}`
+}
+
+/** `deployment api-key list` as aligned columns. */
+export function apiKeyRows(keys: ApiKey[]): string[] {
+  if (keys.length === 0) return []
+  return alignedColumns([
+    ['ID', 'NAME', 'CREATED'],
+    ...keys.map((key) => [String(key.id), key.name ?? '-', String(key.created_at)]),
+  ])
+}

@@ -1,0 +1,348 @@
+/**
+ * The client of a deployment manager's HTTP API: the network's own routes, bodies and objects under
+ * `/api/deployments` (@nosana/api), plus gpunet's API keys. Every answer is a stranger's: read up to a bound,
+ * checked with zod, objects kept with all their members (the network's snake_case names) for `--json`.
+ */
+import {z} from 'zod'
+
+import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
+import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
+
+/** The most bytes one answer may have: a page of 100 deployments or events is far less. */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+/** A message or hint the manager sends is cut to this many characters before it reaches an error. */
+const MAX_REMOTE_TEXT = 500
+
+const text = z.string().max(10_000)
+const time = z.string().max(100)
+
+/** The network's Deployment object (components.schemas.Deployment); members beyond these are kept as sent. */
+export const deploymentSchema = z.looseObject({
+  id: z.string().min(1).max(100),
+  name: text,
+  vault: z.string().max(100),
+  market: z.string().max(100),
+  owner: z.string().max(100),
+  status: z.string().max(40),
+  replicas: z.number().int().nonnegative(),
+  timeout: z.number().nonnegative(),
+  strategy: z.string().max(40),
+  endpoints: z
+    .array(z.looseObject({opId: text, port: z.union([z.number(), z.string().max(100)]), url: text}))
+    .max(1000)
+    .optional(),
+  active_revision: z.number().optional(),
+  active_jobs: z.number().optional(),
+  created_at: time,
+  updated_at: time,
+})
+export type Deployment = z.infer<typeof deploymentSchema>
+
+/** A row of `/:id/jobs` (components.schemas.Job). */
+export const deploymentJobSchema = z.looseObject({
+  job: z.string().min(1).max(100),
+  tx: z.string().max(200).optional(),
+  deployment: z.string().max(100).optional(),
+  market: z.string().max(100).optional(),
+  node: z.string().max(100).nullable().optional(),
+  revision: z.number().optional(),
+  state: z.union([z.string().max(40), z.number()]),
+  time_start: z.number().nullable().optional(),
+  created_at: time.optional(),
+  updated_at: time.optional(),
+})
+export type DeploymentJob = z.infer<typeof deploymentJobSchema>
+
+/** An event of `/:id/events` (components.schemas.Event). */
+export const deploymentEventSchema = z.looseObject({
+  category: z.string().max(40),
+  deploymentId: z.string().max(100).optional(),
+  type: z.string().max(100),
+  message: text,
+  tx: z.string().max(200).nullable().optional(),
+  created_at: time,
+})
+export type DeploymentEvent = z.infer<typeof deploymentEventSchema>
+
+const pagination = z.looseObject({
+  cursor_next: z.string().max(1000).nullable(),
+  cursor_prev: z.string().max(1000).nullable().optional(),
+  total_items: z.number().optional(),
+})
+export type Pagination = z.infer<typeof pagination>
+
+/**
+ * A page as the network's API answers it (`{<name>: [...], pagination}`), or a bare list, as a manager without
+ * pagination may: read as one last page.
+ */
+function page<N extends string, T extends z.ZodType>(name: N, item: T) {
+  const list = z.array(item).max(1000)
+  return z
+    .union([
+      z.looseObject({[name]: list, pagination} as {[K in N]: typeof list} & {pagination: typeof pagination}),
+      list,
+    ])
+    .transform((answer) =>
+      Array.isArray(answer)
+        ? ({[name]: answer, pagination: {cursor_next: null}} as unknown as {[K in N]: z.infer<T>[]} & {
+            pagination: Pagination
+          })
+        : (answer as unknown as {[K in N]: z.infer<T>[]} & {pagination: Pagination}),
+    )
+}
+
+const listAnswer = z.looseObject({deployments: z.array(deploymentSchema).max(1000), pagination})
+const jobsAnswer = page('jobs', deploymentJobSchema)
+const eventsAnswer = page('events', deploymentEventSchema)
+const statusAnswer = z.looseObject({status: z.string().max(40), updated_at: time.optional()})
+const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
+const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})
+
+/** An API key as listed (the key itself is shown once, when it is made). */
+export const apiKeySchema = z.looseObject({
+  id: z.union([z.string().min(1).max(100), z.number()]),
+  name: z.string().max(200).nullable().optional(),
+  created_at: z.union([time, z.number()]),
+})
+export type ApiKey = z.infer<typeof apiKeySchema>
+const newApiKey = apiKeySchema.extend({key: z.string().min(8).max(500)})
+const apiKeysAnswer = z.union([z.array(apiKeySchema).max(1000), z.looseObject({keys: z.array(apiKeySchema).max(1000)})])
+
+/** The create body the network's API takes (DeploymentCreateBody), plus gpunet's localnet-only `time_scale`. */
+export interface CreateBody {
+  name: string
+  market: string
+  replicas: number
+  /** Minutes. */
+  timeout: number
+  strategy: string
+  job_definition: unknown
+  autostart?: boolean
+  time_scale?: number
+}
+
+/** The filters of a page of a list. */
+export interface PageQuery {
+  cursor?: string
+  limit?: 10 | 20 | 50 | 100
+  sort_order?: 'asc' | 'desc'
+  [filter: string]: string | number | undefined
+}
+
+/** The headers that prove who asks: the wallet's (x-user-id, authorization) or an API key's. */
+export type AuthHeaders = () => Record<string, string>
+
+/** A manager's deployment API at `url` (its origin; routes are under `/api`), authenticated by `auth`. */
+export class DeploymentClient {
+  readonly url: string
+
+  constructor(
+    url: string,
+    private readonly auth: AuthHeaders,
+  ) {
+    this.url = url.replace(/\/+$/, '')
+  }
+
+  /** One page of the owner's deployments. */
+  async list(query: PageQuery = {}): Promise<{deployments: Deployment[]; pagination: Pagination}> {
+    return this.call('GET', `/api/deployments${search(query)}`, undefined, listAnswer)
+  }
+
+  /** One deployment; another owner's is 404 (exit 7). */
+  async get(id: string): Promise<Deployment> {
+    return this.call('GET', `/api/deployments/${segment(id)}`, undefined, deploymentSchema)
+  }
+
+  /** Creates a deployment (DRAFT, or STARTING with `autostart`). */
+  async create(body: CreateBody): Promise<Deployment> {
+    return this.call('POST', '/api/deployments/create', body, deploymentSchema)
+  }
+
+  /** Starts a deployment: `{status: "STARTING"}`. */
+  async start(id: string): Promise<{status: string}> {
+    return this.call('POST', `/api/deployments/${segment(id)}/start`, undefined, statusAnswer)
+  }
+
+  /** Stops a deployment: `{status: "STOPPING"}`; its jobs are stopped by the manager. */
+  async stop(id: string): Promise<{status: string}> {
+    return this.call('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
+  }
+
+  /** Deletes a STOPPED deployment (204). */
+  async remove(id: string): Promise<void> {
+    await this.call('DELETE', `/api/deployments/${segment(id)}`, undefined, null)
+  }
+
+  /** One page of a deployment's jobs. */
+  async jobs(id: string, query: PageQuery = {}): Promise<{jobs: DeploymentJob[]; pagination: Pagination}> {
+    return this.call('GET', `/api/deployments/${segment(id)}/jobs${search(query)}`, undefined, jobsAnswer)
+  }
+
+  /** One page of a deployment's events. */
+  async events(id: string, query: PageQuery = {}): Promise<{events: DeploymentEvent[]; pagination: Pagination}> {
+    return this.call('GET', `/api/deployments/${segment(id)}/events${search(query)}`, undefined, eventsAnswer)
+  }
+
+  /**
+   * A header the deployment's vault signed over `message` (the network's `/:id/header`): the vault posts the
+   * deployment's jobs, so only its signature opens their nodes' APIs.
+   */
+  async header(id: string, message: string, includeTime: boolean): Promise<string> {
+    const query = search({message, includeTime: String(includeTime)})
+    return (await this.call('GET', `/api/deployments/${segment(id)}/header${query}`, undefined, headerAnswer)).header
+  }
+
+  /** The vault's withdraw transaction (base64, signed by the vault, the owner its fee payer); null when empty. */
+  async withdraw(vault: string): Promise<string | null> {
+    const path = `/api/deployments/vaults/${segment(vault)}/withdraw`
+    return (await this.call('POST', path, {}, transactionAnswer)).transaction
+  }
+
+  /** Makes an API key for the owner (wallet headers only): its key is in this answer and nowhere else. */
+  async createApiKey(name?: string): Promise<z.infer<typeof newApiKey>> {
+    return this.call('POST', '/api/api-keys', name === undefined ? {} : {name}, newApiKey)
+  }
+
+  /** The owner's API keys, without the keys themselves. */
+  async listApiKeys(): Promise<ApiKey[]> {
+    const answer = await this.call('GET', '/api/api-keys', undefined, apiKeysAnswer)
+    return Array.isArray(answer) ? answer : answer.keys
+  }
+
+  /** Revokes one of the owner's API keys. */
+  async revokeApiKey(id: string): Promise<void> {
+    await this.call('DELETE', `/api/api-keys/${segment(id)}`, undefined, null)
+  }
+
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>
+  private async call(method: string, path: string, body: unknown, schema: null): Promise<void>
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T> | null): Promise<T | void> {
+    const headers: Record<string, string> = {accept: 'application/json', ...this.auth()}
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    let response: Response
+    try {
+      response = await httpFetch(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    } catch (error) {
+      throw new GpunetError(
+        'manager_unreachable',
+        `cannot reach the deployment manager at ${this.url} (${describeHttpFailure(error)})`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
+          fields: {manager: this.url},
+        },
+      )
+    }
+    const raw = await readBounded(response, this.url)
+    if (!response.ok) throw managerError(response.status, raw, this.url)
+    if (schema === null) return
+    let value: unknown
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      throw malformed(this.url, `${method} ${path.split('?')[0]} answered ${response.status} with no JSON document`)
+    }
+    const parsed = schema.safeParse(value)
+    if (!parsed.success) {
+      const first = parsed.error.issues[0]
+      const where = first?.path.length ? first.path.join('.') : '(document)'
+      throw malformed(
+        this.url,
+        `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
+      )
+    }
+    return parsed.data
+  }
+}
+
+/** A path segment as sent: an id from the command line must not add path parts or a query. */
+function segment(value: string): string {
+  return encodeURIComponent(value)
+}
+
+/** `?a=1&b=2` of the defined members, or nothing. */
+function search(query: Record<string, string | number | undefined>): string {
+  const params = new URLSearchParams()
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
+  const text = params.toString()
+  return text ? `?${text}` : ''
+}
+
+/** The answer's text, refused past MAX_ANSWER_BYTES (whatever its Content-Length claims) without reading on. */
+async function readBounded(response: Response, url: string): Promise<string> {
+  const declared = Number(response.headers.get('content-length'))
+  if (declared > MAX_ANSWER_BYTES) {
+    await response.body?.cancel()
+    throw malformed(url, `an answer of ${declared} bytes, more than the ${MAX_ANSWER_BYTES} gpunet reads`)
+  }
+  if (!response.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength
+    if (size > MAX_ANSWER_BYTES) {
+      await response.body.cancel().catch(() => undefined)
+      throw malformed(url, `an answer of more than the ${MAX_ANSWER_BYTES} bytes gpunet reads`)
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function malformed(url: string, why: string): GpunetError {
+  return new GpunetError('manager_answer_invalid', `the deployment manager at ${url} sent ${why}`, {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint: 'is the URL a deployment manager (gpunet deployment serve, or the network\u2019s)? check --manager',
+    fields: {manager: url},
+  })
+}
+
+/** Exit codes of the manager's statuses (docs/deployments.md, "Exit codes"). */
+const STATUS_EXITS: Record<number, ExitCodeValue> = {
+  400: ExitCode.INVALID_INPUT,
+  401: ExitCode.DENIED,
+  402: ExitCode.INSUFFICIENT_BALANCE,
+  403: ExitCode.DENIED,
+  404: ExitCode.NOT_FOUND,
+  // The deployment is not in a state that allows it (stop a stopped one, delete a running one): as `job stop` of an
+  // ended job, a usage error.
+  409: ExitCode.USAGE,
+  413: ExitCode.INVALID_INPUT,
+}
+
+/**
+ * The manager's refusal as a GpunetError: gpunet's `{error: {code, message, hint?}}` or the network's
+ * `{error: "text"}`, with the exit code of its status; the manager's own words are cut short and kept as sent
+ * (the edge strips control sequences before a terminal sees them).
+ */
+export function managerError(status: number, raw: string, url: string): GpunetError {
+  let code = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : 'manager_error'
+  let message = `the deployment manager answered ${status}`
+  let hint: string | undefined
+  try {
+    const error = (JSON.parse(raw) as {error?: unknown}).error
+    if (typeof error === 'string' && error !== '') message = error
+    if (typeof error === 'object' && error !== null) {
+      const fields = error as {code?: unknown; message?: unknown; hint?: unknown}
+      if (typeof fields.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(fields.code)) code = fields.code
+      if (typeof fields.message === 'string' && fields.message !== '') message = fields.message
+      if (typeof fields.hint === 'string' && fields.hint !== '') hint = fields.hint.slice(0, MAX_REMOTE_TEXT)
+    }
+  } catch {
+    // Not a JSON document (a proxy's page, a bare "Unauthorized"): the status line says it.
+  }
+  message = message.slice(0, MAX_REMOTE_TEXT)
+  const exitCode = STATUS_EXITS[status] ?? ExitCode.UNAVAILABLE
+  hint ??=
+    status === 401
+      ? 'the manager did not take the credentials: check the wallet (--wallet) or the API key (GPUNET_MANAGER_API_KEY)'
+      : status >= 500
+        ? `the manager at ${url} is failing; try again later`
+        : undefined
+  return new GpunetError(code, message, {exitCode, hint, fields: {status, manager: url}})
+}

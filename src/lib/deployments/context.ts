@@ -1,0 +1,16 @@
+/** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
+import type {MarketNetwork} from '../market/connect.js'
+import type {Network} from '../network.js'
+import type {DeploymentStore} from './store.js'
+import type {VaultSeal} from './vault-seal.js'
+
+export interface ManagerContext {
+  store: DeploymentStore
+  net: MarketNetwork
+  network: Network
+  seal: VaultSeal
+  /** ms */
+  now(): number
+  log(line: string): void
+  env: NodeJS.ProcessEnv
+}

@@ -1,0 +1,79 @@
+/**
+ * What the deployment manager stores, behind one interface: SQLite now (sqlite-store.ts); a PostgreSQL store for
+ * managers that share one database can implement the same.
+ */
+import type Database from 'better-sqlite3'
+
+import type {
+  DeploymentRow,
+  DeploymentStatus,
+  EventRow,
+  InFlight,
+  JobRow,
+  RevisionRow,
+  Strategy,
+  TaskKind,
+  TaskRow,
+  VaultRow,
+} from './types.js'
+
+/** The filters and page of `GET /api/deployments`. */
+export interface DeploymentQuery {
+  owner: string
+  offset: number
+  limit: number
+  order: 'asc' | 'desc'
+  /** Any of these (the API's comma-separated list). */
+  statuses?: DeploymentStatus[]
+  strategies?: Strategy[]
+  vault?: string
+  /** Part of the name or the id. */
+  search?: string
+  id?: string
+  name?: string
+  /** ms */
+  createdAfter?: number
+  createdBefore?: number
+}
+
+/** A task to add: LIST with a limit, EXTEND and STOP with a job. */
+export type NewTask = Pick<TaskRow, 'deployment' | 'task' | 'job' | 'limit' | 'revision' | 'due_at'>
+
+/** Every method is asynchronous, so a store over the network (PostgreSQL) fits the same interface. */
+export interface DeploymentStore {
+  /** The SQLite handle, for the API keys' table (api-keys.ts). */
+  readonly db: Database.Database
+  createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow): Promise<void>
+  deployment(id: string): Promise<DeploymentRow | undefined>
+  deployments(query: DeploymentQuery): Promise<{rows: DeploymentRow[]; total: number}>
+  /** The deployments in the given states (the worker's). */
+  deploymentsIn(statuses: readonly DeploymentStatus[]): Promise<DeploymentRow[]>
+  updateDeployment(id: string, change: Partial<Omit<DeploymentRow, 'id'>>, now: number): Promise<DeploymentRow>
+  deleteDeployment(id: string): Promise<void>
+  revisions(deployment: string): Promise<RevisionRow[]>
+  revision(deployment: string, revision: number): Promise<RevisionRow | undefined>
+  jobs(deployment: string): Promise<JobRow[]>
+  job(address: string): Promise<JobRow | undefined>
+  updateJob(address: string, change: Partial<Omit<JobRow, 'job'>>, now: number): Promise<void>
+  tasks(deployment: string, options?: {open?: boolean}): Promise<TaskRow[]>
+  /** Open tasks (PENDING or PROCESSING) due by `now`, PROCESSING first, oldest first. */
+  dueTasks(now: number): Promise<TaskRow[]>
+  addTask(task: NewTask, now: number): Promise<TaskRow>
+  updateTask(
+    id: number,
+    change: Partial<Pick<TaskRow, 'status' | 'limit' | 'attempts' | 'due_at' | 'tx' | 'error'>>,
+    now: number,
+  ): Promise<void>
+  /** Saves the transaction about to be sent (PROCESSING), or forgets it (null) once it can no longer land. */
+  saveInFlight(id: number, inFlight: InFlight | null, now: number): Promise<void>
+  /** Records a listed job and the LIST task's progress in one commit. */
+  recordListed(task: TaskRow, job: JobRow, tx: string, now: number): Promise<void>
+  events(deployment: string): Promise<EventRow[]>
+  addEvent(event: Omit<EventRow, 'created_at'>, now: number): Promise<void>
+  vault(address: string): Promise<VaultRow | undefined>
+  vaults(owner: string): Promise<VaultRow[]>
+  close(): Promise<void>
+}
+
+/** Which task kinds a deployment may have open for one job at a time. */
+export const ONE_PER_JOB: readonly TaskKind[] = ['EXTEND', 'STOP']

@@ -1,0 +1,14 @@
+/** The strategies by name: one file each, each a pure function from rows and the chain's view to the tasks due. */
+import type {Strategy as StrategyName} from '../types.js'
+import type {Strategy} from './plan.js'
+import {planSimple} from './simple.js'
+import {planSimpleExtend} from './simple-extend.js'
+
+export const STRATEGY_PLANS: Record<StrategyName, Strategy> = {
+  SIMPLE: planSimple,
+  'SIMPLE-EXTEND': planSimpleExtend,
+}
+
+export {extendLeadMs, jobTimeoutSeconds} from './durations.js'
+export type {DueTask, JobOnChain, Plan, PlanInput} from './plan.js'
+export {isOver} from './plan.js'

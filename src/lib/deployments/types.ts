@@ -1,0 +1,132 @@
+/** The rows the deployment manager keeps, and the states and strategies of the network's deployments. */
+
+/** A deployment's states, exactly as the network's API names them. */
+export const DEPLOYMENT_STATUSES = [
+  'DRAFT',
+  'STARTING',
+  'RUNNING',
+  'STOPPING',
+  'STOPPED',
+  'INSUFFICIENT_FUNDS',
+  'ERROR',
+  'ARCHIVED',
+] as const
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number]
+
+/** The strategies this manager runs (SCHEDULED and INFINITE are the network's too, not built here yet). */
+export const STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND'] as const
+export type Strategy = (typeof STRATEGIES)[number]
+
+/** The states the worker acts on: it lists, extends and stops only for these. */
+export const ACTIVE_STATUSES: readonly DeploymentStatus[] = ['STARTING', 'RUNNING', 'STOPPING', 'INSUFFICIENT_FUNDS']
+
+export interface DeploymentRow {
+  id: string
+  name: string
+  owner: string
+  vault: string
+  market: string
+  status: DeploymentStatus
+  replicas: number
+  /** Minutes, as the network's API counts them. */
+  timeout: number
+  strategy: Strategy
+  /** Localnet only: every duration of the strategy is divided by it (1 elsewhere). */
+  time_scale: number
+  confidential: boolean
+  active_revision: number
+  /** When the last start was asked (ms); jobs listed since belong to this run. */
+  started_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface RevisionRow {
+  deployment: string
+  revision: number
+  /** The CIDv0 of the definition as uploaded. */
+  ipfs_definition_hash: string
+  /** The definition as the owner gave it (JSON text). */
+  job_definition: string
+  created_at: number
+}
+
+/** A job's state as the chain shows it (RUNNING: queued with a run). */
+export type JobState = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
+
+export interface JobRow {
+  job: string
+  deployment: string
+  /** The signature of the `list` that created it. */
+  tx: string
+  market: string
+  revision: number
+  /** The run account the `list` named: read first when the job's run is looked up. */
+  run: string
+  state: JobState
+  /** Unix seconds when a node started it; 0 while queued. */
+  time_start: number
+  /** The job's timeout on chain in seconds, as last read. */
+  chain_timeout: number
+  /** True once the manager asked to stop it: a job that ends otherwise ended on its own. */
+  stop_requested: boolean
+  created_at: number
+  updated_at: number
+}
+
+export type TaskKind = 'LIST' | 'EXTEND' | 'STOP'
+export type TaskStatus = 'PENDING' | 'PROCESSING' | 'DONE' | 'FAILED'
+
+export interface TaskRow {
+  id: number
+  deployment: string
+  task: TaskKind
+  status: TaskStatus
+  /** EXTEND and STOP: the job. */
+  job: string | null
+  /** LIST: how many jobs are still to list. */
+  limit: number | null
+  revision: number
+  attempts: number
+  due_at: number
+  /** The transaction in flight, saved before it is sent (see paying.ts); null when none is. */
+  in_flight: InFlight | null
+  /** The last transaction sent for it, once confirmed. */
+  tx: string | null
+  error: string | null
+  created_at: number
+  updated_at: number
+}
+
+/** A signed transaction saved before sending: what a restarted manager checks on the chain before anything else. */
+export interface InFlight {
+  /** The signed wire bytes, base64: resent as they are while their blockhash is valid. */
+  raw: string
+  signature: string
+  lastValidBlockHeight: number
+  /** LIST: the new job's address and its run account. */
+  job?: string
+  run?: string
+  /** LIST: the new job's keypair, sealed as the vaults' are. */
+  jobKey?: string
+  /** EXTEND: the job's timeout before, and the one asked for (seconds). */
+  timeoutBefore?: number
+  timeoutAfter?: number
+}
+
+export interface EventRow {
+  deployment: string
+  category: 'Deployment' | 'Event'
+  type: string
+  message: string
+  tx: string | null
+  created_at: number
+}
+
+export interface VaultRow {
+  vault: string
+  owner: string
+  /** The vault's 64-byte secret key, sealed (vault-seal.ts). */
+  sealed: Buffer
+  created_at: number
+}

@@ -1,0 +1,91 @@
+/**
+ * The deployment manager a command talks to, in one place above deployments/ (as network-connection.ts is above
+ * market/): the one the settings name, else the localnet's own (starting the localnet when none runs), with the
+ * owner's credentials: an API key, or the wallet's headers.
+ */
+import {apiAuthHeaders} from './deployments/auth-header.js'
+import {type AuthHeaders, DeploymentClient} from './deployments/client.js'
+import {ExitCode, GpunetError} from './errors.js'
+import {isLoopbackHost} from './http/client.js'
+import {ensureLocalnet} from './localnet/control.js'
+import {openWallet} from './keys/wallet.js'
+import type {Settings} from './settings/settings.js'
+import type {Wallet} from './keys/wallet.js'
+
+export interface ManagerConnectOptions {
+  /** Wallet headers even when an API key is set: minting and revoking API keys take the wallet alone. */
+  walletOnly?: boolean
+  note: (line: string) => void
+}
+
+/** A deployment manager's client, the URL it talks to, and the owner's wallet when it authenticates. */
+export interface ManagerConnection {
+  client: DeploymentClient
+  url: string
+  via: 'wallet' | 'api-key'
+  /** Loads the owner's wallet (fund and withdraw sign with it). */
+  wallet(): Promise<Wallet>
+}
+
+/**
+ * The client of the deployment manager the settings name (`manager`: flag, environment, profile, config file), else
+ * on localnet the localnet's own (starting the localnet when none runs), authenticated by the `managerApiKey`
+ * setting or the wallet's headers. Wallet headers go only over https or to this machine: their signature is a
+ * lasting credential, so plain http elsewhere is exit 2.
+ */
+export async function connectManager(settings: Settings, options: ManagerConnectOptions): Promise<ManagerConnection> {
+  const set = settings.value('manager')
+  const url = set ? checkManagerUrl(set) : await defaultManagerUrl(settings, options.note)
+  const wallet = () => openWallet(settings, {note: options.note})
+  const apiKey = options.walletOnly ? undefined : settings.value('managerApiKey')
+  let auth: AuthHeaders
+  if (apiKey) {
+    auth = () => ({authorization: `Bearer ${apiKey}`})
+  } else {
+    const owner = await wallet()
+    auth = () => ({...apiAuthHeaders(owner)})
+  }
+  return {client: new DeploymentClient(url, auth), url, via: apiKey ? 'api-key' : 'wallet', wallet}
+}
+
+function checkManagerUrl(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new GpunetError('manager_url_invalid', `the deployment manager URL "${text}" is not a URL`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'use a full URL such as https://manager.example.org or http://127.0.0.1:3001',
+    })
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    return text.replace(/\/+$/, '')
+  }
+  throw new GpunetError(
+    'manager_url_insecure',
+    `not sending credentials to ${text}: the manager must be https (or on this machine)`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: 'the wallet header is a lasting credential; put the manager behind TLS (docs/deployment-manager.md)',
+    },
+  )
+}
+
+async function defaultManagerUrl(settings: Settings, note: (line: string) => void): Promise<string> {
+  const {network} = settings
+  if (network !== 'localnet') {
+    throw new GpunetError('manager_missing', `no deployment manager is set for ${network}`, {
+      exitCode: ExitCode.USAGE,
+      hint: `pass --manager URL, set ${settings.envName('manager')}, or \`gpunet config set manager URL --network ${network}\` (the network's own: ${NETWORK_MANAGERS[network]})`,
+    })
+  }
+  const runtime = await ensureLocalnet(settings.localnet.dataDir, settings.localnet.port, note)
+  if (runtime.deploymentManager) return runtime.deploymentManager
+  throw new GpunetError('manager_unavailable', 'the running localnet has no deployment manager', {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint: 'it was started by an older gpunet, or without one: restart it with `gpunet localnet stop && gpunet localnet start`',
+  })
+}
+
+/** The network's hosted deployment API (@nosana/api's backend), named in hints: gpunet never picks it unasked. */
+const NETWORK_MANAGERS = {devnet: 'https://dashboard.k8s.dev.nos.ci', mainnet: 'https://dashboard.k8s.prd.nos.ci'}

@@ -1,0 +1,157 @@
+/** Driving a deployment manager in tests: its API with a wallet's headers, the chain's view of a vault's jobs. */
+import {strict as assert} from 'node:assert'
+
+import {getAssociatedTokenAddressSync} from '@solana/spl-token'
+import {Keypair, LAMPORTS_PER_SOL, type PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+
+import {apiAuthHeaders} from '../../src/lib/deployments/auth-header.js'
+import {decodeJobAccount, JOB_ACCOUNT_DISCRIMINATOR, type JobAccount} from '../../src/lib/market/index.js'
+import {eventually} from './eventually.js'
+import type {TestLocalnet} from './localnet.js'
+import {sendInstructions, workInstruction} from './market.js'
+import {call} from './secrets.js'
+
+/** A definition the localnet takes: one long-running container. */
+export const SERVICE_DEFINITION = {
+  version: '0.1',
+  type: 'container',
+  ops: [{id: 'svc', type: 'container/run', args: {image: 'docker.io/library/alpine:3.20', cmd: ['sleep', '3600']}}],
+}
+
+/** The members the tests read of the API's objects (each route answers some of them). */
+export interface Body {
+  [member: string]: unknown
+  id: string
+  name: string
+  vault: string
+  owner: string
+  status: string
+  replicas: number
+  time_scale: number
+  active_jobs: number
+  key: string
+  transaction: string
+  error: {code: string; message: string}
+  deployments: Body[]
+  pagination: {cursor_next: string | null; cursor_prev: string | null; total_items: number}
+}
+
+/** A task, a job row and an event as the API shows them. */
+export interface TaskJson {
+  id: number
+  task: string
+  status: string
+  attempts: number
+  job?: string
+  tx?: string
+}
+export interface JobJson {
+  job: string
+  state: string
+  time_start: number
+}
+export interface EventJson {
+  type: string
+  message: string
+  created_at: string
+}
+
+/** Calls the manager as `owner` (its wallet headers); `headers: {}` sends none. */
+export async function api<T = Body>(
+  url: string,
+  owner: Keypair | null,
+  method: string,
+  path: string,
+  params?: Record<string, unknown>,
+): Promise<{status: number; body: T}> {
+  const headers = owner ? apiAuthHeaders(owner) : {}
+  const answer = await call(url, method, path, {params, headers})
+  return {status: answer.status, body: answer.body as T}
+}
+
+/** A deployment's jobs, oldest first: the first page of 100 (the API answers `{jobs, pagination}`). */
+export async function deploymentJobs(url: string, owner: Keypair, id: string): Promise<JobJson[]> {
+  const page = await api<{jobs: JobJson[]}>(url, owner, 'GET', `/api/deployments/${id}/jobs?limit=100&sort_order=asc`)
+  assert.equal(page.status, 200, JSON.stringify(page.body))
+  return page.body.jobs
+}
+
+/** A deployment's events, oldest first: the first page of 100 (the API answers `{events, pagination}`). */
+export async function deploymentEvents(url: string, owner: Keypair, id: string): Promise<EventJson[]> {
+  const page = await api<{events: EventJson[]}>(
+    url,
+    owner,
+    'GET',
+    `/api/deployments/${id}/events?limit=100&sort_order=asc`,
+  )
+  assert.equal(page.status, 200, JSON.stringify(page.body))
+  return page.body.events
+}
+
+/** Creates a deployment and answers its object; fails the test otherwise. */
+export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<Body> {
+  const created = await api(url, owner, 'POST', '/api/deployments/create', {
+    name: 'svc',
+    replicas: 1,
+    timeout: 10,
+    strategy: 'SIMPLE-EXTEND',
+    job_definition: SERVICE_DEFINITION,
+    ...body,
+  })
+  assert.equal(created.status, 201, JSON.stringify(created.body))
+  return created.body
+}
+
+/** Every job account on the chain paid from `payer`, by address. */
+export async function jobsPaidBy(t: TestLocalnet, payer: PublicKey): Promise<Map<string, JobAccount>> {
+  const accounts = await t.connection.getProgramAccounts(t.programId, {
+    filters: [{memcmp: {offset: 0, bytes: bs58.encode(JOB_ACCOUNT_DISCRIMINATOR)}}],
+  })
+  const jobs = new Map<string, JobAccount>()
+  for (const {pubkey, account} of accounts) {
+    const job = decodeJobAccount(account.data)
+    if (job.payer.equals(payer)) jobs.set(pubkey.toBase58(), job)
+  }
+  return jobs
+}
+
+/** A node (funded, staked) that takes the next queued job of the market, as the network's nodes do with `work`. */
+export async function nodeTakesNextJob(t: TestLocalnet): Promise<Keypair> {
+  const node = Keypair.generate()
+  t.ln.node.fund(node.publicKey, {lamports: BigInt(LAMPORTS_PER_SOL), tokens: 1n})
+  const run = Keypair.generate()
+  const worked = await sendInstructions(t, [workInstruction(t, node.publicKey, run.publicKey)], [node, run])
+  assert.equal(worked.error, undefined, JSON.stringify(worked.error))
+  return node
+}
+
+/** The SOL (lamports) and tokens (base units) of an address. */
+export async function holdings(t: TestLocalnet, owner: PublicKey): Promise<{lamports: bigint; tokens: bigint}> {
+  const lamports = BigInt(await t.connection.getBalance(owner, 'confirmed'))
+  const ata = getAssociatedTokenAddressSync(t.mint, owner, true)
+  const info = await t.connection.getTokenAccountBalance(ata, 'confirmed').catch(() => null)
+  return {lamports, tokens: info ? BigInt(info.value.amount) : 0n}
+}
+
+/** Waits until the deployment's tasks satisfy `done`; answers them. */
+export async function tasksWhen(
+  url: string,
+  owner: Keypair,
+  id: string,
+  done: (tasks: TaskJson[]) => boolean,
+  ms = 30_000,
+): Promise<TaskJson[]> {
+  return eventually(`the tasks of ${id}`, ms, async () => {
+    const {body} = await api<TaskJson[]>(url, owner, 'GET', `/api/deployments/${id}/tasks`)
+    return Array.isArray(body) && done(body) ? body : undefined
+  })
+}
+
+/** Waits until the deployment has `status`; answers its object. */
+export async function statusWhen(url: string, owner: Keypair, id: string, status: string, ms = 30_000): Promise<Body> {
+  return eventually(`deployment ${id} ${status}`, ms, async () => {
+    const {body} = await api(url, owner, 'GET', `/api/deployments/${id}`)
+    return body?.status === status ? body : undefined
+  })
+}

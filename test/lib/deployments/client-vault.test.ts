@@ -1,0 +1,162 @@
+/**
+ * The owner's check of a manager's withdraw transaction before the wallet co-signs it: what an honest manager sends
+ * (the network's: SOL and tokens from the vault to the owner, the owner's token account created, the owner paying
+ * the fee) passes, in the legacy and the v0 form; every way a hostile one could make the wallet sign more is refused.
+ */
+import {strict as assert} from 'node:assert'
+
+import {
+  createAssociatedTokenAccountIdempotentInstruction,
+  createCloseAccountInstruction,
+  createTransferCheckedInstruction,
+  createTransferInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token'
+import {
+  ComputeBudgetProgram,
+  Keypair,
+  type PublicKey,
+  SystemProgram,
+  Transaction,
+  type TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js'
+
+import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
+import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
+
+const owner = Keypair.generate()
+const vault = Keypair.generate()
+const mint = Keypair.generate().publicKey
+const stranger = Keypair.generate()
+const BLOCKHASH = Keypair.generate().publicKey.toBase58()
+const MAX_FEE = 1_000_000n
+
+const ownerTokens = getAssociatedTokenAddressSync(mint, owner.publicKey, true)
+const vaultTokens = getAssociatedTokenAddressSync(mint, vault.publicKey, true)
+
+/** The network manager's withdraw: all SOL, then the owner's token account and all tokens, the owner paying fees. */
+function honest(): TransactionInstruction[] {
+  return [
+    SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner.publicKey, lamports: 5_000_000}),
+    createAssociatedTokenAccountIdempotentInstruction(owner.publicKey, ownerTokens, owner.publicKey, mint),
+    createTransferCheckedInstruction(vaultTokens, mint, ownerTokens, vault.publicKey, 2_500_000n, 6),
+  ]
+}
+
+/** A transaction as a manager sends it: base64, signed by the vault (and `signers`), the fee payer's slot empty. */
+function legacy(instructions: TransactionInstruction[], payer: PublicKey = owner.publicKey, signers = [vault]): string {
+  const tx = new Transaction({feePayer: payer, recentBlockhash: BLOCKHASH}).add(...instructions)
+  // Only the keys an instruction names as signers sign (web3.js refuses any other).
+  const named = signers.filter((s) =>
+    instructions.some((ix) => ix.keys.some((k) => k.isSigner && k.pubkey.equals(s.publicKey))),
+  )
+  if (named.length > 0) tx.partialSign(...named)
+  return tx.serialize({requireAllSignatures: false}).toString('base64')
+}
+
+function v0(instructions: TransactionInstruction[]): string {
+  const message = new TransactionMessage({
+    payerKey: owner.publicKey,
+    recentBlockhash: BLOCKHASH,
+    instructions,
+  }).compileToV0Message()
+  const tx = new VersionedTransaction(message)
+  tx.sign([vault])
+  return Buffer.from(tx.serialize()).toString('base64')
+}
+
+const check = (base64: string) => checkWithdraw(base64, owner.publicKey, vault.publicKey, mint, MAX_FEE)
+
+function refused(base64: string, why: RegExp): void {
+  assert.throws(
+    () => check(base64),
+    (e: GpunetError) =>
+      e instanceof GpunetError &&
+      e.code === 'withdraw_refused' &&
+      e.exitCode === ExitCode.UNAVAILABLE &&
+      why.test(e.message),
+  )
+}
+
+describe('withdraw transaction check', () => {
+  it("takes the network manager's withdraw, legacy or v0, and reads what it returns", () => {
+    for (const base64 of [legacy(honest()), v0(honest())]) {
+      const {plan, transaction} = check(base64)
+      assert.deepEqual(plan, {lamports: 5_000_000n, tokens: 2_500_000n, closes: []})
+      assert.ok(transaction.message.staticAccountKeys[0]!.equals(owner.publicKey))
+    }
+  })
+
+  it("takes gpunet's manager's withdraw: a plain transfer, then the vault's token account closed to the owner", () => {
+    const {plan} = check(
+      legacy([
+        createAssociatedTokenAccountIdempotentInstruction(owner.publicKey, ownerTokens, owner.publicKey, mint),
+        createTransferInstruction(vaultTokens, ownerTokens, vault.publicKey, 9n),
+        createCloseAccountInstruction(vaultTokens, owner.publicKey, vault.publicKey),
+        SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner.publicKey, lamports: 3}),
+      ]),
+    )
+    assert.deepEqual(plan, {lamports: 3n, tokens: 9n, closes: [vaultTokens]})
+    refused(
+      legacy([createCloseAccountInstruction(vaultTokens, stranger.publicKey, vault.publicKey)]),
+      /closes a token account/,
+    )
+  })
+
+  it('takes a plain token transfer and a modest compute budget', () => {
+    const {plan} = check(
+      legacy([
+        ComputeBudgetProgram.setComputeUnitLimit({units: 50_000}),
+        ComputeBudgetProgram.setComputeUnitPrice({microLamports: 10_000}),
+        createTransferInstruction(vaultTokens, ownerTokens, vault.publicKey, 7n),
+      ]),
+    )
+    assert.equal(plan.tokens, 7n)
+  })
+
+  it('refuses a transfer out of the wallet, or from the vault to anyone else', () => {
+    refused(
+      legacy([SystemProgram.transfer({fromPubkey: owner.publicKey, toPubkey: stranger.publicKey, lamports: 1})]),
+      /system instruction/,
+    )
+    refused(
+      legacy([SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: stranger.publicKey, lamports: 1})]),
+      /system instruction/,
+    )
+  })
+
+  it("refuses a token transfer by the owner's authority, or to another token account", () => {
+    const strangerTokens = getAssociatedTokenAddressSync(mint, stranger.publicKey, true)
+    refused(legacy([createTransferInstruction(ownerTokens, strangerTokens, owner.publicKey, 1n)]), /token instruction/)
+    refused(legacy([createTransferInstruction(vaultTokens, strangerTokens, vault.publicKey, 1n)]), /token instruction/)
+  })
+
+  it('refuses another fee payer, another signer, another program, and a priority fee past the cap', () => {
+    refused(legacy(honest(), vault.publicKey), /fee payer/)
+    const extra = SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner.publicKey, lamports: 1})
+    extra.keys.push({pubkey: stranger.publicKey, isSigner: true, isWritable: false})
+    refused(legacy([extra], owner.publicKey, [vault, stranger]), /someone other/)
+    refused(legacy([{programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0)}]), /calls the program/)
+    refused(
+      legacy([
+        ComputeBudgetProgram.setComputeUnitLimit({units: 1_400_000}),
+        ComputeBudgetProgram.setComputeUnitPrice({microLamports: 1_000_000_000}),
+        ...honest(),
+      ]),
+      /priority fee/,
+    )
+  })
+
+  it('refuses what is no transaction, and a token account created for someone else', () => {
+    refused(Buffer.from('not a transaction').toString('base64'), /not a Solana transaction/)
+    const strangerTokens = getAssociatedTokenAddressSync(mint, stranger.publicKey, true)
+    refused(
+      legacy([
+        createAssociatedTokenAccountIdempotentInstruction(owner.publicKey, strangerTokens, stranger.publicKey, mint),
+      ]),
+      /token account other than your own/,
+    )
+  })
+})
