@@ -70,6 +70,18 @@ async function sendSaved(ctx: ManagerContext, task: TaskRow, saved: InFlight): P
   return landed !== null
 }
 
+/**
+ * The one order of paying: the signed transaction saved, then sent (true once it landed), each step followed by its
+ * named crash point, so a kill between them leaves a task the next run settles from the chain, never pays twice.
+ */
+async function payOnce(ctx: ManagerContext, task: TaskRow, saved: InFlight, kind: 'list' | 'extend'): Promise<boolean> {
+  await ctx.store.saveInFlight(task.id, saved, ctx.now())
+  crashPoint(`${kind}-saved`, ctx.env)
+  if (!(await sendSaved(ctx, task, saved))) return false
+  crashPoint(`${kind}-sent`, ctx.env)
+  return true
+}
+
 /** The failures of a send that say the program refused the transaction: it has not landed and never will. */
 const REFUSED = new Set(['transaction_failed', 'insufficient_balance'])
 
@@ -103,11 +115,7 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
     run: run!.publicKey.toBase58(),
     jobKey: ctx.seal.seal(job!).toString('base64'),
   }
-  await ctx.store.saveInFlight(task.id, saved, ctx.now())
-  crashPoint('list-saved', ctx.env)
-  if (!(await sendSaved(ctx, task, saved))) return
-  crashPoint('list-sent', ctx.env)
-  await recordList(ctx, deployment, task, saved)
+  if (await payOnce(ctx, task, saved, 'list')) await recordList(ctx, deployment, task, saved)
 }
 
 async function recordList(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow, saved: InFlight) {
@@ -171,11 +179,7 @@ export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, 
     timeoutBefore: Number(view.job.timeout),
     timeoutAfter: Number(timeoutAfter),
   }
-  await ctx.store.saveInFlight(task.id, saved, ctx.now())
-  crashPoint('extend-saved', ctx.env)
-  if (!(await sendSaved(ctx, task, saved))) return
-  crashPoint('extend-sent', ctx.env)
-  await recordExtend(ctx, deployment, task, saved)
+  if (await payOnce(ctx, task, saved, 'extend')) await recordExtend(ctx, deployment, task, saved)
 }
 
 async function recordExtend(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow, saved: InFlight) {
