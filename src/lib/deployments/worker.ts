@@ -6,6 +6,7 @@
 import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
+import {claim, holderOf} from './manager-lease.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
@@ -56,21 +57,55 @@ export function startWorker(ctx: ManagerContext): Worker {
   }
 }
 
-/** One pass; answers the largest time_scale among the active deployments (the next poll is divided by it). */
+/**
+ * One pass; answers the largest time_scale among the active deployments (the next poll is divided by it). Each
+ * deployment with work (active, or with a task due) is worked on only under its lease (manager-lease.ts), so
+ * managers sharing a database split the deployments between them and never run one's tasks twice.
+ */
 async function tick(ctx: ManagerContext): Promise<number> {
   const active = await ctx.store.deploymentsIn(ACTIVE_STATUSES)
-  for (const deployment of active) {
+  const due = await ctx.store.dueTasks(ctx.now())
+  const ids = new Set([...active.map((d) => d.id), ...due.map((t) => t.deployment)])
+  for (const id of ids) {
     try {
-      await planDeployment(ctx, deployment)
+      await workOn(ctx, id)
     } catch (error) {
-      ctx.log(`deployment ${deployment.id}: planning failed: ${(error as Error).message}`)
+      ctx.log(`deployment ${id}: ${(error as Error).message}`)
     }
   }
-  for (const task of await ctx.store.dueTasks(ctx.now())) {
-    const deployment = await ctx.store.deployment(task.deployment)
-    if (deployment) await runTask(ctx, deployment, task)
-  }
   return Math.max(1, ...(await ctx.store.deploymentsIn(ACTIVE_STATUSES)).map((d) => d.time_scale))
+}
+
+/** Plans one deployment and runs its due tasks, under its lease; another manager's lease leaves it alone. */
+async function workOn(ctx: ManagerContext, id: string): Promise<void> {
+  const found = await ctx.store.deployment(id)
+  if (!found || !(await claim(ctx, id, found.time_scale))) return
+  try {
+    // Read again under the lease: the manager that held it before may have changed it.
+    const deployment = await ctx.store.deployment(id)
+    if (!deployment) return
+    if (ACTIVE_STATUSES.includes(deployment.status)) {
+      try {
+        await planDeployment(ctx, deployment)
+      } catch (error) {
+        ctx.log(`deployment ${deployment.id}: planning failed: ${(error as Error).message}`)
+      }
+    }
+    const now = ctx.now()
+    const tasks = (await ctx.store.tasks(id, {open: true}))
+      .filter((task) => task.due_at <= now)
+      .sort(
+        (a, b) =>
+          Number(b.status === 'PROCESSING') - Number(a.status === 'PROCESSING') || a.due_at - b.due_at || a.id - b.id,
+      )
+    for (const task of tasks) {
+      const current = await ctx.store.deployment(id)
+      if (!current || !(await claim(ctx, id, current.time_scale))) return
+      await runTask(ctx, current, task)
+    }
+  } finally {
+    await ctx.store.releaseDeployment(id, holderOf(ctx))
+  }
 }
 
 async function planDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<void> {
@@ -119,6 +154,9 @@ async function runTask(ctx: ManagerContext, deployment: DeploymentRow, task: Tas
       await ctx.store.updateDeployment(deployment.id, {status: 'RUNNING'}, ctx.now())
     }
   } catch (error) {
+    // Another manager took the deployment over: the task is its now, untouched here.
+    if (isGpunetError(error) && error.code === 'lease_lost')
+      return ctx.log(`deployment ${deployment.id}: ${error.message}`)
     const now = ctx.now()
     const poor = isGpunetError(error) && error.code === 'insufficient_balance'
     const attempts = task.attempts + 1
