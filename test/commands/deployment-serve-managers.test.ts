@@ -11,7 +11,8 @@ import {execFileSync} from 'node:child_process'
 import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {once} from 'node:events'
-import {chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
@@ -88,10 +89,10 @@ function throwawayCluster(bin: string, dir: string, port: number) {
     const words = process.getuid?.() === 0 ? ['-u', 'postgres', '--', join(bin, program), ...args] : args
     execFileSync(command, words, {stdio: 'pipe'})
   }
-  mkdirSync(dir, {recursive: true})
-  chmodSync(dir, 0o777)
   const data = join(dir, 'data')
-  if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', 'mkdir', '-p', data])
+  mkdirSync(data, {recursive: true, mode: 0o700})
+  // The server runs as postgres, which owns its data directory (as .ci/run does).
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres', dir])
   asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres'])
   const start = () =>
     asPostgres('pg_ctl', [
@@ -297,7 +298,10 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       const child = spawnServe('k2', db.url, other)
       let stderr = ''
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-      const [code] = (await once(child, 'exit')) as [number]
+      // With --json the refusal is a JSON document on stdout.
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+      // 'close': the exit and the end of its output.
+      const [code] = (await once(child, 'close')) as [number]
       assert.equal(code, 3, stderr)
       assert.match(stderr, /vault key in .*other\.key is not the key of PostgreSQL/)
       assert.match(stderr, /same key/)
@@ -315,7 +319,8 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       if (process.env.CI === 'true') throw new Error('no PostgreSQL programs under /usr/lib/postgresql')
       this.skip()
     }
-    const cluster = throwawayCluster(bin!, join(dir, 'cluster'), await freePort())
+    const clusterDir = mkdtempSync(join(tmpdir(), 'gpunet-pg-'))
+    const cluster = throwawayCluster(bin!, clusterDir, await freePort())
     cluster.start()
     try {
       const owner = t.wallet
@@ -337,7 +342,10 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
         manager.url,
         owner,
         d.id as string,
-        (tasks) => tasks.filter((x) => x.task === 'LIST').every((x) => x.status === 'DONE'),
+        (tasks) => {
+          const lists = tasks.filter((x) => x.task === 'LIST')
+          return lists.length > 0 && lists.every((x) => x.status === 'DONE')
+        },
         60_000,
       )
       const onChain = await jobsPaidBy(t, new PublicKey(d.vault as string))
@@ -356,6 +364,7 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       } catch {
         // already stopped
       }
+      removeDir(clusterDir)
     }
   })
 })

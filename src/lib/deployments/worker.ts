@@ -76,8 +76,11 @@ async function tick(ctx: ManagerContext): Promise<number> {
   return Math.max(1, ...(await ctx.store.deploymentsIn(ACTIVE_STATUSES)).map((d) => d.time_scale))
 }
 
+/** How a due task is run: runTask, or a stand-in without a chain (bench/deployment-managers.bench.ts). */
+export type TaskRunner = (ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow) => Promise<void>
+
 /** Plans one deployment and runs its due tasks, under its lease; another manager's lease leaves it alone. */
-async function workOn(ctx: ManagerContext, id: string): Promise<void> {
+export async function workOn(ctx: ManagerContext, id: string, run: TaskRunner = runTask): Promise<void> {
   const found = await ctx.store.deployment(id)
   if (!found || !(await claim(ctx, id, found.time_scale))) return
   try {
@@ -101,7 +104,7 @@ async function workOn(ctx: ManagerContext, id: string): Promise<void> {
     for (const task of tasks) {
       const current = await ctx.store.deployment(id)
       if (!current || !(await claim(ctx, id, current.time_scale))) return
-      await runTask(ctx, current, task)
+      await run(ctx, current, task)
     }
   } finally {
     await ctx.store.releaseDeployment(id, holderOf(ctx))
