@@ -296,16 +296,16 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       const other = join(dir, 'other.key')
       writeFileSync(other, `${randomBytes(32).toString('base64')}\n`, {mode: 0o600})
       const child = spawnServe('k2', db.url, other)
-      let stderr = ''
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+      let output = ''
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
       // With --json the refusal is a JSON document on stdout.
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
       // 'close': the exit and the end of its output.
       const [code] = (await once(child, 'close')) as [number]
-      assert.equal(code, 3, stderr)
-      assert.match(stderr, /vault key in .*other\.key is not the key of PostgreSQL/)
-      assert.match(stderr, /same key/)
-      assert.ok(!stderr.includes('Error:') || !/at .*\.js:\d+/.test(stderr), 'a stack trace')
+      assert.equal(code, 3, output)
+      assert.match(output, /vault key in .*other\.key is not the key of PostgreSQL/)
+      assert.match(output, /same key/)
+      assert.ok(!output.includes('Error:') || !/at .*\.js:\d+/.test(output), 'a stack trace')
       await stopped(first)
     } finally {
       for (const m of running) await stopped(m)
