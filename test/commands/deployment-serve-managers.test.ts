@@ -16,7 +16,7 @@ import {tmpdir} from 'node:os'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import {PublicKey} from '@solana/web3.js'
+import {Keypair, PublicKey} from '@solana/web3.js'
 import pg from 'pg'
 
 import {CRASH_ENV, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
@@ -289,7 +289,7 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
     }
   })
 
-  it("refuses a manager whose vault key is not the database's (exit 3), naming why", async () => {
+  it("refuses a manager whose vault key is not the database's (exit 3), a revoked API key and another owner", async () => {
     const db = await freshDatabase()
     try {
       const first = await serve('k1', db.url)
@@ -306,6 +306,21 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       assert.match(output, /vault key in .*other\.key is not the key of PostgreSQL/)
       assert.match(output, /same key/)
       assert.ok(!output.includes('Error:') || !/at .*\.js:\d+/.test(output), 'a stack trace')
+
+      // The same refusals as on SQLite: a revoked API key, another owner's deployment.
+      const owner = t.wallet
+      const d = await createDeployment(first.url, owner, {name: 'mine'})
+      const made = await api<{id: string; key: string}>(first.url, owner, 'POST', '/api/api-keys', {name: 'ci'})
+      assert.equal(made.status, 201, JSON.stringify(made.body))
+      const byKey = () =>
+        fetch(`${first.url}/api/deployments/${d.id}`, {headers: {authorization: `Bearer ${made.body.key}`}})
+      assert.equal((await byKey()).status, 200)
+      assert.equal((await api(first.url, owner, 'DELETE', `/api/api-keys/${made.body.id}`)).status, 204)
+      const revoked = await byKey()
+      assert.equal(revoked.status, 401)
+      assert.equal(((await revoked.json()) as {error: {code: string}}).error.code, 'api_key_revoked')
+      const stranger = Keypair.generate()
+      assert.equal((await api(first.url, stranger, 'GET', `/api/deployments/${d.id}`)).status, 404)
       await stopped(first)
     } finally {
       for (const m of running) await stopped(m)
