@@ -60,6 +60,10 @@ export async function createDeployment(
     confidential: request.confidential,
     active_revision: 1,
     started_at: null,
+    schedule: request.schedule,
+    rotation_time: request.rotation_time,
+    startup_timeout: request.startup_timeout,
+    throttle_rounds: 0,
     created_at: now,
     updated_at: now,
   }
@@ -103,7 +107,7 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
-  const started = await ctx.store.updateDeployment(deployment.id, {status: 'STARTING', started_at: now}, now)
+  const started = await ctx.store.updateDeployment(deployment.id, {status: 'STARTING', started_at: now, throttle_rounds: 0}, now)
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
   return started
 }

@@ -6,6 +6,7 @@
 import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
+import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
@@ -76,11 +77,16 @@ async function tick(ctx: ManagerContext): Promise<number> {
 async function planDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<void> {
   const jobs = await refreshJobs(ctx, deployment.id)
   const openTasks = await ctx.store.tasks(deployment.id, {open: true})
+  // Only INFINITE watches its services (readiness for rotation, self-healing).
+  const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
   const now = ctx.now()
-  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now})
+  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health})
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
+  for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
+  if (plan.throttleRounds !== undefined)
+    await ctx.store.updateDeployment(deployment.id, {throttle_rounds: plan.throttleRounds}, now)
   for (const due of plan.tasks) {
     await ctx.store.addTask(
       {
@@ -114,6 +120,8 @@ const RUNNERS = {LIST: runList, EXTEND: runExtend, STOP: runStop}
 /** Runs a task; a failure is counted and retried later, a lack of funds puts the deployment in INSUFFICIENT_FUNDS. */
 async function runTask(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
   try {
+    // A job about to be stopped gets no new requests first (the stable URL's draining), when the manager has one.
+    if (task.task === 'STOP' && ctx.drainJob) await ctx.drainJob(deployment.id, task.job!)
     await RUNNERS[task.task](ctx, deployment, task)
     if (deployment.status === 'INSUFFICIENT_FUNDS') {
       await ctx.store.updateDeployment(deployment.id, {status: 'RUNNING'}, ctx.now())
