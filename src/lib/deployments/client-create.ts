@@ -82,14 +82,22 @@ export function strategyMembers(
     new GpunetError(code, message, {exitCode: ExitCode.USAGE, hint: `${hint}; nothing was created`})
   const only = (given: unknown, flag: string, strategy: string) => {
     if (given !== undefined && input.strategy !== strategy)
-      throw usage(`invalid_${flag.replace('-', '_')}`, `--${flag} is for --strategy ${strategy} only`, `leave out --${flag}`)
+      throw usage(
+        `invalid_${flag.replace('-', '_')}`,
+        `--${flag} is for --strategy ${strategy} only`,
+        `leave out --${flag}`,
+      )
   }
   only(input.schedule, 'schedule', 'SCHEDULED')
   only(input.rotationTime, 'rotation-time', 'INFINITE')
   only(input.startupTimeout, 'startup-timeout', 'INFINITE')
   if (input.strategy === 'SCHEDULED') {
     if (input.schedule === undefined)
-      throw usage('schedule_missing', '--strategy SCHEDULED needs --schedule', "give a 5-field cron such as --schedule '0 * * * *'")
+      throw usage(
+        'schedule_missing',
+        '--strategy SCHEDULED needs --schedule',
+        "give a 5-field cron such as --schedule '0 * * * *'",
+      )
     const problem = scheduleProblem(input.schedule)
     if (problem)
       throw new GpunetError('invalid_schedule', problem, {

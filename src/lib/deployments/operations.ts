@@ -107,7 +107,11 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
-  const started = await ctx.store.updateDeployment(deployment.id, {status: 'STARTING', started_at: now, throttle_rounds: 0}, now)
+  const started = await ctx.store.updateDeployment(
+    deployment.id,
+    {status: 'STARTING', started_at: now, throttle_rounds: 0},
+    now,
+  )
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
   return started
 }

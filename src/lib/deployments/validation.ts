@@ -134,13 +134,19 @@ export function parseStrategyMembers(
     )
   const rotation = body.rotation_time
   const longest = timeout * 60 - ROTATION_MARGIN_S
-  if (rotation !== undefined && (typeof rotation !== 'number' || !Number.isInteger(rotation) || rotation < 1 || rotation > longest))
+  if (
+    rotation !== undefined &&
+    (typeof rotation !== 'number' || !Number.isInteger(rotation) || rotation < 1 || rotation > longest)
+  )
     throw badRequest(
       'invalid_rotation_time',
       `rotation_time must be whole seconds from 1 to ${longest} (at least 10 minutes less than the timeout)`,
     )
   const startup = body.startup_timeout
-  if (startup !== undefined && (typeof startup !== 'number' || !Number.isInteger(startup) || startup < 1 || startup >= timeout))
+  if (
+    startup !== undefined &&
+    (typeof startup !== 'number' || !Number.isInteger(startup) || startup < 1 || startup >= timeout)
+  )
     throw badRequest(
       'invalid_startup_timeout',
       `startup_timeout must be whole minutes from 1 to ${timeout - 1} (less than the timeout)`,

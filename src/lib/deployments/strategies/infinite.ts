@@ -28,8 +28,7 @@ export function planInfinite(input: PlanInput): Plan {
   }
   const thisRun = jobs.filter((j) => j.created_at >= deployment.started_at!)
 
-  for (const job of thisRun)
-    if (job.justEnded && !job.stop_requested) event('JOB_ENDED', endedMessage(job))
+  for (const job of thisRun) if (job.justEnded && !job.stop_requested) event('JOB_ENDED', endedMessage(job))
 
   let active = jobs.filter((j) => !isOver(j.state) && !j.stop_requested)
   for (const job of active) {
