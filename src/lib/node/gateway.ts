@@ -51,7 +51,8 @@ export class Gateway {
   private readonly routes = new Map<string, Route>()
   private readonly server: Server
   private port = 0
-  private nodeApi: {label: string; api: NodeApi} | null = null
+  /** Each node's API by its lowercased address: a localnet's nodes share one gateway. */
+  private readonly nodeApis = new Map<string, NodeApi>()
 
   constructor(options: {headersTimeoutMs?: number} = {}) {
     const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
@@ -84,9 +85,9 @@ export class Gateway {
     return `http://${port === undefined ? job : portLabel(job, port)}.${GATEWAY_DOMAIN}:${this.port}/`
   }
 
-  /** Serves the node's API at `http://<node>.node.localhost:<port>/`. */
+  /** Serves a node's API at `http://<node>.node.localhost:<port>/` (each node of the localnet mounts its own). */
   mountNodeApi(node: string, api: NodeApi): void {
-    this.nodeApi = {label: node.toLowerCase(), api}
+    this.nodeApis.set(node.toLowerCase(), api)
   }
 
   /**
@@ -124,7 +125,7 @@ export class Gateway {
 
   /** Stops serving and drops open connections. */
   async close(): Promise<void> {
-    this.nodeApi?.api.close()
+    for (const api of this.nodeApis.values()) api.close()
     this.server.closeAllConnections()
     await new Promise((resolve) => this.server.close(resolve))
   }
@@ -136,7 +137,8 @@ export class Gateway {
   }
 
   private apiFor(req: IncomingMessage): NodeApi | null {
-    return this.nodeApi && this.label(req) === this.nodeApi.label ? this.nodeApi.api : null
+    const label = this.label(req)
+    return label === null ? null : (this.nodeApis.get(label) ?? null)
   }
 
   private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
