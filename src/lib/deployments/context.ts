@@ -13,6 +13,4 @@ export interface ManagerContext {
   now(): number
   log(line: string): void
   env: NodeJS.ProcessEnv
-  /** Takes a replica out of its deployment's stable URL and waits for its requests in flight, before its job is stopped. */
-  drainJob?: (deployment: string, job: string) => Promise<void>
 }

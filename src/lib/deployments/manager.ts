@@ -46,8 +46,6 @@ export interface ManagerOptions {
   /** Where the crash points of the tests are read (crash-points.ts; `deployment serve` gives its own): none unless given. */
   env?: NodeJS.ProcessEnv
   now?: () => number
-  /** The stable URL's draining of a replica before its job is stopped (the localnet's gateway gives it). */
-  drainJob?: ManagerContext['drainJob']
 }
 
 export interface RunningManager {
@@ -94,7 +92,6 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     now: options.now ?? Date.now,
     log: options.log ?? (() => {}),
     env: options.env ?? {},
-    drainJob: options.drainJob,
   }
   const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}))
   let url: string

@@ -120,8 +120,6 @@ const RUNNERS = {LIST: runList, EXTEND: runExtend, STOP: runStop}
 /** Runs a task; a failure is counted and retried later, a lack of funds puts the deployment in INSUFFICIENT_FUNDS. */
 async function runTask(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
   try {
-    // A job about to be stopped gets no new requests first (the stable URL's draining), when the manager has one.
-    if (task.task === 'STOP' && ctx.drainJob) await ctx.drainJob(deployment.id, task.job!)
     await RUNNERS[task.task](ctx, deployment, task)
     if (deployment.status === 'INSUFFICIENT_FUNDS') {
       await ctx.store.updateDeployment(deployment.id, {status: 'RUNNING'}, ctx.now())
