@@ -150,9 +150,12 @@ function rapidCompletions(deployment: DeploymentRow, jobs: JobOnChain[]): boolea
 function endedMessage(job: JobOnChain): string {
   const state = job.state.toLowerCase()
   if (job.timeStart === 0) return `job ${job.job} was ${state} before a node took it: a replacement is listed`
-  const ran = (job.timeEnd ?? 0) > 0 ? ` after ${job.timeEnd! - job.timeStart} s` : ''
-  const early = (job.timeEnd ?? 0) > 0 && job.timeEnd! < job.timeStart + job.timeout
-  return `job ${job.job} ${state}${ran}${early ? ', before its timeout' : ''}: a replacement is listed`
+  const end = job.timeEnd ?? 0
+  if (end === 0) return `job ${job.job} ${state}: a replacement is listed`
+  const ran = end - job.timeStart
+  if (end >= job.timeStart + job.timeout)
+    return `job ${job.job} ran to its timeout (${ran} s) before a replacement was ready`
+  return `job ${job.job} ${state} after ${ran} s, before its timeout: a replacement is listed`
 }
 
 function seconds(ms: number): string {
