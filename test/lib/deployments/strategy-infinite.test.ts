@@ -134,7 +134,13 @@ describe('INFINITE strategy (pure)', () => {
     assert.deepEqual(types(plan), ['JOB_ENDED'])
     assert.match(plan.events![0]!.message, /a completed after 40 s, before its timeout/)
     const timedOut = planInfinite(
-      input({jobs: [ended('a', 3700, 3600, {justEnded: true}), job('b', 100), job('c', 30)]}),
+      input({
+        jobs: [
+          ended('a', 3500, 3600, {justEnded: true, timeStart: S - 3500, timeEnd: S + 100}),
+          job('b', 100),
+          job('c', 30),
+        ],
+      }),
     )
     assert.match(timedOut.events![0]!.message, /a ran to its timeout \(3600 s\) before a replacement was ready/)
     // Said once: the next pass no longer sees it as just ended.
