@@ -31,6 +31,7 @@ import {
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../market/connect.js'
+import {localnetDeploymentRoutes} from './deployment-routes.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
@@ -216,6 +217,13 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     try {
       manager = await startLocalnetManager(options.dataDir, node, base, runtime.gatewayUrl)
       runtime.deploymentManager = manager.url
+      if (agent) {
+        // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
+        // requests the gateway has in flight to the job.
+        const {gateway} = agent
+        gateway.useDeployments(localnetDeploymentRoutes(manager, agent))
+        manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
+      }
     } catch (error) {
       await close()
       throw error
