@@ -162,12 +162,18 @@ describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function 
     assert.deepEqual(loop.failures, [], `${loop.failures.length} of ${loop.ok + loop.failures.length} requests failed`)
     assert.ok(loop.ok > 100, `only ${loop.ok} requests answered`)
 
-    const stoppedByManager = new Set(
-      (await events(d.id, 'JOB_STOPPED_CONFIRMED')).filter((e) => e.message.endsWith(' stopped')).map(jobNamed),
+    // Each rotated job was then stopped by the manager (its STOP confirmed with a transaction of the vault's).
+    const rotatedJobs = rotated.map(jobNamed)
+    await eventually(
+      'every rotated job stopped by the manager',
+      30_000,
+      async () => {
+        const confirmed = await events(d.id, 'JOB_STOPPED_CONFIRMED')
+        const stopped = new Set(confirmed.filter((e) => e.message.endsWith(' stopped')).map(jobNamed))
+        return rotatedJobs.every((job) => stopped.has(job)) ? true : undefined
+      },
+      500,
     )
-    for (const event of rotated)
-      assert.ok(stoppedByManager.has(jobNamed(event)), `${jobNamed(event)} was not stopped by the manager`)
-
     await cli(['deployment', 'stop', d.id, '--yes'])
     const vault = new PublicKey(d.vault)
     const onChain = await vaultJobs(vault)
@@ -192,7 +198,7 @@ describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function 
       const jobs = await deploymentJobs(manager(), owner, d.id)
       return jobs.filter((j) => j.state === 'RUNNING').length === 2 ? true : undefined
     })
-    const pids = execFileSync('pgrep', ['-f', 'httpd -f -p 8080 -h /tmp/healing'], {encoding: 'utf8'})
+    const pids = execFileSync('pgrep', ['-f', '^httpd -f -p 8080 -h /tmp/healing'], {encoding: 'utf8'})
       .trim()
       .split('\n')
     assert.equal(pids.length, 2, `the replicas' processes: ${pids.join(' ')}`)
