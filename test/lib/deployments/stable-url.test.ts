@@ -51,13 +51,13 @@ describe('deployment stable URL on the localnet (podman, 2 nodes)', function () 
       return rows.length === 2 && rows.every((r) => r.state === 'RUNNING') ? rows.map((r) => r.job) : undefined
     })
     const answers = await eventually('both replicas answering at the stable URL', 60_000, async () => {
-      const seen = []
+      const seen: string[] = []
       for (let i = 0; i < 8; i++) seen.push((await gatewayGet(stable)).body)
       return new Set(seen).size === 2 ? seen : undefined
     })
     assert.deepEqual(new Set(answers), new Set(jobs))
     // Both ready: round robin gives each replica half.
-    const spread = []
+    const spread: string[] = []
     for (let i = 0; i < 8; i++) spread.push((await gatewayGet(stable)).body)
     assert.deepEqual(
       jobs.map((job) => spread.filter((a) => a === job).length),

@@ -111,7 +111,7 @@ describe('gateway: a deployment stable URL', () => {
       gateway.deploymentUrl(DEPLOYMENT),
       `http://${DEPLOYMENT}.deploy.localhost:${new URL(gateway.url).port}/`,
     )
-    const bodies = []
+    const bodies: string[] = []
     for (let i = 0; i < 10; i++) bodies.push((await send(gateway, host)).body)
     assert.deepEqual([replicas[0]!.served, replicas[1]!.served], [5, 5], bodies.join(', '))
     assert.equal((await send(gateway, `${DEPLOYMENT.toLowerCase()}-8080.deploy.localhost`)).status, 200)
@@ -173,7 +173,7 @@ describe('gateway: a deployment stable URL', () => {
       const answer = await send(gateway, host)
       assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
     }
-    const posts = []
+    const posts: {status: number}[] = []
     for (let i = 0; i < 2; i++) posts.push(await send(gateway, host, {method: 'POST', body: 'x'}))
     assert.deepEqual(posts.map((p) => p.status).sort(), [200, 502], 'one POST reached b, the other was not resent')
   })
