@@ -4,6 +4,9 @@
  * getting none, the deployment object's endpoints, and a 503 once no replica is left.
  */
 import {strict as assert} from 'node:assert'
+import {existsSync, rmSync, writeFileSync} from 'node:fs'
+import {createServer} from 'node:net'
+import {join} from 'node:path'
 
 import {PublicKey} from '@solana/web3.js'
 
@@ -12,7 +15,7 @@ import type {Deployment} from '../../../src/lib/deployments/client.js'
 import {drainJob} from '../../../src/lib/deployments/draining.js'
 import {api, createDeployment, deploymentJobs, statusWhen} from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
-import {useLocalnet} from '../../helpers/localnet.js'
+import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 import {gatewayGet} from '../../helpers/node.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
@@ -89,10 +92,75 @@ describe('deployment stable URL on the localnet (podman, 2 nodes)', function () 
 
     assert.equal((await api(url, owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
     await statusWhen(url, owner, d.id, 'STOPPED', 60_000)
+    // The STOP task drained the replica it ended, as the one a rotation retires is.
+    assert.equal(t.ln.manager!.context.draining!.isDraining(kept), true)
     const gone = await eventually('503 at the stable URL', 30_000, async () => {
       const answer = await gatewayGet(stable)
       return answer.status === 503 ? answer : undefined
     })
     assert.match(JSON.parse(gone.body).message, /No replica of deployment \S+ is ready to serve/)
+  })
+})
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const {port} = server.address() as {port: number}
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+describe("deployment stable URL on the localnet: the node's continuous health checks decide (host processes)", function () {
+  this.timeout(120_000)
+  const t = useLocalnet({
+    node: {
+      gatewayPort: 0,
+      podman: '/nonexistent/podman',
+      hostProcesses: true,
+      healthIntervalMs: 100,
+      continuousIntervalMs: 200,
+    },
+  })
+  const site = tempDir()
+  before(function () {
+    if (!existsSync('/bin/busybox')) this.skip()
+  })
+  after(() => removeDir(site))
+
+  it('a replica failing its continuous check takes no request (503 when it is the only one), and serves again once it passes', async () => {
+    const url = t.ln.runtime.deploymentManager!
+    const owner = t.wallet
+    const port = await freePort()
+    writeFileSync(join(site, 'index.html'), 'served')
+    writeFileSync(join(site, 'health'), 'ok')
+    const check = {type: 'http', method: 'GET', path: '/health', expected_status: 200, continuous: true}
+    const cmd = `exec /bin/busybox httpd -f -p 127.0.0.1:${port} -h ${site}`
+    const definition = {
+      version: '0.1',
+      type: 'container',
+      ops: [{id: 'web', type: 'container/run', args: {image: 'unused', cmd, expose: [{port, health_checks: [check]}]}}],
+    }
+    const d = await createDeployment(url, owner, {job_definition: definition, replicas: 1, strategy: 'SIMPLE'})
+    t.ln.node.fund(new PublicKey(d.vault), {lamports: 100_000_000n, tokens: 1_000_000n})
+    assert.equal((await api(url, owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
+    const stable = t.ln.agent!.gateway.deploymentUrl(d.id)
+    await eventually('the replica serving at the stable URL', 30_000, async () =>
+      (await gatewayGet(stable)).body === 'served' ? true : undefined,
+    )
+    rmSync(join(site, 'health'))
+    const unavailable = await eventually('503 once its continuous check fails', 15_000, async () => {
+      const answer = await gatewayGet(stable)
+      return answer.status === 503 ? answer : undefined
+    })
+    assert.match(JSON.parse(unavailable.body).message, /No replica of deployment \S+ is ready to serve \(1 replica/)
+    // Its own URL still reaches it: only the stable URL follows the checks.
+    const [job] = (await deploymentJobs(url, owner, d.id)).map((j) => j.job)
+    assert.equal((await gatewayGet(t.ln.agent!.gateway.jobUrl(job!))).body, 'served')
+    writeFileSync(join(site, 'health'), 'ok')
+    await eventually('served again once the check passes', 15_000, async () =>
+      (await gatewayGet(stable)).body === 'served' ? true : undefined,
+    )
+    assert.equal((await api(url, owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
+    await statusWhen(url, owner, d.id, 'STOPPED', 60_000)
   })
 })

@@ -9,6 +9,7 @@ import type {AddressInfo} from 'node:net'
 
 import WebSocket, {WebSocketServer} from 'ws'
 
+import {Draining} from '../../../src/lib/deployments/draining.js'
 import {GATEWAY_ANSWER_HEADER, Gateway} from '../../../src/lib/node/gateway.js'
 import type {ReplicaRoute} from '../../../src/lib/node/stable-url.js'
 
@@ -144,6 +145,26 @@ describe('gateway: a deployment stable URL', () => {
     assert.equal((await slow).body, 'b GET')
     await new Promise((resolve) => setTimeout(resolve, 20))
     assert.equal(gateway.inFlight(JOBS[1]!), 0)
+  })
+
+  it("a drain (the manager's, before it ends a job) returns only once the request in flight to the replica is answered", async () => {
+    const draining = new Draining()
+    draining.countInFlightWith((job) => gateway.inFlight(job))
+    gateway.useDeployments({
+      deploymentRoutes: async () => routes.map((r) => ({...r, draining: draining.isDraining(r.job)})),
+    })
+    replicas[0]!.hold = true
+    const slow = send(gateway, host)
+    while (replicas[0]!.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    let drained = false
+    const drain = draining.drain(JOBS[0]!).then(() => (drained = true))
+    // Meanwhile every new request goes to the other replica, and the drain waits.
+    for (let i = 0; i < 4; i++) assert.equal((await send(gateway, host)).body, 'b GET')
+    assert.equal(drained, false, 'still waiting for the request in flight')
+    replicas[0]!.held.shift()!()
+    assert.deepEqual(await slow, {...(await slow), status: 200, body: 'a GET'})
+    await drain
+    assert.equal(gateway.inFlight(JOBS[0]!), 0)
   })
 
   it('answers 503 with a clear body (and Retry-After) when no replica is ready, and 404 for an unknown deployment', async () => {
