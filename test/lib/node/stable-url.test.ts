@@ -24,11 +24,14 @@ interface Replica {
   /** Held requests, answered when released. */
   held: (() => void)[]
   hold: boolean
+  /** Resets each connection instead of answering: a process dying under its kept-alive connections. */
+  reset: boolean
 }
 
 async function replica(name: string): Promise<Replica> {
-  const r = {served: 0, held: [], hold: false} as unknown as Replica
+  const r = {served: 0, held: [], hold: false, reset: false} as unknown as Replica
   r.server = createServer((req, res) => {
+    if (r.reset) return void req.socket.destroy()
     r.served++
     const answer = () => res.end(`${name} ${req.method}`)
     if (r.hold) r.held.push(answer)
@@ -197,6 +200,15 @@ describe('gateway: a deployment stable URL', () => {
     const posts: {status: number}[] = []
     for (let i = 0; i < 2; i++) posts.push(await send(gateway, host, {method: 'POST', body: 'x'}))
     assert.deepEqual(posts.map((p) => p.status).sort(), [200, 502], 'one POST reached b, the other was not resent')
+  })
+
+  it('sends a GET again to another replica when the chosen one resets the connection before answering', async () => {
+    replicas[0]!.reset = true
+    for (let i = 0; i < 6; i++) {
+      const answer = await send(gateway, host)
+      assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
+    }
+    assert.equal(replicas[1]!.served, 6)
   })
 
   it('passes WebSocket upgrades through to a ready replica, and refuses them with 503 when none is', async () => {
