@@ -2,6 +2,7 @@
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
 import type {Draining} from './draining.js'
+import type {ManagerGateway} from './endpoints.js'
 import type {DeploymentStore} from './store.js'
 import type {VaultSeal} from './vault-seal.js'
 
@@ -16,4 +17,6 @@ export interface ManagerContext {
   env: NodeJS.ProcessEnv
   /** The replicas being retired (draining.ts); absent, nothing is drained. */
   draining?: Draining
+  /** The gateway serving the deployments' stable URLs (the localnet's); absent, replicas have their own URLs only. */
+  gateway?: ManagerGateway
 }

@@ -10,6 +10,17 @@ import {portLabel} from '../market/service-url.js'
 import type {DeploymentRoutes, ReplicaRoute} from '../node/stable-url.js'
 import type {RunningNode} from './node-agent.js'
 
+/** True when the job's `port` (null: the one at its own URL) is ONLINE on the node running it. */
+export function replicaOnline(nodes: RunningNode, job: string, port: number | null): boolean {
+  const served = port ?? nodes.gateway.primaryPort(job)
+  if (served === null) return false
+  for (const agent of nodes.agents) {
+    const endpoints = agent.endpoints(job)
+    if (endpoints) return endpoints[portLabel(job, served)]?.status === 'ONLINE'
+  }
+  return false
+}
+
 /** The localnet's DeploymentRoutes, from its manager and its nodes. */
 export function localnetDeploymentRoutes(manager: RunningManager, nodes: RunningNode): DeploymentRoutes {
   const {store} = manager.context
@@ -21,15 +32,6 @@ export function localnetDeploymentRoutes(manager: RunningManager, nodes: Running
     for (const row of await store.deploymentsIn(ACTIVE_STATUSES)) ids.set(row.id.toLowerCase(), row.id)
     return ids.get(label) ?? null
   }
-  const online = (job: string, port: number | null): boolean => {
-    const served = port ?? nodes.gateway.primaryPort(job)
-    if (served === null) return false
-    for (const agent of nodes.agents) {
-      const endpoints = agent.endpoints(job)
-      if (endpoints) return endpoints[portLabel(job, served)]?.status === 'ONLINE'
-    }
-    return false
-  }
   return {
     async deploymentRoutes(deployment, port): Promise<ReplicaRoute[] | null> {
       const id = await idOf(deployment)
@@ -39,7 +41,7 @@ export function localnetDeploymentRoutes(manager: RunningManager, nodes: Running
         .filter((row) => row.state === 'QUEUED' || row.state === 'RUNNING')
         .map((row) => ({
           job: row.job,
-          ready: online(row.job, port),
+          ready: replicaOnline(nodes, row.job, port),
           draining: isDraining(manager.context, row.job),
         }))
     },

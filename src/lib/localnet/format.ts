@@ -12,7 +12,7 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
     ['Secrets', status.secretsUrl],
     ['Deployments', status.deploymentManager],
-    ['Gateway', status.gatewayUrl && `http://<job>.${status.gatewayUrl.slice('http://'.length)}/`],
+    ['Gateway', status.gatewayUrl && gatewayLine(status.gatewayUrl)],
     ['Proxy', status.proxyUrl && `${status.proxyUrl} (HTTPS_PROXY for the network's SDK and CLI)`],
     ['Node', status.node && nodeLine(status.node, status.nodes.length)],
     ['Program', status.programId],
@@ -40,6 +40,12 @@ function nodeLine(node: NonNullable<LocalnetStatus['node']>, count: number): str
   if (count > 1) return `${count} nodes (${how} each), one job at a time each:`
   const jobs = node.runningJobs.length > 0 ? `running ${node.runningJobs.join(', ')}` : 'idle'
   return `${node.address} (${how}, ${jobs})`
+}
+
+/** A job's URL and a deployment's stable URL on the gateway (`http://node.localhost:<port>`). */
+function gatewayLine(gatewayUrl: string): string {
+  const port = new URL(gatewayUrl).port
+  return `http://<job>.node.localhost:${port}/, a deployment at http://<deployment>.deploy.localhost:${port}/`
 }
 
 function idsLine(ids: LocalnetIds): string {

@@ -31,7 +31,7 @@ import {
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../market/connect.js'
-import {localnetDeploymentRoutes} from './deployment-routes.js'
+import {localnetDeploymentRoutes, replicaOnline} from './deployment-routes.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
@@ -91,6 +91,8 @@ export interface RunningLocalnet {
   runtime: LocalnetRuntime
   /** The node agent and gateway, when they run. */
   agent: RunningNode | null
+  /** The deployment manager running in the localnet, when it runs. */
+  manager: RunningManager | null
   /** Stops serving, saves the chain and removes `localnet.json`. */
   close(): Promise<void>
 }
@@ -221,8 +223,13 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
         // requests the gateway has in flight to the job.
         const {gateway} = agent
-        gateway.useDeployments(localnetDeploymentRoutes(manager, agent))
+        const nodes = agent
+        gateway.useDeployments(localnetDeploymentRoutes(manager, nodes))
         manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
+        manager.context.gateway = {
+          deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
+          online: (job, port) => replicaOnline(nodes, job, port),
+        }
       }
     } catch (error) {
       await close()
@@ -234,7 +241,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   for (const file of nodeKeyFilesFrom(options.dataDir, agent?.agents.length ?? 0))
     node.dequeueNode(loadOrCreateKeypair(file).keypair.publicKey)
   publish()
-  return {node, runtime, agent, close}
+  return {node, runtime, agent, manager, close}
 }
 
 /**

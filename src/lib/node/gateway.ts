@@ -48,6 +48,12 @@ interface Upstream {
   hostPort: number
 }
 
+/**
+ * How a replica that just went away fails a request before answering: the connection refused, or a kept-alive one
+ * reset or closed under it. Such a request is sent again to another replica when it may be.
+ */
+const GONE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
+
 type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica'
 
 interface Route {
@@ -216,7 +222,7 @@ export class Gateway {
     )
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy()
-      if (resend && error.code === 'ECONNREFUSED') {
+      if (resend && GONE.has(error.code ?? '')) {
         // A replica going away: the next one takes the request, so the client never sees it.
         res.off('close', release)
         release()

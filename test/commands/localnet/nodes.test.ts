@@ -50,6 +50,13 @@ describe('gpunet localnet start --nodes', function () {
     const human = await box.run(['localnet', 'status'])
     assert.equal(human.code, 0)
     assert.match(human.stdout, /Node\s+3 nodes \(host-process/)
+    const port = new URL(status.gatewayUrl!).port
+    assert.ok(
+      human.stdout.includes(
+        `Gateway      http://<job>.node.localhost:${port}/, a deployment at http://<deployment>.deploy.localhost:${port}/`,
+      ),
+      human.stdout,
+    )
     for (const [i, node] of status.nodes.entries())
       assert.match(human.stdout, new RegExp(`${i + 1}\\. ${node.address}  idle`))
   })

@@ -1,6 +1,8 @@
 import {strict as assert} from 'node:assert'
 import {existsSync, readFileSync} from 'node:fs'
 
+import type {PublicKey} from '@solana/web3.js'
+
 import {localnetStatus} from '../../../src/lib/localnet/control.js'
 import {statusLines} from '../../../src/lib/localnet/format.js'
 import {nodeKeyFile} from '../../../src/lib/localnet/node-agent.js'
@@ -25,7 +27,7 @@ describe('localnet with several nodes', function () {
   it('runs 4 jobs at once, each on its own node, and its status lists the 4 nodes', async () => {
     t = await startTestLocalnet({dataDir, node: hostNodes(4)})
     assert.equal(t.ln.agent?.agents.length, 4)
-    const jobs = []
+    const jobs: PublicKey[] = []
     for (let i = 0; i < 4; i++)
       jobs.push(await post(t, [{id: 'wait', type: 'container/run', args: {image: 'unused', cmd: 'sleep 30'}}]))
     for (const job of jobs) await waitFor(t, job, 'RUNNING')
@@ -64,7 +66,7 @@ describe('localnet with several nodes', function () {
     await t.close()
     t = await startTestLocalnet({dataDir, wallet: t.wallet, node: hostNodes(2)})
     const running = new Set(t.ln.agent!.agents.map((a) => a.address))
-    const jobs = []
+    const jobs: PublicKey[] = []
     for (let i = 0; i < 2; i++)
       jobs.push(await post(t, [{id: 'wait', type: 'container/run', args: {image: 'unused', cmd: 'sleep 30'}}]))
     for (const job of jobs) {

@@ -9,6 +9,7 @@ import type {AddressInfo} from 'node:net'
 
 import WebSocket, {WebSocketServer} from 'ws'
 
+import {Draining} from '../../../src/lib/deployments/draining.js'
 import {GATEWAY_ANSWER_HEADER, Gateway} from '../../../src/lib/node/gateway.js'
 import type {ReplicaRoute} from '../../../src/lib/node/stable-url.js'
 
@@ -23,11 +24,14 @@ interface Replica {
   /** Held requests, answered when released. */
   held: (() => void)[]
   hold: boolean
+  /** Resets each connection instead of answering: a process dying under its kept-alive connections. */
+  reset: boolean
 }
 
 async function replica(name: string): Promise<Replica> {
-  const r = {served: 0, held: [], hold: false} as unknown as Replica
+  const r = {served: 0, held: [], hold: false, reset: false} as unknown as Replica
   r.server = createServer((req, res) => {
+    if (r.reset) return void req.socket.destroy()
     r.served++
     const answer = () => res.end(`${name} ${req.method}`)
     if (r.hold) r.held.push(answer)
@@ -111,7 +115,7 @@ describe('gateway: a deployment stable URL', () => {
       gateway.deploymentUrl(DEPLOYMENT),
       `http://${DEPLOYMENT}.deploy.localhost:${new URL(gateway.url).port}/`,
     )
-    const bodies = []
+    const bodies: string[] = []
     for (let i = 0; i < 10; i++) bodies.push((await send(gateway, host)).body)
     assert.deepEqual([replicas[0]!.served, replicas[1]!.served], [5, 5], bodies.join(', '))
     assert.equal((await send(gateway, `${DEPLOYMENT.toLowerCase()}-8080.deploy.localhost`)).status, 200)
@@ -146,6 +150,26 @@ describe('gateway: a deployment stable URL', () => {
     assert.equal(gateway.inFlight(JOBS[1]!), 0)
   })
 
+  it("a drain (the manager's, before it ends a job) returns only once the request in flight to the replica is answered", async () => {
+    const draining = new Draining()
+    draining.countInFlightWith((job) => gateway.inFlight(job))
+    gateway.useDeployments({
+      deploymentRoutes: async () => routes.map((r) => ({...r, draining: draining.isDraining(r.job)})),
+    })
+    replicas[0]!.hold = true
+    const slow = send(gateway, host)
+    while (replicas[0]!.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    let drained = false
+    const drain = draining.drain(JOBS[0]!).then(() => (drained = true))
+    // Meanwhile every new request goes to the other replica, and the drain waits.
+    for (let i = 0; i < 4; i++) assert.equal((await send(gateway, host)).body, 'b GET')
+    assert.equal(drained, false, 'still waiting for the request in flight')
+    replicas[0]!.held.shift()!()
+    assert.deepEqual(await slow, {...(await slow), status: 200, body: 'a GET'})
+    await drain
+    assert.equal(gateway.inFlight(JOBS[0]!), 0)
+  })
+
   it('answers 503 with a clear body (and Retry-After) when no replica is ready, and 404 for an unknown deployment', async () => {
     routes[0]!.ready = false
     routes[1]!.draining = true
@@ -173,9 +197,18 @@ describe('gateway: a deployment stable URL', () => {
       const answer = await send(gateway, host)
       assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
     }
-    const posts = []
+    const posts: {status: number}[] = []
     for (let i = 0; i < 2; i++) posts.push(await send(gateway, host, {method: 'POST', body: 'x'}))
     assert.deepEqual(posts.map((p) => p.status).sort(), [200, 502], 'one POST reached b, the other was not resent')
+  })
+
+  it('sends a GET again to another replica when the chosen one resets the connection before answering', async () => {
+    replicas[0]!.reset = true
+    for (let i = 0; i < 6; i++) {
+      const answer = await send(gateway, host)
+      assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
+    }
+    assert.equal(replicas[1]!.served, 6)
   })
 
   it('passes WebSocket upgrades through to a ready replica, and refuses them with 503 when none is', async () => {
