@@ -29,8 +29,9 @@ import {
   withdrawVault,
 } from './operations.js'
 import {vaultWallet} from './paying.js'
+import {createRevision, updateActiveRevision} from './revisions.js'
 import {isOver} from './strategies/index.js'
-import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES} from './types.js'
+import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
@@ -38,6 +39,7 @@ export const BODY_LIMIT = 1024 * 1024
 const PAGE_SIZES = [10, 20, 50, 100]
 const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
 const EVENT_CATEGORIES = ['Deployment', 'Event'] as const
+const TASK_KINDS: readonly TaskKind[] = ['LIST', 'EXTEND', 'STOP']
 
 export interface DeploymentApi {
   readonly url: string
@@ -187,12 +189,55 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     const {items, pagination: at} = paged(events, page)
     return {events: items.map(eventObject), pagination: at}
   })
-  app.get('/api/deployments/:id/tasks', async (request) =>
-    (await ctx.store.tasks((await own(request)).id)).map(taskObject),
-  )
-  app.get('/api/deployments/:id/revisions', async (request) =>
-    (await ctx.store.revisions((await own(request)).id)).map(revisionObject),
-  )
+  // The network's answers: pages `{tasks, pagination}` (filtered by task kind and due time) and `{revisions,
+  // pagination}` (by revision and creation time).
+  app.get('/api/deployments/:id/tasks', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const kinds = listParam(q.task, 'task', TASK_KINDS)
+    const after = dateParam(q.due_after, 'due_after')
+    const before = dateParam(q.due_before, 'due_before')
+    const tasks = (await ctx.store.tasks(d.id)).filter(
+      (t) =>
+        (!kinds || kinds.includes(t.task)) &&
+        (after === undefined || t.due_at > after) &&
+        (before === undefined || t.due_at < before),
+    )
+    const {items, pagination: at} = paged(tasks, page)
+    return {tasks: items.map(taskObject), pagination: at}
+  })
+  app.get('/api/deployments/:id/revisions', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const revision = q.revision === undefined ? undefined : Number(q.revision)
+    if (revision !== undefined && !Number.isSafeInteger(revision))
+      throw badRequest('invalid_revision', 'revision must be a whole number')
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const revisions = (await ctx.store.revisions(d.id)).filter(
+      (r) =>
+        (revision === undefined || r.revision === revision) &&
+        (after === undefined || r.created_at > after) &&
+        (before === undefined || r.created_at < before),
+    )
+    const {items, pagination: at} = paged(revisions, page)
+    return {revisions: items.map(revisionObject), pagination: at}
+  })
+  // The network's client sends the job definition itself as the body.
+  app.post('/api/deployments/:id/create-revision', async (request) => {
+    const d = await createRevision(ctx, await own(request), request.body)
+    return {
+      ...(await view(d)),
+      revisions: (await ctx.store.revisions(d.id)).map(revisionObject),
+    }
+  })
+  app.patch('/api/deployments/:id/update-active-revision', async (request) => {
+    const d = await own(request)
+    const changed = await updateActiveRevision(ctx, d, bodyObject(request.body).active_revision)
+    return view(changed)
+  })
   app.get('/api/deployments/:id/vault', async (request) => {
     const d = await own(request)
     const {connection} = ctx.net

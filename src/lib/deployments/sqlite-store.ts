@@ -143,6 +143,10 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     insert('deployments', deployment)
     insert('revisions', revision)
   })
+  const revised = db.transaction((revision: RevisionRow, now: number) => {
+    insert('revisions', revision)
+    update('deployments', 'id', revision.deployment, {active_revision: revision.revision}, now)
+  })
   const listed = db.transaction((task: TaskRow, job: JobRow, tx: string, now: number) => {
     insert('jobs', job)
     const left = (task.limit ?? 1) - 1
@@ -224,6 +228,10 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     async revision(deployment, revision) {
       return sql('SELECT * FROM revisions WHERE deployment = ? AND revision = ?').get(deployment, revision) as
         RevisionRow | undefined
+    },
+    async addRevision(revision, now) {
+      revised(revision, now)
+      return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(revision.deployment) as Raw)
     },
     async jobs(deployment) {
       return (sql('SELECT * FROM jobs WHERE deployment = ? ORDER BY created_at, job').all(deployment) as Raw[]).map(

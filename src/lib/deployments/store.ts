@@ -52,6 +52,8 @@ export interface DeploymentStore {
   deleteDeployment(id: string): Promise<void>
   revisions(deployment: string): Promise<RevisionRow[]>
   revision(deployment: string, revision: number): Promise<RevisionRow | undefined>
+  /** Adds a revision and makes it the active one, in one commit (revise); answers the deployment. */
+  addRevision(revision: RevisionRow, now: number): Promise<DeploymentRow>
   jobs(deployment: string): Promise<JobRow[]>
   job(address: string): Promise<JobRow | undefined>
   updateJob(address: string, change: Partial<Omit<JobRow, 'job'>>, now: number): Promise<void>
