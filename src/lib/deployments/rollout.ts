@@ -50,7 +50,14 @@ export async function stepRollout(
     if (row.stop_requested) continue
     if (await serves(ctx, deployment, row, ports)) healthy += 1
     else if (now - row.created_at > deadline)
-      return rollBack(ctx, deployment, jobs, fresh, old, `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`)
+      return rollBack(
+        ctx,
+        deployment,
+        jobs,
+        fresh,
+        old,
+        `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`,
+      )
   }
 
   // Each new replica that serves lets one old one go: queued ones first (they serve nothing), then the oldest.
@@ -58,10 +65,19 @@ export async function stepRollout(
   const retire = [...old]
     .sort((a, b) => Number(a.state === 'RUNNING') - Number(b.state === 'RUNNING') || a.created_at - b.created_at)
     .slice(0, Math.max(0, surplus))
-  await stopJobs(ctx, deployment, retire.map((r) => r.job))
+  await stopJobs(
+    ctx,
+    deployment,
+    retire.map((r) => r.job),
+  )
   const left = old.length - retire.length
   if (retire.length > 0 && left === 0)
-    await event(ctx, deployment.id, 'REVISION_ROLLED_OUT', `revision ${deployment.active_revision} serves every replica`)
+    await event(
+      ctx,
+      deployment.id,
+      'REVISION_ROLLED_OUT',
+      `revision ${deployment.active_revision} serves every replica`,
+    )
   const retired = new Set(retire.map((r) => r.job))
   return {
     deployment: left > 0 ? {...deployment, replicas: deployment.replicas + 1} : deployment,
