@@ -16,10 +16,20 @@ import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/
 import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
-import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
+import {readRecordedJob} from './chain-view.js'
+import {
+  deploymentObject,
+  eventObject,
+  jobDetailObject,
+  jobObject,
+  revisionObject,
+  taskObject,
+  vaultObject,
+} from './objects.js'
 import {
   archiveDeployment,
   createDeployment,
+  createVault,
   deleteDeployment,
   ownDeployment,
   startDeployment,
@@ -166,7 +176,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     const job = await ctx.store.job((request.params as {job: string}).job)
     if (!job || job.deployment !== d.id)
       throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
-    return jobObject(job)
+    const revision = await ctx.store.revision(d.id, job.revision)
+    const view = await readRecordedJob(ctx, job)
+    const chain = view && {
+      node: (view.run ? view.run.node : view.job.node).toBase58(),
+      timeStart: Number(view.run ? view.run.time : view.job.timeStart),
+      timeEnd: Number(view.job.timeEnd),
+    }
+    return jobDetailObject(job, d, revision ? (JSON.parse(revision.job_definition) as unknown) : null, chain)
   })
   // The network's answer: a page `{events, pagination}`, filtered by category and type (comma-separated lists).
   // created_after takes its own instant too: a follower reading from the last event's time (`deployment events
@@ -298,6 +315,10 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
       throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
     return who.owner
   }
+  // A vault apart from any deployment, as the network's `vaults/create`: with the wallet only, as its client says.
+  app.post('/api/deployments/vaults/create', async (request) =>
+    vaultObject(await createVault(ctx, await walletOwner(request))),
+  )
   app.post('/api/api-keys', async (request, reply) => {
     const who = await walletOwner(request)
     const body = request.body === undefined ? {} : bodyObject(request.body)

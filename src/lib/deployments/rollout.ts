@@ -37,27 +37,21 @@ export async function stepRollout(
 
   const now = ctx.now()
   const began = await rolloutBegan(ctx, deployment.id)
+  // The replicas listed for this rollout: one that fails, or does not serve in time, fails the revision.
   const fresh = rows.filter((r) => r.revision === deployment.active_revision && r.created_at >= began)
+  const ended = fresh.find((r) => isOver(r.state) && !r.stop_requested)
+  if (ended) return rollBack(ctx, deployment, jobs, fresh, old, `job ${ended.job} ended on its own`)
   const deadline = (ROLLOUT_DEADLINE_S * 1000) / deployment.time_scale
   const revision = await ctx.store.revision(deployment.id, deployment.active_revision)
   const ports = revision ? exposedPorts(JSON.parse(revision.job_definition) as ExposingDefinition) : []
+  // Every replica of the active revision that serves counts (one listed before an earlier rollout too).
   let healthy = 0
-  for (const row of fresh) {
-    if (isOver(row.state)) {
-      if (!row.stop_requested) return rollBack(ctx, deployment, jobs, fresh, old, `job ${row.job} ended on its own`)
-      continue
-    }
-    if (row.stop_requested) continue
+  for (const row of rows.filter((r) => serving(r) && r.revision === deployment.active_revision)) {
     if (await serves(ctx, deployment, row, ports)) healthy += 1
-    else if (now - row.created_at > deadline)
-      return rollBack(
-        ctx,
-        deployment,
-        jobs,
-        fresh,
-        old,
-        `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`,
-      )
+    else if (row.created_at >= began && now - row.created_at > deadline) {
+      const why = `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`
+      return rollBack(ctx, deployment, jobs, fresh, old, why)
+    }
   }
 
   // Each new replica that serves lets one old one go: queued ones first (they serve nothing), then the oldest.

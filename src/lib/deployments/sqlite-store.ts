@@ -138,8 +138,8 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   }
   const insert = (table: string, row: object) => sql(insertSql(table, columns(row))).run(columns(row))
 
-  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow) => {
-    insert('vaults', vault)
+  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null) => {
+    if (vault) insert('vaults', vault)
     insert('deployments', deployment)
     insert('revisions', revision)
   })
@@ -295,6 +295,9 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async vault(address) {
       return sql('SELECT * FROM vaults WHERE vault = ?').get(address) as VaultRow | undefined
+    },
+    async addVault(vault) {
+      insert('vaults', vault)
     },
     async vaults(owner) {
       return sql('SELECT * FROM vaults WHERE owner = ? ORDER BY created_at').all(owner) as VaultRow[]
