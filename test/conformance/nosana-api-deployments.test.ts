@@ -127,6 +127,8 @@ describe('@nosana/api deployments client against the localnet manager', function
     const vault = new PublicKey(vaultOf(main))
     assert.ok(verifySignature(bs58.decode(signature!), Buffer.from(message!), vault.toBytes()))
 
+    // update-schedule is SCHEDULED's: refused (400) for this SIMPLE one, nothing changed.
+    await assert.rejects(main.updateSchedule('*/5 * * * *'), /Error updating schedule/)
     await main.updateTimeout(60)
     assert.equal(main.timeout, 60)
     await main.updateReplicaCount(2)

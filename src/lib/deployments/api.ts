@@ -302,6 +302,15 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
     return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
   })
+  // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
+  app.patch('/api/deployments/:id/update-schedule', async (request) => {
+    const d = await own(request)
+    bodyObject(request.body)
+    throw badRequest(
+      'not_scheduled',
+      `deployment ${d.id} is ${d.strategy}: only a SCHEDULED deployment has a schedule to change`,
+    )
+  })
   app.patch('/api/deployments/:id/update-timeout', async (request) => {
     const d = await own(request)
     const changed = await updateTimeout(ctx, d, parseTimeout(bodyObject(request.body).timeout))
