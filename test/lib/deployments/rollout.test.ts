@@ -176,4 +176,30 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
     assert.equal(unknown.status, 404)
     await stop(d.id)
   })
+
+  it('a new replica whose job runs but whose exposed port its node never reports online does not serve: rolled back', async () => {
+    // time_scale 40: a new replica must serve within 15 s.
+    const d = await start({replicas: 1, timeout: 10, time_scale: 40, strategy: 'SIMPLE'})
+    await jobsWhen('1 job listed', d.id, (list) => live(list).length === 1)
+    await nodeTakesNextJob(t)
+    const [old] = await jobsWhen('it runs', d.id, (list) => list[0]?.state === 'RUNNING')
+    const exposing = {
+      ...SERVICE_DEFINITION,
+      ops: [{...SERVICE_DEFINITION.ops[0]!, args: {...SERVICE_DEFINITION.ops[0]!.args, expose: 8080}}],
+    }
+    const revised = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, exposing)
+    assert.equal(revised.status, 200, JSON.stringify(revised.body))
+    await jobsWhen('a job of revision 2', d.id, (list) => list.some((j) => j.revision === 2))
+    // A node runs it, but no node API says its port is online (this node has none).
+    await nodeTakesNextJob(t)
+    await jobsWhen('the new job running', d.id, (list) => list.some((j) => j.revision === 2 && j.state === 'RUNNING'))
+    assert.equal(live(await jobs(d.id)).length, 2, 'the old replica is kept while the new one does not serve')
+    const back = await eventually('the rollback', 60_000, async () =>
+      (await deploymentEvents(url(), t.wallet, d.id)).find((e) => e.type === 'REVISION_ROLLED_BACK'),
+    )
+    assert.match(back.message, /revision 2 rolled back to 1: job \S+ did not serve within 15 s/)
+    const after = await jobsWhen('the new one stopped', d.id, (list) => live(list).length === 1)
+    assert.equal(live(after)[0]!.job, old!.job)
+    await stop(d.id)
+  })
 })
