@@ -38,10 +38,13 @@ EXIT CODES
     const connection = await this.manager()
     const {active_revision: revision} = await connection.client.revise(args.id, loaded.upload.document)
     const deployment = await connection.client.get(args.id)
+    const follow = `Follow it: gpunet deployment events ${args.id} --follow`
     this.say(
       deployment.status === 'RUNNING'
-        ? `Revision ${revision} of deployment ${args.id} is rolling out, one replica at a time. Follow it: gpunet deployment events ${args.id} --follow`
-        : `Revision ${revision} of deployment ${args.id} is active; it runs from the next start.`,
+        ? `Revision ${revision} of deployment ${args.id} is rolling out, one replica at a time. ${follow}`
+        : deployment.status === 'STARTING'
+          ? `Revision ${revision} of deployment ${args.id} is active: the replicas being listed run it. ${follow}`
+          : `Revision ${revision} of deployment ${args.id} is active; it runs from the next start.`,
     )
     return this.deploymentJson(deployment, connection)
   }
