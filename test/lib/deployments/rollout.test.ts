@@ -7,6 +7,14 @@
 import {strict as assert} from 'node:assert'
 
 import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+
+import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
+import {verifySignature} from '../../../src/lib/keys/ed25519.js'
+import {marketNetwork} from '../../../src/lib/market/connect.js'
+import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
+import {parseHeader} from '../../../src/lib/node-api/protocol.js'
+import {resolveSettings} from '../../../src/lib/settings/settings.js'
 
 import {
   api,
@@ -20,7 +28,8 @@ import {
   statusWhen,
 } from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
-import {useLocalnet} from '../../helpers/localnet.js'
+import {startServer} from '../../helpers/http.js'
+import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 
 type Job = JobJson & {revision: number}
 
@@ -175,6 +184,89 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
     })
     assert.equal(unknown.status, 404)
     await stop(d.id)
+  })
+
+  it("a new replica serves once its node's API reports its exposed port online: until then the old one runs on", async () => {
+    // A manager of the test's own, whose nodes' APIs are one stand-in: it says each port is online when told to.
+    let online = false
+    const asked: {path: string; authorization: string}[] = []
+    const nodeApi = await startServer((req, res) => {
+      asked.push({path: req.url ?? '', authorization: String(req.headers.authorization ?? '')})
+      res.writeHead(200, {'content-type': 'application/json'})
+      res.end(JSON.stringify({urls: {svc: {port: 8080, status: online ? 'ONLINE' : 'OFFLINE'}}}))
+    })
+    const dir = tempDir()
+    const settings = resolveSettings({
+      network: 'localnet',
+      env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', GPUNET_NODE_API_URL: `${nodeApi.url}/{node}`},
+    })
+    const net = marketNetwork(settings, {
+      rpcUrl: t.ln.runtime.rpcUrl,
+      contentStoreUrl: t.ln.runtime.rpcUrl,
+      gatewayUrl: null,
+      programId: t.programId,
+      mint: t.mint,
+      market: t.market,
+      node: null,
+      rewards: localnetRewardsAccounts(t.mint),
+    })
+    const manager = await startDeploymentManager({dataDir: dir, net, network: 'localnet', port: 0})
+    try {
+      const owner = t.wallet
+      const d = await createDeployment(manager.url, owner, {
+        replicas: 1,
+        timeout: 10,
+        time_scale: 20,
+        strategy: 'SIMPLE',
+      })
+      t.ln.node.fund(new PublicKey(d.vault), {lamports: 500_000_000n, tokens: 10_000_000n})
+      assert.equal((await api(manager.url, owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
+      const first = await eventually('the job listed', 30_000, async () => {
+        const list = (await deploymentJobs(manager.url, owner, d.id)) as Job[]
+        return list.length === 1 ? list[0] : undefined
+      })
+      await nodeTakesNextJob(t)
+      const exposing = {
+        ...SERVICE_DEFINITION,
+        ops: [{...SERVICE_DEFINITION.ops[0]!, args: {...SERVICE_DEFINITION.ops[0]!.args, expose: 8080}}],
+      }
+      const revised = await api(manager.url, owner, 'POST', `/api/deployments/${d.id}/create-revision`, exposing)
+      assert.equal(revised.status, 200, JSON.stringify(revised.body))
+      await eventually('a job of revision 2', 30_000, async () =>
+        ((await deploymentJobs(manager.url, owner, d.id)) as Job[]).some((j) => j.revision === 2) ? true : undefined,
+      )
+      const node = await nodeTakesNextJob(t)
+      // Running, its port reported offline: asked about, not taken for serving.
+      await eventually('the node API asked', 20_000, async () =>
+        asked.some(({path}) => path.startsWith(`/${node.publicKey.toBase58()}/job/`)) ? true : undefined,
+      )
+      // Asked as the job's poster: the vault signed gpunet's node-API message naming that node and job.
+      const header = parseHeader(asked.at(-1)!.authorization)
+      assert.ok('message' in header, JSON.stringify(header))
+      assert.match(header.message, new RegExp(node.publicKey.toBase58()))
+      assert.ok(
+        verifySignature(bs58.decode(header.signature), Buffer.from(header.message), new PublicKey(d.vault).toBytes()),
+      )
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+      let list = (await deploymentJobs(manager.url, owner, d.id)) as Job[]
+      assert.equal(live(list).length, 2, 'the old replica runs on while the new one does not serve')
+      assert.ok(live(list).some((j) => j.job === first!.job))
+      online = true
+      list = await eventually('revision 2 rolled out', 20_000, async () => {
+        const now = (await deploymentJobs(manager.url, owner, d.id)) as Job[]
+        return live(now).length === 1 && live(now)[0]!.revision === 2 ? now : undefined
+      })
+      assert.ok(!live(list).some((j) => j.job === first!.job))
+      const events = await deploymentEvents(manager.url, owner, d.id)
+      assert.ok(events.some((e) => e.type === 'REVISION_ROLLED_OUT'))
+      assert.ok(!events.some((e) => e.type === 'REVISION_ROLLED_BACK'))
+      assert.equal((await api(manager.url, owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
+      await statusWhen(manager.url, owner, d.id, 'STOPPED')
+    } finally {
+      await manager.close()
+      await nodeApi.close()
+      removeDir(dir)
+    }
   })
 
   it('a new replica whose job runs but whose exposed port its node never reports online does not serve: rolled back', async () => {
