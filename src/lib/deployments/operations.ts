@@ -158,12 +158,16 @@ export async function createVault(ctx: ManagerContext, owner: string): Promise<V
 export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
   const row = await ctx.store.vault(vault)
   if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
-  const {rows} = await ctx.store.deployments({owner, vault, offset: 0, limit: 10, order: 'desc'})
-  for (const deployment of rows)
-    if (!WITHDRAW_FROM.includes(deployment.status))
-      throw wrongState(
-        `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
-      )
+  // Every deployment paying from it: a vault made with vaults/create may pay for many.
+  for (let offset = 0, total = 1; offset < total; offset += 100) {
+    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
+    total = page.total
+    for (const deployment of page.rows)
+      if (!WITHDRAW_FROM.includes(deployment.status))
+        throw wrongState(
+          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
+        )
+  }
   const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
   if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
   return transaction
