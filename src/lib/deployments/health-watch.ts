@@ -4,7 +4,7 @@
  * itself. Each job's first time online and the time it went offline are kept in memory: a restarted manager starts
  * the lost window over, which only delays a replacement.
  */
-import {endpointStatus} from '../job/endpoint-status.js'
+import {endpointStatus} from '../market/endpoint-status.js'
 import {probeServices} from '../job/readiness.js'
 import {type JobView} from '../market/jobs.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'

@@ -28,6 +28,8 @@ export interface CreateRequest {
   schedule: string | null
   rotation_time: number | null
   startup_timeout: number | null
+  /** One of the owner's vaults (`vaults/create`) to pay from; a new one of its own when absent. */
+  vault: string | undefined
 }
 
 /** INFINITE's shortest timeout, in minutes (the network's schema). */
@@ -88,10 +90,10 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   for (const member of ['confidential', 'autostart'])
     if (body[member] !== undefined && typeof body[member] !== 'boolean')
       throw badRequest(`invalid_${member}`, `${member} must be true or false`)
-  if (body.vault !== undefined || body.new_vault !== undefined)
+  if (body.new_vault !== undefined)
     throw badRequest(
-      'vault_not_supported',
-      'each deployment gets a vault of its own here: leave out vault and new_vault',
+      'new_vault_not_supported',
+      'leave out new_vault: a deployment gets a vault of its own unless vault names one of yours',
     )
   const timeout = parseTimeout(body.timeout)
   return {
@@ -105,6 +107,7 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     confidential: body.confidential === true,
     autostart: body.autostart === true,
     time_scale: parseTimeScale(body.time_scale, network),
+    vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
   }
 }
 
