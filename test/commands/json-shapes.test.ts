@@ -83,6 +83,7 @@ const localnetStatus = z.looseObject({
   rpcUrl: z.string().nullable(),
   market: address.nullable(),
   dataDir: z.string(),
+  nodes: z.array(z.strictObject({address, state: z.enum(['idle', 'running']), job: address.nullable()})),
 })
 const secretsBase = {network: z.literal('localnet'), url: z.string()}
 const market = z.looseObject({
@@ -313,6 +314,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
       }),
     )
     await json(['deployment', 'start', created.id], deploymentObject)
+    await json(['deployment', 'scale', created.id, '2'], deploymentObject)
+    await json(['deployment', 'revise', created.id, '--file', join(box.dir, 'svc.json')], deploymentObject)
     await json(
       ['deployment', 'jobs', created.id],
       z.strictObject({

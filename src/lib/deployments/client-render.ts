@@ -14,12 +14,36 @@ export function deploymentLines(deployment: Deployment): string[] {
     `  vault:      ${deployment.vault}`,
     `  owner:      ${deployment.owner}`,
   ]
+  // What the manager sent is untrusted: a schedule is shown only when it is printable text of a cron's length.
+  const {schedule, rotation_time: rotation, startup_timeout: startup} = deployment
+  if (typeof schedule === 'string' && schedule.length <= 200 && /^[\x20-\x7e]*$/.test(schedule))
+    lines.push(`  schedule:   ${schedule} (UTC)`)
+  if (typeof rotation === 'number') lines.push(`  rotation:   ${rotation} s before each job's end`)
+  if (typeof startup === 'number') lines.push(`  startup:    ${startup} min to come online`)
   if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
     lines.push(`  time scale: ${deployment.time_scale}`)
   }
-  for (const endpoint of deployment.endpoints ?? [])
-    lines.push(`  endpoint:   ${endpoint.url} (${endpoint.opId}:${endpoint.port})`)
+  lines.push(...endpointLines(deployment.endpoints ?? []))
   lines.push(`  created:    ${deployment.created_at}`, `  updated:    ${deployment.updated_at}`)
+  return lines
+}
+
+/**
+ * The stable URL of each port (where the manager's gateway gives one), then each replica's; where none is stable,
+ * a line saying the network gives none, so nobody takes a replica's URL for one that lasts.
+ */
+function endpointLines(endpoints: NonNullable<Deployment['endpoints']>): string[] {
+  const state = (e: Record<string, unknown>) => (e.online === true ? ', online' : e.online === false ? ', offline' : '')
+  const lines = endpoints
+    .filter((e) => e.stable === true)
+    .map((e) => `  stable URL: ${e.url} (${e.opId}:${e.port}${state(e)})`)
+  const replicas = endpoints.filter((e) => e.stable !== true)
+  if (replicas.length > 0 && lines.length === 0)
+    lines.push('  endpoints:  the network gives no stable URL per deployment; each replica has its own:')
+  for (const e of replicas)
+    lines.push(
+      `  replica:    ${e.url} (${e.opId}:${e.port}${typeof e.job === 'string' ? `, job ${e.job}` : ''}${state(e)})`,
+    )
   return lines
 }
 

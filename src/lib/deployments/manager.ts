@@ -14,6 +14,7 @@ import type {ManagerContext} from './context.js'
 import {lockDataDir} from './data-dir-lock.js'
 import {leaseHolder} from './manager-lease.js'
 import {openPgDeploymentStore} from './pg-store.js'
+import {Draining} from './draining.js'
 import {openSqliteDeploymentStore} from './sqlite-store.js'
 import type {DeploymentStore} from './store.js'
 import {loadCheckedVaultKey} from './vault-key-check.js'
@@ -111,6 +112,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     log: options.log ?? (() => {}),
     env: options.env ?? {},
     holder: options.holder,
+    draining: new Draining(),
   }
   context.holdLease = leaseHolder(context)
   const api = createDeploymentApi(context, createApiAuth({rows: store.apiKeyRows, now: options.now}))

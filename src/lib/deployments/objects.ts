@@ -1,10 +1,12 @@
 /** The rows as the network's API shows them: member names in snake_case exactly as @nosana/api's schema, times ISO. */
+import type {DeploymentEndpoint} from './endpoints.js'
+import {INFINITE} from './strategies/index.js'
 import type {DeploymentRow, EventRow, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The deployment object (components.schemas.Deployment), plus gpunet's `time_scale`. */
-export function deploymentObject(d: DeploymentRow, activeJobs: number) {
+export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints: DeploymentEndpoint[] = []) {
   return {
     id: d.id,
     name: d.name,
@@ -14,12 +16,15 @@ export function deploymentObject(d: DeploymentRow, activeJobs: number) {
     status: d.status,
     replicas: d.replicas,
     timeout: d.timeout,
-    // Exposed services' URLs come with part 2's endpoint tracking.
-    endpoints: [] as {opId: string; port: number | string; url: string}[],
+    endpoints,
     confidential: d.confidential,
     active_revision: d.active_revision,
     active_jobs: activeJobs,
     strategy: d.strategy,
+    ...(d.schedule ? {schedule: d.schedule} : {}),
+    ...(d.strategy === 'INFINITE'
+      ? {rotation_time: d.rotation_time ?? INFINITE.defaultRotationS, startup_timeout: d.startup_timeout ?? null}
+      : {}),
     time_scale: d.time_scale,
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
@@ -38,6 +43,30 @@ export function jobObject(j: JobRow) {
     time_start: j.time_start,
     created_at: iso(j.created_at),
     updated_at: iso(j.updated_at),
+  }
+}
+
+/**
+ * One job as `/:id/jobs/:job` answers it: the row, plus the network's detail members from the chain (node, times in
+ * unix seconds) and the revision's definition. `jobStatus` and `jobResult` are null: this manager does not fetch a
+ * job's results (`gpunet job get JOB` does).
+ */
+export function jobDetailObject(
+  j: JobRow,
+  d: DeploymentRow,
+  definition: unknown,
+  chain: {node: string | null; timeStart: number; timeEnd: number} | null,
+) {
+  return {
+    ...jobObject(j),
+    confidential: d.confidential,
+    node: chain?.node ?? null,
+    jobStatus: null,
+    jobDefinition: definition,
+    jobResult: null,
+    timeStart: chain?.timeStart ?? j.time_start,
+    timeEnd: chain?.timeEnd ?? 0,
+    listedAt: Math.floor(j.created_at / 1000),
   }
 }
 

@@ -12,7 +12,7 @@ import {ApiError, badRequest, notFound, wrongState} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {covers, requiredDeposit} from './deposit.js'
 import type {CreateRequest} from './validation.js'
-import type {DeploymentRow, DeploymentStatus} from './types.js'
+import type {DeploymentRow, DeploymentStatus, VaultRow} from './types.js'
 import {withdrawTransaction} from './withdraw.js'
 
 /** The owner's deployment, or 404 (another owner's deployment is not found either). */
@@ -42,15 +42,18 @@ export async function createDeployment(
       throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
     throw error
   }
+  const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
+  if (request.vault !== undefined && shared?.owner !== owner)
+    throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
   const {cid} = computeCidV0(upload.bytes)
   await ctx.net.content().add(upload.bytes)
-  const vault = generateKeypair()
+  const vault = shared ? null : generateKeypair()
   const now = ctx.now()
   const deployment: DeploymentRow = {
     id: bs58.encode(randomBytes(32)),
     name: request.name,
     owner,
-    vault: vault.publicKey.toBase58(),
+    vault: shared ? shared.vault : vault!.publicKey.toBase58(),
     market,
     status: 'DRAFT',
     replicas: request.replicas,
@@ -60,6 +63,10 @@ export async function createDeployment(
     confidential: request.confidential,
     active_revision: 1,
     started_at: null,
+    schedule: request.schedule,
+    rotation_time: request.rotation_time,
+    startup_timeout: request.startup_timeout,
+    throttle_rounds: 0,
     created_at: now,
     updated_at: now,
   }
@@ -72,7 +79,7 @@ export async function createDeployment(
       job_definition: JSON.stringify(request.job_definition),
       created_at: now,
     },
-    {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},
+    vault && {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},
   )
   await event(ctx, deployment.id, 'DEPLOYMENT_CREATED', `deployment created, vault ${deployment.vault}`)
   return deployment
@@ -103,7 +110,11 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
-  const started = await ctx.store.updateDeployment(deployment.id, {status: 'STARTING', started_at: now}, now)
+  const started = await ctx.store.updateDeployment(
+    deployment.id,
+    {status: 'STARTING', started_at: now, throttle_rounds: 0},
+    now,
+  )
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
   return started
 }
@@ -137,22 +148,44 @@ export async function updateReplicas(ctx: ManagerContext, deployment: Deployment
   return ctx.store.updateDeployment(deployment.id, {replicas}, ctx.now())
 }
 
+/** Changes a SCHEDULED deployment's cron; the listing waiting for the old one's next time is dropped for the new one's. */
+export async function updateSchedule(ctx: ManagerContext, deployment: DeploymentRow, schedule: string) {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  const now = ctx.now()
+  for (const task of await ctx.store.tasks(deployment.id, {open: true}))
+    if (task.task === 'LIST' && task.status === 'PENDING' && task.due_at > now)
+      await ctx.store.updateTask(task.id, {status: 'DONE', error: 'cancelled: the schedule changed'}, now)
+  return ctx.store.updateDeployment(deployment.id, {schedule}, now)
+}
+
 /** Changes the timeout (minutes) of the jobs listed and extensions made from now on. */
 export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentRow, timeout: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
 }
 
+/** Makes a vault of the owner's apart from any deployment; deployments created with `vault` then share it. */
+export async function createVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
+  const vault = generateKeypair()
+  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
+  await ctx.store.addVault(row)
+  return row
+}
+
 /** The withdraw transaction of the owner's vault (`{transaction}`); 409 while its deployment may still pay from it. */
 export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
   const row = await ctx.store.vault(vault)
   if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
-  const {rows} = await ctx.store.deployments({owner, vault, offset: 0, limit: 10, order: 'desc'})
-  for (const deployment of rows)
-    if (!WITHDRAW_FROM.includes(deployment.status))
-      throw wrongState(
-        `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
-      )
+  // Every deployment paying from it: a vault made with vaults/create may pay for many.
+  for (let offset = 0, total = 1; offset < total; offset += 100) {
+    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
+    total = page.total
+    for (const deployment of page.rows)
+      if (!WITHDRAW_FROM.includes(deployment.status))
+        throw wrongState(
+          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
+        )
+  }
   const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
   if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
   return transaction

@@ -21,6 +21,10 @@ export const PG_MIGRATIONS: readonly string[] = [
      confidential BOOLEAN NOT NULL,
      active_revision INTEGER NOT NULL,
      started_at BIGINT,
+     schedule TEXT,
+     rotation_time INTEGER,
+     startup_timeout INTEGER,
+     throttle_rounds INTEGER NOT NULL DEFAULT 0,
      created_at BIGINT NOT NULL,
      updated_at BIGINT NOT NULL
    );
@@ -44,6 +48,7 @@ export const PG_MIGRATIONS: readonly string[] = [
      state TEXT NOT NULL,
      time_start BIGINT NOT NULL,
      chain_timeout BIGINT NOT NULL,
+     time_end BIGINT NOT NULL DEFAULT 0,
      stop_requested BOOLEAN NOT NULL,
      created_at BIGINT NOT NULL,
      updated_at BIGINT NOT NULL

@@ -156,7 +156,7 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     where: `PostgreSQL ${where}`,
     async createDeployment(deployment, revision, vault) {
       await inTransaction(async (client) => {
-        await insert(client, 'vaults', vault)
+        if (vault) await insert(client, 'vaults', vault)
         await insert(client, 'deployments', deployment)
         await insert(client, 'revisions', revision)
       })
@@ -211,6 +211,13 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     },
     async revision(deployment, revision) {
       return one<RevisionRow>('SELECT * FROM revisions WHERE deployment = $1 AND revision = $2', [deployment, revision])
+    },
+    async addRevision(revision, now) {
+      await inTransaction(async (client) => {
+        await insert(client, 'revisions', revision)
+        await update(client, 'deployments', 'id', revision.deployment, {active_revision: revision.revision}, now)
+      })
+      return (await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [revision.deployment]))!
     },
     async jobs(deployment) {
       const rows = await query('SELECT * FROM jobs WHERE deployment = $1 ORDER BY created_at, job', [deployment])
@@ -295,6 +302,9 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     },
     async vault(address) {
       return one<VaultRow>('SELECT * FROM vaults WHERE vault = $1', [address])
+    },
+    async addVault(vault) {
+      await insert(pool, 'vaults', vault).catch(failed)
     },
     async vaults(owner) {
       const rows = await query('SELECT * FROM vaults WHERE owner = $1 ORDER BY created_at', [owner])

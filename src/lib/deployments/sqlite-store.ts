@@ -25,6 +25,10 @@ export const SQLITE_SCHEMA = `
     confidential INTEGER NOT NULL,
     active_revision INTEGER NOT NULL,
     started_at INTEGER,
+    schedule TEXT,
+    rotation_time INTEGER,
+    startup_timeout INTEGER,
+    throttle_rounds INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -48,6 +52,7 @@ export const SQLITE_SCHEMA = `
     state TEXT NOT NULL,
     time_start INTEGER NOT NULL,
     chain_timeout INTEGER NOT NULL,
+    time_end INTEGER NOT NULL DEFAULT 0,
     stop_requested INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
@@ -102,6 +107,22 @@ export const SQLITE_SCHEMA = `
   );
 `
 
+/** Columns added after the first release: a store made before gets them on open (SQLite adds a column in place). */
+const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = [
+  ['deployments', 'schedule', 'TEXT'],
+  ['deployments', 'rotation_time', 'INTEGER'],
+  ['deployments', 'startup_timeout', 'INTEGER'],
+  ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
+]
+
+function addMissingColumns(db: Database.Database): void {
+  for (const [table, column, type] of ADDED_COLUMNS) {
+    const present = (db.prepare(`PRAGMA table_info(${table})`).all() as {name: string}[]).some((c) => c.name === column)
+    if (!present) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
+  }
+}
+
 type Raw = Record<string, unknown>
 
 const deploymentOf = (r: Raw): DeploymentRow => ({
@@ -131,6 +152,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   const db = openKept(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SQLITE_SCHEMA)
+  addMissingColumns(db)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
   // Statements are prepared once (see openKept): the dynamic ones (updates of chosen columns) by their text.
@@ -151,10 +173,14 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   }
   const insert = (table: string, row: object) => sql(insertSql(table, columns(row))).run(columns(row))
 
-  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow) => {
-    insert('vaults', vault)
+  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null) => {
+    if (vault) insert('vaults', vault)
     insert('deployments', deployment)
     insert('revisions', revision)
+  })
+  const revised = db.transaction((revision: RevisionRow, now: number) => {
+    insert('revisions', revision)
+    update('deployments', 'id', revision.deployment, {active_revision: revision.revision}, now)
   })
   const listed = db.transaction((task: TaskRow, job: JobRow, tx: string, now: number) => {
     insert('jobs', job)
@@ -239,6 +265,10 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       return sql('SELECT * FROM revisions WHERE deployment = ? AND revision = ?').get(deployment, revision) as
         RevisionRow | undefined
     },
+    async addRevision(revision, now) {
+      revised(revision, now)
+      return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(revision.deployment) as Raw)
+    },
     async jobs(deployment) {
       return (sql('SELECT * FROM jobs WHERE deployment = ? ORDER BY created_at, job').all(deployment) as Raw[]).map(
         jobOf,
@@ -301,6 +331,9 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async vault(address) {
       return sql('SELECT * FROM vaults WHERE vault = ?').get(address) as VaultRow | undefined
+    },
+    async addVault(vault) {
+      insert('vaults', vault)
     },
     async vaults(owner) {
       return sql('SELECT * FROM vaults WHERE owner = ? ORDER BY created_at').all(owner) as VaultRow[]

@@ -45,7 +45,8 @@ export interface DeploymentStore {
   readonly apiKeyRows: ApiKeyRows
   /** Where the store is, for logs: a file, or a database URL without its password. */
   readonly where: string
-  createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow): Promise<void>
+  /** Stores a deployment with its first revision, and its new vault (null: one of the owner's vaults it shares). */
+  createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null): Promise<void>
   deployment(id: string): Promise<DeploymentRow | undefined>
   deployments(query: DeploymentQuery): Promise<{rows: DeploymentRow[]; total: number}>
   /** The deployments in the given states (the worker's). */
@@ -54,6 +55,8 @@ export interface DeploymentStore {
   deleteDeployment(id: string): Promise<void>
   revisions(deployment: string): Promise<RevisionRow[]>
   revision(deployment: string, revision: number): Promise<RevisionRow | undefined>
+  /** Adds a revision and makes it the active one, in one commit (revise); answers the deployment. */
+  addRevision(revision: RevisionRow, now: number): Promise<DeploymentRow>
   jobs(deployment: string): Promise<JobRow[]>
   job(address: string): Promise<JobRow | undefined>
   updateJob(address: string, change: Partial<Omit<JobRow, 'job'>>, now: number): Promise<void>
@@ -73,6 +76,8 @@ export interface DeploymentStore {
   events(deployment: string): Promise<EventRow[]>
   addEvent(event: Omit<EventRow, 'created_at'>, now: number): Promise<void>
   vault(address: string): Promise<VaultRow | undefined>
+  /** Stores a vault made apart from any deployment (the network's `vaults/create`). */
+  addVault(vault: VaultRow): Promise<void>
   vaults(owner: string): Promise<VaultRow[]>
   /** Any one vault (the oldest): what a vault key is tried on when the database holds no key check yet. */
   anyVault(): Promise<VaultRow | undefined>

@@ -7,7 +7,9 @@ import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
 import {claim, holderOf} from './manager-lease.js'
+import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
+import {stepRollout} from './rollout.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
 
@@ -111,14 +113,20 @@ export async function workOn(ctx: ManagerContext, id: string, run: TaskRunner = 
   }
 }
 
-async function planDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<void> {
-  const jobs = await refreshJobs(ctx, deployment.id)
+async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<void> {
+  // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
+  const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id))
   const openTasks = await ctx.store.tasks(deployment.id, {open: true})
+  // Only INFINITE watches its services (readiness for rotation, self-healing).
+  const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
   const now = ctx.now()
-  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now})
+  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health})
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
+  for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
+  if (plan.throttleRounds !== undefined)
+    await ctx.store.updateDeployment(deployment.id, {throttle_rounds: plan.throttleRounds}, now)
   for (const due of plan.tasks) {
     await ctx.store.addTask(
       {

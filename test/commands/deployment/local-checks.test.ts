@@ -63,15 +63,18 @@ describe('deployment commands: checks before any request', () => {
       let body = ''
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
       req.on('end', () => {
-        if (req.method === 'POST') lastBody = JSON.parse(body || '{}')
+        if (req.method === 'POST' || req.method === 'PATCH') lastBody = JSON.parse(body || '{}')
         lastAuthorization = req.headers.authorization
         res.writeHead(200, {'content-type': 'application/json'})
         const created = req.url === '/api/deployments/create'
-        res.end(
-          JSON.stringify(
-            req.method === 'GET' || created ? deployment(created ? 'DRAFT' : status) : {status: 'STOPPING'},
-          ),
-        )
+        const answer = req.url?.endsWith('/update-replica-count')
+          ? {replicas: lastBody.replicas, updated_at: '2026-11-27T10:00:00.000Z'}
+          : req.url?.endsWith('/create-revision')
+            ? {active_revision: 2, endpoints: [], revisions: [], updated_at: '2026-11-27T10:00:00.000Z'}
+            : req.method === 'GET' || created
+              ? deployment(created ? 'DRAFT' : status)
+              : {status: 'STOPPING'}
+        res.end(JSON.stringify(answer))
       })
     })
   })
@@ -123,6 +126,49 @@ describe('deployment commands: checks before any request', () => {
     assert.deepEqual(server.seen, [])
   })
 
+  it('a --schedule that is no 5-field cron is exit 3 with why, nothing sent; a good one is sent as it is', async () => {
+    for (const [schedule, why] of [
+      ['* * * * * *', /exactly 5 parts/],
+      ['61 * * * *', /Invalid value for minute/],
+      ['0 0 31 2 *', /never fires/],
+    ] as const) {
+      const result = await cli([
+        ...create('--timeout', '1h', '--strategy', 'SCHEDULED', '--schedule', schedule),
+        '--json',
+      ])
+      assert.equal(result.code, 3, result.stderr)
+      const error = JSON.parse(result.stdout).error as {code: string; message: string}
+      assert.equal(error.code, 'invalid_schedule')
+      assert.match(error.message, why)
+    }
+    const missing = await cli(create('--timeout', '1h', '--strategy', 'SCHEDULED'))
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /--strategy SCHEDULED needs --schedule/)
+    assert.deepEqual(server.seen, [])
+    const sent = await cli(create('--timeout', '1h', '--strategy', 'SCHEDULED', '--schedule', '*/15 * * * *'))
+    assert.equal(sent.code, 0, sent.stderr)
+    assert.equal(lastBody.strategy, 'SCHEDULED')
+    assert.equal(lastBody.schedule, '*/15 * * * *')
+  })
+
+  it("INFINITE: a timeout under 60 minutes, a rotation too close to it, or another strategy's member is exit 2, nothing sent", async () => {
+    const refused = async (args: string[], why: RegExp) => {
+      const result = await cli(create(...args))
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, why)
+    }
+    await refused(['--timeout', '30m', '--strategy', 'INFINITE'], /needs a --timeout of at least 60 minutes/)
+    await refused(['--timeout', '1h', '--strategy', 'INFINITE', '--rotation-time', '51m'], /at least 10 minutes less/)
+    await refused(['--timeout', '1h', '--strategy', 'INFINITE', '--startup-timeout', '90s'], /whole minutes/)
+    await refused(['--timeout', '1h', '--rotation-time', '20m'], /--rotation-time is for --strategy INFINITE only/)
+    assert.deepEqual(server.seen, [])
+    const sent = await cli(
+      create('--timeout', '2h', '--strategy', 'INFINITE', '--rotation-time', '15m', '--startup-timeout', '10m'),
+    )
+    assert.equal(sent.code, 0, sent.stderr)
+    assert.deepEqual([lastBody.strategy, lastBody.rotation_time, lastBody.startup_timeout], ['INFINITE', 900, 10])
+  })
+
   it('takes the manager from the config file when no flag or environment variable names it', async () => {
     const set = await runCli(['config', 'set', 'manager', server.url, '--network', 'localnet'], {env: env()})
     assert.equal(set.code, 0, set.stderr)
@@ -169,6 +215,43 @@ describe('deployment commands: checks before any request', () => {
     const {job_definition: definition, ...rest} = lastBody as {job_definition: {ops: {id: string}[]}}
     assert.deepEqual(rest, {name: 'svc', market, replicas: 3, timeout: 90, strategy: 'SIMPLE'})
     assert.equal(definition.ops[0]!.id, 'web')
+  })
+
+  for (const replicas of ['0', '101']) {
+    it(`scale to ${replicas} is exit 2, nothing sent`, async () => {
+      const result = await cli(['deployment', 'scale', ID, replicas, '--json'])
+      assert.equal(result.code, 2, result.stderr)
+      assert.equal(JSON.parse(result.stdout).error.code, 'invalid_replicas')
+      assert.deepEqual(server.seen, [])
+    })
+  }
+
+  it("scale sends the network's update-replica-count", async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'scale', ID, '3'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(server.seen, [
+      `GET /api/deployments/${ID}`,
+      `PATCH /api/deployments/${ID}/update-replica-count`,
+      `GET /api/deployments/${ID}`,
+    ])
+    assert.deepEqual(lastBody, {replicas: 3})
+  })
+
+  it('revise with an invalid definition is exit 3 with its errors, nothing sent', async () => {
+    const result = await cli(['deployment', 'revise', ID, '--file', 'bad.json', '--json'])
+    assert.equal(result.code, 3, result.stderr)
+    assert.equal(JSON.parse(result.stdout).error.file, 'bad.json')
+    assert.deepEqual(server.seen, [])
+  })
+
+  it("revise sends the definition in the network's form as create-revision's body, as @nosana/api does", async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'revise', ID, '--file', 'svc.json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(server.seen, [`POST /api/deployments/${ID}/create-revision`, `GET /api/deployments/${ID}`])
+    assert.equal((lastBody as {ops: {id: string}[]}).ops[0]!.id, 'web')
+    assert.match(result.stdout, /Revision 2 of deployment \S+ is rolling out, one replica at a time/)
   })
 
   const refusals: [string, string, string][] = [

@@ -42,6 +42,10 @@ function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRo
     confidential: false,
     active_revision: 1,
     started_at: null,
+    schedule: null,
+    rotation_time: null,
+    startup_timeout: null,
+    throttle_rounds: 0,
     created_at: at,
     updated_at: at,
     ...extra,
@@ -205,6 +209,7 @@ forEachStore('deployment store contract', (adapter) => {
       state: 'QUEUED' as const,
       time_start: 0,
       chain_timeout: 3600,
+      time_end: 0,
       stop_requested: false,
       created_at: T0,
       updated_at: T0,
@@ -270,6 +275,54 @@ forEachStore('deployment store contract', (adapter) => {
     assert.ok(await store.vault(r.vault.vault))
     // Its lease went with it.
     assert.ok(await store.claimDeployment('d', 'm2', T0 + 100, T0))
+  })
+
+  it("adds revisions (the active one in the same commit), shared vaults, and the strategies' members", async () => {
+    const owner = newWallet().address
+    const r = rows('d', owner, T0, {strategy: 'INFINITE', rotation_time: 900, startup_timeout: 5, throttle_rounds: 2})
+    await store.createDeployment(r.deployment, r.revision, r.vault)
+    assert.deepEqual(await store.deployment('d'), r.deployment)
+    const revised = await store.addRevision(
+      {...r.revision, revision: 2, ipfs_definition_hash: 'Qm2', created_at: T0 + 1},
+      T0 + 2,
+    )
+    assert.deepEqual([revised.active_revision, revised.updated_at], [2, T0 + 2])
+    assert.deepEqual(
+      (await store.revisions('d')).map((x) => x.revision),
+      [1, 2],
+    )
+    await assert.rejects(store.addRevision({...r.revision, revision: 2}, T0 + 3))
+    assert.equal((await store.deployment('d'))!.updated_at, T0 + 2, 'a refused revision changes nothing')
+
+    // A vault made apart, then a deployment sharing it (no vault of its own).
+    const shared = Keypair.generate().publicKey.toBase58()
+    await store.addVault({vault: shared, owner, sealed: Buffer.from([1, 2, 3]), created_at: T0 + 5})
+    const second = rows('e', owner, T0 + 6, {vault: shared, strategy: 'SCHEDULED', schedule: '*/5 * * * *'})
+    await store.createDeployment(second.deployment, second.revision, null)
+    assert.equal((await store.deployment('e'))!.schedule, '*/5 * * * *')
+    assert.deepEqual(
+      (await store.vaults(owner)).map((v) => v.vault),
+      [r.vault.vault, shared],
+    )
+
+    const job = {
+      job: 'j',
+      deployment: 'd',
+      tx: 'tx',
+      market: 'm',
+      revision: 2,
+      run: 'run',
+      state: 'QUEUED' as const,
+      time_start: 0,
+      chain_timeout: 60,
+      stop_requested: false,
+      created_at: T0,
+      updated_at: T0,
+    }
+    const list = await store.addTask({deployment: 'd', task: 'LIST', job: null, limit: 1, revision: 2, due_at: T0}, T0)
+    await store.recordListed(list, job, 'tx', T0)
+    await store.updateJob('j', {state: 'COMPLETED', time_end: 1_800_000_100}, T0 + 7)
+    assert.equal((await store.job('j'))!.time_end, 1_800_000_100)
   })
 
   it('leases a deployment to one holder until its deadline, then to another', async () => {
