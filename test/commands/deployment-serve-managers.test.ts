@@ -31,7 +31,7 @@ import {
   statusWhen,
   tasksWhen,
   type Body,
-  type TaskJson,
+  deploymentTasks,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
 import {DATABASE_URL_ENV} from '../helpers/secrets.js'
@@ -282,7 +282,7 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
 
       for (const d of deployments) {
         const id = d.id as string
-        const tasks = (await api<TaskJson[]>(steady.url, owner, 'GET', `/api/deployments/${id}/tasks`)).body
+        const tasks = await deploymentTasks(steady.url, owner, id)
         const events = await deploymentEvents(steady.url, owner, id)
         const jobs = await deploymentJobs(steady.url, owner, id)
         const listedEvents = events.filter((e) => e.type === 'JOB_LIST_CONFIRMED')

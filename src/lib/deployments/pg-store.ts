@@ -325,6 +325,10 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     async releaseDeployment(id, holder) {
       await query('DELETE FROM leases WHERE deployment = $1 AND holder = $2', [id, holder])
     },
+    async leases(now) {
+      const found = await query('SELECT deployment, holder FROM leases WHERE until > $1 ORDER BY deployment', [now])
+      return found.rows as {deployment: string; holder: string}[]
+    },
     async keyCheck() {
       return (await one<{value: string}>("SELECT value FROM manager_meta WHERE name = 'vault_key_check'", []))?.value
     },

@@ -352,6 +352,12 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     async releaseDeployment(id, holder) {
       sql('DELETE FROM leases WHERE deployment = ? AND holder = ?').run(id, holder)
     },
+    async leases(now) {
+      return sql('SELECT deployment, holder FROM leases WHERE until > ? ORDER BY deployment').all(now) as {
+        deployment: string
+        holder: string
+      }[]
+    },
     async keyCheck() {
       const row = sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as
         {value: string} | undefined

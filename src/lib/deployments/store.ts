@@ -89,6 +89,8 @@ export interface DeploymentStore {
   claimDeployment(id: string, holder: string, until: number, now: number): Promise<boolean>
   /** Gives the lease up early (when `holder` still holds it). */
   releaseDeployment(id: string, holder: string): Promise<void>
+  /** The leases running past `now`: who works on which deployment. */
+  leases(now: number): Promise<{deployment: string; holder: string}[]>
   /** The vault key's check value the database holds, or undefined before the first manager stored one. */
   keyCheck(): Promise<string | undefined>
   /** Stores `check` unless one is stored already; answers the one stored (the first starter's wins). */

@@ -332,6 +332,16 @@ forEachStore('deployment store contract', (adapter) => {
     // The holder renews its own.
     assert.equal(await store.claimDeployment('d', 'm1', T0 + 2000, T0 + 900), true)
     assert.equal(await other.claimDeployment('d', 'm2', T0 + 2500, T0 + 1999), false)
+    assert.equal(await other.claimDeployment('e', 'm2', T0 + 2500, T0 + 1999), true)
+    assert.deepEqual(await other.leases(T0 + 1999), [
+      {deployment: 'd', holder: 'm1'},
+      {deployment: 'e', holder: 'm2'},
+    ])
+    assert.deepEqual(
+      await store.leases(T0 + 2000),
+      [{deployment: 'e', holder: 'm2'}],
+      'a lease run out is listed no more',
+    )
     // Run out: taken over.
     assert.equal(await other.claimDeployment('d', 'm2', T0 + 3000, T0 + 2000), true)
     assert.equal(await store.claimDeployment('d', 'm1', T0 + 3000, T0 + 2001), false)
