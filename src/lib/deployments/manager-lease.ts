@@ -14,6 +14,9 @@ export const LEASE_MS = 120_000
 /** The shortest lease, however large a deployment's time_scale (localnet tests). */
 const MIN_LEASE_MS = 3_000
 
+/** The lease a manager holds on itself while it runs (no deployment id starts so): how the others count it. */
+export const MANAGER_LEASE_PREFIX = 'manager:'
+
 /** This process's holder name, when its context names none. */
 const PROCESS_HOLDER = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
 

@@ -6,7 +6,7 @@
 import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
-import {claim, holderOf} from './manager-lease.js'
+import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from './manager-lease.js'
 import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {stepRollout} from './rollout.js'
@@ -72,6 +72,9 @@ export async function tick(ctx: ManagerContext, run: TaskRunner = runTask): Prom
   const due = await ctx.store.dueTasks(ctx.now())
   const ids = [...new Set([...active.map((d) => d.id), ...due.map((t) => t.deployment)])]
   const me = holderOf(ctx)
+  // This manager's own lease says it is alive, so the others count it in their share (and make room for it).
+  const scale = Math.max(1, ...active.map((d) => d.time_scale))
+  await ctx.store.claimDeployment(`${MANAGER_LEASE_PREFIX}${me}`, me, ctx.now() + leaseMs(scale), ctx.now())
   const leases = await ctx.store.leases(ctx.now())
   const holders = new Map(leases.map((l) => [l.deployment, l.holder]))
   const share = Math.ceil(ids.length / new Set([...leases.map((l) => l.holder), me]).size)
