@@ -5,7 +5,7 @@
  * the lost window over, which only delays a replacement.
  */
 import {endpointStatus} from '../market/endpoint-status.js'
-import {probeServices} from '../job/readiness.js'
+import {probeServices} from '../node/readiness.js'
 import {type JobView} from '../market/jobs.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
 import {readRecordedJob} from './chain-view.js'
