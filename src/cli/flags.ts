@@ -1,7 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import {WAIT_POINTS} from '../lib/job/wait-point.js'
-import {idsFlag} from '../lib/localnet/flags.js'
+import {idsFlag, nodesFlag} from '../lib/localnet/flags.js'
 import {NETWORKS} from '../lib/network.js'
 import {type SettingKey, SETTINGS} from '../lib/settings/settings.js'
 
@@ -92,6 +92,7 @@ const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   market: marketFlag,
   ipfsGateway: ipfsGatewayFlag,
   localnetIds: idsFlag,
+  nodes: nodesFlag,
   manager: managerFlag,
 }
 

@@ -83,6 +83,7 @@ const localnetStatus = z.looseObject({
   rpcUrl: z.string().nullable(),
   market: address.nullable(),
   dataDir: z.string(),
+  nodes: z.array(z.strictObject({address, state: z.enum(['idle', 'running']), job: address.nullable()})),
 })
 const secretsBase = {network: z.literal('localnet'), url: z.string()}
 const market = z.looseObject({

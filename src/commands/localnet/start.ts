@@ -11,6 +11,8 @@ import {
   nodeArgs,
   nodeFlags,
   nodeOptions,
+  nodesFlag,
+  nodesInForce,
   portFlag,
 } from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
@@ -23,7 +25,7 @@ export default class LocalnetStart extends BaseCommand {
     'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
   static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.
 
-Its node agent (on unless --no-node) takes the jobs posted to the default market, runs them in podman containers and serves their exposed ports through the gateway at http://<job>.node.localhost:<gateway port>/.`
+Its node agent (on unless --no-node; --nodes N runs N of them, each with its own key and one job at a time) takes the jobs posted to the default market, runs them in podman containers and serves their exposed ports through the one gateway at http://<job>.node.localhost:<gateway port>/; a deployment's replicas answer together at http://<deployment>.deploy.localhost:<gateway port>/.`
 
   static override examples = [
     '<%= config.bin %> localnet start',
@@ -31,6 +33,7 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     '<%= config.bin %> localnet start --detach --port 0 --data-dir /tmp/gpunet-localnet --json',
     '<%= config.bin %> localnet start --no-node',
     '<%= config.bin %> localnet start --host-processes --gateway-port 0',
+    '<%= config.bin %> localnet start --detach --nodes 4',
   ]
 
   static override settingsNetwork = 'localnet' as const
@@ -42,12 +45,14 @@ Its node agent (on unless --no-node) takes the jobs posted to the default market
     ids: idsFlag,
     'content-max-bytes': contentMaxBytesFlag,
     ...nodeFlags,
+    nodes: nodesFlag,
   }
 
   async run(): Promise<LocalnetStatus | undefined> {
-    const {flags} = await this.parse(LocalnetStart)
-    const dataDir = flags['data-dir']
+    const {flags: given} = await this.parse(LocalnetStart)
+    const dataDir = given['data-dir']
     const ids = idsInForce(this.settings.get('localnetIds'))
+    const flags = {...given, nodes: nodesInForce(this.settings.get('nodes'))}
     if (await runningLocalnet(dataDir)) {
       this.note(`A localnet already serves ${dataDir}.`)
       return this.report(await localnetStatus(dataDir), 'running', flags, ids)

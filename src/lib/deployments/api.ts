@@ -16,6 +16,7 @@ import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/
 import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
+import {deploymentEndpoints} from './endpoints.js'
 import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
 import {
   archiveDeployment,
@@ -87,8 +88,10 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
   const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
   const own = async (request: FastifyRequest) =>
     ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
-  const view = async (d: DeploymentRow) =>
-    deploymentObject(d, (await ctx.store.jobs(d.id)).filter((j) => !isOver(j.state)).length)
+  const view = async (d: DeploymentRow) => {
+    const jobs = await ctx.store.jobs(d.id)
+    return deploymentObject(d, jobs.filter((j) => !isOver(j.state)).length, await deploymentEndpoints(ctx, d, jobs))
+  }
 
   app.get('/health', async () => ({status: 'ok', network: ctx.network}))
 

@@ -17,9 +17,27 @@ export function deploymentLines(deployment: Deployment): string[] {
   if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
     lines.push(`  time scale: ${deployment.time_scale}`)
   }
-  for (const endpoint of deployment.endpoints ?? [])
-    lines.push(`  endpoint:   ${endpoint.url} (${endpoint.opId}:${endpoint.port})`)
+  lines.push(...endpointLines(deployment.endpoints ?? []))
   lines.push(`  created:    ${deployment.created_at}`, `  updated:    ${deployment.updated_at}`)
+  return lines
+}
+
+/**
+ * The stable URL of each port (where the manager's gateway gives one), then each replica's; where none is stable,
+ * a line saying the network gives none, so nobody takes a replica's URL for one that lasts.
+ */
+function endpointLines(endpoints: NonNullable<Deployment['endpoints']>): string[] {
+  const state = (e: Record<string, unknown>) => (e.online === true ? ', online' : e.online === false ? ', offline' : '')
+  const lines = endpoints
+    .filter((e) => e.stable === true)
+    .map((e) => `  stable URL: ${e.url} (${e.opId}:${e.port}${state(e)})`)
+  const replicas = endpoints.filter((e) => e.stable !== true)
+  if (replicas.length > 0 && lines.length === 0)
+    lines.push('  endpoints:  the network gives no stable URL per deployment; each replica has its own:')
+  for (const e of replicas)
+    lines.push(
+      `  replica:    ${e.url} (${e.opId}:${e.port}${typeof e.job === 'string' ? `, job ${e.job}` : ''}${state(e)})`,
+    )
   return lines
 }
 

@@ -1,6 +1,8 @@
 /** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
+import type {Draining} from './draining.js'
+import type {ManagerGateway} from './endpoints.js'
 import type {DeploymentStore} from './store.js'
 import type {VaultSeal} from './vault-seal.js'
 
@@ -13,4 +15,8 @@ export interface ManagerContext {
   now(): number
   log(line: string): void
   env: NodeJS.ProcessEnv
+  /** The replicas being retired (draining.ts); absent, nothing is drained. */
+  draining?: Draining
+  /** The gateway serving the deployments' stable URLs (the localnet's); absent, replicas have their own URLs only. */
+  gateway?: ManagerGateway
 }

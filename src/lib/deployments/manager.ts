@@ -12,6 +12,7 @@ import {createApiAuth} from './api-auth.js'
 import {createDeploymentApi} from './api.js'
 import type {ManagerContext} from './context.js'
 import {lockDataDir} from './data-dir-lock.js'
+import {Draining} from './draining.js'
 import {openSqliteDeploymentStore} from './sqlite-store.js'
 import type {DeploymentStore} from './store.js'
 import {loadVaultKey, vaultSeal} from './vault-seal.js'
@@ -92,6 +93,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     now: options.now ?? Date.now,
     log: options.log ?? (() => {}),
     env: options.env ?? {},
+    draining: new Draining(),
   }
   const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}))
   let url: string

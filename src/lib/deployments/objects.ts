@@ -1,10 +1,11 @@
 /** The rows as the network's API shows them: member names in snake_case exactly as @nosana/api's schema, times ISO. */
+import type {DeploymentEndpoint} from './endpoints.js'
 import type {DeploymentRow, EventRow, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The deployment object (components.schemas.Deployment), plus gpunet's `time_scale`. */
-export function deploymentObject(d: DeploymentRow, activeJobs: number) {
+export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints: DeploymentEndpoint[] = []) {
   return {
     id: d.id,
     name: d.name,
@@ -14,8 +15,7 @@ export function deploymentObject(d: DeploymentRow, activeJobs: number) {
     status: d.status,
     replicas: d.replicas,
     timeout: d.timeout,
-    // Exposed services' URLs come with part 2's endpoint tracking.
-    endpoints: [] as {opId: string; port: number | string; url: string}[],
+    endpoints,
     confidential: d.confidential,
     active_revision: d.active_revision,
     active_jobs: activeJobs,

@@ -19,6 +19,7 @@ import {walletFromBytes, type Wallet} from '../keys/wallet.js'
 import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from './context.js'
 import {crashPoint} from './crash-points.js'
+import {drainJob} from './draining.js'
 import {jobTimeoutSeconds} from './strategies/index.js'
 import type {DeploymentRow, InFlight, TaskRow} from './types.js'
 
@@ -206,6 +207,8 @@ export async function runStop(ctx: ManagerContext, deployment: DeploymentRow, ta
   const view = await readRecordedJob(ctx, row)
   let tx: string | null = null
   if (view && !isFinal(view.status)) {
+    // A running replica is taken off the stable URL and its requests finish before its job ends.
+    if (view.status === 'RUNNING') await drainJob(ctx, row.job, deployment.time_scale)
     tx = (await stopJob(ctx.net, await vaultWallet(ctx, deployment.vault), view)).signature
   }
   const now = ctx.now()

@@ -12,7 +12,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {httpText} from '../http/client.js'
 import {packageRoot} from '../package-root.js'
 import type {GenesisRecord} from './node.js'
-import type {LocalnetNodeStatus} from './node-agent.js'
+import type {LocalnetNodeEntry, LocalnetNodeStatus} from './node-agent.js'
 import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
 import type {LocalnetIds} from './ids.js'
@@ -33,6 +33,8 @@ export interface LocalnetStatus {
   proxyUrl: string | null
   /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
   node: LocalnetNodeStatus | null
+  /** Every node agent (`--nodes N`): address, idle or running, and the job it runs; empty when none runs. */
+  nodes: LocalnetNodeEntry[]
   programId: string | null
   market: string | null
   mint: string | null
@@ -95,6 +97,7 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     gatewayUrl: runtime?.gatewayUrl ?? null,
     proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,
+    nodes: runtime?.nodes ?? [],
     programId: genesis?.programId ?? null,
     market: genesis?.market ?? null,
     mint: genesis?.mint ?? null,

@@ -10,6 +10,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 import type {InForce} from '../network.js'
 import {isLocalnetIds, LOCALNET_IDS, type LocalnetIds} from './ids.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
+import {nodeCount} from './node-count.js'
 import {RUNTIME_CHOICES, type RuntimeChoice} from './runtime-choice.js'
 import {defaultDataDir, defaultGatewayPort, defaultPort} from './paths.js'
 
@@ -42,6 +43,24 @@ export function idsInForce(setting: InForce | undefined): LocalnetIds | undefine
       hint: `fix it where it is set (${setting.source}), e.g. \`gpunet config set localnetIds devnet --network localnet\``,
     },
   )
+}
+
+/** `--nodes N`: a string, so that the one check (node-count.ts) answers every bad value with the same exit 2. */
+export const nodesFlag = Flags.string({
+  description: 'node agents to run, each with its own key and stake and one job at a time (1 to 16)',
+  helpValue: 'N',
+  defaultHelp: async () => "$GPUNET_LOCALNET_NODES, a profile's or the config's `nodes`, else 1",
+})
+
+/** The node count in force (--nodes, else GPUNET_LOCALNET_NODES, a profile's or the config's `nodes`), else 1. */
+export function nodesInForce(setting: InForce | undefined): number {
+  if (setting === undefined) return 1
+  const bad = (why: string) =>
+    new GpunetError('nodes_invalid', `nodes ${why}`, {
+      exitCode: ExitCode.USAGE,
+      hint: `fix it where it is set (${setting.source}), e.g. \`gpunet localnet start --nodes 4\``,
+    })
+  return Number(nodeCount(setting.value, bad))
 }
 
 export const portFlag = Flags.integer({
@@ -109,6 +128,8 @@ interface NodeFlagValues {
   /** The RPC port, which the gateway's follows unless it is given. */
   port: number
   node: boolean
+  /** The node count in force (nodesInForce), not the raw flag. */
+  nodes: number
   gpus?: number
   'host-processes'?: boolean
   runtime: string
@@ -129,6 +150,7 @@ export function nodeOptions(flags: NodeFlagValues, log: (line: string) => void):
     hostProcesses: flags['host-processes'] ?? false,
     runtime: flags.runtime as RuntimeChoice,
     gatewayPort: gatewayPort(flags),
+    nodes: flags.nodes,
     pull: flags.pull as PullPolicy,
     // The node's own variable, read here with its flags so that the node layer takes a value (docs/node.md).
     resources: process.env.GPUNET_HF_ENDPOINT ? {hfEndpoint: process.env.GPUNET_HF_ENDPOINT} : undefined,
@@ -142,5 +164,6 @@ export function nodeArgs(flags: NodeFlagValues): string[] {
   const args = ['--runtime', flags.runtime, '--gateway-port', String(gatewayPort(flags)), '--pull', flags.pull]
   if (flags.gpus !== undefined) args.push('--gpus', String(flags.gpus))
   if (flags['host-processes']) args.push('--host-processes')
+  if (flags.nodes !== 1) args.push('--nodes', String(flags.nodes))
   return args
 }

@@ -12,9 +12,9 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['IPFS gateway', status.contentStoreUrl && `${status.contentStoreUrl}/ipfs/<cid>`],
     ['Secrets', status.secretsUrl],
     ['Deployments', status.deploymentManager],
-    ['Gateway', status.gatewayUrl && `http://<job>.${status.gatewayUrl.slice('http://'.length)}/`],
+    ['Gateway', status.gatewayUrl && gatewayLine(status.gatewayUrl)],
     ['Proxy', status.proxyUrl && `${status.proxyUrl} (HTTPS_PROXY for the network's SDK and CLI)`],
-    ['Node', status.node && nodeLine(status.node)],
+    ['Node', status.node && nodeLine(status.node, status.nodes.length)],
     ['Program', status.programId],
     ['Ids', status.ids && idsLine(status.ids)],
     ['Market', status.market],
@@ -22,13 +22,30 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['Faucet', status.faucet],
     ['Data', status.dataDir],
   ]
-  return rows.filter(([, value]) => value).map(([label, value]) => `  ${label.padEnd(13)}${value}`)
+  const lines = rows.filter(([, value]) => value).map(([label, value]) => `  ${label.padEnd(13)}${value}`)
+  // Several nodes: one line each under the Node line, which then says what they share.
+  if (status.nodes.length > 1) {
+    const at = lines.findIndex((line) => line.startsWith('  Node '))
+    const each = status.nodes.map(
+      (n, i) => `  ${''.padEnd(13)}${i + 1}. ${n.address}  ${n.job ? `running ${n.job}` : n.state}`,
+    )
+    lines.splice(at + 1, 0, ...each)
+  }
+  return lines
 }
 
-function nodeLine(node: NonNullable<LocalnetStatus['node']>): string {
+function nodeLine(node: NonNullable<LocalnetStatus['node']>, count: number): string {
   if ('off' in node) return `off: ${node.off}`
+  const how = `${node.runtime}, chosen by --runtime ${node.runtimeChoice}; ${counted(node.gpus, 'GPU')}`
+  if (count > 1) return `${count} nodes (${how} each), one job at a time each:`
   const jobs = node.runningJobs.length > 0 ? `running ${node.runningJobs.join(', ')}` : 'idle'
-  return `${node.address} (${node.runtime}, chosen by --runtime ${node.runtimeChoice}; ${counted(node.gpus, 'GPU')}, ${jobs})`
+  return `${node.address} (${how}, ${jobs})`
+}
+
+/** A job's URL and a deployment's stable URL on the gateway (`http://node.localhost:<port>`). */
+function gatewayLine(gatewayUrl: string): string {
+  const port = new URL(gatewayUrl).port
+  return `http://<job>.node.localhost:${port}/, a deployment at http://<deployment>.deploy.localhost:${port}/`
 }
 
 function idsLine(ids: LocalnetIds): string {

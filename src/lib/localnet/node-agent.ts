@@ -1,8 +1,10 @@
 /**
- * The localnet's own node: its keypair in the data directory, the runtime it runs jobs with (podman, or host
- * processes when the user turns them on), its GPU count, and the gateway serving the ports its jobs expose.
+ * The localnet's own nodes: each one's keypair in the data directory, the runtime they run jobs with (podman, or
+ * host processes when the user turns them on), their GPU count, and the one gateway serving every node's API and
+ * the ports their jobs expose.
  */
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
+import {join} from 'node:path'
 
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
@@ -31,6 +33,8 @@ export interface LocalnetNodeOptions {
   podman?: string
   /** Gateway port on 127.0.0.1; 0 picks a free one. */
   gatewayPort: number
+  /** Node agents, each with its own key and stake, one job at a time each (1 when not given). */
+  nodes?: number
   readyTimeoutMs?: number
   healthIntervalMs?: number
   /** How often an up port's continuous health checks run again (30 s, as on the network's nodes). */
@@ -43,12 +47,48 @@ export interface LocalnetNodeOptions {
 /** The node's part of `localnet status` (the client's type: market/connect.ts). */
 export type {LocalnetNodeStatus}
 
-/** A started node and its gateway. */
+/** One node agent of the localnet as `localnet status` lists it. */
+export interface LocalnetNodeEntry {
+  address: string
+  state: 'idle' | 'running'
+  /** The job it runs; null when idle. */
+  job: string | null
+}
+
+/** The started nodes and their gateway. */
 export interface RunningNode {
+  /** The first node (the one of `node.json`): what a localnet of one node has always had. */
   agent: NodeAgent
+  /** Every node, the first one first. */
+  agents: NodeAgent[]
   gateway: Gateway
+  /** The first node's status, with the runtime and GPUs every node shares. */
   status(): LocalnetNodeStatus
+  /** Every node, idle or running which job. */
+  nodes(): LocalnetNodeEntry[]
   close(): Promise<void>
+}
+
+/**
+ * The keypair file of the localnet's node number `index` (0-based): the first keeps `node.json`, the others are
+ * `nodes/node-<index + 1>.json`, so a localnet restarted with the same count comes back with the same keys.
+ */
+export function nodeKeyFile(dataDir: string, index: number): string {
+  const files = localnetFiles(dataDir)
+  return index === 0 ? files.node : join(files.nodes, `node-${index + 1}.json`)
+}
+
+/** The key files of nodes a localnet ran before, from `from` (0-based) on: they must not wait in the queue now. */
+export function nodeKeyFilesFrom(dataDir: string, from: number): string[] {
+  const files = localnetFiles(dataDir)
+  const extra = existsSync(files.nodes)
+    ? readdirSync(files.nodes)
+        .map((name) => /^node-(\d+)\.json$/.exec(name))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => Number(m[1]) - 1)
+    : []
+  const indexes = [...(existsSync(files.node) ? [0] : []), ...extra].filter((i) => i >= from)
+  return indexes.sort((a, b) => a - b).map((i) => nodeKeyFile(dataDir, i))
 }
 
 /** GPUs found on this machine: NVIDIA devices. */
@@ -58,7 +98,7 @@ export function detectGpus(): number {
   return count
 }
 
-/** Starts the node agent and its gateway, or says why the node is off (no runtime it may use). */
+/** Starts the node agents and their one gateway, or says why the nodes are off (no runtime they may use). */
 export async function startNode(
   localnet: Localnet,
   dataDir: string,
@@ -75,31 +115,45 @@ export async function startNode(
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
     throw gatewayPortInUse(options.gatewayPort)
   }
-  const {keypair} = loadOrCreateKeypair(localnetFiles(dataDir).node)
   const gpus = options.gpus ?? detectGpus()
-  // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
   const network = localnetNodeNetwork(localnet)
-  const agent = new NodeAgent({...options, network, keypair, runtime, gateway, secretsUrl, gpus, onChange})
-  // Its node API, at http://<node>.node.localhost:<gateway port>/, as the network's nodes publish theirs.
-  gateway.mountNodeApi(agent.address, new NodeApi(agent))
+  const count = options.nodes ?? 1
+  const agents: NodeAgent[] = []
+  for (let index = 0; index < count; index++) {
+    const {keypair} = loadOrCreateKeypair(nodeKeyFile(dataDir, index))
+    // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
+    const agent = new NodeAgent({...options, network, keypair, runtime, gateway, secretsUrl, gpus, onChange})
+    // Its node API, at http://<node>.node.localhost:<gateway port>/, as the network's nodes publish theirs.
+    gateway.mountNodeApi(agent.address, new NodeApi(agent))
+    agents.push(agent)
+  }
   try {
-    await agent.start()
+    // One after the other: each takes the head job or joins the queue, and the chain is one.
+    for (const agent of agents) await agent.start()
   } catch (error) {
+    for (const agent of agents) await agent.close()
     await gateway.close()
     throw error
   }
+  const [first] = agents as [NodeAgent, ...NodeAgent[]]
   return {
-    agent,
+    agent: first,
+    agents,
     gateway,
     status: () => ({
-      address: keypair.publicKey.toBase58(),
+      address: first.address,
       gpus,
       runtime: runtime.kind,
       runtimeChoice: options.runtime ?? 'auto',
-      runningJobs: agent.runningJobs,
+      runningJobs: first.runningJobs,
     }),
+    nodes: () =>
+      agents.map((agent) => {
+        const [job = null] = agent.runningJobs
+        return {address: agent.address, state: job ? 'running' : 'idle', job}
+      }),
     close: async () => {
-      await agent.close()
+      for (const agent of agents) await agent.close()
       await gateway.close()
     },
   }

@@ -71,6 +71,8 @@ export function localnetFiles(dataDir: string) {
     chain: join(dataDir, 'chain'),
     /** The localnet node's keypair (mode 0600): it takes jobs with `work` and is paid by `finish`. */
     node: join(dataDir, 'node.json'),
+    /** The keypairs of its further nodes (`--nodes N`): `node-2.json` and on (mode 0600). */
+    nodes: join(dataDir, 'nodes'),
     /** The in-process secrets service: its SQLite database and its key file (mode 0600). */
     secrets: join(dataDir, 'secrets'),
     /** The in-process deployment manager: its SQLite database and the key sealing its vaults (mode 0600). */

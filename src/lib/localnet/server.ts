@@ -20,10 +20,18 @@ import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 import type {LocalnetIds} from './ids.js'
 import {Localnet} from './node.js'
-import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
+import {
+  type LocalnetNodeEntry,
+  type LocalnetNodeOptions,
+  type LocalnetNodeStatus,
+  nodeKeyFilesFrom,
+  type RunningNode,
+  startNode,
+} from './node-agent.js'
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../market/connect.js'
+import {localnetDeploymentRoutes, replicaOnline} from './deployment-routes.js'
 import {localnetRewardsAccounts} from './rewards.js'
 import {localnetFiles} from './paths.js'
 import {RpcHandler} from './rpc.js'
@@ -48,8 +56,10 @@ export interface LocalnetRuntime {
   gatewayUrl: string | null
   /** The forward proxy that serves the network SDK's built-in content hosts from the content store (`HTTPS_PROXY`). */
   proxyUrl: string | null
-  /** The localnet's node, or why it is off; null when it was not asked for. */
+  /** The localnet's (first) node, or why it is off; null when it was not asked for. */
   node: LocalnetNodeStatus | null
+  /** Every node agent (`--nodes N`), idle or running which job; empty when none runs. */
+  nodes: LocalnetNodeEntry[]
   startedAt: string
   /** The node flags it was started with (`--gpus 2 --host-processes ...`): `localnet reset` starts it again so. */
   startArgs: string[]
@@ -81,6 +91,8 @@ export interface RunningLocalnet {
   runtime: LocalnetRuntime
   /** The node agent and gateway, when they run. */
   agent: RunningNode | null
+  /** The deployment manager running in the localnet, when it runs. */
+  manager: RunningManager | null
   /** Stops serving, saves the chain and removes `localnet.json`. */
   close(): Promise<void>
 }
@@ -155,6 +167,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     gatewayUrl: null,
     proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
+    nodes: [],
     startedAt: new Date().toISOString(),
     startArgs: options.startArgs ?? [],
   }
@@ -163,7 +176,10 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   let manager: RunningManager | null = null
   // The status file follows the node: `localnet status` lists the jobs it runs.
   const publish = () => {
-    if (agent) runtime.node = agent.status()
+    if (agent) {
+      runtime.node = agent.status()
+      runtime.nodes = agent.nodes()
+    }
     writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
     renameSync(`${files.runtime}.tmp`, files.runtime)
   }
@@ -191,9 +207,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       else {
         agent = started
         runtime.gatewayUrl = started.gateway.url
-        // Every local process shares 127.0.0.1 with the node: none of them may lock it out of job logins.
-        const status = started.status()
-        if ('address' in status) secrets.service.exemptFromLoginLimits(status.address)
+        // Every local process shares 127.0.0.1 with the nodes: none of them may lock one out of job logins.
+        for (const {address} of started.nodes()) secrets.service.exemptFromLoginLimits(address)
       }
     } catch (error) {
       await close()
@@ -204,15 +219,29 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     try {
       manager = await startLocalnetManager(options.dataDir, node, base, runtime.gatewayUrl)
       runtime.deploymentManager = manager.url
+      if (agent) {
+        // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
+        // requests the gateway has in flight to the job.
+        const {gateway} = agent
+        const nodes = agent
+        gateway.useDeployments(localnetDeploymentRoutes(manager, nodes))
+        manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
+        manager.context.gateway = {
+          deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
+          online: (job, port) => replicaOnline(nodes, job, port),
+        }
+      }
     } catch (error) {
       await close()
       throw error
     }
   }
-  // A node that is not running must not wait in the queue, or `list` would start jobs on it.
-  if (!agent) node.dequeueNode(loadOrCreateKeypair(files.node).keypair.publicKey)
+  // A node that is not running (--no-node, or beyond a smaller --nodes than last time) must not wait in the queue,
+  // or `list` would start jobs on it.
+  for (const file of nodeKeyFilesFrom(options.dataDir, agent?.agents.length ?? 0))
+    node.dequeueNode(loadOrCreateKeypair(file).keypair.publicKey)
   publish()
-  return {node, runtime, agent, close}
+  return {node, runtime, agent, manager, close}
 }
 
 /**

@@ -2,7 +2,9 @@
  * The node gateway: serves each job's first exposed port at `http://<job>.node.localhost:<port>/`, and every
  * exposed port P also at `http://<job>-P.node.localhost:<port>/`, routing on the Host header and proxying HTTP
  * requests and websocket upgrades to the port the container publishes on 127.0.0.1. A job whose service is not
- * ready (or gone) answers a page-not-found page. The node's own API answers at `http://<node>.node.localhost:<port>/`.
+ * ready (or gone) answers a page-not-found page. Each node's own API answers at `http://<node>.node.localhost:<port>/`
+ * (the localnet's nodes share one gateway). A deployment's stable URL, `http://<deployment>.deploy.localhost:<port>/`
+ * (stable-url.ts), is spread over its ready replicas that are not draining; none ready is a 503.
  */
 import {once} from 'node:events'
 import {createServer, type IncomingMessage, request, type Server, type ServerResponse} from 'node:http'
@@ -13,10 +15,11 @@ import type {Duplex} from 'node:stream'
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from './api/server.js'
+import {DEPLOYMENT_DOMAIN, type DeploymentRoutes, ReplicaPicker, RETRIED_METHODS} from './stable-url.js'
 
 /**
  * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
- * `no-service`, `unreachable` or `refused`. A client waiting for a service counts any other answer as the service's,
+ * `no-service`, `unreachable`, `refused` or (a deployment's stable URL with no replica ready) `no-replica`. A client waiting for a service counts any other answer as the service's,
  * even its 404.
  */
 export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
@@ -33,10 +36,25 @@ export const MAX_GATEWAY_CONNECTIONS = 512
 /** A connection must send a request's headers within this (Node's default is 60 s): idle ones hold a slot. */
 export const GATEWAY_HEADERS_TIMEOUT_MS = 10_000
 
-/** The gateway serves its own name and every job's; a job's page is same-origin with itself only. */
+/** The gateway serves its own name, every job's and every deployment's; a page is same-origin with itself only. */
 const POLICY: LoopbackPolicy = {
-  servesName: (name) => name === GATEWAY_DOMAIN || name.endsWith(`.${GATEWAY_DOMAIN}`),
+  servesName: (name) =>
+    name === GATEWAY_DOMAIN || name.endsWith(`.${GATEWAY_DOMAIN}`) || name.endsWith(`.${DEPLOYMENT_DOMAIN}`),
 }
+
+/** Where one request goes: a job's port published on 127.0.0.1. */
+interface Upstream {
+  job: string
+  hostPort: number
+}
+
+/**
+ * How a replica that just went away fails a request before answering: the connection refused, or a kept-alive one
+ * reset or closed under it. Such a request is sent again to another replica when it may be.
+ */
+const GONE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
+
+type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica'
 
 interface Route {
   /** The container port served at the job's own URL. */
@@ -51,7 +69,12 @@ export class Gateway {
   private readonly routes = new Map<string, Route>()
   private readonly server: Server
   private port = 0
-  private nodeApi: {label: string; api: NodeApi} | null = null
+  /** Each node's API by its lowercased address: a localnet's nodes share one gateway. */
+  private readonly nodeApis = new Map<string, NodeApi>()
+  private deployments: DeploymentRoutes | null = null
+  private readonly picker = new ReplicaPicker()
+  /** Requests through a stable URL in flight to each job (lowercased): what a drain waits for. */
+  private readonly inFlightByJob = new Map<string, number>()
 
   constructor(options: {headersTimeoutMs?: number} = {}) {
     const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
@@ -84,9 +107,29 @@ export class Gateway {
     return `http://${port === undefined ? job : portLabel(job, port)}.${GATEWAY_DOMAIN}:${this.port}/`
   }
 
-  /** Serves the node's API at `http://<node>.node.localhost:<port>/`. */
+  /** The stable URL of a deployment's first exposed port, or of its exposed port `port`. */
+  deploymentUrl(deployment: string, port?: number): string {
+    return `http://${port === undefined ? deployment : portLabel(deployment, port)}.${DEPLOYMENT_DOMAIN}:${this.port}/`
+  }
+
+  /** Serves deployments' stable URLs from now on, asking `routes` for their replicas before each request. */
+  useDeployments(routes: DeploymentRoutes): void {
+    this.deployments = routes
+  }
+
+  /** Requests through a stable URL in flight to the job now (a drain waits for none). */
+  inFlight(job: string): number {
+    return this.inFlightByJob.get(job.toLowerCase()) ?? 0
+  }
+
+  /** The container port served at the job's own URL; null when it serves none. */
+  primaryPort(job: string): number | null {
+    return this.routes.get(job.toLowerCase())?.primary ?? null
+  }
+
+  /** Serves a node's API at `http://<node>.node.localhost:<port>/` (each node of the localnet mounts its own). */
   mountNodeApi(node: string, api: NodeApi): void {
-    this.nodeApi = {label: node.toLowerCase(), api}
+    this.nodeApis.set(node.toLowerCase(), api)
   }
 
   /**
@@ -124,19 +167,20 @@ export class Gateway {
 
   /** Stops serving and drops open connections. */
   async close(): Promise<void> {
-    this.nodeApi?.api.close()
+    for (const api of this.nodeApis.values()) api.close()
     this.server.closeAllConnections()
     await new Promise((resolve) => this.server.close(resolve))
   }
 
-  /** The host name's label before `.node.localhost`, lowercased; null for any other host. */
-  private label(req: IncomingMessage): string | null {
+  /** The host name's label before `.node.localhost` (or `domain`), lowercased; null for any other host. */
+  private label(req: IncomingMessage, domain = GATEWAY_DOMAIN): string | null {
     const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
-    return host.endsWith(`.${GATEWAY_DOMAIN}`) ? host.slice(0, -GATEWAY_DOMAIN.length - 1) : null
+    return host.endsWith(`.${domain}`) ? host.slice(0, -domain.length - 1) : null
   }
 
   private apiFor(req: IncomingMessage): NodeApi | null {
-    return this.nodeApi && this.label(req) === this.nodeApi.label ? this.nodeApi.api : null
+    const label = this.label(req)
+    return label === null ? null : (this.nodeApis.get(label) ?? null)
   }
 
   private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
@@ -153,20 +197,101 @@ export class Gateway {
     if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message, 'refused')
     const api = this.apiFor(req)
     if (api) return api.serve(req, res)
+    const deployment = this.label(req, DEPLOYMENT_DOMAIN)
+    if (deployment !== null) return void this.serveDeployment(req, res, deployment)
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
+    this.forward(req, res, [{job: job!, hostPort}], false)
+  }
+
+  /**
+   * Proxies the request to the first upstream; when that one refuses the connection and the request can be sent
+   * again (an idempotent method without a body), to the next. `track` counts it in flight to its job (a stable URL's).
+   */
+  private forward(req: IncomingMessage, res: ServerResponse, upstreams: Upstream[], track: boolean): void {
+    const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
+    const resend = others.length > 0 && RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
+    const release = track ? this.track(target.job) : () => {}
+    res.once('close', release)
     const upstream = request(
-      {host: '127.0.0.1', port: hostPort, method: req.method, path: req.url, headers: req.headers},
+      {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.rawHeaders)
         answer.pipe(res)
       },
     )
-    upstream.on('error', () => {
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy()
+      if (resend && GONE.has(error.code ?? '')) {
+        // A replica going away: the next one takes the request, so the client never sees it.
+        res.off('close', release)
+        release()
+        return this.forward(req, res, others, track)
+      }
       sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
     })
-    req.pipe(upstream)
+    // Without a body the request is complete as it is, and can be sent again as it is.
+    if (resend) upstream.end()
+    else req.pipe(upstream)
+  }
+
+  /** Counts one request in flight to the job; the returned function, called once, counts it done. */
+  private track(job: string): () => void {
+    const key = job.toLowerCase()
+    this.inFlightByJob.set(key, (this.inFlightByJob.get(key) ?? 0) + 1)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const left = (this.inFlightByJob.get(key) ?? 1) - 1
+      if (left <= 0) this.inFlightByJob.delete(key)
+      else this.inFlightByJob.set(key, left)
+    }
+  }
+
+  /**
+   * The upstreams of a deployment's stable URL, in the order to try them (round robin over the replicas that are
+   * ready, not draining, and served here); a page to answer instead when there are none.
+   */
+  private async replicas(label: string): Promise<Upstream[] | {status: number; message: string; reason: Reason}> {
+    const [, deployment = label, given] = /^(.*)-(\d+)$/.exec(label) ?? []
+    const port = given === undefined ? null : Number(given)
+    const what = port === null ? `deployment ${deployment}` : `port ${port} of deployment ${deployment}`
+    let replicas
+    try {
+      replicas = this.deployments ? await this.deployments.deploymentRoutes(deployment, port) : null
+    } catch (error) {
+      const message = `The replicas of ${what} could not be read: ${(error as Error).message}`
+      return {status: 503, message, reason: 'no-replica'}
+    }
+    if (replicas === null) {
+      const message = `No deployment ${deployment} runs here: deployments answer at http://<deployment>.${DEPLOYMENT_DOMAIN}:${this.port}/.`
+      return {status: 404, message, reason: 'no-service'}
+    }
+    const ready: Upstream[] = []
+    for (const replica of [...replicas].sort((a, b) => (a.job < b.job ? -1 : a.job > b.job ? 1 : 0))) {
+      if (!replica.ready || replica.draining) continue
+      const route = this.routes.get(replica.job.toLowerCase())
+      const hostPort = route?.ports.get(port ?? route.primary)
+      if (hostPort) ready.push({job: replica.job, hostPort})
+    }
+    if (ready.length === 0) {
+      const draining = replicas.filter((r) => r.draining).length
+      const message =
+        `No replica of ${what} is ready to serve (${replicas.length} replica(s), ${draining} draining): ` +
+        'they are starting (health checks not passed yet), failing their health checks, or being replaced. Try again shortly.'
+      return {status: 503, message, reason: 'no-replica'}
+    }
+    return this.picker.order(`${deployment}:${port ?? ''}`, ready)
+  }
+
+  private async serveDeployment(req: IncomingMessage, res: ServerResponse, label: string): Promise<void> {
+    const upstreams = await this.replicas(label)
+    if (!Array.isArray(upstreams)) {
+      res.setHeader('retry-after', '1')
+      return sendPage(req, res, upstreams.status, 'Service unavailable', upstreams.message, upstreams.reason)
+    }
+    this.forward(req, res, upstreams, true)
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -177,6 +302,8 @@ export class Gateway {
       )
     const api = this.apiFor(req)
     if (api) return api.upgrade(req, socket, head)
+    const deployment = this.label(req, DEPLOYMENT_DOMAIN)
+    if (deployment !== null) return void this.upgradeDeployment(req, socket, head, deployment)
     const {hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end(
@@ -184,7 +311,31 @@ export class Gateway {
       )
       return
     }
+    this.tunnel(req, socket, head, [hostPort])
+  }
+
+  private async upgradeDeployment(req: IncomingMessage, socket: Duplex, head: Buffer, label: string): Promise<void> {
+    const upstreams = await this.replicas(label)
+    if (!Array.isArray(upstreams)) {
+      const status = upstreams.status === 404 ? '404 Not Found' : '503 Service Unavailable'
+      return void socket.end(
+        `HTTP/1.1 ${status}\r\n${GATEWAY_ANSWER_HEADER}: ${upstreams.reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
+      )
+    }
+    this.tunnel(
+      req,
+      socket,
+      head,
+      upstreams.map((u) => u.hostPort),
+    )
+  }
+
+  /** Connects the upgraded connection to the first host port that takes it (the next when one refuses). */
+  private tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, hostPorts: number[]): void {
+    const [hostPort, ...others] = hostPorts as [number, ...number[]]
+    let connected = false
     const upstream = connect(hostPort, '127.0.0.1', () => {
+      connected = true
       // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
@@ -196,11 +347,28 @@ export class Gateway {
       upstream.destroy()
       socket.destroy()
     }
-    upstream.on('error', drop)
-    socket.on('error', drop)
-    upstream.on('close', () => socket.destroy())
-    socket.on('close', () => upstream.destroy())
+    const onSocketError = () => drop()
+    const onSocketClose = () => upstream.destroy()
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      if (!connected && others.length > 0 && error.code === 'ECONNREFUSED' && !socket.destroyed) {
+        socket.off('error', onSocketError)
+        socket.off('close', onSocketClose)
+        return this.tunnel(req, socket, head, others)
+      }
+      drop()
+    })
+    socket.on('error', onSocketError)
+    upstream.on('close', () => {
+      if (connected || others.length === 0) socket.destroy()
+    })
+    socket.on('close', onSocketClose)
   }
+}
+
+/** True when the request carries a body (a length above 0, or chunks). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
 }
 
 function notFound(req: IncomingMessage, res: ServerResponse, job: string | null): void {
@@ -217,7 +385,7 @@ function sendPage(
   status: number,
   title: string,
   message: string,
-  reason: 'not-ready' | 'no-service' | 'unreachable' | 'refused',
+  reason: Reason,
 ): void {
   req.resume()
   if ((req.headers.accept ?? '').includes('text/html')) {
@@ -227,6 +395,7 @@ function sendPage(
     return
   }
   res.writeHead(status, {'content-type': 'application/json', [GATEWAY_ANSWER_HEADER]: reason})
-  const error = status === 404 ? 'not_found' : status === 502 ? 'bad_gateway' : 'refused'
+  const errors: Record<number, string> = {404: 'not_found', 502: 'bad_gateway', 503: 'unavailable'}
+  const error = errors[status] ?? 'refused'
   res.end(`${JSON.stringify({error, message})}\n`)
 }

@@ -8,6 +8,7 @@ import {isAbsolute, resolve} from 'node:path'
 import {type ConfigDocument, HIDDEN_KEYS, type NetworkConfig} from './config.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {isLocalnetIds, LOCALNET_IDS} from '../localnet/ids.js'
+import {nodeCount} from '../localnet/node-count.js'
 import {type Network, NETWORKS} from '../network.js'
 import {type SettingKey, SETTING_KEYS, SETTINGS, type Settings, type SettingSpec} from './settings.js'
 
@@ -87,6 +88,8 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
     case 'ids':
       if (!isLocalnetIds(value)) throw bad(`must be one of ${LOCALNET_IDS.join(', ')}`)
       return value
+    case 'nodes':
+      return nodeCount(value, (why) => bad(why))
     case 'bytes':
       if (!/^\d{4,15}$/.test(value) || Number(value) < 1024) throw bad(`must be a number of bytes, at least 1024`)
       return value

@@ -40,6 +40,8 @@ export interface NetworkConfig {
   maxContentBytes?: string
   /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
   localnetIds?: string
+  /** How many node agents `localnet start` runs (1..16). */
+  nodes?: string
   /** The deployment manager `gpunet deployment` talks to (default on localnet: the localnet's own). */
   manager?: string
   /** An API key of that manager, sent instead of wallet headers. Never printed. */

@@ -18,7 +18,8 @@ import {configDir} from '../keys/private-file.js'
 export {walletPath} from '../keys/wallet-key.js'
 
 /** The kind of value a setting takes: what `gpunet config set` checks (config-settings.ts). */
-export type SettingKind = 'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids'
+export type SettingKind =
+  'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids' | 'nodes'
 
 /** One setting: its environment variable, its kind, its flag (on the commands that take it) and its preset. */
 export interface SettingSpec {
@@ -82,6 +83,8 @@ export const SETTINGS = {
   indexerUrl: {env: 'GPUNET_INDEXER_URL', kind: 'url', preset: (net) => SETTING_PRESETS[net].indexerUrl},
   maxContentBytes: {env: 'GPUNET_MAX_CONTENT_BYTES', kind: 'bytes'},
   localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
+  /** How many node agents `localnet start` runs (1..16; 1 when nothing sets it). */
+  nodes: {env: 'GPUNET_LOCALNET_NODES', kind: 'nodes', flag: '--nodes'},
   /** The deployment manager `gpunet deployment` talks to; on localnet with none set, the localnet's own. */
   manager: {env: 'GPUNET_MANAGER_URL', kind: 'url', flag: '--manager'},
   /** An API key of that manager, sent instead of the wallet's headers. */

@@ -1,0 +1,61 @@
+/**
+ * Replicas being retired. A job marked draining gets no new request through its deployment's stable URL (the
+ * localnet gateway asks before each one), and the manager waits for the requests already sent to it to finish
+ * before it stops the job, so a rotation or a scale-down costs no request. Held in memory: a restarted manager
+ * drains again the jobs it stops from then on, and a job stopped is gone from the stable URL anyway.
+ */
+import {setTimeout as sleep} from 'node:timers/promises'
+
+import type {ManagerContext} from './context.js'
+
+/** The longest a drain waits for in-flight requests (unscaled): a stuck request must not hold a stop for long. */
+export const DRAIN_MAX_MS = 30_000
+/** The shortest cap, however large a time_scale. */
+const DRAIN_MIN_MS = 1000
+/** How often the in-flight count is read again while draining. */
+const DRAIN_POLL_MS = 25
+
+/** The jobs being drained, and where the requests in flight to a job are counted (the localnet's gateway). */
+export class Draining {
+  private readonly jobs = new Set<string>()
+  private inFlight: ((job: string) => number) | null = null
+
+  /** Counts the stable URL's requests in flight to a job with `count` from now on (the localnet wires its gateway). */
+  countInFlightWith(count: (job: string) => number): void {
+    this.inFlight = count
+  }
+
+  /** True once the job was marked draining: the stable URL sends it no new request. */
+  isDraining(job: string): boolean {
+    return this.jobs.has(job)
+  }
+
+  /** Marks the job draining, then resolves once no request is in flight to it, or after `maxMs`. */
+  async drain(job: string, maxMs = DRAIN_MAX_MS): Promise<{waitedMs: number; inFlight: number}> {
+    this.jobs.add(job)
+    const started = Date.now()
+    let left = this.inFlight?.(job) ?? 0
+    while (left > 0 && Date.now() - started < maxMs) {
+      await sleep(DRAIN_POLL_MS)
+      left = this.inFlight?.(job) ?? 0
+    }
+    return {waitedMs: Date.now() - started, inFlight: left}
+  }
+}
+
+/**
+ * Drains a replica before its job is ended: no new request through the stable URL, the ones in flight finish (at
+ * most DRAIN_MAX_MS divided by the deployment's time_scale). Every path that ends a running job calls it first
+ * (runStop does); a manager without a stable URL in front (no Draining in its context) has nothing to drain.
+ */
+export async function drainJob(ctx: ManagerContext, job: string, timeScale = 1): Promise<void> {
+  if (!ctx.draining) return
+  const maxMs = Math.max(DRAIN_MIN_MS, DRAIN_MAX_MS / timeScale)
+  const {waitedMs, inFlight} = await ctx.draining.drain(job, maxMs)
+  if (inFlight > 0) ctx.log(`job ${job}: ${inFlight} request(s) still in flight after draining ${waitedMs} ms`)
+}
+
+/** True when the job is being drained by this manager. */
+export function isDraining(ctx: ManagerContext, job: string): boolean {
+  return ctx.draining?.isDraining(job) ?? false
+}
