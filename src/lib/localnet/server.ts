@@ -21,7 +21,10 @@ import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
 import type {LocalnetIds} from './ids.js'
 import {Localnet} from './node.js'
 import {type LocalnetNodeOptions, type LocalnetNodeStatus, type RunningNode, startNode} from './node-agent.js'
-import {loadOrCreateKeypair} from '../keys/wallet.js'
+import {loadOrCreateKeypair, walletFromBytes} from '../keys/wallet.js'
+import {openCreditLedger} from '../credits/ledger.js'
+import {creditRoutes} from '../credits/routes.js'
+import {fundFromFaucet} from './fund.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../market/connect.js'
 import {localnetRewardsAccounts} from './rewards.js'
@@ -202,7 +205,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   if (options.deploymentManager !== false) {
     try {
-      manager = await startLocalnetManager(options.dataDir, node, base, runtime.gatewayUrl)
+      manager = await startLocalnetManager(options.dataDir, node, runtime)
       runtime.deploymentManager = manager.url
     } catch (error) {
       await close()
@@ -231,12 +234,8 @@ const UNSET_SETTINGS: MarketSettings = {
  * The deployment manager inside the localnet: it reaches the chain through the localnet's own RPC, as any client
  * does, and keeps its database and vault key beside the secrets service's.
  */
-async function startLocalnetManager(
-  dataDir: string,
-  node: Localnet,
-  rpcUrl: string,
-  gatewayUrl: string | null,
-): Promise<RunningManager> {
+async function startLocalnetManager(dataDir: string, node: Localnet, runtime: LocalnetRuntime): Promise<RunningManager> {
+  const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
     rpcUrl,
     contentStoreUrl: rpcUrl,
@@ -247,13 +246,34 @@ async function startLocalnetManager(
     node: null,
     rewards: localnetRewardsAccounts(node.mint),
   })
-  return startDeploymentManager({
-    dataDir: localnetFiles(dataDir).deployments,
-    net,
-    network: 'localnet',
-    port: 0,
-    log: (line) => process.stderr.write(`${line}\n`),
-  })
+  // The credit routes of the network's public API, beside the manager as on the network: the ledger in the data
+  // directory, jobs listed by the localnet's credits wallet, which the faucet keeps able to pay.
+  const files = localnetFiles(dataDir)
+  const ledger = openCreditLedger(files.credits)
+  const wallet = walletFromBytes(loadOrCreateKeypair(files.creditsWallet).keypair.secretKey, files.creditsWallet)
+  const fund = async (lamports: bigint, tokens: bigint) =>
+    void (await fundFromFaucet(dataDir, runtime, node.mint, wallet.publicKey, {lamports, tokens}))
+  let manager: RunningManager
+  try {
+    manager = await startDeploymentManager({
+      dataDir: files.deployments,
+      net,
+      network: 'localnet',
+      port: 0,
+      log: (line) => process.stderr.write(`${line}\n`),
+      routes: creditRoutes({ledger, net, wallet, fund}),
+    })
+  } catch (error) {
+    ledger.close()
+    throw error
+  }
+  return {
+    ...manager,
+    async close() {
+      await manager.close()
+      ledger.close()
+    },
+  }
 }
 
 async function route(
