@@ -3,7 +3,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
+import {type CreditPostReport, type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
 
 export default class JobPost extends PostCommand {
   static override summary =
@@ -46,7 +46,7 @@ EXIT CODES
     ...postFlags,
   }
 
-  async run(): Promise<PostReport | DryRunReport> {
+  async run(): Promise<PostReport | DryRunReport | CreditPostReport> {
     const {args, flags} = await this.parse(JobPost)
     const file = definitionFile(args.file, flags.file)
     const loaded = await loadPostableDefinition(file, this.settings.network)

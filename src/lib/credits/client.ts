@@ -9,6 +9,7 @@ import {randomUUID} from 'node:crypto'
 import {z} from 'zod'
 
 import type {DeploymentClient} from '../deployments/client.js'
+import {type AmountJson, amountJson} from '../market/amounts.js'
 
 const address = z.string().min(32).max(44)
 const signature = z.string().min(1).max(100)
@@ -72,4 +73,31 @@ export function extendWithCredits(
 /** Stops a credit-paid job: delisted when queued, ended when running. */
 export function stopWithCredits(client: DeploymentClient, job: string, idempotencyKey: string): Promise<CreditStopAnswer> {
   return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/stop`, undefined, stopAnswer, {idempotencyKey})
+}
+
+/** Credit base units per credit (6 decimals, as the payment token). */
+const CREDIT_DECIMALS = 6
+
+/** An amount of credits as the API sends it (a number of USD credits), in the `--json` shape of every amount. */
+export function creditAmount(credits: number): AmountJson {
+  return amountJson(BigInt(Math.round(credits * 10 ** CREDIT_DECIMALS)), CREDIT_DECIMALS, 'credit')
+}
+
+/** The owner's credits as `credits balance --json` prints them: available is what is neither held nor spent. */
+export interface CreditsJson {
+  assigned: AmountJson
+  reserved: AmountJson
+  settled: AmountJson
+  available: AmountJson
+}
+
+/** The balance's four amounts. */
+export function creditsJson(answer: CreditBalanceAnswer): CreditsJson {
+  const available = Math.max(0, answer.assignedCredits - answer.reservedCredits - answer.settledCredits)
+  return {
+    assigned: creditAmount(answer.assignedCredits),
+    reserved: creditAmount(answer.reservedCredits),
+    settled: creditAmount(answer.settledCredits),
+    available: creditAmount(available),
+  }
 }
