@@ -409,6 +409,8 @@ const STATUS_EXITS: Record<number, ExitCodeValue> = {
   // ended job, a usage error.
   409: ExitCode.USAGE,
   413: ExitCode.INVALID_INPUT,
+  // An Idempotency-Key sent again with another request: the caller's mistake, as a usage error.
+  422: ExitCode.USAGE,
 }
 
 /**
