@@ -107,6 +107,35 @@ describe('the hosted API client (a stand-in on 127.0.0.1)', function () {
     assert.doesNotMatch(human.stdout + human.stderr, new RegExp(KEY))
   })
 
+  it('drives the hosted deployments with the same commands (the key, or --api-key)', async () => {
+    const deployment = {
+      id: 'Dep1oyment1111111111111111111111111111111111',
+      name: 'llm',
+      vault: 'Vau1t11111111111111111111111111111111111111',
+      market: 'Market1111111111111111111111111111111111111',
+      owner: wallet.publicKey.toBase58(),
+      status: 'RUNNING',
+      replicas: 2,
+      timeout: 120,
+      strategy: 'SIMPLE-EXTEND',
+      endpoints: [],
+      created_at: '2026-11-27T10:00:00.000Z',
+      updated_at: '2026-11-27T10:00:00.000Z',
+    }
+    script = [(res) => json(res, 200, {deployments: [deployment], pagination: {cursor_next: null}})]
+    const listed = await cli(['deployment', 'list', '--json'], {GPUNET_API_KEY: ''})
+    assert.equal(listed.code, 0, listed.stderr)
+    assert.equal(seen[0]!.path.split('?')[0], '/api/deployments')
+    assert.equal(seen[0]!.headers['x-user-id'], wallet.publicKey.toBase58())
+    const flagKey = 'nos_from_the_flag_0123456789'
+    script = [(res) => json(res, 200, deployment)]
+    const got = await cli(['deployment', 'get', deployment.id, '--api-key', flagKey, '--json'])
+    assert.equal(got.code, 0, got.stderr)
+    assert.equal(seen[1]!.path, `/api/deployments/${deployment.id}`)
+    assert.equal(seen[1]!.headers.authorization, `Bearer ${flagKey}`, '--api-key before GPUNET_API_KEY')
+    assert.equal((JSON.parse(got.stdout) as {network: string}).network, 'devnet')
+  })
+
   it('without a key, signs NosanaApiAuthentication with the wallet (x-user-id)', async () => {
     script = [(res) => json(res, 200, BALANCE)]
     const result = await cli(['credits', 'balance', '--json'], {GPUNET_API_KEY: ''})
