@@ -45,7 +45,10 @@ export async function connectManager(settings: Settings, options: ManagerConnect
     const owner = await wallet()
     auth = () => ({...apiAuthHeaders(owner)})
   }
-  const client = new DeploymentClient(url, auth, {secrets: apiKey ? [apiKey] : [], keyHint: settings.envName('managerApiKey')})
+  const client = new DeploymentClient(url, auth, {
+    secrets: apiKey ? [apiKey] : [],
+    keyHint: settings.envName('managerApiKey'),
+  })
   return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet}
 }
 

@@ -362,7 +362,10 @@ describe('every command --json: one schema per command, one vocabulary', functio
     )
     // Credits, with the key: the localnet's ledger topped up, a job paid by them posted, extended and stopped.
     const keyed = {...box.env, GPUNET_API_KEY: key.key}
-    await json(['localnet', 'fund', '--credits', '3'], z.looseObject({credits: z.strictObject({added: amount, balance: amount})}))
+    await json(
+      ['localnet', 'fund', '--credits', '3'],
+      z.looseObject({credits: z.strictObject({added: amount, balance: amount})}),
+    )
     const credit = await runCli(['credits', 'balance', '--json'], {env: keyed})
     assert.equal(credit.code, 0, credit.stderr)
     checkVocabulary(JSON.parse(credit.stdout), 'credits balance')

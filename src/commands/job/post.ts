@@ -3,7 +3,13 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {type CreditPostReport, type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
+import {
+  type CreditPostReport,
+  type DryRunReport,
+  PostCommand,
+  postFlags,
+  type PostReport,
+} from '../../cli/post-command.js'
 
 export default class JobPost extends PostCommand {
   static override summary =

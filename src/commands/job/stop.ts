@@ -106,7 +106,15 @@ export default class JobStop extends BaseCommand {
         : `Stopped job ${job}: its node was paid for the time it ran, the rest of its credits came back`,
     )
     const state = action === 'end' ? 'COMPLETED' : 'STOPPED'
-    return {network: this.settings.network, job, action, state, outcome: 'stopped', signature: answer.tx, manager: api.url}
+    return {
+      network: this.settings.network,
+      job,
+      action,
+      state,
+      outcome: 'stopped',
+      signature: answer.tx,
+      manager: api.url,
+    }
   }
 }
 

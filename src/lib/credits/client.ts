@@ -67,11 +67,17 @@ export function extendWithCredits(
   seconds: number,
   idempotencyKey: string,
 ): Promise<CreditExtendAnswer> {
-  return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/extend`, {seconds}, extendAnswer, {idempotencyKey})
+  return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/extend`, {seconds}, extendAnswer, {
+    idempotencyKey,
+  })
 }
 
 /** Stops a credit-paid job: delisted when queued, ended when running. */
-export function stopWithCredits(client: DeploymentClient, job: string, idempotencyKey: string): Promise<CreditStopAnswer> {
+export function stopWithCredits(
+  client: DeploymentClient,
+  job: string,
+  idempotencyKey: string,
+): Promise<CreditStopAnswer> {
   return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/stop`, undefined, stopAnswer, {idempotencyKey})
 }
 

@@ -59,10 +59,7 @@ export interface CreditJob {
 
 /** What an Idempotency-Key has seen: nothing yet, the same request in progress or answered, or another request. */
 export type KeyState =
-  | {state: 'new'}
-  | {state: 'pending'}
-  | {state: 'answered'; status: number; answer: unknown}
-  | {state: 'conflict'}
+  {state: 'new'} | {state: 'pending'} | {state: 'answered'; status: number; answer: unknown} | {state: 'conflict'}
 
 export interface CreditLedger {
   /** Adds `units` to what `owner` was given; returns the new balance. */
@@ -130,9 +127,7 @@ export function openCreditLedger(file: string): CreditLedger {
     key: db.prepare<[string, string], {request: string; status: number | null; answer: string | null}>(
       'SELECT request, status, answer FROM credit_requests WHERE owner = ? AND key = ?',
     ),
-    claim: db.prepare(
-      'INSERT INTO credit_requests (owner, key, request, created_at) VALUES (?, ?, ?, ?)',
-    ),
+    claim: db.prepare('INSERT INTO credit_requests (owner, key, request, created_at) VALUES (?, ?, ?, ?)'),
     answer: db.prepare('UPDATE credit_requests SET status = ?, answer = ? WHERE owner = ? AND key = ?'),
     drop: db.prepare('DELETE FROM credit_requests WHERE owner = ? AND key = ? AND status IS NULL'),
   }
@@ -152,12 +147,14 @@ export function openCreditLedger(file: string): CreditLedger {
       return balance(owner)
     },
     balance,
-    reserve: db.transaction((owner: string, hold: {job: string; market: string; price: number; units: number}, now: number) => {
-      if (free(owner) < hold.units) return false
-      if (q.job.get(hold.job)) q.addHold.run(hold.units, hold.job)
-      else q.insertJob.run({...hold, owner, now})
-      return true
-    }),
+    reserve: db.transaction(
+      (owner: string, hold: {job: string; market: string; price: number; units: number}, now: number) => {
+        if (free(owner) < hold.units) return false
+        if (q.job.get(hold.job)) q.addHold.run(hold.units, hold.job)
+        else q.insertJob.run({...hold, owner, now})
+        return true
+      },
+    ),
     release: db.transaction((job: string, units: number) => {
       q.release.run(units, job)
       q.dropUnlisted.run(job)

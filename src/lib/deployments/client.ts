@@ -247,7 +247,13 @@ export class DeploymentClient {
    * of times when undici does not (POST, PATCH), which is safe: a 429 was refused before anything was done, and a
    * POST that pays carries an Idempotency-Key, the same on every try, so the API answers it once.
    */
-  async request<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, options?: RequestOptions): Promise<T>
+  async request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T>,
+    options?: RequestOptions,
+  ): Promise<T>
   async request(method: string, path: string, body: unknown, schema: null, options?: RequestOptions): Promise<void>
   async request<T>(
     method: string,
@@ -262,7 +268,13 @@ export class DeploymentClient {
     const retries = IDEMPOTENT.has(method) ? 0 : (this.options.rateLimitRetries ?? RATE_LIMIT_RETRIES)
     const sleep = this.options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
     for (let attempt = 0; ; attempt++) {
-      const response = await this.send(method, path, headers, body, options.idempotencyKey !== undefined && attempt < retries)
+      const response = await this.send(
+        method,
+        path,
+        headers,
+        body,
+        options.idempotencyKey !== undefined && attempt < retries,
+      )
       if (response === 'lost') {
         await sleep(backoffMs(attempt))
         continue
@@ -430,7 +442,8 @@ export function managerError(status: number, raw: string, url: string, keyVariab
       const fields = error as {code?: unknown; message?: unknown; hint?: unknown}
       if (typeof fields.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(fields.code)) code = fields.code
       if (typeof fields.message === 'string' && fields.message !== '') message = fields.message
-      if (typeof fields.hint === 'string' && fields.hint !== '') hint = stripControls(fields.hint).slice(0, MAX_REMOTE_TEXT)
+      if (typeof fields.hint === 'string' && fields.hint !== '')
+        hint = stripControls(fields.hint).slice(0, MAX_REMOTE_TEXT)
     }
   } catch {
     // Not a JSON document (a proxy's page, a bare "Unauthorized"): the status line says it.

@@ -234,7 +234,11 @@ const UNSET_SETTINGS: MarketSettings = {
  * The deployment manager inside the localnet: it reaches the chain through the localnet's own RPC, as any client
  * does, and keeps its database and vault key beside the secrets service's.
  */
-async function startLocalnetManager(dataDir: string, node: Localnet, runtime: LocalnetRuntime): Promise<RunningManager> {
+async function startLocalnetManager(
+  dataDir: string,
+  node: Localnet,
+  runtime: LocalnetRuntime,
+): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
     rpcUrl,

@@ -88,7 +88,12 @@ export const SETTINGS = {
    * The deployment manager `gpunet deployment` talks to, which also serves credits (`/api/jobs`, `/api/credits`):
    * on devnet and mainnet the network's public API by default, on localnet with none set the localnet's own.
    */
-  manager: {env: 'GPUNET_MANAGER_URL', kind: 'url', flag: '--manager', preset: (net) => SETTING_PRESETS[net].managerUrl},
+  manager: {
+    env: 'GPUNET_MANAGER_URL',
+    kind: 'url',
+    flag: '--manager',
+    preset: (net) => SETTING_PRESETS[net].managerUrl,
+  },
   /** An API key of that manager, sent instead of the wallet's headers (credits take one). */
   managerApiKey: {env: 'GPUNET_API_KEY', legacyEnv: 'GPUNET_MANAGER_API_KEY', kind: 'text', flag: '--api-key'},
 } as const satisfies Record<string, SettingSpec>

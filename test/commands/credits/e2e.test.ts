@@ -203,10 +203,7 @@ describe('credits on the localnet (end to end)', function () {
     const headers = {'idempotency-key': 'raw-1'}
     const [a, b] = await Promise.all([api('/api/jobs/list', body, headers), api('/api/jobs/list', body, headers)])
     const answers = [a, b].map((r) => r.status).sort()
-    assert.ok(
-      answers.join() === '200,200' || answers.join() === '200,409',
-      `two at once answered ${answers.join()}`,
-    )
+    assert.ok(answers.join() === '200,200' || answers.join() === '200,409', `two at once answered ${answers.join()}`)
     const made = ((await (a.status === 200 ? a : b).json()) as {job: string}).job
     const c = await api('/api/jobs/list', body, headers)
     assert.equal(c.status, 200)
@@ -221,10 +218,14 @@ describe('credits on the localnet (end to end)', function () {
   })
 
   it('refuses a post the credits cannot pay: exit 4, nothing listed; bodies and keys bounded', async () => {
-    const project = (await json<{credits: {project: string}}>(['job', 'post', 'job.json', '--credits', '--timeout', '5']))
-      .credits.project
+    const project = (
+      await json<{credits: {project: string}}>(['job', 'post', 'job.json', '--credits', '--timeout', '5'])
+    ).credits.project
     const listed = await jobsOf(project)
-    const short = await json<{error: {code: string}}>(['job', 'post', 'job.json', '--credits', '--timeout', '2592000'], 4)
+    const short = await json<{error: {code: string}}>(
+      ['job', 'post', 'job.json', '--credits', '--timeout', '2592000'],
+      4,
+    )
     assert.equal(short.error.code, 'insufficient_credits')
     assert.equal((await jobsOf(project)).length, listed.length)
 
