@@ -72,7 +72,7 @@ export interface CreditLedger {
   reserve(owner: string, hold: {job: string; market: string; price: number; units: number}, now: number): boolean
   /** Gives back a hold that never paid for anything (the transaction did not land). */
   release(job: string, units: number): void
-  /** Records the transaction that listed a job. */
+  /** Records the transaction that lists a job (saved before it is sent). */
   listed(job: string, tx: string): void
   /** Ends a job's hold: it cost `units` (at most what it held); the rest is free again. */
   settle(job: string, units: number, now: number): void
@@ -119,7 +119,8 @@ export function openCreditLedger(file: string): CreditLedger {
     ),
     addHold: db.prepare('UPDATE credit_jobs SET reserved = reserved + ? WHERE job = ? AND settled IS NULL'),
     release: db.prepare('UPDATE credit_jobs SET reserved = reserved - ? WHERE job = ?'),
-    dropUnlisted: db.prepare('DELETE FROM credit_jobs WHERE job = ? AND tx IS NULL AND reserved <= 0'),
+    // A hold given back whole was a listing that never landed: no job to keep a row for.
+    dropUnlisted: db.prepare('DELETE FROM credit_jobs WHERE job = ? AND settled IS NULL AND reserved <= 0'),
     listed: db.prepare('UPDATE credit_jobs SET tx = ? WHERE job = ?'),
     settle: db.prepare(
       'UPDATE credit_jobs SET settled = MIN(?, reserved), settled_at = ? WHERE job = ? AND settled IS NULL',

@@ -9,6 +9,7 @@
 import {createHash} from 'node:crypto'
 
 import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
 import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
 
 import {ExitCode, isGpunetError} from '../errors.js'
@@ -18,8 +19,10 @@ import type {MarketNetwork} from '../market/connect.js'
 import {ipfsHashToBytes} from '../market/ipfs-hash.js'
 import {isFinal, type JobView, readJob, readMarket} from '../market/jobs.js'
 import {extendJob, quoteExtend, stopJob} from '../market/manage.js'
-import {listJob, quotePost} from '../market/post.js'
+import {type PostQuote, quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
+import {sendSigned} from '../market/send.js'
+import {signedTransaction, signingKeys} from '../market/sign.js'
 import type {ApiAuth} from '../deployments/api-auth.js'
 import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
 import {bodyObject} from '../deployments/validation.js'
@@ -83,6 +86,38 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     if (lamports > 0n || more > 0n) await options.fund(lamports, more)
   }
 
+  /**
+   * Sends the quoted `list` as bytes signed once, their signature saved first: when the send fails without an answer
+   * the chain says whether they landed (the job account exists), so a failure never hides a listed job whose hold
+   * was given back. Bytes that expired unlanded never can land: their hold is given back.
+   */
+  const listOnce = async (quote: PostQuote, job: string, units: bigint): Promise<string> => {
+    const {transaction} = quote
+    const raw = signedTransaction(
+      transaction.signers[0]!.publicKey,
+      transaction.blockhash.blockhash,
+      [...transaction.budget, ...transaction.instructions],
+      signingKeys(transaction.signers),
+    )
+    // One signature count byte, then the fee payer's signature: the transaction's id.
+    const signature = bs58.encode(raw.subarray(1, 65))
+    ledger.listed(job, signature)
+    let landed: string | null
+    try {
+      landed = await sendSigned(connection, raw, transaction.blockhash.lastValidBlockHeight)
+    } catch (error) {
+      const exists = await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(job))).catch(() => null)
+      if (exists) return signature
+      ledger.release(job, Number(units))
+      throw error
+    }
+    if (landed === null) {
+      ledger.release(job, Number(units))
+      throw new ApiError(503, 'transaction_expired', 'the listing expired before it was confirmed; nothing was charged')
+    }
+    return signature
+  }
+
   return (app, auth) => {
     const owner = async (request: FastifyRequest) => {
       const who = await auth.authenticate(request.headers)
@@ -131,20 +166,13 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         const job = quote.transaction.signers[1]!.publicKey.toBase58()
         const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
         if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
-        let posted
-        try {
-          posted = await listJob(net, quote)
-        } catch (error) {
-          ledger.release(job, Number(units))
-          throw error
-        }
-        ledger.listed(job, posted.signature)
+        const signature = await listOnce(quote, job, units)
         return {
           status: 200,
           body: {
-            tx: posted.signature,
+            tx: signature,
             job,
-            run: posted.run.toBase58(),
+            run: quote.transaction.signers[2]!.publicKey.toBase58(),
             credits: {
               costUSD: Number(units) / CREDIT_UNITS,
               creditsUsed: Number(units) / CREDIT_UNITS,
