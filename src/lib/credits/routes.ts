@@ -78,6 +78,10 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       throw error
     }
   }
+  const free = (owner: string) => {
+    const {assigned, reserved, settled} = ledger.balance(owner)
+    return assigned - reserved - settled
+  }
   /** Keeps the wallet able to pay `tokens` and a few transactions. */
   const provide = async (tokens: bigint) => {
     const have = await rpcCall(connection, () => readBalances(connection, wallet.publicKey, net.mint))
@@ -161,6 +165,8 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         const account = await readMarket(connection, programId, new PublicKey(market))
         const seconds = BigInt(timeout ?? Number(account.jobTimeout))
         const units = account.jobPrice * seconds
+        // Refused before the faucet or the chain is asked; the hold below is the atomic check.
+        if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
         await provide(units)
         const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
         const job = quote.transaction.signers[1]!.publicKey.toBase58()
@@ -193,6 +199,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         const held = ownJob(who, address)
         const view = await liveJob(held)
         const units = view.job.price * BigInt(seconds)
+        if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
         await provide(units)
         const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
         if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
