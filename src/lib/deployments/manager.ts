@@ -9,7 +9,7 @@ import {isLoopbackAddress} from '../http/loopback-guard.js'
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
 import {createApiAuth} from './api-auth.js'
-import {createDeploymentApi} from './api.js'
+import {createDeploymentApi, type ExtraRoutes} from './api.js'
 import type {ManagerContext} from './context.js'
 import {lockDataDir} from './data-dir-lock.js'
 import {Draining} from './draining.js'
@@ -47,6 +47,8 @@ export interface ManagerOptions {
   /** Where the crash points of the tests are read (crash-points.ts; `deployment serve` gives its own): none unless given. */
   env?: NodeJS.ProcessEnv
   now?: () => number
+  /** Routes served beside the deployments (the localnet's credits). */
+  routes?: ExtraRoutes
 }
 
 export interface RunningManager {
@@ -95,7 +97,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     env: options.env ?? {},
     draining: new Draining(),
   }
-  const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}))
+  const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}), options.routes)
   let url: string
   try {
     url = await api.listen(options.port ?? 0, host)
