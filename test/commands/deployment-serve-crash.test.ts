@@ -23,7 +23,7 @@ import {
   nodeTakesNextJob,
   statusWhen,
   tasksWhen,
-  type TaskJson,
+  deploymentTasks,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
 
@@ -136,7 +136,7 @@ describe('deployment serve: crash points', function () {
         throw new Error(`${error.message}; the manager said: ${second.stderr()}`)
       })
 
-      const after = (await api<TaskJson[]>(second.url, owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+      const after = await deploymentTasks(second.url, owner, d.id)
       const extensions = after.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx)
       if (kind === 'EXTEND') {
         // At rest, each extension recorded once is paid once: the timeout grew by 15 s for each, no more.

@@ -314,6 +314,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
       }),
     )
     await json(['deployment', 'start', created.id], deploymentObject)
+    await json(['deployment', 'scale', created.id, '2'], deploymentObject)
+    await json(['deployment', 'revise', created.id, '--file', join(box.dir, 'svc.json')], deploymentObject)
     await json(
       ['deployment', 'jobs', created.id],
       z.strictObject({

@@ -89,6 +89,18 @@ export async function deploymentEvents(url: string, owner: Keypair, id: string):
   return page.body.events
 }
 
+/** A deployment's tasks, oldest first: the first page of 100 (the API answers `{tasks, pagination}`). */
+export async function deploymentTasks(url: string, owner: Keypair, id: string): Promise<TaskJson[]> {
+  const page = await api<{tasks: TaskJson[]}>(
+    url,
+    owner,
+    'GET',
+    `/api/deployments/${id}/tasks?limit=100&sort_order=asc`,
+  )
+  assert.equal(page.status, 200, JSON.stringify(page.body))
+  return page.body.tasks
+}
+
 /** Creates a deployment and answers its object; fails the test otherwise. */
 export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<Body> {
   const created = await api(url, owner, 'POST', '/api/deployments/create', {
@@ -143,8 +155,8 @@ export async function tasksWhen(
   ms = 30_000,
 ): Promise<TaskJson[]> {
   return eventually(`the tasks of ${id}`, ms, async () => {
-    const {body} = await api<TaskJson[]>(url, owner, 'GET', `/api/deployments/${id}/tasks`)
-    return Array.isArray(body) && done(body) ? body : undefined
+    const tasks = await deploymentTasks(url, owner, id)
+    return done(tasks) ? tasks : undefined
   })
 }
 

@@ -3,7 +3,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {jobNodeFlags, waitFlags} from '../../cli/flags.js'
-import {endpointStatus} from '../../lib/job/endpoint-status.js'
+import {endpointStatus} from '../../lib/market/endpoint-status.js'
 import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
 import type {WaitPoint} from '../../lib/job/wait-point.js'
 import {type MarketNetwork, parseAddress} from '../../lib/market/connect.js'

@@ -17,10 +17,20 @@ import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {deploymentEndpoints} from './endpoints.js'
-import {deploymentObject, eventObject, jobObject, revisionObject, taskObject, vaultObject} from './objects.js'
+import {readRecordedJob} from './chain-view.js'
+import {
+  deploymentObject,
+  eventObject,
+  jobDetailObject,
+  jobObject,
+  revisionObject,
+  taskObject,
+  vaultObject,
+} from './objects.js'
 import {
   archiveDeployment,
   createDeployment,
+  createVault,
   deleteDeployment,
   ownDeployment,
   startDeployment,
@@ -30,8 +40,9 @@ import {
   withdrawVault,
 } from './operations.js'
 import {vaultWallet} from './paying.js'
+import {createRevision, updateActiveRevision} from './revisions.js'
 import {isOver} from './strategies/index.js'
-import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES} from './types.js'
+import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from './types.js'
 import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from './validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
@@ -39,6 +50,7 @@ export const BODY_LIMIT = 1024 * 1024
 const PAGE_SIZES = [10, 20, 50, 100]
 const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
 const EVENT_CATEGORIES = ['Deployment', 'Event'] as const
+const TASK_KINDS: readonly TaskKind[] = ['LIST', 'EXTEND', 'STOP']
 
 export interface DeploymentApi {
   readonly url: string
@@ -170,7 +182,14 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
     const job = await ctx.store.job((request.params as {job: string}).job)
     if (!job || job.deployment !== d.id)
       throw notFound(`job ${(request.params as {job: string}).job} in this deployment`)
-    return jobObject(job)
+    const revision = await ctx.store.revision(d.id, job.revision)
+    const view = await readRecordedJob(ctx, job)
+    const chain = view && {
+      node: (view.run ? view.run.node : view.job.node).toBase58(),
+      timeStart: Number(view.run ? view.run.time : view.job.timeStart),
+      timeEnd: Number(view.job.timeEnd),
+    }
+    return jobDetailObject(job, d, revision ? (JSON.parse(revision.job_definition) as unknown) : null, chain)
   })
   // The network's answer: a page `{events, pagination}`, filtered by category and type (comma-separated lists).
   // created_after takes its own instant too: a follower reading from the last event's time (`deployment events
@@ -193,12 +212,55 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
     const {items, pagination: at} = paged(events, page)
     return {events: items.map(eventObject), pagination: at}
   })
-  app.get('/api/deployments/:id/tasks', async (request) =>
-    (await ctx.store.tasks((await own(request)).id)).map(taskObject),
-  )
-  app.get('/api/deployments/:id/revisions', async (request) =>
-    (await ctx.store.revisions((await own(request)).id)).map(revisionObject),
-  )
+  // The network's answers: pages `{tasks, pagination}` (filtered by task kind and due time) and `{revisions,
+  // pagination}` (by revision and creation time).
+  app.get('/api/deployments/:id/tasks', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const kinds = listParam(q.task, 'task', TASK_KINDS)
+    const after = dateParam(q.due_after, 'due_after')
+    const before = dateParam(q.due_before, 'due_before')
+    const tasks = (await ctx.store.tasks(d.id)).filter(
+      (t) =>
+        (!kinds || kinds.includes(t.task)) &&
+        (after === undefined || t.due_at > after) &&
+        (before === undefined || t.due_at < before),
+    )
+    const {items, pagination: at} = paged(tasks, page)
+    return {tasks: items.map(taskObject), pagination: at}
+  })
+  app.get('/api/deployments/:id/revisions', async (request) => {
+    const d = await own(request)
+    const q = request.query as Record<string, string | undefined>
+    const page = pageParams(q)
+    const revision = q.revision === undefined ? undefined : Number(q.revision)
+    if (revision !== undefined && !Number.isSafeInteger(revision))
+      throw badRequest('invalid_revision', 'revision must be a whole number')
+    const after = dateParam(q.created_after, 'created_after')
+    const before = dateParam(q.created_before, 'created_before')
+    const revisions = (await ctx.store.revisions(d.id)).filter(
+      (r) =>
+        (revision === undefined || r.revision === revision) &&
+        (after === undefined || r.created_at > after) &&
+        (before === undefined || r.created_at < before),
+    )
+    const {items, pagination: at} = paged(revisions, page)
+    return {revisions: items.map(revisionObject), pagination: at}
+  })
+  // The network's client sends the job definition itself as the body.
+  app.post('/api/deployments/:id/create-revision', async (request) => {
+    const d = await createRevision(ctx, await own(request), request.body)
+    return {
+      ...(await view(d)),
+      revisions: (await ctx.store.revisions(d.id)).map(revisionObject),
+    }
+  })
+  app.patch('/api/deployments/:id/update-active-revision', async (request) => {
+    const d = await own(request)
+    const changed = await updateActiveRevision(ctx, d, bodyObject(request.body).active_revision)
+    return view(changed)
+  })
   app.get('/api/deployments/:id/vault', async (request) => {
     const d = await own(request)
     const {connection} = ctx.net
@@ -246,6 +308,15 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
     const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
     return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
   })
+  // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
+  app.patch('/api/deployments/:id/update-schedule', async (request) => {
+    const d = await own(request)
+    bodyObject(request.body)
+    throw badRequest(
+      'not_scheduled',
+      `deployment ${d.id} is ${d.strategy}: only a SCHEDULED deployment has a schedule to change`,
+    )
+  })
   app.patch('/api/deployments/:id/update-timeout', async (request) => {
     const d = await own(request)
     const changed = await updateTimeout(ctx, d, parseTimeout(bodyObject(request.body).timeout))
@@ -259,6 +330,10 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
       throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
     return who.owner
   }
+  // A vault apart from any deployment, as the network's `vaults/create`: with the wallet only, as its client says.
+  app.post('/api/deployments/vaults/create', async (request) =>
+    vaultObject(await createVault(ctx, await walletOwner(request))),
+  )
   app.post('/api/api-keys', async (request, reply) => {
     const who = await walletOwner(request)
     const body = request.body === undefined ? {} : bodyObject(request.body)

@@ -97,6 +97,8 @@ const listAnswer = z.looseObject({deployments: z.array(deploymentSchema).max(100
 const jobsAnswer = page('jobs', deploymentJobSchema)
 const eventsAnswer = page('events', deploymentEventSchema)
 const statusAnswer = z.looseObject({status: z.string().max(40), updated_at: time.optional()})
+const replicasAnswer = z.looseObject({replicas: z.number().int().nonnegative(), updated_at: time.optional()})
+const revisionAnswer = z.looseObject({active_revision: z.number().int(), updated_at: time.optional()})
 const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
 const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})
 
@@ -193,6 +195,17 @@ export class DeploymentClient {
   /** Stops a deployment: `{status: "STOPPING"}`; its jobs are stopped by the manager. */
   async stop(id: string): Promise<{status: string}> {
     return this.call('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
+  }
+
+  /** Sets the replica count (`update-replica-count`): the manager lists the shortfall or stops the excess. */
+  async scale(id: string, replicas: number): Promise<{replicas: number}> {
+    const path = `/api/deployments/${segment(id)}/update-replica-count`
+    return this.call('PATCH', path, {replicas}, replicasAnswer)
+  }
+
+  /** Adds a revision of the definition (`create-revision`, the definition itself as the body); answers its number. */
+  async revise(id: string, definition: unknown): Promise<{active_revision: number}> {
+    return this.call('POST', `/api/deployments/${segment(id)}/create-revision`, definition, revisionAnswer)
   }
 
   /** Deletes a STOPPED deployment (204). */

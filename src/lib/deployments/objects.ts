@@ -41,6 +41,30 @@ export function jobObject(j: JobRow) {
   }
 }
 
+/**
+ * One job as `/:id/jobs/:job` answers it: the row, plus the network's detail members from the chain (node, times in
+ * unix seconds) and the revision's definition. `jobStatus` and `jobResult` are null: this manager does not fetch a
+ * job's results (`gpunet job get JOB` does).
+ */
+export function jobDetailObject(
+  j: JobRow,
+  d: DeploymentRow,
+  definition: unknown,
+  chain: {node: string | null; timeStart: number; timeEnd: number} | null,
+) {
+  return {
+    ...jobObject(j),
+    confidential: d.confidential,
+    node: chain?.node ?? null,
+    jobStatus: null,
+    jobDefinition: definition,
+    jobResult: null,
+    timeStart: chain?.timeStart ?? j.time_start,
+    timeEnd: chain?.timeEnd ?? 0,
+    listedAt: Math.floor(j.created_at / 1000),
+  }
+}
+
 /** A task (components.schemas.Task), plus gpunet's id, status, attempts and last error. */
 export function taskObject(t: TaskRow) {
   return {

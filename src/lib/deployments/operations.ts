@@ -12,7 +12,7 @@ import {ApiError, badRequest, notFound, wrongState} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {covers, requiredDeposit} from './deposit.js'
 import type {CreateRequest} from './validation.js'
-import type {DeploymentRow, DeploymentStatus} from './types.js'
+import type {DeploymentRow, DeploymentStatus, VaultRow} from './types.js'
 import {withdrawTransaction} from './withdraw.js'
 
 /** The owner's deployment, or 404 (another owner's deployment is not found either). */
@@ -42,15 +42,18 @@ export async function createDeployment(
       throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
     throw error
   }
+  const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
+  if (request.vault !== undefined && shared?.owner !== owner)
+    throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
   const {cid} = computeCidV0(upload.bytes)
   await ctx.net.content().add(upload.bytes)
-  const vault = generateKeypair()
+  const vault = shared ? null : generateKeypair()
   const now = ctx.now()
   const deployment: DeploymentRow = {
     id: bs58.encode(randomBytes(32)),
     name: request.name,
     owner,
-    vault: vault.publicKey.toBase58(),
+    vault: shared ? shared.vault : vault!.publicKey.toBase58(),
     market,
     status: 'DRAFT',
     replicas: request.replicas,
@@ -72,7 +75,7 @@ export async function createDeployment(
       job_definition: JSON.stringify(request.job_definition),
       created_at: now,
     },
-    {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},
+    vault && {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},
   )
   await event(ctx, deployment.id, 'DEPLOYMENT_CREATED', `deployment created, vault ${deployment.vault}`)
   return deployment
@@ -143,16 +146,28 @@ export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentR
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
 }
 
+/** Makes a vault of the owner's apart from any deployment; deployments created with `vault` then share it. */
+export async function createVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
+  const vault = generateKeypair()
+  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
+  await ctx.store.addVault(row)
+  return row
+}
+
 /** The withdraw transaction of the owner's vault (`{transaction}`); 409 while its deployment may still pay from it. */
 export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
   const row = await ctx.store.vault(vault)
   if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
-  const {rows} = await ctx.store.deployments({owner, vault, offset: 0, limit: 10, order: 'desc'})
-  for (const deployment of rows)
-    if (!WITHDRAW_FROM.includes(deployment.status))
-      throw wrongState(
-        `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
-      )
+  // Every deployment paying from it: a vault made with vaults/create may pay for many.
+  for (let offset = 0, total = 1; offset < total; offset += 100) {
+    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
+    total = page.total
+    for (const deployment of page.rows)
+      if (!WITHDRAW_FROM.includes(deployment.status))
+        throw wrongState(
+          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
+        )
+  }
   const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
   if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
   return transaction

@@ -138,10 +138,14 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   }
   const insert = (table: string, row: object) => sql(insertSql(table, columns(row))).run(columns(row))
 
-  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow) => {
-    insert('vaults', vault)
+  const createAll = db.transaction((deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null) => {
+    if (vault) insert('vaults', vault)
     insert('deployments', deployment)
     insert('revisions', revision)
+  })
+  const revised = db.transaction((revision: RevisionRow, now: number) => {
+    insert('revisions', revision)
+    update('deployments', 'id', revision.deployment, {active_revision: revision.revision}, now)
   })
   const listed = db.transaction((task: TaskRow, job: JobRow, tx: string, now: number) => {
     insert('jobs', job)
@@ -225,6 +229,10 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       return sql('SELECT * FROM revisions WHERE deployment = ? AND revision = ?').get(deployment, revision) as
         RevisionRow | undefined
     },
+    async addRevision(revision, now) {
+      revised(revision, now)
+      return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(revision.deployment) as Raw)
+    },
     async jobs(deployment) {
       return (sql('SELECT * FROM jobs WHERE deployment = ? ORDER BY created_at, job').all(deployment) as Raw[]).map(
         jobOf,
@@ -287,6 +295,9 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async vault(address) {
       return sql('SELECT * FROM vaults WHERE vault = ?').get(address) as VaultRow | undefined
+    },
+    async addVault(vault) {
+      insert('vaults', vault)
     },
     async vaults(owner) {
       return sql('SELECT * FROM vaults WHERE owner = ? ORDER BY created_at').all(owner) as VaultRow[]

@@ -43,7 +43,8 @@ export type NewTask = Pick<TaskRow, 'deployment' | 'task' | 'job' | 'limit' | 'r
 export interface DeploymentStore {
   /** The SQLite handle, for the API keys' table (api-keys.ts). */
   readonly db: Database.Database
-  createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow): Promise<void>
+  /** Stores a deployment with its first revision, and its new vault (null: one of the owner's vaults it shares). */
+  createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null): Promise<void>
   deployment(id: string): Promise<DeploymentRow | undefined>
   deployments(query: DeploymentQuery): Promise<{rows: DeploymentRow[]; total: number}>
   /** The deployments in the given states (the worker's). */
@@ -52,6 +53,8 @@ export interface DeploymentStore {
   deleteDeployment(id: string): Promise<void>
   revisions(deployment: string): Promise<RevisionRow[]>
   revision(deployment: string, revision: number): Promise<RevisionRow | undefined>
+  /** Adds a revision and makes it the active one, in one commit (revise); answers the deployment. */
+  addRevision(revision: RevisionRow, now: number): Promise<DeploymentRow>
   jobs(deployment: string): Promise<JobRow[]>
   job(address: string): Promise<JobRow | undefined>
   updateJob(address: string, change: Partial<Omit<JobRow, 'job'>>, now: number): Promise<void>
@@ -71,6 +74,8 @@ export interface DeploymentStore {
   events(deployment: string): Promise<EventRow[]>
   addEvent(event: Omit<EventRow, 'created_at'>, now: number): Promise<void>
   vault(address: string): Promise<VaultRow | undefined>
+  /** Stores a vault made apart from any deployment (the network's `vaults/create`). */
+  addVault(vault: VaultRow): Promise<void>
   vaults(owner: string): Promise<VaultRow[]>
   close(): Promise<void>
 }

@@ -23,6 +23,8 @@ export interface CreateRequest {
   confidential: boolean
   autostart: boolean
   time_scale: number
+  /** One of the owner's vaults (`vaults/create`) to pay from; a new one of its own when absent. */
+  vault: string | undefined
 }
 
 /** The body as an object of members, or 400. */
@@ -85,10 +87,10 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   for (const member of ['confidential', 'autostart'])
     if (body[member] !== undefined && typeof body[member] !== 'boolean')
       throw badRequest(`invalid_${member}`, `${member} must be true or false`)
-  if (body.vault !== undefined || body.new_vault !== undefined)
+  if (body.new_vault !== undefined)
     throw badRequest(
-      'vault_not_supported',
-      'each deployment gets a vault of its own here: leave out vault and new_vault',
+      'new_vault_not_supported',
+      'leave out new_vault: a deployment gets a vault of its own unless vault names one of yours',
     )
   return {
     name,
@@ -100,6 +102,7 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     confidential: body.confidential === true,
     autostart: body.autostart === true,
     time_scale: parseTimeScale(body.time_scale, network),
+    vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
   }
 }
 

@@ -7,6 +7,7 @@ import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
 import {runExtend, runList, runStop} from './paying.js'
+import {stepRollout} from './rollout.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
 
@@ -73,8 +74,9 @@ async function tick(ctx: ManagerContext): Promise<number> {
   return Math.max(1, ...(await ctx.store.deploymentsIn(ACTIVE_STATUSES)).map((d) => d.time_scale))
 }
 
-async function planDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<void> {
-  const jobs = await refreshJobs(ctx, deployment.id)
+async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<void> {
+  // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
+  const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id))
   const openTasks = await ctx.store.tasks(deployment.id, {open: true})
   const now = ctx.now()
   const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now})

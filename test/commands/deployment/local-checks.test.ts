@@ -63,15 +63,18 @@ describe('deployment commands: checks before any request', () => {
       let body = ''
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
       req.on('end', () => {
-        if (req.method === 'POST') lastBody = JSON.parse(body || '{}')
+        if (req.method === 'POST' || req.method === 'PATCH') lastBody = JSON.parse(body || '{}')
         lastAuthorization = req.headers.authorization
         res.writeHead(200, {'content-type': 'application/json'})
         const created = req.url === '/api/deployments/create'
-        res.end(
-          JSON.stringify(
-            req.method === 'GET' || created ? deployment(created ? 'DRAFT' : status) : {status: 'STOPPING'},
-          ),
-        )
+        const answer = req.url?.endsWith('/update-replica-count')
+          ? {replicas: lastBody.replicas, updated_at: '2026-11-27T10:00:00.000Z'}
+          : req.url?.endsWith('/create-revision')
+            ? {active_revision: 2, endpoints: [], revisions: [], updated_at: '2026-11-27T10:00:00.000Z'}
+            : req.method === 'GET' || created
+              ? deployment(created ? 'DRAFT' : status)
+              : {status: 'STOPPING'}
+        res.end(JSON.stringify(answer))
       })
     })
   })
@@ -169,6 +172,43 @@ describe('deployment commands: checks before any request', () => {
     const {job_definition: definition, ...rest} = lastBody as {job_definition: {ops: {id: string}[]}}
     assert.deepEqual(rest, {name: 'svc', market, replicas: 3, timeout: 90, strategy: 'SIMPLE'})
     assert.equal(definition.ops[0]!.id, 'web')
+  })
+
+  for (const replicas of ['0', '101']) {
+    it(`scale to ${replicas} is exit 2, nothing sent`, async () => {
+      const result = await cli(['deployment', 'scale', ID, replicas, '--json'])
+      assert.equal(result.code, 2, result.stderr)
+      assert.equal(JSON.parse(result.stdout).error.code, 'invalid_replicas')
+      assert.deepEqual(server.seen, [])
+    })
+  }
+
+  it("scale sends the network's update-replica-count", async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'scale', ID, '3'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(server.seen, [
+      `GET /api/deployments/${ID}`,
+      `PATCH /api/deployments/${ID}/update-replica-count`,
+      `GET /api/deployments/${ID}`,
+    ])
+    assert.deepEqual(lastBody, {replicas: 3})
+  })
+
+  it('revise with an invalid definition is exit 3 with its errors, nothing sent', async () => {
+    const result = await cli(['deployment', 'revise', ID, '--file', 'bad.json', '--json'])
+    assert.equal(result.code, 3, result.stderr)
+    assert.equal(JSON.parse(result.stdout).error.file, 'bad.json')
+    assert.deepEqual(server.seen, [])
+  })
+
+  it("revise sends the definition in the network's form as create-revision's body, as @nosana/api does", async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'revise', ID, '--file', 'svc.json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(server.seen, [`POST /api/deployments/${ID}/create-revision`, `GET /api/deployments/${ID}`])
+    assert.equal((lastBody as {ops: {id: string}[]}).ops[0]!.id, 'web')
+    assert.match(result.stdout, /Revision 2 of deployment \S+ is rolling out, one replica at a time/)
   })
 
   const refusals: [string, string, string][] = [

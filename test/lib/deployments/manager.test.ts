@@ -28,7 +28,7 @@ import {
   tasksWhen,
   type Body,
   type EventJson,
-  type TaskJson,
+  deploymentTasks,
 } from '../../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 
@@ -153,7 +153,7 @@ describe('deployment manager on the localnet', function () {
     assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 409)
 
     // At rest: every job ended; each job's timeout on chain is 15 s plus 15 s per extension recorded, once each.
-    const tasks = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+    const tasks = await deploymentTasks(url(), owner, d.id)
     const events = await deploymentEvents(url(), owner, d.id)
     const jobs = await deploymentJobs(url(), owner, d.id)
     const onChain = await jobsPaidBy(t, vault)
@@ -228,7 +228,7 @@ describe('deployment manager on the localnet', function () {
     assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
     await statusWhen(url(), owner, d.id, 'STOPPED')
     const [account] = [...(await jobsPaidBy(t, vault)).values()]
-    const done = (await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body
+    const done = await deploymentTasks(url(), owner, d.id)
     const extensions = done.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx).length
     assert.equal(account!.timeout, 15n * BigInt(1 + extensions))
   })
@@ -321,7 +321,7 @@ describe('deployment manager on the localnet', function () {
       // Several polls of the worker (200 ms at this time_scale): the refused start stays refused until started.
       await new Promise((resolve) => setTimeout(resolve, 1500))
       assert.equal((await api(url(), owner, 'GET', `/api/deployments/${d.id}`)).body.status, 'INSUFFICIENT_FUNDS')
-      assert.deepEqual((await api<TaskJson[]>(url(), owner, 'GET', `/api/deployments/${d.id}/tasks`)).body, [])
+      assert.deepEqual(await deploymentTasks(url(), owner, d.id), [])
       assert.equal((await jobsPaidBy(t, new PublicKey(d.vault))).size, 0)
     })
 

@@ -5,8 +5,8 @@
  */
 import {isObject} from '../definition/paths.js'
 import {httpText} from '../http/client.js'
-import type {MarketNetwork} from '../market/connect.js'
-import type {JobView} from '../market/jobs.js'
+import type {MarketNetwork} from './connect.js'
+import type {JobView} from './jobs.js'
 import {signHeader} from '../node-api/protocol.js'
 import type {Wallet} from '../keys/wallet.js'
 
