@@ -10,12 +10,12 @@ import {connectMarket} from '../../lib/network-connection.js'
 export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
 
-  static override description = `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running. A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.
+  static override description = `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.
 
 EXIT CODES
   0    created
-  2    usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --time-scale off the localnet
-  3    invalid definition (nothing sent), or the manager refused the request
+  2    usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time or --startup-timeout, --time-scale off the localnet
+  3    invalid definition or --schedule (nothing sent), or the manager refused the request
   4    --start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)
   5    the manager is unreachable or failing
   6    the manager refused the wallet's headers or the API key`
@@ -24,6 +24,8 @@ EXIT CODES
     '<%= config.bin %> deployment create --file llm.json --replicas 2 --timeout 2h',
     '<%= config.bin %> deployment create --file llm.json --replicas 2 --strategy SIMPLE --timeout 90m --name llm --json',
     '<%= config.bin %> deployment create --file svc.json --timeout 10m --time-scale 20   # localnet rehearsal: extensions within a minute',
+    "<%= config.bin %> deployment create --file batch.json --strategy SCHEDULED --schedule '0 3 * * *' --timeout 1h",
+    '<%= config.bin %> deployment create --file svc.json --strategy INFINITE --replicas 2 --timeout 2h --rotation-time 20m',
     '<%= config.bin %> deployment create --file llm.json --timeout 2h --network devnet --manager https://manager.example.org',
   ]
 
@@ -40,7 +42,8 @@ EXIT CODES
       helpValue: 'N',
     }),
     strategy: Flags.string({
-      description: 'SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each before its end',
+      description:
+        'SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each before its end; SCHEDULED lists them on --schedule; INFINITE rotates and heals them',
       options: [...CREATE_STRATEGIES],
       default: 'SIMPLE-EXTEND',
     }),
@@ -48,6 +51,18 @@ EXIT CODES
       description: "each job's timeout, in whole minutes: 90m, 2h, 1h30m",
       helpValue: 'DURATION',
       required: true,
+    }),
+    schedule: Flags.string({
+      description: "SCHEDULED: when to list the replicas, a 5-field cron in UTC, e.g. '0 3 * * *'",
+      helpValue: 'CRON',
+    }),
+    'rotation-time': Flags.string({
+      description: "INFINITE: how long before a job's end its replacement is listed [default: 20m]",
+      helpValue: 'DURATION',
+    }),
+    'startup-timeout': Flags.string({
+      description: 'INFINITE: whole minutes a new job has to come online before it is replaced [default: none]',
+      helpValue: 'DURATION',
     }),
     name: Flags.string({description: "the deployment's name [default: the file's name]", helpValue: 'NAME'}),
     start: Flags.boolean({
@@ -74,6 +89,9 @@ EXIT CODES
       timeout: flags.timeout,
       name: flags.name,
       timeScale: flags['time-scale'],
+      schedule: flags.schedule,
+      rotationTime: flags['rotation-time'],
+      startupTimeout: flags['startup-timeout'],
       // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
       market: async () => {
         const given = this.settings.get('market')

@@ -16,8 +16,9 @@ import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/
 import type {ApiAuth} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
-import {deploymentEndpoints} from './endpoints.js'
 import {readRecordedJob} from './chain-view.js'
+import {scheduleProblem} from './schedule.js'
+import {deploymentEndpoints} from './endpoints.js'
 import {
   deploymentObject,
   eventObject,
@@ -36,6 +37,7 @@ import {
   startDeployment,
   stopDeployment,
   updateReplicas,
+  updateSchedule,
   updateTimeout,
   withdrawVault,
 } from './operations.js'
@@ -311,11 +313,16 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
   // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
   app.patch('/api/deployments/:id/update-schedule', async (request) => {
     const d = await own(request)
-    bodyObject(request.body)
-    throw badRequest(
-      'not_scheduled',
-      `deployment ${d.id} is ${d.strategy}: only a SCHEDULED deployment has a schedule to change`,
-    )
+    const {schedule} = bodyObject(request.body)
+    if (d.strategy !== 'SCHEDULED')
+      throw badRequest(
+        'not_scheduled',
+        `deployment ${d.id} is ${d.strategy}: only a SCHEDULED deployment has a schedule to change`,
+      )
+    const problem = scheduleProblem(schedule)
+    if (problem) throw badRequest('invalid_schedule', problem)
+    const changed = await updateSchedule(ctx, d, (schedule as string).trim())
+    return {schedule: changed.schedule, updated_at: new Date(changed.updated_at).toISOString()}
   })
   app.patch('/api/deployments/:id/update-timeout', async (request) => {
     const d = await own(request)

@@ -18,7 +18,7 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
       if (!view) {
         // Delisted: the program closes a job's account when its poster takes it off the queue.
         await ctx.store.updateJob(row.job, {state: 'STOPPED'}, ctx.now())
-        return onChain({...row, state: 'STOPPED'})
+        return {...onChain({...row, state: 'STOPPED'}), justEnded: true}
       }
       const change = {
         // The run the node made (not the one the `list` named when no node waited): read first from now on.
@@ -27,15 +27,18 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
         // A running job's start is its run's; a finished one keeps it in the job account.
         time_start: Number(view.run ? view.run.time : view.job.timeStart),
         chain_timeout: Number(view.job.timeout),
+        time_end: Number(view.job.timeEnd),
       }
       if (
         change.state !== row.state ||
         change.time_start !== row.time_start ||
-        change.chain_timeout !== row.chain_timeout
+        change.chain_timeout !== row.chain_timeout ||
+        change.time_end !== (row.time_end ?? 0)
       ) {
         await ctx.store.updateJob(row.job, change, ctx.now())
       }
-      return onChain({...row, ...change})
+      // Seen over for the first time in this pass: the strategies say once why it ended.
+      return {...onChain({...row, ...change}), justEnded: isOver(change.state)}
     }),
   )
 }
@@ -56,6 +59,7 @@ function onChain(row: JobRow): JobOnChain {
     state: row.state,
     timeStart: row.time_start,
     timeout: row.chain_timeout,
+    timeEnd: row.time_end ?? 0,
     created_at: row.created_at,
     stop_requested: row.stop_requested,
   }

@@ -11,12 +11,17 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {durationMs} from '../text/durations.js'
 import type {Network} from '../network.js'
 import type {CreateBody} from './client.js'
+import {scheduleProblem} from './schedule.js'
 
 /** The network's API takes 1 to 100 replicas. */
 export const MAX_REPLICAS = 100
 
-/** The strategies part 1 of the manager runs (the network's SCHEDULED and INFINITE come later). */
-export const CREATE_STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND'] as const
+/** The network's strategies, as `--strategy` takes them. */
+export const CREATE_STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND', 'SCHEDULED', 'INFINITE'] as const
+
+/** INFINITE's shortest timeout (minutes), and the part of it rotation_time must leave (seconds): the network's. */
+const INFINITE_MIN_TIMEOUT_MINUTES = 60
+const ROTATION_MARGIN_S = 10 * 60
 
 /** A replica count of 1 to MAX_REPLICAS, or exit 2. */
 export function checkReplicas(replicas: number): number {
@@ -58,6 +63,79 @@ export interface CreateInput {
   timeout: string
   name?: string
   timeScale?: number
+  /** SCHEDULED's cron. */
+  schedule?: string
+  /** INFINITE's `--rotation-time` and `--startup-timeout` as given (durations such as 20m). */
+  rotationTime?: string
+  startupTimeout?: string
+}
+
+/**
+ * The strategy's own members, checked: SCHEDULED needs a 5-field cron (exit 3 when it is not one); INFINITE needs a
+ * timeout of at least 60 minutes and takes a rotation time (at least 10 minutes less) and a startup timeout (exit 2).
+ */
+export function strategyMembers(
+  input: Pick<CreateInput, 'strategy' | 'schedule' | 'rotationTime' | 'startupTimeout'>,
+  timeout: number,
+): Pick<CreateBody, 'schedule' | 'rotation_time' | 'startup_timeout'> {
+  const usage = (code: string, message: string, hint: string) =>
+    new GpunetError(code, message, {exitCode: ExitCode.USAGE, hint: `${hint}; nothing was created`})
+  const only = (given: unknown, flag: string, strategy: string) => {
+    if (given !== undefined && input.strategy !== strategy)
+      throw usage(
+        `invalid_${flag.replace('-', '_')}`,
+        `--${flag} is for --strategy ${strategy} only`,
+        `leave out --${flag}`,
+      )
+  }
+  only(input.schedule, 'schedule', 'SCHEDULED')
+  only(input.rotationTime, 'rotation-time', 'INFINITE')
+  only(input.startupTimeout, 'startup-timeout', 'INFINITE')
+  if (input.strategy === 'SCHEDULED') {
+    if (input.schedule === undefined)
+      throw usage(
+        'schedule_missing',
+        '--strategy SCHEDULED needs --schedule',
+        "give a 5-field cron such as --schedule '0 * * * *'",
+      )
+    const problem = scheduleProblem(input.schedule)
+    if (problem)
+      throw new GpunetError('invalid_schedule', problem, {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint: "five fields, minute hour day-of-month month day-of-week (UTC), e.g. '*/15 * * * *'; nothing was created",
+      })
+    return {schedule: input.schedule.trim()}
+  }
+  if (input.strategy !== 'INFINITE') return {}
+  if (timeout < INFINITE_MIN_TIMEOUT_MINUTES)
+    throw usage(
+      'timeout_too_short',
+      `--strategy INFINITE needs a --timeout of at least ${INFINITE_MIN_TIMEOUT_MINUTES} minutes (the network's rule)`,
+      'give --timeout 1h or more',
+    )
+  const members: Pick<CreateBody, 'rotation_time' | 'startup_timeout'> = {}
+  if (input.rotationTime !== undefined) {
+    const ms = durationMs(input.rotationTime)
+    const longest = timeout * 60 - ROTATION_MARGIN_S
+    if (ms === null || ms % 1000 !== 0 || ms < 1000 || ms / 1000 > longest)
+      throw usage(
+        'invalid_rotation_time',
+        `--rotation-time ${JSON.stringify(input.rotationTime)} must be whole seconds from 1 s to ${longest} s (at least 10 minutes less than the timeout)`,
+        'give a duration such as 20m',
+      )
+    members.rotation_time = ms / 1000
+  }
+  if (input.startupTimeout !== undefined) {
+    const ms = durationMs(input.startupTimeout)
+    if (ms === null || ms % 60_000 !== 0 || ms < 60_000 || ms / 60_000 >= timeout)
+      throw usage(
+        'invalid_startup_timeout',
+        `--startup-timeout ${JSON.stringify(input.startupTimeout)} must be whole minutes, at least 1, less than the timeout`,
+        'give a duration such as 10m',
+      )
+    members.startup_timeout = ms / 60_000
+  }
+  return members
 }
 
 /**
@@ -67,6 +145,7 @@ export interface CreateInput {
 export async function createBody(input: CreateInput): Promise<{body: CreateBody; warnings: LocatedIssue[]}> {
   const replicas = checkReplicas(input.replicas)
   const timeout = timeoutMinutes(input.timeout)
+  const members = strategyMembers(input, timeout)
   if (input.timeScale !== undefined && input.network !== 'localnet') {
     throw new GpunetError('time_scale_localnet_only', '--time-scale is for the localnet only', {
       exitCode: ExitCode.USAGE,
@@ -82,6 +161,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
     timeout,
     strategy: input.strategy,
     job_definition: loaded.upload.document,
+    ...members,
     ...(input.timeScale === undefined ? {} : {time_scale: input.timeScale}),
   }
   return {body, warnings: loaded.warnings}

@@ -14,6 +14,12 @@ export function deploymentLines(deployment: Deployment): string[] {
     `  vault:      ${deployment.vault}`,
     `  owner:      ${deployment.owner}`,
   ]
+  // What the manager sent is untrusted: a schedule is shown only when it is printable text of a cron's length.
+  const {schedule, rotation_time: rotation, startup_timeout: startup} = deployment
+  if (typeof schedule === 'string' && schedule.length <= 200 && /^[\x20-\x7e]*$/.test(schedule))
+    lines.push(`  schedule:   ${schedule} (UTC)`)
+  if (typeof rotation === 'number') lines.push(`  rotation:   ${rotation} s before each job's end`)
+  if (typeof startup === 'number') lines.push(`  startup:    ${startup} min to come online`)
   if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
     lines.push(`  time scale: ${deployment.time_scale}`)
   }

@@ -123,6 +123,11 @@ export interface CreateBody {
   job_definition: unknown
   autostart?: boolean
   time_scale?: number
+  /** SCHEDULED: a 5-field cron. */
+  schedule?: string
+  /** INFINITE: seconds before a job's end its replacement is listed; minutes a new job has to come online. */
+  rotation_time?: number
+  startup_timeout?: number
 }
 
 /** The filters of a page of a list. */

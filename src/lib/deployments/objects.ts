@@ -1,5 +1,6 @@
 /** The rows as the network's API shows them: member names in snake_case exactly as @nosana/api's schema, times ISO. */
 import type {DeploymentEndpoint} from './endpoints.js'
+import {INFINITE} from './strategies/index.js'
 import type {DeploymentRow, EventRow, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -20,6 +21,10 @@ export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints
     active_revision: d.active_revision,
     active_jobs: activeJobs,
     strategy: d.strategy,
+    ...(d.schedule ? {schedule: d.schedule} : {}),
+    ...(d.strategy === 'INFINITE'
+      ? {rotation_time: d.rotation_time ?? INFINITE.defaultRotationS, startup_timeout: d.startup_timeout ?? null}
+      : {}),
     time_scale: d.time_scale,
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),

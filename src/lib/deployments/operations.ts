@@ -63,6 +63,10 @@ export async function createDeployment(
     confidential: request.confidential,
     active_revision: 1,
     started_at: null,
+    schedule: request.schedule,
+    rotation_time: request.rotation_time,
+    startup_timeout: request.startup_timeout,
+    throttle_rounds: 0,
     created_at: now,
     updated_at: now,
   }
@@ -106,7 +110,11 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
-  const started = await ctx.store.updateDeployment(deployment.id, {status: 'STARTING', started_at: now}, now)
+  const started = await ctx.store.updateDeployment(
+    deployment.id,
+    {status: 'STARTING', started_at: now, throttle_rounds: 0},
+    now,
+  )
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
   return started
 }
@@ -138,6 +146,16 @@ export async function deleteDeployment(ctx: ManagerContext, deployment: Deployme
 export async function updateReplicas(ctx: ManagerContext, deployment: DeploymentRow, replicas: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   return ctx.store.updateDeployment(deployment.id, {replicas}, ctx.now())
+}
+
+/** Changes a SCHEDULED deployment's cron; the listing waiting for the old one's next time is dropped for the new one's. */
+export async function updateSchedule(ctx: ManagerContext, deployment: DeploymentRow, schedule: string) {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  const now = ctx.now()
+  for (const task of await ctx.store.tasks(deployment.id, {open: true}))
+    if (task.task === 'LIST' && task.status === 'PENDING' && task.due_at > now)
+      await ctx.store.updateTask(task.id, {status: 'DONE', error: 'cancelled: the schedule changed'}, now)
+  return ctx.store.updateDeployment(deployment.id, {schedule}, now)
 }
 
 /** Changes the timeout (minutes) of the jobs listed and extensions made from now on. */

@@ -23,6 +23,10 @@ const SCHEMA = `
     confidential INTEGER NOT NULL,
     active_revision INTEGER NOT NULL,
     started_at INTEGER,
+    schedule TEXT,
+    rotation_time INTEGER,
+    startup_timeout INTEGER,
+    throttle_rounds INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -46,6 +50,7 @@ const SCHEMA = `
     state TEXT NOT NULL,
     time_start INTEGER NOT NULL,
     chain_timeout INTEGER NOT NULL,
+    time_end INTEGER NOT NULL DEFAULT 0,
     stop_requested INTEGER NOT NULL,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
@@ -89,6 +94,22 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS vaults_owner ON vaults (owner, created_at);
 `
 
+/** Columns added after the first release: a store made before gets them on open (SQLite adds a column in place). */
+const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = [
+  ['deployments', 'schedule', 'TEXT'],
+  ['deployments', 'rotation_time', 'INTEGER'],
+  ['deployments', 'startup_timeout', 'INTEGER'],
+  ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
+]
+
+function addMissingColumns(db: Database.Database): void {
+  for (const [table, column, type] of ADDED_COLUMNS) {
+    const present = (db.prepare(`PRAGMA table_info(${table})`).all() as {name: string}[]).some((c) => c.name === column)
+    if (!present) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`)
+  }
+}
+
 type Raw = Record<string, unknown>
 
 const deploymentOf = (r: Raw): DeploymentRow => ({
@@ -118,6 +139,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   const db = openKept(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
+  addMissingColumns(db)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
   // Statements are prepared once (see openKept): the dynamic ones (updates of chosen columns) by their text.

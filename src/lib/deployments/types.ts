@@ -13,8 +13,8 @@ export const DEPLOYMENT_STATUSES = [
 ] as const
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number]
 
-/** The strategies this manager runs (SCHEDULED and INFINITE are the network's too, not built here yet). */
-export const STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND'] as const
+/** The strategies this manager runs, as the network names them. */
+export const STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND', 'SCHEDULED', 'INFINITE'] as const
 export type Strategy = (typeof STRATEGIES)[number]
 
 /** The states the worker acts on: it lists, extends and stops only for these. */
@@ -37,6 +37,14 @@ export interface DeploymentRow {
   active_revision: number
   /** When the last start was asked (ms); jobs listed since belong to this run. */
   started_at: number | null
+  /** SCHEDULED: the 5-field cron its listings follow. */
+  schedule?: string | null
+  /** INFINITE: seconds before a job's end its replacement is listed. */
+  rotation_time?: number | null
+  /** INFINITE: minutes a running job has to come online before it is stopped and replaced; none when null. */
+  startup_timeout?: number | null
+  /** INFINITE: rapid-completion rounds throttled in a row (the fail-safe stops the deployment after 8). */
+  throttle_rounds?: number
   created_at: number
   updated_at: number
 }
@@ -68,6 +76,8 @@ export interface JobRow {
   time_start: number
   /** The job's timeout on chain in seconds, as last read. */
   chain_timeout: number
+  /** Unix seconds it ended, as the chain recorded it; 0 while it runs or when its account was closed. */
+  time_end?: number
   /** True once the manager asked to stop it: a job that ends otherwise ended on its own. */
   stop_requested: boolean
   created_at: number

@@ -3,6 +3,7 @@ import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
 import {badRequest} from './api-error.js'
+import {scheduleProblem} from './schedule.js'
 import {STRATEGIES, type Strategy} from './types.js'
 
 /** The most replicas a deployment may ask for. */
@@ -23,9 +24,18 @@ export interface CreateRequest {
   confidential: boolean
   autostart: boolean
   time_scale: number
+  /** SCHEDULED's cron; INFINITE's rotation lead (s) and startup timeout (minutes); null for the others. */
+  schedule: string | null
+  rotation_time: number | null
+  startup_timeout: number | null
   /** One of the owner's vaults (`vaults/create`) to pay from; a new one of its own when absent. */
   vault: string | undefined
 }
+
+/** INFINITE's shortest timeout, in minutes (the network's schema). */
+export const INFINITE_MIN_TIMEOUT_MINUTES = 60
+/** rotation_time must leave at least this much of a job's timeout before its replacement is listed, in seconds. */
+export const ROTATION_MARGIN_S = 10 * 60
 
 /** The body as an object of members, or 400. */
 export function bodyObject(body: unknown): Record<string, unknown> {
@@ -73,15 +83,8 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   const {name, market, strategy, job_definition: definition} = body
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || hasControlCharacter(name))
     throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters`)
-  if (typeof strategy !== 'string' || !(STRATEGIES as readonly string[]).includes(strategy)) {
-    const later = strategy === 'SCHEDULED' || strategy === 'INFINITE'
-    throw badRequest(
-      'invalid_strategy',
-      later
-        ? `strategy ${strategy} is not run by this manager yet`
-        : `strategy must be one of ${STRATEGIES.join(', ')}`,
-    )
-  }
+  if (typeof strategy !== 'string' || !(STRATEGIES as readonly string[]).includes(strategy))
+    throw badRequest('invalid_strategy', `strategy must be one of ${STRATEGIES.join(', ')}`)
   if (typeof definition !== 'object' || definition === null || Array.isArray(definition))
     throw badRequest('invalid_job_definition', 'job_definition must be a job definition object')
   for (const member of ['confidential', 'autostart'])
@@ -92,17 +95,69 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
       'new_vault_not_supported',
       'leave out new_vault: a deployment gets a vault of its own unless vault names one of yours',
     )
+  const timeout = parseTimeout(body.timeout)
   return {
     name,
     market: market === undefined ? undefined : parseAddressMember(market, 'market'),
     replicas: parseReplicas(body.replicas),
-    timeout: parseTimeout(body.timeout),
+    timeout,
     strategy: strategy as Strategy,
+    ...parseStrategyMembers(body, strategy as Strategy, timeout),
     job_definition: definition as Record<string, unknown>,
     confidential: body.confidential === true,
     autostart: body.autostart === true,
     time_scale: parseTimeScale(body.time_scale, network),
     vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
+  }
+}
+
+/** SCHEDULED's schedule and INFINITE's rotation_time and startup_timeout, each only with its strategy. */
+export function parseStrategyMembers(
+  body: Record<string, unknown>,
+  strategy: Strategy,
+  timeout: number,
+): Pick<CreateRequest, 'schedule' | 'rotation_time' | 'startup_timeout'> {
+  const only = (member: string, owner: Strategy) => {
+    if (body[member] !== undefined && strategy !== owner)
+      throw badRequest(`invalid_${member}`, `${member} is for the ${owner} strategy only`)
+  }
+  only('schedule', 'SCHEDULED')
+  only('rotation_time', 'INFINITE')
+  only('startup_timeout', 'INFINITE')
+  if (strategy === 'SCHEDULED') {
+    const problem = scheduleProblem(body.schedule)
+    if (problem) throw badRequest('invalid_schedule', problem)
+    return {schedule: (body.schedule as string).trim(), rotation_time: null, startup_timeout: null}
+  }
+  if (strategy !== 'INFINITE') return {schedule: null, rotation_time: null, startup_timeout: null}
+  if (timeout < INFINITE_MIN_TIMEOUT_MINUTES)
+    throw badRequest(
+      'timeout_too_short',
+      `an INFINITE deployment's timeout must be at least ${INFINITE_MIN_TIMEOUT_MINUTES} minutes`,
+    )
+  const rotation = body.rotation_time
+  const longest = timeout * 60 - ROTATION_MARGIN_S
+  if (
+    rotation !== undefined &&
+    (typeof rotation !== 'number' || !Number.isInteger(rotation) || rotation < 1 || rotation > longest)
+  )
+    throw badRequest(
+      'invalid_rotation_time',
+      `rotation_time must be whole seconds from 1 to ${longest} (at least 10 minutes less than the timeout)`,
+    )
+  const startup = body.startup_timeout
+  if (
+    startup !== undefined &&
+    (typeof startup !== 'number' || !Number.isInteger(startup) || startup < 1 || startup >= timeout)
+  )
+    throw badRequest(
+      'invalid_startup_timeout',
+      `startup_timeout must be whole minutes from 1 to ${timeout - 1} (less than the timeout)`,
+    )
+  return {
+    schedule: null,
+    rotation_time: (rotation as number | undefined) ?? null,
+    startup_timeout: (startup as number | undefined) ?? null,
   }
 }
 

@@ -6,6 +6,7 @@
 import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
+import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {stepRollout} from './rollout.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
@@ -78,11 +79,16 @@ async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<
   // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
   const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id))
   const openTasks = await ctx.store.tasks(deployment.id, {open: true})
+  // Only INFINITE watches its services (readiness for rotation, self-healing).
+  const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
   const now = ctx.now()
-  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now})
+  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health})
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
+  for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
+  if (plan.throttleRounds !== undefined)
+    await ctx.store.updateDeployment(deployment.id, {throttle_rounds: plan.throttleRounds}, now)
   for (const due of plan.tasks) {
     await ctx.store.addTask(
       {

@@ -17,7 +17,7 @@ import {printable} from '../text/terminal-text.js'
 import type {Wallet} from '../keys/wallet.js'
 import {jobLogs} from './logs.js'
 import {interruptible, stopExitCode} from './stop-signals.js'
-import {probeServices} from './readiness.js'
+import {probeServices} from '../node/readiness.js'
 import type {WaitPoint} from './wait-point.js'
 
 /** The order a job's statuses come in; a job never goes back. */

@@ -126,6 +126,49 @@ describe('deployment commands: checks before any request', () => {
     assert.deepEqual(server.seen, [])
   })
 
+  it('a --schedule that is no 5-field cron is exit 3 with why, nothing sent; a good one is sent as it is', async () => {
+    for (const [schedule, why] of [
+      ['* * * * * *', /exactly 5 parts/],
+      ['61 * * * *', /Invalid value for minute/],
+      ['0 0 31 2 *', /never fires/],
+    ] as const) {
+      const result = await cli([
+        ...create('--timeout', '1h', '--strategy', 'SCHEDULED', '--schedule', schedule),
+        '--json',
+      ])
+      assert.equal(result.code, 3, result.stderr)
+      const error = JSON.parse(result.stdout).error as {code: string; message: string}
+      assert.equal(error.code, 'invalid_schedule')
+      assert.match(error.message, why)
+    }
+    const missing = await cli(create('--timeout', '1h', '--strategy', 'SCHEDULED'))
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /--strategy SCHEDULED needs --schedule/)
+    assert.deepEqual(server.seen, [])
+    const sent = await cli(create('--timeout', '1h', '--strategy', 'SCHEDULED', '--schedule', '*/15 * * * *'))
+    assert.equal(sent.code, 0, sent.stderr)
+    assert.equal(lastBody.strategy, 'SCHEDULED')
+    assert.equal(lastBody.schedule, '*/15 * * * *')
+  })
+
+  it("INFINITE: a timeout under 60 minutes, a rotation too close to it, or another strategy's member is exit 2, nothing sent", async () => {
+    const refused = async (args: string[], why: RegExp) => {
+      const result = await cli(create(...args))
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, why)
+    }
+    await refused(['--timeout', '30m', '--strategy', 'INFINITE'], /needs a --timeout of at least 60 minutes/)
+    await refused(['--timeout', '1h', '--strategy', 'INFINITE', '--rotation-time', '51m'], /at least 10 minutes less/)
+    await refused(['--timeout', '1h', '--strategy', 'INFINITE', '--startup-timeout', '90s'], /whole minutes/)
+    await refused(['--timeout', '1h', '--rotation-time', '20m'], /--rotation-time is for --strategy INFINITE only/)
+    assert.deepEqual(server.seen, [])
+    const sent = await cli(
+      create('--timeout', '2h', '--strategy', 'INFINITE', '--rotation-time', '15m', '--startup-timeout', '10m'),
+    )
+    assert.equal(sent.code, 0, sent.stderr)
+    assert.deepEqual([lastBody.strategy, lastBody.rotation_time, lastBody.startup_timeout], ['INFINITE', 900, 10])
+  })
+
   it('takes the manager from the config file when no flag or environment variable names it', async () => {
     const set = await runCli(['config', 'set', 'manager', server.url, '--network', 'localnet'], {env: env()})
     assert.equal(set.code, 0, set.stderr)

@@ -300,7 +300,26 @@ describe('deployment manager on the localnet', function () {
       await refused({replicas: 101}, 400, 'invalid_replicas')
       await refused({replicas: 1.5}, 400, 'invalid_replicas')
       await refused({timeout: 0}, 400, 'timeout_too_short')
-      await refused({strategy: 'INFINITE'}, 400, 'invalid_strategy')
+      await refused({strategy: 'FOREVER'}, 400, 'invalid_strategy')
+      // INFINITE: a timeout of 60 minutes at least, a rotation at least 10 minutes less; members of one strategy only.
+      await refused({strategy: 'INFINITE'}, 400, 'timeout_too_short')
+      await refused({strategy: 'INFINITE', timeout: 60, rotation_time: 3001}, 400, 'invalid_rotation_time')
+      await refused({strategy: 'INFINITE', timeout: 60, startup_timeout: 60}, 400, 'invalid_startup_timeout')
+      await refused({strategy: 'SIMPLE', rotation_time: 60}, 400, 'invalid_rotation_time')
+      // SCHEDULED: a 5-field cron, checked by croner.
+      await refused({strategy: 'SCHEDULED'}, 400, 'invalid_schedule')
+      await refused({strategy: 'SCHEDULED', schedule: '* * * * * *'}, 400, 'invalid_schedule')
+      await refused({strategy: 'SCHEDULED', schedule: '61 * * * *'}, 400, 'invalid_schedule')
+      await refused({strategy: 'SCHEDULED', schedule: '0 0 31 2 *'}, 400, 'invalid_schedule')
+      // update-schedule: SCHEDULED's only, checked as at create.
+      const scheduled = await createDeployment(url(), owner, {strategy: 'SCHEDULED', schedule: '0 3 * * *'})
+      assert.equal(scheduled.schedule, '0 3 * * *')
+      const reschedule = (id: string, schedule: unknown) =>
+        api(url(), owner, 'PATCH', `/api/deployments/${id}/update-schedule`, {schedule})
+      const moved = await reschedule(scheduled.id, '*/10 * * * *')
+      assert.equal(moved.status, 200, JSON.stringify(moved.body))
+      assert.equal(moved.body.schedule, '*/10 * * * *')
+      assert.equal((await reschedule(scheduled.id, '*/10 * * *')).body.error.code, 'invalid_schedule')
       await refused({time_scale: 0.5}, 400, 'invalid_time_scale')
       const d = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
       const patch = (path: string, params: Record<string, unknown>) =>

@@ -15,3 +15,41 @@ export function extendLeadMs(deployment: Pick<DeploymentRow, 'timeout' | 'time_s
   const lead = Math.min(EXTEND_LEAD_MAX_S, Math.max(EXTEND_LEAD_MIN_S, deployment.timeout * 60 * 0.1))
   return Math.round((lead * 1000) / deployment.time_scale)
 }
+
+/** INFINITE's numbers, before scaling, as the network's manager has them. */
+export const INFINITE = {
+  /** The rotation lead when the deployment names none: 20 minutes. */
+  defaultRotationS: 20 * 60,
+  /** A job that ran less than this counts as a rapid completion. */
+  rapidMs: 5 * 60_000,
+  /** How many of the latest ended jobs, per replica, must all be rapid for the throttle. */
+  rapidJobsPerReplica: 3,
+  /** The first throttle delay, doubled each round, at most maxDelayMs. */
+  firstDelayMs: 60_000,
+  maxDelayMs: 60 * 60_000,
+  /** Throttled rounds in a row after which the fail-safe stops the deployment. */
+  failSafeRounds: 8,
+  /** How long a job's service may stay offline before the job is replaced (the network's tunnel-lost window). */
+  lostMs: 60_000,
+} as const
+
+/** A duration of the strategy divided by the deployment's time_scale, in ms. */
+export function scaledMs(deployment: Pick<DeploymentRow, 'time_scale'>, ms: number): number {
+  return Math.round(ms / deployment.time_scale)
+}
+
+/** How long before a job's end INFINITE lists its replacement, scaled, in ms. */
+export function rotationLeadMs(deployment: Pick<DeploymentRow, 'rotation_time' | 'time_scale'>): number {
+  return scaledMs(deployment, (deployment.rotation_time ?? INFINITE.defaultRotationS) * 1000)
+}
+
+/** How long a started job has to come online, scaled, in ms; null when the deployment sets no startup_timeout. */
+export function startupTimeoutMs(deployment: Pick<DeploymentRow, 'startup_timeout' | 'time_scale'>): number | null {
+  const minutes = deployment.startup_timeout
+  return minutes ? scaledMs(deployment, minutes * 60_000) : null
+}
+
+/** The delay of the throttle's round `round` (0 for the first): 60 s doubling, at most 1 h, scaled, in ms. */
+export function throttleDelayMs(deployment: Pick<DeploymentRow, 'time_scale'>, round: number): number {
+  return scaledMs(deployment, Math.min(INFINITE.maxDelayMs, INFINITE.firstDelayMs * 2 ** Math.min(round, 30)))
+}

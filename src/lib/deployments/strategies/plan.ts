@@ -12,6 +12,27 @@ export interface JobOnChain {
   /** When the manager listed it (ms). */
   created_at: number
   stop_requested: boolean
+  /** Unix seconds it ended on chain; 0 while it runs (or when its account was closed). */
+  timeEnd?: number
+  /** True in the one pass that first sees it over. */
+  justEnded?: boolean
+}
+
+/** What the manager saw of a running job's service (the node's continuous checks, or its own probe of the URL). */
+export interface JobHealth {
+  /** Whether the service answers now; null when nobody can say (no node API, no exposed port). */
+  online: boolean | null
+  /** When it was first seen online (ms); null while it never was. */
+  onlineSince: number | null
+  /** When it was last seen go offline after having been online (ms); null while it is online or never was. */
+  offlineSince: number | null
+}
+
+/** An event a plan asks the worker to record. */
+export interface PlanEvent {
+  category: 'Deployment' | 'Event'
+  type: string
+  message: string
 }
 
 export interface PlanInput {
@@ -21,6 +42,8 @@ export interface PlanInput {
   openTasks: TaskRow[]
   /** ms */
   now: number
+  /** Running jobs' health, by job (strategies that watch it: INFINITE); absent for the others. */
+  health?: Record<string, JobHealth>
 }
 
 export type DueTask =
@@ -34,6 +57,10 @@ export interface Plan {
   status?: DeploymentStatus
   /** Jobs the plan stops: marked so, their end is not taken for one on their own. */
   stopping: string[]
+  /** Events to record, naming why (a replica replaced, a listing throttled). */
+  events?: PlanEvent[]
+  /** The deployment's rapid-completion rounds, when they change (INFINITE). */
+  throttleRounds?: number
 }
 
 /** A strategy: a pure function of the deployment's rows, the chain's view of its jobs and the time. */

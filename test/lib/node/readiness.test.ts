@@ -6,7 +6,7 @@ import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
-import {healthChecksByPort, probeServices} from '../../../src/lib/job/readiness.js'
+import {healthChecksByPort, probeServices} from '../../../src/lib/node/readiness.js'
 import {Gateway} from '../../../src/lib/node/gateway.js'
 
 const definition = (expose: unknown): JobDefinition =>

@@ -1,0 +1,79 @@
+/**
+ * What the manager sees of its running jobs' services, for INFINITE's readiness and self-healing. On the localnet
+ * it reads the node's continuous checks (the node API's endpoint status); elsewhere it probes the jobs' service URLs
+ * itself. Each job's first time online and the time it went offline are kept in memory: a restarted manager starts
+ * the lost window over, which only delays a replacement.
+ */
+import {endpointStatus} from '../market/endpoint-status.js'
+import {probeServices} from '../node/readiness.js'
+import {type JobView} from '../market/jobs.js'
+import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
+import {readRecordedJob} from './chain-view.js'
+import type {ManagerContext} from './context.js'
+import {vaultWallet} from './paying.js'
+import type {JobHealth, JobOnChain} from './strategies/index.js'
+import type {DeploymentRow} from './types.js'
+
+interface Seen {
+  onlineSince: number | null
+  offlineSince: number | null
+}
+
+const watched = new WeakMap<ManagerContext, Map<string, Seen>>()
+
+/** The health of each running job of the deployment whose definition exposes a port; others are not watched. */
+export async function watchHealth(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  jobs: JobOnChain[],
+): Promise<Record<string, JobHealth>> {
+  let seen = watched.get(ctx)
+  if (!seen) watched.set(ctx, (seen = new Map()))
+  const health: Record<string, JobHealth> = {}
+  const running = jobs.filter((j) => j.state === 'RUNNING' && !j.stop_requested)
+  for (const job of jobs) if (job.state !== 'RUNNING') seen.delete(job.job)
+  if (running.length === 0) return health
+  const definitions = new Map<number, ExposingDefinition | null>()
+  const definitionOf = async (revision: number) => {
+    if (!definitions.has(revision)) {
+      const row = await ctx.store.revision(deployment.id, revision)
+      const parsed = row ? (JSON.parse(row.job_definition) as ExposingDefinition) : null
+      definitions.set(revision, parsed && Array.isArray(parsed.ops) && exposedPorts(parsed).length > 0 ? parsed : null)
+    }
+    return definitions.get(revision)!
+  }
+  await Promise.all(
+    running.map(async (job) => {
+      const row = await ctx.store.job(job.job)
+      const definition = row ? await definitionOf(row.revision) : null
+      if (!row || !definition) return
+      const view = await readRecordedJob(ctx, row)
+      if (!view) return
+      const online = await isOnline(ctx, deployment, view, definition)
+      const now = ctx.now()
+      const was = seen.get(job.job) ?? {onlineSince: null, offlineSince: null}
+      const next: Seen = online
+        ? {onlineSince: was.onlineSince ?? now, offlineSince: null}
+        : {onlineSince: was.onlineSince, offlineSince: was.onlineSince === null ? null : (was.offlineSince ?? now)}
+      seen.set(job.job, next)
+      health[job.job] = {online, ...next}
+    }),
+  )
+  return health
+}
+
+/** Every exposed port answers: as the node's continuous checks say (localnet), or as the manager's probe finds. */
+async function isOnline(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  view: JobView,
+  definition: ExposingDefinition,
+): Promise<boolean> {
+  if (ctx.network === 'localnet') {
+    const status = await endpointStatus(ctx.net, await vaultWallet(ctx, deployment.vault), view)
+    return status !== null && status.size > 0 && [...status.values()].every(Boolean)
+  }
+  const urls = serviceUrls(ctx.network, view.address.toBase58(), definition, {networkHost: ctx.net.networkHost})
+  if (urls.length === 0) return false
+  return (await probeServices(urls, definition, false)).ready
+}
