@@ -73,8 +73,15 @@ export const ipfsGatewayFlag = Flags.string({
 /** `--manager` of the deployment commands: the manager setting. */
 export const managerFlag = Flags.string({
   description:
-    "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then on localnet the localnet's own)",
+    "deployment manager URL (default: GPUNET_MANAGER_URL, the profile's or config file's manager, then the network's public API on devnet/mainnet, the localnet's own on localnet)",
   helpValue: 'URL',
+})
+
+/** `--api-key` of the commands that talk to a manager: the managerApiKey setting (GPUNET_API_KEY is safer). */
+export const apiKeyFlag = Flags.string({
+  description:
+    "API key of the manager or the network's API, sent instead of the wallet's headers [default: GPUNET_API_KEY, then the managerApiKey setting]; a flag shows in process lists, the variable does not",
+  helpValue: 'KEY',
 })
 
 /** `--database-url` of `deployment serve`: the managerDatabaseUrl setting. */
@@ -108,6 +115,7 @@ const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   localnetIds: idsFlag,
   nodes: nodesFlag,
   manager: managerFlag,
+  managerApiKey: apiKeyFlag,
   managerDatabaseUrl: managerDatabaseUrlFlag,
   managerVaultKeyFile: vaultKeyFileFlag,
 }
@@ -177,5 +185,6 @@ export const deploymentFlags = {
   network: networkFlags.network,
   profile: networkFlags.profile,
   manager: managerFlag,
+  'api-key': apiKeyFlag,
   wallet: networkFlags.wallet,
 }

@@ -4,7 +4,7 @@ import type {Interfaces} from '@oclif/core'
 import {ux} from '@oclif/core/ux'
 
 import {BaseCommand} from './base-command.js'
-import {marketFlag, marketFlags, networkFlags, waitFlags} from './flags.js'
+import {apiKeyFlag, managerFlag, marketFlag, marketFlags, networkFlags, waitFlags} from './flags.js'
 import type {JobDefinition} from '../lib/definition/schema.js'
 import type {NetworkCheck} from '../lib/definition/network-form/prepare.js'
 import type {NetworkChange} from '../lib/definition/network-form/translate.js'
@@ -32,6 +32,9 @@ import {exposedPorts} from '../lib/market/service-url.js'
 import type {Network} from '../lib/network.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {openWallet, type Wallet} from '../lib/keys/wallet.js'
+import {creditAmount, listWithCredits, newIdempotencyKey} from '../lib/credits/client.js'
+import {connectManager} from '../lib/manager-connection.js'
+import {PublicKey} from '@solana/web3.js'
 
 interface WalletReport {
   address: string
@@ -46,6 +49,21 @@ export interface PostReport extends JobInfo {
   /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
   fee: FeeJson
   /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
+  warnings: string[]
+}
+
+/** What `job post --credits --json` prints: the job's report, what the network's API charged, the key it was sent with. */
+export interface CreditPostReport extends JobInfo {
+  signature: string
+  credits: {
+    /** Held for the job: its price x timeout, one token a credit on localnet; what it did not run comes back. */
+    charged: AmountJson
+    /** The API that listed it; its wallet is the job's project on the chain. */
+    manager: string
+    project: string | null
+  }
+  /** The Idempotency-Key the post was sent with: the same key and definition post it once, however often sent. */
+  idempotencyKey: string
   warnings: string[]
 }
 
@@ -96,6 +114,19 @@ export const postFlags = {
   'queue-anyway': Flags.boolean({
     description: 'on localnet, post a job that no localnet node would run (its node is off, or it has no GPU)',
   }),
+  credits: Flags.boolean({
+    description:
+      "pay with credits of the network's API instead of the wallet's tokens: posted through its /api/jobs/list with your API key (--api-key, GPUNET_API_KEY); the API's wallet lists the job",
+    exclusive: ['dry-run'],
+  }),
+  'idempotency-key': Flags.string({
+    description:
+      'with --credits, the key the post is sent with [default: a new one per run]; give the same one to a re-run of a post that may have gone through, and it lists the job once',
+    helpValue: 'KEY',
+    dependsOn: ['credits'],
+  }),
+  'api-key': apiKeyFlag,
+  manager: managerFlag,
   quiet: Flags.boolean({
     char: 'q',
     description: 'print only the job address on stdout (for scripts: JOB=$(gpunet job post -q job.json))',
@@ -120,8 +151,12 @@ export abstract class PostCommand extends BaseCommand {
   }
 
   /** Checks, quotes and (unless `--dry-run`) uploads and posts a checked definition, then follows it with `--wait`. */
-  protected async postDefinition(flags: PostFlags, {upload}: PostableDefinition): Promise<PostReport | DryRunReport> {
+  protected async postDefinition(
+    flags: PostFlags,
+    {upload}: PostableDefinition,
+  ): Promise<PostReport | DryRunReport | CreditPostReport> {
     this.quiet = flags.quiet
+    if (flags.credits) return this.postWithCredits(flags, upload)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
     const {document: definition, bytes} = upload
@@ -204,6 +239,77 @@ export abstract class PostCommand extends BaseCommand {
       ['Wallet', report.wallet.address],
       ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
     )
+    for (const line of reportLines(rows)) this.say(line)
+    const result = resultText(report)
+    if (result !== null) {
+      this.say()
+      this.say(printable(result, process.stdout))
+    }
+    return this.failWithReport(report, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
+  }
+
+  /**
+   * Posts through the network's API, paid by credits: the definition uploaded as for any post, then `/api/jobs/list`
+   * with one Idempotency-Key for every try. The API's wallet lists it (its project), so its node's live lines,
+   * which only the project may read, are not followed.
+   */
+  private async postWithCredits(flags: PostFlags, upload: PostableDefinition['upload']): Promise<CreditPostReport> {
+    const {network} = this.settings
+    const note = (line: string) => this.note(line)
+    const {document: definition, bytes} = upload
+    for (const {path, change} of upload.changes) this.note(`In the network's form: ${path} ${change}`)
+    const net = await connectMarket(this.settings, note)
+    const api = await connectManager(this.settings, {note})
+    const given = this.settings.get('market')
+    const market = given?.from === 'flag' ? parseAddress(given.value, 'the market') : net.defaultMarket
+    const warnings = this.checkRunnable(net, market.equals(net.defaultMarket), upload.runnable, flags['queue-anyway'])
+    const key = flags['idempotency-key'] ?? newIdempotencyKey()
+    const timeout = flags.timeout
+    await confirmSpend(
+      network,
+      `Post this job on ${network} paid by credits (${timeout === undefined ? "the market's timeout" : `${timeout} s`})?`,
+      flags.yes,
+    )
+    const {cid} = computeCidV0(bytes)
+    const progress = startProgress(`Uploading the definition to ${net.content().url}`)
+    let answer
+    try {
+      await net.content().add(bytes)
+      progress.update(`Posting the job on ${network} with credits (${api.url})`)
+      answer = await listWithCredits(api.client, {ipfsHash: cid, market: market.toBase58(), timeout}, key)
+    } finally {
+      progress.stop()
+    }
+    const job = new PublicKey(answer.job)
+    const wait = flags.wait || flags['wait-for'] !== undefined
+    let waitStopped: GpunetError | null = null
+    const waited = wait
+      ? await waitForJob(net, job, {
+          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
+          timeoutSeconds: flags['wait-timeout'],
+          definition,
+        }).catch((error: unknown) => {
+          if (!stoppedWaiting(error)) throw error
+          waitStopped = error
+          return null
+        })
+      : null
+    const view = waited ?? (await readJob(net.connection, net.programId, job))
+    const report: CreditPostReport = {
+      ...(await jobInfo(net, view, definition)),
+      signature: answer.tx,
+      credits: {
+        charged: creditAmount(answer.credits.creditsUsed),
+        manager: api.url,
+        project: answer.credits.project ?? null,
+      },
+      idempotencyKey: key,
+      warnings,
+    }
+    if (this.quiet) ux.stdout(report.job)
+    this.say(`Posted job ${report.job} on ${network}, paid by credits`)
+    const rows = report.result ? rowsWithOutcome(report) : jobRows(report)
+    rows.splice(1, 0, ['Credits', `${amountText(report.credits.charged)} held (${api.url})`])
     for (const line of reportLines(rows)) this.say(line)
     const result = resultText(report)
     if (result !== null) {

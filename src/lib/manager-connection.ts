@@ -28,8 +28,8 @@ export interface ManagerConnection {
 }
 
 /**
- * The client of the deployment manager the settings name (`manager`: flag, environment, profile, config file), else
- * on localnet the localnet's own (starting the localnet when none runs), authenticated by the `managerApiKey`
+ * The client of the deployment manager the settings name (`manager`: flag, environment, profile, config file, on
+ * devnet and mainnet the network's public API by preset), else on localnet the localnet's own (starting the localnet when none runs), authenticated by the `managerApiKey`
  * setting or the wallet's headers. Wallet headers go only over https or to this machine: their signature is a
  * lasting credential, so plain http elsewhere is exit 2.
  */
@@ -45,7 +45,11 @@ export async function connectManager(settings: Settings, options: ManagerConnect
     const owner = await wallet()
     auth = () => ({...apiAuthHeaders(owner)})
   }
-  return {client: new DeploymentClient(url, auth), url, via: apiKey ? 'api-key' : 'wallet', wallet}
+  const client = new DeploymentClient(url, auth, {
+    secrets: apiKey ? [apiKey] : [],
+    keyHint: settings.envName('managerApiKey'),
+  })
+  return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet}
 }
 
 function checkManagerUrl(text: string): string {
@@ -71,12 +75,13 @@ function checkManagerUrl(text: string): string {
   )
 }
 
+/** The localnet's own manager: devnet and mainnet have the network's public API as their preset. */
 async function defaultManagerUrl(settings: Settings, note: (line: string) => void): Promise<string> {
   const {network} = settings
   if (network !== 'localnet') {
     throw new GpunetError('manager_missing', `no deployment manager is set for ${network}`, {
       exitCode: ExitCode.USAGE,
-      hint: `pass --manager URL, set ${settings.envName('manager')}, or \`gpunet config set manager URL --network ${network}\` (the network's own: ${NETWORK_MANAGERS[network]})`,
+      hint: `pass --manager URL, set ${settings.envName('manager')}, or \`gpunet config set manager URL --network ${network}\``,
     })
   }
   const runtime = await ensureLocalnet(settings.localnet.dataDir, settings.localnet.port, note)
@@ -86,6 +91,3 @@ async function defaultManagerUrl(settings: Settings, note: (line: string) => voi
     hint: 'it was started by an older gpunet, or without one: restart it with `gpunet localnet stop && gpunet localnet start`',
   })
 }
-
-/** The network's hosted deployment API (@nosana/api's backend), named in hints: gpunet never picks it unasked. */
-const NETWORK_MANAGERS = {devnet: 'https://dashboard.k8s.dev.nos.ci', mainnet: 'https://dashboard.k8s.prd.nos.ci'}

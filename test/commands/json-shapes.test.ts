@@ -17,7 +17,7 @@ const address = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
 const cid = z.string().regex(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/)
 const amount = z.strictObject({
   amount: z.number(),
-  unit: z.enum(['SOL', 'token']),
+  unit: z.enum(['SOL', 'token', 'credit']),
   baseUnits: z.string().regex(/^\d+$/),
 })
 const fee = z.strictObject({
@@ -363,6 +363,29 @@ describe('every command --json: one schema per command, one vocabulary', functio
       ['deployment', 'api-key', 'list'],
       z.strictObject({keys: z.array(z.looseObject({id: z.string()})), manager: z.string()}),
     )
+    // Credits, with the key: the localnet's ledger topped up, a job paid by them posted, extended and stopped.
+    const keyed = {...box.env, GPUNET_API_KEY: key.key}
+    await json(
+      ['localnet', 'fund', '--credits', '3'],
+      z.looseObject({credits: z.strictObject({added: amount, balance: amount})}),
+    )
+    const credit = await runCli(['credits', 'balance', '--json'], {env: keyed})
+    assert.equal(credit.code, 0, credit.stderr)
+    checkVocabulary(JSON.parse(credit.stdout), 'credits balance')
+    checkNames(JSON.parse(credit.stdout), 'credits balance', problems)
+    seen.add('credits balance')
+    const creditJob = await runCli(['job', 'post', file, '--queue-anyway', '--credits', '--json'], {env: keyed})
+    assert.equal(creditJob.code, 0, creditJob.stderr)
+    const creditPosted = JSON.parse(creditJob.stdout) as {job: string}
+    checkNames(creditPosted, 'job post', problems)
+    for (const args of [
+      ['job', 'extend', creditPosted.job, '--timeout', '8000', '--credits', '--json'],
+      ['job', 'stop', creditPosted.job, '--credits', '--json'],
+    ]) {
+      const result = await runCli(args, {env: keyed})
+      assert.equal(result.code, 0, result.stderr)
+      checkNames(JSON.parse(result.stdout), args.slice(0, 2).join(' '), problems)
+    }
     await json(['deployment', 'api-key', 'revoke', key.id], z.strictObject({revoked: z.string(), manager: z.string()}))
     await json(['localnet', 'stop'], z.looseObject({}))
     await json(['localnet', 'reset', '--yes'], z.looseObject({reset: z.boolean(), restarted: z.boolean()}))

@@ -2,7 +2,14 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {marketFlags} from '../../cli/flags.js'
+import {apiKeyFlag, managerFlag, marketFlags} from '../../cli/flags.js'
+import {creditAmount, extendWithCredits, newIdempotencyKey} from '../../lib/credits/client.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {connectManager} from '../../lib/manager-connection.js'
+import {connectMarket} from '../../lib/network-connection.js'
+import {parseAddress} from '../../lib/market/connect.js'
+import {readJob} from '../../lib/market/jobs.js'
+import type {AmountJson} from '../../lib/market/amounts.js'
 import {amountJson} from '../../lib/market/amounts.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
 import {extendJob, extendReport, type ExtendReport, quoteExtend} from '../../lib/market/manage.js'
@@ -24,12 +31,19 @@ export default class JobExtend extends BaseCommand {
   static override flags = {
     timeout: Flags.integer({description: 'new total timeout in seconds', required: true, min: 1, helpValue: 'SECONDS'}),
     yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
+    credits: Flags.boolean({
+      description:
+        "a job paid by credits (job post --credits): extended by the network's API that listed it, with your API key, paid by your credits",
+    }),
+    manager: managerFlag,
+    'api-key': apiKeyFlag,
     ...marketFlags,
   }
 
-  async run(): Promise<{network: Network} & ExtendReport> {
+  async run(): Promise<({network: Network} & ExtendReport) | CreditExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
     const {network} = this.settings
+    if (flags.credits) return this.extendWithCredits(args.job, flags.timeout, flags.yes)
     const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     const timeout = BigInt(flags.timeout)
     const quote = await quoteExtend(net, wallet, view, timeout)
@@ -48,4 +62,55 @@ export default class JobExtend extends BaseCommand {
       this.say(line)
     return report
   }
+
+  /** The job's timeout read from the chain (anyone may), the difference bought from the API with credits. */
+  private async extendWithCredits(job: string, timeout: number, yes: boolean): Promise<CreditExtendReport> {
+    const {network} = this.settings
+    const note = (line: string) => this.note(line)
+    const net = await connectMarket(this.settings, note)
+    const view = await readJob(net.connection, net.programId, parseAddress(job, 'the job'))
+    const previous = Number(view.job.timeout)
+    if (timeout <= previous) {
+      throw new GpunetError(
+        'timeout_not_larger',
+        `the new timeout (${timeout} s) must be larger than the current one (${previous} s)`,
+        {
+          exitCode: ExitCode.USAGE,
+          hint: '--timeout is the new total duration in seconds, not an addition',
+          fields: {job, timeout, currentTimeout: previous},
+        },
+      )
+    }
+    const api = await connectManager(this.settings, {note})
+    await confirmSpend(network, `Extend job ${job} to ${timeout} s, paid by credits?`, yes)
+    const answer = await extendWithCredits(api.client, job, timeout - previous, newIdempotencyKey())
+    const report: CreditExtendReport = {
+      network,
+      job,
+      previousTimeout: previous,
+      timeout,
+      charged: creditAmount(answer.credits.creditsUsed),
+      signature: answer.tx,
+      manager: api.url,
+    }
+    this.say(`Extended job ${job} on ${network}, paid by credits`)
+    for (const line of reportLines([
+      ['Timeout', `${previous} s -> ${timeout} s`],
+      ['Charged', amountText(report.charged)],
+      ['Signature', report.signature],
+    ]))
+      this.say(line)
+    return report
+  }
+}
+
+/** `job extend --credits --json`: as an extension paid by the wallet, charged in credits, with no fee of yours. */
+interface CreditExtendReport {
+  network: Network
+  job: string
+  previousTimeout: number
+  timeout: number
+  charged: AmountJson
+  signature: string
+  manager: string
 }

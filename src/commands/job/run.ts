@@ -5,10 +5,16 @@ import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.
 import {checkPostableText} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {splitCommand} from '../../cli/flags.js'
-import {type DryRunReport, PostCommand, postFlags, type PostReport} from '../../cli/post-command.js'
+import {
+  type CreditPostReport,
+  type DryRunReport,
+  PostCommand,
+  postFlags,
+  type PostReport,
+} from '../../cli/post-command.js'
 
 /** What `job run --json` adds to `job post`'s report: the definition it built and posted. */
-type RunReport = (PostReport | DryRunReport) & {jobDefinition: unknown; saved?: string}
+type RunReport = (PostReport | DryRunReport | CreditPostReport) & {jobDefinition: unknown; saved?: string}
 
 export default class JobRun extends PostCommand {
   static override summary = 'Run a command as a one-off job, without writing a definition first.'

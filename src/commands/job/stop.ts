@@ -2,7 +2,10 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {marketFlags} from '../../cli/flags.js'
+import {apiKeyFlag, managerFlag, marketFlags} from '../../cli/flags.js'
+import {newIdempotencyKey, stopWithCredits} from '../../lib/credits/client.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {connectManager} from '../../lib/manager-connection.js'
 import {controlOperation} from '../../lib/job/operation-control.js'
 import {stopJob} from '../../lib/market/manage.js'
 import {type FeeJson, feeJson} from '../../lib/market/send.js'
@@ -28,6 +31,17 @@ interface StopReport {
   fee: FeeJson
 }
 
+/** `job stop --credits`: stopped by the network's API, whose wallet posted it; the API pays the fee. */
+interface CreditStopReport {
+  network: Network
+  job: string
+  action: 'delist' | 'end'
+  state: 'COMPLETED' | 'STOPPED'
+  outcome: 'stopped'
+  signature: string
+  manager: string
+}
+
 /** `job stop --op`: one operation stopped by the job's node; the job goes on. */
 interface OperationStopReport {
   network: Network
@@ -51,11 +65,19 @@ export default class JobStop extends BaseCommand {
       description: 'stop only this operation of the running job (its id), through its node; the job goes on',
       helpValue: 'ID',
     }),
+    credits: Flags.boolean({
+      description:
+        "a job paid by credits (job post --credits): stopped by the network's API that listed it, with your API key; what it did not run is credited back",
+      exclusive: ['op'],
+    }),
+    manager: managerFlag,
+    'api-key': apiKeyFlag,
   }
 
-  async run(): Promise<StopReport | OperationStopReport> {
+  async run(): Promise<StopReport | OperationStopReport | CreditStopReport> {
     const {args, flags} = await this.parse(JobStop)
     const {network} = this.settings
+    if (flags.credits) return this.stopWithCredits(args.job)
     const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
     if (flags.op !== undefined) {
       const {ops} = await controlOperation(net, wallet, view, {op: flags.op}, 'stop')
@@ -72,4 +94,35 @@ export default class JobStop extends BaseCommand {
     const status = action === 'end' ? 'COMPLETED' : 'DELISTED'
     return {network, job: args.job, action, state, outcome: 'stopped', status, signature, fee: feeJson(fee)}
   }
+
+  private async stopWithCredits(job: string): Promise<CreditStopReport> {
+    checkAddress(job)
+    const api = await connectManager(this.settings, {note: (line) => this.note(line)})
+    const answer = await stopWithCredits(api.client, job, newIdempotencyKey())
+    const action = answer.delisted ? 'delist' : 'end'
+    this.say(
+      answer.delisted
+        ? `Stopped job ${job}: it was queued, its credits came back`
+        : `Stopped job ${job}: its node was paid for the time it ran, the rest of its credits came back`,
+    )
+    const state = action === 'end' ? 'COMPLETED' : 'STOPPED'
+    return {
+      network: this.settings.network,
+      job,
+      action,
+      state,
+      outcome: 'stopped',
+      signature: answer.tx,
+      manager: api.url,
+    }
+  }
+}
+
+/** A job address as given, checked before it is sent anywhere (exit 2). */
+function checkAddress(job: string): void {
+  if (/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(job)) return
+  throw new GpunetError('invalid_address', `"${job.slice(0, 60)}" is not a job address`, {
+    exitCode: ExitCode.USAGE,
+    hint: 'a job address is base58, as job post printed it',
+  })
 }

@@ -13,14 +13,18 @@ import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText} from '../../lib/market/report.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {openCreditLedger} from '../../lib/credits/ledger.js'
+import {localnetFiles} from '../../lib/localnet/paths.js'
 
 interface FundReport {
   network: 'localnet'
   address: string
-  mint: string
-  signature: string
-  sol: {added: AmountJson; balance: AmountJson}
-  tokens: {added: AmountJson; balance: AmountJson}
+  mint?: string
+  signature?: string
+  sol?: {added: AmountJson; balance: AmountJson}
+  tokens?: {added: AmountJson; balance: AmountJson}
+  /** With --credits: what the localnet's credit ledger gave the address, and what it has free now. */
+  credits?: {added: AmountJson; balance: AmountJson}
 }
 
 export default class LocalnetFund extends BaseCommand {
@@ -47,12 +51,27 @@ export default class LocalnetFund extends BaseCommand {
     tokens: Flags.string({
       description: `payment tokens to send [default: ${DEFAULT_FUNDING.tokens} when --sol is not given]`,
     }),
+    credits: Flags.string({
+      description:
+        "credits to add to the address's account in the localnet's credit ledger (what `job post --credits` spends, with an API key of that address); alone, sends no SOL or tokens",
+    }),
     'data-dir': dataDirFlag,
   }
 
   async run(): Promise<FundReport> {
     const {args, flags} = await this.parse(LocalnetFund)
-    const both = flags.sol === undefined && flags.tokens === undefined
+    const credits = flags.credits === undefined ? null : parseAmount(flags.credits, CREDIT_DECIMALS, 'credit')
+    if (credits !== null && credits === 0n) {
+      throw new GpunetError('nothing_to_fund', 'nothing to add: --credits is 0', {
+        exitCode: ExitCode.USAGE,
+        hint: 'Give a positive amount, e.g. --credits 10.',
+      })
+    }
+    const both = flags.sol === undefined && flags.tokens === undefined && credits === null
+    if (credits !== null && flags.sol === undefined && flags.tokens === undefined) {
+      const owner = await this.fundOwner(args.address)
+      return this.addCredits({network: 'localnet', address: owner.toBase58()}, flags['data-dir'], credits)
+    }
     const lamports = parseAmount(flags.sol ?? (both ? String(DEFAULT_FUNDING.sol) : '0'), SOL_DECIMALS, 'SOL')
     const tokens = parseAmount(flags.tokens ?? (both ? String(DEFAULT_FUNDING.tokens) : '0'), TOKEN_DECIMALS, 'token')
     if (lamports === 0n && tokens === 0n) {
@@ -61,9 +80,7 @@ export default class LocalnetFund extends BaseCommand {
         hint: 'Give a positive amount, e.g. --sol 1 or --tokens 10.',
       })
     }
-    const owner = args.address
-      ? parseAddress(args.address)
-      : (await openWallet(this.settings, {create: true, note: (line) => this.note(line)})).publicKey
+    const owner = await this.fundOwner(args.address)
 
     const dataDir = flags['data-dir']
     const runtime = await ensureLocalnet(dataDir, this.settings.localnet.port, (line) => this.note(line))
@@ -71,27 +88,56 @@ export default class LocalnetFund extends BaseCommand {
     const mint = new PublicKey(status.mint!)
     const result = await fundFromFaucet(dataDir, runtime, mint, owner, {lamports, tokens})
 
+    const sol = {
+      added: amountJson(lamports, SOL_DECIMALS, 'SOL'),
+      balance: amountJson(result.lamports, SOL_DECIMALS, 'SOL'),
+    }
+    const token = {
+      added: amountJson(tokens, TOKEN_DECIMALS, 'token'),
+      balance: amountJson(result.tokens, TOKEN_DECIMALS, 'token'),
+    }
     const report: FundReport = {
       network: 'localnet',
       address: owner.toBase58(),
       mint: mint.toBase58(),
       signature: result.signature,
-      sol: {
-        added: amountJson(lamports, SOL_DECIMALS, 'SOL'),
-        balance: amountJson(result.lamports, SOL_DECIMALS, 'SOL'),
-      },
-      tokens: {
-        added: amountJson(tokens, TOKEN_DECIMALS, 'token'),
-        balance: amountJson(result.tokens, TOKEN_DECIMALS, 'token'),
-      },
+      sol,
+      tokens: token,
     }
-    const {sol, tokens: token} = report
     this.say(`Funded ${report.address} on localnet: +${amountText(sol.added)}, +${amountText(token.added)}`)
     this.say(`  Balance      ${amountText(sol.balance)}, ${amountText(token.balance)}`)
     this.say(`  Signature    ${report.signature}`)
-    return report
+    return credits === null ? report : this.addCredits(report, dataDir, credits)
+  }
+
+  /** The address given, else the wallet's (made on localnet when missing). */
+  private async fundOwner(address: string | undefined): Promise<PublicKey> {
+    if (address) return parseAddress(address)
+    return (await openWallet(this.settings, {create: true, note: (line) => this.note(line)})).publicKey
+  }
+
+  /**
+   * Adds credits in the ledger of the localnet's data directory: a local file, as the faucet's key is, written
+   * beside the running localnet (SQLite in WAL takes both).
+   */
+  private addCredits(report: FundReport, dataDir: string, units: bigint): FundReport {
+    const ledger = openCreditLedger(localnetFiles(dataDir).credits)
+    let balance
+    try {
+      balance = ledger.topUp(report.address, Number(units), Date.now())
+    } finally {
+      ledger.close()
+    }
+    const free = BigInt(balance.assigned - balance.reserved - balance.settled)
+    const added = amountJson(units, CREDIT_DECIMALS, 'credit')
+    const now = amountJson(free, CREDIT_DECIMALS, 'credit')
+    this.say(`Added ${amountText(added)} to ${report.address} on localnet: ${amountText(now)} available`)
+    return {...report, credits: {added, balance: now}}
   }
 }
+
+/** Credits have the payment token's 6 decimals: the localnet prices one at a token. */
+const CREDIT_DECIMALS = TOKEN_DECIMALS
 
 function parseAddress(text: string): PublicKey {
   try {

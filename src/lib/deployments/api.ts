@@ -7,7 +7,7 @@ import type {AddressInfo} from 'node:net'
 
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
-import Fastify, {type FastifyReply, type FastifyRequest} from 'fastify'
+import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} from 'fastify'
 
 import {isLoopbackAddress, webPageRefusal} from '../http/loopback-guard.js'
 import {readBalances} from '../market/balances.js'
@@ -60,8 +60,11 @@ export interface DeploymentApi {
   close(): Promise<void>
 }
 
+/** More routes on the same server, authentication and error shape: the localnet's credit routes (credits/). */
+export type ExtraRoutes = (app: FastifyInstance, auth: ApiAuth) => void
+
 /** Builds the API over the manager's context and its authentication. */
-export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): DeploymentApi {
+export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: ExtraRoutes): DeploymentApi {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
     logger: false,
@@ -350,6 +353,8 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth): Deploym
     auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
     return reply.code(204).send()
   })
+
+  extra?.(app as unknown as FastifyInstance, auth)
 
   let url = ''
   return {

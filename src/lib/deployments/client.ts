@@ -7,6 +7,7 @@ import {z} from 'zod'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
+import {stripControls} from '../text/terminal-text.js'
 
 /** The most bytes one answer may have: a page of 100 deployments or events is far less. */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -140,6 +141,30 @@ export interface PageQuery {
 /** The headers that prove who asks: the wallet's (x-user-id, authorization) or an API key's. */
 export type AuthHeaders = () => Record<string, string>
 
+/** How a client treats what it sends: the credentials it must never echo, and how 429 answers are waited out. */
+export interface ClientOptions {
+  /** Values (an API key) cut out of any text the manager sends back before it reaches an error. */
+  secrets?: string[]
+  /** The setting's variable named in a 401's hint. */
+  keyHint?: string
+  /** How many times a 429 is waited out (its Retry-After) before exit 5; undici does it for idempotent methods. */
+  rateLimitRetries?: number
+  /** The longest Retry-After honoured, in ms: a longer one is cut to it. */
+  maxRetryAfterMs?: number
+  /** Waits; tests may shorten it. */
+  sleep?: (ms: number) => Promise<void>
+}
+
+/** One request's extras: an Idempotency-Key makes a POST safe to send again after a 429 or a lost answer. */
+export interface RequestOptions {
+  idempotencyKey?: string
+}
+
+/** How many times a 429 is waited out by default. */
+export const RATE_LIMIT_RETRIES = 3
+/** The longest Retry-After honoured by default. */
+export const MAX_RETRY_AFTER_MS = 30_000
+
 /** A manager's deployment API at `url` (its origin; routes are under `/api`), authenticated by `auth`. */
 export class DeploymentClient {
   readonly url: string
@@ -147,6 +172,7 @@ export class DeploymentClient {
   constructor(
     url: string,
     private readonly auth: AuthHeaders,
+    private readonly options: ClientOptions = {},
   ) {
     this.url = url.replace(/\/+$/, '')
   }
@@ -233,19 +259,89 @@ export class DeploymentClient {
     await this.call('DELETE', `/api/api-keys/${segment(id)}`, undefined, null)
   }
 
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>
-  private async call(method: string, path: string, body: unknown, schema: null): Promise<void>
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T> | null): Promise<T | void> {
+  /**
+   * One request of the manager's API (the deployment routes above, the credit routes of credits/): the answer read
+   * up to a bound and checked with `schema` (null: no document). A 429 is waited out (Retry-After) a bounded number
+   * of times when undici does not (POST, PATCH), which is safe: a 429 was refused before anything was done, and a
+   * POST that pays carries an Idempotency-Key, the same on every try, so the API answers it once.
+   */
+  async request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T>,
+    options?: RequestOptions,
+  ): Promise<T>
+  async request(method: string, path: string, body: unknown, schema: null, options?: RequestOptions): Promise<void>
+  async request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T> | null,
+    options: RequestOptions = {},
+  ): Promise<T | void> {
     const headers: Record<string, string> = {accept: 'application/json', ...this.auth()}
     if (body !== undefined) headers['content-type'] = 'application/json'
-    let response: Response
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
+    const retries = IDEMPOTENT.has(method) ? 0 : (this.options.rateLimitRetries ?? RATE_LIMIT_RETRIES)
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.send(
+        method,
+        path,
+        headers,
+        body,
+        options.idempotencyKey !== undefined && attempt < retries,
+      )
+      if (response === 'lost') {
+        await sleep(backoffMs(attempt))
+        continue
+      }
+      const raw = this.redact(await readBounded(response, this.url))
+      if (response.status === 429 && attempt < retries) {
+        await sleep(retryAfterMs(response.headers.get('retry-after'), attempt, this.options.maxRetryAfterMs))
+        continue
+      }
+      if (!response.ok) throw managerError(response.status, raw, this.url, this.options.keyHint)
+      if (schema === null) return
+      let value: unknown
+      try {
+        value = JSON.parse(raw)
+      } catch {
+        throw malformed(this.url, `${method} ${path.split('?')[0]} answered ${response.status} with no JSON document`)
+      }
+      const parsed = schema.safeParse(value)
+      if (!parsed.success) {
+        const first = parsed.error.issues[0]
+        const where = first?.path.length ? first.path.join('.') : '(document)'
+        throw malformed(
+          this.url,
+          `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
+        )
+      }
+      return parsed.data
+    }
+  }
+
+  /**
+   * Sends once. A request that never got an answer is 'lost' when `resendable` (it carries an Idempotency-Key and
+   * has tries left): sending it again cannot act twice.
+   */
+  private async send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: unknown,
+    resendable: boolean,
+  ): Promise<Response | 'lost'> {
     try {
-      response = await httpFetch(`${this.url}${path}`, {
+      return await httpFetch(`${this.url}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
       })
     } catch (error) {
+      if (resendable) return 'lost'
       throw new GpunetError(
         'manager_unreachable',
         `cannot reach the deployment manager at ${this.url} (${describeHttpFailure(error)})`,
@@ -256,26 +352,38 @@ export class DeploymentClient {
         },
       )
     }
-    const raw = await readBounded(response, this.url)
-    if (!response.ok) throw managerError(response.status, raw, this.url)
-    if (schema === null) return
-    let value: unknown
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      throw malformed(this.url, `${method} ${path.split('?')[0]} answered ${response.status} with no JSON document`)
-    }
-    const parsed = schema.safeParse(value)
-    if (!parsed.success) {
-      const first = parsed.error.issues[0]
-      const where = first?.path.length ? first.path.join('.') : '(document)'
-      throw malformed(
-        this.url,
-        `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
-      )
-    }
-    return parsed.data
   }
+
+  /** The text with every credential this client sends cut out: a manager that echoes a key must not print it. */
+  private redact(text: string): string {
+    let out = text
+    for (const secret of this.options.secrets ?? []) if (secret.length >= 8) out = out.split(secret).join('[redacted]')
+    return out
+  }
+
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>
+  private async call(method: string, path: string, body: unknown, schema: null): Promise<void>
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T> | null): Promise<T | void> {
+    return schema === null ? this.request(method, path, body, null) : this.request(method, path, body, schema)
+  }
+}
+
+/** The methods undici's retry interceptor sends again itself (on 429 and 5xx, honouring Retry-After). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
+
+/** The wait a 429 asks for: Retry-After in seconds or as a date, else a doubling backoff; never past `max`. */
+export function retryAfterMs(header: string | null, attempt: number, max = MAX_RETRY_AFTER_MS): number {
+  let ms = backoffMs(attempt)
+  if (header !== null && /^\d{1,9}$/.test(header.trim())) ms = Number(header.trim()) * 1000
+  else if (header !== null) {
+    const at = Date.parse(header)
+    if (Number.isFinite(at)) ms = Math.max(0, at - Date.now())
+  }
+  return Math.min(ms, max)
+}
+
+function backoffMs(attempt: number): number {
+  return Math.min(250 * 2 ** attempt, 8000)
 }
 
 /** A path segment as sent: an id from the command line must not add path parts or a query. */
@@ -331,6 +439,8 @@ const STATUS_EXITS: Record<number, ExitCodeValue> = {
   // ended job, a usage error.
   409: ExitCode.USAGE,
   413: ExitCode.INVALID_INPUT,
+  // An Idempotency-Key sent again with another request: the caller's mistake, as a usage error.
+  422: ExitCode.USAGE,
 }
 
 /**
@@ -338,8 +448,9 @@ const STATUS_EXITS: Record<number, ExitCodeValue> = {
  * `{error: "text"}`, with the exit code of its status; the manager's own words are cut short and kept as sent
  * (the edge strips control sequences before a terminal sees them).
  */
-export function managerError(status: number, raw: string, url: string): GpunetError {
-  let code = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : 'manager_error'
+export function managerError(status: number, raw: string, url: string, keyVariable = 'GPUNET_API_KEY'): GpunetError {
+  let code =
+    status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : 'manager_error'
   let message = `the deployment manager answered ${status}`
   let hint: string | undefined
   try {
@@ -349,18 +460,22 @@ export function managerError(status: number, raw: string, url: string): GpunetEr
       const fields = error as {code?: unknown; message?: unknown; hint?: unknown}
       if (typeof fields.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(fields.code)) code = fields.code
       if (typeof fields.message === 'string' && fields.message !== '') message = fields.message
-      if (typeof fields.hint === 'string' && fields.hint !== '') hint = fields.hint.slice(0, MAX_REMOTE_TEXT)
+      if (typeof fields.hint === 'string' && fields.hint !== '')
+        hint = stripControls(fields.hint).slice(0, MAX_REMOTE_TEXT)
     }
   } catch {
     // Not a JSON document (a proxy's page, a bare "Unauthorized"): the status line says it.
   }
-  message = message.slice(0, MAX_REMOTE_TEXT)
+  // A stranger's words: no control sequence reaches a terminal or a log, whatever the output.
+  message = stripControls(message).slice(0, MAX_REMOTE_TEXT)
   const exitCode = STATUS_EXITS[status] ?? ExitCode.UNAVAILABLE
   hint ??=
     status === 401
-      ? 'the manager did not take the credentials: check the wallet (--wallet) or the API key (GPUNET_MANAGER_API_KEY)'
-      : status >= 500
-        ? `the manager at ${url} is failing; try again later`
-        : undefined
+      ? `the manager did not take the credentials: check the wallet (--wallet) or the API key (--api-key, ${keyVariable})`
+      : status === 429
+        ? `the manager at ${url} is still limiting requests after gpunet waited; try again later`
+        : status >= 500
+          ? `the manager at ${url} is failing (HTTP ${status}); try again later`
+          : undefined
   return new GpunetError(code, message, {exitCode, hint, fields: {status, manager: url}})
 }

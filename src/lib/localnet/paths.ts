@@ -77,6 +77,10 @@ export function localnetFiles(dataDir: string) {
     secrets: join(dataDir, 'secrets'),
     /** The in-process deployment manager: its SQLite database and the key sealing its vaults (mode 0600). */
     deployments: join(dataDir, 'deployments'),
+    /** The credit ledger of the localnet's credit routes (credits/ledger.ts). */
+    credits: join(dataDir, 'credits', 'credits.db'),
+    /** The wallet that lists credit-paid jobs, as the network's API lists them with its own (mode 0600). */
+    creditsWallet: join(dataDir, 'credits', 'wallet.json'),
     /** The localnet's indexer: every job it saw, one JSON line per change (job-index.ts). */
     jobIndex: join(dataDir, 'jobs-index.jsonl'),
   }

@@ -28,7 +28,10 @@ import {
   type RunningNode,
   startNode,
 } from './node-agent.js'
-import {loadOrCreateKeypair} from '../keys/wallet.js'
+import {loadOrCreateKeypair, walletFromBytes} from '../keys/wallet.js'
+import {openCreditLedger} from '../credits/ledger.js'
+import {creditRoutes} from '../credits/routes.js'
+import {fundFromFaucet} from './fund.js'
 import {type RunningManager, startDeploymentManager} from '../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from './deployment-routes.js'
@@ -217,7 +220,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   if (options.deploymentManager !== false) {
     try {
-      manager = await startLocalnetManager(options.dataDir, node, base, runtime.gatewayUrl)
+      manager = await startLocalnetManager(options.dataDir, node, runtime)
       runtime.deploymentManager = manager.url
       if (agent) {
         // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
@@ -263,9 +266,9 @@ const UNSET_SETTINGS: MarketSettings = {
 async function startLocalnetManager(
   dataDir: string,
   node: Localnet,
-  rpcUrl: string,
-  gatewayUrl: string | null,
+  runtime: LocalnetRuntime,
 ): Promise<RunningManager> {
+  const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
     rpcUrl,
     contentStoreUrl: rpcUrl,
@@ -276,13 +279,34 @@ async function startLocalnetManager(
     node: null,
     rewards: localnetRewardsAccounts(node.mint),
   })
-  return startDeploymentManager({
-    dataDir: localnetFiles(dataDir).deployments,
-    net,
-    network: 'localnet',
-    port: 0,
-    log: (line) => process.stderr.write(`${line}\n`),
-  })
+  // The credit routes of the network's public API, beside the manager as on the network: the ledger in the data
+  // directory, jobs listed by the localnet's credits wallet, which the faucet keeps able to pay.
+  const files = localnetFiles(dataDir)
+  const ledger = openCreditLedger(files.credits)
+  const wallet = walletFromBytes(loadOrCreateKeypair(files.creditsWallet).keypair.secretKey, files.creditsWallet)
+  const fund = async (lamports: bigint, tokens: bigint) =>
+    void (await fundFromFaucet(dataDir, runtime, node.mint, wallet.publicKey, {lamports, tokens}))
+  let manager: RunningManager
+  try {
+    manager = await startDeploymentManager({
+      dataDir: files.deployments,
+      net,
+      network: 'localnet',
+      port: 0,
+      log: (line) => process.stderr.write(`${line}\n`),
+      routes: creditRoutes({ledger, net, wallet, fund}),
+    })
+  } catch (error) {
+    ledger.close()
+    throw error
+  }
+  return {
+    ...manager,
+    async close() {
+      await manager.close()
+      ledger.close()
+    },
+  }
 }
 
 async function route(

@@ -51,7 +51,8 @@ export function formatAmount(units: bigint, decimals: number): string {
 /** An amount in `--json` output: a number in whole units for reading, and the exact base units as a string. */
 export interface AmountJson {
   amount: number
-  unit: 'token' | 'SOL'
+  /** Credits: the network's prepaid balance (localnet: one token a credit), 6 decimals as tokens. */
+  unit: 'token' | 'SOL' | 'credit'
   baseUnits: string
 }
 

@@ -68,6 +68,8 @@ export interface JobListQuery {
   state?: IndexedJobState
   market?: string
   node?: string
+  /** Only jobs that ended this way: read from the jobs themselves, as the indexer knows no outcomes. */
+  outcome?: Outcome
   limit: number
   offset: number
 }
@@ -75,9 +77,13 @@ export interface JobListQuery {
 export interface JobListPage {
   source: 'indexer' | 'chain'
   jobs: ListedJob[]
-  /** How many jobs match in all (every page). */
-  total: number
+  /** How many jobs match in all (every page); null when an outcome filter stopped reading before the last job. */
+  total: number | null
+  /** More jobs match after this page. */
+  more: boolean
 }
+
+export const JOB_OUTCOMES: readonly Outcome[] = ['succeeded', 'failed', 'stopped']
 
 /** The most jobs one indexer page holds. */
 export const MAX_LIST_LIMIT = 50
@@ -88,6 +94,12 @@ const OFFSET = {market: 72, node: 104, project: 176, state: 208}
 /** Results read at once for the outcomes of one page: a page holds at most 50. */
 const RESULT_READS = 4
 
+/**
+ * Jobs the outcome filter reads at most (pages of 50 from the indexer, which allows about 20 requests in 30 s):
+ * past them the total is unknown and the next page is asked for with --offset.
+ */
+export const OUTCOME_SCAN_LIMIT = 500
+
 /** One page of the poster's jobs, newest first, each with its outcome (a done job's read from its result). */
 export async function listJobs(
   net: MarketNetwork,
@@ -95,10 +107,57 @@ export async function listJobs(
   source: 'indexer' | 'chain',
   nowSeconds = Date.now() / 1000,
 ): Promise<JobListPage> {
-  const page = source === 'indexer' ? await fromIndexer(net.indexerUrl, query) : await fromChain(net, query)
+  const fetchPage = (page: JobListQuery) =>
+    source === 'indexer' ? fromIndexer(net.indexerUrl, page) : fromChain(net, page)
+  if (query.outcome) return listByOutcome(net, {...query, outcome: query.outcome}, fetchPage, source, nowSeconds)
+  const page = await fetchPage(query)
   const jobs = page.jobs.map((job) => listedJob(job, nowSeconds))
-  const content = net.content()
+  await readOutcomes(net, jobs)
+  return {source, total: page.total, more: query.offset + jobs.length < page.total, jobs}
+}
+
+/** Reads one page of indexed jobs (from the indexer or the chain). */
+export type PageFetch = (query: JobListQuery) => Promise<{jobs: IndexedJob[]; total: number}>
+
+/**
+ * A page of the jobs that ended one way. The indexer filters by chain state only, and a running job its poster
+ * stopped is COMPLETED on chain, so the poster's jobs are read newest first (only the states that can end that way)
+ * and filtered here, until the page is full and one more match shows there are more.
+ */
+export async function listByOutcome(
+  net: Pick<MarketNetwork, 'content'>,
+  query: JobListQuery & {outcome: Outcome},
+  fetchPage: PageFetch,
+  source: 'indexer' | 'chain',
+  nowSeconds: number,
+): Promise<JobListPage> {
+  const states: IndexedJobState[] = query.outcome === 'stopped' ? ['COMPLETED', 'STOPPED'] : ['COMPLETED']
+  const state = query.state && states.includes(query.state) ? query.state : states.length === 1 ? states[0] : undefined
+  const matches: ListedJob[] = []
+  if (query.state && !states.includes(query.state)) return {source, jobs: [], total: 0, more: false}
+  const wanted = query.offset + query.limit + 1
+  let read = 0
+  let exhausted = false
+  while (matches.length < wanted && read < OUTCOME_SCAN_LIMIT) {
+    const page = await fetchPage({...query, state, offset: read, limit: MAX_LIST_LIMIT})
+    const jobs = page.jobs.map((job) => listedJob(job, nowSeconds)).filter((job) => states.includes(job.state))
+    await readOutcomes(net, jobs)
+    matches.push(...jobs.filter((job) => job.outcome === query.outcome))
+    read += page.jobs.length
+    if (page.jobs.length < MAX_LIST_LIMIT || read >= page.total) {
+      exhausted = true
+      break
+    }
+  }
+  const jobs = matches.slice(query.offset, query.offset + query.limit)
+  return {source, jobs, total: exhausted ? matches.length : null, more: matches.length > query.offset + jobs.length}
+}
+
+/** Fills in the outcome of each COMPLETED job with a result, read from it a few at a time. */
+async function readOutcomes(net: Pick<MarketNetwork, 'content'>, jobs: ListedJob[]): Promise<void> {
   const pending = jobs.filter((job) => job.state === 'COMPLETED' && job.result !== null)
+  if (pending.length === 0) return
+  const content = net.content()
   const readers = Array.from({length: Math.min(RESULT_READS, pending.length)}, async () => {
     for (let job = pending.shift(); job; job = pending.shift()) {
       // A result that cannot be read leaves the outcome unknown (null): the list is still worth printing.
@@ -107,7 +166,6 @@ export async function listJobs(
     }
   })
   await Promise.all(readers)
-  return {source, total: page.total, jobs}
 }
 
 /** The row of an indexed job: the run's duration (so far, for a running job) and its cost, capped at the timeout. */

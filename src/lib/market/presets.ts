@@ -21,6 +21,8 @@ export interface SettingPresets {
   networkHost: string | null
   /** The network's indexer, which lists a poster's jobs (`/jobs/`, §5). */
   indexerUrl: string | null
+  /** The network's public API (@nosana/api's backend_url): hosted deployments and credits. */
+  managerUrl: string | null
   /** Whether transactions carry a compute-unit price unless told otherwise. */
   priorityFeeByDefault: boolean
 }
@@ -43,6 +45,7 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     secretsUrl: null,
     networkHost: null,
     indexerUrl: null,
+    managerUrl: null,
     priorityFeeByDefault: false,
   },
   devnet: {
@@ -53,6 +56,7 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     secretsUrl: 'https://secrets.k8s.dev.nos.ci',
     networkHost: 'k8s.dev.nos.ci',
     indexerUrl: 'https://blockchain-indexer.k8s.dev.nos.ci',
+    managerUrl: 'https://dashboard.k8s.dev.nos.ci',
     priorityFeeByDefault: false,
   },
   mainnet: {
@@ -63,6 +67,7 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     secretsUrl: 'https://secrets.nosana.ci',
     networkHost: 'k8s.prd.nos.ci',
     indexerUrl: 'https://blockchain-indexer.k8s.prd.nos.ci',
+    managerUrl: 'https://dashboard.k8s.prd.nos.ci',
     priorityFeeByDefault: true,
   },
 }

@@ -92,8 +92,9 @@ export function reportLines(rows: [string, string | null | undefined][]): string
 /** An amount as text: "0.72 tokens". */
 export function amountText(amount: AmountJson): string {
   // From the exact base units: a JavaScript number prints 0.000000001 as 1e-9.
-  const decimal = formatAmount(BigInt(amount.baseUnits), amount.unit === 'token' ? TOKEN_DECIMALS : SOL_DECIMALS)
-  return amount.unit === 'token' ? `${decimal} token${decimal === '1' ? '' : 's'}` : `${decimal} SOL`
+  const decimal = formatAmount(BigInt(amount.baseUnits), amount.unit === 'SOL' ? SOL_DECIMALS : TOKEN_DECIMALS)
+  if (amount.unit === 'SOL') return `${decimal} SOL`
+  return `${decimal} ${amount.unit}${decimal === '1' ? '' : 's'}`
 }
 
 /** The rows `job get` prints for a job. */

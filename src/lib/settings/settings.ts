@@ -27,6 +27,8 @@ export interface SettingSpec {
   kind: SettingKind
   /** The flag that sets it, on the commands that declare the shared flag (src/cli/flags.ts). */
   flag?: string
+  /** An older name of its environment variable, still read below `env` (one release's grace). */
+  legacyEnv?: string
   /** Only a profile holds it (its network, its wallet): a network's section of the config file does not. */
   profileOnly?: boolean
   /** Its value on a network when nothing sets it; null when it has none there. */
@@ -85,10 +87,18 @@ export const SETTINGS = {
   localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
   /** How many node agents `localnet start` runs (1..16; 1 when nothing sets it). */
   nodes: {env: 'GPUNET_LOCALNET_NODES', kind: 'nodes', flag: '--nodes'},
-  /** The deployment manager `gpunet deployment` talks to; on localnet with none set, the localnet's own. */
-  manager: {env: 'GPUNET_MANAGER_URL', kind: 'url', flag: '--manager'},
-  /** An API key of that manager, sent instead of the wallet's headers. */
-  managerApiKey: {env: 'GPUNET_MANAGER_API_KEY', kind: 'text'},
+  /**
+   * The deployment manager `gpunet deployment` talks to, which also serves credits (`/api/jobs`, `/api/credits`):
+   * on devnet and mainnet the network's public API by default, on localnet with none set the localnet's own.
+   */
+  manager: {
+    env: 'GPUNET_MANAGER_URL',
+    kind: 'url',
+    flag: '--manager',
+    preset: (net) => SETTING_PRESETS[net].managerUrl,
+  },
+  /** An API key of that manager, sent instead of the wallet's headers (credits take one). */
+  managerApiKey: {env: 'GPUNET_API_KEY', legacyEnv: 'GPUNET_MANAGER_API_KEY', kind: 'text', flag: '--api-key'},
   /** `deployment serve`'s PostgreSQL (postgres://…), shared by several managers; unset: the SQLite file. Never printed. */
   managerDatabaseUrl: {env: 'GPUNET_MANAGER_DATABASE_URL', kind: 'text', flag: '--database-url'},
   /** `deployment serve`'s vault key file: the same key on every manager of one database. */
@@ -181,6 +191,8 @@ function locate(
   if (flag) return {value: flag, from: 'flag', source: 'flag'}
   const fromEnv = env[spec.env]
   if (fromEnv) return {value: fromEnv, from: 'env', source: `env ${spec.env}`}
+  const fromLegacy = spec.legacyEnv ? env[spec.legacyEnv] : undefined
+  if (fromLegacy) return {value: fromLegacy, from: 'env', source: `env ${spec.legacyEnv}`}
   if (profile && profile.profile.network === network) {
     const inProfile = own<string>(profile.profile, key)
     if (inProfile) return {value: inProfile, from: 'profile', source: `profile ${profile.name}`}

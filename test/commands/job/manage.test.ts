@@ -279,6 +279,16 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const listedHuman = await box.run(['job', 'list'])
     assert.match(listedHuman.stdout, /^ADDRESS +STATE +OUTCOME +MARKET/m)
     assert.match(listedHuman.stdout, new RegExp(`^${posted.job} +COMPLETED +stopped +\\w+`, 'm'))
+    // The chain says COMPLETED, so --state STOPPED leaves it out and says where it is; --outcome stopped lists it.
+    const byState = await box.run(['job', 'list', '--state', 'STOPPED', '--json'])
+    assert.ok(!(JSON.parse(byState.stdout) as typeof listed).jobs.some((j) => j.job === posted.job))
+    assert.match(byState.stderr, /poster stopped is COMPLETED on chain: --outcome stopped lists every stopped job/)
+    const byOutcome = await json<typeof listed>(['job', 'list', '--outcome', 'stopped'])
+    assert.deepEqual(
+      byOutcome.jobs.filter((j) => j.job === posted.job).map((j) => [j.state, j.outcome]),
+      [['COMPLETED', 'stopped']],
+    )
+    assert.ok(byOutcome.jobs.every((j) => j.outcome === 'stopped'))
     // Every command that reports an outcome exits 9 for it: job logs too.
     const logs = await box.run(['job', 'logs', posted.job])
     assert.equal(logs.code, 9, logs.stderr)

@@ -18,7 +18,7 @@ import {JOB_CID, listInstruction, sendInstructions} from '../../helpers/market.j
 import {removeDir, startTestLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
 
 interface Listed {
-  total: number
+  total: number | null
   jobs: {job: string; state: string; node: string | null}[]
 }
 
@@ -136,6 +136,24 @@ describe('the localnet indexer and job list', function () {
       seen.push(...page.jobs.map((j) => j.job))
     }
     assert.deepEqual(seen, [...posted.a].reverse())
+  })
+
+  it('filters by outcome, paging over the matches: --outcome stopped holds every STOPPED job', async () => {
+    const stopped = [...posted.a].reverse().filter((job) => states.get(job) === 'STOPPED')
+    const first = await cli(t.wallet, '--outcome', 'stopped', '--limit', '3')
+    assert.deepEqual(
+      first.jobs.map((j) => j.job),
+      stopped.slice(0, 3),
+    )
+    assert.equal(first.total, 4, 'the 24 jobs fit one page: all of them were read')
+    const rest = await cli(t.wallet, '--outcome', 'stopped', '--limit', '3', '--offset', '3')
+    assert.deepEqual(
+      rest.jobs.map((j) => j.job),
+      stopped.slice(3),
+    )
+    assert.equal(rest.total, 4, 'read to the last job: the total is known')
+    const none = await cli(t.wallet, '--outcome', 'stopped', '--state', 'QUEUED')
+    assert.deepEqual([none.total, none.jobs.length], [0, 0], 'a queued job has no outcome')
   })
 
   it("answers 429 with Retry-After past the network indexer's 20 requests per 30 s", async () => {

@@ -1,0 +1,348 @@
+/**
+ * The credit routes of the network's public API, as @nosana/api 2.1.8 calls them, served by the localnet beside its
+ * deployment manager: `GET /api/credits/balance`, `POST /api/jobs/list`, `POST /api/jobs/:address/extend|stop`.
+ * Jobs are listed, extended and stopped on the chain by the localnet's credits wallet (the job's project and payer,
+ * as the network's API lists them with its own), and charged to the API key's owner in the ledger at the market's
+ * price per second, one token a credit. A POST with an Idempotency-Key acts once: the same key and body get the
+ * first answer again, another body under it is 422.
+ */
+import {createHash} from 'node:crypto'
+
+import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
+
+import {ExitCode, isGpunetError} from '../errors.js'
+import type {Wallet} from '../keys/wallet.js'
+import {readBalances} from '../market/balances.js'
+import type {MarketNetwork} from '../market/connect.js'
+import {ipfsHashToBytes} from '../market/ipfs-hash.js'
+import {isFinal, type JobView, readJob, readMarket} from '../market/jobs.js'
+import {extendJob, quoteExtend, stopJob} from '../market/manage.js'
+import {type PostQuote, quotePost} from '../market/post.js'
+import {rpcCall} from '../market/rpc.js'
+import {sendSigned} from '../market/send.js'
+import {signedTransaction, signingKeys} from '../market/sign.js'
+import type {ApiAuth} from '../deployments/api-auth.js'
+import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
+import {bodyObject} from '../deployments/validation.js'
+import type {CreditJob, CreditLedger} from './ledger.js'
+
+/** The credit routes' bodies are a few members: nothing larger is read. */
+export const CREDIT_BODY_LIMIT = 4096
+/** The longest Idempotency-Key taken (the kit sends UUIDs). */
+export const MAX_IDEMPOTENCY_KEY = 200
+/** The longest timeout or extension a credit job may ask for: 30 days. */
+const MAX_SECONDS = 30 * 24 * 3600
+/** Credit base units per credit, as token base units per token: the localnet prices a credit at one token. */
+export const CREDIT_UNITS = 1_000_000
+/** SOL the credits wallet keeps for fees and rent, topped up from the faucet. */
+const WALLET_LAMPORTS = 50_000_000n
+
+export interface CreditRoutesOptions {
+  ledger: CreditLedger
+  net: MarketNetwork
+  /** The wallet that lists, extends and stops credit-paid jobs: their project on the chain. */
+  wallet: Wallet
+  /** Sends the wallet SOL and tokens from the faucet, so that it can always pay for what credits bought. */
+  fund(lamports: bigint, tokens: bigint): Promise<void>
+  now?: () => number
+}
+
+/** What a route answers, kept under its Idempotency-Key. */
+interface Answer {
+  status: number
+  body: unknown
+}
+
+/** Adds the credit routes to the manager's API (its authentication, its error shape). */
+export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstance, auth: ApiAuth) => void {
+  const {ledger, net, wallet} = options
+  const now = options.now ?? Date.now
+  const {connection, programId} = net
+
+  /** Ends the holds of the owner's jobs that ended without the API (their node finished, or gave up). */
+  const reconcile = async (owner: string) => {
+    for (const held of ledger.openJobs(owner)) {
+      const view = await readHeld(held)
+      if (view === 'gone') ledger.settle(held.job, held.reserved, now())
+      else if (view && isFinal(view.status)) ledger.settle(held.job, cost(view), now())
+    }
+  }
+  const readHeld = async (held: CreditJob): Promise<JobView | 'gone' | null> => {
+    try {
+      return await readJob(connection, programId, new PublicKey(held.job))
+    } catch (error) {
+      // A closed account the API did not delist was cleaned after it ended: its run is unknown, its hold is spent.
+      if (isGpunetError(error) && error.exitCode === ExitCode.NOT_FOUND) return 'gone'
+      throw error
+    }
+  }
+  const free = (owner: string) => {
+    const {assigned, reserved, settled} = ledger.balance(owner)
+    return assigned - reserved - settled
+  }
+  /** Keeps the wallet able to pay `tokens` and a few transactions. */
+  const provide = async (tokens: bigint) => {
+    const have = await rpcCall(connection, () => readBalances(connection, wallet.publicKey, net.mint))
+    const lamports = have.lamports < WALLET_LAMPORTS ? WALLET_LAMPORTS : 0n
+    const more = have.tokens < tokens ? tokens - have.tokens : 0n
+    if (lamports > 0n || more > 0n) await options.fund(lamports, more)
+  }
+
+  /**
+   * Sends the quoted `list` as bytes signed once, their signature saved first: when the send fails without an answer
+   * the chain says whether they landed (the job account exists), so a failure never hides a listed job whose hold
+   * was given back. Bytes that expired unlanded never can land: their hold is given back.
+   */
+  const listOnce = async (quote: PostQuote, job: string, units: bigint): Promise<string> => {
+    const {transaction} = quote
+    const raw = signedTransaction(
+      transaction.signers[0]!.publicKey,
+      transaction.blockhash.blockhash,
+      [...transaction.budget, ...transaction.instructions],
+      signingKeys(transaction.signers),
+    )
+    // One signature count byte, then the fee payer's signature: the transaction's id.
+    const signature = bs58.encode(raw.subarray(1, 65))
+    ledger.listed(job, signature)
+    let landed: string | null
+    try {
+      landed = await sendSigned(connection, raw, transaction.blockhash.lastValidBlockHeight)
+    } catch (error) {
+      const exists = await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(job))).catch(() => null)
+      if (exists) return signature
+      ledger.release(job, Number(units))
+      throw error
+    }
+    if (landed === null) {
+      ledger.release(job, Number(units))
+      throw new ApiError(503, 'transaction_expired', 'the listing expired before it was confirmed; nothing was charged')
+    }
+    return signature
+  }
+
+  return (app, auth) => {
+    const owner = async (request: FastifyRequest) => {
+      const who = await auth.authenticate(request.headers)
+      if (who.via !== 'api-key')
+        throw new ApiError(
+          403,
+          'api_key_required',
+          'credits are used with an API key, not with the wallet headers',
+          'make one with `gpunet deployment api-key create` and send it as GPUNET_API_KEY',
+        )
+      return who.owner
+    }
+    const ownJob = (who: string, address: string) => {
+      const held = ledger.job(address)
+      if (!held || held.owner !== who) throw notFound(`credit-paid job ${address.slice(0, 60)} of yours`)
+      return held
+    }
+    const route = {bodyLimit: CREDIT_BODY_LIMIT}
+
+    app.get('/api/credits/balance', async (request) => {
+      const who = await owner(request)
+      await reconcile(who)
+      const {assigned, reserved, settled} = ledger.balance(who)
+      return {
+        assignedCredits: assigned / CREDIT_UNITS,
+        reservedCredits: reserved / CREDIT_UNITS,
+        settledCredits: settled / CREDIT_UNITS,
+      }
+    })
+
+    app.post('/api/jobs/list', route, async (request, reply) => {
+      const who = await owner(request)
+      const body = bodyObject(request.body)
+      const ipfsHash = parseIpfsHash(body.ipfsHash)
+      const market = parseAddress(body.market, 'market')
+      const timeout = body.timeout === undefined ? undefined : parseSeconds(body.timeout, 'timeout')
+      if (body.node !== undefined)
+        throw badRequest('node_unsupported', 'the localnet lists credit jobs on the market, not for a chosen node')
+      return once(request, reply, who, {ipfsHash, market, timeout}, async () => {
+        await reconcile(who)
+        const account = await readMarket(connection, programId, new PublicKey(market))
+        const seconds = BigInt(timeout ?? Number(account.jobTimeout))
+        const units = account.jobPrice * seconds
+        // Refused before the faucet or the chain is asked; the hold below is the atomic check.
+        if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
+        await provide(units)
+        const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
+        const job = quote.transaction.signers[1]!.publicKey.toBase58()
+        const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
+        if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
+        const signature = await listOnce(quote, job, units)
+        return {
+          status: 200,
+          body: {
+            tx: signature,
+            job,
+            run: quote.transaction.signers[2]!.publicKey.toBase58(),
+            credits: {
+              costUSD: Number(units) / CREDIT_UNITS,
+              creditsUsed: Number(units) / CREDIT_UNITS,
+              reservationId: job,
+              project: wallet.address,
+            },
+          },
+        }
+      })
+    })
+
+    app.post('/api/jobs/:address/extend', route, async (request, reply) => {
+      const who = await owner(request)
+      const address = (request.params as {address: string}).address
+      const body = request.body === undefined ? {} : bodyObject(request.body)
+      const seconds = parseSeconds(body.seconds, 'seconds')
+      return once(request, reply, who, {address, seconds}, async () => {
+        const held = ownJob(who, address)
+        const view = await liveJob(held)
+        const units = view.job.price * BigInt(seconds)
+        if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
+        await provide(units)
+        const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
+        if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
+          throw insufficient(ledger.balance(who), Number(units))
+        let sent
+        try {
+          sent = await extendJob(net, quote)
+        } catch (error) {
+          ledger.release(address, Number(units))
+          throw error
+        }
+        const used = Number(units) / CREDIT_UNITS
+        return {
+          status: 200,
+          body: {tx: sent.signature, job: address, credits: {costUSD: used, creditsUsed: used, reservationId: address}},
+        }
+      })
+    })
+
+    app.post('/api/jobs/:address/stop', route, async (request, reply) => {
+      const who = await owner(request)
+      const address = (request.params as {address: string}).address
+      return once(request, reply, who, {address}, async () => {
+        const held = ownJob(who, address)
+        const view = await liveJob(held)
+        const {signature, action} = await stopJob(net, wallet, view)
+        // The chain settles it as the market does: a delisted job refunds everything, an ended one pays its time.
+        const after = await readHeld(held)
+        ledger.settle(address, action === 'delist' || after === 'gone' || !after ? 0 : cost(after), now())
+        return {status: 200, body: {tx: signature, job: address, delisted: action === 'delist'}}
+      })
+    })
+
+    /** A held job still on the chain and not over; 409 when it is, and its hold settled. */
+    const liveJob = async (held: CreditJob): Promise<JobView> => {
+      const view = await readHeld(held)
+      if (view === 'gone' || view === null || isFinal(view.status)) {
+        ledger.settle(held.job, view === 'gone' || view === null ? held.reserved : cost(view), now())
+        throw new ApiError(409, 'job_over', `job ${held.job} has already ended`)
+      }
+      return view
+    }
+
+    /** Runs `act` once per Idempotency-Key and body; without a key, every time. */
+    const once = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      who: string,
+      request_: unknown,
+      act: () => Promise<Answer>,
+    ) => {
+      const key = idempotencyKey(request.headers['idempotency-key'])
+      if (key === undefined) {
+        const answer = await act()
+        return reply.code(answer.status).send(answer.body)
+      }
+      const digest = createHash('sha256')
+        .update(`${request.method} ${request.routeOptions.url} ${JSON.stringify(request_)}`)
+        .digest('hex')
+      const seen = ledger.claimKey(who, key, digest, now())
+      if (seen.state === 'conflict')
+        throw new ApiError(
+          422,
+          'idempotency_key_reused',
+          'this Idempotency-Key was used for another request',
+          'make a new key for each new request',
+        )
+      if (seen.state === 'pending') {
+        void reply.header('retry-after', '1')
+        throw new ApiError(409, 'request_in_progress', 'a request with this Idempotency-Key is still being handled')
+      }
+      if (seen.state === 'answered')
+        return reply.code(seen.status).header('idempotent-replayed', 'true').send(seen.answer)
+      let answer: Answer
+      try {
+        answer = await act()
+      } catch (error) {
+        // Nothing was bought (a refusal, or a transaction that did not land and whose hold was given back).
+        ledger.dropKey(who, key)
+        throw error
+      }
+      ledger.answerKey(who, key, answer.status, answer.body)
+      return reply.code(answer.status).send(answer.body)
+    }
+  }
+}
+
+/** What a job that ended cost, as the market pays its node: price x min(time it ran, timeout); nothing if never run. */
+function cost(view: JobView): number {
+  const {job} = view
+  if (view.status !== 'COMPLETED' || job.timeStart <= 0n) return 0
+  const ran = job.timeEnd - job.timeStart
+  const seconds = ran < 0n ? 0n : ran > job.timeout ? job.timeout : ran
+  return Number(job.price * seconds)
+}
+
+function insufficient(balance: {assigned: number; reserved: number; settled: number}, units: number): ApiError {
+  const free = balance.assigned - balance.reserved - balance.settled
+  return new ApiError(
+    402,
+    'insufficient_credits',
+    `this needs ${units / CREDIT_UNITS} credits and ${free / CREDIT_UNITS} are free`,
+    'add credits with `gpunet localnet fund --credits N`',
+  )
+}
+
+function idempotencyKey(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined
+  if (Array.isArray(value) || !/^[\x21-\x7e]+$/.test(value) || value.length > MAX_IDEMPOTENCY_KEY)
+    throw badRequest(
+      'invalid_idempotency_key',
+      `Idempotency-Key must be one value of 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters`,
+    )
+  return value
+}
+
+function parseIpfsHash(value: unknown): string {
+  if (typeof value === 'string' && value.length <= 100) {
+    try {
+      ipfsHashToBytes(value)
+      return value
+    } catch {
+      // Refused below.
+    }
+  }
+  throw badRequest('invalid_ipfs_hash', 'ipfsHash must be the CIDv0 (Qm...) of the uploaded job definition')
+}
+
+function parseAddress(value: unknown, name: string): string {
+  if (typeof value === 'string' && value.length <= 44) {
+    try {
+      return new PublicKey(value).toBase58()
+    } catch {
+      // Refused below.
+    }
+  }
+  throw badRequest(`invalid_${name}`, `${name} must be a base58 address`)
+}
+
+/** Seconds as a whole number (or its decimal text, as the network's schema allows) from 1 to 30 days. */
+function parseSeconds(value: unknown, name: string): number {
+  const seconds = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_SECONDS)
+    throw badRequest(`invalid_${name}`, `${name} must be a whole number of seconds from 1 to ${MAX_SECONDS}`)
+  return seconds
+}

@@ -1,0 +1,75 @@
+/**
+ * The localnet's credit ledger on a real SQLite file: holds refused past what is free (two at once cannot spend the
+ * same credits), a hold given back whole forgets its job, a settlement never charges more than was held, an
+ * Idempotency-Key's states (new, pending, answered, another request), and the ledger as another process (the
+ * `localnet fund` command) sees it. Also the client's wait for a 429's Retry-After.
+ */
+import {strict as assert} from 'node:assert'
+import {join} from 'node:path'
+
+import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
+import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
+import {removeDir, tempDir} from '../../helpers/localnet.js'
+
+describe('credit ledger', () => {
+  let dir: string
+  beforeEach(() => {
+    dir = tempDir('gpunet-credits-')
+  })
+  afterEach(() => removeDir(dir))
+
+  it('holds only what is free, settles at most what was held, and forgets a listing that never landed', () => {
+    const file = join(dir, 'credits.db')
+    const ledger = openCreditLedger(file)
+    ledger.topUp('alice', 1_000, 1)
+    const hold = (job: string, units: number) => ledger.reserve('alice', {job, market: 'm', price: 1, units}, 2)
+    assert.equal(hold('j1', 600), true)
+    assert.equal(hold('j2', 600), false, 'two holds cannot spend the same credits')
+    assert.equal(hold('j2', 400), true)
+    assert.deepEqual(ledger.balance('alice'), {assigned: 1_000, reserved: 1_000, settled: 0})
+    assert.equal(hold('j1', 1), false, 'an extension needs free credits too')
+
+    ledger.release('j2', 400)
+    assert.equal(ledger.job('j2'), undefined, 'a hold given back whole leaves no job')
+    ledger.settle('j1', 10_000, 3)
+    assert.deepEqual(ledger.balance('alice'), {assigned: 1_000, reserved: 0, settled: 600}, 'never more than held')
+    ledger.settle('j1', 1, 4)
+    assert.equal(ledger.balance('alice').settled, 600, 'settled once')
+    assert.deepEqual(ledger.openJobs('alice'), [])
+    assert.deepEqual(ledger.balance('bob'), {assigned: 0, reserved: 0, settled: 0})
+    ledger.close()
+
+    // Another process's view (localnet fund writes beside the running localnet).
+    const again = openCreditLedger(file)
+    assert.deepEqual(again.topUp('alice', 5, 5), {assigned: 1_005, reserved: 0, settled: 600})
+    again.close()
+  })
+
+  it('tells an Idempotency-Key new, pending, answered, or used for another request', () => {
+    const ledger = openCreditLedger(join(dir, 'credits.db'))
+    assert.deepEqual(ledger.claimKey('alice', 'k', 'digest-a', 1), {state: 'new'})
+    assert.deepEqual(ledger.claimKey('alice', 'k', 'digest-a', 2), {state: 'pending'})
+    assert.deepEqual(ledger.claimKey('alice', 'k', 'digest-b', 2), {state: 'conflict'})
+    assert.deepEqual(ledger.claimKey('bob', 'k', 'digest-b', 2), {state: 'new'}, 'keys are per owner')
+    ledger.answerKey('alice', 'k', 200, {job: 'J'})
+    assert.deepEqual(ledger.claimKey('alice', 'k', 'digest-a', 3), {state: 'answered', status: 200, answer: {job: 'J'}})
+    ledger.dropKey('alice', 'k')
+    assert.equal(ledger.claimKey('alice', 'k', 'digest-a', 4).state, 'answered', 'an answered key is never dropped')
+    ledger.dropKey('bob', 'k')
+    assert.deepEqual(ledger.claimKey('bob', 'k', 'digest-c', 5), {state: 'new'}, 'a dropped key may be sent again')
+    ledger.close()
+  })
+})
+
+describe('Retry-After', () => {
+  it('takes seconds or an HTTP date, backs off without one, and never waits past the bound', () => {
+    assert.equal(retryAfterMs('2', 0), 2000)
+    assert.equal(retryAfterMs(' 0 ', 0), 0)
+    const soon = retryAfterMs(new Date(Date.now() + 3000).toUTCString(), 0)
+    assert.ok(soon > 1000 && soon <= 3000, `${soon}`)
+    assert.equal(retryAfterMs(new Date(Date.now() - 60_000).toUTCString(), 0), 0)
+    assert.equal(retryAfterMs(null, 0), 250)
+    assert.equal(retryAfterMs('nonsense', 2), 1000)
+    assert.equal(retryAfterMs('86400', 0), MAX_RETRY_AFTER_MS)
+  })
+})
