@@ -48,12 +48,14 @@ export interface TaskJson {
 }
 export interface JobJson {
   job: string
+  tx?: string
   state: string
   time_start: number
 }
 export interface EventJson {
   type: string
   message: string
+  tx?: string
   created_at: string
 }
 
