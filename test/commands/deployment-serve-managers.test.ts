@@ -8,7 +8,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFileSync} from 'node:child_process'
-import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {once} from 'node:events'
 import {existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
@@ -32,15 +32,13 @@ import {
   tasksWhen,
   type Body,
   deploymentTasks,
+  serving,
+  type ServeProcess,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
 import {DATABASE_URL_ENV} from '../helpers/secrets.js'
 
-interface Manager {
-  child: ChildProcessWithoutNullStreams
-  url: string
-  stderr: () => string
-}
+type Manager = ServeProcess
 
 /** A fresh database on the test PostgreSQL; answers its URL and its removal. */
 async function freshDatabase(): Promise<{url: string; drop: () => Promise<void>}> {
@@ -154,21 +152,7 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
   /** Starts a manager on `databaseUrl`; answers once it listens. */
   async function serve(name: string, databaseUrl: string, crashAt?: CrashPoint): Promise<Manager> {
     const child = spawnServe(name, databaseUrl, keyFile, crashAt)
-    let stdout = ''
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d
-        try {
-          resolve((JSON.parse(stdout) as {url: string}).url)
-        } catch {
-          // not the whole document yet
-        }
-      })
-      child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
-    })
-    const manager = {child, url, stderr: () => stderr}
+    const manager = await serving(child)
     running.push(manager)
     return manager
   }
