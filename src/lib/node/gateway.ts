@@ -256,23 +256,27 @@ export class Gateway {
     if (deployment !== null) return void this.serveDeployment(req, res, deployment)
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
-    this.forward(req, res, [{job: job!, hostPort}], false)
+    this.forward(req, res, [{job: job!, hostPort}], null)
   }
 
   /**
    * Proxies the request to the first upstream. When that one fails before any byte of an answer (GONE, or no
    * connection within the connect timeout) and the request can be sent again (an idempotent method without a body),
    * it goes to the next, as nginx's proxy_next_upstream does; a stable URL's replica that failed is ejected for a
-   * while. `track` counts the request in flight to its job and ejects (a stable URL's).
+   * while. `stable` (a stable URL's label) counts the request in flight to its job, ejects a failed replica, and
+   * when the upstreams given are all tried, asks for the deployment's replicas again (each is tried once).
    */
-  private forward(req: IncomingMessage, res: ServerResponse, upstreams: Upstream[], track: boolean): void {
+  private forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstreams: Upstream[],
+    stable: string | null,
+    tried = new Set<string>(),
+  ): void {
     const [target, ...rest] = upstreams as [Upstream, ...Upstream[]]
-    // Those ejected since the order was made go last: tried only when the others failed too.
-    const others = [
-      ...rest.filter((u) => !this.ejections.isEjected(u.job)),
-      ...rest.filter((u) => this.ejections.isEjected(u.job)),
-    ]
-    const resend = others.length > 0 && RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
+    tried.add(target.job)
+    const resend = RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
+    const track = stable !== null
     const release = track ? this.track(target.job) : () => {}
     res.once('close', release)
     const upstream = request(
@@ -290,7 +294,10 @@ export class Gateway {
     })
     upstream.on('socket', (socket) => {
       if (!socket.connecting) return
-      const timer = setTimeout(() => fail('ETIMEDOUT', 'no connection within the connect timeout'), this.connectTimeoutMs)
+      const timer = setTimeout(
+        () => fail('ETIMEDOUT', 'no connection within the connect timeout'),
+        this.connectTimeoutMs,
+      )
       socket.once('connect', () => clearTimeout(timer))
       socket.once('close', () => clearTimeout(timer))
     })
@@ -299,17 +306,37 @@ export class Gateway {
       if (res.headersSent) return void res.destroy()
       const gone = GONE.has(error.code ?? '')
       if (gone && track) this.ejections.eject(target.job)
-      if (resend && gone && !res.destroyed) {
-        // A replica going away: the next one takes the request, so the client never sees it.
-        res.off('close', release)
-        release()
-        return this.forward(req, res, others, track)
-      }
-      sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      if (!resend || !gone || res.destroyed)
+        return sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      // A replica going away: the next one takes the request, so the client never sees it.
+      res.off('close', release)
+      release()
+      void this.nextUpstreams(rest, stable, tried).then((next) => {
+        if (res.destroyed) return
+        if (next.length > 0) return this.forward(req, res, next, stable, tried)
+        sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      })
     })
     // Without a body the request is complete as it is, and can be sent again as it is.
     if (resend) upstream.end()
     else req.pipe(upstream)
+  }
+
+  /**
+   * Where a request goes after its upstream failed: the ones left (those ejected meanwhile last), or when none is
+   * left and it came by a stable URL, the deployment's replicas read again (one that became ready since), never
+   * one already tried.
+   */
+  private async nextUpstreams(rest: Upstream[], stable: string | null, tried: Set<string>): Promise<Upstream[]> {
+    let left = rest.filter((u) => !tried.has(u.job))
+    if (left.length === 0 && stable !== null) {
+      const fresh = await this.replicas(stable)
+      left = Array.isArray(fresh) ? fresh.filter((u) => !tried.has(u.job)) : []
+    }
+    return [
+      ...left.filter((u) => !this.ejections.isEjected(u.job)),
+      ...left.filter((u) => this.ejections.isEjected(u.job)),
+    ]
   }
 
   /** Counts one request in flight to the job; the returned function, called once, counts it done. */
@@ -373,7 +400,7 @@ export class Gateway {
       res.setHeader('retry-after', '1')
       return sendPage(req, res, upstreams.status, 'Service unavailable', upstreams.message, upstreams.reason)
     }
-    this.forward(req, res, upstreams, true)
+    this.forward(req, res, upstreams, label)
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
