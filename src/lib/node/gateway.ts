@@ -305,7 +305,10 @@ export class Gateway {
       answered()
       if (res.headersSent) return void res.destroy()
       const gone = GONE.has(error.code ?? '')
-      if (gone && track) this.ejections.eject(target.job)
+      // A kept-alive connection the replica closed as it was reused is a race any client meets, not a failing
+      // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
+      const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
+      if (gone && track && !raced) this.ejections.eject(target.job)
       if (!resend || !gone || res.destroyed)
         return sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
       // A replica going away: the next one takes the request, so the client never sees it.
@@ -475,6 +478,7 @@ export class Gateway {
     })
     socket.on('error', onSocketError)
     upstream.on('close', () => {
+      clearTimeout(timer)
       if (connected || others.length === 0) socket.destroy()
     })
     socket.on('close', onSocketClose)
