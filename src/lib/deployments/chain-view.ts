@@ -18,6 +18,7 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
       if (!view) {
         // Delisted: the program closes a job's account when its poster takes it off the queue.
         await ctx.store.updateJob(row.job, {state: 'STOPPED'}, ctx.now())
+        ctx.draining?.forget(row.job)
         return {...onChain({...row, state: 'STOPPED'}), justEnded: true}
       }
       const change = {
@@ -37,6 +38,8 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string): Prom
       ) {
         await ctx.store.updateJob(row.job, change, ctx.now())
       }
+      // A job ended drains no more: its flag goes, so the flags stay as many as the jobs running.
+      if (isOver(change.state)) ctx.draining?.forget(row.job)
       // Seen over for the first time in this pass: the strategies say once why it ended.
       return {...onChain({...row, ...change}), justEnded: isOver(change.state)}
     }),

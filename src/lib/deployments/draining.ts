@@ -2,7 +2,8 @@
  * Replicas being retired. A job marked draining gets no new request through its deployment's stable URL (the
  * localnet gateway asks before each one), and the manager waits for the requests already sent to it to finish
  * before it stops the job, so a rotation or a scale-down costs no request. Held in memory: a restarted manager
- * drains again the jobs it stops from then on, and a job stopped is gone from the stable URL anyway.
+ * drains again the jobs it stops from then on, and a job stopped is gone from the stable URL anyway. A job's flag
+ * goes when its row is seen ended (chain-view.ts), so the set holds only jobs still running.
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -28,6 +29,11 @@ export class Draining {
   /** True once the job was marked draining: the stable URL sends it no new request. */
   isDraining(job: string): boolean {
     return this.jobs.has(job)
+  }
+
+  /** Forgets the job: its row is closed (it ended), so no request could go to it again anyway. */
+  forget(job: string): void {
+    this.jobs.delete(job)
   }
 
   /** Marks the job draining, then resolves once no request is in flight to it, or after `maxMs`. */

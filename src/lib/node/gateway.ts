@@ -15,7 +15,15 @@ import type {Duplex} from 'node:stream'
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from './api/server.js'
-import {DEPLOYMENT_DOMAIN, type DeploymentRoutes, ReplicaPicker, RETRIED_METHODS} from './stable-url.js'
+import {
+  CONNECT_TIMEOUT_MS,
+  DEPLOYMENT_DOMAIN,
+  type DeploymentRoutes,
+  EJECTION_MS,
+  Ejections,
+  ReplicaPicker,
+  RETRIED_METHODS,
+} from './stable-url.js'
 
 /**
  * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
@@ -49,10 +57,26 @@ interface Upstream {
 }
 
 /**
- * How a replica that just went away fails a request before answering: the connection refused, or a kept-alive one
- * reset or closed under it. Such a request is sent again to another replica when it may be.
+ * How a replica that just went away fails a request before answering: the connection refused, timed out or
+ * unreachable (a dead container's address), reset or closed before any byte of an answer (Node's "socket hang up"
+ * is ECONNRESET), or abandoned because its service was withdrawn (ECONNABORTED, below). Such a request is sent again
+ * to another replica when it may be, and the replica is ejected for a while.
  */
-const GONE: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
+const GONE: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+])
+
+/** A request sent to a job's host port and not answered yet; `abandon` gives it up (its service is gone). */
+interface Pending {
+  hostPort: number
+  abandon: () => void
+}
 
 type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica'
 
@@ -75,9 +99,15 @@ export class Gateway {
   private readonly picker = new ReplicaPicker()
   /** Requests through a stable URL in flight to each job (lowercased): what a drain waits for. */
   private readonly inFlightByJob = new Map<string, number>()
+  /** Requests sent to each job (lowercased) whose answer has not begun. */
+  private readonly unanswered = new Map<string, Set<Pending>>()
+  private readonly ejections: Ejections
+  private readonly connectTimeoutMs: number
 
-  constructor(options: {headersTimeoutMs?: number} = {}) {
+  constructor(options: {headersTimeoutMs?: number; connectTimeoutMs?: number; ejectionMs?: number} = {}) {
     const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
+    this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
+    this.ejections = new Ejections(options.ejectionMs ?? EJECTION_MS)
     this.server = createServer(
       // Checked often enough that an idle connection goes soon after its deadline.
       {headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout)},
@@ -144,10 +174,16 @@ export class Gateway {
     this.routes.set(job.toLowerCase(), route)
   }
 
-  /** Takes down the given ports of a job (an operation that ended); the job's URL moves to a port still served. */
+  /**
+   * Takes down the given ports of a job (an operation that ended); the job's URL moves to a port still served.
+   * Requests sent to those ports and not answered yet never will be: they are given up (sent to another replica
+   * when they may be).
+   */
   withdraw(job: string, ports: readonly number[]): void {
     const route = this.routes.get(job.toLowerCase())
     if (!route) return
+    const hostPorts = new Set(ports.map((port) => route.ports.get(port)).filter((p) => typeof p === 'number'))
+    this.abandon(job, (hostPort) => hostPorts.has(hostPort))
     for (const port of ports) route.ports.delete(port)
     const [left] = route.ports.keys()
     if (left === undefined) this.routes.delete(job.toLowerCase())
@@ -160,9 +196,28 @@ export class Gateway {
     if (route?.ports.has(port)) route.ports.set(port, hostPort)
   }
 
-  /** Takes the job's service down. */
+  /** Takes the job's service down; the requests sent to it and not answered yet are given up. */
   remove(job: string): void {
     this.routes.delete(job.toLowerCase())
+    this.abandon(job, () => true)
+  }
+
+  /** Gives up the job's unanswered requests to the host ports `which` picks. */
+  private abandon(job: string, which: (hostPort: number) => boolean): void {
+    for (const pending of [...(this.unanswered.get(job.toLowerCase()) ?? [])])
+      if (which(pending.hostPort)) pending.abandon()
+  }
+
+  /** Counts a request to the job as unanswered; the returned function, called once or more, counts it answered. */
+  private awaitAnswer(job: string, pending: Pending): () => void {
+    const key = job.toLowerCase()
+    const set = this.unanswered.get(key) ?? new Set<Pending>()
+    set.add(pending)
+    this.unanswered.set(key, set)
+    return () => {
+      set.delete(pending)
+      if (set.size === 0 && this.unanswered.get(key) === set) this.unanswered.delete(key)
+    }
   }
 
   /** Stops serving and drops open connections. */
@@ -201,38 +256,90 @@ export class Gateway {
     if (deployment !== null) return void this.serveDeployment(req, res, deployment)
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
-    this.forward(req, res, [{job: job!, hostPort}], false)
+    this.forward(req, res, [{job: job!, hostPort}], null)
   }
 
   /**
-   * Proxies the request to the first upstream; when that one refuses the connection and the request can be sent
-   * again (an idempotent method without a body), to the next. `track` counts it in flight to its job (a stable URL's).
+   * Proxies the request to the first upstream. When that one fails before any byte of an answer (GONE, or no
+   * connection within the connect timeout) and the request can be sent again (an idempotent method without a body),
+   * it goes to the next, as nginx's proxy_next_upstream does; a stable URL's replica that failed is ejected for a
+   * while. `stable` (a stable URL's label) counts the request in flight to its job, ejects a failed replica, and
+   * when the upstreams given are all tried, asks for the deployment's replicas again (each is tried once).
    */
-  private forward(req: IncomingMessage, res: ServerResponse, upstreams: Upstream[], track: boolean): void {
-    const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
-    const resend = others.length > 0 && RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
+  private forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstreams: Upstream[],
+    stable: string | null,
+    tried = new Set<string>(),
+  ): void {
+    const [target, ...rest] = upstreams as [Upstream, ...Upstream[]]
+    tried.add(target.job)
+    const resend = RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
+    const track = stable !== null
     const release = track ? this.track(target.job) : () => {}
     res.once('close', release)
     const upstream = request(
       {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
       (answer) => {
+        answered()
         res.writeHead(answer.statusCode ?? 502, answer.rawHeaders)
         answer.pipe(res)
       },
     )
+    const fail = (code: string, message: string) => upstream.destroy(Object.assign(new Error(message), {code}))
+    const answered = this.awaitAnswer(target.job, {
+      hostPort: target.hostPort,
+      abandon: () => fail('ECONNABORTED', 'the service was withdrawn before it answered'),
+    })
+    upstream.on('socket', (socket) => {
+      if (!socket.connecting) return
+      const timer = setTimeout(
+        () => fail('ETIMEDOUT', 'no connection within the connect timeout'),
+        this.connectTimeoutMs,
+      )
+      socket.once('connect', () => clearTimeout(timer))
+      socket.once('close', () => clearTimeout(timer))
+    })
     upstream.on('error', (error: NodeJS.ErrnoException) => {
+      answered()
       if (res.headersSent) return void res.destroy()
-      if (resend && GONE.has(error.code ?? '')) {
-        // A replica going away: the next one takes the request, so the client never sees it.
-        res.off('close', release)
-        release()
-        return this.forward(req, res, others, track)
-      }
-      sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      const gone = GONE.has(error.code ?? '')
+      // A kept-alive connection the replica closed as it was reused is a race any client meets, not a failing
+      // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
+      const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
+      if (gone && track && !raced) this.ejections.eject(target.job)
+      if (!resend || !gone || res.destroyed)
+        return sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      // A replica going away: the next one takes the request, so the client never sees it.
+      res.off('close', release)
+      release()
+      void this.nextUpstreams(rest, stable, tried).then((next) => {
+        if (res.destroyed) return
+        if (next.length > 0) return this.forward(req, res, next, stable, tried)
+        sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+      })
     })
     // Without a body the request is complete as it is, and can be sent again as it is.
     if (resend) upstream.end()
     else req.pipe(upstream)
+  }
+
+  /**
+   * Where a request goes after its upstream failed: the ones left (those ejected meanwhile last), or when none is
+   * left and it came by a stable URL, the deployment's replicas read again (one that became ready since), never
+   * one already tried.
+   */
+  private async nextUpstreams(rest: Upstream[], stable: string | null, tried: Set<string>): Promise<Upstream[]> {
+    let left = rest.filter((u) => !tried.has(u.job))
+    if (left.length === 0 && stable !== null) {
+      const fresh = await this.replicas(stable)
+      left = Array.isArray(fresh) ? fresh.filter((u) => !tried.has(u.job)) : []
+    }
+    return [
+      ...left.filter((u) => !this.ejections.isEjected(u.job)),
+      ...left.filter((u) => this.ejections.isEjected(u.job)),
+    ]
   }
 
   /** Counts one request in flight to the job; the returned function, called once, counts it done. */
@@ -270,6 +377,8 @@ export class Gateway {
     }
     const ready: Upstream[] = []
     for (const replica of [...replicas].sort((a, b) => (a.job < b.job ? -1 : a.job > b.job ? 1 : 0))) {
+      // Its node has noticed: from now on the node's checks say when it serves again, not an ejection's end.
+      if (!replica.ready) this.ejections.forget(replica.job)
       if (!replica.ready || replica.draining) continue
       const route = this.routes.get(replica.job.toLowerCase())
       const hostPort = route?.ports.get(port ?? route.primary)
@@ -282,7 +391,10 @@ export class Gateway {
         'they are starting (health checks not passed yet), failing their health checks, or being replaced. Try again shortly.'
       return {status: 503, message, reason: 'no-replica'}
     }
-    return this.picker.order(`${deployment}:${port ?? ''}`, ready)
+    // Replicas ejected lately come last, tried only when the others fail (all of them when all are ejected).
+    const healthy = ready.filter((u) => !this.ejections.isEjected(u.job))
+    const ejected = ready.filter((u) => this.ejections.isEjected(u.job))
+    return [...this.picker.order(`${deployment}:${port ?? ''}`, healthy), ...ejected]
   }
 
   private async serveDeployment(req: IncomingMessage, res: ServerResponse, label: string): Promise<void> {
@@ -291,7 +403,7 @@ export class Gateway {
       res.setHeader('retry-after', '1')
       return sendPage(req, res, upstreams.status, 'Service unavailable', upstreams.message, upstreams.reason)
     }
-    this.forward(req, res, upstreams, true)
+    this.forward(req, res, upstreams, label)
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -330,12 +442,13 @@ export class Gateway {
     )
   }
 
-  /** Connects the upgraded connection to the first host port that takes it (the next when one refuses). */
+  /** Connects the upgraded connection to the first host port that takes it (the next when one fails to connect). */
   private tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, hostPorts: number[]): void {
     const [hostPort, ...others] = hostPorts as [number, ...number[]]
     let connected = false
     const upstream = connect(hostPort, '127.0.0.1', () => {
       connected = true
+      clearTimeout(timer)
       // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
@@ -343,14 +456,20 @@ export class Gateway {
       if (head.length > 0) upstream.write(head)
       upstream.pipe(socket).pipe(upstream)
     })
+    const timer = setTimeout(
+      () => upstream.destroy(Object.assign(new Error('no connection within the connect timeout'), {code: 'ETIMEDOUT'})),
+      this.connectTimeoutMs,
+    )
     const drop = () => {
+      clearTimeout(timer)
       upstream.destroy()
       socket.destroy()
     }
     const onSocketError = () => drop()
     const onSocketClose = () => upstream.destroy()
     upstream.on('error', (error: NodeJS.ErrnoException) => {
-      if (!connected && others.length > 0 && error.code === 'ECONNREFUSED' && !socket.destroyed) {
+      clearTimeout(timer)
+      if (!connected && others.length > 0 && GONE.has(error.code ?? '') && !socket.destroyed) {
         socket.off('error', onSocketError)
         socket.off('close', onSocketClose)
         return this.tunnel(req, socket, head, others)
@@ -359,6 +478,7 @@ export class Gateway {
     })
     socket.on('error', onSocketError)
     upstream.on('close', () => {
+      clearTimeout(timer)
       if (connected || others.length === 0) socket.destroy()
     })
     socket.on('close', onSocketClose)

@@ -26,6 +26,14 @@ describe('draining a replica', () => {
     assert.ok(waitedMs >= 100 && waitedMs < 1000, `waited ${waitedMs} ms`)
   })
 
+  it('forgets a job whose row is closed: its flag goes, the others stay', async () => {
+    const draining = new Draining()
+    await draining.drain('A')
+    await draining.drain('B')
+    draining.forget('A')
+    assert.deepEqual([draining.isDraining('A'), draining.isDraining('B')], [false, true])
+  })
+
   it('returns at once where nothing counts requests (no stable URL in front)', async () => {
     const {waitedMs, inFlight} = await new Draining().drain('A')
     assert.deepEqual([inFlight, waitedMs < 50], [0, true])

@@ -3,15 +3,16 @@
  * and a DeploymentRoutes that says which replicas are ready and draining, as the localnet's does.
  */
 import {strict as assert} from 'node:assert'
+import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {createServer, request, type Server} from 'node:http'
-import type {AddressInfo} from 'node:net'
+import {type AddressInfo, connect, type Socket} from 'node:net'
 
 import WebSocket, {WebSocketServer} from 'ws'
 
 import {Draining} from '../../../src/lib/deployments/draining.js'
 import {GATEWAY_ANSWER_HEADER, Gateway} from '../../../src/lib/node/gateway.js'
-import type {ReplicaRoute} from '../../../src/lib/node/stable-url.js'
+import {Ejections, type ReplicaRoute} from '../../../src/lib/node/stable-url.js'
 
 const DEPLOYMENT = 'BVy3k1hRzFYgGUR2gC5UNuKs1iGnFakN8AhJ4n9MtT7d'
 const JOBS = ['Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb', 'Hq8ZsPcGfkGx1X8PqM9Mx2s8pGqK4WmD8V2r7ZqPYbLm']
@@ -21,6 +22,8 @@ interface Replica {
   port: number
   /** Requests it answered. */
   served: number
+  /** Requests it received (answered, held or reset). */
+  received: number
   /** Held requests, answered when released. */
   held: (() => void)[]
   hold: boolean
@@ -29,8 +32,9 @@ interface Replica {
 }
 
 async function replica(name: string): Promise<Replica> {
-  const r = {served: 0, held: [], hold: false, reset: false} as unknown as Replica
+  const r = {served: 0, received: 0, held: [], hold: false, reset: false} as unknown as Replica
   r.server = createServer((req, res) => {
+    r.received++
     if (r.reset) return void req.socket.destroy()
     r.served++
     const answer = () => res.end(`${name} ${req.method}`)
@@ -48,6 +52,32 @@ async function replica(name: string): Promise<Replica> {
 async function closeReplica(r: Replica): Promise<void> {
   r.server.closeAllConnections()
   await new Promise((resolve) => r.server.close(resolve))
+}
+
+/**
+ * A port on 127.0.0.1 whose listener never accepts (another process, its event loop blocked): the kernel completes
+ * the first connections (they are accepted and never answered, as by a dead container's port reservation), then,
+ * its queue full, leaves the next ones unanswered (a connection that never completes, as to a vanished address).
+ */
+async function deafPort(): Promise<{port: number; child: ChildProcess; fill: () => Promise<Socket[]>}> {
+  const code =
+    "const s = require('net').createServer().listen({port: 0, host: '127.0.0.1', backlog: 1}, () => {" +
+    'process.stdout.write(s.address().port + "\\n"); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0) })'
+  const child = spawn(process.execPath, ['-e', code], {stdio: ['ignore', 'pipe', 'inherit']})
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer]
+  const port = Number(line.toString().trim())
+  /** Connections that fill the queue: the next ones never complete. */
+  const fill = async () => {
+    const sockets: Socket[] = []
+    for (let i = 0; i < 2; i++) {
+      const socket = connect(port, '127.0.0.1')
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      sockets.push(socket)
+    }
+    return sockets
+  }
+  return {port, child, fill}
 }
 
 /** A request through the gateway with the Host header of `host`. */
@@ -193,13 +223,13 @@ describe('gateway: a deployment stable URL', () => {
   it('sends a GET again to another replica when the chosen one refuses the connection; a POST with a body is not', async () => {
     // Replica a is gone (its process died) but still listed as ready: the gateway has not heard yet.
     await closeReplica(replicas[0]!)
+    const posts: {status: number}[] = []
+    for (let i = 0; i < 2; i++) posts.push(await send(gateway, host, {method: 'POST', body: 'x'}))
+    assert.deepEqual(posts.map((p) => p.status).sort(), [200, 502], 'one POST reached b, the other was not resent')
     for (let i = 0; i < 6; i++) {
       const answer = await send(gateway, host)
       assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
     }
-    const posts: {status: number}[] = []
-    for (let i = 0; i < 2; i++) posts.push(await send(gateway, host, {method: 'POST', body: 'x'}))
-    assert.deepEqual(posts.map((p) => p.status).sort(), [200, 502], 'one POST reached b, the other was not resent')
   })
 
   it('sends a GET again to another replica when the chosen one resets the connection before answering', async () => {
@@ -209,6 +239,102 @@ describe('gateway: a deployment stable URL', () => {
       assert.deepEqual([answer.status, answer.body], [200, 'b GET'])
     }
     assert.equal(replicas[1]!.served, 6)
+  })
+
+  it('sends a GET to another replica when the chosen one takes no connection within the connect timeout', async () => {
+    await gateway.close()
+    gateway = new Gateway({connectTimeoutMs: 300})
+    await gateway.listen(0)
+    gateway.useDeployments({deploymentRoutes: async () => routes})
+    const deaf = await deafPort()
+    const filling = await deaf.fill()
+    try {
+      gateway.register(JOBS[0]!, [8080])
+      gateway.ready(JOBS[0]!, 8080, deaf.port)
+      gateway.register(JOBS[1]!, [8080])
+      gateway.ready(JOBS[1]!, 8080, replicas[1]!.port)
+      const started = Date.now()
+      for (let i = 0; i < 4; i++) assert.deepEqual((await send(gateway, host)).body, 'b GET')
+      // One request waited for the connect timeout; then replica a was ejected, and the next went straight to b.
+      assert.ok(Date.now() - started < 1500, `${Date.now() - started} ms`)
+      assert.equal(replicas[1]!.served, 4)
+    } finally {
+      for (const socket of filling) socket.destroy()
+      deaf.child.kill('SIGKILL')
+    }
+  })
+
+  it('sends a GET unanswered by a replica whose service is withdrawn (it accepted, then its process died) to another', async () => {
+    const deaf = await deafPort()
+    try {
+      gateway.register(JOBS[0]!, [8080])
+      gateway.ready(JOBS[0]!, 8080, deaf.port)
+      routes[1]!.ready = false
+      // Only replica a is ready: the connection is accepted (the kernel's), the request never answered.
+      const pending = send(gateway, host)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      routes[1]!.ready = true
+      let settled = false
+      void pending.then(() => (settled = true))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.equal(settled, false, 'still waiting for replica a')
+      // Its node sees the service end and takes its port down: the request goes to b at once.
+      gateway.withdraw(JOBS[0]!, [8080])
+      assert.deepEqual([(await pending).status, (await pending).body], [200, 'b GET'])
+      // Not resent when it carries a body: a POST waiting on a withdrawn service is answered 502.
+      gateway.register(JOBS[0]!, [8080])
+      gateway.ready(JOBS[0]!, 8080, deaf.port)
+      routes[1]!.ready = false
+      const post = send(gateway, host, {method: 'POST', body: 'x'})
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      routes[1]!.ready = true
+      gateway.remove(JOBS[0]!)
+      assert.equal((await post).status, 502)
+      assert.equal(replicas[1]!.served, 1)
+    } finally {
+      deaf.child.kill('SIGKILL')
+    }
+  })
+
+  it('ejects a replica that reset a request: the next ones skip it, until the ejection ends or its node reports it again', async () => {
+    await gateway.close()
+    gateway = new Gateway({ejectionMs: 400})
+    await gateway.listen(0)
+    gateway.useDeployments({deploymentRoutes: async () => routes})
+    for (const [i, job] of JOBS.entries()) {
+      gateway.register(job, [8080])
+      gateway.ready(job, 8080, replicas[i]!.port)
+    }
+    replicas[0]!.reset = true
+    for (let i = 0; i < 6; i++) assert.equal((await send(gateway, host)).body, 'b GET')
+    assert.equal(replicas[0]!.received, 1, 'only the first request met the failing replica')
+    // The ejection ends: replica a (answering again) takes its turns.
+    replicas[0]!.reset = false
+    await new Promise((resolve) => setTimeout(resolve, 450))
+    const bodies = []
+    for (let i = 0; i < 4; i++) bodies.push((await send(gateway, host)).body)
+    assert.deepEqual(bodies.sort(), ['a GET', 'a GET', 'b GET', 'b GET'])
+    // Ejected again, then its node says it is not ready and later ready again: it serves from then on.
+    replicas[0]!.reset = true
+    for (let i = 0; i < 2; i++) assert.equal((await send(gateway, host)).body, 'b GET')
+    const received = replicas[0]!.received
+    replicas[0]!.reset = false
+    routes[0]!.ready = false
+    assert.equal((await send(gateway, host)).body, 'b GET')
+    routes[0]!.ready = true
+    const after = []
+    for (let i = 0; i < 4; i++) after.push((await send(gateway, host)).body)
+    assert.deepEqual(after.sort(), ['a GET', 'a GET', 'b GET', 'b GET'])
+    assert.equal(replicas[0]!.received, received + 2)
+  })
+
+  it('tries the ejected replicas when every ready one is ejected, rather than answer 503', async () => {
+    replicas[0]!.reset = true
+    replicas[1]!.reset = true
+    assert.equal((await send(gateway, host)).status, 502)
+    replicas[0]!.reset = false
+    replicas[1]!.reset = false
+    assert.deepEqual([(await send(gateway, host)).status], [200])
   })
 
   it('passes WebSocket upgrades through to a ready replica, and refuses them with 503 when none is', async () => {
@@ -222,5 +348,19 @@ describe('gateway: a deployment stable URL', () => {
     const refused = new WebSocket(`ws://127.0.0.1:${port}/`, {headers: {host: `${host}:${port}`}})
     const [error] = (await once(refused, 'error')) as [Error]
     assert.match(error.message, /503/)
+  })
+})
+
+describe('Ejections', () => {
+  it('ejects a job for the ejection time (host names lowercased), ends it early when forgotten, and stays bounded', () => {
+    const ejections = new Ejections(1000)
+    ejections.eject('JobA', 0)
+    assert.equal(ejections.isEjected('joba', 999), true)
+    assert.equal(ejections.isEjected('JobA', 1000), false)
+    ejections.eject('JobA', 2000)
+    ejections.forget('JOBA')
+    assert.equal(ejections.isEjected('JobA', 2001), false)
+    for (let i = 0; i < 10_050; i++) ejections.eject(`job${i}`, i)
+    assert.equal(ejections.isEjected('job10049', 10_049), true)
   })
 })
