@@ -100,11 +100,15 @@ async function cpuMs(work: () => Promise<void> | void, runs = 5): Promise<number
   return figures.sort((a, b) => a - b)[Math.floor(runs / 2)]!
 }
 
-/** One tick's planning, with the chain's view taken from the rows (as refreshJobs answers for jobs read). */
+/**
+ * One tick's planning, with the chain's view taken from the rows (as refreshJobs answers for jobs read): the rows,
+ * jobs and open tasks of all the deployments in a few reads (the store's workloads, as worker.ts's tick reads them).
+ */
 async function tickWithoutChain(store: DeploymentStore): Promise<number> {
   let planned = 0
-  for (const deployment of await store.deploymentsIn(ACTIVE_STATUSES)) {
-    const jobs: JobOnChain[] = (await store.jobs(deployment.id)).map((row) => ({
+  const active = await store.deploymentsIn(ACTIVE_STATUSES)
+  for (const {deployment, jobs: rows, openTasks} of (await store.workloads(active.map((d) => d.id))).values()) {
+    const jobs: JobOnChain[] = rows.map((row) => ({
       job: row.job,
       state: row.state,
       timeStart: row.time_start,
@@ -112,7 +116,6 @@ async function tickWithoutChain(store: DeploymentStore): Promise<number> {
       created_at: row.created_at,
       stop_requested: row.stop_requested,
     }))
-    const openTasks = await store.tasks(deployment.id, {open: true})
     const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now: NOW})
     planned += plan.tasks.length
   }
