@@ -1,7 +1,8 @@
 /**
  * The deployment manager without a chain (issue 38's benchmark). First the CPU of one manager tick over 1,000
- * deployments of 3 replicas: the strategies alone, then with the store's reads (the jobs and open tasks of each
- * deployment), on SQLite and on PostgreSQL (target: under 100 ms). Then the task throughput of one and of three
+ * deployments of 3 replicas: the strategies alone, then with the store's reads (the rows, jobs and open tasks of all
+ * the deployments in a few set-based reads, the store's workloads), on SQLite and on PostgreSQL (target: under
+ * 100 ms). Then the task throughput of one and of three
  * managers on one PostgreSQL, each running the worker's passes under the deployments' leases (worker.ts's tick), with a stand-in for
  * the chain that takes SEND_MS per task, side by side; each task must be run exactly once. PostgreSQL is
  * GPUNET_TEST_DATABASE_URL (a schema of its own, dropped after); without it the PostgreSQL figures are skipped.
