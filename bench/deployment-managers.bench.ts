@@ -1,7 +1,8 @@
 /**
  * The deployment manager without a chain (issue 38's benchmark). First the CPU of one manager tick over 1,000
- * deployments of 3 replicas: the strategies alone, then with the store's reads (the jobs and open tasks of each
- * deployment), on SQLite and on PostgreSQL (target: under 100 ms). Then the task throughput of one and of three
+ * deployments of 3 replicas: the strategies alone, then with the store's reads (the rows, jobs and open tasks of all
+ * the deployments in a few set-based reads, the store's workloads), on SQLite and on PostgreSQL (target: under
+ * 100 ms). Then the task throughput of one and of three
  * managers on one PostgreSQL, each running the worker's passes under the deployments' leases (worker.ts's tick), with a stand-in for
  * the chain that takes SEND_MS per task, side by side; each task must be run exactly once. PostgreSQL is
  * GPUNET_TEST_DATABASE_URL (a schema of its own, dropped after); without it the PostgreSQL figures are skipped.
@@ -100,11 +101,15 @@ async function cpuMs(work: () => Promise<void> | void, runs = 5): Promise<number
   return figures.sort((a, b) => a - b)[Math.floor(runs / 2)]!
 }
 
-/** One tick's planning, with the chain's view taken from the rows (as refreshJobs answers for jobs read). */
+/**
+ * One tick's planning, with the chain's view taken from the rows (as refreshJobs answers for jobs read): the rows,
+ * jobs and open tasks of all the deployments in a few reads (the store's workloads, as worker.ts's tick reads them).
+ */
 async function tickWithoutChain(store: DeploymentStore): Promise<number> {
   let planned = 0
-  for (const deployment of await store.deploymentsIn(ACTIVE_STATUSES)) {
-    const jobs: JobOnChain[] = (await store.jobs(deployment.id)).map((row) => ({
+  const active = await store.deploymentsIn(ACTIVE_STATUSES)
+  for (const {deployment, jobs: rows, openTasks} of (await store.workloads(active.map((d) => d.id))).values()) {
+    const jobs: JobOnChain[] = rows.map((row) => ({
       job: row.job,
       state: row.state,
       timeStart: row.time_start,
@@ -112,7 +117,6 @@ async function tickWithoutChain(store: DeploymentStore): Promise<number> {
       created_at: row.created_at,
       stop_requested: row.stop_requested,
     }))
-    const openTasks = await store.tasks(deployment.id, {open: true})
     const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now: NOW})
     planned += plan.tasks.length
   }

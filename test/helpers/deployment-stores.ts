@@ -13,6 +13,11 @@ export interface OpenedStore {
   store: DeploymentStore
   /** Opens the same database again (another manager's view of it). */
   reopen(): Promise<DeploymentStore>
+  /**
+   * Lets `ms` pass on the store's lease clock. SQLite's is the manager's (the `now` a test passes: nothing to do);
+   * PostgreSQL's is the database's, so every lease deadline is moved back by `ms` instead.
+   */
+  passTime(ms: number): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -36,6 +41,7 @@ export const sqliteStores: StoreAdapter = {
         opened.push(openSqliteDeploymentStore(file))
         return opened.at(-1)!
       },
+      async passTime() {},
       async cleanup() {
         for (const store of opened) await store.close().catch(() => {})
         await remove()
@@ -69,6 +75,12 @@ export const pgStores: StoreAdapter = {
       async reopen() {
         opened.push(await openPgDeploymentStore({connectionString, schema}))
         return opened.at(-1)!
+      },
+      async passTime(ms) {
+        const client = new pg.Client({connectionString})
+        await client.connect()
+        await client.query(`UPDATE ${schema}.leases SET until = until - $1`, [ms])
+        await client.end()
       },
       async cleanup() {
         for (const store of opened) await store.close().catch(() => {})

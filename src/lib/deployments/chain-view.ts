@@ -8,9 +8,12 @@ import type {JobOnChain} from './strategies/index.js'
 import {isOver} from './strategies/index.js'
 import type {JobRow} from './types.js'
 
-/** Reads every job of the deployment not known to be over, updates its row, and answers the view of all of them. */
-export async function refreshJobs(ctx: ManagerContext, deployment: string): Promise<JobOnChain[]> {
-  const rows = await ctx.store.jobs(deployment)
+/**
+ * Reads every job of the deployment not known to be over, updates its row, and answers the view of all of them;
+ * `rows` are its job rows when already read (the worker's tick reads them for all deployments at once).
+ */
+export async function refreshJobs(ctx: ManagerContext, deployment: string, rows?: JobRow[]): Promise<JobOnChain[]> {
+  rows ??= await ctx.store.jobs(deployment)
   return Promise.all(
     rows.map(async (row) => {
       if (isOver(row.state)) return onChain(row)

@@ -32,8 +32,14 @@ export function leaseMs(timeScale: number): number {
 
 /** Takes or renews the lease: true while this manager holds it. */
 export async function claim(ctx: ManagerContext, deployment: string, timeScale: number): Promise<boolean> {
-  const now = ctx.now()
-  return ctx.store.claimDeployment(deployment, holderOf(ctx), now + leaseMs(timeScale), now)
+  return ctx.store.claimDeployment(deployment, holderOf(ctx), leaseMs(timeScale), ctx.now())
+}
+
+/** The error of a manager that finds another holding a deployment's lease: not a failure of the task. */
+export function leaseLost(deployment: string): GpunetError {
+  return new GpunetError('lease_lost', `another manager holds deployment ${deployment} now`, {
+    exitCode: ExitCode.FAILURE,
+  })
 }
 
 /** The context's `holdLease`: renews the lease, or throws `lease_lost` when another manager holds it now. */
@@ -41,6 +47,6 @@ export function leaseHolder(ctx: ManagerContext): (deployment: string) => Promis
   return async (id) => {
     const deployment = await ctx.store.deployment(id)
     if (deployment && (await claim(ctx, id, deployment.time_scale))) return
-    throw new GpunetError('lease_lost', `another manager holds deployment ${id} now`, {exitCode: ExitCode.FAILURE})
+    throw leaseLost(id)
   }
 }

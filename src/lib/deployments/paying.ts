@@ -20,6 +20,7 @@ import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from './context.js'
 import {crashPoint} from './crash-points.js'
 import {drainJob} from './draining.js'
+import {holderOf} from './manager-lease.js'
 import {jobTimeoutSeconds} from './strategies/index.js'
 import type {DeploymentRow, InFlight, TaskRow} from './types.js'
 
@@ -141,6 +142,9 @@ async function recordList(ctx: ManagerContext, deployment: DeploymentRow, task: 
     },
     saved.signature,
     now,
+    // Under leases, checked in the same commit: a manager whose lease ran out meanwhile leaves the job to the one
+    // that took the deployment over (a lease_lost, not a failed attempt).
+    ctx.holdLease ? holderOf(ctx) : undefined,
   )
   await ctx.store.addEvent(
     {

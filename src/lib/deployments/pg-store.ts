@@ -9,8 +9,9 @@ import pg from 'pg'
 import {ExitCode, GpunetError} from '../errors.js'
 import {databaseFailure, isDatabaseUnreachable, redactUrl} from '../secrets/service/pg-failure.js'
 import type {ApiKeyRow, ApiKeyRows, ApiKeySummary} from './api-keys.js'
+import {leaseLost} from './manager-lease.js'
 import {migrate} from './pg-schema.js'
-import type {DeploymentQuery, DeploymentStore, NewTask} from './store.js'
+import type {DeploymentQuery, DeploymentStore, NewTask, Workload} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 export interface PgStoreOptions {
@@ -23,6 +24,12 @@ export interface PgStoreOptions {
 }
 
 type Raw = Record<string, unknown>
+
+/**
+ * The database's clock in ms, for leases: managers on several machines agree on it whatever their own clocks say
+ * (clock_timestamp, not now(): a transaction's start would lag behind in a long transaction).
+ */
+const DB_NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint'
 
 /** BIGINT (oid 20) as a number: the store's values are unix ms and ids, far below 2^53. */
 const TYPES = {
@@ -234,6 +241,22 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
       const rows = await query(`SELECT * FROM tasks WHERE deployment = $1${open} ORDER BY id`, [deployment])
       return rows.rows.map(taskOf)
     },
+    async workloads(ids) {
+      const found = new Map<string, Workload>()
+      const list = [...ids]
+      const [deployments, jobs, tasks] = await Promise.all([
+        query('SELECT * FROM deployments WHERE id = ANY($1)', [list]),
+        query('SELECT * FROM jobs WHERE deployment = ANY($1) ORDER BY created_at, job', [list]),
+        query(`SELECT * FROM tasks WHERE deployment = ANY($1) AND status IN ('PENDING', 'PROCESSING') ORDER BY id`, [
+          list,
+        ]),
+      ])
+      for (const row of deployments.rows)
+        found.set(row.id as string, {deployment: row as unknown as DeploymentRow, jobs: [], openTasks: []})
+      for (const row of jobs.rows) found.get(row.deployment as string)?.jobs.push(row as unknown as JobRow)
+      for (const row of tasks.rows) found.get(row.deployment as string)?.openTasks.push(taskOf(row))
+      return found
+    },
     async dueTasks(now) {
       const rows = await query(
         `SELECT * FROM tasks WHERE status IN ('PENDING', 'PROCESSING') AND due_at <= $1
@@ -274,8 +297,16 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
         now,
       )
     },
-    async recordListed(task, job, tx, now) {
+    async recordListed(task, job, tx, now, holder) {
       await inTransaction(async (client) => {
+        if (holder !== undefined) {
+          // Locks the lease till the commit: another manager can't take it over between this check and the insert.
+          const held = await client.query(
+            `SELECT 1 FROM leases WHERE deployment = $1 AND holder = $2 AND until > ${DB_NOW} FOR UPDATE`,
+            [task.deployment, holder],
+          )
+          if (held.rowCount !== 1) throw leaseLost(task.deployment)
+        }
         await insert(client, 'jobs', job)
         const left = (task.limit ?? 1) - 1
         await update(
@@ -313,20 +344,21 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     async anyVault() {
       return one<VaultRow>('SELECT * FROM vaults ORDER BY created_at, vault LIMIT 1', [])
     },
-    async claimDeployment(id, holder, until, now) {
+    async claimDeployment(id, holder, forMs) {
+      // The database's clock, not the manager's (`now`): see DB_NOW.
       const taken = await query(
-        `INSERT INTO leases (deployment, holder, until) VALUES ($1, $2, $3)
+        `INSERT INTO leases (deployment, holder, until) VALUES ($1, $2, ${DB_NOW} + $3)
          ON CONFLICT (deployment) DO UPDATE SET holder = excluded.holder, until = excluded.until
-         WHERE leases.holder = excluded.holder OR leases.until <= $4`,
-        [id, holder, until, now],
+         WHERE leases.holder = excluded.holder OR leases.until <= ${DB_NOW}`,
+        [id, holder, forMs],
       )
       return taken.rowCount === 1
     },
     async releaseDeployment(id, holder) {
       await query('DELETE FROM leases WHERE deployment = $1 AND holder = $2', [id, holder])
     },
-    async leases(now) {
-      const found = await query('SELECT deployment, holder FROM leases WHERE until > $1 ORDER BY deployment', [now])
+    async leases() {
+      const found = await query(`SELECT deployment, holder FROM leases WHERE until > ${DB_NOW} ORDER BY deployment`)
       return found.rows as {deployment: string; holder: string}[]
     },
     async keyCheck() {

@@ -6,7 +6,8 @@ import type Database from 'better-sqlite3'
 
 import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
 import {sqliteApiKeyRows} from './api-keys.js'
-import type {DeploymentQuery, DeploymentStore, NewTask} from './store.js'
+import {leaseLost} from './manager-lease.js'
+import type {DeploymentQuery, DeploymentStore, NewTask, Workload} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 /** The tables; pg-schema.ts holds PostgreSQL's, and store-contract.test.ts fails when their columns differ. */
@@ -182,7 +183,12 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     insert('revisions', revision)
     update('deployments', 'id', revision.deployment, {active_revision: revision.revision}, now)
   })
-  const listed = db.transaction((task: TaskRow, job: JobRow, tx: string, now: number) => {
+  const listed = db.transaction((task: TaskRow, job: JobRow, tx: string, now: number, holder?: string) => {
+    if (
+      holder !== undefined &&
+      !sql('SELECT 1 FROM leases WHERE deployment = ? AND holder = ? AND until > ?').get(task.deployment, holder, now)
+    )
+      throw leaseLost(task.deployment)
     insert('jobs', job)
     const left = (task.limit ?? 1) - 1
     update(
@@ -285,6 +291,23 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       const open = options.open ? ` AND status IN ('PENDING', 'PROCESSING')` : ''
       return (sql(`SELECT * FROM tasks WHERE deployment = ?${open} ORDER BY id`).all(deployment) as Raw[]).map(taskOf)
     },
+    async workloads(ids) {
+      // The ids as one JSON array: one statement per table, whatever their number.
+      const list = JSON.stringify(ids)
+      const found = new Map<string, Workload>()
+      const rows = sql('SELECT * FROM deployments WHERE id IN (SELECT value FROM json_each(?))').all(list) as Raw[]
+      for (const row of rows) found.set(row.id as string, {deployment: deploymentOf(row), jobs: [], openTasks: []})
+      const jobs = sql(
+        'SELECT * FROM jobs WHERE deployment IN (SELECT value FROM json_each(?)) ORDER BY created_at, job',
+      ).all(list) as Raw[]
+      for (const row of jobs) found.get(row.deployment as string)?.jobs.push(jobOf(row))
+      const tasks = sql(
+        `SELECT * FROM tasks WHERE deployment IN (SELECT value FROM json_each(?))
+         AND status IN ('PENDING', 'PROCESSING') ORDER BY id`,
+      ).all(list) as Raw[]
+      for (const row of tasks) found.get(row.deployment as string)?.openTasks.push(taskOf(row))
+      return found
+    },
     async dueTasks(now) {
       const rows = sql(
         `SELECT * FROM tasks WHERE status IN ('PENDING', 'PROCESSING') AND due_at <= ?
@@ -318,8 +341,8 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
         now,
       )
     },
-    async recordListed(task, job, tx, now) {
-      listed(task, job, tx, now)
+    async recordListed(task, job, tx, now, holder) {
+      listed(task, job, tx, now, holder)
     },
     async events(deployment) {
       return sql(
@@ -341,12 +364,13 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     async anyVault() {
       return sql('SELECT * FROM vaults ORDER BY created_at, vault LIMIT 1').get() as VaultRow | undefined
     },
-    async claimDeployment(id, holder, until, now) {
+    async claimDeployment(id, holder, forMs, now) {
+      // One manager on one machine: its own clock.
       const taken = sql(
         `INSERT INTO leases (deployment, holder, until) VALUES (?, ?, ?)
          ON CONFLICT (deployment) DO UPDATE SET holder = excluded.holder, until = excluded.until
          WHERE leases.holder = excluded.holder OR leases.until <= ?`,
-      ).run(id, holder, until, now)
+      ).run(id, holder, now + forMs, now)
       return taken.changes === 1
     },
     async releaseDeployment(id, holder) {

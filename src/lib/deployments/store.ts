@@ -36,6 +36,14 @@ export interface DeploymentQuery {
   createdBefore?: number
 }
 
+/** What the worker's tick reads of one deployment. */
+export interface Workload {
+  deployment: DeploymentRow
+  jobs: JobRow[]
+  /** PENDING or PROCESSING, by id. */
+  openTasks: TaskRow[]
+}
+
 /** A task to add: LIST with a limit, EXTEND and STOP with a job. */
 export type NewTask = Pick<TaskRow, 'deployment' | 'task' | 'job' | 'limit' | 'revision' | 'due_at'>
 
@@ -61,6 +69,11 @@ export interface DeploymentStore {
   job(address: string): Promise<JobRow | undefined>
   updateJob(address: string, change: Partial<Omit<JobRow, 'job'>>, now: number): Promise<void>
   tasks(deployment: string, options?: {open?: boolean}): Promise<TaskRow[]>
+  /**
+   * The rows, jobs and open tasks of many deployments in a few set-based reads (the worker's tick), instead of a
+   * round trip per deployment; a deployment not found is left out.
+   */
+  workloads(deployments: readonly string[]): Promise<Map<string, Workload>>
   /** Open tasks (PENDING or PROCESSING) due by `now`, PROCESSING first, oldest first. */
   dueTasks(now: number): Promise<TaskRow[]>
   addTask(task: NewTask, now: number): Promise<TaskRow>
@@ -71,8 +84,11 @@ export interface DeploymentStore {
   ): Promise<void>
   /** Saves the transaction about to be sent (PROCESSING), or forgets it (null) once it can no longer land. */
   saveInFlight(id: number, inFlight: InFlight | null, now: number): Promise<void>
-  /** Records a listed job and the LIST task's progress in one commit. */
-  recordListed(task: TaskRow, job: JobRow, tx: string, now: number): Promise<void>
+  /**
+   * Records a listed job and the LIST task's progress in one commit. With `holder`, the commit first checks that
+   * `holder` still holds the deployment's lease, and throws `lease_lost` (nothing recorded) when it does not.
+   */
+  recordListed(task: TaskRow, job: JobRow, tx: string, now: number, holder?: string): Promise<void>
   events(deployment: string): Promise<EventRow[]>
   addEvent(event: Omit<EventRow, 'created_at'>, now: number): Promise<void>
   vault(address: string): Promise<VaultRow | undefined>
@@ -82,14 +98,15 @@ export interface DeploymentStore {
   /** Any one vault (the oldest): what a vault key is tried on when the database holds no key check yet. */
   anyVault(): Promise<VaultRow | undefined>
   /**
-   * Takes (or renews) the lease of a deployment for `holder` until `until` (ms), unless another holder's lease runs
-   * past `now`; true when `holder` holds it. Managers sharing a database plan and run a deployment's tasks only
-   * under its lease, so no two work on one deployment at once (manager-lease.ts).
+   * Takes (or renews) the lease of a deployment for `holder` for `forMs` from now, unless another holder's lease
+   * runs past now; true when `holder` holds it. Managers sharing a database plan and run a deployment's tasks only
+   * under its lease, so no two work on one deployment at once (manager-lease.ts). "Now" is the store's clock: the
+   * database's in PostgreSQL (managers' clocks may differ), `now` (the one manager's) in SQLite.
    */
-  claimDeployment(id: string, holder: string, until: number, now: number): Promise<boolean>
+  claimDeployment(id: string, holder: string, forMs: number, now: number): Promise<boolean>
   /** Gives the lease up early (when `holder` still holds it). */
   releaseDeployment(id: string, holder: string): Promise<void>
-  /** The leases running past `now`: who works on which deployment. */
+  /** The leases running past now (the store's clock, as in claimDeployment): who works on which deployment. */
   leases(now: number): Promise<{deployment: string; holder: string}[]>
   /** The vault key's check value the database holds, or undefined before the first manager stored one. */
   keyCheck(): Promise<string | undefined>

@@ -11,6 +11,7 @@ import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {stepRollout} from './rollout.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
+import type {Workload} from './store.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
 
 /** The network's manager polls every 5 s. */
@@ -74,19 +75,41 @@ export async function tick(ctx: ManagerContext, run: TaskRunner = runTask): Prom
   const me = holderOf(ctx)
   // This manager's own lease says it is alive, so the others count it in their share (and make room for it).
   const scale = Math.max(1, ...active.map((d) => d.time_scale))
-  await ctx.store.claimDeployment(`${MANAGER_LEASE_PREFIX}${me}`, me, ctx.now() + leaseMs(scale), ctx.now())
+  await ctx.store.claimDeployment(`${MANAGER_LEASE_PREFIX}${me}`, me, leaseMs(scale), ctx.now())
   const leases = await ctx.store.leases(ctx.now())
   const holders = new Map(leases.map((l) => [l.deployment, l.holder]))
   const share = Math.ceil(ids.length / new Set([...leases.map((l) => l.holder), me]).size)
   const mine = ids.filter((id) => holders.get(id) === me)
   for (const id of mine.slice(share)) await ctx.store.releaseDeployment(id, me)
   let held = Math.min(mine.length, share)
+  const chosen: string[] = []
   for (const id of ids) {
     const holder = holders.get(id)
     if (holder === me ? mine.indexOf(id) >= share : holder !== undefined || held >= share) continue
     if (holder !== me) held += 1
+    chosen.push(id)
+  }
+  // Leases first, then what the deployments held need in a few set-based reads (read under the leases: the manager
+  // that held one before may have changed it), rather than several round trips per deployment.
+  const scales = new Map(active.map((d) => [d.id, d.time_scale]))
+  const unknown = chosen.filter((id) => !scales.has(id))
+  if (unknown.length > 0)
+    for (const [id, w] of await ctx.store.workloads(unknown)) scales.set(id, w.deployment.time_scale)
+  const claimed: string[] = []
+  for (const id of chosen) {
+    if (!scales.has(id)) continue
     try {
-      await workOn(ctx, id, run)
+      if (await claim(ctx, id, scales.get(id)!)) claimed.push(id)
+    } catch (error) {
+      ctx.log(`deployment ${id}: ${(error as Error).message}`)
+    }
+  }
+  const workloads = claimed.length > 0 ? await ctx.store.workloads(claimed) : new Map<string, Workload>()
+  for (const id of claimed) {
+    const workload = workloads.get(id)
+    if (!workload) continue
+    try {
+      await workOn(ctx, id, run, workload)
     } catch (error) {
       ctx.log(`deployment ${id}: ${(error as Error).message}`)
     }
@@ -106,23 +129,36 @@ export type TaskRunner = (ctx: ManagerContext, deployment: DeploymentRow, task: 
 
 /**
  * Plans one deployment and runs its due tasks, under its lease (taken or renewed here, and kept); another
- * manager's lease leaves it alone.
+ * manager's lease leaves it alone. `read` is what the tick read of it after taking its lease.
  */
-export async function workOn(ctx: ManagerContext, id: string, run: TaskRunner = runTask): Promise<void> {
-  const found = await ctx.store.deployment(id)
-  if (!found || !(await claim(ctx, id, found.time_scale))) return
-  // Read again under the lease: the manager that held it before may have changed it.
-  const deployment = await ctx.store.deployment(id)
-  if (!deployment) return
+export async function workOn(
+  ctx: ManagerContext,
+  id: string,
+  run: TaskRunner = runTask,
+  read?: Workload,
+): Promise<void> {
+  if (!read) {
+    const found = await ctx.store.deployment(id)
+    if (!found || !(await claim(ctx, id, found.time_scale))) return
+    // Read again under the lease: the manager that held it before may have changed it.
+    read = (await ctx.store.workloads([id])).get(id)
+    if (!read) return
+  } else if (!(await claim(ctx, id, read.deployment.time_scale))) {
+    // Renewed before planning: the deployments before this one may have taken longer than a short lease.
+    return
+  }
+  const {deployment} = read
+  let openTasks = read.openTasks
   if (ACTIVE_STATUSES.includes(deployment.status)) {
     try {
-      await planDeployment(ctx, deployment)
+      openTasks = await planDeployment(ctx, read)
     } catch (error) {
       ctx.log(`deployment ${deployment.id}: planning failed: ${(error as Error).message}`)
+      openTasks = await ctx.store.tasks(id, {open: true})
     }
   }
   const now = ctx.now()
-  const tasks = (await ctx.store.tasks(id, {open: true}))
+  const tasks = openTasks
     .filter((task) => task.due_at <= now)
     .sort(
       (a, b) =>
@@ -135,10 +171,15 @@ export async function workOn(ctx: ManagerContext, id: string, run: TaskRunner = 
   }
 }
 
-async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<void> {
+/** Plans a deployment; answers its open tasks afterwards. */
+async function planDeployment(ctx: ManagerContext, read: Workload): Promise<TaskRow[]> {
+  const row = read.deployment
   // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
-  const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id))
-  const openTasks = await ctx.store.tasks(deployment.id, {open: true})
+  const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id, read.jobs))
+  // A rollout step may add or cancel tasks: read them again when one may be under way (a job of another revision).
+  const openTasks = read.jobs.some((job) => job.revision !== row.active_revision)
+    ? await ctx.store.tasks(deployment.id, {open: true})
+    : read.openTasks
   // Only INFINITE watches its services (readiness for rotation, self-healing).
   const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
   const now = ctx.now()
@@ -149,17 +190,20 @@ async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<
   for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
   if (plan.throttleRounds !== undefined)
     await ctx.store.updateDeployment(deployment.id, {throttle_rounds: plan.throttleRounds}, now)
+  const open = openTasks.filter((task) => !plan.cancel.includes(task.id))
   for (const due of plan.tasks) {
-    await ctx.store.addTask(
-      {
-        deployment: deployment.id,
-        task: due.task,
-        job: due.task === 'LIST' ? null : due.job,
-        limit: due.task === 'LIST' ? due.limit : null,
-        revision: deployment.active_revision,
-        due_at: due.due_at,
-      },
-      now,
+    open.push(
+      await ctx.store.addTask(
+        {
+          deployment: deployment.id,
+          task: due.task,
+          job: due.task === 'LIST' ? null : due.job,
+          limit: due.task === 'LIST' ? due.limit : null,
+          revision: deployment.active_revision,
+          due_at: due.due_at,
+        },
+        now,
+      ),
     )
   }
   if (plan.status && plan.status !== deployment.status) {
@@ -175,6 +219,7 @@ async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<
       now,
     )
   }
+  return open
 }
 
 const RUNNERS = {LIST: runList, EXTEND: runExtend, STOP: runStop}

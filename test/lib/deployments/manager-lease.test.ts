@@ -9,9 +9,10 @@ import {strict as assert} from 'node:assert'
 import {Keypair} from '@solana/web3.js'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
-import {LEASE_MS} from '../../../src/lib/deployments/manager-lease.js'
+import {claim, LEASE_MS, leaseHolder} from '../../../src/lib/deployments/manager-lease.js'
 import type {DeploymentStore} from '../../../src/lib/deployments/store.js'
 import {releaseAll, tick, type TaskRunner} from '../../../src/lib/deployments/worker.js'
+import {isGpunetError} from '../../../src/lib/errors.js'
 import {forEachStore, type OpenedStore} from '../../helpers/deployment-stores.js'
 
 const T0 = 1_800_000_000_000
@@ -109,11 +110,58 @@ forEachStore('deployment leases between managers', (adapter) => {
 
     // C dies (no more passes): its leases run out, then A takes everything over.
     clock += LEASE_MS / 2
+    await opened.passTime(LEASE_MS / 2)
     await pass(a)
     assert.equal(await held('A'), COUNT / 2, "a live manager's leases are never taken")
     clock += LEASE_MS
+    await opened.passTime(LEASE_MS)
     await pass(a)
     assert.equal((await pass(a)).length, COUNT)
     assert.equal(await held('A'), COUNT)
+  })
+
+  it("keeps leases on the database's clock: a manager off by minutes neither steals a live lease nor keeps one run out", async function () {
+    // One SQLite file has one manager, on one machine: its clock is the lease clock.
+    if (adapter.name !== 'PostgreSQL') return this.skip()
+    const MINUTES = 10 * 60_000
+    const ahead = {...manager(await opened.reopen(), 'AHEAD'), now: () => Date.now() + MINUTES} as ManagerContext
+    const behind = {...manager(opened.store, 'BEHIND'), now: () => Date.now() - MINUTES} as ManagerContext
+    const lost = (error: unknown) => isGpunetError(error) && error.code === 'lease_lost'
+    assert.equal(await claim(behind, 'd0', 1), true)
+    // AHEAD's clock says BEHIND's lease ran out 8 minutes ago; the database's says it runs 2 minutes more.
+    assert.equal(await claim(ahead, 'd0', 1), false)
+    await assert.rejects(leaseHolder(ahead)('d0'), lost)
+    await leaseHolder(behind)('d0')
+    const list = await opened.store.addTask(
+      {deployment: 'd0', task: 'LIST', job: null, limit: 1, revision: 1, due_at: T0},
+      T0,
+    )
+
+    // The lease runs out on the database's clock; BEHIND's clock says it runs 12 minutes more.
+    await opened.passTime(LEASE_MS + 1000)
+    assert.deepEqual(
+      (await behind.store.leases(behind.now())).filter((l) => l.deployment === 'd0'),
+      [],
+      "a lease run out is not listed, whatever the manager's clock",
+    )
+    const job = {
+      job: 'j-late',
+      deployment: 'd0',
+      tx: 'tx',
+      market: 'm',
+      revision: 1,
+      run: 'r',
+      state: 'QUEUED' as const,
+      time_start: 0,
+      chain_timeout: 60,
+      stop_requested: false,
+      created_at: T0,
+      updated_at: T0,
+    }
+    await assert.rejects(behind.store.recordListed(list, job, 'tx', behind.now(), 'BEHIND'), lost)
+    assert.equal(await claim(ahead, 'd0', 1), true, 'taken over once run out')
+    await assert.rejects(leaseHolder(behind)('d0'), lost)
+    assert.equal(await claim(behind, 'd0', 1), false)
+    assert.equal(await opened.store.job('j-late'), undefined)
   })
 })

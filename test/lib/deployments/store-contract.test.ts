@@ -267,14 +267,14 @@ forEachStore('deployment store contract', (adapter) => {
       },
     ])
 
-    assert.ok(await store.claimDeployment('d', 'm1', T0 + 100, T0))
+    assert.ok(await store.claimDeployment('d', 'm1', 60_000, Date.now()))
     await store.deleteDeployment('d')
     assert.equal(await store.deployment('d'), undefined)
     assert.deepEqual([await store.jobs('d'), await store.tasks('d'), await store.events('d')], [[], [], []])
     // A deleted deployment's vault stays: it may still hold the owner's funds.
     assert.ok(await store.vault(r.vault.vault))
     // Its lease went with it.
-    assert.ok(await store.claimDeployment('d', 'm2', T0 + 100, T0))
+    assert.ok(await store.claimDeployment('d', 'm2', 60_000, Date.now()))
   })
 
   it("adds revisions (the active one in the same commit), shared vaults, and the strategies' members", async () => {
@@ -325,37 +325,139 @@ forEachStore('deployment store contract', (adapter) => {
     assert.equal((await store.job('j'))!.time_end, 1_800_000_100)
   })
 
-  it('leases a deployment to one holder until its deadline, then to another', async () => {
+  it('leases a deployment to one holder for its time, then to another', async () => {
+    // The store's clock: the database's in PostgreSQL, the `now` given in SQLite (this machine's for both here).
     const other = await opened.reopen()
-    assert.equal(await store.claimDeployment('d', 'm1', T0 + 1000, T0), true)
-    assert.equal(await other.claimDeployment('d', 'm2', T0 + 1500, T0 + 500), false)
-    // The holder renews its own.
-    assert.equal(await store.claimDeployment('d', 'm1', T0 + 2000, T0 + 900), true)
-    assert.equal(await other.claimDeployment('d', 'm2', T0 + 2500, T0 + 1999), false)
-    assert.equal(await other.claimDeployment('e', 'm2', T0 + 2500, T0 + 1999), true)
-    assert.deepEqual(await other.leases(T0 + 1999), [
+    assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), true)
+    assert.equal(await other.claimDeployment('d', 'm2', 60_000, Date.now()), false)
+    // The holder renews its own, here for a short while.
+    assert.equal(await store.claimDeployment('d', 'm1', 1500, Date.now()), true)
+    assert.equal(await other.claimDeployment('d', 'm2', 60_000, Date.now()), false)
+    assert.equal(await other.claimDeployment('e', 'm2', 60_000, Date.now()), true)
+    assert.deepEqual(await other.leases(Date.now()), [
       {deployment: 'd', holder: 'm1'},
       {deployment: 'e', holder: 'm2'},
     ])
+    await new Promise((resolve) => setTimeout(resolve, 1600))
     assert.deepEqual(
-      await store.leases(T0 + 2000),
+      await store.leases(Date.now()),
       [{deployment: 'e', holder: 'm2'}],
       'a lease run out is listed no more',
     )
     // Run out: taken over.
-    assert.equal(await other.claimDeployment('d', 'm2', T0 + 3000, T0 + 2000), true)
-    assert.equal(await store.claimDeployment('d', 'm1', T0 + 3000, T0 + 2001), false)
+    assert.equal(await other.claimDeployment('d', 'm2', 60_000, Date.now()), true)
+    assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), false)
     // Released only by its holder.
     await store.releaseDeployment('d', 'm1')
-    assert.equal(await store.claimDeployment('d', 'm1', T0 + 3000, T0 + 2002), false)
+    assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), false)
     await other.releaseDeployment('d', 'm2')
-    assert.equal(await store.claimDeployment('d', 'm1', T0 + 3000, T0 + 2003), true)
+    assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), true)
+  })
+
+  it('records a listed job under a lease only while its holder holds it, in the same commit', async () => {
+    const r = rows('d', newWallet().address, T0)
+    await store.createDeployment(r.deployment, r.revision, r.vault)
+    const list = await store.addTask({deployment: 'd', task: 'LIST', job: null, limit: 2, revision: 1, due_at: T0}, T0)
+    const job = {
+      job: 'j0',
+      deployment: 'd',
+      tx: 'tx0',
+      market: 'market1',
+      revision: 1,
+      run: 'run0',
+      state: 'QUEUED' as const,
+      time_start: 0,
+      chain_timeout: 3600,
+      stop_requested: false,
+      created_at: T0,
+      updated_at: T0,
+    }
+    const lost = (error: unknown) => isGpunetError(error) && error.code === 'lease_lost'
+    // No lease, or another holder's: refused as lease_lost, nothing recorded (the other manager settles the LIST).
+    await assert.rejects(store.recordListed(list, job, 'tx0', Date.now(), 'm1'), lost)
+    assert.ok(await store.claimDeployment('d', 'm2', 60_000, Date.now()))
+    await assert.rejects(store.recordListed(list, job, 'tx0', Date.now(), 'm1'), lost)
+    assert.equal(await store.job('j0'), undefined)
+    assert.deepEqual((await store.tasks('d'))[0]!.limit, 2)
+    // A lease run out is no lease.
+    assert.ok(await store.claimDeployment('d', 'm2', 200, Date.now()))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await assert.rejects(store.recordListed(list, job, 'tx0', Date.now(), 'm2'), lost)
+    assert.ok(await store.claimDeployment('d', 'm1', 60_000, Date.now()))
+    await store.recordListed(list, job, 'tx0', Date.now(), 'm1')
+    assert.equal((await store.job('j0'))!.tx, 'tx0')
+    assert.deepEqual((await store.tasks('d'))[0]!.limit, 1)
+  })
+
+  it("reads many deployments' rows, jobs and open tasks at once (the worker's workloads)", async () => {
+    const owner = newWallet().address
+    for (const id of ['a', 'b', 'c']) {
+      const r = rows(id, owner, T0)
+      await store.createDeployment(r.deployment, r.revision, r.vault)
+    }
+    const job = (id: string, deployment: string, at: number) => ({
+      job: id,
+      deployment,
+      tx: `tx-${id}`,
+      market: 'market1',
+      revision: 1,
+      run: `run-${id}`,
+      state: 'RUNNING' as const,
+      time_start: 5,
+      chain_timeout: 60,
+      time_end: 0,
+      stop_requested: false,
+      created_at: at,
+      updated_at: at,
+    })
+    const list = await store.addTask({deployment: 'a', task: 'LIST', job: null, limit: 2, revision: 1, due_at: T0}, T0)
+    await store.recordListed(list, job('a2', 'a', T0 + 2), 'tx-a2', T0 + 2)
+    const left = (await store.tasks('a', {open: true}))[0]!
+    await store.recordListed(left, job('a1', 'a', T0 + 1), 'tx-a1', T0 + 3)
+    const stop = await store.addTask(
+      {deployment: 'a', task: 'STOP', job: 'a1', limit: null, revision: 1, due_at: T0},
+      T0,
+    )
+    const done = await store.addTask(
+      {deployment: 'b', task: 'STOP', job: 'x', limit: null, revision: 1, due_at: T0},
+      T0,
+    )
+    await store.updateTask(done.id, {status: 'DONE'}, T0 + 1)
+    const extend = await store.addTask(
+      {deployment: 'b', task: 'EXTEND', job: 'x', limit: null, revision: 1, due_at: T0},
+      T0,
+    )
+    await store.saveInFlight(extend.id, {raw: 'AA==', signature: 's', lastValidBlockHeight: 1}, T0 + 2)
+
+    const read = await store.workloads(['a', 'b', 'gone'])
+    assert.deepEqual([...read.keys()].sort(), ['a', 'b'], 'only the deployments asked for that exist')
+    for (const id of ['a', 'b']) {
+      // The same rows, in the same order, as the per-deployment reads.
+      assert.deepEqual(read.get(id), {
+        deployment: await store.deployment(id),
+        jobs: await store.jobs(id),
+        openTasks: await store.tasks(id, {open: true}),
+      })
+    }
+    assert.deepEqual(
+      read.get('a')!.jobs.map((j) => j.job),
+      ['a1', 'a2'],
+    )
+    assert.deepEqual(
+      read.get('a')!.openTasks.map((t) => t.id),
+      [stop.id],
+    )
+    assert.deepEqual(
+      read.get('b')!.openTasks.map((t) => [t.id, t.status]),
+      [[extend.id, 'PROCESSING']],
+    )
+    assert.deepEqual((await store.workloads([])).size, 0)
   })
 
   it('gives a lease to exactly one of many holders claiming at once', async () => {
     const stores = [store, await opened.reopen(), await opened.reopen()]
     const won = await Promise.all(
-      Array.from({length: 12}, (_, i) => stores[i % 3]!.claimDeployment('d', `m${i}`, T0 + 1000, T0)),
+      Array.from({length: 12}, (_, i) => stores[i % 3]!.claimDeployment('d', `m${i}`, 1000, Date.now())),
     )
     assert.equal(won.filter(Boolean).length, 1)
   })
