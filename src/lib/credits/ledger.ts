@@ -132,7 +132,12 @@ export function openCreditLedger(file: string): CreditLedger {
   const db: Database.Database = openKept(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
-  const columns = new Set(db.prepare<[], {name: string}>('PRAGMA table_info(credit_requests)').all().map((c) => c.name))
+  const columns = new Set(
+    db
+      .prepare<[], {name: string}>('PRAGMA table_info(credit_requests)')
+      .all()
+      .map((c) => c.name),
+  )
   for (const [name, type] of Object.entries(REQUEST_COLUMNS))
     if (!columns.has(name)) db.exec(`ALTER TABLE credit_requests ADD COLUMN ${name} ${type}`)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)

@@ -57,7 +57,9 @@ describe('credit ledger', () => {
       `CREATE TABLE credit_requests (owner TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status INTEGER,
        answer TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (owner, key))`,
     )
-    old.prepare("INSERT INTO credit_requests (owner, key, request, created_at) VALUES ('alice', 'before', 'd', 1)").run()
+    old
+      .prepare("INSERT INTO credit_requests (owner, key, request, created_at) VALUES ('alice', 'before', 'd', 1)")
+      .run()
     old.close()
     const ledger = openCreditLedger(file)
     assert.deepEqual(ledger.claimKey('alice', 'mine', 'd', 2), {state: 'new'})
