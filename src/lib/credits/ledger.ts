@@ -70,8 +70,9 @@ export interface CreditJob {
 export type KeyState =
   {state: 'new'} | {state: 'pending'} | {state: 'answered'; status: number; answer: unknown} | {state: 'conflict'}
 
-/** What a listing under an Idempotency-Key sent, saved before sending: enough to answer it, or undo it. */
+/** What a listing or extension under an Idempotency-Key sent, saved before sending: enough to answer or undo it. */
 export interface ListingIntent {
+  kind: 'list' | 'extend'
   job: string
   /** The transaction's signature (its id) and the last block height its blockhash is valid for. */
   tx: string
@@ -87,7 +88,7 @@ export interface ListingIntent {
 export interface OrphanRequest {
   owner: string
   key: string
-  /** What it was sending, when it got that far (a listing); null when it sent nothing the ledger knows of. */
+  /** What it was sending, when it got that far; null when it sent nothing the ledger knows of. */
   intent: ListingIntent | null
 }
 
@@ -115,7 +116,7 @@ export interface CreditLedger {
   answerKey(owner: string, key: string, status: number, answer: unknown): void
   /** Frees a claimed key whose request failed before it acted: it may be sent again. */
   dropKey(owner: string, key: string): void
-  /** Saves, under a claimed key, the listing about to be sent. */
+  /** Saves, under a claimed key, the listing or extension about to be sent. */
   intend(owner: string, key: string, intent: ListingIntent): void
   /**
    * The keys left in progress by a process that is gone: claimed by another process than this one whose pid is not

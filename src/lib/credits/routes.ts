@@ -18,10 +18,10 @@ import {readBalances} from '../market/balances.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {ipfsHashToBytes} from '../market/ipfs-hash.js'
 import {isFinal, type JobView, readJob, readMarket} from '../market/jobs.js'
-import {extendJob, quoteExtend, stopJob} from '../market/manage.js'
+import {quoteExtend, stopJob} from '../market/manage.js'
 import {type PostQuote, quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
-import {sendSigned} from '../market/send.js'
+import {type PreparedTransaction, sendSigned} from '../market/send.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
 import type {ApiAuth} from '../deployments/api-auth.js'
 import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
@@ -114,13 +114,16 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         ledger.dropKey(owner, key)
         continue
       }
-      const landed = await rpcCall(connection, async () => {
-        if (await connection.getAccountInfo(new PublicKey(intent.job), 'confirmed')) return true
-        const {value} = await connection.getSignatureStatuses([intent.tx], {searchTransactionHistory: true})
-        if (value[0] && value[0].err === null && value[0].confirmationStatus !== 'processed') return true
-        if (value[0]?.err) return false
-        return (await connection.getBlockHeight('confirmed')) > intent.lastValidBlockHeight ? false : null
-      })
+      // A listing landed when its job exists (a job account is new); an extension only by its signature.
+      const listed =
+        intent.kind === 'list' &&
+        (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(intent.job), 'confirmed'))) !== null
+      const landed =
+        listed ||
+        ((await txLanded(intent.tx)) ??
+          ((await rpcCall(connection, () => connection.getBlockHeight('confirmed'))) > intent.lastValidBlockHeight
+            ? false
+            : null))
       if (landed === true) ledger.answerKey(owner, key, intent.status, intent.answer)
       else if (landed === false) {
         ledger.release(intent.job, intent.units)
@@ -128,6 +131,17 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       } else left += 1
     }
     orphansLeft = left > 0
+  }
+
+  /** True when a transaction landed, false when it failed, null when the chain does not know it (yet). */
+  const txLanded = async (signature: string): Promise<boolean | null> => {
+    const {value} = await rpcCall(connection, () =>
+      connection.getSignatureStatuses([signature], {searchTransactionHistory: true}),
+    )
+    const status = value[0]
+    if (!status) return null
+    if (status.err) return false
+    return status.confirmationStatus === 'processed' ? null : true
   }
 
   /**
@@ -208,7 +222,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         await provide(units)
         const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
         const job = quote.transaction.signers[1]!.publicKey.toBase58()
-        const signed = signOnce(quote)
+        const signed = signOnce(quote.transaction)
         const answer: Answer = {
           status: 200,
           body: {
@@ -225,7 +239,15 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         }
         // Saved before the hold and the send: if this process stops now, the next one asks the chain (resolveOrphans).
         const {lastValidBlockHeight} = quote.transaction.blockhash
-        intend({job, tx: signed.signature, lastValidBlockHeight, units: Number(units), ...answer, answer: answer.body})
+        intend({
+          kind: 'list',
+          job,
+          tx: signed.signature,
+          lastValidBlockHeight,
+          units: Number(units),
+          status: answer.status,
+          answer: answer.body,
+        })
         const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
         if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
         await listOnce(quote, job, units, signed)
@@ -238,27 +260,46 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       const address = (request.params as {address: string}).address
       const body = request.body === undefined ? {} : bodyObject(request.body)
       const seconds = parseSeconds(body.seconds, 'seconds')
-      return once(request, reply, who, {address, seconds}, async () => {
+      return once(request, reply, who, {address, seconds}, async (intend) => {
         const held = ownJob(who, address)
         const view = await liveJob(held)
         const units = view.job.price * BigInt(seconds)
         if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
         await provide(units)
         const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
+        const signed = signOnce(quote.transaction)
+        const used = Number(units) / CREDIT_UNITS
+        const answer: Answer = {
+          status: 200,
+          body: {
+            tx: signed.signature,
+            job: address,
+            credits: {costUSD: used, creditsUsed: used, reservationId: address},
+          },
+        }
+        const {lastValidBlockHeight} = quote.transaction.blockhash
+        const intent = {kind: 'extend' as const, job: address, tx: signed.signature, lastValidBlockHeight}
+        intend({...intent, units: Number(units), status: answer.status, answer: answer.body})
         if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
           throw insufficient(ledger.balance(who), Number(units))
-        let sent
+        let landed: string | null
         try {
-          sent = await extendJob(net, quote)
+          landed = await sendSigned(connection, signed.raw, lastValidBlockHeight)
         } catch (error) {
+          // No answer: the chain says whether it landed (then it is paid for, and answered).
+          if ((await txLanded(signed.signature).catch(() => null)) === true) return answer
           ledger.release(address, Number(units))
           throw error
         }
-        const used = Number(units) / CREDIT_UNITS
-        return {
-          status: 200,
-          body: {tx: sent.signature, job: address, credits: {costUSD: used, creditsUsed: used, reservationId: address}},
+        if (landed === null) {
+          ledger.release(address, Number(units))
+          throw new ApiError(
+            503,
+            'transaction_expired',
+            'the extension expired before it was confirmed; nothing was charged',
+          )
         }
+        return answer
       })
     })
 
@@ -331,9 +372,8 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
   }
 }
 
-/** Signs the quoted `list` once: its bytes, and its id (the fee payer's signature, after one signature-count byte). */
-function signOnce(quote: PostQuote): {raw: Buffer; signature: string} {
-  const {transaction} = quote
+/** Signs a prepared transaction once: its bytes, and its id (the fee payer's signature, after one count byte). */
+function signOnce(transaction: PreparedTransaction): {raw: Buffer; signature: string} {
   const raw = signedTransaction(
     transaction.signers[0]!.publicKey,
     transaction.blockhash.blockhash,

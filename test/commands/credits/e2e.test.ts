@@ -281,7 +281,7 @@ describe('credits on the localnet (end to end)', function () {
     const ledger = new Database(join(box.dataDir, 'credits', 'credits.db'))
     try {
       const intent = (job: string, tx: string, units: number, lastValidBlockHeight: number, answered: unknown) =>
-        JSON.stringify({job, tx, lastValidBlockHeight, units, status: 200, answer: answered})
+        JSON.stringify({kind: 'list', job, tx, lastValidBlockHeight, units, status: 200, answer: answered})
       const changed = ledger
         .prepare(
           `UPDATE credit_requests SET status = NULL, answer = NULL, holder_pid = ?, holder_start = 1, intent = ?

@@ -63,7 +63,15 @@ describe('credit ledger', () => {
     old.close()
     const ledger = openCreditLedger(file)
     assert.deepEqual(ledger.claimKey('alice', 'mine', 'd', 2), {state: 'new'})
-    const intent = {job: 'J', tx: 'T', lastValidBlockHeight: 9, units: 5, status: 200, answer: {job: 'J'}}
+    const intent = {
+      kind: 'list' as const,
+      job: 'J',
+      tx: 'T',
+      lastValidBlockHeight: 9,
+      units: 5,
+      status: 200,
+      answer: {job: 'J'},
+    }
     ledger.intend('alice', 'mine', intent)
     // A process that ran and ended: its pid is not alive.
     const dead = spawnSync('true').pid!
