@@ -8,7 +8,7 @@ import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
 import {join} from 'node:path'
 
-import {Keypair, PublicKey} from '@solana/web3.js'
+import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
