@@ -84,6 +84,20 @@ export const apiKeyFlag = Flags.string({
   helpValue: 'KEY',
 })
 
+/** `--database-url` of `deployment serve`: the managerDatabaseUrl setting. */
+export const managerDatabaseUrlFlag = Flags.string({
+  description:
+    'PostgreSQL (postgres://…) that several managers share, instead of the SQLite file in --data-dir [env: GPUNET_MANAGER_DATABASE_URL, or the managerDatabaseUrl setting]',
+  helpValue: 'URL',
+})
+
+/** `--vault-key-file` of `deployment serve`: the managerVaultKeyFile setting. */
+export const vaultKeyFileFlag = Flags.string({
+  description:
+    'the key that seals the vaults, the same on every manager of one database [default: <data-dir>/vaults.key; env: GPUNET_MANAGER_VAULT_KEY_FILE]',
+  helpValue: 'FILE',
+})
+
 /**
  * Each shared flag that sets a setting, by the setting it sets. Only these feed the resolver, so a command's own
  * flag of the same name with another meaning (`job list --market`, a filter) is not taken for the setting.
@@ -102,6 +116,8 @@ const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   nodes: nodesFlag,
   manager: managerFlag,
   managerApiKey: apiKeyFlag,
+  managerDatabaseUrl: managerDatabaseUrlFlag,
+  managerVaultKeyFile: vaultKeyFileFlag,
 }
 
 /** The setting values a command's flags gave (settings.ts), from the shared setting flags it declares. */

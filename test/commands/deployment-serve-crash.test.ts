@@ -5,7 +5,7 @@
  * and the task ends recorded.
  */
 import {strict as assert} from 'node:assert'
-import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {join} from 'node:path'
 
@@ -24,14 +24,12 @@ import {
   statusWhen,
   tasksWhen,
   deploymentTasks,
+  serving,
+  type ServeProcess,
 } from '../helpers/deployments.js'
 import {removeDir, tempDir, useLocalnet} from '../helpers/localnet.js'
 
-interface Manager {
-  child: ChildProcessWithoutNullStreams
-  url: string
-  stderr: () => string
-}
+type Manager = ServeProcess
 
 describe('deployment serve: crash points', function () {
   this.timeout(240_000)
@@ -63,21 +61,7 @@ describe('deployment serve: crash points', function () {
         },
       },
     )
-    let stdout = ''
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d
-        try {
-          resolve((JSON.parse(stdout) as {url: string}).url)
-        } catch {
-          // not the whole document yet
-        }
-      })
-      child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
-    })
-    const manager = {child, url, stderr: () => stderr}
+    const manager = await serving(child)
     running.push(manager)
     return manager
   }

@@ -1,5 +1,6 @@
 /** Driving a deployment manager in tests: its API with a wallet's headers, the chain's view of a vault's jobs. */
 import {strict as assert} from 'node:assert'
+import type {ChildProcessWithoutNullStreams} from 'node:child_process'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {Keypair, LAMPORTS_PER_SOL, type PublicKey} from '@solana/web3.js'
@@ -48,12 +49,14 @@ export interface TaskJson {
 }
 export interface JobJson {
   job: string
+  tx?: string
   state: string
   time_start: number
 }
 export interface EventJson {
   type: string
   message: string
+  tx?: string
   created_at: string
 }
 
@@ -166,4 +169,30 @@ export async function statusWhen(url: string, owner: Keypair, id: string, status
     const {body} = await api(url, owner, 'GET', `/api/deployments/${id}`)
     return body?.status === status ? body : undefined
   })
+}
+
+/** A `gpunet deployment serve` child process, its URL and what it wrote to stderr so far. */
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams
+  url: string
+  stderr: () => string
+}
+
+/** Waits until a `gpunet deployment serve` child prints its JSON document (it listens then); rejects if it exits first. */
+export async function serving(child: ChildProcessWithoutNullStreams): Promise<ServeProcess> {
+  let stdout = ''
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+      try {
+        resolve((JSON.parse(stdout) as {url: string}).url)
+      } catch {
+        // not the whole document yet
+      }
+    })
+    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
+  })
+  return {child, url, stderr: () => stderr}
 }

@@ -9,7 +9,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 export default class ConfigGet extends BaseCommand {
   static override summary = 'Print the value in force of one setting (stdout: the value alone).'
   static override description =
-    "The value in force on the network (or the profile's), from the environment, the profile, the config file or the preset; its source goes to stderr. A setting nothing sets is exit 7. pinataJwt and managerApiKey are never printed (exit 2): `config list` says whether it is set."
+    "The value in force on the network (or the profile's), from the environment, the profile, the config file or the preset; its source goes to stderr. A setting nothing sets is exit 7. pinataJwt, managerApiKey and managerDatabaseUrl are never printed (exit 2): `config list` says whether it is set."
 
   static override examples = [
     '<%= config.bin %> config get rpcUrl --network devnet',

@@ -10,7 +10,7 @@ import {readStdin} from '../../lib/terminal/stdin.js'
 
 export default class ConfigSet extends BaseCommand {
   static override summary = 'Set a setting in a profile, or in a network’s section of the config file.'
-  static override description = `With --profile NAME (or GPUNET_PROFILE) the setting goes into that profile; a new profile starts with its network (\`config set network devnet --profile NAME\`). Without it, into the --network section of the config file. The file is written with mode 0600. pinataJwt and managerApiKey are read from standard input (asked without echo at a terminal), never from an argument, and never printed. Keys: \`gpunet config list\`.`
+  static override description = `With --profile NAME (or GPUNET_PROFILE) the setting goes into that profile; a new profile starts with its network (\`config set network devnet --profile NAME\`). Without it, into the --network section of the config file. The file is written with mode 0600. pinataJwt, managerApiKey and managerDatabaseUrl are read from standard input (asked without echo at a terminal), never from an argument, and never printed. Keys: \`gpunet config list\`.`
 
   static override settlesProfile = false
 
@@ -23,7 +23,7 @@ export default class ConfigSet extends BaseCommand {
 
   static override args = {
     key: Args.string({description: 'setting name, e.g. rpcUrl', required: true}),
-    value: Args.string({description: 'its value (pinataJwt, managerApiKey: from standard input)'}),
+    value: Args.string({description: 'its value (pinataJwt, managerApiKey, managerDatabaseUrl: from standard input)'}),
   }
 
   static override flags = {...configScopeFlags}

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 import {join} from 'node:path'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {marketFlags} from '../../cli/flags.js'
+import {managerDatabaseUrlFlag, marketFlags, vaultKeyFileFlag} from '../../cli/flags.js'
 import {CRASH_ENV} from '../../lib/deployments/crash-points.js'
 import {managerFiles, refuseClearText, startDeploymentManager} from '../../lib/deployments/manager.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
@@ -10,12 +10,15 @@ import {isLoopbackAddress} from '../../lib/http/loopback-guard.js'
 import {confirmSpend} from '../../lib/market/confirm.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {dataDir} from '../../lib/keys/private-file.js'
+import {redactUrl} from '../../lib/secrets/service/pg-failure.js'
 
 export default class DeploymentServe extends BaseCommand {
   static override summary = 'Run a deployment manager: the API under /api/deployments that keeps deployments running.'
   static override description = `A self-hosted manager, as the localnet runs one inside it: it lists, extends and stops each deployment's jobs from the deployment's vault, a keypair it holds sealed (AES-256-GCM) with the key in <data-dir>/vaults.key (mode 0600). Back up that file with <data-dir>/deployments.db: lose it and the vaults' funds are lost (docs/deployment-manager.md).
 
 It listens on 127.0.0.1. Another --host is refused unless --tls-terminated says a TLS proxy sits in front of it: wallet headers are lasting credentials and must not cross a network in clear.
+
+Several managers can share one PostgreSQL (--database-url): each works on a deployment only under its lease in the database, and a manager that dies leaves its deployments to the others once its leases run out. They must share the vault key (--vault-key-file): a manager whose key is not the database's refuses to start (exit 3), and none makes a new key beside existing vaults.
 
 On devnet and mainnet it pays from the vaults with real tokens, so it asks once for confirmation (or --yes). Prints the URL on stdout (with --json, one JSON document once it listens). Stops on Ctrl-C or SIGTERM.`
 
@@ -24,6 +27,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     '<%= config.bin %> deployment serve --port 0 --data-dir ./manager --json',
     '<%= config.bin %> deployment serve --network devnet --yes',
     '<%= config.bin %> deployment serve --network mainnet --host 0.0.0.0 --tls-terminated --yes',
+    'GPUNET_MANAGER_DATABASE_URL=postgres://gpunet@db/gpunet <%= config.bin %> deployment serve --network mainnet --vault-key-file /etc/gpunet/vaults.key --yes',
   ]
 
   static override flags = {
@@ -46,6 +50,8 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     'tls-terminated': Flags.boolean({
       description: 'allow a --host beyond loopback: a TLS proxy in front of this manager terminates TLS',
     }),
+    'database-url': managerDatabaseUrlFlag,
+    'vault-key-file': vaultKeyFileFlag,
     yes: Flags.boolean({char: 'y', description: 'pay from the vaults without asking (devnet, mainnet)'}),
   }
 
@@ -63,10 +69,14 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     // Each deployment's definition is uploaded when it is created: without a content store none could be.
     net.content().requireUploader()
     const folder = flags['data-dir'] ?? join(dataDir(process.env), 'deployments', network)
+    const databaseUrl = this.settings.value('managerDatabaseUrl')
+    const vaultKeyFile = this.settings.value('managerVaultKeyFile')
     let manager
     try {
       manager = await startDeploymentManager({
         dataDir: folder,
+        databaseUrl,
+        vaultKeyFile,
         net,
         network,
         host,
@@ -84,14 +94,16 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
       })
     }
     const files = managerFiles(folder)
+    const database = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : files.database
+    const vaultKey = vaultKeyFile ?? files.vaultKey
     if (process.env[CRASH_ENV]) this.note(`${CRASH_ENV}=${process.env[CRASH_ENV]}: this manager kills itself there`)
     if (this.jsonEnabled()) {
-      const ready = {url: manager.url, network, rpcUrl: net.rpcUrl, database: files.database, vaultKey: files.vaultKey}
+      const ready = {url: manager.url, network, rpcUrl: net.rpcUrl, database, vaultKey}
       process.stdout.write(`${JSON.stringify(ready, null, 2)}\n`)
     } else {
       this.note(`Network: ${network} (RPC ${net.rpcUrl})`)
-      this.note(`Database: ${files.database}`)
-      this.note(`Vault key: ${files.vaultKey} (back it up: without it the vaults' funds are lost)`)
+      this.note(`Database: ${database}`)
+      this.note(`Vault key: ${vaultKey} (back it up: without it the vaults' funds are lost)`)
       this.say(`Deployment manager listening on ${manager.url}`)
     }
     await new Promise<void>((resolve) => {

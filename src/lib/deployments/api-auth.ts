@@ -3,12 +3,10 @@
  * (auth-header.ts), or an API key (`Authorization: Bearer gpn_...`, api-keys.ts). Everything here reads untrusted
  * headers: lengths and shapes are checked before anything is decoded, and no refusal echoes a signature or a key.
  */
-import type Database from 'better-sqlite3'
-
 import {decodeBase58} from '../text/base58-text.js'
 import {verifySignature} from '../keys/ed25519.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {type ApiKeys, createApiKeys} from './api-keys.js'
+import {type ApiKeyRows, type ApiKeys, createApiKeys} from './api-keys.js'
 import {API_AUTH_MESSAGE, API_AUTH_SEPARATOR, MAX_CLOCK_SKEW_MS, TIMED_HEADER_EXPIRY_S} from './auth-header.js'
 
 /** Request headers as node:http gives them. */
@@ -41,10 +39,10 @@ const HOW =
   'send x-user-id: <your address> with authorization: NosanaApiAuthentication:<signature>[:<unix ms>] ' +
   'signed by that wallet, or Authorization: Bearer <API key>'
 
-/** The authentication of a deployment API whose API keys live in `db`; `now` is unix ms. */
-export function createApiAuth(options: {db: Database.Database; now?: () => number}): ApiAuth {
+/** The authentication of a deployment API whose API keys are kept in `rows`; `now` is unix ms. */
+export function createApiAuth(options: {rows: ApiKeyRows; now?: () => number}): ApiAuth {
   const now = options.now ?? Date.now
-  const apiKeys = createApiKeys(options.db, now)
+  const apiKeys = createApiKeys(options.rows, now)
   return {
     apiKeys,
     async authenticate(headers) {
@@ -64,8 +62,8 @@ export function createApiAuth(options: {db: Database.Database; now?: () => numbe
 }
 
 /** The caller an API key names; an x-user-id sent along must be the key's owner. */
-function byApiKey(apiKeys: ApiKeys, key: string, userId: string | undefined): ApiIdentity {
-  const found = apiKeys.lookup(key)
+async function byApiKey(apiKeys: ApiKeys, key: string, userId: string | undefined): Promise<ApiIdentity> {
+  const found = await apiKeys.lookup(key)
   if (found === 'revoked') {
     throw refused(
       'api_key_revoked',

@@ -31,6 +31,8 @@ const STATUS_OF_EXIT: Record<number, number> = {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
   if (isGpunetError(error)) {
+    // The store's database is down: the request may succeed shortly (a manager on PostgreSQL, pg-store.ts).
+    if (error.code === 'store_unavailable') return new ApiError(503, error.code, error.message, error.hint)
     const status = STATUS_OF_EXIT[error.exitCode]
     if (status) return new ApiError(status, error.code, error.message, error.hint)
   }

@@ -43,13 +43,34 @@ export type ApiKeyLookup = {owner: string; id: string} | 'unknown' | 'revoked'
 /** The API keys of one database. */
 export interface ApiKeys {
   /** Makes a key for `owner` (a base58 address). */
-  create(owner: string, name?: string | null): CreatedApiKey
+  create(owner: string, name?: string | null): Promise<CreatedApiKey>
   /** The owner's unrevoked keys, oldest first. */
-  list(owner: string): ApiKeySummary[]
+  list(owner: string): Promise<ApiKeySummary[]>
   /** Revokes one of the owner's keys; another owner's, an unknown or an already revoked key is not found (7). */
-  revoke(owner: string, id: string): ApiKeySummary
+  revoke(owner: string, id: string): Promise<ApiKeySummary>
   /** Whose key `key` is; 'unknown' also for text that is no key at all. */
-  lookup(key: string): ApiKeyLookup
+  lookup(key: string): Promise<ApiKeyLookup>
+}
+
+/** A stored key: only its SHA-256. */
+export interface ApiKeyRow {
+  id: string
+  owner: string
+  name: string | null
+  key_sha256: Buffer
+  created_at: string
+  revoked_at: string | null
+}
+
+/** Where the keys are kept: the SQLite file (below) or PostgreSQL (pg-store.ts); the rules are createApiKeys'. */
+export interface ApiKeyRows {
+  /** Inserts the row unless its owner already holds `max` unrevoked keys (then false), atomically. */
+  insertUnder(max: number, row: Omit<ApiKeyRow, 'revoked_at'>): Promise<boolean>
+  /** The owner's unrevoked keys, oldest first. */
+  listLive(owner: string): Promise<ApiKeySummary[]>
+  /** Marks the owner's unrevoked key revoked; answers it, or undefined when there was none such. */
+  revoke(owner: string, id: string, at: string): Promise<ApiKeySummary | undefined>
+  byHash(hash: Buffer): Promise<ApiKeyRow | undefined>
 }
 
 const SCHEMA = `
@@ -68,17 +89,8 @@ const SCHEMA = `
 // secrets/service/sqlite.ts): the statements prepared here are kept for the life of the process.
 const keptForLife = new Set<object>()
 
-interface Row {
-  id: string
-  owner: string
-  name: string | null
-  key_sha256: Buffer
-  created_at: string
-  revoked_at: string | null
-}
-
-/** The API keys stored in `db` (their table is made when missing); `now` is unix ms. */
-export function createApiKeys(db: Database.Database, now: () => number = Date.now): ApiKeys {
+/** The API keys' rows in a SQLite database (their table is made when missing). */
+export function sqliteApiKeyRows(db: Database.Database): ApiKeyRows {
   db.exec(SCHEMA)
   const prepare = <P extends unknown[], R>(sql: string) => {
     const statement = db.prepare<P, R>(sql)
@@ -98,46 +110,65 @@ export function createApiKeys(db: Database.Database, now: () => number = Date.no
     'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND owner = ? AND revoked_at IS NULL',
   )
   const byId = prepare<[string], ApiKeySummary>('SELECT id, name, created_at FROM api_keys WHERE id = ?')
-  const byHash = prepare<[Buffer], Row>('SELECT * FROM api_keys WHERE key_sha256 = ?')
-  const createOne = db.transaction((owner: string, name: string | null): CreatedApiKey => {
-    if (countLive.get(owner)!.n >= MAX_KEYS_PER_OWNER) {
-      throw new GpunetError('api_key_limit', `an owner may hold at most ${MAX_KEYS_PER_OWNER} API keys`, {
-        exitCode: ExitCode.INVALID_INPUT,
-        hint: 'revoke keys no longer used (`gpunet deployment api-key list`, then `api-key revoke ID`)',
-      })
-    }
-    const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`
-    const created = {id: randomUUID(), name, created_at: new Date(now()).toISOString()}
-    insert.run(created.id, owner, name, sha256(key), created.created_at)
-    return {...created, key}
+  const byHash = prepare<[Buffer], ApiKeyRow>('SELECT * FROM api_keys WHERE key_sha256 = ?')
+  const insertUnder = db.transaction((max: number, row: Omit<ApiKeyRow, 'revoked_at'>): boolean => {
+    if (countLive.get(row.owner)!.n >= max) return false
+    insert.run(row.id, row.owner, row.name, row.key_sha256, row.created_at)
+    return true
   })
-  keptForLife.add(createOne)
-
+  keptForLife.add(insertUnder)
   return {
-    create(owner, name) {
-      return createOne(checkOwner(owner), checkName(name))
+    async insertUnder(max, row) {
+      return insertUnder(max, row)
     },
-    list(owner) {
-      return listLive.all(checkOwner(owner))
+    async listLive(owner) {
+      return listLive.all(owner)
     },
-    revoke(owner, id) {
+    async revoke(owner, id, at) {
+      return markRevoked.run(at, id, owner).changes === 1 ? byId.get(id) : undefined
+    },
+    async byHash(hash) {
+      return byHash.get(hash)
+    },
+  }
+}
+
+/** The API keys kept in `rows`; `now` is unix ms. */
+export function createApiKeys(rows: ApiKeyRows, now: () => number = Date.now): ApiKeys {
+  return {
+    async create(owner, name) {
+      const checked = {owner: checkOwner(owner), name: checkName(name)}
+      const key = `${API_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`
+      const created = {id: randomUUID(), name: checked.name, created_at: new Date(now()).toISOString()}
+      if (!(await rows.insertUnder(MAX_KEYS_PER_OWNER, {...created, owner: checked.owner, key_sha256: sha256(key)}))) {
+        throw new GpunetError('api_key_limit', `an owner may hold at most ${MAX_KEYS_PER_OWNER} API keys`, {
+          exitCode: ExitCode.INVALID_INPUT,
+          hint: 'revoke keys no longer used (`gpunet deployment api-key list`, then `api-key revoke ID`)',
+        })
+      }
+      return {...created, key}
+    },
+    async list(owner) {
+      return rows.listLive(checkOwner(owner))
+    },
+    async revoke(owner, id) {
       const found =
-        typeof id === 'string' && id.length <= 64 && markRevoked.run(new Date(now()).toISOString(), id, owner)
-      if (!found || found.changes !== 1) {
+        typeof id === 'string' && id.length <= 64 ? await rows.revoke(owner, id, new Date(now()).toISOString()) : null
+      if (!found) {
         throw new GpunetError('api_key_not_found', 'no such API key', {
           exitCode: ExitCode.NOT_FOUND,
           hint: 'list your keys with `gpunet deployment api-key list`',
         })
       }
-      return byId.get(id)!
+      return found
     },
-    lookup(key) {
+    async lookup(key) {
       if (typeof key !== 'string' || !KEY_SHAPE.test(key)) return 'unknown'
       const hash = sha256(key)
       // The lookup by hash leaks, by its timing, at most how a guess's hash compares to a stored one: of no use
       // without a preimage. The comparison that lets a key in is constant-time all the same.
-      const row = byHash.get(hash)
-      if (!row || !timingSafeEqual(row.key_sha256, hash)) return 'unknown'
+      const row = await rows.byHash(hash)
+      if (!row || !timingSafeEqual(Buffer.from(row.key_sha256), hash)) return 'unknown'
       return row.revoked_at === null ? {owner: row.owner, id: row.id} : 'revoked'
     },
   }

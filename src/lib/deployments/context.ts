@@ -15,6 +15,13 @@ export interface ManagerContext {
   now(): number
   log(line: string): void
   env: NodeJS.ProcessEnv
+  /**
+   * This manager's name in the deployments' leases (manager-lease.ts); several managers on one database each need
+   * their own. Default: one per process.
+   */
+  holder?: string
+  /** Throws unless this manager still holds the deployment's lease: called before a payment is saved (paying.ts). */
+  holdLease?: (deployment: string) => Promise<void>
   /** The replicas being retired (draining.ts); absent, nothing is drained. */
   draining?: Draining
   /** The gateway serving the deployments' stable URLs (the localnet's); absent, replicas have their own URLs only. */

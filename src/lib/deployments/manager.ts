@@ -12,10 +12,13 @@ import {createApiAuth} from './api-auth.js'
 import {createDeploymentApi, type ExtraRoutes} from './api.js'
 import type {ManagerContext} from './context.js'
 import {lockDataDir} from './data-dir-lock.js'
+import {leaseHolder} from './manager-lease.js'
+import {openPgDeploymentStore} from './pg-store.js'
 import {Draining} from './draining.js'
 import {openSqliteDeploymentStore} from './sqlite-store.js'
 import type {DeploymentStore} from './store.js'
-import {loadVaultKey, vaultSeal} from './vault-seal.js'
+import {loadCheckedVaultKey} from './vault-key-check.js'
+import {vaultSeal} from './vault-seal.js'
 import {startWorker, type Worker} from './worker.js'
 
 /** The files of a manager's data directory. */
@@ -32,6 +35,17 @@ export function managerFiles(dataDir: string) {
 
 export interface ManagerOptions {
   dataDir: string
+  /**
+   * postgres://… to share one database with other managers (their leases split the work); else the SQLite file in
+   * dataDir, which one manager at a time may use.
+   */
+  databaseUrl?: string
+  /** A PostgreSQL schema of its own (tests); default `public`. */
+  databaseSchema?: string
+  /** The vault key's file (default: dataDir's vaults.key): the same key on every manager of one database. */
+  vaultKeyFile?: string
+  /** This manager's name in the leases (default: host, pid and a random part). */
+  holder?: string
   net: MarketNetwork
   network: Network
   /** 127.0.0.1 unless told otherwise. */
@@ -77,13 +91,17 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   const host = options.host ?? '127.0.0.1'
   if (!options.tlsTerminated && !isLoopbackHost(host)) throw refuseClearText(host)
   const files = managerFiles(options.dataDir)
-  const release = lockDataDir(options.dataDir)
+  // One manager per SQLite file; on PostgreSQL the leases keep managers apart instead.
+  const release = options.databaseUrl ? () => {} : lockDataDir(options.dataDir)
   let key: Buffer
-  let store: DeploymentStore
+  let store: DeploymentStore | undefined
   try {
-    key = await loadVaultKey(files.vaultKey)
-    store = openSqliteDeploymentStore(files.database)
+    store = options.databaseUrl
+      ? await openPgDeploymentStore({connectionString: options.databaseUrl, schema: options.databaseSchema})
+      : openSqliteDeploymentStore(files.database)
+    key = await loadCheckedVaultKey(options.vaultKeyFile ?? files.vaultKey, store)
   } catch (error) {
+    await store?.close()
     release()
     throw error
   }
@@ -95,9 +113,11 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     now: options.now ?? Date.now,
     log: options.log ?? (() => {}),
     env: options.env ?? {},
+    holder: options.holder,
     draining: new Draining(),
   }
-  const api = createDeploymentApi(context, createApiAuth({db: store.db, now: options.now}), options.routes)
+  context.holdLease = leaseHolder(context)
+  const api = createDeploymentApi(context, createApiAuth({rows: store.apiKeyRows, now: options.now}), options.routes)
   let url: string
   try {
     url = await api.listen(options.port ?? 0, host)

@@ -76,6 +76,8 @@ async function sendSaved(ctx: ManagerContext, task: TaskRow, saved: InFlight): P
  * named crash point, so a kill between them leaves a task the next run settles from the chain, never pays twice.
  */
 async function payOnce(ctx: ManagerContext, task: TaskRow, saved: InFlight, kind: 'list' | 'extend'): Promise<boolean> {
+  // A manager whose lease ran out (stalled past it) must not pay: another may be working on the deployment.
+  await ctx.holdLease?.(task.deployment)
   await ctx.store.saveInFlight(task.id, saved, ctx.now())
   crashPoint(`${kind}-saved`, ctx.env)
   if (!(await sendSaved(ctx, task, saved))) return false

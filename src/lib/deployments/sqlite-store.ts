@@ -5,10 +5,12 @@ import {dirname} from 'node:path'
 import type Database from 'better-sqlite3'
 
 import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
+import {sqliteApiKeyRows} from './api-keys.js'
 import type {DeploymentQuery, DeploymentStore, NewTask} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
-const SCHEMA = `
+/** The tables; pg-schema.ts holds PostgreSQL's, and store-contract.test.ts fails when their columns differ. */
+export const SQLITE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS deployments (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -92,6 +94,17 @@ const SCHEMA = `
     created_at INTEGER NOT NULL
   );
   CREATE INDEX IF NOT EXISTS vaults_owner ON vaults (owner, created_at);
+  -- Who works on a deployment until when (one manager per SQLite file: kept so both stores answer alike).
+  CREATE TABLE IF NOT EXISTS leases (
+    deployment TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    until INTEGER NOT NULL
+  );
+  -- The vault key's check value (vault-key-check.ts), never the key.
+  CREATE TABLE IF NOT EXISTS manager_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
 `
 
 /** Columns added after the first release: a store made before gets them on open (SQLite adds a column in place). */
@@ -138,7 +151,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   keepPrivate(file)
   const db = openKept(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
-  db.exec(SCHEMA)
+  db.exec(SQLITE_SCHEMA)
   addMissingColumns(db)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
@@ -184,7 +197,8 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
   })
 
   return {
-    db,
+    apiKeyRows: sqliteApiKeyRows(db),
+    where: file,
     async createDeployment(deployment, revision, vault) {
       createAll(deployment, revision, vault)
     },
@@ -239,7 +253,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async deleteDeployment(id) {
       db.transaction(() => {
-        for (const table of ['revisions', 'jobs', 'tasks', 'events'])
+        for (const table of ['revisions', 'jobs', 'tasks', 'events', 'leases'])
           sql(`DELETE FROM ${table} WHERE deployment = ?`).run(id)
         sql('DELETE FROM deployments WHERE id = ?').run(id)
       })()
@@ -323,6 +337,35 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async vaults(owner) {
       return sql('SELECT * FROM vaults WHERE owner = ? ORDER BY created_at').all(owner) as VaultRow[]
+    },
+    async anyVault() {
+      return sql('SELECT * FROM vaults ORDER BY created_at, vault LIMIT 1').get() as VaultRow | undefined
+    },
+    async claimDeployment(id, holder, until, now) {
+      const taken = sql(
+        `INSERT INTO leases (deployment, holder, until) VALUES (?, ?, ?)
+         ON CONFLICT (deployment) DO UPDATE SET holder = excluded.holder, until = excluded.until
+         WHERE leases.holder = excluded.holder OR leases.until <= ?`,
+      ).run(id, holder, until, now)
+      return taken.changes === 1
+    },
+    async releaseDeployment(id, holder) {
+      sql('DELETE FROM leases WHERE deployment = ? AND holder = ?').run(id, holder)
+    },
+    async leases(now) {
+      return sql('SELECT deployment, holder FROM leases WHERE until > ? ORDER BY deployment').all(now) as {
+        deployment: string
+        holder: string
+      }[]
+    },
+    async keyCheck() {
+      const row = sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as
+        {value: string} | undefined
+      return row?.value
+    },
+    async keepKeyCheck(check) {
+      sql("INSERT INTO manager_meta (name, value) VALUES ('vault_key_check', ?) ON CONFLICT DO NOTHING").run(check)
+      return (sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as {value: string}).value
     },
     async close() {
       db.close()

@@ -1,9 +1,9 @@
 /**
- * What the deployment manager stores, behind one interface: SQLite now (sqlite-store.ts); a PostgreSQL store for
- * managers that share one database can implement the same.
+ * What the deployment manager stores, behind one interface: one SQLite file for one manager (sqlite-store.ts), or
+ * PostgreSQL shared by several managers (pg-store.ts). test/lib/deployments/store-contract.test.ts runs the same
+ * suite against both.
  */
-import type Database from 'better-sqlite3'
-
+import type {ApiKeyRows} from './api-keys.js'
 import type {
   DeploymentRow,
   DeploymentStatus,
@@ -41,8 +41,10 @@ export type NewTask = Pick<TaskRow, 'deployment' | 'task' | 'job' | 'limit' | 'r
 
 /** Every method is asynchronous, so a store over the network (PostgreSQL) fits the same interface. */
 export interface DeploymentStore {
-  /** The SQLite handle, for the API keys' table (api-keys.ts). */
-  readonly db: Database.Database
+  /** Where the API keys are kept (api-keys.ts). */
+  readonly apiKeyRows: ApiKeyRows
+  /** Where the store is, for logs: a file, or a database URL without its password. */
+  readonly where: string
   /** Stores a deployment with its first revision, and its new vault (null: one of the owner's vaults it shares). */
   createDeployment(deployment: DeploymentRow, revision: RevisionRow, vault: VaultRow | null): Promise<void>
   deployment(id: string): Promise<DeploymentRow | undefined>
@@ -77,6 +79,22 @@ export interface DeploymentStore {
   /** Stores a vault made apart from any deployment (the network's `vaults/create`). */
   addVault(vault: VaultRow): Promise<void>
   vaults(owner: string): Promise<VaultRow[]>
+  /** Any one vault (the oldest): what a vault key is tried on when the database holds no key check yet. */
+  anyVault(): Promise<VaultRow | undefined>
+  /**
+   * Takes (or renews) the lease of a deployment for `holder` until `until` (ms), unless another holder's lease runs
+   * past `now`; true when `holder` holds it. Managers sharing a database plan and run a deployment's tasks only
+   * under its lease, so no two work on one deployment at once (manager-lease.ts).
+   */
+  claimDeployment(id: string, holder: string, until: number, now: number): Promise<boolean>
+  /** Gives the lease up early (when `holder` still holds it). */
+  releaseDeployment(id: string, holder: string): Promise<void>
+  /** The leases running past `now`: who works on which deployment. */
+  leases(now: number): Promise<{deployment: string; holder: string}[]>
+  /** The vault key's check value the database holds, or undefined before the first manager stored one. */
+  keyCheck(): Promise<string | undefined>
+  /** Stores `check` unless one is stored already; answers the one stored (the first starter's wins). */
+  keepKeyCheck(check: string): Promise<string>
   close(): Promise<void>
 }
 

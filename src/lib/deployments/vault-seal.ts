@@ -20,8 +20,11 @@ export interface VaultSeal {
   open(vault: string, sealed: Buffer): Keypair
 }
 
-/** Reads the key file, or creates it (32 random bytes, base64, mode 0600) on first start. */
-export async function loadVaultKey(file: string): Promise<Buffer> {
+/**
+ * Reads the key file, or creates it (32 random bytes, base64, mode 0600) on first start; with `create: false` (the
+ * database already holds vaults or a key check: vault-key-check.ts) a missing file is refused instead.
+ */
+export async function loadVaultKey(file: string, options: {create?: boolean} = {}): Promise<Buffer> {
   try {
     const info = await stat(file)
     if ((info.mode & 0o077) !== 0) {
@@ -40,6 +43,18 @@ export async function loadVaultKey(file: string): Promise<Buffer> {
     return key
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  if (options.create === false) {
+    throw new GpunetError(
+      'vault_key_missing',
+      `no vault key at ${file}, and the database already holds sealed vaults`,
+      {
+        exitCode: ExitCode.INVALID_INPUT,
+        hint:
+          'a new key could open none of them: copy the key the other managers use there (or pass --vault-key-file), ' +
+          'or restore it from your backup',
+      },
+    )
   }
   const key = randomBytes(32)
   await writePrivateFile(file, `${key.toString('base64')}\n`)

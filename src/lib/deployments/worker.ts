@@ -6,6 +6,7 @@
 import {isGpunetError} from '../errors.js'
 import {refreshJobs} from './chain-view.js'
 import type {ManagerContext} from './context.js'
+import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from './manager-lease.js'
 import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from './paying.js'
 import {stepRollout} from './rollout.js'
@@ -54,25 +55,84 @@ export function startWorker(ctx: ManagerContext): Worker {
       stopped = true
       clearTimeout(timer)
       await running
+      await releaseAll(ctx).catch(() => {})
     },
   }
 }
 
-/** One pass; answers the largest time_scale among the active deployments (the next poll is divided by it). */
-async function tick(ctx: ManagerContext): Promise<number> {
+/**
+ * One pass; answers the largest time_scale among the active deployments (the next poll is divided by it). Each
+ * deployment with work (active, or with a task due) is worked on only under its lease (manager-lease.ts): a
+ * manager keeps the deployments it holds from pass to pass (their in-memory state, such as the health watch's,
+ * stays with one manager), takes free ones up to its share among the managers holding leases, and gives up those
+ * beyond its share, so managers sharing a database split the deployments and never run one's tasks twice.
+ */
+export async function tick(ctx: ManagerContext, run: TaskRunner = runTask): Promise<number> {
   const active = await ctx.store.deploymentsIn(ACTIVE_STATUSES)
-  for (const deployment of active) {
+  const due = await ctx.store.dueTasks(ctx.now())
+  const ids = [...new Set([...active.map((d) => d.id), ...due.map((t) => t.deployment)])]
+  const me = holderOf(ctx)
+  // This manager's own lease says it is alive, so the others count it in their share (and make room for it).
+  const scale = Math.max(1, ...active.map((d) => d.time_scale))
+  await ctx.store.claimDeployment(`${MANAGER_LEASE_PREFIX}${me}`, me, ctx.now() + leaseMs(scale), ctx.now())
+  const leases = await ctx.store.leases(ctx.now())
+  const holders = new Map(leases.map((l) => [l.deployment, l.holder]))
+  const share = Math.ceil(ids.length / new Set([...leases.map((l) => l.holder), me]).size)
+  const mine = ids.filter((id) => holders.get(id) === me)
+  for (const id of mine.slice(share)) await ctx.store.releaseDeployment(id, me)
+  let held = Math.min(mine.length, share)
+  for (const id of ids) {
+    const holder = holders.get(id)
+    if (holder === me ? mine.indexOf(id) >= share : holder !== undefined || held >= share) continue
+    if (holder !== me) held += 1
+    try {
+      await workOn(ctx, id, run)
+    } catch (error) {
+      ctx.log(`deployment ${id}: ${(error as Error).message}`)
+    }
+  }
+  return Math.max(1, ...(await ctx.store.deploymentsIn(ACTIVE_STATUSES)).map((d) => d.time_scale))
+}
+
+/** Gives up every lease this manager holds, so that the others take its deployments over at once (a clean stop). */
+export async function releaseAll(ctx: ManagerContext): Promise<void> {
+  const me = holderOf(ctx)
+  for (const lease of await ctx.store.leases(ctx.now()))
+    if (lease.holder === me) await ctx.store.releaseDeployment(lease.deployment, me)
+}
+
+/** How a due task is run: runTask, or a stand-in without a chain (bench/deployment-managers.bench.ts). */
+export type TaskRunner = (ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow) => Promise<void>
+
+/**
+ * Plans one deployment and runs its due tasks, under its lease (taken or renewed here, and kept); another
+ * manager's lease leaves it alone.
+ */
+export async function workOn(ctx: ManagerContext, id: string, run: TaskRunner = runTask): Promise<void> {
+  const found = await ctx.store.deployment(id)
+  if (!found || !(await claim(ctx, id, found.time_scale))) return
+  // Read again under the lease: the manager that held it before may have changed it.
+  const deployment = await ctx.store.deployment(id)
+  if (!deployment) return
+  if (ACTIVE_STATUSES.includes(deployment.status)) {
     try {
       await planDeployment(ctx, deployment)
     } catch (error) {
       ctx.log(`deployment ${deployment.id}: planning failed: ${(error as Error).message}`)
     }
   }
-  for (const task of await ctx.store.dueTasks(ctx.now())) {
-    const deployment = await ctx.store.deployment(task.deployment)
-    if (deployment) await runTask(ctx, deployment, task)
+  const now = ctx.now()
+  const tasks = (await ctx.store.tasks(id, {open: true}))
+    .filter((task) => task.due_at <= now)
+    .sort(
+      (a, b) =>
+        Number(b.status === 'PROCESSING') - Number(a.status === 'PROCESSING') || a.due_at - b.due_at || a.id - b.id,
+    )
+  for (const task of tasks) {
+    const current = await ctx.store.deployment(id)
+    if (!current || !(await claim(ctx, id, current.time_scale))) return
+    await run(ctx, current, task)
   }
-  return Math.max(1, ...(await ctx.store.deploymentsIn(ACTIVE_STATUSES)).map((d) => d.time_scale))
 }
 
 async function planDeployment(ctx: ManagerContext, row: DeploymentRow): Promise<void> {
@@ -127,6 +187,9 @@ async function runTask(ctx: ManagerContext, deployment: DeploymentRow, task: Tas
       await ctx.store.updateDeployment(deployment.id, {status: 'RUNNING'}, ctx.now())
     }
   } catch (error) {
+    // Another manager took the deployment over: the task is its now, untouched here.
+    if (isGpunetError(error) && error.code === 'lease_lost')
+      return ctx.log(`deployment ${deployment.id}: ${error.message}`)
     const now = ctx.now()
     const poor = isGpunetError(error) && error.code === 'insufficient_balance'
     const attempts = task.attempts + 1

@@ -46,6 +46,10 @@ export interface NetworkConfig {
   manager?: string
   /** An API key of that manager, sent instead of wallet headers. Never printed. */
   managerApiKey?: string
+  /** `deployment serve`'s PostgreSQL URL. Never printed (it may hold a password). */
+  managerDatabaseUrl?: string
+  /** `deployment serve`'s vault key file. */
+  managerVaultKeyFile?: string
 }
 
 /** A named profile: a network, and the settings and wallet to use on it. */
@@ -64,7 +68,7 @@ export interface ConfigDocument {
 }
 
 /** Settings whose values are never printed. */
-export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt', 'managerApiKey'])
+export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt', 'managerApiKey', 'managerDatabaseUrl'])
 
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
 export function configFile(env: NodeJS.ProcessEnv): string {

@@ -99,6 +99,10 @@ export const SETTINGS = {
   },
   /** An API key of that manager, sent instead of the wallet's headers (credits take one). */
   managerApiKey: {env: 'GPUNET_API_KEY', legacyEnv: 'GPUNET_MANAGER_API_KEY', kind: 'text', flag: '--api-key'},
+  /** `deployment serve`'s PostgreSQL (postgres://…), shared by several managers; unset: the SQLite file. Never printed. */
+  managerDatabaseUrl: {env: 'GPUNET_MANAGER_DATABASE_URL', kind: 'text', flag: '--database-url'},
+  /** `deployment serve`'s vault key file: the same key on every manager of one database. */
+  managerVaultKeyFile: {env: 'GPUNET_MANAGER_VAULT_KEY_FILE', kind: 'path', flag: '--vault-key-file'},
 } as const satisfies Record<string, SettingSpec>
 
 /** The name of a setting: a key of `gpunet config` and of the config file. */

@@ -11,6 +11,7 @@ import bs58 from 'bs58'
 
 import {base58Decoder} from '../../../src/lib/text/base58-text.js'
 import {type ApiAuth, createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
+import {sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
 import {API_AUTH_MESSAGE, apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
@@ -66,7 +67,7 @@ describe('deployment API authentication', () => {
     remove = temp.remove
     db = new Database(join(temp.dir, 'manager.db'))
     nowMs = Date.now()
-    auth = createApiAuth({db, now: () => nowMs})
+    auth = createApiAuth({rows: sqliteApiKeyRows(db), now: () => nowMs})
   })
   afterEach(async () => {
     db.close()

@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import Database from 'better-sqlite3'
 
 import {createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
-import {MAX_KEYS_PER_OWNER} from '../../../src/lib/deployments/api-keys.js'
+import {MAX_KEYS_PER_OWNER, sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
 import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {newWallet, tempDir} from '../../helpers/secrets.js'
@@ -20,14 +20,8 @@ async function refusal(promise: Promise<unknown>): Promise<GpunetError> {
   return error
 }
 
-function thrown(f: () => unknown): GpunetError {
-  try {
-    f()
-  } catch (error) {
-    assert.ok(error instanceof GpunetError, String(error))
-    return error
-  }
-  return assert.fail('did not throw')
+async function thrown(f: () => Promise<unknown>): Promise<GpunetError> {
+  return refusal(f())
 }
 
 describe('deployment API keys', () => {
@@ -48,12 +42,12 @@ describe('deployment API keys', () => {
 
   it('authenticates a key as its owner, lists keys without secrets, and refuses a revoked key', async () => {
     const owner = newWallet().address
-    const auth = createApiAuth({db, now: () => Date.parse('2026-11-27T15:00:00Z')})
-    const made = auth.apiKeys.create(owner, 'ci')
+    const auth = createApiAuth({rows: sqliteApiKeyRows(db), now: () => Date.parse('2026-11-27T15:00:00Z')})
+    const made = await auth.apiKeys.create(owner, 'ci')
     assert.match(made.key, /^gpn_[A-Za-z0-9_-]{43}$/)
     assert.equal(made.name, 'ci')
     assert.equal(made.created_at, '2026-11-27T15:00:00.000Z')
-    const other = auth.apiKeys.create(owner)
+    const other = await auth.apiKeys.create(owner)
     assert.equal(other.name, null)
     assert.notEqual(other.key, made.key)
     assert.notEqual(other.id, made.id)
@@ -63,18 +57,18 @@ describe('deployment API keys', () => {
     assert.deepEqual(await auth.authenticate({authorization: `bearer  ${made.key}`}), {owner, via: 'api-key'})
     assert.deepEqual(await auth.authenticate({...bearer(made.key), 'x-user-id': owner}), {owner, via: 'api-key'})
 
-    const listed = auth.apiKeys.list(owner)
+    const listed = await auth.apiKeys.list(owner)
     assert.deepEqual(
       listed.map((k) => k.id),
       [made.id, other.id],
     )
     assert.ok(!JSON.stringify(listed).includes(made.key) && !JSON.stringify(listed).includes('gpn_'))
     assert.deepEqual(Object.keys(listed[0]!).sort(), ['created_at', 'id', 'name'])
-    assert.deepEqual(auth.apiKeys.list(newWallet().address), [])
+    assert.deepEqual(await auth.apiKeys.list(newWallet().address), [])
 
-    assert.equal(auth.apiKeys.revoke(owner, made.id).id, made.id)
+    assert.equal((await auth.apiKeys.revoke(owner, made.id)).id, made.id)
     assert.deepEqual(
-      auth.apiKeys.list(owner).map((k) => k.id),
+      (await auth.apiKeys.list(owner)).map((k) => k.id),
       [other.id],
     )
     const revoked = await refusal(auth.authenticate(bearer(made.key)))
@@ -83,14 +77,14 @@ describe('deployment API keys', () => {
     assert.ok(!revoked.message.includes(made.key) && !revoked.hint!.includes(made.key))
     // The other key still works; revoking twice is not found.
     assert.deepEqual(await auth.authenticate(bearer(other.key)), {owner, via: 'api-key'})
-    assert.equal(thrown(() => auth.apiKeys.revoke(owner, made.id)).exitCode, ExitCode.NOT_FOUND)
+    assert.equal((await thrown(() => auth.apiKeys.revoke(owner, made.id))).exitCode, ExitCode.NOT_FOUND)
   })
 
   it("refuses unknown keys, another owner's revoke, and an x-user-id that is not the key's owner", async () => {
     const owner = newWallet().address
     const stranger = newWallet().address
-    const auth = createApiAuth({db})
-    const made = auth.apiKeys.create(owner, 'mine')
+    const auth = createApiAuth({rows: sqliteApiKeyRows(db)})
+    const made = await auth.apiKeys.create(owner, 'mine')
     const flipped = made.key.slice(0, -1) + (made.key.endsWith('A') ? 'B' : 'A')
     for (const key of [flipped, `gpn_${'A'.repeat(43)}`, 'gpn_short', '', `${made.key}x`, made.key.slice(4)]) {
       const error = await refusal(auth.authenticate({authorization: `Bearer ${key}`}))
@@ -100,14 +94,14 @@ describe('deployment API keys', () => {
     }
     const wrongUser = await refusal(auth.authenticate({authorization: `Bearer ${made.key}`, 'x-user-id': stranger}))
     assert.equal(wrongUser.code, 'auth_wrong_user')
-    assert.equal(thrown(() => auth.apiKeys.revoke(stranger, made.id)).exitCode, ExitCode.NOT_FOUND)
-    assert.equal(thrown(() => auth.apiKeys.revoke(owner, 'no-such-id')).exitCode, ExitCode.NOT_FOUND)
+    assert.equal((await thrown(() => auth.apiKeys.revoke(stranger, made.id))).exitCode, ExitCode.NOT_FOUND)
+    assert.equal((await thrown(() => auth.apiKeys.revoke(owner, 'no-such-id'))).exitCode, ExitCode.NOT_FOUND)
     assert.deepEqual(await auth.authenticate({authorization: `Bearer ${made.key}`}), {owner, via: 'api-key'})
   })
 
   it('stores only the SHA-256 of a key, and keys survive a reopen of the file', async () => {
     const owner = newWallet().address
-    const made = createApiAuth({db}).apiKeys.create(owner, 'kept')
+    const made = await createApiAuth({rows: sqliteApiKeyRows(db)}).apiKeys.create(owner, 'kept')
     db.close()
     const raw = readFileSync(file)
     assert.ok(!raw.includes(made.key) && !raw.includes(made.key.slice(4)), 'the key is in the file')
@@ -120,28 +114,28 @@ describe('deployment API keys', () => {
     const rows = db.prepare('SELECT * FROM api_keys').all() as Array<Record<string, unknown>>
     assert.equal(rows.length, 1)
     assert.deepEqual(rows[0]!.key_sha256, hash)
-    const auth = createApiAuth({db})
+    const auth = createApiAuth({rows: sqliteApiKeyRows(db)})
     assert.deepEqual(await auth.authenticate({authorization: `Bearer ${made.key}`}), {owner, via: 'api-key'})
   })
 
-  it('refuses bad names and owners (exit 3) and more than the per-owner limit of keys', () => {
+  it('refuses bad names and owners (exit 3) and more than the per-owner limit of keys', async () => {
     const owner = newWallet().address
-    const {apiKeys} = createApiAuth({db})
+    const {apiKeys} = createApiAuth({rows: sqliteApiKeyRows(db)})
     for (const name of ['x'.repeat(65), 'two\nlines', 'bell\u0007']) {
-      assert.equal(thrown(() => apiKeys.create(owner, name)).exitCode, ExitCode.INVALID_INPUT)
+      assert.equal((await thrown(() => apiKeys.create(owner, name))).exitCode, ExitCode.INVALID_INPUT)
     }
-    assert.equal(thrown(() => apiKeys.create('not an address')).exitCode, ExitCode.INVALID_INPUT)
-    for (let i = 0; i < MAX_KEYS_PER_OWNER; i++) apiKeys.create(owner)
-    const limit = thrown(() => apiKeys.create(owner))
+    assert.equal((await thrown(() => apiKeys.create('not an address'))).exitCode, ExitCode.INVALID_INPUT)
+    for (let i = 0; i < MAX_KEYS_PER_OWNER; i++) await apiKeys.create(owner)
+    const limit = await thrown(() => apiKeys.create(owner))
     assert.equal(limit.code, 'api_key_limit')
-    apiKeys.revoke(owner, apiKeys.list(owner)[0]!.id)
-    assert.ok(apiKeys.create(owner).key)
+    await apiKeys.revoke(owner, (await apiKeys.list(owner))[0]!.id)
+    assert.ok((await apiKeys.create(owner)).key)
   })
 
   it('lets a wallet and its API key act for the same owner', async () => {
     const wallet = newWallet()
-    const auth = createApiAuth({db})
-    const {key} = auth.apiKeys.create(wallet.address)
+    const auth = createApiAuth({rows: sqliteApiKeyRows(db)})
+    const {key} = await auth.apiKeys.create(wallet.address)
     const byWallet = await auth.authenticate(apiAuthHeaders(wallet))
     const byKey = await auth.authenticate({authorization: `Bearer ${key}`})
     assert.equal(byWallet.owner, byKey.owner)

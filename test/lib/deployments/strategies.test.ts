@@ -5,72 +5,19 @@ import type {DueTask, JobOnChain, PlanInput} from '../../../src/lib/deployments/
 import {planSimpleExtend} from '../../../src/lib/deployments/strategies/simple-extend.js'
 import {planSimple} from '../../../src/lib/deployments/strategies/simple.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
+import {chainJob, deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
 
 const NOW = 1_800_000_000_000
 
-function deployment(change: Partial<DeploymentRow> = {}): DeploymentRow {
-  return {
-    id: 'd1',
-    name: 'svc',
-    owner: 'o',
-    vault: 'v',
-    market: 'm',
-    status: 'RUNNING',
-    replicas: 2,
-    timeout: 60,
-    strategy: 'SIMPLE-EXTEND',
-    time_scale: 1,
-    confidential: false,
-    active_revision: 1,
-    started_at: NOW - 60_000,
-    created_at: NOW - 120_000,
-    updated_at: NOW - 60_000,
-    ...change,
-  }
-}
-
-function job(name: string, change: Partial<JobOnChain> = {}): JobOnChain {
-  return {
-    job: name,
-    state: 'RUNNING',
-    timeStart: NOW / 1000 - 30,
-    timeout: 3600,
-    created_at: NOW - 50_000,
-    stop_requested: false,
-    ...change,
-  }
-}
-
-let ids = 0
-function task(change: Partial<TaskRow>): TaskRow {
-  return {
-    id: ++ids,
-    deployment: 'd1',
-    task: 'LIST',
-    status: 'PENDING',
-    job: null,
-    limit: null,
-    revision: 1,
-    attempts: 0,
-    due_at: NOW,
-    in_flight: null,
-    tx: null,
-    error: null,
-    created_at: NOW,
-    updated_at: NOW,
-    ...change,
-  }
-}
+const deployment = (change: Partial<DeploymentRow> = {}) => deploymentRow(NOW, change)
+// Started 30 s before NOW, created 50 s before.
+const job = (name: string, change: Partial<JobOnChain> = {}) =>
+  chainJob(NOW, name, 30, {created_at: NOW - 50_000, ...change})
+const task = (change: Partial<TaskRow>) => taskRow(NOW, change)
 
 const extensions = (tasks: DueTask[]) => tasks.filter((t) => t.task === 'EXTEND')
 
-const input = (change: Partial<PlanInput>): PlanInput => ({
-  deployment: deployment(),
-  jobs: [],
-  openTasks: [],
-  now: NOW,
-  ...change,
-})
+const input = (change: Partial<PlanInput>) => planInput(NOW, deployment(), change)
 
 describe('deployment strategies (pure)', () => {
   describe('durations', () => {

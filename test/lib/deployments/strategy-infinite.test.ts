@@ -11,77 +11,32 @@ import type {JobHealth, JobOnChain, Plan, PlanInput} from '../../../src/lib/depl
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
 import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/continuous-interval.js'
 
+import {chainJob, deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
+
 const NOW = 1_800_000_000_000
 const S = NOW / 1000
 
-function deployment(change: Partial<DeploymentRow> = {}): DeploymentRow {
-  return {
-    id: 'd1',
-    name: 'svc',
-    owner: 'o',
-    vault: 'v',
-    market: 'm',
-    status: 'RUNNING',
-    replicas: 2,
-    timeout: 60,
+const deployment = (change: Partial<DeploymentRow> = {}) =>
+  deploymentRow(NOW, {
     strategy: 'INFINITE',
-    time_scale: 1,
-    confidential: false,
-    active_revision: 1,
     started_at: NOW - 3_600_000,
     throttle_rounds: 0,
     created_at: NOW - 7_200_000,
     updated_at: NOW - 3_600_000,
     ...change,
-  }
-}
+  })
 
 /** A job started `ago` seconds before NOW, with a one-hour timeout. */
-function job(name: string, ago: number, change: Partial<JobOnChain> = {}): JobOnChain {
-  return {
-    job: name,
-    state: 'RUNNING',
-    timeStart: S - ago,
-    timeout: 3600,
-    created_at: NOW - ago * 1000 - 5000,
-    stop_requested: false,
-    ...change,
-  }
-}
+const job = (name: string, ago: number, change: Partial<JobOnChain> = {}) => chainJob(NOW, name, ago, change)
 
 /** A job of this run that started `ago` seconds before NOW and ran `ran` seconds. */
 function ended(name: string, ago: number, ran: number, change: Partial<JobOnChain> = {}): JobOnChain {
   return job(name, ago, {state: 'COMPLETED', timeEnd: S - ago + ran, ...change})
 }
 
-let ids = 0
-function task(change: Partial<TaskRow>): TaskRow {
-  return {
-    id: ++ids,
-    deployment: 'd1',
-    task: 'LIST',
-    status: 'PENDING',
-    job: null,
-    limit: null,
-    revision: 1,
-    attempts: 0,
-    due_at: NOW,
-    in_flight: null,
-    tx: null,
-    error: null,
-    created_at: NOW,
-    updated_at: NOW,
-    ...change,
-  }
-}
+const task = (change: Partial<TaskRow>) => taskRow(NOW, change)
 
-const input = (change: Partial<PlanInput>): PlanInput => ({
-  deployment: deployment(),
-  jobs: [],
-  openTasks: [],
-  now: NOW,
-  ...change,
-})
+const input = (change: Partial<PlanInput>) => planInput(NOW, deployment(), change)
 
 const online = (since: number): JobHealth => ({online: true, onlineSince: since, offlineSince: null})
 const starting: JobHealth = {online: false, onlineSince: null, offlineSince: null}

@@ -4,57 +4,24 @@ import {nextScheduled, scheduleProblem} from '../../../src/lib/deployments/sched
 import {planScheduled} from '../../../src/lib/deployments/strategies/scheduled.js'
 import type {PlanInput} from '../../../src/lib/deployments/strategies/plan.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
+import {deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
 
 // 2027-01-15T10:07:30Z
 const NOW = Date.UTC(2027, 0, 15, 10, 7, 30)
 
-function deployment(change: Partial<DeploymentRow> = {}): DeploymentRow {
-  return {
-    id: 'd1',
+const deployment = (change: Partial<DeploymentRow> = {}) =>
+  deploymentRow(NOW, {
     name: 'batch',
-    owner: 'o',
-    vault: 'v',
-    market: 'm',
-    status: 'RUNNING',
     replicas: 3,
     timeout: 30,
     strategy: 'SCHEDULED',
     schedule: '*/15 * * * *',
-    time_scale: 1,
-    confidential: false,
-    active_revision: 1,
-    started_at: NOW - 60_000,
-    created_at: NOW - 120_000,
-    updated_at: NOW - 60_000,
     ...change,
-  }
-}
+  })
 
-const listTask = (change: Partial<TaskRow> = {}): TaskRow => ({
-  id: 1,
-  deployment: 'd1',
-  task: 'LIST',
-  status: 'PENDING',
-  job: null,
-  limit: 3,
-  revision: 1,
-  attempts: 0,
-  due_at: NOW + 60_000,
-  in_flight: null,
-  tx: null,
-  error: null,
-  created_at: NOW,
-  updated_at: NOW,
-  ...change,
-})
+const listTask = (change: Partial<TaskRow> = {}) => taskRow(NOW, {id: 1, limit: 3, due_at: NOW + 60_000, ...change})
 
-const input = (change: Partial<PlanInput>): PlanInput => ({
-  deployment: deployment(),
-  jobs: [],
-  openTasks: [],
-  now: NOW,
-  ...change,
-})
+const input = (change: Partial<PlanInput>) => planInput(NOW, deployment(), change)
 
 describe('SCHEDULED strategy (pure)', () => {
   it('waits for the next time of its cron (UTC) with a LIST of every replica, and becomes RUNNING', () => {

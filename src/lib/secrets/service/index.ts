@@ -1,7 +1,7 @@
 import {join} from 'node:path'
 
 import {KEY_ENV, loadMasterKey} from './crypto.js'
-import {ExitCode, GpunetError} from '../../errors.js'
+import {databaseFailure, redactUrl} from './pg-failure.js'
 import {openPostgresStorage} from './postgres.js'
 import {createSecretsService, type SecretsService, type SecretsServiceOptions} from './server.js'
 import {openSqliteStorage} from './sqlite.js'
@@ -12,6 +12,7 @@ export {chainJobAuthority, type ChainAuthorityOptions} from './chain-authority.j
 export {cachedJobAuthority, JOB_CACHE_TTL_MS} from './job-cache.js'
 export {KEY_ENV, loadMasterKey} from './crypto.js'
 export {openPostgresStorage} from './postgres.js'
+export {redactUrl} from './pg-failure.js'
 export {
   createSecretsService,
   DEFAULT_LIMITS,
@@ -45,50 +46,4 @@ export async function openSecretsService(
   const where = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${join(dataDir, 'secrets.db')}`
   const key = (env ?? process.env)[KEY_ENV] ? KEY_ENV : keyFile
   return {service: createSecretsService({...rest, storage, masterKey}), storage: where, key}
-}
-
-/** Errors of a database that cannot be reached (the network's, or PostgreSQL's own "cannot connect now"). */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ETIMEDOUT',
-  'ECONNRESET',
-  'EAI_AGAIN',
-])
-const UNAVAILABLE_SQLSTATES = new Set(['57P03', '3D000', '53300'])
-const DENIED_SQLSTATES = new Set(['28P01', '28000'])
-
-/** A PostgreSQL that could not be opened, as an error naming its address (never its password) and exit 5 or 6. */
-function databaseFailure(error: unknown, databaseUrl: string): unknown {
-  const {code, message} = error as {code?: string; message?: string}
-  const where = redactUrl(databaseUrl)
-  const timedOut = /timeout/i.test(message ?? '')
-  if (code && DENIED_SQLSTATES.has(code)) {
-    return new GpunetError('database_denied', `PostgreSQL at ${where} refused the login: ${message}`, {
-      exitCode: ExitCode.DENIED,
-      hint: 'check the user and password in --database-url',
-      cause: error,
-    })
-  }
-  if ((code && (UNREACHABLE.has(code) || UNAVAILABLE_SQLSTATES.has(code))) || timedOut) {
-    return new GpunetError('database_unreachable', `cannot reach PostgreSQL at ${where}: ${message}`, {
-      exitCode: ExitCode.UNAVAILABLE,
-      hint: 'check that the database server runs and --database-url names its host, port and database',
-      cause: error,
-    })
-  }
-  return error
-}
-
-/** The database URL without its password, for logs. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres://…'
-  }
 }
