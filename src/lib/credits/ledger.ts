@@ -40,6 +40,15 @@ const SCHEMA = `
   );
 `
 
+/**
+ * Members added to credit_requests after its first release (a ledger of then is given them on open): the process
+ * that claimed a key (its pid and when it started), and what a listing it sent was (`intent`), saved before sending.
+ */
+const REQUEST_COLUMNS = {holder_pid: 'INTEGER', holder_start: 'INTEGER', intent: 'TEXT'} as const
+
+/** This process, as a key's holder: its pid and its start (ms), so a restart that reuses the pid is told apart. */
+const HOLDER = {pid: process.pid, start: Math.round(Date.now() - process.uptime() * 1000)}
+
 /** An owner's credits: given, held for jobs that have not ended, and spent on jobs that have. */
 export interface CreditBalance {
   assigned: number
@@ -60,6 +69,28 @@ export interface CreditJob {
 /** What an Idempotency-Key has seen: nothing yet, the same request in progress or answered, or another request. */
 export type KeyState =
   {state: 'new'} | {state: 'pending'} | {state: 'answered'; status: number; answer: unknown} | {state: 'conflict'}
+
+/** What a listing or extension under an Idempotency-Key sent, saved before sending: enough to answer or undo it. */
+export interface ListingIntent {
+  kind: 'list' | 'extend'
+  job: string
+  /** The transaction's signature (its id) and the last block height its blockhash is valid for. */
+  tx: string
+  lastValidBlockHeight: number
+  /** The hold taken for it (credit base units). */
+  units: number
+  /** The answer given once it landed. */
+  status: number
+  answer: unknown
+}
+
+/** An Idempotency-Key left in progress by a process that is gone (it stopped mid-request). */
+export interface OrphanRequest {
+  owner: string
+  key: string
+  /** What it was sending, when it got that far; null when it sent nothing the ledger knows of. */
+  intent: ListingIntent | null
+}
 
 export interface CreditLedger {
   /** Adds `units` to what `owner` was given; returns the new balance. */
@@ -85,6 +116,13 @@ export interface CreditLedger {
   answerKey(owner: string, key: string, status: number, answer: unknown): void
   /** Frees a claimed key whose request failed before it acted: it may be sent again. */
   dropKey(owner: string, key: string): void
+  /** Saves, under a claimed key, the listing or extension about to be sent. */
+  intend(owner: string, key: string, intent: ListingIntent): void
+  /**
+   * The keys left in progress by a process that is gone: claimed by another process than this one whose pid is not
+   * alive, or is this process's pid again (a restart in a container reuses it).
+   */
+  orphans(): OrphanRequest[]
   close(): void
 }
 
@@ -95,6 +133,14 @@ export function openCreditLedger(file: string): CreditLedger {
   const db: Database.Database = openKept(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
+  const columns = new Set(
+    db
+      .prepare<[], {name: string}>('PRAGMA table_info(credit_requests)')
+      .all()
+      .map((c) => c.name),
+  )
+  for (const [name, type] of Object.entries(REQUEST_COLUMNS))
+    if (!columns.has(name)) db.exec(`ALTER TABLE credit_requests ADD COLUMN ${name} ${type}`)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
   const q = {
@@ -128,7 +174,15 @@ export function openCreditLedger(file: string): CreditLedger {
     key: db.prepare<[string, string], {request: string; status: number | null; answer: string | null}>(
       'SELECT request, status, answer FROM credit_requests WHERE owner = ? AND key = ?',
     ),
-    claim: db.prepare('INSERT INTO credit_requests (owner, key, request, created_at) VALUES (?, ?, ?, ?)'),
+    claim: db.prepare(
+      `INSERT INTO credit_requests (owner, key, request, created_at, holder_pid, holder_start)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    intend: db.prepare('UPDATE credit_requests SET intent = ? WHERE owner = ? AND key = ? AND status IS NULL'),
+    pending: db.prepare<
+      [],
+      {owner: string; key: string; holder_pid: number | null; holder_start: number | null; intent: string | null}
+    >('SELECT owner, key, holder_pid, holder_start, intent FROM credit_requests WHERE status IS NULL'),
     answer: db.prepare('UPDATE credit_requests SET status = ?, answer = ? WHERE owner = ? AND key = ?'),
     drop: db.prepare('DELETE FROM credit_requests WHERE owner = ? AND key = ? AND status IS NULL'),
   }
@@ -167,7 +221,7 @@ export function openCreditLedger(file: string): CreditLedger {
     claimKey: db.transaction((owner: string, key: string, request: string, now: number): KeyState => {
       const seen = q.key.get(owner, key)
       if (!seen) {
-        q.claim.run(owner, key, request, now)
+        q.claim.run(owner, key, request, now, HOLDER.pid, HOLDER.start)
         return {state: 'new'}
       }
       if (seen.request !== request) return {state: 'conflict'}
@@ -176,6 +230,27 @@ export function openCreditLedger(file: string): CreditLedger {
     }),
     answerKey: (owner, key, status, answer) => void q.answer.run(status, JSON.stringify(answer), owner, key),
     dropKey: (owner, key) => void q.drop.run(owner, key),
+    intend: (owner, key, intent) => void q.intend.run(JSON.stringify(intent), owner, key),
+    orphans: () =>
+      q.pending
+        .all()
+        .filter((row) => !(row.holder_pid === HOLDER.pid && row.holder_start === HOLDER.start))
+        .filter((row) => row.holder_pid === null || row.holder_pid === HOLDER.pid || !isAlive(row.holder_pid))
+        .map((row) => ({
+          owner: row.owner,
+          key: row.key,
+          intent: row.intent === null ? null : (JSON.parse(row.intent) as ListingIntent),
+        })),
     close: () => db.close(),
+  }
+}
+
+/** Whether a process with this pid runs (one of another user counts: it exists). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

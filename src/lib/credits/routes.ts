@@ -18,15 +18,15 @@ import {readBalances} from '../market/balances.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {ipfsHashToBytes} from '../market/ipfs-hash.js'
 import {isFinal, type JobView, readJob, readMarket} from '../market/jobs.js'
-import {extendJob, quoteExtend, stopJob} from '../market/manage.js'
+import {quoteExtend, stopJob} from '../market/manage.js'
 import {type PostQuote, quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
-import {sendSigned} from '../market/send.js'
+import {type PreparedTransaction, sendSigned} from '../market/send.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
 import type {ApiAuth} from '../deployments/api-auth.js'
 import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
 import {bodyObject} from '../deployments/validation.js'
-import type {CreditJob, CreditLedger} from './ledger.js'
+import type {CreditJob, CreditLedger, ListingIntent} from './ledger.js'
 
 /** The credit routes' bodies are a few members: nothing larger is read. */
 export const CREDIT_BODY_LIMIT = 4096
@@ -63,6 +63,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
 
   /** Ends the holds of the owner's jobs that ended without the API (their node finished, or gave up). */
   const reconcile = async (owner: string) => {
+    await resolveOrphans()
     for (const held of ledger.openJobs(owner)) {
       const view = await readHeld(held)
       if (view === 'gone') ledger.settle(held.job, held.reserved, now())
@@ -91,20 +92,71 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
   }
 
   /**
-   * Sends the quoted `list` as bytes signed once, their signature saved first: when the send fails without an answer
-   * the chain says whether they landed (the job account exists), so a failure never hides a listed job whose hold
-   * was given back. Bytes that expired unlanded never can land: their hold is given back.
+   * Keys left in progress by a process that stopped mid-request (orphans), resolved by the chain: a listing whose
+   * job account exists, or whose transaction landed, gets the answer it would have had; one that can no longer land
+   * (its blockhash expired, or it failed) has its hold given back and its key freed; one that still could is left
+   * for a later pass. A key that had sent nothing the ledger knows of (before its listing was signed, or an extend
+   * or stop, whose chain calls sign inside) is freed: a retry acts again, and a stop or extend that had landed is
+   * seen on the chain then.
    */
-  const listOnce = async (quote: PostQuote, job: string, units: bigint): Promise<string> => {
-    const {transaction} = quote
-    const raw = signedTransaction(
-      transaction.signers[0]!.publicKey,
-      transaction.blockhash.blockhash,
-      [...transaction.budget, ...transaction.instructions],
-      signingKeys(transaction.signers),
+  let orphansLeft = true
+  let sweeping: Promise<void> | null = null
+  // One pass at a time: two requests at once must not give one hold back twice.
+  const resolveOrphans = async () => {
+    if (!orphansLeft) return
+    sweeping ??= sweepOrphans().finally(() => (sweeping = null))
+    await sweeping
+  }
+  const sweepOrphans = async () => {
+    let left = 0
+    for (const {owner, key, intent} of ledger.orphans()) {
+      if (!intent) {
+        ledger.dropKey(owner, key)
+        continue
+      }
+      // A listing landed when its job exists (a job account is new); an extension only by its signature.
+      const listed =
+        intent.kind === 'list' &&
+        (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(intent.job), 'confirmed'))) !== null
+      const landed =
+        listed ||
+        ((await txLanded(intent.tx)) ??
+          ((await rpcCall(connection, () => connection.getBlockHeight('confirmed'))) > intent.lastValidBlockHeight
+            ? false
+            : null))
+      if (landed === true) ledger.answerKey(owner, key, intent.status, intent.answer)
+      else if (landed === false) {
+        ledger.release(intent.job, intent.units)
+        ledger.dropKey(owner, key)
+      } else left += 1
+    }
+    orphansLeft = left > 0
+  }
+
+  /** True when a transaction landed, false when it failed, null when the chain does not know it (yet). */
+  const txLanded = async (signature: string): Promise<boolean | null> => {
+    const {value} = await rpcCall(connection, () =>
+      connection.getSignatureStatuses([signature], {searchTransactionHistory: true}),
     )
-    // One signature count byte, then the fee payer's signature: the transaction's id.
-    const signature = bs58.encode(raw.subarray(1, 65))
+    const status = value[0]
+    if (!status) return null
+    if (status.err) return false
+    return status.confirmationStatus === 'processed' ? null : true
+  }
+
+  /**
+   * Sends the quoted `list`, signed once (`signed`: its bytes and signature), its signature saved first: when the
+   * send fails without an answer the chain says whether they landed (the job account exists), so a failure never
+   * hides a listed job whose hold was given back. Bytes that expired unlanded never can land: their hold is given
+   * back.
+   */
+  const listOnce = async (
+    quote: PostQuote,
+    job: string,
+    units: bigint,
+    {raw, signature}: {raw: Buffer; signature: string},
+  ): Promise<string> => {
+    const {transaction} = quote
     ledger.listed(job, signature)
     let landed: string | null
     try {
@@ -160,7 +212,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       const timeout = body.timeout === undefined ? undefined : parseSeconds(body.timeout, 'timeout')
       if (body.node !== undefined)
         throw badRequest('node_unsupported', 'the localnet lists credit jobs on the market, not for a chosen node')
-      return once(request, reply, who, {ipfsHash, market, timeout}, async () => {
+      return once(request, reply, who, {ipfsHash, market, timeout}, async (intend) => {
         await reconcile(who)
         const account = await readMarket(connection, programId, new PublicKey(market))
         const seconds = BigInt(timeout ?? Number(account.jobTimeout))
@@ -170,13 +222,11 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         await provide(units)
         const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
         const job = quote.transaction.signers[1]!.publicKey.toBase58()
-        const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
-        if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
-        const signature = await listOnce(quote, job, units)
-        return {
+        const signed = signOnce(quote.transaction)
+        const answer: Answer = {
           status: 200,
           body: {
-            tx: signature,
+            tx: signed.signature,
             job,
             run: quote.transaction.signers[2]!.publicKey.toBase58(),
             credits: {
@@ -187,6 +237,21 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
             },
           },
         }
+        // Saved before the hold and the send: if this process stops now, the next one asks the chain (resolveOrphans).
+        const {lastValidBlockHeight} = quote.transaction.blockhash
+        intend({
+          kind: 'list',
+          job,
+          tx: signed.signature,
+          lastValidBlockHeight,
+          units: Number(units),
+          status: answer.status,
+          answer: answer.body,
+        })
+        const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
+        if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
+        await listOnce(quote, job, units, signed)
+        return answer
       })
     })
 
@@ -195,27 +260,46 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       const address = (request.params as {address: string}).address
       const body = request.body === undefined ? {} : bodyObject(request.body)
       const seconds = parseSeconds(body.seconds, 'seconds')
-      return once(request, reply, who, {address, seconds}, async () => {
+      return once(request, reply, who, {address, seconds}, async (intend) => {
         const held = ownJob(who, address)
         const view = await liveJob(held)
         const units = view.job.price * BigInt(seconds)
         if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
         await provide(units)
         const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
+        const signed = signOnce(quote.transaction)
+        const used = Number(units) / CREDIT_UNITS
+        const answer: Answer = {
+          status: 200,
+          body: {
+            tx: signed.signature,
+            job: address,
+            credits: {costUSD: used, creditsUsed: used, reservationId: address},
+          },
+        }
+        const {lastValidBlockHeight} = quote.transaction.blockhash
+        const intent = {kind: 'extend' as const, job: address, tx: signed.signature, lastValidBlockHeight}
+        intend({...intent, units: Number(units), status: answer.status, answer: answer.body})
         if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
           throw insufficient(ledger.balance(who), Number(units))
-        let sent
+        let landed: string | null
         try {
-          sent = await extendJob(net, quote)
+          landed = await sendSigned(connection, signed.raw, lastValidBlockHeight)
         } catch (error) {
+          // No answer: the chain says whether it landed (then it is paid for, and answered).
+          if ((await txLanded(signed.signature).catch(() => null)) === true) return answer
           ledger.release(address, Number(units))
           throw error
         }
-        const used = Number(units) / CREDIT_UNITS
-        return {
-          status: 200,
-          body: {tx: sent.signature, job: address, credits: {costUSD: used, creditsUsed: used, reservationId: address}},
+        if (landed === null) {
+          ledger.release(address, Number(units))
+          throw new ApiError(
+            503,
+            'transaction_expired',
+            'the extension expired before it was confirmed; nothing was charged',
+          )
         }
+        return answer
       })
     })
 
@@ -249,16 +333,17 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       reply: FastifyReply,
       who: string,
       request_: unknown,
-      act: () => Promise<Answer>,
+      act: (intend: (intent: ListingIntent) => void) => Promise<Answer>,
     ) => {
       const key = idempotencyKey(request.headers['idempotency-key'])
       if (key === undefined) {
-        const answer = await act()
+        const answer = await act(() => {})
         return reply.code(answer.status).send(answer.body)
       }
       const digest = createHash('sha256')
         .update(`${request.method} ${request.routeOptions.url} ${JSON.stringify(request_)}`)
         .digest('hex')
+      await resolveOrphans()
       const seen = ledger.claimKey(who, key, digest, now())
       if (seen.state === 'conflict')
         throw new ApiError(
@@ -275,7 +360,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         return reply.code(seen.status).header('idempotent-replayed', 'true').send(seen.answer)
       let answer: Answer
       try {
-        answer = await act()
+        answer = await act((intent) => ledger.intend(who, key, intent))
       } catch (error) {
         // Nothing was bought (a refusal, or a transaction that did not land and whose hold was given back).
         ledger.dropKey(who, key)
@@ -285,6 +370,17 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       return reply.code(answer.status).send(answer.body)
     }
   }
+}
+
+/** Signs a prepared transaction once: its bytes, and its id (the fee payer's signature, after one count byte). */
+function signOnce(transaction: PreparedTransaction): {raw: Buffer; signature: string} {
+  const raw = signedTransaction(
+    transaction.signers[0]!.publicKey,
+    transaction.blockhash.blockhash,
+    [...transaction.budget, ...transaction.instructions],
+    signingKeys(transaction.signers),
+  )
+  return {raw, signature: bs58.encode(raw.subarray(1, 65))}
 }
 
 /** What a job that ended cost, as the market pays its node: price x min(time it ran, timeout); nothing if never run. */

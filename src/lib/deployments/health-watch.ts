@@ -1,16 +1,12 @@
 /**
- * What the manager sees of its running jobs' services, for INFINITE's readiness and self-healing. On the localnet
- * it reads the node's continuous checks (the node API's endpoint status); elsewhere it probes the jobs' service URLs
- * itself. Each job's first time online and the time it went offline are kept in memory: a restarted manager starts
+ * What the manager sees of its running jobs' services, for INFINITE's readiness and self-healing, read as
+ * serving.ts reads it (the node's continuous checks on the localnet, the manager's own probe elsewhere). Each job's first time online and the time it went offline are kept in memory: a restarted manager starts
  * the lost window over, which only delays a replacement.
  */
-import {endpointStatus} from '../market/endpoint-status.js'
-import {probeServices} from '../node/readiness.js'
-import {type JobView} from '../market/jobs.js'
-import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
+import type {ExposingDefinition} from '../market/service-url.js'
 import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from './context.js'
-import {vaultWallet} from './paying.js'
+import {exposingDefinition, replicaServes} from './serving.js'
 import type {JobHealth, JobOnChain} from './strategies/index.js'
 import type {DeploymentRow} from './types.js'
 
@@ -35,11 +31,7 @@ export async function watchHealth(
   if (running.length === 0) return health
   const definitions = new Map<number, ExposingDefinition | null>()
   const definitionOf = async (revision: number) => {
-    if (!definitions.has(revision)) {
-      const row = await ctx.store.revision(deployment.id, revision)
-      const parsed = row ? (JSON.parse(row.job_definition) as ExposingDefinition) : null
-      definitions.set(revision, parsed && Array.isArray(parsed.ops) && exposedPorts(parsed).length > 0 ? parsed : null)
-    }
+    if (!definitions.has(revision)) definitions.set(revision, await exposingDefinition(ctx, deployment.id, revision))
     return definitions.get(revision)!
   }
   await Promise.all(
@@ -49,7 +41,7 @@ export async function watchHealth(
       if (!row || !definition) return
       const view = await readRecordedJob(ctx, row)
       if (!view) return
-      const online = await isOnline(ctx, deployment, view, definition)
+      const online = await replicaServes(ctx, deployment, view, definition)
       const now = ctx.now()
       const was = seen.get(job.job) ?? {onlineSince: null, offlineSince: null}
       const next: Seen = online
@@ -60,20 +52,4 @@ export async function watchHealth(
     }),
   )
   return health
-}
-
-/** Every exposed port answers: as the node's continuous checks say (localnet), or as the manager's probe finds. */
-async function isOnline(
-  ctx: ManagerContext,
-  deployment: DeploymentRow,
-  view: JobView,
-  definition: ExposingDefinition,
-): Promise<boolean> {
-  if (ctx.network === 'localnet') {
-    const status = await endpointStatus(ctx.net, await vaultWallet(ctx, deployment.vault), view)
-    return status !== null && status.size > 0 && [...status.values()].every(Boolean)
-  }
-  const urls = serviceUrls(ctx.network, view.address.toBase58(), definition, {networkHost: ctx.net.networkHost})
-  if (urls.length === 0) return false
-  return (await probeServices(urls, definition, false)).ready
 }

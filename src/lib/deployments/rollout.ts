@@ -1,16 +1,15 @@
 /**
  * The rolling rollout of a revision: while replicas of an older revision run, the strategy is asked for one replica
  * more (its LIST names the active revision), and an old replica is stopped only once a new one serves (its job
- * RUNNING and every port it exposes online per its node's API), so the old keep serving until then. A new replica
+ * RUNNING and every port it exposes online, as serving.ts reads it), so the old keep serving until then. A new replica
  * that ends on its own, or does not serve within ROLLOUT_DEADLINE_S (scaled), rolls the deployment back to the
  * revision its old replicas run, with an event.
  */
-import {endpointStatus} from '../market/endpoint-status.js'
-import {exposedPorts, type ExposingDefinition} from '../market/service-url.js'
+import type {ExposingDefinition} from '../market/service-url.js'
 import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from './context.js'
-import {vaultWallet} from './paying.js'
 import {ACTIVATED_EVENT} from './revisions.js'
+import {exposingDefinition, replicaServes} from './serving.js'
 import {isOver, type JobOnChain} from './strategies/index.js'
 import type {DeploymentRow, JobRow} from './types.js'
 
@@ -42,12 +41,11 @@ export async function stepRollout(
   const ended = fresh.find((r) => isOver(r.state) && !r.stop_requested)
   if (ended) return rollBack(ctx, deployment, jobs, fresh, old, `job ${ended.job} ended on its own`)
   const deadline = (ROLLOUT_DEADLINE_S * 1000) / deployment.time_scale
-  const revision = await ctx.store.revision(deployment.id, deployment.active_revision)
-  const ports = revision ? exposedPorts(JSON.parse(revision.job_definition) as ExposingDefinition) : []
+  const definition = await exposingDefinition(ctx, deployment.id, deployment.active_revision)
   // Every replica of the active revision that serves counts (one listed before an earlier rollout too).
   let healthy = 0
   for (const row of rows.filter((r) => serving(r) && r.revision === deployment.active_revision)) {
-    if (await serves(ctx, deployment, row, ports)) healthy += 1
+    if (await serves(ctx, deployment, row, definition)) healthy += 1
     else if (row.created_at >= began && now - row.created_at > deadline) {
       const why = `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`
       return rollBack(ctx, deployment, jobs, fresh, old, why)
@@ -79,14 +77,17 @@ export async function stepRollout(
   }
 }
 
-/** True when a job serves: RUNNING, and each port its revision exposes online per its node's API. */
-async function serves(ctx: ManagerContext, deployment: DeploymentRow, row: JobRow, ports: number[]) {
+/** True when a job serves: RUNNING, and each port its revision exposes online (serving.ts; none exposed: running). */
+async function serves(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  row: JobRow,
+  definition: ExposingDefinition | null,
+): Promise<boolean> {
   if (row.state !== 'RUNNING') return false
-  if (ports.length === 0) return true
+  if (!definition) return true
   const view = await readRecordedJob(ctx, row)
-  if (!view) return false
-  const online = await endpointStatus(ctx.net, await vaultWallet(ctx, deployment.vault), view)
-  return online !== null && ports.every((port) => online.get(port) === true)
+  return view !== null && (await replicaServes(ctx, deployment, view, definition))
 }
 
 /** When the active revision became active: its last activation event (the deployment's creation for revision 1). */

@@ -16,14 +16,12 @@ import {portLabel} from '../market/service-url.js'
 import type {JobFeed, OpInfo} from './api/feed.js'
 import type {Endpoint} from './api/server.js'
 import type {Gateway} from './gateway.js'
+import {DEFAULT_CONTINUOUS_INTERVAL_MS} from './continuous-interval.js'
 import {type CheckOutcome, runChecks, waitUntilReady} from './health.js'
 import {type OperationPlan, type StepPlan, type VolumePlan} from './operation-plan.js'
 import {loadResources, type ResourceMount, type ResourceOptions} from './resources.js'
 import {mergeRuns, type ResultBuilder} from './results.js'
 import type {ContainerRuntime, OperationResult, RunningOperation} from './runtime/runtime.js'
-
-/** The network's nodes re-run continuous health checks every 30 s once a port is up. */
-export const DEFAULT_CONTINUOUS_INTERVAL_MS = 30_000
 
 /** The first pause before a restart; it doubles with each restart, up to RESTART_DELAY_MAX_MS (as podman's). */
 const RESTART_DELAY_MS = 100

@@ -4,17 +4,22 @@
  * balance, `job post --credits` -> the job runs -> `job extend --credits` -> `job stop --credits`, the ledger charged
  * as the market pays (price x the seconds it ran); a post sent again with the same Idempotency-Key (in sequence, at
  * once, and as a CLI re-run) lists one job, counted on the chain; another body under the key is refused; credits
- * that run short are exit 4 with nothing listed; the wallet's headers do not spend credits.
+ * that run short are exit 4 with nothing listed; the wallet's headers do not spend credits; a key left in progress
+ * by a localnet stopped mid-request is answered from the chain, or freed, when it starts again.
  */
 import {strict as assert} from 'node:assert'
+import {spawnSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {Connection, PublicKey} from '@solana/web3.js'
+import {Connection, Keypair, PublicKey} from '@solana/web3.js'
+import Database from 'better-sqlite3'
 import bs58 from 'bs58'
 
 import {accountDiscriminator} from '../../../src/lib/market/discriminator.js'
 import {runCli} from '../../helpers/cli.js'
+import {eventually} from '../../helpers/eventually.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 
 type Amount = {amount: number; unit: string; baseUnits: string}
@@ -37,6 +42,21 @@ describe('credits on the localnet (end to end)', function () {
     return JSON.parse(result.stdout) as T
   }
   const balance = async () => (await json<{credits: Credits}>(['credits', 'balance'])).credits
+  /**
+   * Starts the stopped localnet again and answers the balance (its manager's and RPC's URLs may have changed). A start
+   * right after `localnet stop` may still find the old process winding down ("already serves", no manager): again.
+   */
+  const balanceWhenUp = async () => {
+    const status = await eventually('the localnet started again', 60_000, async () => {
+      const started = await cli(['localnet', 'start', '--detach', '--runtime', 'host', '--json'])
+      assert.equal(started.code, 0, started.stderr)
+      const up = JSON.parse(started.stdout) as {rpcUrl: string; deploymentManager: string | null}
+      return up.deploymentManager ? {...up, deploymentManager: up.deploymentManager} : undefined
+    })
+    manager = status.deploymentManager
+    connection = new Connection(status.rpcUrl, 'confirmed')
+    return balance()
+  }
   /** The jobs on the chain whose project is `project`. */
   const jobsOf = async (project: string) =>
     (
@@ -235,5 +255,74 @@ describe('credits on the localnet (end to end)', function () {
     assert.equal(badKey.status, 400)
     const wallet = await fetch(`${manager}/api/credits/balance`)
     assert.equal(wallet.status, 401)
+  })
+  it('a localnet stopped in the middle of a credit request: on its next start the key is answered from the chain, or freed', async () => {
+    await json(['localnet', 'fund', '--credits', '1'])
+    const posted = await json<{definition: string; market: string}>([
+      'job',
+      'post',
+      'job.json',
+      '--credits',
+      '--timeout',
+      '60',
+    ])
+    const body = {ipfsHash: posted.definition, market: posted.market, timeout: 60}
+    const landed = await api('/api/jobs/list', body, {'idempotency-key': 'crash-landed'})
+    assert.equal(landed.status, 200)
+    const answer = (await landed.json()) as {tx: string; job: string; credits: {project: string}}
+    const project = answer.credits.project
+    const owner = (await json<{address: string}>(['wallet', 'address'])).address
+    assert.equal((await cli(['localnet', 'stop'])).code, 0)
+
+    // As a localnet that stopped mid-request leaves its ledger: the landed listing sent but not answered, and
+    // another whose hold was taken and bytes signed but never sent (their blockhash long expired).
+    const dead = spawnSync('true').pid!
+    const never = {job: Keypair.generate().publicKey.toBase58(), tx: bs58.encode(randomBytes(64)), units: 777}
+    const ledger = new Database(join(box.dataDir, 'credits', 'credits.db'))
+    try {
+      const intent = (job: string, tx: string, units: number, lastValidBlockHeight: number, answered: unknown) =>
+        JSON.stringify({kind: 'list', job, tx, lastValidBlockHeight, units, status: 200, answer: answered})
+      const changed = ledger
+        .prepare(
+          `UPDATE credit_requests SET status = NULL, answer = NULL, holder_pid = ?, holder_start = 1, intent = ?
+           WHERE owner = ? AND key = 'crash-landed'`,
+        )
+        .run(dead, intent(answer.job, answer.tx, 1, 1e12, answer), owner)
+      assert.equal(changed.changes, 1)
+      ledger
+        .prepare(
+          `INSERT INTO credit_requests (owner, key, request, created_at, holder_pid, holder_start, intent)
+           VALUES (?, 'crash-unsent', 'digest', 1, ?, 1, ?)`,
+        )
+        .run(owner, dead, intent(never.job, never.tx, never.units, 0, {job: never.job}))
+      ledger
+        .prepare(`INSERT INTO credit_jobs (job, owner, market, price, reserved, created_at) VALUES (?, ?, ?, 1, ?, 1)`)
+        .run(never.job, owner, posted.market, never.units)
+    } finally {
+      ledger.close()
+    }
+    await balanceWhenUp()
+    const listed = await jobsOf(project)
+
+    // The landed one: its first answer, the same job, nothing listed again (before the fix: 409 for ever).
+    const again = await api('/api/jobs/list', body, {'idempotency-key': 'crash-landed'})
+    assert.equal(again.status, 200, await again.clone().text())
+    assert.equal(again.headers.get('idempotent-replayed'), 'true')
+    assert.equal(((await again.json()) as {job: string}).job, answer.job)
+    // The unsent one: its hold given back, its key free, so the request acts once now.
+    const reader = new Database(join(box.dataDir, 'credits', 'credits.db'), {readonly: true})
+    try {
+      const hold = reader.prepare('SELECT reserved FROM credit_jobs WHERE job = ?').get(never.job)
+      assert.equal(hold, undefined, 'the hold of the listing that never landed given back')
+    } finally {
+      reader.close()
+    }
+    const fresh = await api('/api/jobs/list', body, {'idempotency-key': 'crash-unsent'})
+    assert.equal(fresh.status, 200, await fresh.clone().text())
+    assert.equal(fresh.headers.get('idempotent-replayed'), null)
+    const made = ((await fresh.json()) as {job: string}).job
+    const after = await jobsOf(project)
+    assert.equal(after.length, listed.length + 1, 'one new job, for the freed key only')
+    assert.ok(after.includes(made) && !after.includes(never.job))
   })
 })

@@ -1,11 +1,15 @@
 /**
  * The localnet's credit ledger on a real SQLite file: holds refused past what is free (two at once cannot spend the
  * same credits), a hold given back whole forgets its job, a settlement never charges more than was held, an
- * Idempotency-Key's states (new, pending, answered, another request), and the ledger as another process (the
- * `localnet fund` command) sees it. Also the client's wait for a 429's Retry-After.
+ * Idempotency-Key's states (new, pending, answered, another request), the in-progress keys of a process that is gone
+ * (orphans), and the ledger as another process (the `localnet fund` command) sees it. Also the client's wait for a
+ * 429's Retry-After.
  */
 import {strict as assert} from 'node:assert'
+import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
+
+import Database from 'better-sqlite3'
 
 import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
 import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
@@ -43,6 +47,60 @@ describe('credit ledger', () => {
     const again = openCreditLedger(file)
     assert.deepEqual(again.topUp('alice', 5, 5), {assigned: 1_005, reserved: 0, settled: 600})
     again.close()
+  })
+
+  it("an Idempotency-Key left in progress by a process that is gone is an orphan, with the listing it saved; this process's are not", () => {
+    const file = join(dir, 'credits.db')
+    // A ledger of the first release: credit_requests without the holder and intent columns.
+    const old = new Database(file)
+    old.exec(
+      `CREATE TABLE credit_requests (owner TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status INTEGER,
+       answer TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (owner, key))`,
+    )
+    old
+      .prepare("INSERT INTO credit_requests (owner, key, request, created_at) VALUES ('alice', 'before', 'd', 1)")
+      .run()
+    old.close()
+    const ledger = openCreditLedger(file)
+    assert.deepEqual(ledger.claimKey('alice', 'mine', 'd', 2), {state: 'new'})
+    const intent = {
+      kind: 'list' as const,
+      job: 'J',
+      tx: 'T',
+      lastValidBlockHeight: 9,
+      units: 5,
+      status: 200,
+      answer: {job: 'J'},
+    }
+    ledger.intend('alice', 'mine', intent)
+    // A process that ran and ended: its pid is not alive.
+    const dead = spawnSync('true').pid!
+    const db = new Database(file)
+    const claim = db.prepare(
+      `INSERT INTO credit_requests (owner, key, request, created_at, holder_pid, holder_start, intent)
+       VALUES ('alice', ?, 'd', 3, ?, ?, ?)`,
+    )
+    claim.run('dead', dead, 1, JSON.stringify(intent))
+    // This process's pid again, started at another time: an earlier process in a container that reuses pids.
+    claim.run('reused', process.pid, 1, null)
+    // A live process other than this one (the test's parent): still its own.
+    claim.run('alive', process.ppid, 1, null)
+    db.close()
+
+    const orphans = ledger.orphans().sort((a, b) => a.key.localeCompare(b.key))
+    assert.deepEqual(orphans, [
+      {owner: 'alice', key: 'before', intent: null},
+      {owner: 'alice', key: 'dead', intent},
+      {owner: 'alice', key: 'reused', intent: null},
+    ])
+    ledger.answerKey('alice', 'dead', 200, intent.answer)
+    ledger.dropKey('alice', 'reused')
+    assert.deepEqual(
+      ledger.orphans().map((o) => o.key),
+      ['before'],
+    )
+    assert.deepEqual(ledger.claimKey('alice', 'dead', 'd', 4), {state: 'answered', status: 200, answer: {job: 'J'}})
+    ledger.close()
   })
 
   it('tells an Idempotency-Key new, pending, answered, or used for another request', () => {

@@ -2,17 +2,19 @@
  * Replica counts and revisions at the manager inside a real localnet, over real HTTP and a real SQLite file, with
  * nodes (keys of the test, staked) taking the market's queued jobs as the network's nodes do: scale 2 -> 3 -> 1
  * (queued jobs stopped first), a revision rolled out replica by replica (the old stopped only once a new one runs),
- * and a revision whose replicas never run rolled back, with an event.
+ * a revision whose replicas never run rolled back, and one whose replica ends on its own rolled back, with an event.
  */
 import {strict as assert} from 'node:assert'
 
-import {PublicKey} from '@solana/web3.js'
+import {Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
+import {localnetNodeNetwork} from '../../../src/lib/localnet/node-network.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
+import {NodeChainClient} from '../../../src/lib/node/chain-client.js'
 import {parseHeader} from '../../../src/lib/node-api/protocol.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
 
@@ -29,6 +31,7 @@ import {
 } from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
 import {startServer} from '../../helpers/http.js'
+import {JOB_CID} from '../../helpers/market.js'
 import {removeDir, tempDir, useLocalnet} from '../../helpers/localnet.js'
 
 type Job = JobJson & {revision: number}
@@ -267,6 +270,49 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
       await nodeApi.close()
       removeDir(dir)
     }
+  })
+
+  it('a new replica that ends on its own (its command exits at once: its node finishes it) rolls the revision back', async () => {
+    // time_scale 20: the deadline is 30 s, so a rollback sooner is the replica's end, not the deadline.
+    const d = await start({replicas: 1, timeout: 10, time_scale: 20, strategy: 'SIMPLE'})
+    await jobsWhen('1 job listed', d.id, (list) => live(list).length === 1)
+    await nodeTakesNextJob(t)
+    const [old] = await jobsWhen('it runs', d.id, (list) => list[0]?.state === 'RUNNING')
+    const exiting = {
+      ...SERVICE_DEFINITION,
+      ops: [{...SERVICE_DEFINITION.ops[0]!, args: {...SERVICE_DEFINITION.ops[0]!.args, cmd: ['true']}}],
+    }
+    const revised = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, exiting)
+    assert.equal(revised.status, 200, JSON.stringify(revised.body))
+    const [fresh] = (await jobsWhen('a job of revision 2', d.id, (list) => list.some((j) => j.revision === 2))).filter(
+      (j) => j.revision === 2,
+    )
+    // A node takes it and, its command over at once, finishes it with a result: COMPLETED on chain, not stopped.
+    const chain = new NodeChainClient(localnetNodeNetwork(t.ln.node), Keypair.generate())
+    await chain.prepare(BigInt(LAMPORTS_PER_SOL))
+    const runAddress = await chain.work()
+    const run = (await chain.run(runAddress))!
+    assert.equal(run.job.toBase58(), fresh!.job)
+    const began = Date.now()
+    await chain.finish(run.job, runAddress, JOB_CID)
+
+    const back = await eventually('the rollback', 20_000, async () =>
+      (await deploymentEvents(url(), t.wallet, d.id)).find((e) => e.type === 'REVISION_ROLLED_BACK'),
+    )
+    assert.ok(Date.now() - began < 30_000, 'rolled back for its end, before the 30-s deadline')
+    assert.equal(back.message, `revision 2 rolled back to 1: job ${fresh!.job} ended on its own; 0 of its jobs stopped`)
+    assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 1)
+    // The old replica served throughout and is the only one; revision 2 is listed no more.
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    const after = await jobs(d.id)
+    assert.deepEqual(
+      live(after).map((j) => [j.job, j.state]),
+      [[old!.job, 'RUNNING']],
+    )
+    assert.equal(after.filter((j) => j.revision === 2).length, 1, 'no other replica of revision 2 listed')
+    assert.equal(after.find((j) => j.job === fresh!.job)!.state, 'COMPLETED')
+    assert.ok(!(await deploymentEvents(url(), t.wallet, d.id)).some((e) => e.type === 'REVISION_ROLLED_OUT'))
+    await stop(d.id)
   })
 
   it('a new replica whose job runs but whose exposed port its node never reports online does not serve: rolled back', async () => {

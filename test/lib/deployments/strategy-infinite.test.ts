@@ -1,9 +1,16 @@
 import {strict as assert} from 'node:assert'
 
-import {INFINITE, rotationLeadMs, throttleDelayMs} from '../../../src/lib/deployments/strategies/durations.js'
+import {
+  INFINITE,
+  lostWindowMs,
+  rotationLeadMs,
+  throttleDelayMs,
+} from '../../../src/lib/deployments/strategies/durations.js'
 import {planInfinite} from '../../../src/lib/deployments/strategies/infinite.js'
 import type {JobHealth, JobOnChain, Plan, PlanInput} from '../../../src/lib/deployments/strategies/plan.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
+import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/continuous-interval.js'
+
 import {chainJob, deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
 
 const NOW = 1_800_000_000_000
@@ -112,6 +119,24 @@ describe('INFINITE strategy (pure)', () => {
     assert.match(plan.events![0]!.message, /failed its health checks for 60 s/)
   })
 
+  it("the offline window is floored at two of the node's continuous-check intervals, whatever the time_scale", () => {
+    // The node re-checks every 30 s (unscaled) and one failed check turns a port OFFLINE: below 60 s a window would
+    // end before the node's next check could say the job is back.
+    assert.equal(DEFAULT_CONTINUOUS_INTERVAL_MS, 30_000)
+    assert.equal(lostWindowMs(deployment({time_scale: 1})), 60_000)
+    for (const scale of [2, 10, 90, 10_000])
+      assert.equal(lostWindowMs(deployment({time_scale: scale})), 2 * DEFAULT_CONTINUOUS_INTERVAL_MS, `scale ${scale}`)
+    const d = deployment({time_scale: 90})
+    const jobs = [job('a', 700), job('b', 700)]
+    // Offline through one failed check and a little more (31 s): kept; through a second interval: replaced.
+    const lost = (ms: number): JobHealth => ({online: false, onlineSince: NOW - 600_000, offlineSince: NOW - ms})
+    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs, health: {a: lost(31_000)}}))), [])
+    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs, health: {a: lost(59_999)}}))), [])
+    const plan = planInfinite(input({deployment: d, jobs, health: {a: lost(60_000)}}))
+    assert.deepEqual(stops(plan), ['a'])
+    assert.match(plan.events![0]!.message, /failed its health checks for 60 s/)
+  })
+
   it('a job that does not come online within startup_timeout is stopped and replaced; none without one', () => {
     const jobs = [job('a', 600), job('b', 700)]
     const health = {a: starting, b: online(0)}
@@ -194,7 +219,7 @@ describe('INFINITE strategy (pure)', () => {
     })
   })
 
-  it('time_scale divides every duration: rotation, the rapid threshold, the throttle delay, the lost window', () => {
+  it('time_scale divides every duration: rotation, the rapid threshold, the throttle delay; the lost window down to its floor', () => {
     // timeout 60 min at scale 90: jobs of 40 s; rotation 20 min -> 13.3 s; 5 min -> 3.3 s; 60 s -> 0.67 s.
     const d = deployment({time_scale: 90})
     const lead = rotationLeadMs(d)
@@ -209,10 +234,11 @@ describe('INFINITE strategy (pure)', () => {
     ])
     const slow = Array.from({length: 6}, (_, i) => ended(`c${i}`, 10 + i * 5, 4, {timeout: 40}))
     assert.deepEqual(planInfinite(input({deployment: d, jobs: slow})).tasks, [{task: 'LIST', limit: 2, due_at: NOW}])
-    const lost: JobHealth = {online: false, onlineSince: NOW - 10_000, offlineSince: NOW - 667}
-    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs: [job('a', 5), job('b', 5)], health: {a: lost}}))), [
-      'a',
-    ])
+    // The offline window is not scaled below two of the node's 30-s checks: 667 ms offline replaces nothing.
+    const lost = (ms: number): JobHealth => ({online: false, onlineSince: NOW - 100_000, offlineSince: NOW - ms})
+    const pair = [job('a', 5), job('b', 5)]
+    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs: pair, health: {a: lost(667)}}))), [])
+    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs: pair, health: {a: lost(60_000)}}))), ['a'])
   })
 
   it('a lowered replica count stops the excess, queued jobs first', () => {

@@ -8,7 +8,7 @@
  * divided by the deployment's time_scale.
  */
 import type {DeploymentRow} from '../types.js'
-import {INFINITE, rotationLeadMs, scaledMs, startupTimeoutMs, throttleDelayMs} from './durations.js'
+import {INFINITE, lostWindowMs, rotationLeadMs, scaledMs, startupTimeoutMs, throttleDelayMs} from './durations.js'
 import {isOver, type JobHealth, type JobOnChain, type Plan, type PlanInput} from './plan.js'
 import {planSimple} from './simple.js'
 
@@ -118,7 +118,7 @@ function unhealthy(
       type: 'JOB_STARTUP_TIMEOUT',
       message: `job ${job.job} did not come online within ${seconds(startup)} of starting: stopped and replaced`,
     }
-  const lost = scaledMs(deployment, INFINITE.lostMs)
+  const lost = lostWindowMs(deployment)
   if (health.offlineSince !== null && now - health.offlineSince >= lost)
     return {
       type: 'JOB_UNHEALTHY',
