@@ -1,7 +1,8 @@
 /**
  * The localnet node's results as the network's nodes write them (issue 19): a flow state that passes the schema
  * @nosana/types exports (checked with ajv), complete output up to the network's line cap with the cut stated,
- * and a job stopped while running keeping its output (recorded with `complete`).
+ * a job stopped while running keeping its output (recorded with `complete`), and a job that reaches its timeout
+ * recorded as the network's nodes record it (`success`, `jobExpired`).
  */
 import {Ajv} from 'ajv'
 import {strict as assert} from 'node:assert'
@@ -95,6 +96,37 @@ describe('the localnet node writes flow states', function () {
       written.stdout,
       /^Operation long \(success, exit code 0\)\n\[1001 earlier lines dropped by the node\]\n {2}long-1001$/m,
     )
+  })
+
+  it("a job that reaches its timeout is recorded as the network's nodes record it, and job get --wait exits 0 saying so", async () => {
+    const file = post('expires', [{id: 'talk', cmd: `${printLines(3, 'before-end-')}; sleep 600`}])
+    const posted = await json(['job', 'post', '--file', file, '--timeout', '5'])
+    const waited = await cli(['job', 'get', posted.job, '--wait', '--wait-timeout', '60'])
+    assert.equal(waited.code, 0, `a job that ran until its timeout is done, as the network counts it: ${waited.stderr}`)
+    assert.match(waited.stdout, /^ {2}Outcome +succeeded \(it ran until its timeout\)$/m)
+    assert.match(waited.stdout, /^ {2}before-end-0\n {2}before-end-1\n {2}before-end-2$/m)
+    const report = (await json(['job', 'get', posted.job])) as Report & {timedOut: boolean; failure: unknown}
+    assert.deepEqual(
+      [report.status, report.outcome, report.failure, report.timedOut],
+      ['COMPLETED', 'succeeded', null, true],
+    )
+
+    const ajv = new Ajv({strict: false})
+    ajv.addSchema({components: officialSchemas().components}, 'nosana')
+    const validate = ajv.compile({$ref: 'nosana#/components/schemas/FlowState'})
+    assert.ok(validate(report.resultContent), JSON.stringify(validate.errors?.slice(0, 3)))
+    // What nosana-ci/nosana-cli writes for an expired job: getStatus maps `expired` to `success` for the flow and
+    // its operations; runTaskManagerOperation gives an aborted operation this reason; no error entry.
+    const document = report.resultContent as {status: string; errors?: unknown[]; opStates: Record<string, unknown>[]}
+    assert.equal(document.status, 'success')
+    assert.deepEqual(document.errors ?? [], [])
+    assert.equal(document.opStates[0]!.status, 'success')
+    assert.deepEqual((document.opStates[0]!.diagnostics as {reason: unknown}).reason, {
+      hostShutDown: false,
+      jobStopped: false,
+      jobExpired: true,
+      reason: 'Operation stopped due to flow expired',
+    })
   })
 
   it('a job stopped while it runs keeps its output: the node records it with `complete`', async () => {

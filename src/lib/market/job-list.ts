@@ -234,6 +234,7 @@ export function closedJobReport(network: Network, job: IndexedJob, nowSeconds: n
     result: job.ipfsResult,
     outcome: listed.outcome,
     failure: null,
+    timedOut: false,
     resultView: null,
     resultContent: null,
   }

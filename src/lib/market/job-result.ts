@@ -42,7 +42,7 @@ export async function readResult(
   report: Pick<JobReport, 'result'>,
   keepBytes?: (bytes: Uint8Array) => void,
 ): Promise<ResultFields> {
-  if (!report.result) return {outcome: null, failure: null, resultView: null, resultContent: null}
+  if (!report.result) return {outcome: null, failure: null, timedOut: false, resultView: null, resultContent: null}
   const bytes = await content.get(report.result)
   keepBytes?.(bytes)
   const text = new TextDecoder().decode(bytes)
@@ -54,7 +54,13 @@ export async function readResult(
     // Not JSON (a result from another kind of node): shown as text.
   }
   const view = resultView(resultContent)
-  return {outcome: view?.outcome ?? null, failure: view?.failure ?? null, resultView: view, resultContent}
+  return {
+    outcome: view?.outcome ?? null,
+    failure: view?.failure ?? null,
+    timedOut: view?.timedOut ?? false,
+    resultView: view,
+    resultContent,
+  }
 }
 
 /** The report's rows with the outcome right under State, which stays the chain's (a failed job is COMPLETED there). */

@@ -136,12 +136,16 @@ export interface JobOutcome {
   outcome: Outcome | null
   /** Why it failed (the operation and its exit code when one failed); null unless it failed. */
   failure: JobFailure | null
+  /** Its node stopped it at its timeout (result-view.ts): a `succeeded` job then ran until its timeout. */
+  timedOut: boolean
 }
 
 /** Reads the outcome from a result's content, in any format result-view.ts knows. */
 export function jobOutcome(content: unknown): JobOutcome {
   const view = resultView(content)
-  return view ? {outcome: view.outcome, failure: view.failure} : {outcome: null, failure: null}
+  return view
+    ? {outcome: view.outcome, failure: view.failure, timedOut: view.timedOut}
+    : {outcome: null, failure: null, timedOut: false}
 }
 
 /**
@@ -176,7 +180,9 @@ export function alignedColumns(rows: string[][]): string[] {
  * the operation and exit code only where the failure's message does not already say them ("failed: Operation boom
  * exited with code 3. [operation_failed]"), so nothing is said twice.
  */
-export function outcomeText({outcome, failure}: JobOutcome): string | null {
+export function outcomeText({outcome, failure, timedOut}: JobOutcome): string | null {
+  // The network counts a job its node stopped at its timeout as done: succeeded, which alone would not say why it ended.
+  if (outcome === 'succeeded' && timedOut) return 'succeeded (it ran until its timeout)'
   if (outcome !== 'failed' || !failure) return outcome
   const said = failure.message.toLowerCase()
   const op =

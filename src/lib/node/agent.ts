@@ -36,7 +36,6 @@ import type {ResourceOptions} from './resources.js'
 import {ResultBuilder} from './results.js'
 import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
-const TIMEOUT_FAILURE: JobFailure = {code: 'timeout', message: 'The job reached its timeout and was stopped.'}
 const NO_GPU_FAILURE: JobFailure = {
   code: 'gpu_unavailable',
   message: 'The job needs a GPU (an operation sets "gpu": true) and this node has none; it was not run.',
@@ -396,10 +395,10 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       else if (this.options.gpus === 0 && needsGpu(loaded.definition)) result.fail(NO_GPU_FAILURE)
       else await this.runOperations(active, account!, loaded, result)
     } catch (error) {
-      // A download the timeout stopped fails the job for its timeout, not for the broken-off download.
-      if (active.timedOut) result.fail(TIMEOUT_FAILURE)
+      // A download the timeout broke off is no failure: the network's nodes count a job that reached its timeout
+      // as done (`success`, recorded with `finish`).
       const code = error instanceof GpunetError ? error.code : 'node_error'
-      result.fail({code, message: (error as Error).message})
+      if (!active.timedOut) result.fail({code, message: (error as Error).message})
     }
     active.recording = true
     this.options.gateway.remove(active.address)
@@ -480,7 +479,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     // Ended, stopped or timed out while its secrets were read: nothing starts.
     if (!(active.ended || active.timedOut || active.stopRequested)) await run.run(planned)
     active.steps = undefined
-    if (active.timedOut) result.fail(TIMEOUT_FAILURE)
   }
 
   /** The poster's secrets this job refers to, through a job-scoped login of the node. */

@@ -191,7 +191,7 @@ export class JobRun {
     return operate()
       .catch((error: unknown) => {
         this.failed = true
-        // A download the timeout stopped fails the job for its timeout (the agent says so), not for the download.
+        // A download the timeout broke off is no failure: the job ran to its timeout, which the network counts as done.
         if (this.ctx.jobExpired()) return
         const code = error instanceof GpunetError ? error.code : 'node_error'
         this.ctx.result.fail({code, message: (error as Error).message})

@@ -45,18 +45,32 @@ export class ResultBuilder {
     const passed = exitCode === 0 || (result.stopped && options.acceptStop)
     // The job's end (its poster's, or its timeout: the node says why) stopped it: that is no failure of its own.
     const stoppedByEnd = result.stopped && Boolean(options.jobStopped || options.jobExpired)
+    // As the network's nodes record an operation their expiry stopped (getStatus maps `expired` to `success`).
+    const expired = result.stopped && Boolean(options.jobExpired) && !options.jobStopped
     this.ops.push({
       providerId: result.runtime,
       operationId: id,
       group: options.group ?? id,
-      // Stopped whatever the reason (the job ended or expired, a dependency ended): what it did is kept.
-      status: result.stopped && (passed || stoppedByEnd) ? 'stopped' : passed ? 'success' : 'failed',
+      // Stopped whatever the reason (the job ended, a dependency ended): what it did is kept.
+      status: expired
+        ? 'success'
+        : result.stopped && (passed || stoppedByEnd)
+          ? 'stopped'
+          : passed
+            ? 'success'
+            : 'failed',
       startTime: Date.parse(result.startedAt),
       endTime: Date.parse(result.endedAt),
       exitCode,
       logs: result.logs,
       diagnostics: {
-        reason: {hostShutDown: false, jobStopped: Boolean(options.jobStopped), jobExpired: Boolean(options.jobExpired)},
+        reason: {
+          hostShutDown: false,
+          jobStopped: Boolean(options.jobStopped),
+          jobExpired: Boolean(options.jobExpired),
+          // The network's words for a stop of the whole flow (runTaskManagerOperation).
+          ...(stoppedByEnd ? {reason: `Operation stopped due to flow ${expired ? 'expired' : 'stopped'}`} : {}),
+        },
       },
       ...(options.results ? {results: extractResults(result.logs, options.results)} : {}),
       gpunet: {
@@ -90,7 +104,10 @@ export class ResultBuilder {
     this.failure ??= failure
   }
 
-  /** Marks the job as ended by its poster: its flow state says `stopped`, with the output up to then. */
+  /**
+   * Marks the job as ended by its poster: its flow state says `stopped`, with the output up to then. (A job that
+   * reached its timeout is not stopped: as on the network, its flow state says `success`.)
+   */
   stop(): void {
     this.stopped = true
   }

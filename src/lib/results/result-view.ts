@@ -33,6 +33,11 @@ export interface ResultView {
   format: 'flow-state' | 'pre-2025' | 'gpunet-1'
   outcome: 'succeeded' | 'failed' | 'stopped' | null
   failure: JobFailure | null
+  /**
+   * Its node stopped it at its timeout: an operation says `diagnostics.reason.jobExpired` (a flow state). The
+   * network's nodes then record `success`, so a job that ran until its timeout reads as succeeded.
+   */
+  timedOut: boolean
   startedAt: string | null
   endedAt: string | null
   ops: ResultOperation[]
@@ -81,10 +86,18 @@ function flowStateView(document: Record<string, unknown>): ResultView {
             }
           : {code: 'failed', message: firstError(document.errors) ?? 'The node reported the job failed.'}))
       : null
+  const timedOut = (document.opStates as unknown[]).some(
+    (op) =>
+      isObject(op) &&
+      isObject(op.diagnostics) &&
+      isObject(op.diagnostics.reason) &&
+      op.diagnostics.reason.jobExpired === true,
+  )
   return {
     format: 'flow-state',
     outcome: outcomeOf(status),
     failure,
+    timedOut,
     startedAt: time(document.startTime),
     endedAt: time(document.endTime),
     ops,
@@ -112,6 +125,7 @@ function legacyView(document: Record<string, unknown>): ResultView {
   return {
     format: 'pre-2025',
     outcome: outcomeOf(status),
+    timedOut: false,
     failure:
       status === 'failed'
         ? {
@@ -148,6 +162,7 @@ function gpunetView(document: Record<string, unknown>): ResultView {
   return {
     format: 'gpunet-1',
     outcome: outcomeOf(status),
+    timedOut: false,
     failure: status === 'failed' ? (failureOf(document.error) ?? {code: 'failed', message: 'The job failed.'}) : null,
     startedAt: ops[0]?.startedAt ?? null,
     endedAt: ops.at(-1)?.endedAt ?? null,

@@ -62,6 +62,48 @@ const FLOW_STATE: FlowState = {
   ],
 }
 
+/**
+ * What a network node pins for a job its expiry stopped (nosana-ci/nosana-cli: `getStatus` maps the stop reason
+ * `expired` to `success`; runTaskManagerOperation gives each aborted operation the diagnostics reason below;
+ * stopAllTaskManagerOperations marks one not yet started `success` with exit code 0): no error entry.
+ */
+const EXPIRED_FLOW_STATE: FlowState = {
+  status: 'success',
+  startTime: 1_700_000_000_000,
+  endTime: 1_700_000_600_000,
+  opStates: [
+    {
+      providerId: 'container',
+      operationId: 'serve',
+      group: 'serve',
+      status: 'success',
+      startTime: 1_700_000_000_000,
+      endTime: 1_700_000_600_000,
+      exitCode: 137,
+      logs: [{type: 'stdout', log: 'listening on 8080\n', timestamp: '2023-11-14T22:13:21.000Z'}],
+      diagnostics: {
+        reason: {
+          hostShutDown: false,
+          jobStopped: false,
+          jobExpired: true,
+          reason: 'Operation stopped due to flow expired',
+        },
+      },
+    },
+    {
+      providerId: 'container',
+      operationId: 'after',
+      group: 'after',
+      status: 'success',
+      startTime: null,
+      endTime: 1_700_000_600_000,
+      exitCode: 0,
+      logs: [],
+      diagnostics: {reason: {hostShutDown: false, jobStopped: false, jobExpired: false}},
+    },
+  ],
+}
+
 /** The network's pre-2025 format: results[op] = [status, steps], each step's log [[fd, text], ...]. */
 const PRE_2025 = {
   nosana: {run: 'x'},
@@ -108,6 +150,7 @@ interface Report {
   status: string
   outcome: string | null
   failure: {code: string; op?: string; exitCode?: number} | null
+  timedOut: boolean
   result: string | null
   resultView: {
     format: string
@@ -194,6 +237,22 @@ describe('gpunet job get: results in every format (stand-in devnet)', function (
       /^Operation prepare \(success, exit code 0\)\n {2}downloading weights\n {2}\[stderr\] warning: slow disk$/m,
     )
     assert.match(human.stdout, /^Operation \.\.\/escape\/train \(failed, exit code 3\)\n {2}epoch 1$/m)
+  })
+
+  it("reads the network's result of a job its node stopped at its timeout as succeeded, and says so (--wait: 0)", async () => {
+    const job = await doneJob(EXPIRED_FLOW_STATE)
+    const report = await json(job)
+    assert.deepEqual([report.outcome, report.failure, report.timedOut], ['succeeded', null, true])
+    assert.equal(report.resultView?.ops[0]?.status, 'success', "the operation keeps the network's status")
+    const human = await get(job)
+    assert.equal(human.code, 0, human.stderr)
+    assert.match(human.stdout, /^ {2}Outcome +succeeded \(it ran until its timeout\)$/m)
+    const waited = await get(job, '--wait', '--wait-timeout', '10')
+    assert.equal(waited.code, 0, waited.stderr)
+    assert.match(waited.stdout, /^ {2}Outcome +succeeded \(it ran until its timeout\)$/m)
+    // A job that succeeded without reaching its timeout says nothing of it.
+    const plain = await json(await doneJob({...EXPIRED_FLOW_STATE, opStates: [EXPIRED_FLOW_STATE.opStates[1]!]}))
+    assert.deepEqual([plain.outcome, plain.timedOut], ['succeeded', false])
   })
 
   it("shows the network's pre-2025 format and gpunet's own earlier one the same way", async () => {

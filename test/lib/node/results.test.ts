@@ -47,14 +47,31 @@ describe('node/results: failures', () => {
     assert.equal(builder.build().gpunet?.failure?.message, 'Operation op exited with code 3.')
   })
 
-  it("an operation the job's timeout stopped is stopped, not failed: the node fails the job with timeout alone", () => {
+  it("an operation the job's timeout stopped is recorded as the network's nodes record it: success, jobExpired", () => {
     const builder = new ResultBuilder('job', 'node')
     assert.equal(builder.add(result(143, {stopped: true}), {acceptStop: false, jobExpired: true}), false)
-    builder.fail({code: 'timeout', message: 'The job reached its timeout and was stopped.'})
     const built = builder.build()
-    assert.equal(built.opStates[0]!.status, 'stopped')
-    assert.equal(built.opStates[0]!.diagnostics.reason.jobExpired, true)
-    assert.equal(built.gpunet?.failure?.code, 'timeout')
+    // nosana-ci/nosana-cli: getStatus maps the stop reason `expired` to `success` for the flow and its operations,
+    // and runTaskManagerOperation sets the operation's diagnostics reason.
+    assert.equal(built.status, 'success')
+    assert.equal(built.opStates[0]!.status, 'success')
+    assert.deepEqual(built.opStates[0]!.diagnostics.reason, {
+      hostShutDown: false,
+      jobStopped: false,
+      jobExpired: true,
+      reason: 'Operation stopped due to flow expired',
+    })
+    assert.equal(built.errors, undefined)
+    assert.equal(built.gpunet.failure, undefined)
+    // Its poster's end is still a stop, with the network's reason.
+    const ended = new ResultBuilder('job', 'node')
+    ended.add(result(143, {stopped: true}), {acceptStop: false, jobStopped: true})
+    ended.stop()
+    const stopped = ended.build()
+    assert.deepEqual(
+      [stopped.status, stopped.opStates[0]!.status, stopped.opStates[0]!.diagnostics.reason.reason],
+      ['stopped', 'stopped', 'Operation stopped due to flow stopped'],
+    )
     // Exiting non-zero on its own, before any stop, is its own failure still.
     const own = new ResultBuilder('job', 'node')
     own.add(result(3), {acceptStop: false, jobExpired: true})
