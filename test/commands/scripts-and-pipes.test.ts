@@ -101,6 +101,8 @@ describe('the CLI in scripts and pipes', function () {
       'deployment:get': {args: ['deployment', 'get'], stdin: `${someAddress}\n`},
       'deployment:jobs': {args: ['deployment', 'jobs'], stdin: `${someAddress}\n`},
       'deployment:logs': {args: ['deployment', 'logs'], stdin: `${someAddress}\n`},
+      'deployment:revise': {args: ['deployment', 'revise', '--file', 'job.json'], stdin: `${someAddress}\n`},
+      'deployment:scale': {args: ['deployment', 'scale'], stdin: `${someAddress}\n`},
       'deployment:start': {args: ['deployment', 'start'], stdin: `${someAddress}\n`},
       'deployment:stop': {args: ['deployment', 'stop', '--yes'], stdin: `${someAddress}\n`},
       'deployment:withdraw': {args: ['deployment', 'withdraw', '--yes'], stdin: `${someAddress}\n`},
