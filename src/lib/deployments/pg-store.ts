@@ -11,7 +11,14 @@ import {databaseFailure, isDatabaseUnreachable, redactUrl} from '../secrets/serv
 import type {ApiKeyRow, ApiKeyRows, ApiKeySummary} from './api-keys.js'
 import {leaseLost} from './manager-lease.js'
 import {migrate} from './pg-schema.js'
-import type {DeploymentQuery, DeploymentStore, NewTask, Workload} from './store.js'
+import {
+  type DeploymentQuery,
+  type DeploymentStore,
+  listedTaskChange,
+  type NewTask,
+  newTaskRow,
+  type Workload,
+} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 export interface PgStoreOptions {
@@ -266,16 +273,7 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
       return rows.rows.map(taskOf)
     },
     async addTask(task: NewTask, now) {
-      const row = {
-        ...task,
-        status: 'PENDING',
-        attempts: 0,
-        in_flight: null,
-        tx: null,
-        error: null,
-        created_at: now,
-        updated_at: now,
-      }
+      const row = newTaskRow(task, now)
       const names = Object.keys(row)
       const added = await query(
         `INSERT INTO tasks (${names.map((n) => `"${n}"`).join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})
@@ -308,17 +306,7 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
           if (held.rowCount !== 1) throw leaseLost(task.deployment)
         }
         await insert(client, 'jobs', job)
-        const left = (task.limit ?? 1) - 1
-        await update(
-          client,
-          'tasks',
-          'id',
-          task.id,
-          left > 0
-            ? {limit: left, in_flight: null, tx, status: 'PENDING', error: null}
-            : {limit: 0, in_flight: null, tx, status: 'DONE', error: null},
-          now,
-        )
+        await update(client, 'tasks', 'id', task.id, listedTaskChange(task, tx), now)
       })
     },
     async events(deployment) {

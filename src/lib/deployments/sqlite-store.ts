@@ -7,7 +7,14 @@ import type Database from 'better-sqlite3'
 import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
 import {sqliteApiKeyRows} from './api-keys.js'
 import {leaseLost} from './manager-lease.js'
-import type {DeploymentQuery, DeploymentStore, NewTask, Workload} from './store.js'
+import {
+  type DeploymentQuery,
+  type DeploymentStore,
+  listedTaskChange,
+  type NewTask,
+  newTaskRow,
+  type Workload,
+} from './store.js'
 import type {DeploymentRow, EventRow, InFlight, JobRow, RevisionRow, TaskRow, VaultRow} from './types.js'
 
 /** The tables; pg-schema.ts holds PostgreSQL's, and store-contract.test.ts fails when their columns differ. */
@@ -190,16 +197,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     )
       throw leaseLost(task.deployment)
     insert('jobs', job)
-    const left = (task.limit ?? 1) - 1
-    update(
-      'tasks',
-      'id',
-      task.id,
-      left > 0
-        ? {limit: left, in_flight: null, tx, status: 'PENDING', error: null}
-        : {limit: 0, in_flight: null, tx, status: 'DONE', error: null},
-      now,
-    )
+    update('tasks', 'id', task.id, listedTaskChange(task, tx), now)
   })
 
   return {
@@ -316,16 +314,7 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       return rows.map(taskOf)
     },
     async addTask(task: NewTask, now) {
-      const row = {
-        ...task,
-        status: 'PENDING',
-        attempts: 0,
-        in_flight: null,
-        tx: null,
-        error: null,
-        created_at: now,
-        updated_at: now,
-      }
+      const row = newTaskRow(task, now)
       const id = Number(insert('tasks', row).lastInsertRowid)
       return taskOf(sql('SELECT * FROM tasks WHERE id = ?').get(id) as Raw)
     },

@@ -47,6 +47,28 @@ export interface Workload {
 /** A task to add: LIST with a limit, EXTEND and STOP with a job. */
 export type NewTask = Pick<TaskRow, 'deployment' | 'task' | 'job' | 'limit' | 'revision' | 'due_at'>
 
+/** A new task's row, as every store inserts it: PENDING, never tried, nothing in flight. */
+export function newTaskRow(task: NewTask, now: number): Omit<TaskRow, 'id'> {
+  return {
+    ...task,
+    status: 'PENDING',
+    attempts: 0,
+    in_flight: null,
+    tx: null,
+    error: null,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
+/** A LIST task's change once one job of it is recorded: one fewer to list, DONE when none is left. */
+export function listedTaskChange(task: TaskRow, tx: string): Partial<TaskRow> {
+  const left = (task.limit ?? 1) - 1
+  return left > 0
+    ? {limit: left, in_flight: null, tx, status: 'PENDING', error: null}
+    : {limit: 0, in_flight: null, tx, status: 'DONE', error: null}
+}
+
 /** Every method is asynchronous, so a store over the network (PostgreSQL) fits the same interface. */
 export interface DeploymentStore {
   /** Where the API keys are kept (api-keys.ts). */
