@@ -71,22 +71,15 @@ export default async function bench(): Promise<void> {
     const manager = status.deploymentManager!
     const port = Number(new URL(status.gatewayUrl!).port)
     writeFileSync(join(box.dir, 'svc.json'), JSON.stringify(SERVICE))
-    const d = await json([
-      'deployment',
-      'create',
-      '--file',
-      'svc.json',
-      '--strategy',
-      'INFINITE',
-      '--replicas',
-      '2',
-      '--timeout',
-      '60m',
-      '--time-scale',
-      '90',
-    ])
-    await json(['deployment', 'fund', d.id, '--sol', '0.2', '--tokens', '20'])
-    await json(['deployment', 'start', d.id])
+    /** An INFINITE deployment of 2 replicas of the service, funded and started. */
+    const started = async (...more: string[]) => {
+      const args = ['--file', 'svc.json', '--strategy', 'INFINITE', '--replicas', '2', '--timeout', '60m', ...more]
+      const created = await json(['deployment', 'create', ...args])
+      await json(['deployment', 'fund', created.id, '--sol', '0.2', '--tokens', '20'])
+      await json(['deployment', 'start', created.id])
+      return created
+    }
+    const d = await started('--time-scale', '90')
     const host = `${d.id.toLowerCase()}.deploy.localhost`
     const count = async (type: string) =>
       (await deploymentEvents(manager, owner, d.id)).filter((e) => e.type === type).length
@@ -117,20 +110,7 @@ export default async function bench(): Promise<void> {
 
     // A replica killed, on a deployment at time_scale 1 (no rotation meanwhile; the manager polls every 5 s): the time
     // until a job listed after it serves at its own URL, the stable URL looped throughout.
-    const h = await json([
-      'deployment',
-      'create',
-      '--file',
-      'svc.json',
-      '--strategy',
-      'INFINITE',
-      '--replicas',
-      '2',
-      '--timeout',
-      '60m',
-    ])
-    await json(['deployment', 'fund', h.id, '--sol', '0.2', '--tokens', '20'])
-    await json(['deployment', 'start', h.id])
+    const h = await started()
     const healHost = `${h.id.toLowerCase()}.deploy.localhost`
     await until('both replicas serving', 90_000, async () => {
       const jobs = await deploymentJobs(manager, owner, h.id)
