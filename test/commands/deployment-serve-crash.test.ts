@@ -12,7 +12,7 @@ import {join} from 'node:path'
 import {PublicKey} from '@solana/web3.js'
 
 import {CRASH_ENV, CRASH_POINTS, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
-import {openKept} from '../../src/lib/secrets/service/sqlite.js'
+import {openSqlite} from '../../src/lib/sqlite/open.js'
 import {BIN} from '../helpers/cli.js'
 import {
   api,
@@ -88,7 +88,7 @@ describe('deployment serve: crash points', function () {
       }
       await killedAt(first, point)
       // Killed with the transaction saved: the task is PROCESSING with its signed bytes on disk.
-      const saved = openKept(join(dataDir, 'deployments.db'))
+      const saved = openSqlite(join(dataDir, 'deployments.db'))
       const inFlight = saved
         .prepare("SELECT status, in_flight FROM tasks WHERE task = ? AND status = 'PROCESSING'")
         .all(point.startsWith('list') ? 'LIST' : 'EXTEND') as {status: string; in_flight: string}[]

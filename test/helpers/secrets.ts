@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3'
 import bs58 from 'bs58'
 import {randomBytes} from 'node:crypto'
 import {mkdtemp, rm} from 'node:fs/promises'
@@ -12,6 +11,7 @@ import {createSecretsService, type SecretsService, type ServiceLimits} from '../
 import {openSqliteStorage} from '../../src/lib/secrets/service/sqlite.js'
 import type {SecretStorage} from '../../src/lib/secrets/service/storage.js'
 import {type Wallet, walletFromBytes} from '../../src/lib/keys/wallet.js'
+import {openSqlite} from '../../src/lib/sqlite/open.js'
 
 /** The PostgreSQL the tests use; `.ci/run` starts one and sets it. */
 export const DATABASE_URL_ENV = 'GPUNET_TEST_DATABASE_URL'
@@ -292,7 +292,7 @@ export async function cliFixture(): Promise<{
 
 /** Writes a SQLite file in the storage's first layout: one login signature, `before-upgrade`, kept until 1061. */
 export function writeFirstLayout(file: string): void {
-  const old = new Database(file)
+  const old = openSqlite(file)
   old.exec(`CREATE TABLE used_signatures (signature TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
             INSERT INTO used_signatures VALUES ('before-upgrade', 1061)`)
   old.close()

@@ -9,7 +9,7 @@ import {dirname} from 'node:path'
 
 import type Database from 'better-sqlite3'
 
-import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
+import {keepPrivate, openSqlite} from '../sqlite/open.js'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS credit_accounts (
@@ -130,7 +130,7 @@ export interface CreditLedger {
 export function openCreditLedger(file: string): CreditLedger {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
-  const db: Database.Database = openKept(file)
+  const db: Database.Database = openSqlite(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SCHEMA)
   const columns = new Set(

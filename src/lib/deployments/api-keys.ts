@@ -85,18 +85,10 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS api_keys_owner ON api_keys (owner);
 `
 
-// better-sqlite3 12 on Node 24 aborts the process when V8 collects a statement outside a JavaScript context (see
-// secrets/service/sqlite.ts): the statements prepared here are kept for the life of the process.
-const keptForLife = new Set<object>()
-
-/** The API keys' rows in a SQLite database (their table is made when missing). */
+/** The API keys' rows in a SQLite database opened with `openSqlite` (their table is made when missing). */
 export function sqliteApiKeyRows(db: Database.Database): ApiKeyRows {
   db.exec(SCHEMA)
-  const prepare = <P extends unknown[], R>(sql: string) => {
-    const statement = db.prepare<P, R>(sql)
-    keptForLife.add(statement)
-    return statement
-  }
+  const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sql)
   const insert = prepare<[string, string, string | null, Buffer, string], unknown>(
     'INSERT INTO api_keys (id, owner, name, key_sha256, created_at) VALUES (?, ?, ?, ?, ?)',
   )
@@ -116,7 +108,6 @@ export function sqliteApiKeyRows(db: Database.Database): ApiKeyRows {
     insert.run(row.id, row.owner, row.name, row.key_sha256, row.created_at)
     return true
   })
-  keptForLife.add(insertUnder)
   return {
     async insertUnder(max, row) {
       return insertUnder(max, row)

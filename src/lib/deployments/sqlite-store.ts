@@ -4,7 +4,7 @@ import {dirname} from 'node:path'
 
 import type Database from 'better-sqlite3'
 
-import {keepPrivate, openKept} from '../secrets/service/sqlite.js'
+import {keepPrivate, openSqlite} from '../sqlite/open.js'
 import {sqliteApiKeyRows} from './api-keys.js'
 import {leaseLost} from './manager-lease.js'
 import {
@@ -157,13 +157,14 @@ function insertSql(table: string, row: object): string {
 export function openSqliteDeploymentStore(file: string): DeploymentStore {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
-  const db = openKept(file)
+  const db = openSqlite(file)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000')
   db.exec(SQLITE_SCHEMA)
   addMissingColumns(db)
   for (const suffix of ['-wal', '-shm']) if (existsSync(`${file}${suffix}`)) chmodSync(`${file}${suffix}`, 0o600)
 
-  // Statements are prepared once (see openKept): the dynamic ones (updates of chosen columns) by their text.
+  // Statements are prepared once and reused (preparing costs more than running): the dynamic ones (updates of chosen
+  // columns) by their text.
   const prepared = new Map<string, Database.Statement<unknown[]>>()
   const sql = (text: string) => {
     let statement = prepared.get(text)

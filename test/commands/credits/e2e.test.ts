@@ -14,13 +14,13 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {Connection, Keypair, PublicKey} from '@solana/web3.js'
-import Database from 'better-sqlite3'
 import bs58 from 'bs58'
 
 import {accountDiscriminator} from '../../../src/lib/market/discriminator.js'
 import {runCli} from '../../helpers/cli.js'
 import {eventually} from '../../helpers/eventually.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 type Amount = {amount: number; unit: string; baseUnits: string}
 type Credits = {assigned: Amount; reserved: Amount; settled: Amount; available: Amount}
@@ -278,7 +278,7 @@ describe('credits on the localnet (end to end)', function () {
     // another whose hold was taken and bytes signed but never sent (their blockhash long expired).
     const dead = spawnSync('true').pid!
     const never = {job: Keypair.generate().publicKey.toBase58(), tx: bs58.encode(randomBytes(64)), units: 777}
-    const ledger = new Database(join(box.dataDir, 'credits', 'credits.db'))
+    const ledger = openSqlite(join(box.dataDir, 'credits', 'credits.db'))
     try {
       const intent = (job: string, tx: string, units: number, lastValidBlockHeight: number, answered: unknown) =>
         JSON.stringify({kind: 'list', job, tx, lastValidBlockHeight, units, status: 200, answer: answered})
@@ -310,7 +310,7 @@ describe('credits on the localnet (end to end)', function () {
     assert.equal(again.headers.get('idempotent-replayed'), 'true')
     assert.equal(((await again.json()) as {job: string}).job, answer.job)
     // The unsent one: its hold given back, its key free, so the request acts once now.
-    const reader = new Database(join(box.dataDir, 'credits', 'credits.db'), {readonly: true})
+    const reader = openSqlite(join(box.dataDir, 'credits', 'credits.db'), {readonly: true})
     try {
       const hold = reader.prepare('SELECT reserved FROM credit_jobs WHERE job = ?').get(never.job)
       assert.equal(hold, undefined, 'the hold of the listing that never landed given back')

@@ -9,11 +9,11 @@ import {strict as assert} from 'node:assert'
 import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 
-import Database from 'better-sqlite3'
 
 import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
 import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 describe('credit ledger', () => {
   let dir: string
@@ -52,7 +52,7 @@ describe('credit ledger', () => {
   it("an Idempotency-Key left in progress by a process that is gone is an orphan, with the listing it saved; this process's are not", () => {
     const file = join(dir, 'credits.db')
     // A ledger of the first release: credit_requests without the holder and intent columns.
-    const old = new Database(file)
+    const old = openSqlite(file)
     old.exec(
       `CREATE TABLE credit_requests (owner TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status INTEGER,
        answer TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (owner, key))`,
@@ -75,7 +75,7 @@ describe('credit ledger', () => {
     ledger.intend('alice', 'mine', intent)
     // A process that ran and ended: its pid is not alive.
     const dead = spawnSync('true').pid!
-    const db = new Database(file)
+    const db = openSqlite(file)
     const claim = db.prepare(
       `INSERT INTO credit_requests (owner, key, request, created_at, holder_pid, holder_start, intent)
        VALUES ('alice', ?, 'd', 3, ?, ?, ?)`,

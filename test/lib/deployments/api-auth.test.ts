@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {createNosanaAuthorization} from '@nosana/authorization'
 import {createNosanaClient, NosanaNetwork} from '@nosana/kit'
 import {createKeyPairSignerFromBytes} from '@solana/kit'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import bs58 from 'bs58'
 
 import {base58Decoder} from '../../../src/lib/text/base58-text.js'
@@ -18,6 +18,7 @@ import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import {forgedSmallOrderSignature} from '../../helpers/ed25519.js'
 import {newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
 import {restoreSdkPresets} from '../../helpers/sdk-presets.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 /** The headers the network's kit sends to a deployments API at `backend_url`, caught by a real HTTP server. */
 async function kitHeaders(secretKey: Uint8Array): Promise<IncomingHttpHeaders> {
@@ -65,7 +66,7 @@ describe('deployment API authentication', () => {
   beforeEach(async () => {
     const temp = await tempDir()
     remove = temp.remove
-    db = new Database(join(temp.dir, 'manager.db'))
+    db = openSqlite(join(temp.dir, 'manager.db'))
     nowMs = Date.now()
     auth = createApiAuth({rows: sqliteApiKeyRows(db), now: () => nowMs})
   })

@@ -3,13 +3,14 @@ import {createHash} from 'node:crypto'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 
 import {createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
 import {MAX_KEYS_PER_OWNER, sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
 import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {newWallet, tempDir} from '../../helpers/secrets.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 async function refusal(promise: Promise<unknown>): Promise<GpunetError> {
   const error = await promise.then(
@@ -33,7 +34,7 @@ describe('deployment API keys', () => {
   beforeEach(async () => {
     ;({dir, remove} = await tempDir())
     file = join(dir, 'manager.db')
-    db = new Database(file)
+    db = openSqlite(file)
   })
   afterEach(async () => {
     if (db.open) db.close()
@@ -110,7 +111,7 @@ describe('deployment API keys', () => {
     const hash = createHash('sha256').update(made.key).digest()
     assert.ok(raw.includes(hash), "the key's SHA-256 is not in the file")
 
-    db = new Database(file)
+    db = openSqlite(file)
     const rows = db.prepare('SELECT * FROM api_keys').all() as Array<Record<string, unknown>>
     assert.equal(rows.length, 1)
     assert.deepEqual(rows[0]!.key_sha256, hash)

@@ -2,10 +2,10 @@
 import {strict as assert} from 'node:assert'
 import {join} from 'node:path'
 
-import Database from 'better-sqlite3'
 
 import {openSqliteDeploymentStore} from '../../../src/lib/deployments/sqlite-store.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 describe('deployment store: columns added after the first release', () => {
   let dir: string
@@ -16,7 +16,7 @@ describe('deployment store: columns added after the first release', () => {
 
   it('a store without schedule, rotation_time, startup_timeout, throttle_rounds and time_end gets them, its rows kept', async () => {
     const file = join(dir, 'deployments.db')
-    const old = new Database(file)
+    const old = openSqlite(file)
     old.exec(`CREATE TABLE deployments (id TEXT PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL, vault TEXT NOT NULL,
       market TEXT NOT NULL, status TEXT NOT NULL, replicas INTEGER NOT NULL, timeout INTEGER NOT NULL,
       strategy TEXT NOT NULL, time_scale REAL NOT NULL, confidential INTEGER NOT NULL, active_revision INTEGER NOT NULL,

@@ -9,7 +9,6 @@ import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 
 import {createApiKeys} from '../../../src/lib/deployments/api-keys.js'
@@ -23,6 +22,7 @@ import {vaultSeal} from '../../../src/lib/deployments/vault-seal.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {dropSchema, forEachStore, freshSchema, pgStores, type OpenedStore} from '../../helpers/deployment-stores.js'
 import {DATABASE_URL_ENV, newWallet, tempDir} from '../../helpers/secrets.js'
+import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 const T0 = 1_800_000_000_000
 
@@ -556,7 +556,7 @@ describe('deployment store on PostgreSQL: migrations and schema', function () {
       )
       await client.end()
       const pgColumns = found.rows.map((r) => `${r.table_name}.${r.column_name}`).sort()
-      const db = new Database(join(dir, 'x.db'))
+      const db = openSqlite(join(dir, 'x.db'))
       db.exec(SQLITE_SCHEMA)
       createApiKeys((await import('../../../src/lib/deployments/api-keys.js')).sqliteApiKeyRows(db))
       const tables = db

@@ -1,28 +1,9 @@
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import {chmodSync, closeSync, existsSync, fdatasyncSync, mkdirSync, openSync} from 'node:fs'
 import {dirname} from 'node:path'
 
+import {keepPrivate, openSqlite} from '../../sqlite/open.js'
 import {checkQuota, type Quota, type SealedSecret, type SecretStorage, StorageBusyError} from './storage.js'
-
-// better-sqlite3 12 built for Node 24 aborts the process when V8 collects one of its objects outside a JavaScript
-// context: Node 24's ObjectWrap destructor removes an environment cleanup hook and asserts on a missing Environment
-// (fixed only in better-sqlite3 13, which needs Node 22). So every database and statement is kept for the life of
-// the process, and nothing prepares throwaway statements (`pragma()` does: settings go through `exec`). A storage
-// prepares a fixed set once, so this holds a few objects per file opened.
-const keptForLife = new Set<object>()
-
-/** Opens the database with every statement it prepares kept alive (see `keptForLife`); the deployment store's too. */
-export function openKept(file: string): Database.Database {
-  const db = new Database(file)
-  keptForLife.add(db)
-  const prepare = db.prepare.bind(db)
-  db.prepare = ((source: string) => {
-    const statement = prepare(source)
-    keptForLife.add(statement)
-    return statement
-  }) as typeof db.prepare
-  return db
-}
 
 const SIZE = 'length(CAST(name AS BLOB)) + length(sealed)'
 
@@ -63,7 +44,7 @@ export function openSqliteStorage(
 ): SecretStorage {
   mkdirSync(dirname(file), {recursive: true, mode: 0o700})
   keepPrivate(file)
-  const db = openKept(file)
+  const db = openSqlite(file)
   const busyTimeout = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyTimeout}`)
   db.exec(SCHEMA)
@@ -155,11 +136,6 @@ function migrateUsedSignatures(db: Database.Database): void {
   })()
 }
 
-/** Creates the database file 0600 (or makes an existing one so) before SQLite opens it, whatever the umask. */
-export function keepPrivate(file: string): void {
-  closeSync(openSync(file, 'a', 0o600))
-  chmodSync(file, 0o600)
-}
 
 /**
  * The sealed secrets of the owners read lately (encrypted, as stored). An owner's entry goes when this process

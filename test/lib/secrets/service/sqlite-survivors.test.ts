@@ -7,12 +7,12 @@ import {strict as assert} from 'node:assert'
 import {existsSync, fdatasyncSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 
-import Database from 'better-sqlite3'
 
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
 import {tempDir, writeFirstLayout} from '../../../helpers/secrets.js'
+import {openSqlite} from '../../../../src/lib/sqlite/open.js'
 
 const sealed = (name: string) => [{name, sealed: Buffer.from(`sealed-${name}`)}]
 
@@ -28,7 +28,7 @@ describe('SQLite secret storage: waits, flushes, health and layout', () => {
     const file = join(dir, 'secrets.db')
     const busyTimeoutMs = 400
     const storage = openSqliteStorage(file, {busyTimeoutMs})
-    const other = new Database(file)
+    const other = openSqlite(file)
     other.exec('BEGIN IMMEDIATE')
     try {
       const started = performance.now()
@@ -104,7 +104,7 @@ describe('SQLite secret storage: waits, flushes, health and layout', () => {
     assert.equal(existsSync(`${file}-wal`), false)
     assert.equal(existsSync(`${file}-shm`), false)
     // The file alone (as a backup copies it) holds the secret.
-    const db = new Database(file, {readonly: true})
+    const db = openSqlite(file, {readonly: true})
     try {
       assert.deepEqual(db.prepare('SELECT owner, name FROM secrets').all(), [{owner: 'owner', name: 'A'}])
     } finally {
@@ -118,7 +118,7 @@ describe('SQLite secret storage: waits, flushes, health and layout', () => {
     const storage = openSqliteStorage(file)
     assert.equal(await storage.claimSignature('before-upgrade', 1000, 1010, 61), false, 'migrated')
     await storage.close()
-    const db = new Database(file, {readonly: true})
+    const db = openSqlite(file, {readonly: true})
     try {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all()
       assert.deepEqual(tables, [{name: 'login_signatures'}, {name: 'secrets'}, {name: 'usage_total'}])

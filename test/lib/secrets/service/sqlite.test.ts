@@ -2,12 +2,12 @@ import {strict as assert} from 'node:assert'
 import {chmodSync, existsSync, fdatasyncSync, fstatSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import Database from 'better-sqlite3'
 
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
 import {tempDir, writeFirstLayout} from '../../../helpers/secrets.js'
+import {openSqlite} from '../../../../src/lib/sqlite/open.js'
 
 const mode = (file: string) => statSync(file).mode & 0o777
 
@@ -102,7 +102,7 @@ describe('SQLite secret storage', () => {
     try {
       const file = join(dir, 'secrets.db')
       const storage = openSqliteStorage(file, {busyTimeoutMs: 50})
-      const other = new Database(file)
+      const other = openSqlite(file)
       other.exec('BEGIN IMMEDIATE')
       await assert.rejects(
         storage.put('owner', [{name: 'A', sealed: Buffer.from('1')}], DEFAULT_LIMITS),
