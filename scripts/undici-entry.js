@@ -11,6 +11,7 @@ import retry from 'undici/lib/interceptor/retry.js'
 Object.assign(Dispatcher.prototype, api)
 
 export {default as Agent} from 'undici/lib/dispatcher/agent.js'
+export {default as Client} from 'undici/lib/dispatcher/client.js'
 export {default as EnvHttpProxyAgent} from 'undici/lib/dispatcher/env-http-proxy-agent.js'
 export {fetch} from 'undici/lib/web/fetch/index.js'
 export {FormData} from 'undici/lib/web/fetch/formdata.js'

@@ -133,6 +133,7 @@ export async function startNode(
   } catch (error) {
     for (const agent of agents) await agent.close()
     await gateway.close()
+    await runtime.close?.()
     throw error
   }
   const [first] = agents as [NodeAgent, ...NodeAgent[]]
@@ -155,6 +156,7 @@ export async function startNode(
     close: async () => {
       for (const agent of agents) await agent.close()
       await gateway.close()
+      await runtime.close?.()
     },
   }
 }

@@ -6,7 +6,6 @@
  * paused (it blocks, as on a full pipe), and a client that reads nothing for the stall time is closed (1013) and
  * the command ended.
  */
-import type {ChildProcess} from 'node:child_process'
 import {constants} from 'node:os'
 
 import type {RawData, WebSocket} from 'ws'
@@ -16,7 +15,7 @@ import {GpunetError} from '../../errors.js'
 import {checkExecBody, type ClientControl, parseControl, STREAM, validSize} from '../../node-api/exec-protocol.js'
 import {CLOSE} from '../../node-api/protocol.js'
 import {safeTerminalOp} from '../../node-api/terminal-protocol.js'
-import type {ExecProcess} from '../runtime/exec.js'
+import type {ExecChild, ExecProcess} from '../runtime/exec.js'
 import type {OperationAccess} from './server.js'
 
 /** Commands running at once in one job. */
@@ -229,16 +228,18 @@ function run(
   child.on('error', (error: NodeJS.ErrnoException) => {
     exited = true
     finish()
+    // What did start (a session podman broke off) must not outlive it.
+    proc.kill()
     if (socket.readyState !== socket.OPEN) return
     socket.send(JSON.stringify({type: 'error', message: `The command could not start: ${error.code ?? error.message}`}))
     socket.close(1011, 'The command could not start')
   })
-  child.on('close', (code, signal) => {
+  child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
     if (exited) return
     exited = true
     finish()
     if (socket.readyState !== socket.OPEN) return
-    const exitCode = code ?? 128 + (constants.signals[signal as NodeJS.Signals] ?? 0)
+    const exitCode = code ?? 128 + (signal ? constants.signals[signal] : 0)
     socket.send(JSON.stringify({type: 'exit', code: exitCode}))
     socket.close(1000, 'The command exited')
   })
@@ -259,7 +260,7 @@ function run(
 }
 
 /** Writes stdin, pausing the socket while the command does not read (the client then blocks in turn). */
-function writeStdin(socket: WebSocket, child: ChildProcess, data: Buffer): void {
+function writeStdin(socket: WebSocket, child: ExecChild, data: Buffer): void {
   const stdin = child.stdin
   if (!stdin || stdin.writableEnded || stdin.destroyed) return
   if (!stdin.write(data)) {

@@ -1,14 +1,17 @@
 /**
- * A command run inside a running operation, for the node API's `/exec`: `podman exec` in its container, or a
- * process on the host with the operation's folder and environment. A TTY session runs under util-linux `script`,
- * which gives it a pseudo-terminal on the node's host: `podman exec -t` then sees a terminal and passes its window
- * size on, and a resize is `stty` on that terminal, whose kernel signals SIGWINCH to what runs on it.
+ * A command run inside a running operation, for the node API's `/exec`: in its container through podman's API
+ * (podman-api.ts, which gives a TTY session its terminal and window size), or a process on the host with the
+ * operation's folder and environment. A host TTY session runs under util-linux `script`, which gives it a
+ * pseudo-terminal: a resize is `stty` on that terminal, whose kernel signals SIGWINCH to what runs on it.
  */
 import {type ChildProcess, execFile, spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
+import type {EventEmitter} from 'node:events'
 import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
+import type {Readable, Writable} from 'node:stream'
 
 import {ExitCode, GpunetError} from '../../errors.js'
+import type {PodmanApi} from './podman-api.js'
 
 /** How to run it: a terminal of this size, or plain pipes (stdout and stderr apart). */
 export interface ExecOptions {
@@ -17,28 +20,30 @@ export interface ExecOptions {
   rows?: number
 }
 
+/**
+ * What runs the command, as a child process shows it: its three streams, then 'close' (exit code, signal) once its
+ * output is read, or 'error' when it could not start.
+ */
+export type ExecChild = EventEmitter & {
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+}
+
 /** A command started inside an operation. */
 export interface ExecProcess {
-  child: ChildProcess
+  child: ExecChild
   /** Sets the terminal's size (a TTY session only). */
   resize(cols: number, rows: number): void
   /** Ends it and every process it started (SIGKILL), found by its marker where they left its process group. */
   kill(): void
 }
 
-/** `podman exec` of `cmd` in the container `name`; `env` makes podman use gpunet's configuration. */
-export function podmanExec(
-  podman: string,
-  env: NodeJS.ProcessEnv,
-  name: string,
-  cmd: readonly string[],
-  options: ExecOptions,
-): ExecProcess {
-  // The marker finds the command's processes from the host: killing `podman exec` leaves them running.
+/** `cmd` in the container `name` through podman's API, as `podman exec -i [-t]` runs it. */
+export function podmanExec(api: PodmanApi, name: string, cmd: readonly string[], options: ExecOptions): ExecProcess {
+  // The marker finds the command's processes from the host: ending the session leaves them running.
   const marker = randomUUID()
-  const argv = ['exec', '-i', ...(options.tty ? ['-t'] : []), '--env', `${EXEC_MARKER}=${marker}`, name, ...cmd]
-  const proc = options.tty ? underTerminal([podman, ...argv], {env}, options) : piped(podman, argv, {env})
-  return withMarker(proc, marker)
+  return withMarker(api.exec(name, cmd, [`${EXEC_MARKER}=${marker}`], options), marker)
 }
 
 /**

@@ -10,6 +10,7 @@ import {ExitCode, GpunetError} from '../../errors.js'
 import type {LogEntry} from '../../results/flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {type ExecOptions, type ExecProcess, podmanExec} from './exec.js'
+import {PodmanApi} from './podman-api.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
 import {podmanSample, type ResourceSample} from './stats.js'
 import type {ResourceMount} from '../resources.js'
@@ -190,6 +191,7 @@ export class PodmanRuntime implements ContainerRuntime {
   private readonly dataDir: string
   private readonly gpuAvailable: boolean
   private env?: NodeJS.ProcessEnv
+  private api?: PodmanApi
 
   constructor(options: PodmanOptions = {}) {
     this.podman = options.podman ?? 'podman'
@@ -248,9 +250,15 @@ export class PodmanRuntime implements ContainerRuntime {
     return (await this.start(plan, options)).result
   }
 
-  /** `podman exec` in the operation's container. */
+  /** A command in the operation's container, through podman's API (started on the first). */
   exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
-    return podmanExec(this.podman, this.env ?? process.env, op.name, cmd, options)
+    this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env)
+    return podmanExec(this.api, op.name, cmd, options)
+  }
+
+  /** Stops podman's API service if an exec started it. */
+  async close(): Promise<void> {
+    await this.api?.close()
   }
 
   /** `podman stats` of the operation's container. */

@@ -83,4 +83,6 @@ export interface ContainerRuntime {
   exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess
   /** The operation's resource counters now; null when they cannot be read (it ended). */
   sample(op: RunningOperation): Promise<ResourceSample | null>
+  /** Ends what the runtime itself keeps running (podman's API service), once its node stops. */
+  close?(): Promise<void>
 }
