@@ -9,7 +9,6 @@ import {strict as assert} from 'node:assert'
 import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 
-
 import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
 import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'

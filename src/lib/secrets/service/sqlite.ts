@@ -136,7 +136,6 @@ function migrateUsedSignatures(db: Database.Database): void {
   })()
 }
 
-
 /**
  * The sealed secrets of the owners read lately (encrypted, as stored). An owner's entry goes when this process
  * writes for it; all go when another connection to the file committed (`PRAGMA data_version` moved).

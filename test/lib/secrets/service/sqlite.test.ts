@@ -2,7 +2,6 @@ import {strict as assert} from 'node:assert'
 import {chmodSync, existsSync, fdatasyncSync, fstatSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {StorageBusyError} from '../../../../src/lib/secrets/service/storage.js'
