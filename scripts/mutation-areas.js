@@ -97,6 +97,11 @@ export const AREAS = {
     mutate: ['src/lib/node-api/protocol.ts'],
     spec: ['test/lib/node-api/protocol.test.ts'],
   },
+  // The localnet's credits: what an owner holds, spends and was answered under an Idempotency-Key.
+  'credits-ledger': {
+    mutate: ['src/lib/credits/ledger.ts'],
+    spec: ['test/lib/credits/ledger.test.ts'],
+  },
   // The definition code in three areas, so each fits the 30 minutes: every one runs all the definition tests
   // (per-test coverage then picks, for each mutant, the tests that reach it).
   'definition-schema': {

@@ -64,6 +64,8 @@ export interface CreditJob {
   price: number
   reserved: number
   settled: number | null
+  /** The transaction that listed it, once sent. */
+  tx: string | null
 }
 
 /** What an Idempotency-Key has seen: nothing yet, the same request in progress or answered, or another request. */
@@ -154,10 +156,10 @@ export function openCreditLedger(file: string): CreditLedger {
        FROM credit_jobs WHERE owner = ?`,
     ),
     job: db.prepare<[string], CreditJob>(
-      'SELECT job, owner, market, price, reserved, settled FROM credit_jobs WHERE job = ?',
+      'SELECT job, owner, market, price, reserved, settled, tx FROM credit_jobs WHERE job = ?',
     ),
     open: db.prepare<[string], CreditJob>(
-      'SELECT job, owner, market, price, reserved, settled FROM credit_jobs WHERE owner = ? AND settled IS NULL',
+      'SELECT job, owner, market, price, reserved, settled, tx FROM credit_jobs WHERE owner = ? AND settled IS NULL',
     ),
     insertJob: db.prepare(
       `INSERT INTO credit_jobs (job, owner, market, price, reserved, created_at)

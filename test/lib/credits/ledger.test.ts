@@ -7,12 +7,20 @@
  */
 import {strict as assert} from 'node:assert'
 import {spawnSync} from 'node:child_process'
+import {chmodSync, statSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 
 import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
 import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
 import {removeDir, tempDir} from '../../helpers/localnet.js'
-import {openSqlite} from '../../../src/lib/sqlite/open.js'
+import {openSqlite, sqliteDriverName} from '../../../src/lib/sqlite/open.js'
+
+/** The SQLite driver this Node loads, for a child process that writes the way the ledger does. */
+function sqliteDriverPath(): string {
+  return createRequire(import.meta.url).resolve(sqliteDriverName())
+}
 
 describe('credit ledger', () => {
   let dir: string
@@ -46,6 +54,93 @@ describe('credit ledger', () => {
     const again = openCreditLedger(file)
     assert.deepEqual(again.topUp('alice', 5, 5), {assigned: 1_005, reserved: 0, settled: 600})
     again.close()
+  })
+
+  it('frees only what is neither held nor spent, and an extension adds to its hold', () => {
+    const ledger = openCreditLedger(join(dir, 'credits.db'))
+    ledger.topUp('alice', 1_000, 1)
+    const hold = (job: string, units: number) => ledger.reserve('alice', {job, market: 'm', price: 2, units}, 2)
+    assert.equal(hold('j1', 300), true)
+    ledger.listed('j1', 'T1')
+    assert.equal(hold('j1', 200), true, 'an extension with free credits')
+    assert.deepEqual(ledger.job('j1'), {
+      job: 'j1',
+      owner: 'alice',
+      market: 'm',
+      price: 2,
+      reserved: 500,
+      settled: null,
+      tx: 'T1',
+    })
+    assert.deepEqual(
+      ledger.openJobs('alice').map((j) => j.job),
+      ['j1'],
+    )
+    ledger.settle('j1', 400, 3)
+    assert.equal(hold('j2', 601), false, 'what was spent is not free again')
+    assert.equal(hold('j2', 600), true)
+    assert.deepEqual(ledger.balance('alice'), {assigned: 1_000, reserved: 600, settled: 400})
+    ledger.close()
+    assert.throws(() => ledger.balance('alice'), /not open/, 'closed means closed')
+  })
+
+  it('keeps its files 0600, a WAL a crashed process left readable by others included, and writes ahead (WAL)', () => {
+    const file = join(dir, 'credits.db')
+    // A process that wrote and was killed before closing leaves its WAL and shared memory with their content: SQLite
+    // opens those as they are (it only gives files it creates the database's mode).
+    const writer = `const db = new (require(${JSON.stringify(sqliteDriverPath())}))(${JSON.stringify(file)})
+      db.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (a); INSERT INTO t VALUES (1)")
+      process.kill(process.pid, 'SIGKILL')`
+    const crashed = spawnSync(process.execPath, ['-e', writer], {encoding: 'utf8'})
+    assert.equal(crashed.signal, 'SIGKILL', crashed.stderr)
+    for (const suffix of ['', '-wal', '-shm']) chmodSync(`${file}${suffix}`, 0o644)
+    assert.ok(statSync(`${file}-wal`).size > 0, 'the WAL holds the write')
+    const ledger = openCreditLedger(file)
+    ledger.topUp('alice', 1, 1)
+    for (const suffix of ['', '-wal', '-shm']) assert.equal(statSync(`${file}${suffix}`).mode & 0o777, 0o600, suffix)
+    const reader = openSqlite(file, {readonly: true})
+    assert.equal(reader.prepare('PRAGMA journal_mode').pluck().get(), 'wal')
+    assert.equal(reader.prepare('SELECT a FROM t').pluck().get(), 1, "the crashed process's write was kept")
+    reader.close()
+    ledger.close()
+  })
+
+  it('a key another process claimed and saved a listing under, then ended, is an orphan with that listing', () => {
+    const file = join(dir, 'credits.db')
+    const ledger = openCreditLedger(file)
+    const intent = {kind: 'list', job: 'J', tx: 'T', lastValidBlockHeight: 9, units: 5, status: 200, answer: {j: 1}}
+    const module = fileURLToPath(new URL('../../../src/lib/credits/ledger.ts', import.meta.url))
+    const script = `import {openCreditLedger} from ${JSON.stringify(module)}
+      const ledger = openCreditLedger(${JSON.stringify(file)})
+      ledger.claimKey('alice', 'child', 'd', 1)
+      ledger.intend('alice', 'child', ${JSON.stringify(intent)})
+      ledger.close()`
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    })
+    assert.equal(child.status, 0, child.stderr)
+    // This process's key, and one of a dead pid that started when this process did: only the pid tells them apart.
+    assert.deepEqual(ledger.claimKey('alice', 'mine', 'd', 2), {state: 'new'})
+    ledger.intend('alice', 'mine', {...intent, job: 'M'})
+    const db = openSqlite(file)
+    const mine = db.prepare("SELECT holder_start, intent FROM credit_requests WHERE key = 'mine'").get() as {
+      holder_start: number
+      intent: string
+    }
+    assert.deepEqual(JSON.parse(mine.intent), {...intent, job: 'M'})
+    const start = mine.holder_start
+    db.prepare(
+      "INSERT INTO credit_requests (owner, key, request, created_at, holder_pid, holder_start) VALUES ('alice', 'twin', 'd', 3, ?, ?)",
+    ).run(spawnSync('true').pid!, start)
+    db.close()
+    assert.deepEqual(
+      ledger.orphans().sort((a, b) => a.key.localeCompare(b.key)),
+      [
+        {owner: 'alice', key: 'child', intent},
+        {owner: 'alice', key: 'twin', intent: null},
+      ],
+    )
+    ledger.close()
   })
 
   it("an Idempotency-Key left in progress by a process that is gone is an orphan, with the listing it saved; this process's are not", () => {
