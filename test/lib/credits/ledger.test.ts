@@ -57,8 +57,12 @@ describe('credit ledger', () => {
   })
 
   it('frees only what is neither held nor spent, and an extension adds to its hold', () => {
-    const ledger = openCreditLedger(join(dir, 'credits.db'))
+    const file = join(dir, 'credits.db')
+    const ledger = openCreditLedger(file)
     ledger.topUp('alice', 1_000, 1)
+    const reader = openSqlite(file, {readonly: true})
+    assert.equal(reader.prepare('PRAGMA journal_mode').pluck().get(), 'wal', 'a new ledger writes ahead')
+    reader.close()
     const hold = (job: string, units: number) => ledger.reserve('alice', {job, market: 'm', price: 2, units}, 2)
     assert.equal(hold('j1', 300), true)
     ledger.listed('j1', 'T1')
