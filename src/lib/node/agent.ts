@@ -77,8 +77,6 @@ interface ActiveJob {
   ended: boolean
   /** Its operations are over and its result is being recorded: the chain's changes are the node's own. */
   recording: boolean
-  /** Its poster asked the node API to stop it: the node stops it and still records its result. */
-  stopRequested: boolean
   /** What the node API streams of it. */
   feed: JobFeed
   /** Its exposed ports, for the node API's `/endpoints`. */
@@ -138,16 +136,17 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     return active?.address === job ? Object.fromEntries(active.endpoints) : null
   }
 
-  /** Stops the job it runs, as its poster asked through the node API; its result is still recorded. */
+  /**
+   * Ends the job it runs as its poster asked through the node API. The network's nodes do it by bringing the job's
+   * expiry forward (ExpiryHandler's `stop-job`), so it is recorded as a job that reached its timeout: flow `success`,
+   * its operations `jobExpired`. The localnet's node does the same, so a script that stops a job this way sees here
+   * what it will see on the network.
+   */
   stop(job: string): boolean {
     const active = this.current
-    if (!active || active.address !== job || active.ended || active.timedOut) return false
-    if (!active.stopRequested) {
-      active.stopRequested = true
-      active.feed.notice('info', 'Stopping the job, as its poster asked through the node API')
-      this.log(`node: job ${active.address}: stop asked through the node API`)
-      active.abort.abort()
-      active.steps?.stopAll(5)
+    if (!active || active.address !== job || active.ended || active.recording) return false
+    if (!active.timedOut) {
+      this.timeUp(active, 'Ending the job now, as its poster asked through the node API (its expiry brought forward)')
     }
     return true
   }
@@ -158,7 +157,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
    */
   control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null {
     const active = this.current
-    if (!active || active.address !== job || active.ended || active.timedOut || active.stopRequested) return null
+    if (!active || active.address !== job || active.ended || active.timedOut) return null
     if (!active.steps) return {ok: false, why: 'idle', message: 'The job has not started its operations yet.'}
     const verdict = active.steps.control(target, action)
     if (verdict.ok) this.log(`node: job ${job}: ${action} of ${verdict.ops.join(', ')} asked through the node API`)
@@ -275,7 +274,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       ended: false,
       recording: false,
       timedOut: false,
-      stopRequested: false,
       abort: new AbortController(),
       feed: this.feeds.open(address),
       endpoints: new Map(),
@@ -318,9 +316,14 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     const job = await this.chain.job(active.job).catch(() => null)
     if (this.current !== active || active.ended || active.timedOut || active.recording) return
     if (job?.state === JobState.QUEUED && job.timeout > active.timeout!) return this.extended(active, job.timeout)
+    this.timeUp(active, 'The job reached its timeout; stopping it')
+  }
+
+  /** Ends the job as its time being up: its operations stopped, recorded as the network records an expired job. */
+  private timeUp(active: ActiveJob, why: string): void {
     active.timedOut = true
-    active.feed.notice('info', 'The job reached its timeout; stopping it')
-    this.log(`node: job ${active.address} reached its timeout; stopping it`)
+    active.feed.notice('info', why)
+    this.log(`node: job ${active.address}: ${why}`)
     active.abort.abort()
     active.steps?.stopAll()
   }
@@ -404,8 +407,6 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     this.options.gateway.remove(active.address)
     active.endpoints.clear()
     if (this.closed) return
-    // Stopped through the node API: the run is still there, and `finish` records the output up to the stop.
-    if (active.stopRequested) result.stop()
     if (!active.ended) return this.record(active.job, active.run, result, active.feed)
     // Its poster ended it: the job is Done already, and the node records what ran with `complete`, as the
     // network's nodes do, so the output up to the stop is kept.
@@ -469,15 +470,15 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       continuousIntervalMs: this.options.continuousIntervalMs,
       resources: this.options.resources,
       signal: active.abort.signal,
-      jobStopped: () => active.ended || active.stopRequested,
+      jobStopped: () => active.ended,
       jobExpired: () => active.timedOut,
       startingWhat: (plan) => this.startingWhat(plan),
       log: (line) => this.log(line),
     })
     const planned = substituteSecrets(steps, secrets)
     active.steps = run
-    // Ended, stopped or timed out while its secrets were read: nothing starts.
-    if (!(active.ended || active.timedOut || active.stopRequested)) await run.run(planned)
+    // Ended or timed out (or stopped through the node API) while its secrets were read: nothing starts.
+    if (!(active.ended || active.timedOut)) await run.run(planned)
     active.steps = undefined
   }
 

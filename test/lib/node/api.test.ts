@@ -11,6 +11,7 @@ import {Keypair, type PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 import WebSocket from 'ws'
 
+import type {FlowState} from '../../../src/lib/results/flow-state.js'
 import {clientMessage, signHeader} from '../../../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
@@ -186,7 +187,7 @@ describe('the localnet node API (podman)', function () {
     assert.equal((await socket('not json at all')).code, 1007)
   })
 
-  it('REST: info (server-sent events), endpoints, results, then stop keeps the result', async () => {
+  it('REST: info (server-sent events), endpoints, results, then a stop the network way (its expiry brought forward)', async () => {
     const header = ours()
     assert.equal((await rest('GET', `/job/${job.toBase58()}/info`)).status, 401)
     assert.equal((await rest('GET', `/job/${job.toBase58()}/info`, await networkHeader())).status, 401)
@@ -206,11 +207,20 @@ describe('the localnet node API (podman)', function () {
     const stopped = await rest('POST', `/job/${job.toBase58()}/stop`, await networkHeader())
     assert.equal(stopped.status, 200, stopped.body)
     await waitFor(t, job, 'COMPLETED')
-    const {doc} = await result(t, job)
-    assert.equal(doc.status, 'stopped')
+    // As the network's nodes record it: the stop brings the expiry forward, so the job reads as one that ran its time.
+    const {doc, text} = await result(t, job)
+    assert.equal(doc.status, 'success')
+    const [op] = (JSON.parse(text) as FlowState).opStates
+    assert.equal(op!.status, 'success')
+    assert.deepEqual(op!.diagnostics.reason, {
+      hostShutDown: false,
+      jobStopped: false,
+      jobExpired: true,
+      reason: 'Operation stopped due to flow expired',
+    })
     assert.match(doc.ops[0]!.stdout, /^line 1\nline 2\n/)
     const results = await rest('GET', `/job/${job.toBase58()}/results`, header)
     assert.equal(results.status, 200)
-    assert.equal((JSON.parse(results.body) as {status: string}).status, 'stopped')
+    assert.equal((JSON.parse(results.body) as {status: string}).status, 'success')
   }).timeout(30_000)
 })
