@@ -112,7 +112,15 @@ describe('credit ledger', () => {
   it('a key another process claimed and saved a listing under, then ended, is an orphan with that listing', () => {
     const file = join(dir, 'credits.db')
     const ledger = openCreditLedger(file)
-    const intent = {kind: 'list', job: 'J', tx: 'T', lastValidBlockHeight: 9, units: 5, status: 200, answer: {j: 1}}
+    const intent = {
+      kind: 'list' as const,
+      job: 'J',
+      tx: 'T',
+      lastValidBlockHeight: 9,
+      units: 5,
+      status: 200,
+      answer: {j: 1},
+    }
     const module = fileURLToPath(new URL('../../../src/lib/credits/ledger.ts', import.meta.url))
     const script = `import {openCreditLedger} from ${JSON.stringify(module)}
       const ledger = openCreditLedger(${JSON.stringify(file)})
