@@ -11,7 +11,6 @@ import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import type {Readable, Writable} from 'node:stream'
 
 import {ExitCode, GpunetError} from '../../errors.js'
-import type {PodmanApi} from './podman-api.js'
 
 /** How to run it: a terminal of this size, or plain pipes (stdout and stderr apart). */
 export interface ExecOptions {
@@ -39,11 +38,13 @@ export interface ExecProcess {
   kill(): void
 }
 
-/** `cmd` in the container `name` through podman's API, as `podman exec -i [-t]` runs it. */
-export function podmanExec(api: PodmanApi, name: string, cmd: readonly string[], options: ExecOptions): ExecProcess {
-  // The marker finds the command's processes from the host: ending the session leaves them running.
+/**
+ * A session whose processes carry a fresh marker (`start` puts `GPUNET_EXEC=<marker>` in their environment), so
+ * that kill() finds them from the host: ending a container runtime's session leaves its command running.
+ */
+export function markedSession(start: (env: readonly string[]) => ExecProcess): ExecProcess {
   const marker = randomUUID()
-  return withMarker(api.exec(name, cmd, [`${EXEC_MARKER}=${marker}`], options), marker)
+  return withMarker(start([`${EXEC_MARKER}=${marker}`]), marker)
 }
 
 /**

@@ -9,7 +9,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {ExitCode, GpunetError} from '../../errors.js'
 import type {LogEntry} from '../../results/flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
-import {type ExecOptions, type ExecProcess, podmanExec} from './exec.js'
+import {type ExecOptions, type ExecProcess, markedSession} from './exec.js'
 import {PodmanApi} from './podman-api.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
 import {podmanSample, type ResourceSample} from './stats.js'
@@ -252,8 +252,8 @@ export class PodmanRuntime implements ContainerRuntime {
 
   /** A command in the operation's container, through podman's API (started on the first). */
   exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
-    this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env)
-    return podmanExec(this.api, op.name, cmd, options)
+    const api = (this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env))
+    return markedSession((env) => api.exec(op.name, cmd, env, options))
   }
 
   /** Stops podman's API service if an exec started it. */
