@@ -10,6 +10,7 @@ import {dirname} from 'node:path'
 import type Database from 'better-sqlite3'
 
 import {keepPrivate, openSqlite} from '../sqlite/open.js'
+import {isAlive} from '../process-alive.js'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS credit_accounts (
@@ -244,15 +245,5 @@ export function openCreditLedger(file: string): CreditLedger {
           intent: row.intent === null ? null : (JSON.parse(row.intent) as ListingIntent),
         })),
     close: () => db.close(),
-  }
-}
-
-/** Whether a process with this pid runs (one of another user counts: it exists). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

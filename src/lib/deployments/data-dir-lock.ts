@@ -6,6 +6,7 @@ import {closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'n
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
+import {isAlive} from '../process-alive.js'
 
 /** The lock files this process holds: a second manager in the same process is refused too. */
 const held = new Set<string>()
@@ -36,14 +37,5 @@ export function lockDataDir(dataDir: string): () => void {
       }
       rmSync(path, {force: true})
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {ExitCode, GpunetError} from '../errors.js'
 import {httpText} from '../http/client.js'
 import {packageRoot} from '../package-root.js'
+import {isAlive} from '../process-alive.js'
 import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeEntry, LocalnetNodeStatus} from './node-agent.js'
 import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
@@ -47,16 +48,6 @@ export interface LocalnetStatus {
 
 const START_TIMEOUT_MS = 30_000
 const STOP_TIMEOUT_MS = 15_000
-
-/** True when a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 function readJson<T>(path: string): T | null {
   try {
