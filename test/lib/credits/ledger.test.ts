@@ -22,6 +22,17 @@ function sqliteDriverPath(): string {
   return createRequire(import.meta.url).resolve(sqliteDriverName())
 }
 
+/** A listing saved under an Idempotency-Key before it was sent. */
+const intent = {
+  kind: 'list' as const,
+  job: 'J',
+  tx: 'T',
+  lastValidBlockHeight: 9,
+  units: 5,
+  status: 200,
+  answer: {job: 'J'},
+}
+
 describe('credit ledger', () => {
   let dir: string
   beforeEach(() => {
@@ -112,15 +123,6 @@ describe('credit ledger', () => {
   it('a key another process claimed and saved a listing under, then ended, is an orphan with that listing', () => {
     const file = join(dir, 'credits.db')
     const ledger = openCreditLedger(file)
-    const intent = {
-      kind: 'list' as const,
-      job: 'J',
-      tx: 'T',
-      lastValidBlockHeight: 9,
-      units: 5,
-      status: 200,
-      answer: {j: 1},
-    }
     const module = fileURLToPath(new URL('../../../src/lib/credits/ledger.ts', import.meta.url))
     const script = `import {openCreditLedger} from ${JSON.stringify(module)}
       const ledger = openCreditLedger(${JSON.stringify(file)})
@@ -169,15 +171,6 @@ describe('credit ledger', () => {
     old.close()
     const ledger = openCreditLedger(file)
     assert.deepEqual(ledger.claimKey('alice', 'mine', 'd', 2), {state: 'new'})
-    const intent = {
-      kind: 'list' as const,
-      job: 'J',
-      tx: 'T',
-      lastValidBlockHeight: 9,
-      units: 5,
-      status: 200,
-      answer: {job: 'J'},
-    }
     ledger.intend('alice', 'mine', intent)
     // A process that ran and ended: its pid is not alive.
     const dead = spawnSync('true').pid!

@@ -16,7 +16,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {Client, type Dispatcher} from 'undici'
 
-import type {ExecChild, ExecOptions} from './exec.js'
+import type {ExecChild, ExecOptions, ExecProcess} from './exec.js'
 
 const API = '/v4.0.0/libpod'
 const IDLE_SECONDS = 60
@@ -34,14 +34,6 @@ interface Service {
   child: ChildProcess
 }
 
-/** A command started through the API: its streams, and the size and end of its session. */
-export interface ApiExec {
-  child: ExecChild
-  resize(cols: number, rows: number): void
-  /** Drops the session's connection (the command itself is killed by its marker: see exec.ts). */
-  kill(): void
-}
-
 /** One node's podman API service, started when first needed. */
 export class PodmanApi {
   private service: Promise<Service> | null = null
@@ -51,8 +43,11 @@ export class PodmanApi {
     private readonly env: () => NodeJS.ProcessEnv,
   ) {}
 
-  /** Runs `cmd` in the container `name` with `env` added, as `podman exec -i [-t]` would. */
-  exec(name: string, cmd: readonly string[], env: readonly string[], options: ExecOptions): ApiExec {
+  /**
+   * Runs `cmd` in the container `name` with `env` added, as `podman exec -i [-t]` would. Its kill() drops the
+   * session's connection; the command itself is ended by its marker (markedSession, exec.ts).
+   */
+  exec(name: string, cmd: readonly string[], env: readonly string[], options: ExecOptions): ExecProcess {
     const events = new EventEmitter()
     const stdout = new PassThrough()
     const stderr = new PassThrough()
