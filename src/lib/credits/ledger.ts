@@ -10,7 +10,7 @@ import {dirname} from 'node:path'
 import type Database from 'better-sqlite3'
 
 import {keepPrivate, openSqlite} from '../sqlite/open.js'
-import {isAlive} from '../process-alive.js'
+import {isAlive} from '../process/alive.js'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS credit_accounts (

@@ -6,7 +6,7 @@ import {closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'n
 import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {isAlive} from '../process-alive.js'
+import {isAlive} from '../process/alive.js'
 
 /** The lock files this process holds: a second manager in the same process is refused too. */
 const held = new Set<string>()

@@ -3,7 +3,7 @@ import {closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeS
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair} from '../keys/wallet.js'
-import {isAlive} from '../process-alive.js'
+import {isAlive} from '../process/alive.js'
 import {localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetIds} from './ids.js'
 import type {LocalnetNodeOptions} from './node-agent.js'

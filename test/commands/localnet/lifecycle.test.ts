@@ -5,7 +5,7 @@ import {createServer} from 'node:net'
 import {join} from 'node:path'
 
 import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
-import {isAlive} from '../../../src/lib/process-alive.js'
+import {isAlive} from '../../../src/lib/process/alive.js'
 import {runCli} from '../../helpers/cli.js'
 import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
