@@ -17,7 +17,8 @@ import {Keypair} from '@solana/web3.js'
 
 import {signHeader} from '../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../src/lib/keys/wallet.js'
-import {removeDir, startTestLocalnet} from '../test/helpers/localnet.js'
+import {removeDir} from '../test/helpers/files.js'
+import {startTestLocalnet} from '../test/helpers/localnet.js'
 import {post, waitFor} from '../test/helpers/node.js'
 import type {Attack} from './attacker.js'
 

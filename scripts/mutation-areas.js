@@ -16,8 +16,8 @@ const SECRETS_TESTS = ['test/lib/secrets/service/*.test.ts', 'test/lib/secrets/c
 const JOBS_PROGRAM_TESTS = [
   'test/lib/localnet/jobs-program-tables.test.ts',
   'test/lib/localnet/jobs-context.test.ts',
-  'test/lib/localnet/idl-account.test.ts',
-  'test/lib/localnet/jobs-program.test.ts',
+  'test/lib/localnet/idl-account.e2e.test.ts',
+  'test/lib/localnet/jobs-program.e2e.test.ts',
 ]
 
 /** Area → source files (globs Stryker takes) and the test files run against their mutants. */
@@ -100,7 +100,7 @@ export const AREAS = {
   // The localnet's credits: what an owner holds, spends and was answered under an Idempotency-Key.
   'credits-ledger': {
     mutate: ['src/lib/credits/ledger.ts'],
-    spec: ['test/lib/credits/ledger.test.ts'],
+    spec: ['test/lib/credits/ledger.e2e.test.ts'],
   },
   // The definition code in three areas, so each fits the 30 minutes: every one runs all the definition tests
   // (per-test coverage then picks, for each mutant, the tests that reach it).

@@ -8,7 +8,7 @@ import type {LocalnetStatus} from '../../src/lib/localnet/control.js'
 import {isAlive} from '../../src/lib/process/alive.js'
 import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {BIN, type CliResult, runCli} from './cli.js'
-import {removeDir, tempDir} from './localnet.js'
+import {removeDir, tempDir} from './files.js'
 
 /** An isolated home for CLI tests: localnet data, wallet and XDG folders in one temp directory, free ports. */
 export interface CliSandbox {

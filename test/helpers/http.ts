@@ -1,8 +1,7 @@
-/** Real HTTP servers on 127.0.0.1 for the HTTP client's tests: an origin, a forward proxy, a port that never accepts. */
-import {spawn} from 'node:child_process'
+/** Real HTTP servers on 127.0.0.1 for the HTTP client's tests: an origin and a forward proxy. */
 import {once} from 'node:events'
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
-import {connect, type AddressInfo, type Socket} from 'node:net'
+import type {AddressInfo, Socket} from 'node:net'
 
 import {closeHttpAgents} from '../../src/lib/http/client.js'
 
@@ -57,40 +56,6 @@ export function startProxy(
     socket.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n')
   })
   return listen(server, seen)
-}
-
-/**
- * A port on 127.0.0.1 where a connection never opens: a listener with a backlog of one in a process whose event
- * loop is blocked, with its accept queue filled, so the kernel leaves further handshakes unanswered.
- */
-export async function startUnacceptingPort(): Promise<{port: number; close(): void}> {
-  const script = `
-    const server = require('node:net').createServer()
-    server.listen({port: 0, host: '127.0.0.1', backlog: 1}, () => {
-      process.stdout.write(server.address().port + '\\n', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0))
-    })`
-  const child = spawn(process.execPath, ['-e', script], {stdio: ['ignore', 'pipe', 'inherit']})
-  const [data] = (await once(child.stdout, 'data')) as [Buffer]
-  const port = Number(String(data).trim())
-  const fillers: Socket[] = []
-  // The queue holds backlog + 1 handshakes; one more that stays pending shows it is full.
-  for (;;) {
-    const socket = connect({port, host: '127.0.0.1'})
-    fillers.push(socket)
-    socket.on('error', () => {})
-    const opened = await Promise.race([
-      once(socket, 'connect').then(() => true),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 300)),
-    ])
-    if (!opened) break
-  }
-  return {
-    port,
-    close: () => {
-      for (const socket of fillers) socket.destroy()
-      child.kill('SIGKILL')
-    },
-  }
 }
 
 const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy']

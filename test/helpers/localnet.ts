@@ -1,16 +1,8 @@
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
-
 import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 
 import type {LocalnetNodeOptions} from '../../src/lib/localnet/node-agent.js'
 import {type RunningLocalnet, startLocalnet} from '../../src/lib/localnet/server.js'
-
-/** A fresh temp directory, removed by the returned cleanup. */
-export function tempDir(prefix = 'gpunet-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
-}
+import {removeDir, tempDir} from './files.js'
 
 export interface TestLocalnet {
   ln: RunningLocalnet
@@ -75,28 +67,9 @@ export function useLocalnet(
   return t
 }
 
-/** Removes a temp directory. */
-export function removeDir(dir: string): void {
-  rmSync(dir, {recursive: true, force: true})
-}
-
 /** A new keypair holding `sol` SOL from the faucet. */
 export async function fundedKeypair(t: TestLocalnet, sol = 10): Promise<Keypair> {
   const keypair = Keypair.generate()
   t.ln.node.fund(keypair.publicKey, {lamports: BigInt(sol * LAMPORTS_PER_SOL)})
   return keypair
-}
-
-/** A raw JSON-RPC call, to assert exact answers and error shapes. */
-export async function rpc(
-  url: string,
-  method: string,
-  params: unknown[] = [],
-): Promise<{result?: unknown; error?: {code: number; message: string; data?: {err: unknown; logs: string[]}}}> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: JSON.stringify({jsonrpc: '2.0', id: 1, method, params}),
-  })
-  return (await res.json()) as never
 }

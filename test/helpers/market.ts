@@ -11,7 +11,8 @@ import {
 import {findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../src/lib/market/index.js'
 import {findStakeAddress} from '../../src/lib/market/pda.js'
 import {localnetRewardsAccounts} from '../../src/lib/localnet/rewards.js'
-import {rpc, type TestLocalnet} from './localnet.js'
+import type {TestLocalnet} from './localnet.js'
+import {rpc} from './json-rpc.js'
 
 /** A CIDv0 of a job definition ("hello world\n"). */
 export const JOB_CID = 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o'

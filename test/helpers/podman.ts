@@ -72,9 +72,14 @@ async function buildTestImages(dataDir: string): Promise<void> {
       const tarball = `${root}.tar`
       await run('tar', ['-C', root, '-cf', tarball, '.'])
       const change = ['--change', 'CMD ["/bin/echo", "image default"]', '--change', 'ENV PATH=/bin']
-      const imported = await podman(dataDir, ['import', ...change, tarball, tag])
+      // Parallel workers may build the same image at once: each imports under a name of its own and then moves the
+      // shared tag onto its copy in one step, so no worker ever sees a half-made image under the tag.
+      const own = `${tag.replace(/:latest$/, '')}:building-${process.pid}`
+      const imported = await podman(dataDir, ['import', ...change, tarball, own])
       await rm(tarball, {force: true})
       if (imported.code !== 0) throw new Error(`podman import of ${tag} failed`)
+      if ((await podman(dataDir, ['tag', own, tag])).code !== 0) throw new Error(`podman tag ${tag} failed`)
+      await podman(dataDir, ['untag', own, own])
     } finally {
       await rm(root, {recursive: true, force: true})
     }

@@ -6,15 +6,12 @@ import {join} from 'node:path'
 
 import {generateKeypairBytes} from '../../src/lib/keys/ed25519.js'
 import type {JobAuthority, JobRecord} from '../../src/lib/secrets/service/auth.js'
-import {openPostgresStorage} from '../../src/lib/secrets/service/postgres.js'
 import {createSecretsService, type SecretsService, type ServiceLimits} from '../../src/lib/secrets/service/server.js'
 import {openSqliteStorage} from '../../src/lib/secrets/service/sqlite.js'
 import type {SecretStorage} from '../../src/lib/secrets/service/storage.js'
 import {type Wallet, walletFromBytes} from '../../src/lib/keys/wallet.js'
 import {openSqlite} from '../../src/lib/sqlite/open.js'
-
-/** The PostgreSQL the tests use; `.ci/run` starts one and sets it. */
-export const DATABASE_URL_ENV = 'GPUNET_TEST_DATABASE_URL'
+import {DATABASE_URL_ENV} from '../support/env.js'
 
 /** A fresh keypair, in memory, with its 64 Solana bytes (to write as a wallet file). */
 export function newWallet(): Wallet & {bytes: Uint8Array} {
@@ -107,40 +104,11 @@ export const sqliteAdapter: Adapter = {
   },
 }
 
-export const postgresAdapter: Adapter = {
-  name: 'PostgreSQL',
-  unavailable: () => (process.env[DATABASE_URL_ENV] ? undefined : `${DATABASE_URL_ENV} is not set`),
-  async open() {
-    const {dir, remove} = await tempDir()
-    const connectionString = process.env[DATABASE_URL_ENV] as string
-    // One schema per store keeps suites independent in one database.
-    const schema = `gpunet_test_${randomBytes(6).toString('hex')}`
-    const storage = await openPostgresStorage({connectionString, schema})
-    const cleanup = async () => {
-      await dropSchema(connectionString, schema)
-      await remove()
-    }
-    return {storage, cleanup, databaseUrl: connectionString, dataDir: dir}
-  },
-}
-
-async function dropSchema(connectionString: string, schema: string): Promise<void> {
-  const pg = (await import('pg')).default
-  const client = new pg.Client({connectionString})
-  await client.connect()
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-  await client.end()
-}
-
 /**
  * Declares `suite` for each adapter. Without a PostgreSQL URL the PostgreSQL suites fail under CI=true and are
  * skipped elsewhere, with a notice naming the variable.
  */
-export function forEachAdapter(
-  title: string,
-  suite: (adapter: Adapter) => void,
-  adapters: Adapter[] = [sqliteAdapter, postgresAdapter],
-): void {
+export function forEachAdapter(title: string, suite: (adapter: Adapter) => void, adapters: Adapter[]): void {
   for (const adapter of adapters) {
     const reason = adapter.unavailable()
     if (reason && process.env.CI !== 'true') {

@@ -45,7 +45,7 @@ export function passesCompiledCheck(value: unknown): boolean {
  * Where a definition of the schema's shape holds values of any shape, and at what depth (the definition is 1):
  * `meta`'s members (meta is a loose object, at 2) and each health check's `body` (ops[].args.expose[]
  * .health_checks[].body). Everywhere else the schema itself bounds the depth (at 9), far below the limit, so a
- * definition the compiled check passed needs only these measured. test/lib/definition/nesting.test.ts reads the
+ * definition the compiled check passed needs only these measured. test/lib/definition/nesting.e2e.test.ts reads the
  * schema's free-form places from its JSON Schema and fails when this list misses one.
  */
 export const FREE_FORM_PLACES = [

@@ -16,7 +16,7 @@ import type {DeploymentStore} from '../../../src/lib/deployments/store.js'
 import type {DeploymentRow, JobRow} from '../../../src/lib/deployments/types.js'
 import type {MarketNetwork} from '../../../src/lib/market/connect.js'
 import {serviceId} from '../../../src/lib/market/service-url.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 
 const ID = '8mjoSLcTSGfmxBANjB1dQ8Wv7ZGJdoVbMUVF6GUFXVhu'
 const JOBS = ['Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb', 'Hq8ZsPcGfkGx1X8PqM9Mx2s8pGqK4WmD8V2r7ZqPYbLm']

@@ -25,7 +25,7 @@ import {parseHeader} from '../../../src/lib/node-api/protocol.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
 
 import {startServer, type TestServer} from '../../helpers/http.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 
 const web = (expose: unknown) => ({id: 'web', type: 'container/run', args: {image: 'x', expose}})
 const TWO_PORTS = {version: '0.1', type: 'container', ops: [web([8080, {port: 9000}])]}

@@ -3,7 +3,7 @@ import {strict as assert} from 'node:assert'
 import {join} from 'node:path'
 
 import {openSqliteDeploymentStore} from '../../../src/lib/deployments/sqlite-store.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 import {openSqlite} from '../../../src/lib/sqlite/open.js'
 
 describe('deployment store: columns added after the first release', () => {

@@ -3,7 +3,7 @@ import {readdirSync} from 'node:fs'
 
 import {computeCidV0, computeCidV0Yielding} from '../../../src/lib/ipfs/cid.js'
 import {ContentStore, ContentStoreFullError} from '../../../src/lib/ipfs/store.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 import {ipfsCid} from '../../helpers/standin.js'
 
 /** Deterministic bytes that do not repeat within a chunk. */

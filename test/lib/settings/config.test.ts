@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {configFile, readConfig, writeConfig} from '../../../src/lib/settings/config.js'
 import {applySetting, settingsInForce} from '../../../src/lib/settings/config-settings.js'
 import {resolveSettings, walletPath} from '../../../src/lib/settings/settings.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 
 describe('settings: precedence and profiles', () => {
   let dir: string

@@ -16,7 +16,7 @@ import {
   SETTINGS,
   type SettingSpec,
 } from '../../../src/lib/settings/settings.js'
-import {removeDir, tempDir} from '../../helpers/localnet.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 
 /** The network the table is resolved on: one with a preset for most settings, and not the default. */
 const NETWORK = 'devnet'

@@ -8,7 +8,7 @@ import {rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {loadMasterKey} from '../../../../src/lib/secrets/service/index.js'
-import {tempDir} from '../../../helpers/localnet.js'
+import {tempDir} from '../../../helpers/files.js'
 
 const KEY = Buffer.alloc(32, 0xab)
 

@@ -13,7 +13,7 @@ import {
   openSqliteStorage,
   redactUrl,
 } from '../../../../src/lib/secrets/service/index.js'
-import {tempDir} from '../../../helpers/localnet.js'
+import {tempDir} from '../../../helpers/files.js'
 
 const KEY = Buffer.alloc(32, 7)
 

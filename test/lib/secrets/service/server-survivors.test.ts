@@ -6,6 +6,7 @@
 import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
 import fs from 'node:fs'
+import {setTimeout as sleep} from 'node:timers/promises'
 import {request} from 'node:http'
 import {connect} from 'node:net'
 
@@ -58,8 +59,6 @@ async function serve(options: Omit<Parameters<typeof createSecretsService>[0], '
   })
   return {service, storage: opened.storage, lines, cleanup: opened.cleanup}
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('secrets service: what the mutation audit found untested in its HTTP layer', () => {
   describe('hosts and login messages', () => {

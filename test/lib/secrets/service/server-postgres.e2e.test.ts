@@ -1,0 +1,4 @@
+import {postgresAdapter} from '../../../helpers/secrets-postgres.js'
+import {secretsServiceSuites} from './server-suites.js'
+
+secretsServiceSuites([postgresAdapter])
