@@ -7,6 +7,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {holdDefaultPorts, releaseDefaultPorts} from './default-ports.js'
 import {recordFileTime, startFileTime} from './file-times.js'
 import {dropTestDatabases, ownTestDatabase} from './postgres.js'
 
@@ -43,12 +44,14 @@ export const mochaHooks = {
   },
 }
 
-/** Leftovers of an earlier, killed run go before this one starts. */
+/** In the run's parent, before any test: the default ports held, leftovers of an earlier, killed run dropped. */
 export async function mochaGlobalSetup(): Promise<void> {
+  await holdDefaultPorts()
   await dropTestDatabases()
 }
 
 /** The databases of this run's processes go when the run ends (in the parent, after every worker). */
 export async function mochaGlobalTeardown(): Promise<void> {
+  await releaseDefaultPorts()
   await dropTestDatabases()
 }
