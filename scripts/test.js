@@ -3,7 +3,7 @@
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, relative} from 'node:path'
 
 const SLOWEST = 10
 
@@ -26,7 +26,9 @@ function slowest() {
     return
   }
   const files = lines.map((line) => JSON.parse(line)).sort((a, b) => b.ms - a.ms)
-  const rows = files.slice(0, SLOWEST).map(({file, ms}) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}\n`)
+  const rows = files
+    .slice(0, SLOWEST)
+    .map(({file, ms}) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(process.cwd(), file)}\n`)
   process.stdout.write(`\nThe ${rows.length} slowest of ${files.length} files run in parallel:\n${rows.join('')}`)
 }
 
