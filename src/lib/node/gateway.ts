@@ -36,9 +36,8 @@ import {
 /**
  * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
  * `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can be passed on:
- * a status outside 200-599, a header Node refuses to send) or (a deployment's stable URL with no replica ready)
- * `no-replica`. A client waiting for a service counts any other answer as the service's,
- * even its 404.
+ * a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with no replica
+ * ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its 404.
  */
 export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
 
@@ -342,6 +341,11 @@ export class Gateway {
       // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
       const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
       if (gone && track && !raced) this.ejections.eject(target.job)
+      // Node's parser refused the answer's status line, headers or framing (HPE_*): the service did answer.
+      if (error.code?.startsWith('HPE_')) {
+        const message = `The job service's answer is not valid HTTP: ${error.message.replace(/^Parse Error: /, '')}.`
+        return sendPage(req, res, 502, 'Bad gateway', message, 'invalid-answer')
+      }
       if (!resend || !gone || res.destroyed)
         return sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
       // A replica going away: the next one takes the request, so the client never sees it.

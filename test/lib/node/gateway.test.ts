@@ -185,7 +185,7 @@ describe('node gateway, before a service that answers what HTTP does not allow',
       const answer = await send(gateway, `${JOB}.node.localhost`)
       assert.equal(answer.status, 502)
       assert.equal(JSON.parse(answer.body).error, 'bad_gateway')
-      assert.ok(answer.gateway, "the answer is the gateway's own")
+      assert.equal(answer.gateway, 'invalid-answer', "the answer is the gateway's own")
       assert.deepEqual(await send(gateway, `${GOOD}.node.localhost`).then((a) => [a.status, a.body]), [200, 'fine'])
     })
 
