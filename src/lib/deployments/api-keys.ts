@@ -146,7 +146,10 @@ export function createApiKeys(rows: ApiKeyRows, now: () => number = Date.now): A
       const found =
         typeof id === 'string' && id.length <= 64 ? await rows.revoke(owner, id, new Date(now()).toISOString()) : null
       if (!found) {
-        throw new GpunetError('api_key_not_found', 'no such API key', {
+        // Another owner's key answers as an unknown one: a stranger learns nothing of which ids exist. The id is
+        // named so a mistyped one shows; one past the length of an id is cut.
+        const shown = String(id).length <= 64 ? String(id) : `${String(id).slice(0, 64)}…`
+        throw new GpunetError('api_key_not_found', `no API key ${shown} of ${owner}`, {
           exitCode: ExitCode.NOT_FOUND,
           hint: 'list your keys with `gpunet deployment api-key list`',
         })

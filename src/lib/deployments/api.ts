@@ -350,7 +350,8 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
   })
   app.get('/api/api-keys', async (request) => auth.apiKeys.list(await walletOwner(request)))
   app.delete('/api/api-keys/:id', async (request, reply) => {
-    auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
+    // Awaited: the 204 says the key is revoked, and a refusal (an unknown id, another owner's) is the route's 404.
+    await auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
     return reply.code(204).send()
   })
 

@@ -7,10 +7,18 @@
  * (stable-url.ts), is spread over its ready replicas that are not draining; none ready is a 503.
  */
 import {once} from 'node:events'
-import {createServer, type IncomingMessage, request, type Server, type ServerResponse} from 'node:http'
+import {
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {connect} from 'node:net'
-import type {Duplex} from 'node:stream'
+import {type Duplex, pipeline} from 'node:stream'
 
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
@@ -27,8 +35,9 @@ import {
 
 /**
  * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
- * `no-service`, `unreachable`, `refused` or (a deployment's stable URL with no replica ready) `no-replica`. A client waiting for a service counts any other answer as the service's,
- * even its 404.
+ * `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can be passed on:
+ * a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with no replica
+ * ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its 404.
  */
 export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
 
@@ -78,7 +87,7 @@ interface Pending {
   abandon: () => void
 }
 
-type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica'
+type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica' | 'invalid-answer'
 
 interface Route {
   /** The container port served at the job's own URL. */
@@ -111,10 +120,10 @@ export class Gateway {
     this.server = createServer(
       // Checked often enough that an idle connection goes soon after its deadline.
       {headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout)},
-      (req, res) => this.serve(req, res),
+      (req, res) => guard(() => this.serve(req, res), res),
     )
     this.server.maxConnections = MAX_GATEWAY_CONNECTIONS
-    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head))
+    this.server.on('upgrade', (req, socket, head) => guard(() => this.upgrade(req, socket, head), socket))
   }
 
   /** Listens on 127.0.0.1 (`port` 0 picks a free one) and returns the base URL, `http://node.localhost:<port>`. */
@@ -253,7 +262,7 @@ export class Gateway {
     const api = this.apiFor(req)
     if (api) return api.serve(req, res)
     const deployment = this.label(req, DEPLOYMENT_DOMAIN)
-    if (deployment !== null) return void this.serveDeployment(req, res, deployment)
+    if (deployment !== null) return void this.serveDeployment(req, res, deployment).catch(() => res.destroy())
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, job)
     this.forward(req, res, [{job: job!, hostPort}], null)
@@ -279,12 +288,31 @@ export class Gateway {
     const track = stable !== null
     const release = track ? this.track(target.job) : () => {}
     res.once('close', release)
+    /** The service's answer was refused (invalidAnswer) and the gateway answers 502 itself. */
+    let replaced = false
     const upstream = request(
       {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
       (answer) => {
         answered()
-        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders)
-        answer.pipe(res)
+        const problem = invalidAnswer(answer)
+        if (problem !== null) {
+          replaced = true
+          // A service that breaks HTTP once is not trusted with another request on the same connection.
+          answer.destroy()
+          const message = `The job service's answer cannot be passed on: ${problem}.`
+          return sendPage(req, res, 502, 'Bad gateway', message, 'invalid-answer')
+        }
+        try {
+          res.writeHead(answer.statusCode!, answer.rawHeaders)
+        } catch {
+          // Checked above; should Node still refuse it, the response is half set up, so no page is written on it:
+          // the client's connection ends, the gateway goes on.
+          answer.destroy()
+          return void res.destroy()
+        }
+        // pipeline, not pipe: an answer cut short (a body shorter than its length, broken chunks) ends the
+        // client's connection too, instead of leaving it waiting for bytes that never come.
+        pipeline(answer, res, () => {})
       },
     )
     const fail = (code: string, message: string) => upstream.destroy(Object.assign(new Error(message), {code}))
@@ -303,22 +331,33 @@ export class Gateway {
     })
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       answered()
-      if (res.headersSent) return void res.destroy()
+      if (res.headersSent) {
+        // The gateway's own 502 for an answer it refused is on its way: it is not cut.
+        if (!replaced) res.destroy()
+        return
+      }
       const gone = GONE.has(error.code ?? '')
       // A kept-alive connection the replica closed as it was reused is a race any client meets, not a failing
       // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
       const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
       if (gone && track && !raced) this.ejections.eject(target.job)
+      // Node's parser refused the answer's status line, headers or framing (HPE_*): the service did answer.
+      if (error.code?.startsWith('HPE_')) {
+        const message = `The job service's answer is not valid HTTP: ${error.message.replace(/^Parse Error: /, '')}.`
+        return sendPage(req, res, 502, 'Bad gateway', message, 'invalid-answer')
+      }
       if (!resend || !gone || res.destroyed)
         return sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
       // A replica going away: the next one takes the request, so the client never sees it.
       res.off('close', release)
       release()
-      void this.nextUpstreams(rest, stable, tried).then((next) => {
-        if (res.destroyed) return
-        if (next.length > 0) return this.forward(req, res, next, stable, tried)
-        sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
-      })
+      void this.nextUpstreams(rest, stable, tried)
+        .then((next) => {
+          if (res.destroyed) return
+          if (next.length > 0) return this.forward(req, res, next, stable, tried)
+          sendPage(req, res, 502, 'Bad gateway', 'The job service did not answer.', 'unreachable')
+        })
+        .catch(() => res.destroy())
     })
     // Without a body the request is complete as it is, and can be sent again as it is.
     if (resend) upstream.end()
@@ -407,6 +446,9 @@ export class Gateway {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node takes its own error listener off an upgraded socket: a client's reset while the gateway answers or
+    // looks up replicas would otherwise be an uncaught error.
+    socket.on('error', () => socket.destroy())
     const refusal = webPageRefusal(req, POLICY)
     if (refusal)
       return void socket.end(
@@ -415,7 +457,8 @@ export class Gateway {
     const api = this.apiFor(req)
     if (api) return api.upgrade(req, socket, head)
     const deployment = this.label(req, DEPLOYMENT_DOMAIN)
-    if (deployment !== null) return void this.upgradeDeployment(req, socket, head, deployment)
+    if (deployment !== null)
+      return void this.upgradeDeployment(req, socket, head, deployment).catch(() => socket.destroy())
     const {hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end(
@@ -482,6 +525,38 @@ export class Gateway {
       if (connected || others.length === 0) socket.destroy()
     })
     socket.on('close', onSocketClose)
+  }
+}
+
+/**
+ * Why a service's answer cannot be passed on, or null when it can: a final status outside 200-599 (Node's client
+ * hands on 000-099, 101 to a request that asked for no upgrade and 600-999, and writeHead throws below 100), or a
+ * header name or value Node would refuse to send.
+ */
+function invalidAnswer(answer: IncomingMessage): string | null {
+  const status = answer.statusCode ?? 0
+  if (!Number.isInteger(status) || status < 200 || status > 599) return `status ${status}`
+  const headers = answer.rawHeaders
+  for (let i = 0; i < headers.length; i += 2) {
+    try {
+      validateHeaderName(headers[i]!)
+      validateHeaderValue(headers[i]!, headers[i + 1] ?? '')
+    } catch {
+      return `a header that cannot be sent on: ${JSON.stringify(headers[i]!.slice(0, 100))}`
+    }
+  }
+  return null
+}
+
+/**
+ * Runs a listener's work so that nothing it throws leaves the listener: one request's failure ends its own
+ * connection, never the process (the localnet's chain, faucet, nodes and gateway share it).
+ */
+function guard(work: () => void, connection: ServerResponse | Duplex): void {
+  try {
+    work()
+  } catch {
+    connection.destroy()
   }
 }
 

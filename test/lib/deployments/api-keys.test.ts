@@ -5,9 +5,11 @@ import {join} from 'node:path'
 
 import type Database from 'better-sqlite3'
 
-import {createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
+import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api.js'
+import {type ApiAuth, createApiAuth, type RequestHeaders} from '../../../src/lib/deployments/api-auth.js'
 import {MAX_KEYS_PER_OWNER, sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
 import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
+import type {ManagerContext} from '../../../src/lib/deployments/context.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {newWallet, tempDir} from '../../helpers/secrets.js'
 import {openSqlite} from '../../../src/lib/sqlite/open.js'
@@ -141,5 +143,71 @@ describe('deployment API keys', () => {
     const byKey = await auth.authenticate({authorization: `Bearer ${key}`})
     assert.equal(byWallet.owner, byKey.owner)
     assert.deepEqual([byWallet.via, byKey.via], ['wallet', 'api-key'])
+  })
+})
+
+describe('deployment API keys over HTTP', () => {
+  let dir: string
+  let remove: () => Promise<void>
+  let db: Database.Database
+  let auth: ApiAuth
+  let api: DeploymentApi
+  const logged: string[] = []
+
+  beforeEach(async () => {
+    ;({dir, remove} = await tempDir())
+    db = openSqlite(join(dir, 'manager.db'))
+    auth = createApiAuth({rows: sqliteApiKeyRows(db)})
+    // The key routes read nothing of the manager but its log: no chain, no store.
+    const ctx = {network: 'localnet', log: (line: string) => logged.push(line)} as unknown as ManagerContext
+    api = createDeploymentApi(ctx, auth)
+    await api.listen(0, '127.0.0.1')
+  })
+  afterEach(async () => {
+    await api.close()
+    if (db.open) db.close()
+    await remove()
+  })
+
+  /** The API's answer to a request with the wallet headers of `wallet`. */
+  async function call(wallet: ReturnType<typeof newWallet>, method: string, path: string) {
+    const response = await fetch(`${api.url}${path}`, {method, headers: {...apiAuthHeaders(wallet)}})
+    const text = await response.text()
+    return {status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown)}
+  }
+
+  it("answers 404 in the API's error shape for an unknown id and for another owner's key, and goes on serving", async () => {
+    const owner = newWallet()
+    const stranger = newWallet()
+    const made = await auth.apiKeys.create(owner.address, 'ci')
+    for (const [who, id] of [
+      [stranger, made.id],
+      [stranger, 'no-such-id'],
+      [owner, 'no-such-id'],
+    ] as const) {
+      const answer = await call(who, 'DELETE', `/api/api-keys/${id}`)
+      assert.equal(answer.status, 404, JSON.stringify(answer.body))
+      assert.deepEqual(answer.body, {
+        error: {
+          code: 'api_key_not_found',
+          message: `no API key ${id} of ${who.address}`,
+          hint: 'list your keys with `gpunet deployment api-key list`',
+        },
+      })
+    }
+    assert.equal((await fetch(`${api.url}/health`)).status, 200)
+    assert.deepEqual(await auth.authenticate({authorization: `Bearer ${made.key}`}), {
+      owner: owner.address,
+      via: 'api-key',
+    })
+    assert.deepEqual(logged, [])
+  })
+
+  it('answers 204 only once the key is revoked, and 404 for it from then on', async () => {
+    const owner = newWallet()
+    const made = await auth.apiKeys.create(owner.address)
+    assert.equal((await call(owner, 'DELETE', `/api/api-keys/${made.id}`)).status, 204)
+    assert.equal(await auth.apiKeys.lookup(made.key), 'revoked')
+    assert.equal((await call(owner, 'DELETE', `/api/api-keys/${made.id}`)).status, 404)
   })
 })
