@@ -12,7 +12,7 @@ import {runExtend, runList, runStop} from './paying.js'
 import {stepRollout} from './rollout.js'
 import {STRATEGY_PLANS} from './strategies/index.js'
 import type {Workload} from './store.js'
-import {ACTIVE_STATUSES, type DeploymentRow, type TaskRow} from './types.js'
+import {ACTIVE_STATUSES, type DeploymentRow, type TaskKind, type TaskRow} from './types.js'
 
 /** The network's manager polls every 5 s. */
 export const POLL_MS = 5000
@@ -222,12 +222,22 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
   return open
 }
 
-const RUNNERS = {LIST: runList, EXTEND: runExtend, STOP: runStop}
+const RUNNERS: Record<TaskKind, TaskRunner> = {LIST: runList, EXTEND: runExtend, STOP: runStop}
+
+/** runTask over other runners of each kind (a test's stand-ins for the chain): failures handled as runTask's. */
+export function taskRunner(runners: Record<TaskKind, TaskRunner>): TaskRunner {
+  return (ctx, deployment, task) => runTask(ctx, deployment, task, runners)
+}
 
 /** Runs a task; a failure is counted and retried later, a lack of funds puts the deployment in INSUFFICIENT_FUNDS. */
-async function runTask(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow): Promise<void> {
+async function runTask(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  task: TaskRow,
+  runners: Record<TaskKind, TaskRunner> = RUNNERS,
+): Promise<void> {
   try {
-    await RUNNERS[task.task](ctx, deployment, task)
+    await runners[task.task](ctx, deployment, task)
     if (deployment.status === 'INSUFFICIENT_FUNDS') {
       await ctx.store.updateDeployment(deployment.id, {status: 'RUNNING'}, ctx.now())
     }

@@ -209,29 +209,49 @@ describe('deployment manager on the localnet', function () {
   })
 
   it('a vault that cannot pay an extension puts the deployment in INSUFFICIENT_FUNDS; funded, the extension goes through once and it runs again', async () => {
-    const owner = t.wallet
-    const d = await createDeployment(url(), owner, {replicas: 1, timeout: 10, time_scale: 40})
-    const vault = new PublicKey(d.vault)
-    // Exactly the tokens of one listing (100 x 15 s): the extension finds the vault empty.
-    t.ln.node.fund(vault, {lamports: 100_000_000n, tokens: PRICE * 15n})
-    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
-    await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
-    await nodeTakesNextJob(t)
-    await statusWhen(url(), owner, d.id, 'INSUFFICIENT_FUNDS')
-    const events = await deploymentEvents(url(), owner, d.id)
-    assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
-    t.ln.node.fund(vault, {tokens: PRICE * 15n})
-    await statusWhen(url(), owner, d.id, 'RUNNING')
-    const [extended] = await tasksWhen(url(), owner, d.id, (tasks) =>
-      tasks.some((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx),
-    ).then((tasks) => tasks.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx))
-    assert.ok(extended!.attempts >= 1, 'it failed first')
-    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
-    await statusWhen(url(), owner, d.id, 'STOPPED')
-    const [account] = [...(await jobsPaidBy(t, vault)).values()]
-    const done = await deploymentTasks(url(), owner, d.id)
-    const extensions = done.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx).length
-    assert.equal(account!.timeout, 15n * BigInt(1 + extensions))
+    // A manager of the test's own, whose clock is moved to the extension's due time rather than waited on (13.5 s):
+    // its real poll and the real chain still decide. The extension's timing in wall time is the test above's; to the
+    // millisecond, worker-clock.test.ts's.
+    let skew = 0
+    const dir = tempDir()
+    const manager = await startDeploymentManager({
+      dataDir: dir,
+      net: localnetClient(),
+      network: 'localnet',
+      port: 0,
+      now: () => Date.now() + skew,
+    })
+    const url = () => manager.url
+    try {
+      const owner = t.wallet
+      const d = await createDeployment(url(), owner, {replicas: 1, timeout: 10, time_scale: 40})
+      const vault = new PublicKey(d.vault)
+      // Exactly the tokens of one listing (100 x 15 s): the extension finds the vault empty.
+      t.ln.node.fund(vault, {lamports: 100_000_000n, tokens: PRICE * 15n})
+      assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
+      await tasksWhen(url(), owner, d.id, (tasks) => tasks.some((x) => x.task === 'LIST' && x.status === 'DONE'))
+      await nodeTakesNextJob(t)
+      // Due 1.5 s before the end of its 15 s: at once, on the moved clock.
+      skew += 13_500
+      await statusWhen(url(), owner, d.id, 'INSUFFICIENT_FUNDS')
+      const events = await deploymentEvents(url(), owner, d.id)
+      assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
+      t.ln.node.fund(vault, {tokens: PRICE * 15n})
+      await statusWhen(url(), owner, d.id, 'RUNNING')
+      const [extended] = await tasksWhen(url(), owner, d.id, (tasks) =>
+        tasks.some((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx),
+      ).then((tasks) => tasks.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx))
+      assert.ok(extended!.attempts >= 1, 'it failed first')
+      assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
+      await statusWhen(url(), owner, d.id, 'STOPPED')
+      const [account] = [...(await jobsPaidBy(t, vault)).values()]
+      const done = await deploymentTasks(url(), owner, d.id)
+      const extensions = done.filter((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx).length
+      assert.equal(account!.timeout, 15n * BigInt(1 + extensions))
+    } finally {
+      await manager.close()
+      removeDir(dir)
+    }
   })
 
   describe('refusals (item 8 and authentication)', () => {

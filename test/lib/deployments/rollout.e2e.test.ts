@@ -46,7 +46,43 @@ const REVISED = {
 describe('deployment manager: scale and revise (rolling, rolled back)', function () {
   this.timeout(180_000)
   const t = useLocalnet()
-  const url = () => t.ln.runtime.deploymentManager as string
+  /** The manager the helpers below call: the localnet's, unless a test runs them on one of its own (onOwnManager). */
+  let own: string | null = null
+  const url = () => own ?? (t.ln.runtime.deploymentManager as string)
+  /** The localnet as a client reaches it, for the managers the tests start themselves. */
+  const localnetClient = (env: NodeJS.ProcessEnv = {}) =>
+    marketNetwork(
+      resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', ...env}}),
+      {
+        rpcUrl: t.ln.runtime.rpcUrl,
+        contentStoreUrl: t.ln.runtime.rpcUrl,
+        gatewayUrl: null,
+        programId: t.programId,
+        mint: t.mint,
+        market: t.market,
+        node: null,
+        rewards: localnetRewardsAccounts(t.mint),
+      },
+    )
+  /** Runs `body` with the helpers below on a manager of its own on the localnet's chain, whose clock is `now`. */
+  async function onOwnManager(now: () => number, body: () => Promise<void>) {
+    const dir = tempDir()
+    const manager = await startDeploymentManager({
+      dataDir: dir,
+      net: localnetClient(),
+      network: 'localnet',
+      port: 0,
+      now,
+    })
+    own = manager.url
+    try {
+      await body()
+    } finally {
+      own = null
+      await manager.close()
+      removeDir(dir)
+    }
+  }
   const jobs = async (id: string) => (await deploymentJobs(url(), t.wallet, id)) as Job[]
   const live = (list: Job[]) => list.filter((j) => j.state === 'QUEUED' || j.state === 'RUNNING')
   const jobsWhen = (what: string, id: string, done: (list: Job[]) => boolean, ms = 30_000) =>
@@ -96,98 +132,116 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
   })
 
   it('a revision rolls out one replica at a time, the old stopped only once a new one runs; one that never runs is rolled back', async () => {
-    // time_scale 20: a new replica must run within 30 s.
-    const d = await start({replicas: 2, timeout: 10, time_scale: 20, strategy: 'SIMPLE'})
-    await jobsWhen('2 jobs listed', d.id, (list) => live(list).length === 2)
-    await nodeTakesNextJob(t)
-    await nodeTakesNextJob(t)
-    const old = await jobsWhen('2 running', d.id, (list) => list.filter((j) => j.state === 'RUNNING').length === 2)
+    // The manager's clock is moved past the rollout deadline rather than waited on: its real poll still decides, on
+    // the real chain. The deadline waited in wall time is the last test's (15 s); the decision to the millisecond is
+    // rollout-clock.test.ts's.
+    let skew = 0
+    await onOwnManager(
+      () => Date.now() + skew,
+      async () => {
+        // time_scale 20: a new replica must run within 30 s.
+        const d = await start({replicas: 2, timeout: 10, time_scale: 20, strategy: 'SIMPLE'})
+        await jobsWhen('2 jobs listed', d.id, (list) => live(list).length === 2)
+        await nodeTakesNextJob(t)
+        await nodeTakesNextJob(t)
+        const old = await jobsWhen('2 running', d.id, (list) => list.filter((j) => j.state === 'RUNNING').length === 2)
 
-    // An invalid definition changes nothing.
-    const refused = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, {
-      version: '0.1',
-      type: 'container',
-      ops: [],
-    })
-    assert.equal(refused.status, 400, JSON.stringify(refused.body))
-    const unrevised = await api<{revisions: unknown[]}>(url(), t.wallet, 'GET', `/api/deployments/${d.id}/revisions`)
-    assert.equal(unrevised.body.revisions.length, 1)
-    assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 1)
+        // An invalid definition changes nothing.
+        const refused = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, {
+          version: '0.1',
+          type: 'container',
+          ops: [],
+        })
+        assert.equal(refused.status, 400, JSON.stringify(refused.body))
+        const unrevised = await api<{revisions: unknown[]}>(
+          url(),
+          t.wallet,
+          'GET',
+          `/api/deployments/${d.id}/revisions`,
+        )
+        assert.equal(unrevised.body.revisions.length, 1)
+        assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 1)
 
-    const revised = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, REVISED)
-    assert.equal(revised.status, 200, JSON.stringify(revised.body))
-    assert.equal(revised.body.active_revision, 2)
-    assert.equal((revised.body.revisions as unknown[]).length, 2)
+        const revised = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, REVISED)
+        assert.equal(revised.status, 200, JSON.stringify(revised.body))
+        assert.equal(revised.body.active_revision, 2)
+        assert.equal((revised.body.revisions as unknown[]).length, 2)
 
-    // One replica of revision 2 listed; while no node runs it, both old ones keep running.
-    const surge = await jobsWhen('a job of revision 2', d.id, (list) => list.some((j) => j.revision === 2))
-    assert.equal(surge.filter((j) => j.revision === 2).length, 1)
-    await new Promise((resolve) => setTimeout(resolve, 3000))
-    let now = await jobs(d.id)
-    assert.equal(now.filter((j) => j.revision === 2).length, 1, 'one new replica at a time')
-    assert.deepEqual(
-      live(now)
-        .filter((j) => j.revision === 1)
-        .map((j) => j.state),
-      ['RUNNING', 'RUNNING'],
-    )
+        // One replica of revision 2 listed; while no node runs it, both old ones keep running.
+        const surge = await jobsWhen('a job of revision 2', d.id, (list) => list.some((j) => j.revision === 2))
+        assert.equal(surge.filter((j) => j.revision === 2).length, 1)
+        await new Promise((resolve) => setTimeout(resolve, 3000))
+        let now = await jobs(d.id)
+        assert.equal(now.filter((j) => j.revision === 2).length, 1, 'one new replica at a time')
+        assert.deepEqual(
+          live(now)
+            .filter((j) => j.revision === 1)
+            .map((j) => j.state),
+          ['RUNNING', 'RUNNING'],
+        )
 
-    // It runs: one old replica is stopped, a second new one listed; the other old one runs on.
-    await nodeTakesNextJob(t)
-    now = await jobsWhen(
-      'one old replica stopped',
-      d.id,
-      (list) => live(list).filter((j) => j.revision === 1).length === 1,
-    )
-    now = await jobsWhen(
-      'a second job of revision 2',
-      d.id,
-      (list) => list.filter((j) => j.revision === 2).length === 2,
-    )
-    assert.equal(live(now).filter((j) => j.revision === 1 && j.state === 'RUNNING').length, 1)
-    await nodeTakesNextJob(t)
-    now = await jobsWhen('revision 2 everywhere', d.id, (list) => live(list).every((j) => j.revision === 2))
-    assert.equal(live(now).length, 2)
-    assert.deepEqual(
-      now
-        .filter((j) => j.revision === 1)
-        .map((j) => j.job)
-        .sort(),
-      old.map((j) => j.job).sort(),
-    )
-    await eventually('REVISION_ROLLED_OUT', 10_000, async () =>
-      (await deploymentEvents(url(), t.wallet, d.id)).some((e) => e.type === 'REVISION_ROLLED_OUT') ? true : undefined,
-    )
+        // It runs: one old replica is stopped, a second new one listed; the other old one runs on.
+        await nodeTakesNextJob(t)
+        now = await jobsWhen(
+          'one old replica stopped',
+          d.id,
+          (list) => live(list).filter((j) => j.revision === 1).length === 1,
+        )
+        now = await jobsWhen(
+          'a second job of revision 2',
+          d.id,
+          (list) => list.filter((j) => j.revision === 2).length === 2,
+        )
+        assert.equal(live(now).filter((j) => j.revision === 1 && j.state === 'RUNNING').length, 1)
+        await nodeTakesNextJob(t)
+        now = await jobsWhen('revision 2 everywhere', d.id, (list) => live(list).every((j) => j.revision === 2))
+        assert.equal(live(now).length, 2)
+        assert.deepEqual(
+          now
+            .filter((j) => j.revision === 1)
+            .map((j) => j.job)
+            .sort(),
+          old.map((j) => j.job).sort(),
+        )
+        await eventually('REVISION_ROLLED_OUT', 10_000, async () =>
+          (await deploymentEvents(url(), t.wallet, d.id)).some((e) => e.type === 'REVISION_ROLLED_OUT')
+            ? true
+            : undefined,
+        )
 
-    // Revision 3: no node takes its replica, so after 30 s it is rolled back to 2, its job stopped.
-    const third = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, SERVICE_DEFINITION)
-    assert.equal(third.body.active_revision, 3)
-    await jobsWhen('a job of revision 3', d.id, (list) => list.some((j) => j.revision === 3))
-    const back = await eventually('the rollback', 60_000, async () => {
-      const events = await deploymentEvents(url(), t.wallet, d.id)
-      return events.find((e) => e.type === 'REVISION_ROLLED_BACK')
-    })
-    assert.match(back.message, /revision 3 rolled back to 2: job \S+ did not serve within 30 s/)
-    assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 2)
-    now = await jobsWhen('revision 3 stopped', d.id, (list) => live(list).every((j) => j.revision === 2))
-    assert.equal(live(now).length, 2, 'the replicas of revision 2 served throughout')
-    assert.ok(live(now).every((j) => j.state === 'RUNNING'))
-    // Revision 3 stays recorded; it can be made active again, and an unknown one is 404.
-    const revisions = await api<{revisions: {revision: number}[]}>(
-      url(),
-      t.wallet,
-      'GET',
-      `/api/deployments/${d.id}/revisions?sort_order=asc`,
+        // Revision 3: no node takes its replica, so after 30 s on the manager's clock it is rolled back to 2, its job
+        // stopped.
+        const third = await api(url(), t.wallet, 'POST', `/api/deployments/${d.id}/create-revision`, SERVICE_DEFINITION)
+        assert.equal(third.body.active_revision, 3)
+        await jobsWhen('a job of revision 3', d.id, (list) => list.some((j) => j.revision === 3))
+        skew += 30_000
+        const back = await eventually('the rollback', 60_000, async () => {
+          const events = await deploymentEvents(url(), t.wallet, d.id)
+          return events.find((e) => e.type === 'REVISION_ROLLED_BACK')
+        })
+        assert.match(back.message, /revision 3 rolled back to 2: job \S+ did not serve within 30 s/)
+        assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 2)
+        now = await jobsWhen('revision 3 stopped', d.id, (list) => live(list).every((j) => j.revision === 2))
+        assert.equal(live(now).length, 2, 'the replicas of revision 2 served throughout')
+        assert.ok(live(now).every((j) => j.state === 'RUNNING'))
+        // Revision 3 stays recorded; it can be made active again, and an unknown one is 404.
+        const revisions = await api<{revisions: {revision: number}[]}>(
+          url(),
+          t.wallet,
+          'GET',
+          `/api/deployments/${d.id}/revisions?sort_order=asc`,
+        )
+        assert.deepEqual(
+          revisions.body.revisions.map((r) => r.revision),
+          [1, 2, 3],
+        )
+        const unknown = await api(url(), t.wallet, 'PATCH', `/api/deployments/${d.id}/update-active-revision`, {
+          active_revision: 9,
+        })
+        assert.equal(unknown.status, 404)
+        await stop(d.id)
+      },
     )
-    assert.deepEqual(
-      revisions.body.revisions.map((r) => r.revision),
-      [1, 2, 3],
-    )
-    const unknown = await api(url(), t.wallet, 'PATCH', `/api/deployments/${d.id}/update-active-revision`, {
-      active_revision: 9,
-    })
-    assert.equal(unknown.status, 404)
-    await stop(d.id)
   })
 
   it("a new replica serves once its node's API reports its exposed port online: until then the old one runs on", async () => {
@@ -200,20 +254,7 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
       res.end(JSON.stringify({urls: {svc: {port: 8080, status: online ? 'ONLINE' : 'OFFLINE'}}}))
     })
     const dir = tempDir()
-    const settings = resolveSettings({
-      network: 'localnet',
-      env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', GPUNET_NODE_API_URL: `${nodeApi.url}/{node}`},
-    })
-    const net = marketNetwork(settings, {
-      rpcUrl: t.ln.runtime.rpcUrl,
-      contentStoreUrl: t.ln.runtime.rpcUrl,
-      gatewayUrl: null,
-      programId: t.programId,
-      mint: t.mint,
-      market: t.market,
-      node: null,
-      rewards: localnetRewardsAccounts(t.mint),
-    })
+    const net = localnetClient({GPUNET_NODE_API_URL: `${nodeApi.url}/{node}`})
     const manager = await startDeploymentManager({dataDir: dir, net, network: 'localnet', port: 0})
     try {
       const owner = t.wallet
