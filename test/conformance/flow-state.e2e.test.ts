@@ -12,6 +12,7 @@ import {join} from 'node:path'
 
 import {runCli} from '../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
+import {eventually} from '../helpers/eventually.js'
 import {requirePodman, TEST_IMAGE} from '../helpers/podman.js'
 
 interface Report {
@@ -132,7 +133,9 @@ describe('the localnet node writes flow states', function () {
   it('a job stopped while it runs keeps its output: the node records it with `complete`', async () => {
     const file = post('stopped', [{id: 'talk', cmd: `${printLines(3, 'before-stop-')}; sleep 60`}])
     const posted = await json(['job', 'post', '--file', file, '--timeout', '600', '--wait-for', 'running'])
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await eventually('the lines before the stop', 30_000, async () =>
+      (await cli(['job', 'logs', posted.job])).stdout.includes('before-stop-2') ? true : undefined,
+    )
     const stopped = await cli(['job', 'stop', posted.job])
     assert.equal(stopped.code, 0, stopped.stderr)
     let report: Report | undefined

@@ -96,6 +96,7 @@ describe('@nosana/sdk against a gpunet localnet', function () {
     const nodeTokens = getAssociatedTokenAddressSync(chain.mint, run!.account.node as PublicKey, true)
     const earned = async () => BigInt((await chain.connection.getTokenAccountBalance(nodeTokens)).value.amount)
     const before = await earned()
+    // Fixed: the node is paid for whole seconds run, so one must pass.
     await new Promise((resolve) => setTimeout(resolve, 1200))
     await sdk.jobs.end(job)
     const ended = await sdk.jobs.get(job)

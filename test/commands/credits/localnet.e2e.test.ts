@@ -162,6 +162,7 @@ describe('credits on the localnet (end to end)', function () {
     const onChain = await json<{timeout: number}>(['job', 'get', posted.job])
     assert.equal(onChain.timeout, 900)
 
+    // Fixed: the charge is for whole seconds run, and it must have run 2 of them.
     await new Promise((resolve) => setTimeout(resolve, 2000))
     const stopped = await json<{action: string; state: string}>(['job', 'stop', posted.job, '--credits'])
     assert.deepEqual([stopped.action, stopped.state], ['end', 'COMPLETED'])

@@ -19,6 +19,7 @@ import {readKeypair, walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {plainExec} from '../../../src/cli/fast-start.js'
 import {BIN, type CliResult, runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {eventually} from '../../helpers/eventually.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 import {hasScript} from '../../helpers/terminal.js'
 
@@ -181,16 +182,19 @@ describe('gpunet job exec on a localnet (end to end)', function () {
     // Burns until a file appears, so it ends with the test (podman leaves an orphaned exec running).
     const burner = spawn(
       process.execPath,
-      [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'while [ ! -e /tmp/stop ]; do :; done'],
+      [BIN, 'job', 'exec', job, '--', 'sh', '-c', 'echo burning; while [ ! -e /tmp/stop ]; do :; done'],
       {
         env: {...process.env, ...env},
-        stdio: 'ignore',
+        stdio: ['ignore', 'pipe', 'ignore'],
       },
     )
+    let said = ''
+    burner.stdout.setEncoding('utf8').on('data', (d: string) => (said += d))
     // Listened for now: it may end before the command that stops it has returned.
     const burnerEnded = new Promise((resolve) => burner.on('close', resolve))
     try {
-      await sleep(1500)
+      // It says when it runs: the command starts a moment after its CLI does.
+      await eventually('the burner running', 30_000, async () => (said.includes('burning') ? true : undefined), 50)
       const busy = await cpu()
       assert.ok(busy > 40 && busy > idle + 30, `busy ${busy}, idle ${idle}`)
       // --follow: JSON lines, one per operation every interval.
@@ -199,7 +203,12 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       })
       let out = ''
       follower.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
-      while (out.split('\n').length < 3) await sleep(100)
+      await eventually(
+        'two lines of figures',
+        30_000,
+        async () => (out.split('\n').length >= 3 ? true : undefined),
+        100,
+      )
       const followerEnded = new Promise((resolve) => follower.on('close', resolve))
       follower.kill('SIGINT')
       const code = await followerEnded
@@ -232,8 +241,16 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       await waitFor(/^24 80\r?$/m)
       // The outer terminal is resized, as a window is: gpunet passes the new size on.
       execFileSync('stty', ['-F', terminalOf(child.pid!), 'cols', '132', 'rows', '43'])
-      await sleep(500)
-      child.stdin.write('busybox stty size\r')
+      // The size reaches the session a moment later (gpunet hears SIGWINCH, then tells the node): asked until it has.
+      await eventually(
+        'the new size in the session',
+        15_000,
+        async () => {
+          child.stdin.write('busybox stty size\r')
+          return /^43 132\r?$/m.test(output) ? true : undefined
+        },
+        300,
+      )
       await waitFor(/^43 132\r?$/m)
       child.stdin.write('\x04')
       assert.equal(await closed, 0, output)

@@ -370,6 +370,7 @@ describe('gpunet job stop, extend, and a job a node runs', function () {
     const close = createCloseAccountInstruction(nodeAccount, node.publicKey, node.publicKey)
     assert.equal((await sendInstructions(chain, [close], [node])).error, undefined)
     assert.equal(await chain.connection.getAccountInfo(nodeAccount), null, 'the node has no token account')
+    // Fixed: the node is paid for whole seconds run, so one must pass.
     await new Promise((resolve) => setTimeout(resolve, 1100))
     const result = await box.run(['job', 'stop', posted.job, '--json'])
     assert.equal(result.code, 0, result.stderr + result.stdout)

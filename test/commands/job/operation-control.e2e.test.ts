@@ -9,6 +9,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {eventually} from '../../helpers/eventually.js'
 import {freePort} from '../../helpers/ports.js'
 
 interface Report {
@@ -36,8 +37,14 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
     await box?.cleanup()
   })
 
-  /** Posts a definition in the network's form; returns the job address once a line of `op` came out. */
-  async function postRunning(ops: unknown[]): Promise<string> {
+  /** The lines `op` of `job` wrote so far, as `job logs` prints them. */
+  async function linesOf(job: string, op?: string): Promise<string[]> {
+    const logs = await cli(['job', 'logs', job, ...(op ? ['--op', op] : [])])
+    return logs.stdout.split('\n')
+  }
+
+  /** Posts a definition in the network's form; returns the job address once each of `lines` came out. */
+  async function postRunning(ops: unknown[], lines: string[] = []): Promise<string> {
     const file = join(box.dir, `job-${Date.now()}.json`)
     writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops}))
     const posted = await cli(['job', 'post', '--file', file, '--timeout', '600', '--json'])
@@ -46,15 +53,32 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
     const running = await cli(['job', 'get', job, '--wait', '--wait-for', 'running', '--wait-timeout', '30', '--json'])
     assert.equal(running.code, 0, running.stderr)
     // The host processes start a moment after the job shows RUNNING.
-    await sleep(1000)
+    if (lines.length > 0)
+      await eventually(`the lines ${lines.join(', ')}`, 30_000, async () => {
+        const out = await linesOf(job)
+        return lines.every((line) => out.includes(line)) ? true : undefined
+      })
     return job
   }
 
   it('restarts an operation, stops one, and the job goes on to its end', async () => {
-    const job = await postRunning([
-      {id: 'count', type: 'container/run', args: {image: 'unused', cmd: 'echo run; sleep 30'}, execution: {group: 'g'}},
-      {id: 'side', type: 'container/run', args: {image: 'unused', cmd: 'echo side; sleep 30'}, execution: {group: 'g'}},
-    ])
+    const job = await postRunning(
+      [
+        {
+          id: 'count',
+          type: 'container/run',
+          args: {image: 'unused', cmd: 'echo run; sleep 30'},
+          execution: {group: 'g'},
+        },
+        {
+          id: 'side',
+          type: 'container/run',
+          args: {image: 'unused', cmd: 'echo side; sleep 30'},
+          execution: {group: 'g'},
+        },
+      ],
+      ['run', 'side'],
+    )
     const restarted = await cli(['job', 'restart', job, '--op', 'count', '--json'])
     assert.equal(restarted.code, 0, restarted.stderr)
     assert.deepEqual(JSON.parse(restarted.stdout), {
@@ -64,14 +88,18 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
       group: null,
       restarted: ['count'],
     })
-    await sleep(1000)
+    const runs = async (n: number) =>
+      eventually(`run ${n} of count`, 30_000, async () =>
+        (await linesOf(job, 'count')).filter((line) => line === 'run').length >= n ? true : undefined,
+      )
+    await runs(2)
     const stopped = await cli(['job', 'stop', job, '--op', 'side'])
     assert.equal(stopped.code, 0, stopped.stderr)
     assert.equal(stopped.stdout, `Stopped operation side of job ${job}; the job goes on\n`)
     const group = await cli(['job', 'restart', job, '--group', 'g'])
     assert.equal(group.code, 0, group.stderr)
     assert.equal(group.stdout, `Restarted operation count of job ${job}\n`)
-    await sleep(500)
+    await runs(3)
     assert.equal((await cli(['job', 'stop', job, '--op', 'count'])).code, 0)
     const done = await cli(['job', 'get', job, '--wait', '--wait-timeout', '30', '--json'])
     const report = JSON.parse(done.stdout) as Report
@@ -89,10 +117,13 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
   })
 
   it('refuses an unknown operation or group (exit 7, named), one not running, and no target', async () => {
-    const job = await postRunning([
-      {id: 'long', type: 'container/run', args: {image: 'unused', cmd: 'sleep 30'}},
-      {id: 'later', type: 'container/run', args: {image: 'unused', cmd: 'echo later'}},
-    ])
+    const job = await postRunning(
+      [
+        {id: 'long', type: 'container/run', args: {image: 'unused', cmd: 'echo long; sleep 30'}},
+        {id: 'later', type: 'container/run', args: {image: 'unused', cmd: 'echo later'}},
+      ],
+      ['long'],
+    )
     const unknownOp = await cli(['job', 'restart', job, '--op', 'nope'])
     assert.equal(unknownOp.code, 7, unknownOp.stderr)
     assert.match(unknownOp.stderr, /The job has no operation nope\./)
@@ -115,6 +146,7 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
     const port = await freePort()
     const check = {type: 'http', method: 'GET', path: '/health', expected_status: 200, continuous: true}
     const cmd = `echo ok > health && /bin/busybox httpd -f -p 127.0.0.1:${port} -h . & sleep 4; rm health; sleep 60`
+    // No line to wait for: the loop below polls until the service is seen online.
     const job = await postRunning([
       {id: 'web', type: 'container/run', args: {image: 'unused', cmd, expose: [{port, health_checks: [check]}]}},
     ])

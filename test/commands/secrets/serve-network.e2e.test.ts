@@ -8,6 +8,7 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {JobState} from '../../../src/lib/market/accounts.js'
 import {BIN} from '../../helpers/cli.js'
+import {eventually} from '../../helpers/eventually.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 import {call, login, newWallet, signLogin, tempDir} from '../../helpers/secrets.js'
 import {putJobAccount, putRunAccount} from '../../helpers/standin-network.js'
@@ -217,6 +218,8 @@ describe('gpunet secrets serve --network devnet against a hostile gateway', func
   const node = newWallet()
   /** Bytes each gateway answer got out before its connection closed, by CID. */
   const served = new Map<string, number>()
+  /** The CIDs whose gateway answer's connection has closed. */
+  const closed = new Set<string>()
   /** What the gateway does for a CID: the bytes it serves, all at once or one chunk a second, and their length header. */
   const behaviours = new Map<string, {size: number; chunk: number; everyMs: number; contentLength: boolean}>()
 
@@ -229,6 +232,7 @@ describe('gpunet secrets serve --network devnet against a hostile gateway', func
       res.writeHead(200, how.contentLength ? {'content-length': String(how.size)} : {})
       let sent = 0
       served.set(cid, 0)
+      res.once('close', () => closed.add(cid))
       const chunk = Buffer.alloc(how.chunk, 0x20)
       const pump = () => {
         // Written as fast as the reader takes them (backpressure), or one chunk every `everyMs`.
@@ -294,7 +298,12 @@ describe('gpunet secrets serve --network devnet against a hostile gateway', func
     const endless = await hostileJob({size: 4096 * MiB, chunk: 64 * 1024, everyMs: 0, contentLength: false})
     const cut = await call(server.document.url, 'POST', '/login', {params: signLogin(node, {job: endless.job})})
     assertError(cut, 403, 'definition_too_large')
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await eventually(
+      'the gateway connection closed',
+      10_000,
+      async () => (closed.has(endless.cid) ? true : undefined),
+      20,
+    )
     const sent = served.get(endless.cid) as number
     // The service read past 1 MiB and dropped the connection: what it took is the cap plus socket buffers.
     assert.ok(sent > MiB && sent < 64 * MiB, `the gateway got ${sent} bytes out`)

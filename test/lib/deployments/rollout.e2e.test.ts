@@ -292,6 +292,7 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
       assert.ok(
         verifySignature(bs58.decode(header.signature), Buffer.from(header.message), new PublicKey(d.vault).toBytes()),
       )
+      // Fixed: a window of several worker polls in which the old replica must not be stopped.
       await new Promise((resolve) => setTimeout(resolve, 2000))
       let list = (await deploymentJobs(manager.url, owner, d.id)) as Job[]
       assert.equal(live(list).length, 2, 'the old replica runs on while the new one does not serve')
@@ -345,6 +346,7 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
     assert.equal(back.message, `revision 2 rolled back to 1: job ${fresh!.job} ended on its own; 0 of its jobs stopped`)
     assert.equal((await api(url(), t.wallet, 'GET', `/api/deployments/${d.id}`)).body.active_revision, 1)
     // The old replica served throughout and is the only one; revision 2 is listed no more.
+    // Fixed: a window of several worker polls in which no other replica may be listed.
     await new Promise((resolve) => setTimeout(resolve, 2000))
     const after = await jobs(d.id)
     assert.deepEqual(

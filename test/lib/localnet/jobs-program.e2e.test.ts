@@ -2068,6 +2068,7 @@ describe('localnet jobs program: the deployed program rules', function () {
       const m = await market()
       const finished = await running(m, 1n)
       const ended = await running(m, 1n)
+      // Fixed: the chain counts whole seconds of this machine's clock; 2.1 s outlasts the 1-s timeout.
       await new Promise((resolve) => setTimeout(resolve, 2100))
       await ok(finishIx(m, finished))
       await ok(endIx(m, ended))

@@ -12,8 +12,10 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {Keypair} from '@solana/web3.js'
 
+import type {Follower} from '../../../src/lib/node/api/feed.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
+import {eventually} from '../../helpers/eventually.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {postNetwork, result, waitFor} from '../../helpers/node.js'
 import {freePort} from '../../helpers/ports.js'
@@ -325,7 +327,28 @@ describe("localnet node: the network's execution members (host processes)", func
       const feed = () => t.ln.agent!.agent.feeds.get(address)!
       const deadline = Date.now() + 10_000
       while (feed().ops.filter((o) => o.status === 'running').length < 2 && Date.now() < deadline) await sleep(20)
-      await sleep(200)
+      /** What `opId` wrote so far, as the node API streams it (its history, handed over at once). */
+      const linesOf = (opId: string): unknown[] => {
+        const seen: unknown[] = []
+        const follower: Follower = {
+          kind: 'flog',
+          matches: (entry) => entry.flog.opId === opId && entry.flog.type === 'container',
+          deliver: (entry) => {
+            if ('flog' in entry) seen.push(entry.flog.message)
+            return true
+          },
+          drop: () => {},
+        }
+        feed().follow(follower)
+        feed().unfollow(follower)
+        return seen
+      }
+      await eventually(
+        'the first lines of group g',
+        10_000,
+        async () => (linesOf('count').includes('run') && linesOf('side').includes('side') ? true : undefined),
+        20,
+      )
 
       assert.deepEqual(await control(address, '/operation/nope/restart'), {
         status: 404,
@@ -353,7 +376,12 @@ describe("localnet node: the network's execution members (host processes)", func
       const again = Date.now() + 10_000
       while (!logged.some((l) => l.includes(address) && l.includes('starting it again')) && Date.now() < again)
         await sleep(20)
-      await sleep(300)
+      await eventually(
+        'the restarted run’s line',
+        10_000,
+        async () => (linesOf('count').filter((line) => line === 'run').length >= 2 ? true : undefined),
+        20,
+      )
       const stopped = await control(address, '/group/g/stop')
       assert.equal(stopped.status, 200, stopped.body)
       assert.deepEqual(JSON.parse(stopped.body).ops, ['count', 'side'])

@@ -21,6 +21,7 @@ import {
 
 import {fundedKeypair, startTestLocalnet, type TestLocalnet, useLocalnet} from '../../helpers/localnet.js'
 import {removeDir} from '../../helpers/files.js'
+import {eventually} from '../../helpers/eventually.js'
 import {rpc} from '../../helpers/json-rpc.js'
 
 /** A signed transfer of `lamports` from `from`, with the localnet's current blockhash. */
@@ -241,7 +242,15 @@ describe('localnet blockhash expiry', function () {
         ((await rpc(t.ln.runtime.rpcUrl, 'isBlockhashValid', [tx.recentBlockhash])).result as {value: boolean}).value,
         true,
       )
-      await new Promise((r) => setTimeout(r, 400))
+      await eventually(
+        'the blockhash to expire',
+        10_000,
+        async () => {
+          const answer = await rpc(t.ln.runtime.rpcUrl, 'isBlockhashValid', [tx.recentBlockhash])
+          return (answer.result as {value: boolean}).value ? undefined : true
+        },
+        20,
+      )
       const answer = await rpc(t.ln.runtime.rpcUrl, 'sendTransaction', [
         tx.serialize().toString('base64'),
         {encoding: 'base64'},

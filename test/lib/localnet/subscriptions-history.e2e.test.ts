@@ -103,6 +103,7 @@ describe('localnet: subscriptions and transaction history', function () {
     assert.deepEqual((await socket.call('slotUnsubscribe', [slot])).result, true)
     assert.deepEqual((await socket.call('rootUnsubscribe', [root])).result, true)
     const count = socket.messages.length
+    // Fixed: a window of several slots in which nothing may come.
     await new Promise((resolve) => setTimeout(resolve, 400))
     assert.equal(socket.messages.length, count, 'nothing after unsubscribing')
   })

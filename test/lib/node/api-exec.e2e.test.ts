@@ -22,6 +22,7 @@ import {EXEC_PATH} from '../../../src/lib/node-api/exec-protocol.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import type {TaskStat} from '../../../src/lib/node-api/stats-protocol.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
+import {eventually} from '../../helpers/eventually.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()
 const JOB = Keypair.generate().publicKey.toBase58()
@@ -128,9 +129,10 @@ describe('node API /exec: a host operation, and a client that never reads', func
       return stat!.cpu.cpu_percent!
     }
     const idle = await stats()
+    const before = started.length
     const burner = exec(['sh', '-c', 'while :; do :; done'])
-    await once(burner, 'open')
-    await sleep(300)
+    // /stats takes its rate over two samples 500 ms apart: started before them, the burner fills that time.
+    await eventually('the burner started', 10_000, async () => (started.length > before ? true : undefined), 20)
     const busy = await stats()
     burner.close()
     assert.ok(idle < 20 && busy > 40, `idle ${idle}, busy ${busy}`)
@@ -142,7 +144,7 @@ describe('node API /exec: a host operation, and a client that never reads', func
     await once(ws, 'open')
     // The client stops reading: its socket's buffers fill, then the node's.
     ws.pause()
-    while (started.length === before) await sleep(20)
+    await eventually('the command started', 10_000, async () => (started.length > before ? true : undefined), 20)
     const command = started.at(-1)!
     for (let i = 0; i < 200 && !command.ended; i++) await sleep(50)
     assert.ok(command.ended, 'the command was ended')

@@ -141,6 +141,7 @@ describe('node API sockets: a share of the gateway, and a deadline for the first
     assert.ok('ws' in opened)
     const header = signHeader((m) => walletFromBytes(POSTER.secretKey).sign(m), {action: 'read', node: NODE, job: JOB})
     opened.ws.send(JSON.stringify({path: '/flog', header, body: {jobAddress: JOB}}))
+    // Fixed: the socket must still be open once the 300 ms deadline has passed, with nothing to wait for.
     await sleep(600)
     assert.equal(opened.ws.readyState, WebSocket.OPEN)
     opened.ws.terminate()

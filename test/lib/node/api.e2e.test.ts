@@ -4,7 +4,6 @@
  */
 import {strict as assert} from 'node:assert'
 import {request} from 'node:http'
-import {setTimeout as sleep} from 'node:timers/promises'
 
 import {AuthorizationManager} from '@nosana/sdk'
 import {Keypair, type PublicKey} from '@solana/web3.js'
@@ -99,7 +98,8 @@ describe('the localnet node API (podman)', function () {
   })
 
   it('/flog: history first, then live, in order, numbered and with strictly increasing timestamps', async () => {
-    await sleep(500)
+    // So the socket under test has history to replay: a line is out before it opens.
+    await socket({path: '/flog', header: ours(), body: body(job)}, (f) => lines(f).length > 0)
     const {frames} = await socket({path: '/flog', header: ours(), body: body(job)}, (f) => lines(f).includes('line 15'))
     assert.ok(frames.every((f) => f.path === 'flog'))
     const container = frames.filter((f) => f.data.type === 'container')

@@ -13,6 +13,7 @@ import WebSocket, {WebSocketServer} from 'ws'
 import {Draining} from '../../../src/lib/deployments/draining.js'
 import {GATEWAY_ANSWER_HEADER, Gateway} from '../../../src/lib/node/gateway.js'
 import {Ejections, type ReplicaRoute} from '../../../src/lib/node/stable-url.js'
+import {eventually} from '../../helpers/eventually.js'
 
 const DEPLOYMENT = 'BVy3k1hRzFYgGUR2gC5UNuKs1iGnFakN8AhJ4n9MtT7d'
 const JOBS = ['Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb', 'Hq8ZsPcGfkGx1X8PqM9Mx2s8pGqK4WmD8V2r7ZqPYbLm']
@@ -164,7 +165,17 @@ describe('gateway: a deployment stable URL', () => {
     let slow: Promise<{body: string}> | undefined
     for (let i = 0; i < 2 && !slow; i++) {
       const pending = send(gateway, host)
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      let answered = false
+      pending.then(
+        () => (answered = true),
+        () => (answered = true),
+      )
+      await eventually(
+        'the request held by b or answered by a',
+        5000,
+        async () => (answered || replicas[1]!.held.length > 0 ? true : undefined),
+        10,
+      )
       if (replicas[1]!.held.length > 0) slow = pending
       else await pending
     }
@@ -176,7 +187,13 @@ describe('gateway: a deployment stable URL', () => {
     assert.equal(replicas[1]!.served, servedBefore, 'the draining replica got no new request')
     replicas[1]!.held.shift()!()
     assert.equal((await slow).body, 'b GET')
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    // Counted done when the gateway's answer closes, a moment after the client has it.
+    await eventually(
+      'no request in flight to b',
+      5000,
+      async () => (gateway.inFlight(JOBS[1]!) === 0 ? true : undefined),
+      10,
+    )
     assert.equal(gateway.inFlight(JOBS[1]!), 0)
   })
 
@@ -188,7 +205,7 @@ describe('gateway: a deployment stable URL', () => {
     })
     replicas[0]!.hold = true
     const slow = send(gateway, host)
-    while (replicas[0]!.held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    await eventually('the request held by a', 5000, async () => (replicas[0]!.held.length > 0 ? true : undefined), 10)
     let drained = false
     const drain = draining.drain(JOBS[0]!).then(() => (drained = true))
     // Meanwhile every new request goes to the other replica, and the drain waits.
@@ -272,10 +289,16 @@ describe('gateway: a deployment stable URL', () => {
       routes[1]!.ready = false
       // Only replica a is ready: the connection is accepted (the kernel's), the request never answered.
       const pending = send(gateway, host)
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await eventually(
+        'the request forwarded to a',
+        5000,
+        async () => (gateway.inFlight(JOBS[0]!) > 0 ? true : undefined),
+        10,
+      )
       routes[1]!.ready = true
       let settled = false
       void pending.then(() => (settled = true))
+      // A window in which nothing may happen: the request must stay with a, unanswered.
       await new Promise((resolve) => setTimeout(resolve, 100))
       assert.equal(settled, false, 'still waiting for replica a')
       // Its node sees the service end and takes its port down: the request goes to b at once.
@@ -285,8 +308,20 @@ describe('gateway: a deployment stable URL', () => {
       gateway.register(JOBS[0]!, [8080])
       gateway.ready(JOBS[0]!, 8080, deaf.port)
       routes[1]!.ready = false
+      // The GET counts at a until its answer closes: only then does a count tell that the POST reached a.
+      await eventually(
+        'the GET no longer at a',
+        5000,
+        async () => (gateway.inFlight(JOBS[0]!) === 0 ? true : undefined),
+        10,
+      )
       const post = send(gateway, host, {method: 'POST', body: 'x'})
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await eventually(
+        'the POST forwarded to a',
+        5000,
+        async () => (gateway.inFlight(JOBS[0]!) > 0 ? true : undefined),
+        10,
+      )
       routes[1]!.ready = true
       gateway.remove(JOBS[0]!)
       assert.equal((await post).status, 502)
@@ -310,6 +345,7 @@ describe('gateway: a deployment stable URL', () => {
     assert.equal(replicas[0]!.received, 1, 'only the first request met the failing replica')
     // The ejection ends: replica a (answering again) takes its turns.
     replicas[0]!.reset = false
+    // Fixed: the 400 ms ejection runs out on the gateway's clock, with nothing to show for it until a request comes.
     await new Promise((resolve) => setTimeout(resolve, 450))
     const bodies = []
     for (let i = 0; i < 4; i++) bodies.push((await send(gateway, host)).body)

@@ -13,6 +13,7 @@ const PROGRESS = fileURLToPath(new URL('../../../src/lib/terminal/progress.ts', 
 
 /** Runs a short progress display in a pseudo-terminal (util-linux `script`, 80 columns) and returns what it drew. */
 async function drawInTerminal(env: Record<string, string | undefined>): Promise<string> {
+  // Fixed waits in the child: ora loads lazily, then draws on its 80 ms timer; nothing there tells a frame is out.
   const script = `import {startProgress} from ${JSON.stringify(PROGRESS)}
     const progress = startProgress('Working')
     await new Promise((resolve) => setTimeout(resolve, 250))

@@ -16,6 +16,7 @@ import {
 } from '../../../../src/lib/node/runtime/host-process.js'
 import {freePort} from '../../../../src/lib/node/runtime/process.js'
 import type {RunningOperation} from '../../../../src/lib/node/runtime/runtime.js'
+import {eventually} from '../../../helpers/eventually.js'
 
 function plan(args: Partial<OperationArgs>): OperationPlan {
   const ops = [{id: 'op', type: 'container/run' as const, args: {image: 'ignored', ...args}}]
@@ -156,9 +157,18 @@ describe('HostProcessRuntime', function () {
   })
 
   it('stop() ends setsid children too', async () => {
-    const op = await runtime.start(plan({cmd: 'setsid sleep 304 & echo started; wait'}), {jobId})
+    let said = false
+    const op = await runtime.start(plan({cmd: 'setsid sleep 304 & echo started; wait'}), {
+      jobId,
+      onLine: () => (said = true),
+    })
     running.push(op)
-    await new Promise((r) => setTimeout(r, 300))
+    await eventually(
+      'the line and the setsid child',
+      10_000,
+      async () => (said && processesRunning(['sleep', '304']).length > 0 ? true : undefined),
+      20,
+    )
     const result = await op.stop(1)
     assert.equal(result.stdout.trim(), 'started')
     assert.deepEqual(await leftRunning(['sleep', '304']), [])
@@ -197,20 +207,24 @@ describe('HostProcessRuntime', function () {
 
 /** Host pids of live processes running one of `commands` (argv prefixes), once they had 5 s to end. */
 async function leftRunning(...commands: string[][]): Promise<number[]> {
-  const find = () =>
-    readdirSync('/proc')
-      .filter((entry) => /^\d+$/.test(entry))
-      .map(Number)
-      .filter((pid) => {
-        try {
-          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-          return alive(pid) && commands.some((c) => c.every((part, i) => argv[i] === part))
-        } catch {
-          return false
-        }
-      })
+  const find = () => processesRunning(...commands)
   for (let waited = 0; waited < 5000 && find().length > 0; waited += 50) await new Promise((r) => setTimeout(r, 50))
   return find()
+}
+
+/** Host pids of live processes running one of `commands` (argv prefixes). */
+function processesRunning(...commands: string[][]): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        return alive(pid) && commands.some((c) => c.every((part, i) => argv[i] === part))
+      } catch {
+        return false
+      }
+    })
 }
 
 function alive(pid: number): boolean {

@@ -265,6 +265,7 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
           `POST /login HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
             'Content-Length: 100\r\n\r\n{"address":',
         )
+        // Fixed waits: nothing tells when the service has read the partial body, nor that it logged nothing.
         await sleep(200)
         socket.destroy()
         await sleep(500)
@@ -397,9 +398,11 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
       authority.run(job, {node: node.address, poster: newAddress(), definition: {version: '0.1', ops: []}})
       const getJob = authority.getJob.bind(authority)
       // The chain answers, but only after the deadline: a running job the node may log in to.
+      let late: Promise<unknown> | undefined
       authority.getJob = async (address: string): Promise<JobRecord | null> => {
-        await sleep(1500)
-        return getJob(address)
+        const answer = sleep(1500).then(() => getJob(address))
+        late = answer
+        return answer
       }
       const s = await startService(sqliteAdapter, {authority, limits: {jobLoginDeadlineMs: 100}})
       try {
@@ -410,7 +413,8 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
         })
         assert.equal(answer.headers.get('retry-after'), '5')
       } finally {
-        await sleep(1500)
+        // Stopped once the late answer came, which the service no longer waits for.
+        await late
         await s.stop()
       }
     })

@@ -77,6 +77,7 @@ describe('SQLite secret storage: waits, flushes, health and layout', () => {
     const lone = storage.put('owner', sealed('C'), DEFAULT_LIMITS).then(() => events.push('answered C'))
     void storage.claimSignature('sig', 100, 100, 61).then((fresh) => events.push(`login ${fresh}`))
     await lone
+    // Fixed: a window in which no further sync or answer may come.
     await new Promise((resolve) => setTimeout(resolve, 50))
     assert.deepEqual(events, ['login true', 'sync', 'answered C'])
     assert.deepEqual(
