@@ -266,8 +266,11 @@ export interface StandinManager {
   advance(ms: number): void
   /** One pass of the worker (its real planning, rollout and task handling, over the stand-in runners). */
   pass(): Promise<void>
-  /** Creates a deployment, its vault holding `tokens`, and starts it (STARTING, as a start with the deposit does). */
-  start(change: Partial<DeploymentRow>, tokens?: bigint): Promise<DeploymentRow>
+  /**
+   * Creates a deployment of `definition` (revision 1; SERVICE unless told), its vault holding `tokens`, and starts it
+   * (STARTING, as a start with the deposit does).
+   */
+  start(change: Partial<DeploymentRow>, tokens?: bigint, definition?: unknown): Promise<DeploymentRow>
   deployment(id: string): Promise<DeploymentRow>
   jobs(id: string): Promise<JobRow[]>
   events(id: string): Promise<EventRow[]>
@@ -282,7 +285,7 @@ export function standinManager(store: DeploymentStore, nodeApi?: string): Standi
     chain: new StandinChain(() => manager.clock),
     ctx: undefined as unknown as ManagerContext,
     pass: async () => void (await tick(manager.ctx, run)),
-    async start(change, tokens = 10_000_000n) {
+    async start(change, tokens = 10_000_000n, definition = SERVICE) {
       const vault = generateKeypair()
       const now = manager.clock
       const row: DeploymentRow = {
@@ -310,7 +313,7 @@ export function standinManager(store: DeploymentStore, nodeApi?: string): Standi
           deployment: row.id,
           revision: 1,
           ipfs_definition_hash: 'Qm1',
-          job_definition: JSON.stringify(SERVICE),
+          job_definition: JSON.stringify(definition),
           created_at: now,
         },
         {vault: row.vault, owner: row.owner, sealed: manager.ctx.seal.seal(vault), created_at: now},
