@@ -7,7 +7,10 @@ import {Keypair, LAMPORTS_PER_SOL, type PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {apiAuthHeaders} from '../../src/lib/deployments/auth-header.js'
+import {marketNetwork, type MarketNetwork} from '../../src/lib/market/connect.js'
 import {decodeJobAccount, JOB_ACCOUNT_DISCRIMINATOR, type JobAccount} from '../../src/lib/market/index.js'
+import {localnetRewardsAccounts} from '../../src/lib/localnet/rewards.js'
+import {resolveSettings} from '../../src/lib/settings/settings.js'
 import {eventually} from './eventually.js'
 import type {TestLocalnet} from './localnet.js'
 import {sendInstructions, workInstruction} from './market.js'
@@ -195,4 +198,21 @@ export async function serving(child: ChildProcessWithoutNullStreams): Promise<Se
     child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
   })
   return {child, url, stderr: () => stderr}
+}
+
+/** The localnet `t` as a client reaches it (no config file read; `env` adds settings), for managers a test starts. */
+export function localnetClient(t: TestLocalnet, env: NodeJS.ProcessEnv = {}): MarketNetwork {
+  return marketNetwork(
+    resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', ...env}}),
+    {
+      rpcUrl: t.ln.runtime.rpcUrl,
+      contentStoreUrl: t.ln.runtime.rpcUrl,
+      gatewayUrl: null,
+      programId: t.programId,
+      mint: t.mint,
+      market: t.market,
+      node: null,
+      rewards: localnetRewardsAccounts(t.mint),
+    },
+  )
 }

@@ -12,9 +12,6 @@ import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
 import {clientMessage} from '../../../src/lib/node-api/protocol.js'
-import {marketNetwork} from '../../../src/lib/market/connect.js'
-import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
-import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {
   api,
   createDeployment,
@@ -29,6 +26,7 @@ import {
   type Body,
   type EventJson,
   deploymentTasks,
+  localnetClient,
 } from '../../helpers/deployments.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
@@ -38,18 +36,6 @@ const PRICE = 100n // the localnet market's token base units per second
 describe('deployment manager on the localnet', function () {
   this.timeout(120_000)
   const t = useLocalnet()
-  /** The localnet as a client reaches it, for managers the tests start themselves. */
-  const localnetClient = () =>
-    marketNetwork(resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config'}}), {
-      rpcUrl: t.ln.runtime.rpcUrl,
-      contentStoreUrl: t.ln.runtime.rpcUrl,
-      gatewayUrl: null,
-      programId: t.programId,
-      mint: t.mint,
-      market: t.market,
-      node: null,
-      rewards: localnetRewardsAccounts(t.mint),
-    })
 
   const url = () => t.ln.runtime.deploymentManager as string
 
@@ -216,7 +202,7 @@ describe('deployment manager on the localnet', function () {
     const dir = tempDir()
     const manager = await startDeploymentManager({
       dataDir: dir,
-      net: localnetClient(),
+      net: localnetClient(t),
       network: 'localnet',
       port: 0,
       now: () => Date.now() + skew,
@@ -383,23 +369,23 @@ describe('deployment manager on the localnet', function () {
 
     it('one manager per data directory: a second is refused while the first runs, and starts once it stopped', async () => {
       const dir = tempDir()
-      const first = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0})
+      const first = await startDeploymentManager({dataDir: dir, net: localnetClient(t), network: 'localnet', port: 0})
       try {
         await assert.rejects(
-          startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0}),
+          startDeploymentManager({dataDir: dir, net: localnetClient(t), network: 'localnet', port: 0}),
           (error: Error & {code?: string}) => error.code === 'manager_running',
         )
       } finally {
         await first.close()
       }
-      const again = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'localnet', port: 0})
+      const again = await startDeploymentManager({dataDir: dir, net: localnetClient(t), network: 'localnet', port: 0})
       await again.close()
       removeDir(dir)
     })
 
     it('time_scale is refused off the localnet (400)', async () => {
       const dir = tempDir()
-      const devnet = await startDeploymentManager({dataDir: dir, net: localnetClient(), network: 'devnet', port: 0})
+      const devnet = await startDeploymentManager({dataDir: dir, net: localnetClient(t), network: 'devnet', port: 0})
       try {
         const answer = await api(devnet.url, owner, 'POST', '/api/deployments/create', body({time_scale: 10}))
         assert.equal(answer.status, 400)

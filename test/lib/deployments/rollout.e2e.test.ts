@@ -11,12 +11,9 @@ import bs58 from 'bs58'
 
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
-import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {localnetNodeNetwork} from '../../../src/lib/localnet/node-network.js'
-import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {NodeChainClient} from '../../../src/lib/node/chain-client.js'
 import {parseHeader} from '../../../src/lib/node-api/protocol.js'
-import {resolveSettings} from '../../../src/lib/settings/settings.js'
 
 import {
   api,
@@ -28,6 +25,7 @@ import {
   nodeTakesNextJob,
   SERVICE_DEFINITION,
   statusWhen,
+  localnetClient,
 } from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
 import {startServer} from '../../helpers/http.js'
@@ -49,27 +47,12 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
   /** The manager the helpers below call: the localnet's, unless a test runs them on one of its own (onOwnManager). */
   let own: string | null = null
   const url = () => own ?? (t.ln.runtime.deploymentManager as string)
-  /** The localnet as a client reaches it, for the managers the tests start themselves. */
-  const localnetClient = (env: NodeJS.ProcessEnv = {}) =>
-    marketNetwork(
-      resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', ...env}}),
-      {
-        rpcUrl: t.ln.runtime.rpcUrl,
-        contentStoreUrl: t.ln.runtime.rpcUrl,
-        gatewayUrl: null,
-        programId: t.programId,
-        mint: t.mint,
-        market: t.market,
-        node: null,
-        rewards: localnetRewardsAccounts(t.mint),
-      },
-    )
   /** Runs `body` with the helpers below on a manager of its own on the localnet's chain, whose clock is `now`. */
   async function onOwnManager(now: () => number, body: () => Promise<void>) {
     const dir = tempDir()
     const manager = await startDeploymentManager({
       dataDir: dir,
-      net: localnetClient(),
+      net: localnetClient(t),
       network: 'localnet',
       port: 0,
       now,
@@ -254,7 +237,7 @@ describe('deployment manager: scale and revise (rolling, rolled back)', function
       res.end(JSON.stringify({urls: {svc: {port: 8080, status: online ? 'ONLINE' : 'OFFLINE'}}}))
     })
     const dir = tempDir()
-    const net = localnetClient({GPUNET_NODE_API_URL: `${nodeApi.url}/{node}`})
+    const net = localnetClient(t, {GPUNET_NODE_API_URL: `${nodeApi.url}/{node}`})
     const manager = await startDeploymentManager({dataDir: dir, net, network: 'localnet', port: 0})
     try {
       const owner = t.wallet
