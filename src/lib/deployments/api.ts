@@ -13,7 +13,7 @@ import {isLoopbackAddress, webPageRefusal} from '../http/loopback-guard.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
 import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
-import type {ApiAuth} from './api-auth.js'
+import {type ApiAuth, requestHeaders} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {readRecordedJob} from './chain-view.js'
@@ -102,7 +102,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
       .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
   })
 
-  const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
+  const owner = async (request: FastifyRequest) => (await auth.authenticate(requestHeaders(request.raw))).owner
   const own = async (request: FastifyRequest) =>
     ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
   const view = async (d: DeploymentRow) => {
@@ -277,7 +277,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
   // (a node refuses it CLIENT_HEADER_EXPIRY_S later). Never the network CLI's message: its signature is the same
   // every time and its time part is not signed, so one such header cut short is a lasting credential.
   app.get('/api/deployments/:id/header', async (request) => {
-    const who = await auth.authenticate(request.headers)
+    const who = await auth.authenticate(requestHeaders(request.raw))
     const d = await ownDeployment(ctx, who.owner, (request.params as {id: string}).id)
     const q = request.query as Record<string, string | undefined>
     let message = q.message ?? NETWORK_CLI_MESSAGE
@@ -346,7 +346,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
 
   // API keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more.
   const walletOwner = async (request: FastifyRequest) => {
-    const who = await auth.authenticate(request.headers)
+    const who = await auth.authenticate(requestHeaders(request.raw))
     if (who.via !== 'wallet')
       throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
     return who.owner
