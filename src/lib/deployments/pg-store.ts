@@ -212,6 +212,14 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
       await update(null, 'deployments', 'id', id, change, now)
       return (await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [id]))!
     },
+    async moveDeployment(id, from, change, now) {
+      const set = {...change, updated_at: now}
+      const names = Object.keys(set)
+      const text =
+        `UPDATE deployments SET ${names.map((n, i) => `"${n}" = $${i + 1}`).join(', ')} ` +
+        `WHERE id = $${names.length + 1} AND status = ANY($${names.length + 2}::text[]) RETURNING *`
+      return one<DeploymentRow>(text, [...Object.values(set), id, [...from]])
+    },
     async deleteDeployment(id) {
       await inTransaction(async (client) => {
         for (const table of ['revisions', 'jobs', 'tasks', 'events', 'leases'])

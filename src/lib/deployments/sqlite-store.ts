@@ -256,6 +256,19 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
       update('deployments', 'id', id, change, now)
       return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw)
     },
+    async moveDeployment(id, from, change, now) {
+      const set = columns({...change, updated_at: now})
+      const names = Object.keys(set)
+      const statuses = Object.fromEntries(from.map((status, i) => [`__from${i}`, status]))
+      const moved = sql(
+        `UPDATE deployments SET ${names.map((n) => `"${n}" = @${n}`).join(', ')} ` +
+          `WHERE id = @__key AND status IN (${Object.keys(statuses)
+            .map((n) => `@${n}`)
+            .join(', ')})`,
+      ).run({...set, ...statuses, __key: id})
+      if (moved.changes === 0) return undefined
+      return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw)
+    },
     async deleteDeployment(id) {
       db.transaction(() => {
         for (const table of ['revisions', 'jobs', 'tasks', 'events', 'leases'])

@@ -82,6 +82,16 @@ export interface DeploymentStore {
   /** The deployments in the given states (the worker's). */
   deploymentsIn(statuses: readonly DeploymentStatus[]): Promise<DeploymentRow[]>
   updateDeployment(id: string, change: Partial<Omit<DeploymentRow, 'id'>>, now: number): Promise<DeploymentRow>
+  /**
+   * Changes a deployment only while its status is one of `from`, in one statement, so of requests that read the
+   * same status at once one changes it; undefined when it is gone or its status is none of them by then.
+   */
+  moveDeployment(
+    id: string,
+    from: readonly DeploymentStatus[],
+    change: Partial<Omit<DeploymentRow, 'id'>>,
+    now: number,
+  ): Promise<DeploymentRow | undefined>
   deleteDeployment(id: string): Promise<void>
   revisions(deployment: string): Promise<RevisionRow[]>
   revision(deployment: string, revision: number): Promise<RevisionRow | undefined>
