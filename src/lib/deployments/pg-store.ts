@@ -13,6 +13,7 @@ import {leaseLost} from './manager-lease.js'
 import {migrate} from './pg-schema.js'
 import {
   type DeploymentQuery,
+  deploymentGone,
   type DeploymentStore,
   listedTaskChange,
   type NewTask,
@@ -210,7 +211,9 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     },
     async updateDeployment(id, change, now) {
       await update(null, 'deployments', 'id', id, change, now)
-      return (await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [id]))!
+      const row = await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [id])
+      if (!row) throw deploymentGone(id)
+      return row
     },
     async moveDeployment(id, from, change, now) {
       const set = {...change, updated_at: now}

@@ -9,6 +9,7 @@ import {sqliteApiKeyRows} from './api-keys.js'
 import {leaseLost} from './manager-lease.js'
 import {
   type DeploymentQuery,
+  deploymentGone,
   type DeploymentStore,
   listedTaskChange,
   type NewTask,
@@ -254,7 +255,9 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async updateDeployment(id, change, now) {
       update('deployments', 'id', id, change, now)
-      return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw)
+      const row = sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw | undefined
+      if (!row) throw deploymentGone(id)
+      return deploymentOf(row)
     },
     async moveDeployment(id, from, change, now) {
       const set = columns({...change, updated_at: now})
