@@ -23,7 +23,7 @@ import {type PostQuote, quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
 import {type PreparedTransaction, sendSigned} from '../market/send.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
-import type {ApiAuth} from '../deployments/api-auth.js'
+import {type ApiAuth, requestHeaders} from '../deployments/api-auth.js'
 import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
 import {bodyObject} from '../deployments/validation.js'
 import type {CreditJob, CreditLedger, ListingIntent} from './ledger.js'
@@ -176,7 +176,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
 
   return (app, auth) => {
     const owner = async (request: FastifyRequest) => {
-      const who = await auth.authenticate(request.headers)
+      const who = await auth.authenticate(requestHeaders(request.raw))
       if (who.via !== 'api-key')
         throw new ApiError(
           403,

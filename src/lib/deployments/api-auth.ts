@@ -3,6 +3,8 @@
  * (auth-header.ts), or an API key (`Authorization: Bearer gpn_...`, api-keys.ts). Everything here reads untrusted
  * headers: lengths and shapes are checked before anything is decoded, and no refusal echoes a signature or a key.
  */
+import type {IncomingMessage} from 'node:http'
+
 import {decodeBase58} from '../text/base58-text.js'
 import {verifySignature} from '../keys/ed25519.js'
 import {ExitCode, GpunetError} from '../errors.js'
@@ -11,6 +13,14 @@ import {API_AUTH_MESSAGE, API_AUTH_SEPARATOR, MAX_CLOCK_SKEW_MS, TIMED_HEADER_EX
 
 /** Request headers as node:http gives them. */
 export type RequestHeaders = Record<string, string | string[] | undefined>
+
+/**
+ * Every copy of every header of a request, to authenticate: node:http's `headers` keeps only the first of two
+ * `authorization` lines (and joins two `x-user-id`), so a second copy would go unseen there.
+ */
+export function requestHeaders(request: IncomingMessage): RequestHeaders {
+  return request.headersDistinct
+}
 
 /** An authenticated caller: the owner it acts for and how it proved so. */
 export interface ApiIdentity {

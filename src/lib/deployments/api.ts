@@ -13,7 +13,7 @@ import {isLoopbackAddress, webPageRefusal} from '../http/loopback-guard.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
 import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
-import type {ApiAuth} from './api-auth.js'
+import {type ApiAuth, requestHeaders} from './api-auth.js'
 import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {readRecordedJob} from './chain-view.js'
@@ -102,7 +102,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
       .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
   })
 
-  const owner = async (request: FastifyRequest) => (await auth.authenticate(request.headers)).owner
+  const owner = async (request: FastifyRequest) => (await auth.authenticate(requestHeaders(request.raw))).owner
   const own = async (request: FastifyRequest) =>
     ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
   const view = async (d: DeploymentRow) => {
@@ -272,11 +272,25 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
 
   // The vault posts the deployment's jobs, so only its signature opens their nodes' APIs. It signs for the owner the
   // network CLI's node message, or gpunet's naming one of this deployment's jobs: nothing else (no login, no
-  // transaction, no API credential of the vault's).
+  // transaction, no API credential of the vault's). A node checks only the vault's signature and the header's times,
+  // so an API key, which can be revoked, gets only what expires: gpunet's message stamped with this manager's clock
+  // (a node refuses it CLIENT_HEADER_EXPIRY_S later). Never the network CLI's message: its signature is the same
+  // every time and its time part is not signed, so one such header cut short is a lasting credential.
   app.get('/api/deployments/:id/header', async (request) => {
-    const d = await own(request)
+    const who = await auth.authenticate(requestHeaders(request.raw))
+    const d = await ownDeployment(ctx, who.owner, (request.params as {id: string}).id)
     const q = request.query as Record<string, string | undefined>
-    const message = q.message ?? NETWORK_CLI_MESSAGE
+    let message = q.message ?? NETWORK_CLI_MESSAGE
+    if (q.includeTime !== undefined && q.includeTime !== 'true' && q.includeTime !== 'false')
+      throw badRequest('invalid_include_time', 'includeTime must be true or false')
+    if (who.via === 'api-key' && (message === NETWORK_CLI_MESSAGE || q.includeTime === 'false'))
+      throw new ApiError(
+        403,
+        'lasting_header_refused',
+        "an API key gets only gpunet's node-API message with a time part: a header that outlives the key's revocation " +
+          'is signed for the wallet headers only',
+        `ask with message=${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}&includeTime=true`,
+      )
     if (message !== NETWORK_CLI_MESSAGE) {
       const job = clientMessageJob(message)
       if (job === null || (await ctx.store.job(job))?.deployment !== d.id)
@@ -285,9 +299,9 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
           "the vault signs only a node-API message naming one of this deployment's jobs",
           `gpunet's: ${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}`,
         )
+      // The caller's time could lie ahead (a node takes up to a minute): for a key, this manager's clock starts it.
+      if (who.via === 'api-key') message = message.replace(/ at=\S+$/, ` at=${ctx.now()}`)
     }
-    if (q.includeTime !== undefined && q.includeTime !== 'true' && q.includeTime !== 'false')
-      throw badRequest('invalid_include_time', 'includeTime must be true or false')
     const signature = bs58.encode((await vaultWallet(ctx, d.vault)).sign(Buffer.from(message, 'utf8')))
     return {header: q.includeTime === 'false' ? `${message}:${signature}` : `${message}:${signature}:${ctx.now()}`}
   })
@@ -332,7 +346,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
 
   // API keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more.
   const walletOwner = async (request: FastifyRequest) => {
-    const who = await auth.authenticate(request.headers)
+    const who = await auth.authenticate(requestHeaders(request.raw))
     if (who.via !== 'wallet')
       throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
     return who.owner

@@ -100,8 +100,15 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
   const deposit = await requiredDeposit(ctx.net, deployment)
   const now = ctx.now()
   if (!covers(deposit)) {
-    await ctx.store.updateDeployment(deployment.id, {status: 'INSUFFICIENT_FUNDS', started_at: null}, now)
-    await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
+    // Not over a start that went through meanwhile (the vault was funded between the two reads).
+    const moved = await ctx.store.moveDeployment(
+      deployment.id,
+      [deployment.status],
+      {status: 'INSUFFICIENT_FUNDS', started_at: null},
+      now,
+    )
+    if (moved)
+      await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
     throw new ApiError(
       402,
       'insufficient_funds',
@@ -110,11 +117,19 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
-  const started = await ctx.store.updateDeployment(
+  // Only from the status read above: of starts sent at once, one moves it and records the event; the others find
+  // it started, as a start sent after it would.
+  const started = await ctx.store.moveDeployment(
     deployment.id,
+    [deployment.status],
     {status: 'STARTING', started_at: now, throttle_rounds: 0},
     now,
   )
+  if (!started) {
+    const current = await ctx.store.deployment(deployment.id)
+    if (!current) throw notFound(`deployment ${deployment.id}`)
+    throw wrongState(`deployment ${deployment.id} is ${current.status}: only a ${START_FROM.join(', ')} one starts`)
+  }
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
   return started
 }

@@ -13,6 +13,7 @@ import {leaseLost} from './manager-lease.js'
 import {migrate} from './pg-schema.js'
 import {
   type DeploymentQuery,
+  deploymentGone,
   type DeploymentStore,
   listedTaskChange,
   type NewTask,
@@ -210,7 +211,17 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     },
     async updateDeployment(id, change, now) {
       await update(null, 'deployments', 'id', id, change, now)
-      return (await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [id]))!
+      const row = await one<DeploymentRow>('SELECT * FROM deployments WHERE id = $1', [id])
+      if (!row) throw deploymentGone(id)
+      return row
+    },
+    async moveDeployment(id, from, change, now) {
+      const set = {...change, updated_at: now}
+      const names = Object.keys(set)
+      const text =
+        `UPDATE deployments SET ${names.map((n, i) => `"${n}" = $${i + 1}`).join(', ')} ` +
+        `WHERE id = $${names.length + 1} AND status = ANY($${names.length + 2}::text[]) RETURNING *`
+      return one<DeploymentRow>(text, [...Object.values(set), id, [...from]])
     },
     async deleteDeployment(id) {
       await inTransaction(async (client) => {

@@ -9,6 +9,7 @@ import {sqliteApiKeyRows} from './api-keys.js'
 import {leaseLost} from './manager-lease.js'
 import {
   type DeploymentQuery,
+  deploymentGone,
   type DeploymentStore,
   listedTaskChange,
   type NewTask,
@@ -254,6 +255,21 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     },
     async updateDeployment(id, change, now) {
       update('deployments', 'id', id, change, now)
+      const row = sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw | undefined
+      if (!row) throw deploymentGone(id)
+      return deploymentOf(row)
+    },
+    async moveDeployment(id, from, change, now) {
+      const set = columns({...change, updated_at: now})
+      const names = Object.keys(set)
+      const statuses = Object.fromEntries(from.map((status, i) => [`__from${i}`, status]))
+      const moved = sql(
+        `UPDATE deployments SET ${names.map((n) => `"${n}" = @${n}`).join(', ')} ` +
+          `WHERE id = @__key AND status IN (${Object.keys(statuses)
+            .map((n) => `@${n}`)
+            .join(', ')})`,
+      ).run({...set, ...statuses, __key: id})
+      if (moved.changes === 0) return undefined
       return deploymentOf(sql('SELECT * FROM deployments WHERE id = ?').get(id) as Raw)
     },
     async deleteDeployment(id) {

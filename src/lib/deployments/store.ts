@@ -3,6 +3,7 @@
  * PostgreSQL shared by several managers (pg-store.ts). test/lib/deployments/store-contract.test.ts runs the same
  * suite against both.
  */
+import {ExitCode, GpunetError} from '../errors.js'
 import type {ApiKeyRows} from './api-keys.js'
 import type {
   DeploymentRow,
@@ -62,6 +63,14 @@ export function newTaskRow(task: NewTask, now: number): Omit<TaskRow, 'id'> {
 }
 
 /** A LIST task's change once one job of it is recorded: one fewer to list, DONE when none is left. */
+/**
+ * A deployment deleted while a request changed it (both passed their checks on the row they read): the change is
+ * answered as one sent after the delete would be, 404.
+ */
+export function deploymentGone(id: string): GpunetError {
+  return new GpunetError('not_found', `no deployment ${id}`, {exitCode: ExitCode.NOT_FOUND})
+}
+
 export function listedTaskChange(task: TaskRow, tx: string): Partial<TaskRow> {
   const left = (task.limit ?? 1) - 1
   return left > 0
@@ -81,7 +90,18 @@ export interface DeploymentStore {
   deployments(query: DeploymentQuery): Promise<{rows: DeploymentRow[]; total: number}>
   /** The deployments in the given states (the worker's). */
   deploymentsIn(statuses: readonly DeploymentStatus[]): Promise<DeploymentRow[]>
+  /** Changes a deployment; throws deploymentGone when it is no longer there. */
   updateDeployment(id: string, change: Partial<Omit<DeploymentRow, 'id'>>, now: number): Promise<DeploymentRow>
+  /**
+   * Changes a deployment only while its status is one of `from`, in one statement, so of requests that read the
+   * same status at once one changes it; undefined when it is gone or its status is none of them by then.
+   */
+  moveDeployment(
+    id: string,
+    from: readonly DeploymentStatus[],
+    change: Partial<Omit<DeploymentRow, 'id'>>,
+    now: number,
+  ): Promise<DeploymentRow | undefined>
   deleteDeployment(id: string): Promise<void>
   revisions(deployment: string): Promise<RevisionRow[]>
   revision(deployment: string, revision: number): Promise<RevisionRow | undefined>

@@ -11,6 +11,13 @@ import {verifySignature} from '../keys/ed25519.js'
 /** The network's nodes refuse a WebSocket header whose time part is this old (the SDK's default expiry). */
 export const SOCKET_HEADER_EXPIRY_S = 300
 
+/**
+ * gpunet's node-API message is refused this long after the time it names (sooner when the job's timeout is
+ * shorter): a header the deployment manager's vault signed for an API key opens nothing once the key is revoked
+ * and this time has passed, whoever copied it.
+ */
+export const CLIENT_HEADER_EXPIRY_S = 300
+
 /** A header's time part may run this far ahead of the node's clock (the network allows any; the localnet less). */
 export const MAX_CLOCK_SKEW_MS = 60_000
 
@@ -136,7 +143,7 @@ export function clientMessageJob(message: string): string | null {
 
 /**
  * The message gpunet's client signs: it names the action, the node, the job and the time, so a header read off
- * the wire opens nothing else and expires with the job's timeout. No `:` in it (the header's separator).
+ * the wire opens nothing else and expires CLIENT_HEADER_EXPIRY_S after that time (or with the job's timeout). No `:` in it (the header's separator).
  */
 export function clientMessage(action: NodeApiAction, node: string, job: string, nowMs: number): string {
   return `${CLIENT_PREFIX} action=${action} node=${node} job=${job} at=${nowMs}`
@@ -160,7 +167,7 @@ export interface HeaderScope {
   job: string
   /** The route asked for: the action a gpunet message must name, and whether the network CLI's message opens it. */
   route: NodeApiRoute
-  /** The job's timeout in seconds: a gpunet header, and a REST header's time part, expire with it. */
+  /** The job's timeout in seconds: a REST header's time part expires with it, a gpunet header at most with it. */
   timeoutSeconds: number
   /** How long a time part is good for: the job's timeout for REST calls, SOCKET_HEADER_EXPIRY_S on the socket. */
   timePartExpirySeconds: number
@@ -193,8 +200,8 @@ export function parseHeader(header: unknown): HeaderParts | {reason: string} {
 
 /**
  * Checks an authorization header: the poster's signature over the message, an unexpired time part, and one of
- * two messages. gpunet's names the route's action, this node and job, and a time younger than the job's timeout
- * (no time may lie beyond MAX_CLOCK_SKEW_MS ahead). The network CLI's NETWORK_CLI_MESSAGE opens only the routes
+ * two messages. gpunet's names the route's action, this node and job, and a time younger than CLIENT_HEADER_EXPIRY_S
+ * and the job's timeout (no time may lie beyond MAX_CLOCK_SKEW_MS ahead). The network CLI's NETWORK_CLI_MESSAGE opens only the routes
  * that CLI calls with it (a `lasting` header has no time part, as the CLI sends there). Every other message is
  * refused, with or without a time part: the time part is not signed, so anyone holding a poster's signature over
  * some other text (a secrets service holds login signatures) could append one.
@@ -232,7 +239,9 @@ export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict 
   }
   const age = ageOf(at, scope.nowMs)
   if (age === null) return {ok: false, reason: 'the signed message has no time'}
-  if (age >= scope.timeoutSeconds * 1000) return {ok: false, reason: "the header is older than the job's timeout"}
+  if (age >= Math.min(scope.timeoutSeconds, CLIENT_HEADER_EXPIRY_S) * 1000) {
+    return {ok: false, reason: `the header is older than ${Math.min(scope.timeoutSeconds, CLIENT_HEADER_EXPIRY_S)} s`}
+  }
   return {ok: true, lasting: false}
 }
 

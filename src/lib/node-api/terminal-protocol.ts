@@ -68,7 +68,7 @@ export function signTerminalGrant(
 
 /**
  * Checks a grant as a node does: the exact text for this job and node, unexpired and at most five minutes ahead,
- * the operation asked for the one it names, the given network (or none), and the poster's signature over it.
+ * the operation asked for the one it names (none when it names none), the given network (or none), and the poster's signature over it.
  */
 export function checkTerminalGrant(
   body: {message: unknown; signature: unknown; op?: unknown},
@@ -92,7 +92,16 @@ export function checkTerminalGrant(
   const expected = terminalGrantText({job: scope.job, node: scope.node, expiresAt, op, network})
   if (message !== expected) return {ok: false, reason: 'the grant is not for this job and node'}
   if (network !== undefined && network !== scope.network) return {ok: false, reason: `the grant is for ${network}`}
-  if (body.op !== undefined && body.op !== op) return {ok: false, reason: 'the grant names another operation'}
+  // Both ways: a request that leaves op out would open the job's only running operation, whichever it is.
+  if (body.op !== op) {
+    return {
+      ok: false,
+      reason:
+        op === undefined
+          ? 'the grant names another operation: it names none, so send no op'
+          : `the grant names another operation: send op ${op}`,
+    }
+  }
   const expires = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(expiresAt) ? Date.parse(expiresAt) : Number.NaN
   if (Number.isNaN(expires)) return {ok: false, reason: 'the grant has no expiry time'}
   if (expires <= scope.nowMs) return {ok: false, reason: 'the grant has expired'}

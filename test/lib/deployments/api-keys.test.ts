@@ -1,6 +1,7 @@
 import {strict as assert} from 'node:assert'
 import {createHash} from 'node:crypto'
 import {readFileSync} from 'node:fs'
+import {request} from 'node:http'
 import {join} from 'node:path'
 
 import type Database from 'better-sqlite3'
@@ -201,6 +202,43 @@ describe('deployment API keys over HTTP', () => {
       via: 'api-key',
     })
     assert.deepEqual(logged, [])
+  })
+
+  it('refuses two authorization headers (401 auth_malformed), whichever of them would open the API', async () => {
+    const owner = newWallet()
+    const {key} = await auth.apiKeys.create(owner.address)
+    const wallet = apiAuthHeaders(owner)
+    for (const second of [`Bearer ${key}`, 'Bearer gpn_none', wallet.authorization]) {
+      const answer = await new Promise<{status: number; body: string}>((resolve, reject) => {
+        // Headers as a flat list of names and values: two `authorization` lines.
+        const req = request(
+          `${api.url}/api/api-keys`,
+          {
+            headers: [
+              'host',
+              new URL(api.url).host,
+              'x-user-id',
+              owner.address,
+              'authorization',
+              wallet.authorization,
+              'authorization',
+              second,
+            ],
+          },
+          (res) => {
+            let body = ''
+            res.setEncoding('utf8')
+            res.on('data', (chunk: string) => (body += chunk))
+            res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+          },
+        )
+        req.on('error', reject)
+        req.end()
+      })
+      assert.equal(answer.status, 401, answer.body)
+      assert.equal((JSON.parse(answer.body) as {error: {code: string}}).error.code, 'auth_malformed')
+    }
+    assert.equal((await call(owner, 'GET', '/api/api-keys')).status, 200)
   })
 
   it('answers 204 only once the key is revoked, and 404 for it from then on', async () => {

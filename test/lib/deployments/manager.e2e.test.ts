@@ -404,6 +404,22 @@ describe('deployment manager on the localnet', function () {
     })
   })
 
+  it('20 concurrent starts: one starts the deployment, the other 19 are 409 wrong_state, one DEPLOYMENT_STARTED', async () => {
+    const owner = Keypair.generate()
+    const d = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
+    t.ln.node.fund(new PublicKey(d.vault), {lamports: 100_000_000n, tokens: 1_000_000n})
+    await holdings(t, new PublicKey(d.vault))
+    const answers = await Promise.all(
+      Array.from({length: 20}, () => api(url(), owner, 'POST', `/api/deployments/${d.id}/start`)),
+    )
+    const statuses = answers.map((a) => a.status).sort()
+    assert.deepEqual(statuses, [200, ...Array<number>(19).fill(409)], JSON.stringify(answers.map((a) => a.body)))
+    for (const refused of answers.filter((a) => a.status === 409)) assert.equal(refused.body.error.code, 'wrong_state')
+    const started = (await deploymentEvents(url(), owner, d.id)).filter((e) => e.type === 'DEPLOYMENT_STARTED')
+    assert.equal(started.length, 1)
+    assert.equal((await api(url(), owner, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
+  })
+
   it("the list's status filter takes a comma-separated list; /jobs and /events answer pages, as the network's API does", async () => {
     const owner = Keypair.generate()
     const draft = await createDeployment(url(), owner, {strategy: 'SIMPLE'})

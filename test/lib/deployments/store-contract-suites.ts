@@ -148,6 +148,26 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         assert.equal((await store.anyVault())?.vault, made[0]!.vault.vault)
       })
 
+      it('moves a deployment only from the statuses given (of 20 moves at once, one), and changes no deployment that is gone', async () => {
+        const r = rows('d', newWallet().address, T0, {status: 'DRAFT'})
+        await store.createDeployment(r.deployment, r.revision, r.vault)
+        const moves = await Promise.all(
+          Array.from({length: 20}, (_, i) =>
+            store.moveDeployment('d', ['DRAFT', 'STOPPED'], {status: 'STARTING', started_at: T0 + i}, T0 + 1),
+          ),
+        )
+        const moved = moves.filter((m) => m !== undefined)
+        assert.equal(moved.length, 1)
+        assert.equal(moved[0]!.status, 'STARTING')
+        assert.deepEqual(await store.deployment('d'), moved[0])
+        assert.equal(await store.moveDeployment('d', ['DRAFT'], {status: 'STOPPED'}, T0 + 2), undefined)
+        assert.equal((await store.deployment('d'))!.status, 'STARTING')
+        assert.equal(await store.moveDeployment('gone', ['DRAFT'], {status: 'STARTING'}, T0 + 2), undefined)
+        await assert.rejects(store.updateDeployment('gone', {replicas: 2}, T0 + 2), {code: 'not_found'})
+        const back = await store.moveDeployment('d', ['STARTING'], {status: 'STOPPED'}, T0 + 3)
+        assert.deepEqual([back?.status, back?.updated_at], ['STOPPED', T0 + 3])
+      })
+
       it('keeps jobs, tasks (in flight, due, listed) and events, and deletes a deployment with them', async () => {
         const owner = newWallet().address
         const r = rows('d', owner, T0)

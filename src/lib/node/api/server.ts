@@ -92,13 +92,16 @@ export class NodeApi {
   private socketCount = 0
   private readonly firstMessageMs: number
   private readonly execStallMs: number
+  /** Unix ms: the clock headers and grants are checked against (a test moves it). */
+  private readonly now: () => number
 
   constructor(
     private readonly host: NodeApiHost,
-    options: {firstMessageMs?: number; execStallMs?: number} = {},
+    options: {firstMessageMs?: number; execStallMs?: number; now?: () => number} = {},
   ) {
     this.firstMessageMs = options.firstMessageMs ?? FIRST_MESSAGE_MS
     this.execStallMs = options.execStallMs ?? EXEC_STALL_MS
+    this.now = options.now ?? Date.now
     this.wss.on('connection', (socket) => this.connection(socket))
   }
 
@@ -335,7 +338,7 @@ export class NodeApi {
       return {ok: false, code: CLOSE.UNAUTHORIZED, reason: 'Unauthorized Request: no terminal grant'}
     const terms = await this.host.jobTerms(job)
     if (!terms) return {ok: false, code: CLOSE.INVALID_BODY, reason: `Could not find job with id ${job}`}
-    const scope = {poster: terms.poster, job, node: this.host.address, network: 'localnet', nowMs: Date.now()}
+    const scope = {poster: terms.poster, job, node: this.host.address, network: 'localnet', nowMs: this.now()}
     const verdict = checkTerminalGrant(body as {message: string; signature: string; op?: unknown}, scope)
     return verdict.ok
       ? {ok: true}
@@ -355,7 +358,7 @@ export class NodeApi {
       route,
       timeoutSeconds: terms.timeoutSeconds,
       timePartExpirySeconds: expiry,
-      nowMs: Date.now(),
+      nowMs: this.now(),
     }
   }
 }
