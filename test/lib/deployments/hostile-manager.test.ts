@@ -7,10 +7,13 @@
  */
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
+import {setFlagsFromString} from 'node:v8'
+import {runInNewContext} from 'node:vm'
 
 import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
+import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 
 const DEPLOYMENT = {
@@ -107,5 +110,45 @@ describe('deployment client: a hostile manager', () => {
     })
     const page = await new DeploymentClient(server.url, () => ({})).jobs(DEPLOYMENT.id)
     assert.equal(page.jobs.length, 1)
+  })
+
+  it('follows a manager that floods events at one instant in bounded memory', async function () {
+    this.timeout(120_000)
+    // 400 pages of 100 events of 9,000 characters, all of one instant and each new: 360 MB if all were kept.
+    const pages = 400
+    const filler = 'x'.repeat(9000)
+    let served = 0
+    server = await startServer((req, res) => {
+      const url = new URL(req.url!, 'http://x')
+      res.writeHead(200, {'content-type': 'application/json'})
+      if (!url.pathname.endsWith('/events')) return res.end(JSON.stringify({...DEPLOYMENT, status: 'STOPPED'}))
+      const page = served++
+      const events = Array.from({length: 100}, (_, i) => ({
+        category: 'Deployment',
+        type: 'FLOOD',
+        message: `${page}-${i}-${filler}`,
+        created_at: '2026-11-27T10:00:00.000Z',
+      }))
+      res.end(JSON.stringify({events, pagination: {cursor_next: page + 1 < pages ? `p${page + 1}` : null}}))
+    })
+    // What stays reachable, not the pages' garbage: measured after a full collection.
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    gc()
+    const base = process.memoryUsage().heapUsed
+    let peak = 0
+    let printed = 0
+    await deploymentEvents(new DeploymentClient(server.url, () => ({})), DEPLOYMENT.id, {
+      follow: true,
+      pollMs: 10,
+      event: () => {
+        printed++
+        if (printed % 5000 !== 0) return
+        gc()
+        peak = Math.max(peak, process.memoryUsage().heapUsed - base)
+      },
+    })
+    assert.equal(printed, pages * 100)
+    assert.ok(peak < 50 * 1024 * 1024, `what stays on the heap grew by ${Math.round(peak / 1024 / 1024)} MB`)
   })
 })
