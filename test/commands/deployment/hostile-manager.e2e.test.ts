@@ -80,4 +80,15 @@ describe('deployment commands against a hostile manager', () => {
     assert.match(error.message, /nests arrays and objects more than \d+ deep/)
     assert.doesNotMatch(result.stderr, /RangeError/)
   })
+
+  it('deployment withdraw of a vault that is the wallet itself is exit 5 (withdraw_refused), nothing asked for', async () => {
+    deployment = () => JSON.stringify(plain(owner.publicKey.toBase58()))
+    const result = await cli(['deployment', 'withdraw', ID, '--yes', '--json'])
+    assert.equal(result.code, 5, `exit ${result.code}: ${result.stdout.slice(0, 300)} ${result.stderr.slice(0, 300)}`)
+    const error = JSON.parse(result.stdout).error
+    assert.equal(error.code, 'withdraw_refused')
+    assert.match(error.message, new RegExp(`names your own wallet ${owner.publicKey.toBase58()} as the vault`))
+    assert.match(error.hint, /nothing was signed or sent/)
+    assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
+  })
 })

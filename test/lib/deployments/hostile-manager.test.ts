@@ -10,7 +10,10 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 import {setFlagsFromString} from 'node:v8'
 import {runInNewContext} from 'node:vm'
 
+import {SystemProgram, Keypair, Transaction} from '@solana/web3.js'
+
 import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
+import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
 import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
@@ -150,5 +153,33 @@ describe('deployment client: a hostile manager', () => {
     })
     assert.equal(printed, pages * 100)
     assert.ok(peak < 50 * 1024 * 1024, `what stays on the heap grew by ${Math.round(peak / 1024 / 1024)} MB`)
+  })
+})
+
+describe('deployment withdraw: a manager naming the owner as the vault', () => {
+  const owner = Keypair.generate()
+  const mint = Keypair.generate().publicKey
+
+  it('refuses the transaction before the wallet signs it (exit 5, withdraw_refused), naming why', () => {
+    // What such a manager answers: 5 SOL "from the vault" to the owner, the owner paying the fee, so the wallet's
+    // own signature is the only one it needs; signed here as the CLI would sign it.
+    const tx = new Transaction({feePayer: owner.publicKey, recentBlockhash: Keypair.generate().publicKey.toBase58()})
+    tx.add(SystemProgram.transfer({fromPubkey: owner.publicKey, toPubkey: owner.publicKey, lamports: 5_000_000_000}))
+    tx.sign(owner)
+    assert.ok(tx.verifySignatures(), 'a real signature')
+    const base64 = tx.serialize().toString('base64')
+    let error: unknown
+    try {
+      checkWithdraw(base64, owner.publicKey, owner.publicKey, mint, 1_000_000n)
+    } catch (caught) {
+      error = caught
+    }
+    assert.ok(
+      error instanceof GpunetError,
+      'the transaction was taken: the CLI would sign it and print "Withdrew 5 SOL"',
+    )
+    assert.equal(error.code, 'withdraw_refused')
+    assert.equal(error.exitCode, ExitCode.UNAVAILABLE)
+    assert.match(error.message, /names your own wallet \S+ as the vault/)
   })
 })
