@@ -153,8 +153,7 @@ export async function startService(
     storage,
     masterKey: options.masterKey ?? randomBytes(32),
     authority: options.authority,
-    // Every test's owners come from 127.0.0.1.
-    limits: {newOwnersPerIp: {limit: 100_000, windowMs: 60_000}, ...options.limits},
+    limits: options.limits,
     log: (line) => lines.push(line),
     trustProxy: options.trustProxy,
     now: options.now,

@@ -3,7 +3,7 @@ import {PublicKey} from '@solana/web3.js'
 import {deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-command.js'
 import {deploymentFlags, marketFlags} from '../../cli/flags.js'
 import {checkState} from '../../lib/deployments/client-states.js'
-import {checkWithdraw, sendWithdraw} from '../../lib/deployments/client-vault.js'
+import {checkVaultIsNotOwner, checkWithdraw, sendWithdraw} from '../../lib/deployments/client-vault.js'
 import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
@@ -48,13 +48,15 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     const deployment = await connection.client.get(args.id)
     checkState(deployment, 'withdraw')
     const vault = new PublicKey(deployment.vault)
+    // Before the question: a manager naming the wallet itself as the vault has nothing to give back.
+    const wallet = await connection.wallet()
+    checkVaultIsNotOwner(vault, wallet.publicKey)
     await this.confirmFirst(flags.yes, {
       question: `Withdraw everything the vault ${vault.toBase58()} of deployment ${args.id} holds to your wallet?`,
       doing: `withdraw the vault of deployment ${args.id}`,
       short: 'withdraw it',
     })
     const net = await connectMarket(this.settings, note)
-    const wallet = await connection.wallet()
     const transaction = await connection.client.withdraw(vault.toBase58())
     let signature: string | null = null
     let returned = {lamports: 0n, tokens: 0n}

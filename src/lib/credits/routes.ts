@@ -38,6 +38,11 @@ const MAX_SECONDS = 30 * 24 * 3600
 export const CREDIT_UNITS = 1_000_000
 /** SOL the credits wallet keeps for fees and rent, topped up from the faucet. */
 const WALLET_LAMPORTS = 50_000_000n
+/**
+ * SOL set aside for each listing or extension in flight, on top of WALLET_LAMPORTS: the rent of a job and a run
+ * account (about 4.3 million lamports) and the fees, with room.
+ */
+const LAMPORTS_PER_REQUEST = 10_000_000n
 
 export interface CreditRoutesOptions {
   ledger: CreditLedger
@@ -83,12 +88,37 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     const {assigned, reserved, settled} = ledger.balance(owner)
     return assigned - reserved - settled
   }
-  /** Keeps the wallet able to pay `tokens` and a few transactions. */
-  const provide = async (tokens: bigint) => {
-    const have = await rpcCall(connection, () => readBalances(connection, wallet.publicKey, net.mint))
-    const lamports = have.lamports < WALLET_LAMPORTS ? WALLET_LAMPORTS : 0n
-    const more = have.tokens < tokens ? tokens - have.tokens : 0n
-    if (lamports > 0n || more > 0n) await options.fund(lamports, more)
+  // What the requests in flight need of the wallet: each claims its tokens and SOL before it is quoted and gives
+  // them back once its transaction is settled (landed or not), and the wallet is topped up to cover every claim.
+  // Topped up per request, each request of a burst took the funds the others had been topped up with, and most
+  // were refused 402 while their owners' credits covered them: now a burst is answered by the owners' credits.
+  let claimedTokens = 0n
+  let claimedLamports = 0n
+  let topUps: Promise<void> = Promise.resolve()
+  /**
+   * Runs `work` with `tokens` and a transaction's SOL of the wallet claimed, the wallet topped up from the faucet to
+   * cover every claim in flight; the claim ends with `work` (its transaction landed, expired or never sent).
+   */
+  const provided = async <T>(tokens: bigint, work: () => Promise<T>): Promise<T> => {
+    claimedTokens += tokens
+    claimedLamports += LAMPORTS_PER_REQUEST
+    try {
+      // One top-up at a time, each for all claimed so far: a burst costs a few faucet calls, not one a request,
+      // and a balance read while another top-up is on its way is never taken for the whole.
+      const topUp = topUps.then(async () => {
+        const have = await rpcCall(connection, () => readBalances(connection, wallet.publicKey, net.mint))
+        const wantLamports = WALLET_LAMPORTS + claimedLamports
+        const lamports = have.lamports < wantLamports ? wantLamports - have.lamports : 0n
+        const more = have.tokens < claimedTokens ? claimedTokens - have.tokens : 0n
+        if (lamports > 0n || more > 0n) await options.fund(lamports, more)
+      })
+      topUps = topUp.catch(() => {})
+      await topUp
+      return await work()
+    } finally {
+      claimedTokens -= tokens
+      claimedLamports -= LAMPORTS_PER_REQUEST
+    }
   }
 
   /**
@@ -219,39 +249,40 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         const units = account.jobPrice * seconds
         // Refused before the faucet or the chain is asked; the hold below is the atomic check.
         if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
-        await provide(units)
-        const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
-        const job = quote.transaction.signers[1]!.publicKey.toBase58()
-        const signed = signOnce(quote.transaction)
-        const answer: Answer = {
-          status: 200,
-          body: {
-            tx: signed.signature,
-            job,
-            run: quote.transaction.signers[2]!.publicKey.toBase58(),
-            credits: {
-              costUSD: Number(units) / CREDIT_UNITS,
-              creditsUsed: Number(units) / CREDIT_UNITS,
-              reservationId: job,
-              project: wallet.address,
+        return provided(units, async () => {
+          const quote = await quotePost(net, wallet, new PublicKey(market), ipfsHash, seconds)
+          const job = quote.transaction.signers[1]!.publicKey.toBase58()
+          const signed = signOnce(quote.transaction)
+          const answer: Answer = {
+            status: 200,
+            body: {
+              tx: signed.signature,
+              job,
+              run: quote.transaction.signers[2]!.publicKey.toBase58(),
+              credits: {
+                costUSD: Number(units) / CREDIT_UNITS,
+                creditsUsed: Number(units) / CREDIT_UNITS,
+                reservationId: job,
+                project: wallet.address,
+              },
             },
-          },
-        }
-        // Saved before the hold and the send: if this process stops now, the next one asks the chain (resolveOrphans).
-        const {lastValidBlockHeight} = quote.transaction.blockhash
-        intend({
-          kind: 'list',
-          job,
-          tx: signed.signature,
-          lastValidBlockHeight,
-          units: Number(units),
-          status: answer.status,
-          answer: answer.body,
+          }
+          // Saved before the hold and the send: if this process stops now, the next one asks the chain (resolveOrphans).
+          const {lastValidBlockHeight} = quote.transaction.blockhash
+          intend({
+            kind: 'list',
+            job,
+            tx: signed.signature,
+            lastValidBlockHeight,
+            units: Number(units),
+            status: answer.status,
+            answer: answer.body,
+          })
+          const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
+          if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
+          await listOnce(quote, job, units, signed)
+          return answer
         })
-        const hold = {job, market, price: Number(account.jobPrice), units: Number(units)}
-        if (!ledger.reserve(who, hold, now())) throw insufficient(ledger.balance(who), Number(units))
-        await listOnce(quote, job, units, signed)
-        return answer
       })
     })
 
@@ -265,41 +296,42 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
         const view = await liveJob(held)
         const units = view.job.price * BigInt(seconds)
         if (free(who) < Number(units)) throw insufficient(ledger.balance(who), Number(units))
-        await provide(units)
-        const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
-        const signed = signOnce(quote.transaction)
-        const used = Number(units) / CREDIT_UNITS
-        const answer: Answer = {
-          status: 200,
-          body: {
-            tx: signed.signature,
-            job: address,
-            credits: {costUSD: used, creditsUsed: used, reservationId: address},
-          },
-        }
-        const {lastValidBlockHeight} = quote.transaction.blockhash
-        const intent = {kind: 'extend' as const, job: address, tx: signed.signature, lastValidBlockHeight}
-        intend({...intent, units: Number(units), status: answer.status, answer: answer.body})
-        if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
-          throw insufficient(ledger.balance(who), Number(units))
-        let landed: string | null
-        try {
-          landed = await sendSigned(connection, signed.raw, lastValidBlockHeight)
-        } catch (error) {
-          // No answer: the chain says whether it landed (then it is paid for, and answered).
-          if ((await txLanded(signed.signature).catch(() => null)) === true) return answer
-          ledger.release(address, Number(units))
-          throw error
-        }
-        if (landed === null) {
-          ledger.release(address, Number(units))
-          throw new ApiError(
-            503,
-            'transaction_expired',
-            'the extension expired before it was confirmed; nothing was charged',
-          )
-        }
-        return answer
+        return provided(units, async () => {
+          const quote = await quoteExtend(net, wallet, view, view.job.timeout + BigInt(seconds))
+          const signed = signOnce(quote.transaction)
+          const used = Number(units) / CREDIT_UNITS
+          const answer: Answer = {
+            status: 200,
+            body: {
+              tx: signed.signature,
+              job: address,
+              credits: {costUSD: used, creditsUsed: used, reservationId: address},
+            },
+          }
+          const {lastValidBlockHeight} = quote.transaction.blockhash
+          const intent = {kind: 'extend' as const, job: address, tx: signed.signature, lastValidBlockHeight}
+          intend({...intent, units: Number(units), status: answer.status, answer: answer.body})
+          if (!ledger.reserve(who, {...held, units: Number(units)}, now()))
+            throw insufficient(ledger.balance(who), Number(units))
+          let landed: string | null
+          try {
+            landed = await sendSigned(connection, signed.raw, lastValidBlockHeight)
+          } catch (error) {
+            // No answer: the chain says whether it landed (then it is paid for, and answered).
+            if ((await txLanded(signed.signature).catch(() => null)) === true) return answer
+            ledger.release(address, Number(units))
+            throw error
+          }
+          if (landed === null) {
+            ledger.release(address, Number(units))
+            throw new ApiError(
+              503,
+              'transaction_expired',
+              'the extension expired before it was confirmed; nothing was charged',
+            )
+          }
+          return answer
+        })
       })
     })
 

@@ -102,6 +102,7 @@ export function checkWithdraw(
   mint: PublicKey,
   maxPriorityFeeLamports: bigint,
 ): {transaction: VersionedTransaction; plan: WithdrawPlan} {
+  checkVaultIsNotOwner(vault, owner)
   let transaction: VersionedTransaction
   try {
     transaction = VersionedTransaction.deserialize(Buffer.from(base64, 'base64'))
@@ -169,6 +170,18 @@ export function checkWithdraw(
     throw refused('asks your wallet for a priority fee above --max-priority-fee')
   }
   return {transaction, plan}
+}
+
+/**
+ * Refuses (exit 5) a vault that is the owner's own wallet: every transfer "from the vault to your wallet" would then
+ * be from the wallet to itself, signed by the wallet alone, moving nothing but the fee while reading as a withdraw.
+ */
+export function checkVaultIsNotOwner(vault: PublicKey, owner: PublicKey): void {
+  if (vault.equals(owner)) {
+    throw refused(
+      `names your own wallet ${owner.toBase58()} as the vault: a transfer from it to you moves nothing but the fee`,
+    )
+  }
 }
 
 /**

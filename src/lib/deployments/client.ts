@@ -6,11 +6,26 @@
 import {z} from 'zod'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
+import {describeHttpFailure, httpFetch, readBodyAtMost, type Response} from '../http/client.js'
+import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {stripControls} from '../text/terminal-text.js'
 
 /** The most bytes one answer may have: a page of 100 deployments or events is far less. */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+/**
+ * The deepest an answer may nest: a job definition may nest MAX_NESTING_DEPTH deep, and a page holds one a few
+ * levels down (`{jobs: [{jobDefinition}]}`, `{revisions: [{job_definition}]}`); past this nothing walks it (zod,
+ * the `--json` printer), so no answer can overflow the stack.
+ */
+export const MAX_ANSWER_DEPTH = MAX_NESTING_DEPTH + 8
+
+/**
+ * How long one answer may take, from sending the request to its last byte: the agent's timeouts bound only the
+ * headers and each gap between chunks, so a manager dripping a byte at a time would hold a command for ever. A
+ * manager answers every route at once (its work is done by its worker), and 4 MiB in a minute is 70 KB/s.
+ */
+export const MANAGER_ANSWER_TIMEOUT_MS = 60_000
 
 /** A message or hint the manager sends is cut to this many characters before it reaches an error. */
 const MAX_REMOTE_TEXT = 500
@@ -153,6 +168,8 @@ export interface ClientOptions {
   maxRetryAfterMs?: number
   /** Waits; tests may shorten it. */
   sleep?: (ms: number) => Promise<void>
+  /** The most one answer may take, headers and body (default MANAGER_ANSWER_TIMEOUT_MS); exit 5 past it. */
+  answerTimeoutMs?: number
 }
 
 /** One request's extras: an Idempotency-Key makes a POST safe to send again after a 429 or a lost answer. */
@@ -285,19 +302,23 @@ export class DeploymentClient {
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
     const retries = IDEMPOTENT.has(method) ? 0 : (this.options.rateLimitRetries ?? RATE_LIMIT_RETRIES)
     const sleep = this.options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
+    const timeoutMs = this.options.answerTimeoutMs ?? MANAGER_ANSWER_TIMEOUT_MS
     for (let attempt = 0; ; attempt++) {
+      // Each try has the whole deadline: a 429's wait is not the manager's answer time.
+      const deadline = AbortSignal.timeout(timeoutMs)
       const response = await this.send(
         method,
         path,
         headers,
         body,
         options.idempotencyKey !== undefined && attempt < retries,
+        deadline,
       )
       if (response === 'lost') {
         await sleep(backoffMs(attempt))
         continue
       }
-      const raw = this.redact(await readBounded(response, this.url))
+      const raw = this.redact(await this.read(response, deadline))
       if (response.status === 429 && attempt < retries) {
         await sleep(retryAfterMs(response.headers.get('retry-after'), attempt, this.options.maxRetryAfterMs))
         continue
@@ -309,6 +330,14 @@ export class DeploymentClient {
         value = JSON.parse(raw)
       } catch {
         throw malformed(this.url, `${method} ${path.split('?')[0]} answered ${response.status} with no JSON document`)
+      }
+      // JSON.parse does not recurse, but zod and the --json printer do: a deep answer stops here.
+      const deep = tooDeepAt(value, MAX_ANSWER_DEPTH)
+      if (deep !== null) {
+        throw malformed(
+          this.url,
+          `${method} ${path.split('?')[0]} answered a document that nests arrays and objects more than ${MAX_ANSWER_DEPTH} deep (at ${deep.slice(0, 8).join('.')}…)`,
+        )
       }
       const parsed = schema.safeParse(value)
       if (!parsed.success) {
@@ -333,14 +362,17 @@ export class DeploymentClient {
     headers: Record<string, string>,
     body: unknown,
     resendable: boolean,
+    deadline: AbortSignal,
   ): Promise<Response | 'lost'> {
     try {
       return await httpFetch(`${this.url}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal: deadline,
       })
     } catch (error) {
+      if (deadline.aborted) throw this.timedOut()
       if (resendable) return 'lost'
       throw new GpunetError(
         'manager_unreachable',
@@ -352,6 +384,46 @@ export class DeploymentClient {
         },
       )
     }
+  }
+
+  /**
+   * The answer's text, refused past MAX_ANSWER_BYTES (whatever its Content-Length claims) without reading on, and
+   * past the answer's deadline (exit 5 either way).
+   */
+  private async read(response: Response, deadline: AbortSignal): Promise<string> {
+    let bytes: Uint8Array | 'too_large'
+    try {
+      bytes = await readBodyAtMost(response, MAX_ANSWER_BYTES)
+    } catch (error) {
+      if (deadline.aborted) throw this.timedOut()
+      throw new GpunetError(
+        'manager_unreachable',
+        `the deployment manager at ${this.url} broke off its answer (${describeHttpFailure(error)})`,
+        {
+          exitCode: ExitCode.UNAVAILABLE,
+          hint: 'try again; if it persists, the manager is failing',
+          fields: {manager: this.url},
+        },
+      )
+    }
+    if (bytes === 'too_large')
+      throw malformed(this.url, `an answer of more than the ${MAX_ANSWER_BYTES} bytes gpunet reads`)
+    return Buffer.from(bytes).toString('utf8')
+  }
+
+  /** The error of an answer that did not arrive whole within the deadline. */
+  private timedOut(): GpunetError {
+    const ms = this.options.answerTimeoutMs ?? MANAGER_ANSWER_TIMEOUT_MS
+    const within = ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
+    return new GpunetError(
+      'manager_timeout',
+      `the deployment manager at ${this.url} sent no whole answer within ${within}`,
+      {
+        exitCode: ExitCode.UNAVAILABLE,
+        hint: 'nothing more is read from it; try again, and if it persists the manager is failing',
+        fields: {manager: this.url},
+      },
+    )
   }
 
   /** The text with every credential this client sends cut out: a manager that echoes a key must not print it. */
@@ -397,27 +469,6 @@ function search(query: Record<string, string | number | undefined>): string {
   for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
   const text = params.toString()
   return text ? `?${text}` : ''
-}
-
-/** The answer's text, refused past MAX_ANSWER_BYTES (whatever its Content-Length claims) without reading on. */
-async function readBounded(response: Response, url: string): Promise<string> {
-  const declared = Number(response.headers.get('content-length'))
-  if (declared > MAX_ANSWER_BYTES) {
-    await response.body?.cancel()
-    throw malformed(url, `an answer of ${declared} bytes, more than the ${MAX_ANSWER_BYTES} gpunet reads`)
-  }
-  if (!response.body) return ''
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength
-    if (size > MAX_ANSWER_BYTES) {
-      await response.body.cancel().catch(() => undefined)
-      throw malformed(url, `an answer of more than the ${MAX_ANSWER_BYTES} bytes gpunet reads`)
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 function malformed(url: string, why: string): GpunetError {

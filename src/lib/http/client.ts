@@ -111,6 +111,27 @@ export function httpFetch(url: string | URL, init: RequestInit = {}): Promise<Re
   return undiciFetch(url, {...init, dispatcher: httpDispatcher(url)})
 }
 
+/**
+ * The body of `response`, or 'too_large' once it passes `maxBytes` (by its Content-Length, before reading any, or
+ * while it streams): the one bounded reader of a stranger's answer. The stream is cancelled either way, which
+ * closes the connection, so nothing past the bound is read. A stalled or aborted body rejects as fetch does.
+ */
+export async function readBodyAtMost(response: Response, maxBytes: number): Promise<Uint8Array | 'too_large'> {
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+    await response.body?.cancel().catch(() => undefined)
+    return 'too_large'
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  // Leaving the loop early cancels the stream.
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength
+    if (size > maxBytes) return 'too_large'
+    chunks.push(chunk)
+  }
+  return new Uint8Array(Buffer.concat(chunks, size))
+}
+
 /** A whole answer read as text: what a JSON-RPC client needs of a response, in fetch's names. */
 export interface TextResponse {
   status: number

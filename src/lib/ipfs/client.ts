@@ -10,7 +10,7 @@ import '../http/builtin-fetch-first.js'
 import {FormData} from 'undici'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type RequestInit, type Response} from '../http/client.js'
+import {describeHttpFailure, httpFetch, readBodyAtMost, type RequestInit, type Response} from '../http/client.js'
 import {computeCidV0} from './cid.js'
 
 const UPLOAD_TIMEOUT_MS = 120_000
@@ -141,25 +141,13 @@ function contentMismatch(gateway: string, cid: string, actual: string): GpunetEr
 
 /** The body of `res`, refused once it passes `maxBytes` (by its Content-Length, or while it streams). */
 async function readAtMost(res: Response, maxBytes: number, cid: string): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new GpunetError('content_too_large', `the content of ${cid} is larger than ${maxBytes} bytes`, {
-      exitCode: ExitCode.INVALID_INPUT,
-      hint: 'raise the limit with GPUNET_MAX_CONTENT_BYTES or `gpunet config set maxContentBytes BYTES`',
-      fields: {cid, maxBytes},
-    })
-  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
-    await res.body?.cancel()
-    throw tooLarge()
-  }
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of res.body ?? []) {
-    size += chunk.byteLength
-    // Leaving the loop cancels the stream, which closes the connection.
-    if (size > maxBytes) throw tooLarge()
-    chunks.push(chunk)
-  }
-  return new Uint8Array(Buffer.concat(chunks, size))
+  const bytes = await readBodyAtMost(res, maxBytes)
+  if (bytes !== 'too_large') return bytes
+  throw new GpunetError('content_too_large', `the content of ${cid} is larger than ${maxBytes} bytes`, {
+    exitCode: ExitCode.INVALID_INPUT,
+    hint: 'raise the limit with GPUNET_MAX_CONTENT_BYTES or `gpunet config set maxContentBytes BYTES`',
+    fields: {cid, maxBytes},
+  })
 }
 
 async function storeRequest(base: string, path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {

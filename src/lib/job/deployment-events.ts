@@ -2,6 +2,7 @@
  * `deployment events`: a deployment's events oldest first, every page; with `follow`, the new ones as the manager
  * records them (asked every `pollMs`), until the deployment is STOPPED or ARCHIVED.
  */
+import {createHash} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {DeploymentClient, DeploymentEvent} from '../deployments/client.js'
@@ -13,6 +14,36 @@ const FINAL = new Set(['STOPPED', 'ARCHIVED'])
 
 /** The most pages one read takes (100 events each): a manager whose cursors never end cannot hold gpunet. */
 const MAX_PAGES = 1000
+
+/**
+ * How many events of the latest instant are remembered (as 32-byte digests) to print each once: a manager
+ * flooding one instant with new events cannot grow gpunet's memory past about a megabyte. An honest manager
+ * records far fewer at one millisecond; past this many, the oldest of that instant may print again.
+ */
+export const SEEN_EVENTS = 10_000
+
+/** The last `max` keys added, in order of arrival: a bounded window of what was seen. */
+class SeenWindow {
+  private readonly keys = new Set<string>()
+
+  constructor(private readonly max: number) {}
+
+  has(key: string): boolean {
+    return this.keys.has(key)
+  }
+
+  add(key: string): void {
+    this.keys.add(key)
+    // A Set iterates in insertion order: its first key is the oldest.
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value as string)
+  }
+}
+
+/** An event's identity: what tells two events of one instant apart, digested to a fixed size. */
+function eventKey(event: DeploymentEvent): string {
+  const text = JSON.stringify([event.created_at, event.type, event.message, event.tx ?? null])
+  return createHash('sha256').update(text).digest('base64')
+}
 
 export interface EventsOptions {
   follow: boolean
@@ -31,7 +62,7 @@ export async function deploymentEvents(
 ): Promise<{events: number; status: string | null}> {
   // Events of one instant are told apart by their content: the next read from that instant on repeats them.
   let since: string | undefined
-  let atSince = new Set<string>()
+  let atSince = new SeenWindow(SEEN_EVENTS)
   let count = 0
   for (;;) {
     // The state first: events recorded before a final state are all read below before following stops.
@@ -40,12 +71,12 @@ export async function deploymentEvents(
     for (let page = 0; page < MAX_PAGES; page++) {
       const answer = await client.events(id, {sort_order: 'asc', limit: 100, cursor, created_after: since})
       for (const event of answer.events) {
-        const key = JSON.stringify([event.created_at, event.type, event.message, event.tx ?? null])
         if (since !== undefined && event.created_at < since) continue
+        const key = eventKey(event)
         if (event.created_at === since && atSince.has(key)) continue
         if (event.created_at !== since) {
           since = event.created_at
-          atSince = new Set()
+          atSince = new SeenWindow(SEEN_EVENTS)
         }
         atSince.add(key)
         count++

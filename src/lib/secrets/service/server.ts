@@ -42,7 +42,9 @@ export interface ServiceLimits extends Quota {
   jobRefusalsPerAddress: RateLimit
   /**
    * Owners whose first secrets are stored, per client IP: one IP cannot use up the store with throwaway keys, so
-   * the total (`totalBytes`) stays a last resort that a new owner elsewhere does not meet.
+   * the total (`totalBytes`) stays a last resort that a new owner elsewhere does not meet. From a loopback address
+   * each owner counts for itself instead, as failed logins do: every local user shares 127.0.0.1, so one local
+   * process's throwaway owners must not refuse the others' first secrets; the total still bounds them.
    */
   newOwnersPerIp: RateLimit
   /** How long a job login may wait for the chain and the content store in all before it answers 503. */
@@ -275,7 +277,11 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     const secrets = parseSecrets(bodyParams(request).secrets)
     // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted; each owner
     // counts once, so an owner's own concurrent first writes do not use up the address's allowance.
-    if ((await storage.list(owner)).length === 0) {
+    // From this machine the identity is the owner itself, as for failed logins (see ServiceLimits): an owner is one
+    // new owner, never past an allowance of one or more, so nothing is counted (a window per throwaway owner would
+    // only grow the service's memory).
+    const counted = !isLoopbackAddress(request.ip) || limits.newOwnersPerIp.limit < 1
+    if (counted && (await storage.list(owner)).length === 0) {
       const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
       if (retryAfter !== undefined)
         throw new HttpError(

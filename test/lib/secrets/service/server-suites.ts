@@ -665,6 +665,24 @@ export function secretsServiceSuites(adapters: Adapter[]): void {
         }
       })
 
+      it('on loopback counts new owners per owner: 100 throwaway owners leave every other local user room (issue 61)', async () => {
+        // The default allowance, as a localnet runs it: every local user shares 127.0.0.1.
+        const s = await startService(adapter, {limits: {newOwnersPerIp: DEFAULT_LIMITS.newOwnersPerIp}})
+        try {
+          const first = async (wallet = newWallet()) => {
+            const token = ((await call(s.url, 'POST', '/login', {params: signLogin(wallet)})).body as {token: string})
+              .token
+            return call(s.url, 'POST', '/secrets', {token, params: {secrets: {KEY: 'x'}}})
+          }
+          const throwaway = await Promise.all(Array.from({length: DEFAULT_LIMITS.newOwnersPerIp.limit}, () => first()))
+          assert.deepEqual(new Set(throwaway.map((a) => a.status)), new Set([200]))
+          const alice = await first()
+          assert.equal(alice.status, 200, `another local user's first secret: ${alice.text}`)
+        } finally {
+          await s.stop()
+        }
+      })
+
       it('limits valid logins per address and failed logins per client IP, never successes per IP', async () => {
         const s = await startService(adapter, {
           limits: {loginPerAddress: {limit: 3, windowMs: 60_000}, loginFailuresPerIp: {limit: 5, windowMs: 60_000}},
