@@ -34,7 +34,7 @@ import {
 } from './stable-url.js'
 
 /**
- * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
+ * The header on every answer the gateway gives itself (never on a job service's: taken off theirs), naming why: `not-ready`,
  * `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can be passed on:
  * a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with no replica
  * ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its 404.
@@ -75,8 +75,9 @@ export const GATEWAY_REQUEST_TIMEOUT_MS = 300_000
 export const GATEWAY_KEEP_ALIVE_TIMEOUT_MS = 5000
 
 /**
- * How long a job's service may stay silent before the head of its answer to an upgrade, counted from the last
- * byte either way: then the upgrade is answered 502. Above the 120 s a service may hold a request (long polls, an autoscaler's
+ * How long a job's service may stay silent before the head of its answer (an HTTP answer or an upgrade's),
+ * counted from the last byte either way: then the request is given up (resent to another replica of a stable URL
+ * when it may be, the replica ejected). Above the 120 s a service may hold a request (long polls, an autoscaler's
  * held requests), with room; an answer once begun, or a tunnel once upgraded, has no idle bound while open both ways.
  */
 export const GATEWAY_ANSWER_TIMEOUT_MS = 180_000
@@ -393,7 +394,8 @@ export class Gateway {
       {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
       (answer) => {
         answered()
-        // The job's end resets an answer still under way.
+        // Answering: a quiet stream is not cut; the job's end resets it.
+        upstream.setTimeout(0)
         res.once('close', enter(this.open, target.job, {hostPort: target.hostPort, abandon: () => res.destroy()}))
         const problem = invalidAnswer(answer)
         if (problem !== null) {
@@ -404,7 +406,7 @@ export class Gateway {
           return sendPage(req, res, 502, 'Bad gateway', message, 'invalid-answer')
         }
         try {
-          res.writeHead(answer.statusCode!, answer.rawHeaders)
+          res.writeHead(answer.statusCode!, withoutGatewayHeader(answer.rawHeaders))
         } catch {
           // Checked above; should Node still refuse it, the response is half set up, so no page is written on it:
           // the client's connection ends, the gateway goes on.
@@ -430,6 +432,8 @@ export class Gateway {
       socket.once('connect', () => clearTimeout(timer))
       socket.once('close', () => clearTimeout(timer))
     })
+    // A replica that accepts and never answers (silent from the last byte either way) is given up as one gone.
+    upstream.setTimeout(this.answerTimeoutMs, () => fail('ETIMEDOUT', 'no answer within the answer timeout'))
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       answered()
       if (res.headersSent) {
@@ -586,8 +590,8 @@ export class Gateway {
 
   /**
    * Connects the upgraded connection to the first upstream that takes it (the next when one fails to connect).
-   * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on;
-   * then bytes flow both ways, with no idle bound while both sides are open. Once
+   * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on
+   * without the gateway's own header; then bytes flow both ways, with no idle bound while both sides are open. Once
    * either side ends its half, the other is ended too, and both are closed after the half-closed bound of quiet;
    * the job's end resets both.
    */
@@ -644,10 +648,14 @@ export class Gateway {
         return
       }
       upstream.off('data', onHead)
-      const whole = answerHead
+      // Only the gateway's own answers carry its header: a service's would pass its answer off as the gateway's.
+      const lines = answerHead.subarray(0, end).toString('latin1').split('\r\n')
+      const kept = lines.filter((line) => line.split(':', 1)[0]!.trim().toLowerCase() !== GATEWAY_ANSWER_HEADER)
+      const rest = answerHead.subarray(end + 4)
       answerHead = null
       upstream.setTimeout(0)
-      socket.write(whole)
+      socket.write(Buffer.from(`${kept.join('\r\n')}\r\n\r\n`, 'latin1'))
+      if (rest.length > 0) socket.write(rest)
       upstream.pipe(socket)
     }
     const halfClosed = () => {
@@ -710,6 +718,14 @@ function enter(registry: Map<string, Set<Pending>>, job: string, pending: Pendin
     set.delete(pending)
     if (set.size === 0 && registry.get(key) === set) registry.delete(key)
   }
+}
+
+/** A service's raw headers without the gateway's own header: only the gateway's answers carry it. */
+function withoutGatewayHeader(raw: string[]): string[] {
+  const kept: string[] = []
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.toLowerCase() !== GATEWAY_ANSWER_HEADER) kept.push(raw[i]!, raw[i + 1] ?? '')
+  return kept
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The gateway under a hostile job or a stranger (issue 61): its connections and tunnels are bounded in idle time and
- * per source, a half-closed tunnel ends both ways, and a job's tunnels are reset when its service goes. Real servers on 127.0.0.1;
+ * per source, a half-closed tunnel ends both ways, a job's tunnels are reset when its service goes, a silent
+ * replica is given up, and a service cannot pass its answer off as the gateway's own. Real servers on 127.0.0.1;
  * the long real bounds are asserted as values, the tests run with small ones given through options.
  */
 import {strict as assert} from 'node:assert'
@@ -21,6 +22,7 @@ import * as gatewayModule from '../../../src/lib/node/gateway.js'
 import {Gateway} from '../../../src/lib/node/gateway.js'
 
 const JOB = 'Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb'
+const OTHER = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'
 
 /** The constants the gateway exports for its bounds (read by name: the test says which are missing). */
 const bound = (name: string): number => {
@@ -102,13 +104,13 @@ function probe(
 }
 
 describe('node gateway bounds: the values', () => {
-  it('holds more than 100 requests from one source, gives a silent upgrade more than 120 s, and says so', () => {
+  it('holds more than 100 requests from one source, gives a silent replica more than 120 s, and says so', () => {
     const perSource = bound('MAX_GATEWAY_CONNECTIONS_PER_SOURCE')
     const total = bound('MAX_GATEWAY_CONNECTIONS')
     // An autoscaler's 100 held requests, plus the suites' own concurrency, from the one address 127.0.0.1.
     assert.ok(perSource >= 200, `per source ${perSource}`)
     assert.ok(total >= 2 * perSource, `total ${total}, per source ${perSource}`)
-    // A service holding an upgrade 120 s (the autoscaling issue's hold of requests) is not given up.
+    // A replica holding a request 120 s (the autoscaling issue's hold) is not given up.
     assert.ok(bound('GATEWAY_ANSWER_TIMEOUT_MS') > 120_000)
     assert.ok(bound('GATEWAY_TUNNEL_HALF_CLOSED_MS') <= 30_000)
     // The real server carries the bounds: Node's own options.
@@ -293,6 +295,70 @@ describe('node gateway bounds: a stranger holding connections', function () {
       await gateway.close()
       upstream.closeAllConnections()
       await new Promise((r) => upstream.close(r))
+    }
+  })
+})
+
+describe('node gateway bounds: what a replica answers', function () {
+  this.timeout(10_000)
+
+  it("strips a service's own x-gpunet-gateway header, from an answer and from an upgrade's answer", async () => {
+    const forged = 'HTTP/1.1 404 Not Found\r\nX-Gpunet-Gateway: not-ready\r\ncontent-length: 2\r\nx-kept: 1\r\n\r\nno'
+    const service = createNetServer((socket) => {
+      socket.on('error', () => {})
+      let seen = ''
+      socket.on('data', (chunk: Buffer) => {
+        seen += chunk.toString('latin1')
+        if (seen.includes('\r\n\r\n')) socket.end(forged)
+      })
+    })
+    const port = await listening(service)
+    const gateway = new Gateway()
+    await gateway.listen(0)
+    gateway.register(JOB, [80])
+    gateway.ready(JOB, 80, port)
+    try {
+      const answer = await probe(gateway, `${JOB}.node.localhost`)
+      assert.deepEqual({status: answer?.status, gateway: answer?.gateway}, {status: 404, gateway: undefined})
+      const upgrade = await upgradeRequest(gateway, `${JOB}.node.localhost`)
+      await until(() => upgrade.received().includes('\r\n\r\n'), 2000)
+      assert.match(upgrade.received(), /^HTTP\/1\.1 404 Not Found\r\n/)
+      assert.match(upgrade.received(), /x-kept: 1\r\n/)
+      assert.doesNotMatch(upgrade.received(), /x-gpunet-gateway/i)
+      upgrade.socket.destroy()
+    } finally {
+      await gateway.close()
+      await new Promise((r) => service.close(r))
+    }
+  })
+
+  it("gives up a stable URL's silent replica after the answer bound and sends the request to another", async () => {
+    const silent = await silentService()
+    const good = createServer((_req, res) => res.end('fine'))
+    const goodPort = await listening(good)
+    const gateway = new Gateway({answerTimeoutMs: 300})
+    await gateway.listen(0)
+    gateway.register(JOB, [80])
+    gateway.ready(JOB, 80, silent.port)
+    gateway.register(OTHER, [80])
+    gateway.ready(OTHER, 80, goodPort)
+    gateway.useDeployments({
+      deploymentRoutes: async () => [
+        {job: JOB, ready: true, draining: false},
+        {job: OTHER, ready: true, draining: false},
+      ],
+    })
+    try {
+      const answers = await Promise.all(Array.from({length: 6}, () => probe(gateway, 'dep1.deploy.localhost', 3000)))
+      const fine = answers.filter((a) => a?.status === 200 && a.body === 'fine').length
+      assert.equal(fine, 6, `${fine} of 6 answered`)
+      assert.ok(silent.accepted.length > 0, 'the silent replica had its turn')
+    } finally {
+      await gateway.close()
+      for (const socket of silent.accepted) socket.destroy()
+      await new Promise((r) => silent.server.close(r))
+      good.closeAllConnections()
+      await new Promise((r) => good.close(r))
     }
   })
 })
