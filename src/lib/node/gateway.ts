@@ -34,10 +34,11 @@ import {
 } from './stable-url.js'
 
 /**
- * The header on every answer the gateway gives itself (never on a job service's: taken off theirs), naming why: `not-ready`,
- * `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can be passed on:
- * a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with no replica
- * ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its 404.
+ * The header on every answer the gateway gives itself (never on a job service's: taken off theirs), naming why:
+ * `not-ready`, `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can
+ * be passed on: a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with
+ * no replica ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its
+ * 404.
  */
 export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
 
@@ -310,7 +311,7 @@ export class Gateway {
     this.abandon(job, () => true)
   }
 
-  /** Gives up the job's unanswered requests, and resets its tunnels and answers under way, to the host ports `which` picks. */
+  /** Gives up the job's unanswered requests and resets its tunnels and answers under way on the ports `which` picks. */
   private abandon(job: string, which: (hostPort: number) => boolean): void {
     for (const registry of [this.unanswered, this.open])
       for (const pending of [...(registry.get(job.toLowerCase()) ?? [])]) if (which(pending.hostPort)) pending.abandon()

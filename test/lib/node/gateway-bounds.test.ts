@@ -276,7 +276,7 @@ describe('node gateway bounds: a stranger holding connections', function () {
     }
   })
 
-  it('refuses a connection past its source cap when none of that source is idle, and answers those it holds', async () => {
+  it('refuses a connection past its source cap when none of it is idle, and answers those it holds', async () => {
     const held: (() => void)[] = []
     const upstream = createServer((_req, res) => held.push(() => res.end('ok')))
     const port = await listening(upstream)
