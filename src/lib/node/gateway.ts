@@ -16,7 +16,7 @@ import {
   validateHeaderName,
   validateHeaderValue,
 } from 'node:http'
-import type {AddressInfo} from 'node:net'
+import type {AddressInfo, Socket} from 'node:net'
 import {connect} from 'node:net'
 import {type Duplex, pipeline} from 'node:stream'
 
@@ -34,10 +34,11 @@ import {
 } from './stable-url.js'
 
 /**
- * The header on every answer the gateway gives itself (never on a job service's), naming why: `not-ready`,
- * `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can be passed on:
- * a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with no replica
- * ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its 404.
+ * The header on every answer the gateway gives itself (never on a job service's: taken off theirs), naming why:
+ * `not-ready`, `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can
+ * be passed on: a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with
+ * no replica ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its
+ * 404.
  */
 export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
 
@@ -47,11 +48,49 @@ export const DEFAULT_GATEWAY_PORT = 28980
 /** The host name suffix of job services; browsers resolve `*.localhost` to the loopback address. */
 export const GATEWAY_DOMAIN = 'node.localhost'
 
-/** Connections the gateway holds at once; more are closed as they come (docs/localnet.md). */
-export const MAX_GATEWAY_CONNECTIONS = 512
+/**
+ * Connections the gateway holds at once (Node's `server.maxConnections`); more are closed as they come. Four
+ * sources at their cap fill it; each connection is one descriptor, a tunnel two (docs/node.md).
+ */
+export const MAX_GATEWAY_CONNECTIONS = 1024
+
+/**
+ * Connections one source address holds at once. Every client of a localnet is 127.0.0.1, so this is above what a
+ * local user holds on purpose: an autoscaler's 100 requests held at once, the suites' own concurrency (150 held in
+ * the gateway's tests) and the node API's 32 sockets per address. Past it, a new connection closes the source's
+ * oldest idle one (no request being answered: waiting for its headers, or kept alive between requests), as nginx
+ * reuses its idle keep-alive connections when it runs out; with none idle, the new one is closed.
+ */
+export const MAX_GATEWAY_CONNECTIONS_PER_SOURCE = 256
 
 /** A connection must send a request's headers within this (Node's default is 60 s): idle ones hold a slot. */
 export const GATEWAY_HEADERS_TIMEOUT_MS = 10_000
+
+/**
+ * A request (its headers and body) must be received within this (Node's `requestTimeout`, its default made
+ * explicit): a body sent a byte at a time holds its connection no longer. Uploads on loopback take seconds.
+ */
+export const GATEWAY_REQUEST_TIMEOUT_MS = 300_000
+
+/** A kept-alive connection idle this long between requests is closed (Node's `keepAliveTimeout`, its default). */
+export const GATEWAY_KEEP_ALIVE_TIMEOUT_MS = 5000
+
+/**
+ * How long a job's service may stay silent before the head of its answer (an HTTP answer or an upgrade's),
+ * counted from the last byte either way: then the request is given up (resent to another replica of a stable URL
+ * when it may be, the replica ejected). Above the 120 s a service may hold a request (long polls, an autoscaler's
+ * held requests), with room; an answer once begun, or a tunnel once upgraded, has no idle bound while open both ways.
+ */
+export const GATEWAY_ANSWER_TIMEOUT_MS = 180_000
+
+/**
+ * How long a tunnel one side has half-closed may stay idle before both sides are ended: what is left to send is
+ * sent in that time (a service never closing its side held a connection for good).
+ */
+export const GATEWAY_TUNNEL_HALF_CLOSED_MS = 10_000
+
+/** The largest head of an upgrade's answer the gateway reads (Node's own limit for a request's headers). */
+const MAX_UPGRADE_ANSWER_HEAD = 16 * 1024
 
 /** The gateway serves its own name, every job's and every deployment's; a page is same-origin with itself only. */
 const POLICY: LoopbackPolicy = {
@@ -81,10 +120,19 @@ const GONE: ReadonlySet<string> = new Set([
   'ECONNABORTED',
 ])
 
-/** A request sent to a job's host port and not answered yet; `abandon` gives it up (its service is gone). */
+/**
+ * A request or tunnel to a job's host port; `abandon` gives it up when its service is gone (a request not answered
+ * yet is sent to another replica when it may be; a tunnel or an answer under way is reset).
+ */
 interface Pending {
   hostPort: number
   abandon: () => void
+}
+
+/** One client connection of a source: how many of its requests are being answered, and whether it is a tunnel. */
+interface Held {
+  busy: number
+  tunnel: boolean
 }
 
 type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica' | 'invalid-answer'
@@ -110,20 +158,72 @@ export class Gateway {
   private readonly inFlightByJob = new Map<string, number>()
   /** Requests sent to each job (lowercased) whose answer has not begun. */
   private readonly unanswered = new Map<string, Set<Pending>>()
+  /** Tunnels and answers under way to each job (lowercased): reset when its service is taken down. */
+  private readonly open = new Map<string, Set<Pending>>()
+  /** Client connections by source address, oldest first. */
+  private readonly held = new Map<string, Map<Socket, Held>>()
   private readonly ejections: Ejections
   private readonly connectTimeoutMs: number
+  private readonly answerTimeoutMs: number
+  private readonly halfClosedMs: number
+  private readonly maxPerSource: number
 
-  constructor(options: {headersTimeoutMs?: number; connectTimeoutMs?: number; ejectionMs?: number} = {}) {
+  constructor(
+    options: {
+      headersTimeoutMs?: number
+      connectTimeoutMs?: number
+      ejectionMs?: number
+      answerTimeoutMs?: number
+      tunnelHalfClosedMs?: number
+      maxConnectionsPerSource?: number
+    } = {},
+  ) {
     const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
     this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
+    this.answerTimeoutMs = options.answerTimeoutMs ?? GATEWAY_ANSWER_TIMEOUT_MS
+    this.halfClosedMs = options.tunnelHalfClosedMs ?? GATEWAY_TUNNEL_HALF_CLOSED_MS
+    this.maxPerSource = options.maxConnectionsPerSource ?? MAX_GATEWAY_CONNECTIONS_PER_SOURCE
     this.ejections = new Ejections(options.ejectionMs ?? EJECTION_MS)
     this.server = createServer(
-      // Checked often enough that an idle connection goes soon after its deadline.
-      {headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout)},
+      {
+        headersTimeout,
+        requestTimeout: GATEWAY_REQUEST_TIMEOUT_MS,
+        keepAliveTimeout: GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
+        // Checked often enough that an idle connection goes soon after its deadline.
+        connectionsCheckingInterval: Math.min(1000, headersTimeout),
+      },
       (req, res) => guard(() => this.serve(req, res), res),
     )
     this.server.maxConnections = MAX_GATEWAY_CONNECTIONS
+    this.server.on('connection', (socket: Socket) => this.admit(socket))
     this.server.on('upgrade', (req, socket, head) => guard(() => this.upgrade(req, socket, head), socket))
+  }
+
+  /**
+   * Holds a new connection within its source's cap: past it, the source's oldest idle connection is closed to
+   * make room, or (none idle) the new one is.
+   */
+  private admit(socket: Socket): void {
+    const source = socket.remoteAddress ?? ''
+    const mine = this.held.get(source) ?? new Map<Socket, Held>()
+    if (mine.size >= this.maxPerSource) {
+      const idle = [...mine].find(([, held]) => held.busy === 0 && !held.tunnel)
+      if (!idle) return void socket.destroy()
+      mine.delete(idle[0])
+      idle[0].destroy()
+    }
+    mine.set(socket, {busy: 0, tunnel: false})
+    this.held.set(source, mine)
+    socket.once('close', () => {
+      mine.delete(socket)
+      if (mine.size === 0 && this.held.get(source) === mine) this.held.delete(source)
+    })
+  }
+
+  /** What the gateway holds of the connection (null when it was closed meanwhile). */
+  private heldOf(socket: Duplex): Held | null {
+    const net = socket as Socket
+    return this.held.get(net.remoteAddress ?? '')?.get(net) ?? null
   }
 
   /** Listens on 127.0.0.1 (`port` 0 picks a free one) and returns the base URL, `http://node.localhost:<port>`. */
@@ -211,28 +311,22 @@ export class Gateway {
     this.abandon(job, () => true)
   }
 
-  /** Gives up the job's unanswered requests to the host ports `which` picks. */
+  /** Gives up the job's unanswered requests and resets its tunnels and answers under way on the ports `which` picks. */
   private abandon(job: string, which: (hostPort: number) => boolean): void {
-    for (const pending of [...(this.unanswered.get(job.toLowerCase()) ?? [])])
-      if (which(pending.hostPort)) pending.abandon()
+    for (const registry of [this.unanswered, this.open])
+      for (const pending of [...(registry.get(job.toLowerCase()) ?? [])]) if (which(pending.hostPort)) pending.abandon()
   }
 
   /** Counts a request to the job as unanswered; the returned function, called once or more, counts it answered. */
   private awaitAnswer(job: string, pending: Pending): () => void {
-    const key = job.toLowerCase()
-    const set = this.unanswered.get(key) ?? new Set<Pending>()
-    set.add(pending)
-    this.unanswered.set(key, set)
-    return () => {
-      set.delete(pending)
-      if (set.size === 0 && this.unanswered.get(key) === set) this.unanswered.delete(key)
-    }
+    return enter(this.unanswered, job, pending)
   }
 
-  /** Stops serving and drops open connections. */
+  /** Stops serving and drops open connections, tunnels included (Node's closeAllConnections leaves those). */
   async close(): Promise<void> {
     for (const api of this.nodeApis.values()) api.close()
     this.server.closeAllConnections()
+    for (const mine of this.held.values()) for (const socket of mine.keys()) socket.destroy()
     await new Promise((resolve) => this.server.close(resolve))
   }
 
@@ -247,25 +341,32 @@ export class Gateway {
     return label === null ? null : (this.nodeApis.get(label) ?? null)
   }
 
-  private target(req: IncomingMessage): {job: string | null; hostPort: number | null} {
+  /** The host's label, the job it names (without its `-P`) and the host port serving it, when one does. */
+  private target(req: IncomingMessage): {label: string | null; job: string; hostPort: number | null} {
     const label = this.label(req)
-    if (label === null) return {job: null, hostPort: null}
+    if (label === null) return {label: null, job: '', hostPort: null}
     const [, job = label, port] = /^(.*)-(\d+)$/.exec(label) ?? []
     const route = this.routes.get(job)
     const hostPort = route?.ports.get(port === undefined ? route.primary : Number(port))
-    return {job: label, hostPort: hostPort ?? null}
+    return {label, job, hostPort: hostPort ?? null}
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
+    // Busy while its answer is under way: a connection is idle (may make room for another) only between requests.
+    const held = this.heldOf(req.socket)
+    if (held) {
+      held.busy++
+      res.once('close', () => held.busy--)
+    }
     const refusal = webPageRefusal(req, POLICY)
     if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message, 'refused')
     const api = this.apiFor(req)
     if (api) return api.serve(req, res)
     const deployment = this.label(req, DEPLOYMENT_DOMAIN)
     if (deployment !== null) return void this.serveDeployment(req, res, deployment).catch(() => res.destroy())
-    const {job, hostPort} = this.target(req)
-    if (hostPort === null) return notFound(req, res, job)
-    this.forward(req, res, [{job: job!, hostPort}], null)
+    const {label, job, hostPort} = this.target(req)
+    if (hostPort === null) return notFound(req, res, label)
+    this.forward(req, res, [{job, hostPort}], null)
   }
 
   /**
@@ -294,6 +395,9 @@ export class Gateway {
       {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
       (answer) => {
         answered()
+        // Answering: a quiet stream is not cut; the job's end resets it.
+        upstream.setTimeout(0)
+        res.once('close', enter(this.open, target.job, {hostPort: target.hostPort, abandon: () => res.destroy()}))
         const problem = invalidAnswer(answer)
         if (problem !== null) {
           replaced = true
@@ -303,7 +407,7 @@ export class Gateway {
           return sendPage(req, res, 502, 'Bad gateway', message, 'invalid-answer')
         }
         try {
-          res.writeHead(answer.statusCode!, answer.rawHeaders)
+          res.writeHead(answer.statusCode!, withoutGatewayHeader(answer.rawHeaders))
         } catch {
           // Checked above; should Node still refuse it, the response is half set up, so no page is written on it:
           // the client's connection ends, the gateway goes on.
@@ -329,6 +433,8 @@ export class Gateway {
       socket.once('connect', () => clearTimeout(timer))
       socket.once('close', () => clearTimeout(timer))
     })
+    // A replica that accepts and never answers (silent from the last byte either way) is given up as one gone.
+    upstream.setTimeout(this.answerTimeoutMs, () => fail('ETIMEDOUT', 'no answer within the answer timeout'))
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       answered()
       if (res.headersSent) {
@@ -449,6 +555,9 @@ export class Gateway {
     // Node takes its own error listener off an upgraded socket: a client's reset while the gateway answers or
     // looks up replicas would otherwise be an uncaught error.
     socket.on('error', () => socket.destroy())
+    // Never idle from now on: an upgrade is answered, or tunnelled until one side ends.
+    const held = this.heldOf(socket)
+    if (held) held.tunnel = true
     const refusal = webPageRefusal(req, POLICY)
     if (refusal)
       return void socket.end(
@@ -459,14 +568,14 @@ export class Gateway {
     const deployment = this.label(req, DEPLOYMENT_DOMAIN)
     if (deployment !== null)
       return void this.upgradeDeployment(req, socket, head, deployment).catch(() => socket.destroy())
-    const {hostPort} = this.target(req)
+    const {job, hostPort} = this.target(req)
     if (hostPort === null) {
       socket.end(
         `HTTP/1.1 404 Not Found\r\n${GATEWAY_ANSWER_HEADER}: not-ready\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
       )
       return
     }
-    this.tunnel(req, socket, head, [hostPort])
+    this.tunnel(req, socket as Socket, head, [{job, hostPort}])
   }
 
   private async upgradeDeployment(req: IncomingMessage, socket: Duplex, head: Buffer, label: string): Promise<void> {
@@ -477,19 +586,22 @@ export class Gateway {
         `HTTP/1.1 ${status}\r\n${GATEWAY_ANSWER_HEADER}: ${upstreams.reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,
       )
     }
-    this.tunnel(
-      req,
-      socket,
-      head,
-      upstreams.map((u) => u.hostPort),
-    )
+    this.tunnel(req, socket as Socket, head, upstreams)
   }
 
-  /** Connects the upgraded connection to the first host port that takes it (the next when one fails to connect). */
-  private tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, hostPorts: number[]): void {
-    const [hostPort, ...others] = hostPorts as [number, ...number[]]
+  /**
+   * Connects the upgraded connection to the first upstream that takes it (the next when one fails to connect).
+   * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on
+   * without the gateway's own header; then bytes flow both ways, with no idle bound while both sides are open. Once
+   * either side ends its half, the other is ended too, and both are closed after the half-closed bound of quiet;
+   * the job's end resets both.
+   */
+  private tunnel(req: IncomingMessage, socket: Socket, head: Buffer, upstreams: Upstream[]): void {
+    const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
     let connected = false
-    const upstream = connect(hostPort, '127.0.0.1', () => {
+    /** The head of the service's answer, while it comes; null once it is passed on. */
+    let answerHead: Buffer | null = Buffer.alloc(0)
+    const upstream = connect(target.hostPort, '127.0.0.1', () => {
       connected = true
       clearTimeout(timer)
       // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
@@ -497,35 +609,124 @@ export class Gateway {
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
       if (head.length > 0) upstream.write(head)
-      upstream.pipe(socket).pipe(upstream)
+      upstream.setTimeout(this.answerTimeoutMs)
+      upstream.on('data', onHead)
+      socket.pipe(upstream)
+    })
+    /** Resets the service's side: given up, it is told so (a FIN leaves a service that ignores it half-open). */
+    const reset = () => {
+      if (upstream.connecting || upstream.destroyed) upstream.destroy()
+      else upstream.resetAndDestroy()
+    }
+    const unlink = enter(this.open, target.job, {
+      hostPort: target.hostPort,
+      abandon: () => {
+        // The job is gone: both sides reset, whatever they still send.
+        reset()
+        if (!socket.destroyed) socket.resetAndDestroy()
+      },
     })
     const timer = setTimeout(
       () => upstream.destroy(Object.assign(new Error('no connection within the connect timeout'), {code: 'ETIMEDOUT'})),
       this.connectTimeoutMs,
     )
+    const answer502 = (message: string, reason: Reason) => {
+      reset()
+      if (socket.destroyed) return
+      const body = `${JSON.stringify({error: 'bad_gateway', message})}\n`
+      socket.end(
+        `HTTP/1.1 502 Bad Gateway\r\n${GATEWAY_ANSWER_HEADER}: ${reason}\r\ncontent-type: application/json\r\n` +
+          `connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      )
+      socket.setTimeout(this.halfClosedMs, () => socket.destroy())
+    }
+    const onHead = (chunk: Buffer) => {
+      answerHead = Buffer.concat([answerHead!, chunk])
+      const end = answerHead.indexOf('\r\n\r\n')
+      if (end < 0) {
+        if (answerHead.length > MAX_UPGRADE_ANSWER_HEAD)
+          answer502("The job service's answer to the upgrade has headers too large.", 'invalid-answer')
+        return
+      }
+      upstream.off('data', onHead)
+      // Only the gateway's own answers carry its header: a service's would pass its answer off as the gateway's.
+      const lines = answerHead.subarray(0, end).toString('latin1').split('\r\n')
+      const kept = lines.filter((line) => line.split(':', 1)[0]!.trim().toLowerCase() !== GATEWAY_ANSWER_HEADER)
+      const rest = answerHead.subarray(end + 4)
+      answerHead = null
+      upstream.setTimeout(0)
+      socket.write(Buffer.from(`${kept.join('\r\n')}\r\n\r\n`, 'latin1'))
+      if (rest.length > 0) socket.write(rest)
+      upstream.pipe(socket)
+    }
+    const halfClosed = () => {
+      socket.setTimeout(this.halfClosedMs)
+      upstream.setTimeout(this.halfClosedMs)
+    }
     const drop = () => {
       clearTimeout(timer)
-      upstream.destroy()
+      reset()
       socket.destroy()
     }
     const onSocketError = () => drop()
     const onSocketClose = () => upstream.destroy()
+    const onSocketEnd = () => halfClosed()
+    const onSocketTimeout = () => drop()
+    upstream.on('timeout', () => {
+      if (answerHead !== null && answerHead.length === 0 && !socket.writableEnded)
+        return answer502('The job service did not answer the upgrade.', 'unreachable')
+      drop()
+    })
+    upstream.on('end', () => {
+      if (answerHead !== null) return answer502('The job service closed before answering the upgrade.', 'unreachable')
+      halfClosed()
+    })
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer)
       if (!connected && others.length > 0 && GONE.has(error.code ?? '') && !socket.destroyed) {
         socket.off('error', onSocketError)
         socket.off('close', onSocketClose)
+        socket.off('end', onSocketEnd)
+        socket.off('timeout', onSocketTimeout)
         return this.tunnel(req, socket, head, others)
       }
       drop()
     })
     socket.on('error', onSocketError)
+    socket.on('end', onSocketEnd)
+    socket.on('timeout', onSocketTimeout)
     upstream.on('close', () => {
       clearTimeout(timer)
-      if (connected || others.length === 0) socket.destroy()
+      unlink()
+      if (socket.destroyed || (!connected && others.length > 0)) return
+      // What the service sent is flushed to the client, then the connection goes (its half is of no use now).
+      if (!socket.writableEnded) socket.end()
+      socket.setTimeout(this.halfClosedMs)
+      if (socket.writableFinished) socket.destroy()
+      else socket.once('finish', () => socket.destroy())
     })
     socket.on('close', onSocketClose)
   }
+}
+
+/** Adds `pending` to the job's set in `registry`; the returned function, called once or more, takes it out. */
+function enter(registry: Map<string, Set<Pending>>, job: string, pending: Pending): () => void {
+  const key = job.toLowerCase()
+  const set = registry.get(key) ?? new Set<Pending>()
+  set.add(pending)
+  registry.set(key, set)
+  return () => {
+    set.delete(pending)
+    if (set.size === 0 && registry.get(key) === set) registry.delete(key)
+  }
+}
+
+/** A service's raw headers without the gateway's own header: only the gateway's answers carry it. */
+function withoutGatewayHeader(raw: string[]): string[] {
+  const kept: string[] = []
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.toLowerCase() !== GATEWAY_ANSWER_HEADER) kept.push(raw[i]!, raw[i + 1] ?? '')
+  return kept
 }
 
 /**
@@ -583,6 +784,8 @@ function sendPage(
   reason: Reason,
 ): void {
   req.resume()
+  // A body still coming (sent a byte at a time, say) is not waited for: the connection goes with the page.
+  if (!req.complete) res.shouldKeepAlive = false
   if ((req.headers.accept ?? '').includes('text/html')) {
     const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
     res.writeHead(status, {'content-type': 'text/html; charset=utf-8', [GATEWAY_ANSWER_HEADER]: reason})
