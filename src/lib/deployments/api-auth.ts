@@ -3,24 +3,12 @@
  * (auth-header.ts), or an API key (`Authorization: Bearer gpn_...`, api-keys.ts). Everything here reads untrusted
  * headers: lengths and shapes are checked before anything is decoded, and no refusal echoes a signature or a key.
  */
-import type {IncomingMessage} from 'node:http'
-
 import {decodeBase58} from '../text/base58-text.js'
 import {verifySignature} from '../keys/ed25519.js'
 import {ExitCode, GpunetError} from '../errors.js'
+import {type RequestHeaders, singleHeader} from '../http/request-headers.js'
 import {type ApiKeyRows, type ApiKeys, createApiKeys} from './api-keys.js'
 import {API_AUTH_MESSAGE, API_AUTH_SEPARATOR, MAX_CLOCK_SKEW_MS, TIMED_HEADER_EXPIRY_S} from './auth-header.js'
-
-/** Request headers as node:http gives them. */
-export type RequestHeaders = Record<string, string | string[] | undefined>
-
-/**
- * Every copy of every header of a request, to authenticate: node:http's `headers` keeps only the first of two
- * `authorization` lines (and joins two `x-user-id`), so a second copy would go unseen there.
- */
-export function requestHeaders(request: IncomingMessage): RequestHeaders {
-  return request.headersDistinct
-}
 
 /** An authenticated caller: the owner it acts for and how it proved so. */
 export interface ApiIdentity {
@@ -56,8 +44,8 @@ export function createApiAuth(options: {rows: ApiKeyRows; now?: () => number}): 
   return {
     apiKeys,
     async authenticate(headers) {
-      const authorization = singleHeader(headers, 'authorization')
-      const userId = singleHeader(headers, 'x-user-id')
+      const authorization = onlyHeader(headers, 'authorization')
+      const userId = onlyHeader(headers, 'x-user-id')
       if (authorization === undefined) throw refused('auth_missing', 'the request has no authorization header', HOW)
       if (authorization.length > MAX_AUTHORIZATION_CHARS) {
         throw refused('auth_malformed', 'the authorization header is too long to be a credential', HOW)
@@ -158,19 +146,11 @@ function checkTimePart(time: string, nowMs: number): void {
  * The one value of a header, looked up whatever its case; undefined when absent or empty. Two copies are
  * refused: which one a proxy or the server reads would differ.
  */
-function singleHeader(headers: RequestHeaders, name: string): string | undefined {
-  let value: string | undefined
-  let seen = 0
-  for (const key of Object.keys(headers)) {
-    if (key.length !== name.length || key.toLowerCase() !== name) continue
-    const found = headers[key]
-    if (found === undefined) continue
-    const values = Array.isArray(found) ? found : [found]
-    seen += values.length
-    value = values[0]
-  }
-  if (seen > 1) throw refused('auth_malformed', `the request has more than one ${name} header`, HOW)
-  return typeof value === 'string' && value !== '' ? value : undefined
+/** The one `name` header of a request; refused when it was sent more than once. */
+function onlyHeader(headers: RequestHeaders, name: string): string | undefined {
+  const value = singleHeader(headers, name)
+  if (value === 'duplicate') throw refused('auth_malformed', `the request has more than one ${name} header`, HOW)
+  return value
 }
 
 function refused(code: string, message: string, hint: string): GpunetError {

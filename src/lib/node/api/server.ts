@@ -11,6 +11,7 @@ import type {Duplex} from 'node:stream'
 import bs58 from 'bs58'
 import {type RawData, type WebSocket, WebSocketServer} from 'ws'
 
+import {requestHeaders, singleHeader} from '../../http/request-headers.js'
 import {hasBase58Shape} from '../../text/base58-text.js'
 import {
   checkHeader,
@@ -158,12 +159,12 @@ export class NodeApi {
     if ((action === 'stop') !== (req.method === 'POST') || (action !== 'stop' && req.method !== 'GET'))
       return text(res, 405, `${req.method} is not allowed on ${path}`)
     // A malformed header is refused before the job is looked up: nothing untrusted is decoded before its shape.
-    const parts = parseHeader(req.headers.authorization)
-    if ('reason' in parts) return text(res, 401, `Unauthorized Request: ${parts.reason}`)
+    const header = authorization(req)
+    if (typeof header !== 'string') return text(res, 401, `Unauthorized Request: ${header.reason}`)
     const terms = await this.host.jobTerms(job)
     if (!terms) return text(res, 400, `Could not find job with id ${job}`)
     const scope = this.scope(job, action as NodeApiRoute, terms, terms.timeoutSeconds)
-    const verdict = checkHeader(req.headers.authorization, scope)
+    const verdict = checkHeader(header, scope)
     if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
     const feed = this.host.feeds.get(job)
     if (action === 'stop') {
@@ -188,10 +189,12 @@ export class NodeApi {
   /** `POST /job/<job>/operation/<op>/restart|stop` and `/group/<group>/…`: signed by the job's poster. */
   private async control(req: IncomingMessage, res: ServerResponse, route: ControlRoute): Promise<void> {
     if (req.method !== 'POST') return text(res, 405, `${req.method} is not allowed on ${route.path}`)
+    const header = authorization(req)
+    if (typeof header !== 'string') return text(res, 401, `Unauthorized Request: ${header.reason}`)
     const terms = await this.host.jobTerms(route.job)
     if (!terms) return text(res, 400, `Could not find job with id ${route.job}`)
     const scope = this.scope(route.job, `operation-${route.action}`, terms, terms.timeoutSeconds)
-    const verdict = checkHeader(req.headers.authorization, scope)
+    const verdict = checkHeader(header, scope)
     if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
     const answer = this.host.control(route.job, route.target, route.action)
     if (!answer) return text(res, 400, 'This node runs no such job now')
@@ -203,13 +206,13 @@ export class NodeApi {
   /** `/job/<job>/stats` and its stream (stats.ts), read-signed as `/info`. */
   private async stats(req: IncomingMessage, res: ServerResponse, job: string, stream: boolean): Promise<void> {
     if (req.method !== 'GET') return text(res, 405, `${req.method} is not allowed here`)
-    const parts = parseHeader(req.headers.authorization)
-    if ('reason' in parts) return text(res, 401, `Unauthorized Request: ${parts.reason}`)
+    const header = authorization(req)
+    if (typeof header !== 'string') return text(res, 401, `Unauthorized Request: ${header.reason}`)
     const query = statsQuery(new URL(req.url ?? '/', 'http://node'))
     if ('reason' in query) return text(res, 400, query.reason)
     const terms = await this.host.jobTerms(job)
     if (!terms) return text(res, 400, `Could not find job with id ${job}`)
-    const verdict = checkHeader(req.headers.authorization, this.scope(job, 'stats', terms, terms.timeoutSeconds))
+    const verdict = checkHeader(header, this.scope(job, 'stats', terms, terms.timeoutSeconds))
     if (!verdict.ok) return text(res, 401, `Unauthorized Request: ${verdict.reason}`)
     const ops = () => this.host.operations?.(job) ?? null
     if (stream) return streamStats(req, res, ops, query.intervalS)
@@ -425,6 +428,17 @@ function nodeKey(address: string): Uint8Array {
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, {'content-type': 'application/json'})
   res.end(JSON.stringify(body))
+}
+
+/**
+ * The request's one authorization header, its shape checked (parseHeader) before anything is looked up; `{reason}`
+ * for one refused, two copies included: node:http's `req.headers` shows only the first.
+ */
+function authorization(req: IncomingMessage): string | {reason: string} {
+  const header = singleHeader(requestHeaders(req), 'authorization')
+  if (header === 'duplicate') return {reason: 'the request has more than one authorization header'}
+  const parts = parseHeader(header)
+  return 'reason' in parts ? parts : (header as string)
 }
 
 function text(res: ServerResponse, status: number, body: string): void {
