@@ -4,7 +4,7 @@
  * the ports their jobs expose.
  */
 import {existsSync, readdirSync} from 'node:fs'
-import {join} from 'node:path'
+import {join, resolve} from 'node:path'
 
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../node/agent.js'
@@ -106,8 +106,14 @@ export async function startNode(
   options: LocalnetNodeOptions,
   onChange: () => void,
 ): Promise<RunningNode | {off: string}> {
-  const runtime = await chooseRuntime(options)
+  const runtime = await chooseRuntime(options, resolve(dataDir))
   if ('off' in runtime) return runtime
+  // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
+  const left = await runtime.reclaim?.()
+  if (left) {
+    const what = `${left} container${left === 1 ? '' : 's'}`
+    options.log?.(`Stopped ${what} a crashed localnet of ${dataDir} left running.`)
+  }
   const gateway = new Gateway()
   try {
     await gateway.listen(options.gatewayPort)
@@ -161,13 +167,14 @@ export async function startNode(
   }
 }
 
-async function chooseRuntime(options: LocalnetNodeOptions): Promise<ContainerRuntime | {off: string}> {
+/** The runtime the node uses; `owner` (the data directory) labels its containers. */
+async function chooseRuntime(options: LocalnetNodeOptions, owner: string): Promise<ContainerRuntime | {off: string}> {
   const choice = options.runtime ?? 'auto'
   // Asked for by name: the host's processes, even where podman works (no isolation; every result says so).
   if (choice === 'host') return new HostProcessRuntime({allowHostProcesses: true})
   const dataDir = defaultPodmanDataDir()
   const podman = await detectRuntime({dataDir, podman: options.podman})
-  if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman})
+  if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman, owner})
   if (choice === 'podman') return {off: `${podman.reason} --runtime podman runs jobs in podman only.`}
   if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true})
   return {

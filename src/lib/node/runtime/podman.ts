@@ -5,6 +5,7 @@ import {mkdir, mkdtemp, rm, writeFile} from 'node:fs/promises'
 import {homedir, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
+import {promisify} from 'node:util'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 import type {LogEntry} from '../../results/flow-state.js'
@@ -28,7 +29,15 @@ export interface PodmanOptions {
   podman?: string
   /** Whether NVIDIA GPUs can be given to containers; found from the CDI specs on the machine otherwise. */
   gpuAvailable?: boolean
+  /**
+   * Whose containers these are (a localnet's data directory): each is labelled `gpunet.localnet=<owner>`, so that
+   * `reclaim` stops the ones a killed node left running, and never another localnet's.
+   */
+  owner?: string
 }
+
+/** The label naming the localnet whose node runs a container (PodmanOptions.owner). */
+export const OWNER_LABEL = 'gpunet.localnet'
 
 /**
  * Runtime runc, the one gpunet is tested with and its development sandboxes need; default ulimits
@@ -122,6 +131,8 @@ export interface PodmanRunSetup {
   volumes?: readonly ResourceMount[]
   gpu: boolean
   pull: PullPolicy
+  /** PodmanOptions.owner. */
+  owner?: string
 }
 
 /** The `podman run` arguments of an operation. Env values travel in the env file, never in arguments. */
@@ -131,6 +142,7 @@ export function podmanRunArgs(plan: OperationPlan, setup: PodmanRunSetup): strin
   const args = ['run', '--rm', '--replace', '--init', '--name', setup.name, '--cidfile', setup.cidFile]
   args.push('--pull', setup.pull, '--log-driver', 'none', '--env-file', setup.envFile)
   args.push('--label', `gpunet.job=${setup.jobId}`, '--label', `gpunet.op=${plan.id}`)
+  if (setup.owner !== undefined) args.push('--label', `${OWNER_LABEL}=${setup.owner}`)
   if (setup.authFile) args.push('--authfile', setup.authFile)
   if (plan.workDir !== undefined) args.push('--workdir', plan.workDir)
   if (plan.entrypoint) args.push('--entrypoint', JSON.stringify(plan.entrypoint))
@@ -190,6 +202,7 @@ export class PodmanRuntime implements ContainerRuntime {
   private readonly pull: PullPolicy
   private readonly dataDir: string
   private readonly gpuAvailable: boolean
+  private readonly owner?: string
   private env?: NodeJS.ProcessEnv
   private api?: PodmanApi
 
@@ -198,6 +211,24 @@ export class PodmanRuntime implements ContainerRuntime {
     this.pull = options.pull ?? 'missing'
     this.dataDir = options.dataDir ?? defaultPodmanDataDir()
     this.gpuAvailable = options.gpuAvailable ?? CDI_SPECS.some((f) => existsSync(f))
+    this.owner = options.owner
+  }
+
+  /**
+   * Removes the containers of this owner that are there before its node runs any: a node killed with SIGKILL (or a
+   * crash) leaves its containers running, their `podman run` orphaned, and no one else would stop them. Returns how
+   * many it removed; none without an owner.
+   */
+  async reclaim(): Promise<number> {
+    if (this.owner === undefined) return 0
+    const env = (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
+    const filter = `label=${OWNER_LABEL}=${this.owner}`
+    const podman = (args: string[]) => promisify(execFile)(this.podman, args, {env})
+    const {stdout} = await podman(['ps', '--all', '--quiet', '--no-trunc', '--filter', filter])
+    const found = stdout.split('\n').filter((id) => /^[0-9a-f]{12,64}$/.test(id.trim()))
+    if (found.length === 0) return 0
+    await podman(['rm', '--force', '--time', '0', ...found.map((id) => id.trim())])
+    return found.length
   }
 
   /** Starts the operation's container; resolves once podman has created it (or failed to). */
@@ -215,7 +246,8 @@ export class PodmanRuntime implements ContainerRuntime {
     const secretFiles = await writeSecretFiles(plan)
     const gpu = plan.gpu && this.gpuAvailable
     const {mounts, volumes} = options
-    const setup = {name, jobId: options.jobId, ports, mounts, volumes, gpu, pull: this.pull, ...secretFiles}
+    const {jobId} = options
+    const setup = {name, jobId, ports, mounts, volumes, gpu, pull: this.pull, owner: this.owner, ...secretFiles}
     const argv = podmanRunArgs(plan, setup)
     const run = spawnCollected(this.podman, argv, {
       env,

@@ -1,0 +1,79 @@
+/**
+ * A localnet killed with SIGKILL (issue 61): the next start on its data directory works at once and stops the
+ * containers the dead one left running (nothing else owned them), and only its own: a container of another
+ * localnet, labelled with that one's data directory, keeps running.
+ */
+import {strict as assert} from 'node:assert'
+import {execFile} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {promisify} from 'node:util'
+
+import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {writePodmanConfig} from '../../../src/lib/node/runtime/podman.js'
+import {isAlive} from '../../../src/lib/process/alive.js'
+import {runCli} from '../../helpers/cli.js'
+import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
+import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+
+const run = promisify(execFile)
+
+describe('gpunet localnet start after a crash', function () {
+  this.timeout(180_000)
+  const podmanDir = requirePodman().dataDir
+  let box: CliSandbox
+  let env: NodeJS.ProcessEnv
+  let podmanEnv: NodeJS.ProcessEnv
+  let other = ''
+  const cli = (args: string[]) => runCli(args, {env})
+  const podman = async (args: string[]) => (await run('podman', args, {env: podmanEnv})).stdout.trim()
+  const running = async (label: string) => (await podman(['ps', '-q', '--filter', `label=${label}`])).split('\n')
+
+  before(async () => {
+    box = cliSandbox()
+    env = {...box.env, GPUNET_NODE_PULL: 'never', GPUNET_NODE_RUNTIME: 'podman'}
+    podmanEnv = {...process.env, ...(await writePodmanConfig(podmanDir()))}
+  })
+  after(async () => {
+    // Without gpunet's configuration: requirePodman's own `after` has removed it by now.
+    if (other) await run('podman', ['rm', '-f', '-t', '0', other]).catch(() => undefined)
+    await box?.cleanup()
+  })
+
+  it("starts at once, and stops the dead localnet's containers but not another localnet's", async () => {
+    const started = await cli(['localnet', 'start', '--detach', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    const {pid} = JSON.parse(started.stdout) as LocalnetStatus
+    const posted = await cli(['job', 'run', '--image', TEST_IMAGE, '--timeout', '600', '--json', '--', 'sleep', '1000'])
+    assert.equal(posted.code, 0, posted.stderr)
+    const {job} = JSON.parse(posted.stdout) as {job: string}
+    const deadline = Date.now() + 30_000
+    while ((await running(`gpunet.job=${job}`)).join('') === '') {
+      assert.ok(Date.now() < deadline, "the job's container never ran")
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    // Another localnet's container, as its node labels them.
+    other = await podman([
+      'run',
+      '-d',
+      '--rm',
+      '--label',
+      'gpunet.job=another',
+      '--label',
+      `gpunet.localnet=${join(box.dir, 'elsewhere')}`,
+      TEST_IMAGE,
+      'sleep',
+      '1000',
+    ])
+
+    process.kill(pid!, 'SIGKILL')
+    while (isAlive(pid!)) await new Promise((resolve) => setTimeout(resolve, 50))
+    const began = Date.now()
+    const again = await cli(['localnet', 'start', '--detach', '--json'])
+    assert.equal(again.code, 0, again.stderr)
+    assert.ok(Date.now() - began < 20_000, `the start took ${Date.now() - began} ms`)
+    assert.deepEqual(await running(`gpunet.job=${job}`), [''], "the dead localnet's container still runs")
+    assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), /Stopped 1 container .*left running/)
+    assert.deepEqual(await running('gpunet.job=another'), [other.slice(0, 12)])
+  })
+})
