@@ -111,7 +111,8 @@ export async function startNode(
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
   const left = await runtime.reclaim?.()
   if (left) {
-    const what = `${left} container${left === 1 ? '' : 's'}`
+    const [one, many] = runtime.kind === 'podman' ? ['container', 'containers'] : ['host process', 'host processes']
+    const what = `${left} ${left === 1 ? one : many}`
     options.log?.(`Stopped ${what} a crashed localnet of ${dataDir} left running.`)
   }
   const gateway = new Gateway()
@@ -171,12 +172,12 @@ export async function startNode(
 async function chooseRuntime(options: LocalnetNodeOptions, owner: string): Promise<ContainerRuntime | {off: string}> {
   const choice = options.runtime ?? 'auto'
   // Asked for by name: the host's processes, even where podman works (no isolation; every result says so).
-  if (choice === 'host') return new HostProcessRuntime({allowHostProcesses: true})
+  if (choice === 'host') return new HostProcessRuntime({allowHostProcesses: true, owner})
   const dataDir = defaultPodmanDataDir()
   const podman = await detectRuntime({dataDir, podman: options.podman})
   if (podman.available) return new PodmanRuntime({dataDir, pull: options.pull, podman: options.podman, owner})
   if (choice === 'podman') return {off: `${podman.reason} --runtime podman runs jobs in podman only.`}
-  if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true})
+  if (options.hostProcesses) return new HostProcessRuntime({allowHostProcesses: true, owner})
   return {
     off: `${podman.reason} Without a container runtime the node runs no jobs; --host-processes (GPUNET_NODE_HOST_PROCESSES=1) runs them on the host when podman cannot, and --runtime host always, both without isolation.`,
   }

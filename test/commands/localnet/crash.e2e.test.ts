@@ -5,7 +5,7 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFile} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
 
@@ -75,5 +75,45 @@ describe('gpunet localnet start after a crash', function () {
     assert.deepEqual(await running(`gpunet.job=${job}`), [''], "the dead localnet's container still runs")
     assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), /Stopped 1 container .*left running/)
     assert.deepEqual(await running('gpunet.job=another'), [other.slice(0, 12)])
+  })
+
+  it("with --runtime host: the next start kills the dead localnet's host processes", async () => {
+    const hostBox = cliSandbox()
+    const hostEnv = {...hostBox.env, GPUNET_NODE_RUNTIME: 'host'}
+    // A length no other process sleeps for, to find this one in /proc.
+    const seconds = `${1000 + Math.floor(Math.random() * 1000)}.5`
+    const sleepers = () =>
+      readdirSync('/proc')
+        .filter((pid) => /^\d+$/.test(pid))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `sleep\0${seconds}\0`
+          } catch {
+            return false
+          }
+        })
+    try {
+      const started = await runCli(['localnet', 'start', '--detach', '--json'], {env: hostEnv})
+      assert.equal(started.code, 0, started.stderr)
+      const {pid} = JSON.parse(started.stdout) as LocalnetStatus
+      const args = ['job', 'run', '--image', TEST_IMAGE, '--timeout', '600', '--json', '--', 'sleep', seconds]
+      const posted = await runCli(args, {env: hostEnv})
+      assert.equal(posted.code, 0, posted.stderr)
+      const deadline = Date.now() + 30_000
+      while (sleepers().length === 0) {
+        assert.ok(Date.now() < deadline, "the job's process never ran")
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      process.kill(pid!, 'SIGKILL')
+      while (isAlive(pid!)) await new Promise((resolve) => setTimeout(resolve, 50))
+      const again = await runCli(['localnet', 'start', '--detach', '--json'], {env: hostEnv})
+      assert.equal(again.code, 0, again.stderr)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      assert.deepEqual(sleepers(), [], "the dead localnet's host process still runs")
+      assert.match(readFileSync(join(hostBox.dataDir, 'localnet.log'), 'utf8'), /Stopped \d+ host process/)
+    } finally {
+      for (const pid of sleepers()) process.kill(Number(pid), 'SIGKILL')
+      await hostBox.cleanup()
+    }
   })
 })

@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {randomUUID} from 'node:crypto'
+import {createHash, randomUUID} from 'node:crypto'
 import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {createServer} from 'node:net'
@@ -34,14 +34,32 @@ export const HOST_VOLUMES_NOTICE =
  */
 export class HostProcessRuntime implements ContainerRuntime {
   readonly kind = 'host-process'
+  /** Starts every marker of this runtime's operations: a digest of its owner, so `reclaim` finds them. */
+  private readonly ownerTag: string
 
-  constructor(options: {allowHostProcesses: boolean}) {
+  /**
+   * `owner`: whose operations these are (a localnet's data directory), so that `reclaim` ends the processes a killed
+   * node left, and never another localnet's.
+   */
+  constructor(options: {allowHostProcesses: boolean; owner?: string}) {
+    this.ownerTag = createHash('sha256')
+      .update(options.owner ?? randomUUID())
+      .digest('hex')
+      .slice(0, 16)
     if (!options.allowHostProcesses) {
       throw new GpunetError('host_process_not_allowed', 'Running jobs as host processes is turned off.', {
         hint: 'Turn it on only on a machine whose jobs you trust: they run without any isolation.',
         exitCode: ExitCode.DENIED,
       })
     }
+  }
+
+  /**
+   * Kills the processes of this owner's operations that are there before its node runs any: a node killed with
+   * SIGKILL leaves them running, and nothing else would end them. Returns how many it killed.
+   */
+  async reclaim(): Promise<number> {
+    return signalMarked(`${this.ownerTag}.`, 'SIGKILL', false)
   }
 
   /** Starts the operation's command on the host; a command that cannot start gives a failed result, not an error. */
@@ -89,7 +107,7 @@ export class HostProcessRuntime implements ContainerRuntime {
       : {}
     // Every process the operation starts inherits this marker, even one that leaves the process group (setsid):
     // the node finds them by it in /proc and ends them with the operation.
-    const marker = randomUUID()
+    const marker = `${this.ownerTag}.${randomUUID()}`
     const env = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: dir,
@@ -224,23 +242,30 @@ function portFree(port: number): Promise<boolean> {
   })
 }
 
-/** Signals every process whose environment holds the operation's marker (same user: /proc/PID/environ). */
-function signalMarked(marker: string, signal: NodeJS.Signals): void {
-  const needle = Buffer.from(`${MARKER}=${marker}\0`)
+/**
+ * Signals every process whose environment holds the operation's marker (same user: /proc/PID/environ), or with
+ * `whole` false every marker that starts with `marker`; returns how many it signalled.
+ */
+function signalMarked(marker: string, signal: NodeJS.Signals, whole = true): number {
+  const needle = Buffer.from(`${MARKER}=${marker}${whole ? '\0' : ''}`)
   let pids: string[]
   try {
     pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))
   } catch {
-    return // no /proc (not Linux): the process group is all there is
+    return 0 // no /proc (not Linux): the process group is all there is
   }
+  let signalled = 0
   for (const pid of pids) {
     if (Number(pid) === process.pid) continue
     try {
-      if (readFileSync(`/proc/${pid}/environ`).includes(needle)) process.kill(Number(pid), signal)
+      if (!readFileSync(`/proc/${pid}/environ`).includes(needle)) continue
+      process.kill(Number(pid), signal)
+      signalled++
     } catch {
       // gone already, or another user's
     }
   }
+  return signalled
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
