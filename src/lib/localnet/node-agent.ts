@@ -109,12 +109,8 @@ export async function startNode(
   const runtime = await chooseRuntime(options, resolve(dataDir))
   if ('off' in runtime) return runtime
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
-  const left = await runtime.reclaim?.()
-  if (left) {
-    const [one, many] = runtime.kind === 'podman' ? ['container', 'containers'] : ['host process', 'host processes']
-    const what = `${left} ${left === 1 ? one : many}`
-    options.log?.(`Stopped ${what} a crashed localnet of ${dataDir} left running.`)
-  }
+  const left = (await runtime.reclaim?.()) ?? []
+  if (left.length > 0) options.log?.(`Stopped ${left.join(' and ')} a crashed localnet of ${dataDir} left running.`)
   const gateway = new Gateway()
   try {
     await gateway.listen(options.gatewayPort)

@@ -6,11 +6,12 @@
 import {strict as assert} from 'node:assert'
 import {execFile} from 'node:child_process'
 import {readdirSync, readFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
 import {promisify} from 'node:util'
 
 import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
-import {writePodmanConfig} from '../../../src/lib/node/runtime/podman.js'
+import {ownerTag, writePodmanConfig} from '../../../src/lib/node/runtime/podman.js'
 import {isAlive} from '../../../src/lib/process/alive.js'
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
@@ -28,6 +29,17 @@ describe('gpunet localnet start after a crash', function () {
   const cli = (args: string[]) => runCli(args, {env})
   const podman = async (args: string[]) => (await run('podman', args, {env: podmanEnv})).stdout.trim()
   const running = async (label: string) => (await podman(['ps', '-q', '--filter', `label=${label}`])).split('\n')
+  /** The processes whose command line holds `text`. */
+  const processes = (text: string) =>
+    readdirSync('/proc')
+      .filter((pid) => /^\d+$/.test(pid))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)
+        } catch {
+          return false
+        }
+      })
 
   before(async () => {
     box = cliSandbox()
@@ -52,6 +64,11 @@ describe('gpunet localnet start after a crash', function () {
       assert.ok(Date.now() < deadline, "the job's container never ran")
       await new Promise((resolve) => setTimeout(resolve, 250))
     }
+    // An exec starts podman's API service, on a socket named after the localnet.
+    const exec = await cli(['job', 'exec', job, '--', 'echo', 'hi'])
+    assert.equal(exec.stdout, 'hi\n', exec.stderr)
+    const service = `unix://${join(tmpdir(), `gpunet-podman-api-${ownerTag(resolve(box.dataDir))}-`)}`
+    assert.equal(processes(service).length, 1, "no podman API service on the localnet's socket")
     // Another localnet's container, as its node labels them.
     other = await podman([
       'run',
@@ -73,7 +90,9 @@ describe('gpunet localnet start after a crash', function () {
     assert.equal(again.code, 0, again.stderr)
     assert.ok(Date.now() - began < 20_000, `the start took ${Date.now() - began} ms`)
     assert.deepEqual(await running(`gpunet.job=${job}`), [''], "the dead localnet's container still runs")
-    assert.match(readFileSync(join(box.dataDir, 'localnet.log'), 'utf8'), /Stopped 1 container .*left running/)
+    assert.deepEqual(processes(service), [], "the dead localnet's podman API service still runs")
+    const log = readFileSync(join(box.dataDir, 'localnet.log'), 'utf8')
+    assert.match(log, /Stopped 1 container and podman's API service a crashed localnet of .* left running/)
     assert.deepEqual(await running('gpunet.job=another'), [other.slice(0, 12)])
   })
 

@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {createHash, randomUUID} from 'node:crypto'
+import {randomUUID} from 'node:crypto'
 import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {createServer} from 'node:net'
@@ -8,7 +8,7 @@ import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
-import {checkEnvNames} from './podman.js'
+import {checkEnvNames, ownerTag} from './podman.js'
 import {type ExecOptions, type ExecProcess, hostExec} from './exec.js'
 import {operationResult, spawnCollected} from './process.js'
 import {hostSample, type ResourceSample} from './stats.js'
@@ -42,10 +42,7 @@ export class HostProcessRuntime implements ContainerRuntime {
    * node left, and never another localnet's.
    */
   constructor(options: {allowHostProcesses: boolean; owner?: string}) {
-    this.ownerTag = createHash('sha256')
-      .update(options.owner ?? randomUUID())
-      .digest('hex')
-      .slice(0, 16)
+    this.ownerTag = ownerTag(options.owner ?? randomUUID())
     if (!options.allowHostProcesses) {
       throw new GpunetError('host_process_not_allowed', 'Running jobs as host processes is turned off.', {
         hint: 'Turn it on only on a machine whose jobs you trust: they run without any isolation.',
@@ -56,10 +53,11 @@ export class HostProcessRuntime implements ContainerRuntime {
 
   /**
    * Kills the processes of this owner's operations that are there before its node runs any: a node killed with
-   * SIGKILL leaves them running, and nothing else would end them. Returns how many it killed.
+   * SIGKILL leaves them running, and nothing else would end them. Says how many it killed.
    */
-  async reclaim(): Promise<number> {
-    return signalMarked(`${this.ownerTag}.`, 'SIGKILL', false)
+  async reclaim(): Promise<string[]> {
+    const killed = signalMarked(`${this.ownerTag}.`, 'SIGKILL', false)
+    return killed > 0 ? [`${killed} host process${killed === 1 ? '' : 'es'}`] : []
   }
 
   /** Starts the operation's command on the host; a command that cannot start gives a failed result, not an error. */

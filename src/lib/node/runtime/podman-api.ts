@@ -7,7 +7,7 @@
  */
 import {type ChildProcess, spawn} from 'node:child_process'
 import {EventEmitter} from 'node:events'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {type Duplex, PassThrough, Writable} from 'node:stream'
@@ -38,9 +38,11 @@ interface Service {
 export class PodmanApi {
   private service: Promise<Service> | null = null
 
+  /** `ownerTag` goes in the service's socket path, so `stopLeftServices` finds the service a killed node left. */
   constructor(
     private readonly podman: string,
     private readonly env: () => NodeJS.ProcessEnv,
+    private readonly ownerTag = '',
   ) {}
 
   /**
@@ -171,7 +173,7 @@ export class PodmanApi {
   }
 
   private async start(onEnd: () => void): Promise<Service> {
-    const dir = mkdtempSync(join(tmpdir(), 'gpunet-podman-api-'))
+    const dir = mkdtempSync(socketDirPrefix(this.ownerTag))
     const socketPath = join(dir, 'podman.sock')
     const child = spawn(this.podman, ['system', 'service', `--time=${IDLE_SECONDS}`, `unix://${socketPath}`], {
       env: this.env(),
@@ -205,6 +207,37 @@ export class PodmanApi {
       }
     }
   }
+}
+
+/** Where a service's private socket folder is made (mkdtemp adds six random characters). */
+function socketDirPrefix(ownerTag: string): string {
+  return join(tmpdir(), `gpunet-podman-api-${ownerTag === '' ? '' : `${ownerTag}-`}`)
+}
+
+/**
+ * Kills the podman API services a node of `ownerTag` started and left when it was killed (the service would
+ * otherwise wait out its idle time, serving nobody); found by their socket path in /proc. Returns how many.
+ */
+export function stopLeftServices(ownerTag: string): number {
+  const socket = Buffer.from(`\0unix://${socketDirPrefix(ownerTag)}`)
+  let pids: string[]
+  try {
+    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))
+  } catch {
+    return 0 // no /proc (not Linux)
+  }
+  let stopped = 0
+  for (const pid of pids) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`)
+      if (!cmdline.includes('\0system\0service\0') || !cmdline.includes(socket)) continue
+      process.kill(Number(pid), 'SIGKILL')
+      stopped++
+    } catch {
+      // gone already, or another user's
+    }
+  }
+  return stopped
 }
 
 /** One request; its JSON answer (null when empty). A status of 300 or more throws podman's message. */

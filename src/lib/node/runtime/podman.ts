@@ -11,7 +11,7 @@ import {ExitCode, GpunetError} from '../../errors.js'
 import type {LogEntry} from '../../results/flow-state.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
 import {type ExecOptions, type ExecProcess, markedSession} from './exec.js'
-import {PodmanApi} from './podman-api.js'
+import {PodmanApi, stopLeftServices} from './podman-api.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
 import {podmanSample, type ResourceSample} from './stats.js'
 import type {ResourceMount} from '../resources.js'
@@ -38,6 +38,11 @@ export interface PodmanOptions {
 
 /** The label naming the localnet whose node runs a container (PodmanOptions.owner). */
 export const OWNER_LABEL = 'gpunet.localnet'
+
+/** A short digest of an owner, for names and markers where its path cannot go (a socket path, an env marker). */
+export function ownerTag(owner: string): string {
+  return createHash('sha256').update(owner).digest('hex').slice(0, 16)
+}
 
 /**
  * Runtime runc, the one gpunet is tested with and its development sandboxes need; default ulimits
@@ -215,20 +220,26 @@ export class PodmanRuntime implements ContainerRuntime {
   }
 
   /**
-   * Removes the containers of this owner that are there before its node runs any: a node killed with SIGKILL (or a
-   * crash) leaves its containers running, their `podman run` orphaned, and no one else would stop them. Returns how
-   * many it removed; none without an owner.
+   * Removes the containers of this owner that are there before its node runs any, and kills the podman API service
+   * its node started: a node killed with SIGKILL (or a crash) leaves them running, its containers' `podman run`
+   * orphaned, and no one else would stop them. Says what it ended; nothing without an owner.
    */
-  async reclaim(): Promise<number> {
-    if (this.owner === undefined) return 0
+  async reclaim(): Promise<string[]> {
+    if (this.owner === undefined) return []
     const env = (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
     const filter = `label=${OWNER_LABEL}=${this.owner}`
     const podman = (args: string[]) => promisify(execFile)(this.podman, args, {env})
     const {stdout} = await podman(['ps', '--all', '--quiet', '--no-trunc', '--filter', filter])
-    const found = stdout.split('\n').filter((id) => /^[0-9a-f]{12,64}$/.test(id.trim()))
-    if (found.length === 0) return 0
-    await podman(['rm', '--force', '--time', '0', ...found.map((id) => id.trim())])
-    return found.length
+    const found = stdout
+      .split('\n')
+      .map((id) => id.trim())
+      .filter((id) => /^[0-9a-f]{12,64}$/.test(id))
+    if (found.length > 0) await podman(['rm', '--force', '--time', '0', ...found])
+    const services = stopLeftServices(ownerTag(this.owner))
+    return [
+      ...(found.length > 0 ? [`${found.length} container${found.length === 1 ? '' : 's'}`] : []),
+      ...(services > 0 ? ["podman's API service"] : []),
+    ]
   }
 
   /** Starts the operation's container; resolves once podman has created it (or failed to). */
@@ -284,7 +295,8 @@ export class PodmanRuntime implements ContainerRuntime {
 
   /** A command in the operation's container, through podman's API (started on the first). */
   exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
-    const api = (this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env))
+    const tag = this.owner === undefined ? '' : ownerTag(this.owner)
+    const api = (this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env, tag))
     return markedSession((env) => api.exec(op.name, cmd, env, options))
   }
 

@@ -85,6 +85,6 @@ export interface ContainerRuntime {
   sample(op: RunningOperation): Promise<ResourceSample | null>
   /** Ends what the runtime itself keeps running (podman's API service), once its node stops. */
   close?(): Promise<void>
-  /** Before its node runs anything: removes what a killed node of the same owner left running; how many. */
-  reclaim?(): Promise<number>
+  /** Before its node runs anything: ends what a killed node of the same owner left running; what, in words. */
+  reclaim?(): Promise<string[]>
 }
