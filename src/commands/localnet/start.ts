@@ -16,6 +16,8 @@ import {
   portFlag,
 } from '../../lib/localnet/flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
+import {reclaimedLines} from '../../lib/localnet/node-agent.js'
+import {localnetFiles} from '../../lib/localnet/paths.js'
 import type {LocalnetIds} from '../../lib/localnet/ids.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 import {walletPath} from '../../lib/settings/settings.js'
@@ -60,6 +62,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     const startArgs = [...nodeArgs(flags), ...contentArgs(flags)]
     if (flags.detach) {
       await startInBackground(dataDir, flags.port, [...startArgs, ...(ids ? ['--ids', ids] : [])])
+      for (const line of reclaimedLines(localnetFiles(dataDir).log, dataDir)) this.note(line)
       return this.report(await localnetStatus(dataDir), 'started in the background', flags, ids)
     }
     const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))

@@ -3,7 +3,7 @@
  * host processes when the user turns them on), their GPU count, and the one gateway serving every node's API and
  * the ports their jobs expose.
  */
-import {existsSync, readdirSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 import {loadOrCreateKeypair} from '../keys/wallet.js'
@@ -98,6 +98,29 @@ export function detectGpus(): number {
   return count
 }
 
+/** How the line a start logs when it ended what a killed localnet left running ends. */
+function reclaimedSuffix(dataDir: string): string {
+  return ` a crashed localnet of ${dataDir} left running.`
+}
+
+/**
+ * The lines of a background localnet's log (`log`) that say what it ended of a killed one's, for
+ * `localnet start --detach` to repeat: the user would not see them otherwise.
+ */
+export function reclaimedLines(log: string, dataDir: string): string[] {
+  let text: string
+  try {
+    text = readFileSync(log, 'utf8')
+  } catch {
+    return []
+  }
+  // Each line starts with its ISO time (nodeOptions' log).
+  return text
+    .split('\n')
+    .map((line) => line.replace(/^\S+ /, ''))
+    .filter((line) => line.startsWith('Stopped ') && line.endsWith(reclaimedSuffix(dataDir)))
+}
+
 /** Starts the node agents and their one gateway, or says why the nodes are off (no runtime they may use). */
 export async function startNode(
   localnet: Localnet,
@@ -110,7 +133,7 @@ export async function startNode(
   if ('off' in runtime) return runtime
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
   const left = (await runtime.reclaim?.()) ?? []
-  if (left.length > 0) options.log?.(`Stopped ${left.join(' and ')} a crashed localnet of ${dataDir} left running.`)
+  if (left.length > 0) options.log?.(`Stopped ${left.join(' and ')}${reclaimedSuffix(dataDir)}`)
   const gateway = new Gateway()
   try {
     await gateway.listen(options.gatewayPort)

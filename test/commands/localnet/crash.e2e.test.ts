@@ -92,7 +92,10 @@ describe('gpunet localnet start after a crash', function () {
     assert.deepEqual(await running(`gpunet.job=${job}`), [''], "the dead localnet's container still runs")
     assert.deepEqual(processes(service), [], "the dead localnet's podman API service still runs")
     const log = readFileSync(join(box.dataDir, 'localnet.log'), 'utf8')
-    assert.match(log, /Stopped 1 container and podman's API service a crashed localnet of .* left running/)
+    const said = /Stopped 1 container and podman's API service a crashed localnet of .* left running/
+    assert.match(log, said)
+    // Said by `start --detach` too, whose user does not read the log.
+    assert.match(again.stderr, said)
     assert.deepEqual(await running('gpunet.job=another'), [other.slice(0, 12)])
   })
 
