@@ -96,7 +96,8 @@ describe('node API /exec: a host operation, and a client that never reads', func
     assert.equal(code, 1000)
     assert.deepEqual(exit, {type: 'exit', code: 5})
     const [env, cwd] = out.trim().split('\n')
-    assert.match(env!, /^42 [0-9a-f-]{36}$/)
+    // The marker: a digest of the runtime's owner, then the operation's own id.
+    assert.match(env!, /^42 [0-9a-f]{16}\.[0-9a-f-]{36}$/)
     assert.match(cwd!, /gpunet-host-/)
   })
 
