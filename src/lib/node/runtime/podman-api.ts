@@ -219,6 +219,8 @@ function socketDirPrefix(ownerTag: string): string {
  * otherwise wait out its idle time, serving nobody); found by their socket path in /proc. Returns how many.
  */
 export function stopLeftServices(ownerTag: string): number {
+  // Without a tag the prefix would match every node's services.
+  if (ownerTag === '') return 0
   const socket = Buffer.from(`\0unix://${socketDirPrefix(ownerTag)}`)
   let pids: string[]
   try {
