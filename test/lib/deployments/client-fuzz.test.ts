@@ -25,6 +25,8 @@ const CASES = 400
 const ANSWER_TIMEOUT_MS = 300
 /** How long one call may take before it must have returned or thrown. */
 const CALL_BOUND_MS = 3000
+/** The most characters of an error's message and hint: the manager's words are cut to 500 each. */
+const MAX_SHOWN = 2000
 
 const ID = 'Dep1oyment1111111111111111111111111111111111'
 const DEPLOYMENT = {
@@ -92,9 +94,10 @@ function manager(seed: number) {
   const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T
   const chance = (p: number) => random() < p
 
+  const KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '', '\u001b]0;title\u0007', 'k'.repeat(5000)]
   const deep = (depth: number): unknown => {
     let value: unknown = chance(0.5) ? 1 : 'x'
-    for (let i = 0; i < depth; i++) value = chance(0.5) ? [value] : {a: value}
+    for (let i = 0; i < depth; i++) value = chance(0.5) ? [value] : {[chance(0.6) ? 'a' : pick(KEYS)]: value}
     return value
   }
   /** A value of another type, or an edge of its own. */
@@ -118,7 +121,6 @@ function manager(seed: number) {
       {__proto__: 1},
       deep(1 + int(120)),
     ])
-  const KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '', 'x'.repeat(300)]
 
   /** The value with one member somewhere replaced, removed or added, a few times over. */
   const mutate = (value: unknown, budget = 1 + int(3)): unknown => {
@@ -182,6 +184,7 @@ function manager(seed: number) {
     else if (kind === 2) body = Buffer.from(Array.from({length: int(300)}, () => int(256)))
     else if (kind === 3) body = Buffer.from('['.repeat(int(100_000)))
     else if (kind === 4) body = Buffer.concat([body, Buffer.from(' trailing')])
+    else if (kind === 5) body = Buffer.from(JSON.stringify({...(valid(call) as object), extra: deep(60 + int(60))}))
     const type = pick(['application/json', 'application/json', 'text/html', 'text/plain', '', 'application/json; x'])
     const head = [`HTTP/1.1 ${status} ${pick(['OK', 'X', ''])}`]
     if (type) head.push(`content-type: ${type}`)
@@ -278,6 +281,8 @@ describe("deployment client fuzzer: a manager's seeded hostile answers", functio
   let gen: ReturnType<typeof manager>
   /** The error codes the manager sent in this case's answers. */
   let sent = new Set<string>()
+  /** An answer sent instead of the generator's, for the regression cases. */
+  let fixed: Answer | undefined
 
   before(async () => {
     // undici's own retries would wait out 429s and 5xx: each case is one answer here.
@@ -292,7 +297,7 @@ describe("deployment client fuzzer: a manager's seeded hostile answers", functio
         seen += chunk.toString('latin1')
         if (!seen.includes('\r\n\r\n')) return
         const path = seen.split(' ', 2)[1] ?? ''
-        const answer = gen.answer(callOf(path))
+        const answer = fixed ?? gen.answer(callOf(path))
         if (answer.code !== undefined) sent.add(answer.code)
         socket.write(answer.bytes)
         if (answer.then === 'end') socket.end()
@@ -332,6 +337,9 @@ describe("deployment client fuzzer: a manager's seeded hostile answers", functio
       assert.ok(error instanceof GpunetError, `case ${i} (${call}): a bare ${String(error)}`)
       assert.ok(CLIENT_CODES.has(error.code) || sent.has(error.code), `case ${i} (${call}): code ${error.code}`)
       assert.ok(EXIT_CODES.has(error.exitCode), `case ${i} (${call}): exit ${error.exitCode}`)
+      // What a person reads of it is bounded, whatever the manager sent.
+      const shown = `${error.message} ${error.hint ?? ''}`
+      assert.ok(shown.length <= MAX_SHOWN, `case ${i} (${call}): an error of ${shown.length} characters`)
       return error.code
     }
   }
@@ -349,5 +357,24 @@ describe("deployment client fuzzer: a manager's seeded hostile answers", functio
     // The run reached past the refusals too: some answers were read, some refused as invalid, some cut.
     for (const outcome of ['value', 'manager_answer_invalid', 'manager_unreachable'])
       assert.ok((seen.get(outcome) ?? 0) > 0, `too narrow a run: ${JSON.stringify([...seen])}`)
+  })
+
+  // Found by this fuzzer (seed 610061, case 243): a document nested past the bound under member names of 5000
+  // characters made an error of 5255 characters, the path to the deep value quoting each name whole.
+  it('cuts the member names an error quotes: a deep answer under long names (seed 610061, case 243)', async () => {
+    let value: unknown = 1
+    for (let i = 0; i < 100; i++) value = {['k'.repeat(5000)]: value}
+    const body = JSON.stringify({deployments: [], pagination: {cursor_next: null}, extra: value})
+    fixed = {
+      bytes: Buffer.from(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      ),
+      then: 'end',
+    }
+    try {
+      assert.equal(await run('list', 0), 'manager_answer_invalid')
+    } finally {
+      fixed = undefined
+    }
   })
 })
