@@ -5,7 +5,8 @@
  * types, missing members, huge strings within a bound, deep nesting, non-JSON, wrong content types, truncated
  * bodies, odd statuses and framing, stalls shortened through the client's answer timeout. Each call returns a
  * value of the client's declared types (which the commands' renderers and the `--json` printer then take) or throws
- * a GpunetError with a known code, never a bare TypeError, RangeError or SyntaxError, and within a bound.
+ * a GpunetError with a known code and a bounded message, never a bare TypeError, RangeError or SyntaxError, and
+ * within a bound; what the renderers make of a value reaches a terminal without a control character.
  * Hand-written hostile answers (stalls, drips, deep JSON, event floods) are in hostile-manager.test.ts.
  */
 import {strict as assert} from 'node:assert'
@@ -17,6 +18,7 @@ import {deploymentLines, deploymentRows, eventLine, jobRows} from '../../../src/
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
 import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
+import {printable} from '../../../src/lib/text/terminal-text.js'
 import {prng} from '../../helpers/eventually.js'
 
 const SEED = 0x61_00_61
@@ -216,6 +218,12 @@ function callOf(path: string): Call {
   return 'get'
 }
 
+/** Fails unless the rendered lines, as a terminal is given them, hold no control character but tab and newline. */
+function shown(lines: string[]): void {
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  for (const line of lines) assert.doesNotMatch(printable(line, {isTTY: true}), /[\x00-\x08\x0b-\x1f\x7f-\x9f]/)
+}
+
 /** Fails unless `value` has the types the client declares for `call`'s answer (and the renderers take it). */
 function checkValue(call: Call, value: unknown): void {
   const string = (v: unknown, what: string) => assert.equal(typeof v, 'string', what)
@@ -227,7 +235,7 @@ function checkValue(call: Call, value: unknown): void {
     assert.ok(Number.isInteger(d.replicas) && (d.replicas as number) >= 0, 'replicas')
     assert.ok(typeof d.timeout === 'number' && d.timeout >= 0, 'timeout')
     assert.ok(d.endpoints === undefined || Array.isArray(d.endpoints), 'endpoints')
-    deploymentLines(d as never)
+    shown(deploymentLines(d as never))
   }
   if (call === 'get') deployment(value as Record<string, unknown>)
   if (call === 'list') {
@@ -235,7 +243,7 @@ function checkValue(call: Call, value: unknown): void {
     assert.ok(Array.isArray(page.deployments), 'deployments')
     page.deployments.forEach(deployment)
     cursor(page.pagination)
-    deploymentRows(page.deployments as never)
+    shown(deploymentRows(page.deployments as never))
   }
   if (call === 'jobs') {
     const page = value as {jobs: Record<string, unknown>[]; pagination: {cursor_next: unknown}}
@@ -245,14 +253,14 @@ function checkValue(call: Call, value: unknown): void {
       assert.ok(typeof job.state === 'string' || typeof job.state === 'number', 'state')
     }
     cursor(page.pagination)
-    jobRows(page.jobs as never)
+    shown(jobRows(page.jobs as never))
   }
   if (call === 'events') {
     const page = value as {events: Record<string, unknown>[]; pagination: {cursor_next: unknown}}
     assert.ok(Array.isArray(page.events), 'events')
     for (const event of page.events) {
       for (const key of ['category', 'type', 'message', 'created_at']) string(event[key], key)
-      eventLine(event as never)
+      shown([eventLine(event as never)])
     }
     cursor(page.pagination)
   }
