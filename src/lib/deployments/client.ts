@@ -336,13 +336,13 @@ export class DeploymentClient {
       if (deep !== null) {
         throw malformed(
           this.url,
-          `${method} ${path.split('?')[0]} answered a document that nests arrays and objects more than ${MAX_ANSWER_DEPTH} deep (at ${deep.slice(0, 8).join('.')}…)`,
+          `${method} ${path.split('?')[0]} answered a document that nests arrays and objects more than ${MAX_ANSWER_DEPTH} deep (at ${pathText(deep.slice(0, 8))}…)`,
         )
       }
       const parsed = schema.safeParse(value)
       if (!parsed.success) {
         const first = parsed.error.issues[0]
-        const where = first?.path.length ? first.path.join('.') : '(document)'
+        const where = first?.path.length ? pathText(first.path) : '(document)'
         throw malformed(
           this.url,
           `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
@@ -469,6 +469,19 @@ function search(query: Record<string, string | number | undefined>): string {
   for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
   const text = params.toString()
   return text ? `?${text}` : ''
+}
+
+/** The most characters of one member's name an error shows: the names are the manager's, of any length. */
+const MAX_PATH_PART = 40
+
+/** A path into an answer as an error shows it: each name cut short, so the manager cannot make the error long. */
+function pathText(path: readonly PropertyKey[]): string {
+  return path
+    .map((part) => {
+      const text = String(part)
+      return text.length > MAX_PATH_PART ? `${text.slice(0, MAX_PATH_PART)}…` : text
+    })
+    .join('.')
 }
 
 function malformed(url: string, why: string): GpunetError {

@@ -649,8 +649,15 @@ export class Gateway {
         return
       }
       upstream.off('data', onHead)
-      // Only the gateway's own answers carry its header: a service's would pass its answer off as the gateway's.
       const lines = answerHead.subarray(0, end).toString('latin1').split('\r\n')
+      // Bytes pass on as they come from here on, so the head is checked as a plain answer's is: no status outside
+      // 100-599, no malformed line, reaches the client.
+      const problem = invalidUpgradeHead(lines)
+      if (problem !== null) {
+        answerHead = null
+        return answer502(`The job service's answer to the upgrade cannot be passed on: ${problem}.`, 'invalid-answer')
+      }
+      // Only the gateway's own answers carry its header: a service's would pass its answer off as the gateway's.
       const kept = lines.filter((line) => line.split(':', 1)[0]!.trim().toLowerCase() !== GATEWAY_ANSWER_HEADER)
       const rest = answerHead.subarray(end + 4)
       answerHead = null
@@ -744,6 +751,27 @@ function invalidAnswer(answer: IncomingMessage): string | null {
       validateHeaderValue(headers[i]!, headers[i + 1] ?? '')
     } catch {
       return `a header that cannot be sent on: ${JSON.stringify(headers[i]!.slice(0, 100))}`
+    }
+  }
+  return null
+}
+
+/** Why the head of a service's answer to an upgrade (its lines) cannot be passed on, or null when it can. */
+function invalidUpgradeHead(lines: string[]): string | null {
+  // eslint-disable-next-line no-control-regex -- a reason phrase with a control byte is what is refused
+  const status = /^HTTP\/1\.[01] (\d{3})(?: [^\x00-\x08\x0a-\x1f\x7f]*)?$/.exec(lines[0] ?? '')
+  if (!status) return 'a malformed status line'
+  const code = Number(status[1])
+  if (code < 100 || code > 599) return `status ${code}`
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':')
+    const name = line.slice(0, colon)
+    try {
+      if (colon < 0) throw new Error('no colon')
+      validateHeaderName(name)
+      validateHeaderValue(name, line.slice(colon + 1).trim())
+    } catch {
+      return `a header that cannot be sent on: ${JSON.stringify(line.slice(0, 100))}`
     }
   }
   return null
