@@ -1,6 +1,5 @@
 import {spawnSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -8,6 +7,7 @@ import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 import {commandArgv, type OperationPlan} from '../operation-plan.js'
+import {signalProcessesWhere} from '../../process/signal-where.js'
 import {checkEnvNames, ownerTag} from './podman.js'
 import {type ExecOptions, type ExecProcess, hostExec} from './exec.js'
 import {operationResult, spawnCollected} from './process.js'
@@ -242,28 +242,12 @@ function portFree(port: number): Promise<boolean> {
 
 /**
  * Signals every process whose environment holds the operation's marker (same user: /proc/PID/environ), or with
- * `whole` false every marker that starts with `marker`; returns how many it signalled.
+ * `whole` false every marker that starts with `marker`; returns how many it signalled. Without /proc (not Linux) the
+ * process group is all there is.
  */
 function signalMarked(marker: string, signal: NodeJS.Signals, whole = true): number {
   const needle = Buffer.from(`${MARKER}=${marker}${whole ? '\0' : ''}`)
-  let pids: string[]
-  try {
-    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))
-  } catch {
-    return 0 // no /proc (not Linux): the process group is all there is
-  }
-  let signalled = 0
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue
-    try {
-      if (!readFileSync(`/proc/${pid}/environ`).includes(needle)) continue
-      process.kill(Number(pid), signal)
-      signalled++
-    } catch {
-      // gone already, or another user's
-    }
-  }
-  return signalled
+  return signalProcessesWhere('environ', (environ) => environ.includes(needle), signal)
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {

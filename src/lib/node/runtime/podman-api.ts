@@ -7,7 +7,7 @@
  */
 import {type ChildProcess, spawn} from 'node:child_process'
 import {EventEmitter} from 'node:events'
-import {mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {type Duplex, PassThrough, Writable} from 'node:stream'
@@ -17,6 +17,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {Client, type Dispatcher} from 'undici'
 
 import type {ExecChild, ExecOptions, ExecProcess} from './exec.js'
+import {signalProcessesWhere} from '../../process/signal-where.js'
 
 const API = '/v4.0.0/libpod'
 const IDLE_SECONDS = 60
@@ -222,24 +223,8 @@ export function stopLeftServices(ownerTag: string): number {
   // Without a tag the prefix would match every node's services.
   if (ownerTag === '') return 0
   const socket = Buffer.from(`\0unix://${socketDirPrefix(ownerTag)}`)
-  let pids: string[]
-  try {
-    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))
-  } catch {
-    return 0 // no /proc (not Linux)
-  }
-  let stopped = 0
-  for (const pid of pids) {
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`)
-      if (!cmdline.includes('\0system\0service\0') || !cmdline.includes(socket)) continue
-      process.kill(Number(pid), 'SIGKILL')
-      stopped++
-    } catch {
-      // gone already, or another user's
-    }
-  }
-  return stopped
+  const service = (cmdline: Buffer) => cmdline.includes('\0system\0service\0') && cmdline.includes(socket)
+  return signalProcessesWhere('cmdline', service, 'SIGKILL')
 }
 
 /** One request; its JSON answer (null when empty). A status of 300 or more throws podman's message. */
