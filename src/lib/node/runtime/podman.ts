@@ -208,6 +208,8 @@ export class PodmanRuntime implements ContainerRuntime {
   private readonly dataDir: string
   private readonly gpuAvailable: boolean
   private readonly owner?: string
+  /** ownerTag of the owner ('' without one): the API service's socket folder carries it. */
+  private readonly tag: string
   private env?: NodeJS.ProcessEnv
   private api?: PodmanApi
 
@@ -217,6 +219,12 @@ export class PodmanRuntime implements ContainerRuntime {
     this.dataDir = options.dataDir ?? defaultPodmanDataDir()
     this.gpuAvailable = options.gpuAvailable ?? CDI_SPECS.some((f) => existsSync(f))
     this.owner = options.owner
+    this.tag = options.owner === undefined ? '' : ownerTag(options.owner)
+  }
+
+  /** podman's environment with gpunet's configuration, written on first use. */
+  private async podmanEnv(): Promise<NodeJS.ProcessEnv> {
+    return (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
   }
 
   /**
@@ -226,7 +234,7 @@ export class PodmanRuntime implements ContainerRuntime {
    */
   async reclaim(): Promise<string[]> {
     if (this.owner === undefined) return []
-    const env = (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
+    const env = await this.podmanEnv()
     const filter = `label=${OWNER_LABEL}=${this.owner}`
     const podman = (args: string[]) => promisify(execFile)(this.podman, args, {env})
     const {stdout} = await podman(['ps', '--all', '--quiet', '--no-trunc', '--filter', filter])
@@ -235,7 +243,7 @@ export class PodmanRuntime implements ContainerRuntime {
       .map((id) => id.trim())
       .filter((id) => /^[0-9a-f]{12,64}$/.test(id))
     if (found.length > 0) await podman(['rm', '--force', '--time', '0', ...found])
-    const services = stopLeftServices(ownerTag(this.owner))
+    const services = stopLeftServices(this.tag)
     return [
       ...(found.length > 0 ? [`${found.length} container${found.length === 1 ? '' : 's'}`] : []),
       ...(services > 0 ? ["podman's API service"] : []),
@@ -250,7 +258,7 @@ export class PodmanRuntime implements ContainerRuntime {
         `Operation ${plan.id}: ${plan.type} is not supported by this node.`,
       )
     }
-    const env = (this.env ??= {...process.env, ...(await writePodmanConfig(this.dataDir))})
+    const env = await this.podmanEnv()
     const name = containerName(options.jobId, plan.id)
     const ports = await publishPorts(plan, options.hostPorts)
     // Last before spawning, so nothing can fail between writing the secrets and the cleanup that removes them.
@@ -295,8 +303,7 @@ export class PodmanRuntime implements ContainerRuntime {
 
   /** A command in the operation's container, through podman's API (started on the first). */
   exec(op: RunningOperation, cmd: readonly string[], options: ExecOptions): ExecProcess {
-    const tag = this.owner === undefined ? '' : ownerTag(this.owner)
-    const api = (this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env, tag))
+    const api = (this.api ??= new PodmanApi(this.podman, () => this.env ?? process.env, this.tag))
     return markedSession((env) => api.exec(op.name, cmd, env, options))
   }
 
