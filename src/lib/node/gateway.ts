@@ -745,15 +745,21 @@ function invalidAnswer(answer: IncomingMessage): string | null {
   const status = answer.statusCode ?? 0
   if (!Number.isInteger(status) || status < 200 || status > 599) return `status ${status}`
   const headers = answer.rawHeaders
-  for (let i = 0; i < headers.length; i += 2) {
-    try {
-      validateHeaderName(headers[i]!)
-      validateHeaderValue(headers[i]!, headers[i + 1] ?? '')
-    } catch {
+  for (let i = 0; i < headers.length; i += 2)
+    if (unsendable(headers[i]!, headers[i + 1] ?? ''))
       return `a header that cannot be sent on: ${JSON.stringify(headers[i]!.slice(0, 100))}`
-    }
-  }
   return null
+}
+
+/** True when Node would refuse to send a header of this name and value. */
+function unsendable(name: string, value: string): boolean {
+  try {
+    validateHeaderName(name)
+    validateHeaderValue(name, value)
+    return false
+  } catch {
+    return true
+  }
 }
 
 /** Why the head of a service's answer to an upgrade (its lines) cannot be passed on, or null when it can. */
@@ -765,14 +771,8 @@ function invalidUpgradeHead(lines: string[]): string | null {
   if (code < 100 || code > 599) return `status ${code}`
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':')
-    const name = line.slice(0, colon)
-    try {
-      if (colon < 0) throw new Error('no colon')
-      validateHeaderName(name)
-      validateHeaderValue(name, line.slice(colon + 1).trim())
-    } catch {
+    if (colon < 0 || unsendable(line.slice(0, colon), line.slice(colon + 1).trim()))
       return `a header that cannot be sent on: ${JSON.stringify(line.slice(0, 100))}`
-    }
   }
   return null
 }
