@@ -277,6 +277,8 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
   // so an API key, which can be revoked, gets only what expires: gpunet's message stamped with this manager's clock
   // (a node refuses it CLIENT_HEADER_EXPIRY_S later). Never the network CLI's message: its signature is the same
   // every time and its time part is not signed, so one such header cut short is a lasting credential.
+  /** gpunet's node-API message as a caller writes it, for the hints. */
+  const gpunetMessage = clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')
   app.get('/api/deployments/:id/header', async (request) => {
     const who = await auth.authenticate(requestHeaders(request.raw))
     const d = await ownDeployment(ctx, who.owner, (request.params as {id: string}).id)
@@ -290,7 +292,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
         'lasting_header_refused',
         "an API key gets only gpunet's node-API message with a time part: a header that outlives the key's revocation " +
           'is signed for the wallet headers only',
-        `ask with message=${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}&includeTime=true`,
+        `ask with message=${gpunetMessage}&includeTime=true`,
       )
     if (message !== NETWORK_CLI_MESSAGE) {
       const job = clientMessageJob(message)
@@ -298,7 +300,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
         throw badRequest(
           'message_refused',
           "the vault signs only a node-API message naming one of this deployment's jobs",
-          `gpunet's: ${clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')}`,
+          `gpunet's: ${gpunetMessage}`,
         )
       // The caller's time could lie ahead (a node takes up to a minute): for a key, this manager's clock starts it.
       if (who.via === 'api-key') message = message.replace(/ at=\S+$/, ` at=${ctx.now()}`)

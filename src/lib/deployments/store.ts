@@ -62,7 +62,6 @@ export function newTaskRow(task: NewTask, now: number): Omit<TaskRow, 'id'> {
   }
 }
 
-/** A LIST task's change once one job of it is recorded: one fewer to list, DONE when none is left. */
 /**
  * A deployment deleted while a request changed it (both passed their checks on the row they read): the change is
  * answered as one sent after the delete would be, 404.
@@ -71,6 +70,7 @@ export function deploymentGone(id: string): GpunetError {
   return new GpunetError('not_found', `no deployment ${id}`, {exitCode: ExitCode.NOT_FOUND})
 }
 
+/** A LIST task's change once one job of it is recorded: one fewer to list, DONE when none is left. */
 export function listedTaskChange(task: TaskRow, tx: string): Partial<TaskRow> {
   const left = (task.limit ?? 1) - 1
   return left > 0

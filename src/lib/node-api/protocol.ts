@@ -143,7 +143,8 @@ export function clientMessageJob(message: string): string | null {
 
 /**
  * The message gpunet's client signs: it names the action, the node, the job and the time, so a header read off
- * the wire opens nothing else and expires CLIENT_HEADER_EXPIRY_S after that time (or with the job's timeout). No `:` in it (the header's separator).
+ * the wire opens nothing else and expires CLIENT_HEADER_EXPIRY_S after that time (or with the job's timeout). No `:`
+ * in it (the header's separator).
  */
 export function clientMessage(action: NodeApiAction, node: string, job: string, nowMs: number): string {
   return `${CLIENT_PREFIX} action=${action} node=${node} job=${job} at=${nowMs}`
@@ -201,8 +202,8 @@ export function parseHeader(header: unknown): HeaderParts | {reason: string} {
 /**
  * Checks an authorization header: the poster's signature over the message, an unexpired time part, and one of
  * two messages. gpunet's names the route's action, this node and job, and a time younger than CLIENT_HEADER_EXPIRY_S
- * and the job's timeout (no time may lie beyond MAX_CLOCK_SKEW_MS ahead). The network CLI's NETWORK_CLI_MESSAGE opens only the routes
- * that CLI calls with it (a `lasting` header has no time part, as the CLI sends there). Every other message is
+ * and the job's timeout (no time may lie beyond MAX_CLOCK_SKEW_MS ahead). The network CLI's NETWORK_CLI_MESSAGE
+ * opens only the routes that CLI calls with it (a `lasting` header has no time part, as the CLI sends there). Every other message is
  * refused, with or without a time part: the time part is not signed, so anyone holding a poster's signature over
  * some other text (a secrets service holds login signatures) could append one.
  */
@@ -239,9 +240,8 @@ export function checkHeader(header: unknown, scope: HeaderScope): HeaderVerdict 
   }
   const age = ageOf(at, scope.nowMs)
   if (age === null) return {ok: false, reason: 'the signed message has no time'}
-  if (age >= Math.min(scope.timeoutSeconds, CLIENT_HEADER_EXPIRY_S) * 1000) {
-    return {ok: false, reason: `the header is older than ${Math.min(scope.timeoutSeconds, CLIENT_HEADER_EXPIRY_S)} s`}
-  }
+  const expirySeconds = Math.min(scope.timeoutSeconds, CLIENT_HEADER_EXPIRY_S)
+  if (age >= expirySeconds * 1000) return {ok: false, reason: `the header is older than ${expirySeconds} s`}
   return {ok: true, lasting: false}
 }
 

@@ -68,7 +68,8 @@ export function signTerminalGrant(
 
 /**
  * Checks a grant as a node does: the exact text for this job and node, unexpired and at most five minutes ahead,
- * the operation asked for the one it names (none when it names none), the given network (or none), and the poster's signature over it.
+ * the operation asked for the one it names (none when it names none), the given network (or none), and the
+ * poster's signature over it.
  */
 export function checkTerminalGrant(
   body: {message: unknown; signature: unknown; op?: unknown},
