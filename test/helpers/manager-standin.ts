@@ -15,7 +15,7 @@ import {jobTimeoutSeconds} from '../../src/lib/deployments/strategies/durations.
 import type {DeploymentStore} from '../../src/lib/deployments/store.js'
 import type {DeploymentRow, EventRow, JobRow, TaskKind} from '../../src/lib/deployments/types.js'
 import {vaultSeal} from '../../src/lib/deployments/vault-seal.js'
-import {taskRunner, tick, type TaskRunner} from '../../src/lib/deployments/worker.js'
+import {POLL_MS, taskRunner, tick, type TaskRunner} from '../../src/lib/deployments/worker.js'
 import {GpunetError} from '../../src/lib/errors.js'
 import {generateKeypair} from '../../src/lib/keys/wallet.js'
 import type {MarketNetwork} from '../../src/lib/market/connect.js'
@@ -266,6 +266,8 @@ export interface StandinManager {
   advance(ms: number): void
   /** One pass of the worker (its real planning, rollout and task handling, over the stand-in runners). */
   pass(): Promise<void>
+  /** `count` passes, the clock moved by the worker's poll at `timeScale` before each. */
+  polls(count: number, timeScale: number): Promise<void>
   /**
    * Creates a deployment of `definition` (revision 1; SERVICE unless told), its vault holding `tokens`, and starts it
    * (STARTING, as a start with the deposit does).
@@ -285,6 +287,12 @@ export function standinManager(store: DeploymentStore, nodeApi?: string): Standi
     chain: new StandinChain(() => manager.clock),
     ctx: undefined as unknown as ManagerContext,
     pass: async () => void (await tick(manager.ctx, run)),
+    async polls(count, timeScale) {
+      for (let i = 0; i < count; i++) {
+        manager.advance(POLL_MS / timeScale)
+        await manager.pass()
+      }
+    },
     async start(change, tokens = 10_000_000n, definition = SERVICE) {
       const vault = generateKeypair()
       const now = manager.clock

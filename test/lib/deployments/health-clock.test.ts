@@ -7,7 +7,6 @@
 import {strict as assert} from 'node:assert'
 
 import type {JobRow} from '../../../src/lib/deployments/types.js'
-import {POLL_MS} from '../../../src/lib/deployments/worker.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 import {revised, standinManager, type StandinManager} from '../../helpers/manager-standin.js'
@@ -35,13 +34,6 @@ describe('deployment health watch on a moved clock (tick, stand-in chain and nod
     await opened.cleanup()
   })
 
-  /** Passes of the worker, the clock moved by its poll at `timeScale` before each. */
-  async function passes(count: number, timeScale: number) {
-    for (let i = 0; i < count; i++) {
-      m.advance(POLL_MS / timeScale)
-      await m.pass()
-    }
-  }
   /** An INFINITE deployment of one replica whose job a node took and whose port is online. */
   async function serving(timeScale: number) {
     const d = await m.start(
@@ -49,11 +41,11 @@ describe('deployment health watch on a moved clock (tick, stand-in chain and nod
       10n ** 12n,
       EXPOSING,
     )
-    await passes(1, timeScale)
+    await m.polls(1, timeScale)
     assert.equal(live(await m.jobs(d.id)).length, 1, 'its replica listed')
     const job = m.chain.take()!
     online = true
-    await passes(2, timeScale)
+    await m.polls(2, timeScale)
     const [row] = live(await m.jobs(d.id))
     assert.deepEqual([row?.job, row?.state], [job, 'RUNNING'])
     return {d, job}
@@ -64,13 +56,13 @@ describe('deployment health watch on a moved clock (tick, stand-in chain and nod
     const {d, job} = await serving(1)
     online = false
     // 11 polls of 5 s after the first one that saw it offline: 55 s, under the window.
-    await passes(12, 1)
+    await m.polls(12, 1)
     assert.deepEqual(await unhealthy(d.id), [])
     online = true
-    await passes(1, 1)
+    await m.polls(1, 1)
     online = false
     // Offline again: a new window, so 55 s more is still not 60 s since this offline began.
-    await passes(12, 1)
+    await m.polls(12, 1)
     assert.deepEqual(await unhealthy(d.id), [])
     assert.deepEqual(
       live(await m.jobs(d.id)).map((j) => j.job),
@@ -81,15 +73,15 @@ describe('deployment health watch on a moved clock (tick, stand-in chain and nod
   it('a job offline for the lost window is stopped and replaced, with an event saying for how long', async () => {
     const {d, job} = await serving(1)
     online = false
-    await passes(1, 1)
+    await m.polls(1, 1)
     const firstOffline = m.clock
-    while (m.clock - firstOffline < 55_000) await passes(1, 1)
+    while (m.clock - firstOffline < 55_000) await m.polls(1, 1)
     assert.deepEqual(await unhealthy(d.id), [], 'kept up to 55 s')
-    await passes(1, 1)
+    await m.polls(1, 1)
     assert.equal(m.clock - firstOffline, 60_000)
     const [event] = await unhealthy(d.id)
     assert.equal(event?.message, `job ${job} failed its health checks for 60 s: stopped and replaced`)
-    await passes(2, 1)
+    await m.polls(2, 1)
     const rows = await m.jobs(d.id)
     assert.equal(rows.find((j) => j.job === job)?.state, 'COMPLETED', 'the unhealthy job stopped')
     const replacement = live(rows)
@@ -100,12 +92,12 @@ describe('deployment health watch on a moved clock (tick, stand-in chain and nod
   it('at time_scale 90 the window is still two of the node’s 30-s checks: one failed check does not replace a job', async () => {
     const {d, job} = await serving(90)
     online = false
-    await passes(1, 90)
+    await m.polls(1, 90)
     const firstOffline = m.clock
     // 60 s / 90 would be 0.7 s: one failed check and a little more (31 s) keeps the job.
-    while (m.clock - firstOffline < 31_000) await passes(1, 90)
+    while (m.clock - firstOffline < 31_000) await m.polls(1, 90)
     assert.deepEqual(await unhealthy(d.id), [])
-    while (m.clock - firstOffline < 60_000) await passes(1, 90)
+    while (m.clock - firstOffline < 60_000) await m.polls(1, 90)
     const [event] = await unhealthy(d.id)
     assert.match(event?.message ?? '', new RegExp(`^job ${job} failed its health checks for 60 s`))
   })

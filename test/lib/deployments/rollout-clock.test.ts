@@ -12,7 +12,6 @@ import {updateReplicas} from '../../../src/lib/deployments/operations.js'
 import {ROLLOUT_DEADLINE_S} from '../../../src/lib/deployments/rollout.js'
 import {createRevision, updateActiveRevision} from '../../../src/lib/deployments/revisions.js'
 import type {JobRow} from '../../../src/lib/deployments/types.js'
-import {POLL_MS} from '../../../src/lib/deployments/worker.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
 import {parseHeader} from '../../../src/lib/node-api/protocol.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
@@ -31,13 +30,6 @@ describe('deployment rollout on a moved clock (tick, stand-in chain)', () => {
   })
   afterEach(async () => opened.cleanup())
 
-  /** Passes of the worker, the clock moved by its poll at `time_scale` before each. */
-  async function passes(count: number, timeScale: number) {
-    for (let i = 0; i < count; i++) {
-      m.advance(POLL_MS / timeScale)
-      await m.pass()
-    }
-  }
   /** Passes a second apart, the last one a second or less before `end` (the poll's period decides nothing here). */
   async function passesBefore(end: number) {
     while (m.clock + 1000 < end) {
@@ -50,7 +42,7 @@ describe('deployment rollout on a moved clock (tick, stand-in chain)', () => {
     for (let i = 0; i < 10; i++) {
       const rows = await m.jobs(id)
       if (done(rows)) return rows
-      await passes(1, timeScale)
+      await m.polls(1, timeScale)
     }
     assert.fail(`not within 10 polls: ${JSON.stringify(await m.jobs(id))}`)
   }
@@ -160,7 +152,7 @@ describe('deployment rollout on a moved clock (tick, stand-in chain)', () => {
     assert.ok(live(now).every((j) => j.state === 'RUNNING'))
     assert.equal(now.find((j) => j.job === fresh.job)!.state, 'STOPPED', 'delisted')
     // No other replica of revision 3 listed after it, however long the clock runs on.
-    await passes(20, 20)
+    await m.polls(20, 20)
     assert.equal((await m.jobs(d.id)).filter((j) => j.revision === 3).length, 1)
     assert.deepEqual((await opened.store.revisions(d.id)).map((r) => r.revision).sort(), [1, 2, 3])
     await assert.rejects(
@@ -225,13 +217,13 @@ describe('deployment rollout on a moved clock (tick, stand-in chain)', () => {
     m.chain.take()
     m.chain.finish(fresh.job)
     // The next pass reads it COMPLETED and rolls back, a poll after its listing: far from the 30-s deadline.
-    await passes(1, 20)
+    await m.polls(1, 20)
     assert.ok(m.clock - fresh.created_at < (ROLLOUT_DEADLINE_S * 1000) / 20)
     const [back] = await eventsOf(d.id, 'REVISION_ROLLED_BACK')
     assert.equal(back?.message, `revision 2 rolled back to 1: job ${fresh.job} ended on its own; 0 of its jobs stopped`)
     assert.equal((await m.deployment(d.id)).active_revision, 1)
     // The old replica served throughout and is the only one; revision 2 is listed no more, past its deadline too.
-    await passes(20, 20)
+    await m.polls(20, 20)
     const after = await m.jobs(d.id)
     assert.deepEqual(
       live(after).map((j) => [j.job, j.state, j.stop_requested]),
