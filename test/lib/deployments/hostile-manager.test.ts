@@ -17,21 +17,8 @@ import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
 import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
+import {DEPLOYMENT_JSON as DEPLOYMENT} from '../../helpers/deployment-json.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
-
-const DEPLOYMENT = {
-  id: 'Dep1oyment1111111111111111111111111111111111',
-  name: 'svc',
-  vault: 'Vau1t11111111111111111111111111111111111111',
-  market: 'Market1111111111111111111111111111111111111',
-  owner: 'Owner11111111111111111111111111111111111111',
-  status: 'RUNNING',
-  replicas: 1,
-  timeout: 10,
-  strategy: 'SIMPLE',
-  created_at: '2026-11-27T10:00:00.000Z',
-  updated_at: '2026-11-27T10:00:00.000Z',
-}
 
 async function refusal(promise: Promise<unknown>): Promise<GpunetError> {
   try {

@@ -10,21 +10,8 @@ import {DeploymentClient} from '../../../src/lib/deployments/client.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents} from '../../../src/lib/http/client.js'
 import {deploymentEvents, waitForStatus} from '../../../src/lib/job/deployment-events.js'
+import {DEPLOYMENT_JSON as DEPLOYMENT} from '../../helpers/deployment-json.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
-
-const DEPLOYMENT = {
-  id: 'Dep1oyment1111111111111111111111111111111111',
-  name: 'svc',
-  vault: 'Vau1t11111111111111111111111111111111111111',
-  market: 'Market1111111111111111111111111111111111111',
-  owner: 'Owner11111111111111111111111111111111111111',
-  status: 'RUNNING',
-  replicas: 1,
-  timeout: 10,
-  strategy: 'SIMPLE',
-  created_at: '2026-11-27T10:00:00.000Z',
-  updated_at: '2026-11-27T10:00:00.000Z',
-}
 
 function answer(status: number, body: unknown) {
   return (_req: IncomingMessage, res: ServerResponse) => {
