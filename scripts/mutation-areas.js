@@ -35,8 +35,8 @@ export const AREAS = {
     ],
   },
   'market-amounts': {
-    mutate: ['src/lib/market/amounts.ts'],
-    spec: ['test/lib/market/amounts.test.ts', 'test/lib/market/amounts-messages.test.ts'],
+    mutate: ['src/lib/text/amounts.ts'],
+    spec: ['test/lib/text/amounts.test.ts', 'test/lib/text/amounts-messages.test.ts'],
   },
   'market-instructions': {
     mutate: ['src/lib/market/instructions.ts'],

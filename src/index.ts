@@ -5,11 +5,11 @@ export {configureHttp, type HttpRetry, type HttpTimeouts} from './lib/http/clien
 export {SecretsClient, type SecretsClientOptions} from './lib/secrets/client.js'
 export * from './lib/secrets/service/index.js'
 export {createWallet, loadWallet, type Wallet, walletFromBytes} from './lib/keys/wallet.js'
-export {resolveSettings, type Settings, SETTINGS, walletPath} from './lib/settings/settings.js'
+export {SETTINGS, type SettingKey, type SettingValue} from './lib/settings/catalog.js'
+export {localnetDataDir as defaultDataDir, resolveSettings, type Settings, walletPath} from './lib/settings/settings.js'
 export * from './lib/market/index.js'
 export {computeCidV0} from './lib/ipfs/cid.js'
 export {ensureLocalnet, localnetStatus, type LocalnetStatus, runningLocalnet} from './lib/localnet/control.js'
-export {defaultDataDir} from './lib/localnet/paths.js'
 export {
   connectNetwork,
   type ConnectNetworkOptions,

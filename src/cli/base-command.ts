@@ -7,6 +7,7 @@ import {stdoutColors, type Style} from '../lib/terminal/colors.js'
 import type {GpunetError} from '../lib/errors.js'
 import {settingFlagValues} from './flags.js'
 import type {Network} from '../lib/network.js'
+import type {SettingKey} from '../lib/settings/catalog.js'
 import {resolveSettings, type Settings, type SettingsInput} from '../lib/settings/settings.js'
 
 /** oclif's own bound for parsed flags and args (its FlagOutput and ArgOutput, which it does not export). */
@@ -110,6 +111,9 @@ export abstract class BaseCommand extends Command {
       announce: 'network' in declared ? (line) => this.note(line) : undefined,
     }
     this.resolvedSettings = undefined
+    // Each setting a flag gave is read by its kind now (settings/kinds.ts), so a bad value is exit 2 naming the
+    // setting before the command does anything, whichever value it reads first.
+    for (const key of Object.keys(this.settingsInput.flags ?? {}) as SettingKey[]) this.settings.typed(key)
     if ('network' in declared || 'profile' in declared) {
       const {network} = this.settings
       if ('network' in declared) flags.network = network

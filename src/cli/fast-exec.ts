@@ -3,7 +3,8 @@
 // code cache (src/cli/code-cache.ts), since compiling its code (undici, ws) from source at each start costs more than
 // oclif does from its cache.
 import {runJobExec} from '../lib/job/node-connection.js'
-import {resolveSettings, SETTING_KEYS, SETTINGS, type SettingKey} from '../lib/settings/settings.js'
+import {SETTING_KEYS, SETTINGS, type SettingKey} from '../lib/settings/catalog.js'
+import {resolveSettings} from '../lib/settings/settings.js'
 
 /** The parsed plain form of `job exec`: its flags by name (without the dashes), its job and its command. */
 export interface PlainExec {

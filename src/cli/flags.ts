@@ -1,9 +1,9 @@
 import * as Flags from '@oclif/core/flags'
 
 import {WAIT_POINTS} from '../lib/job/wait-point.js'
-import {idsFlag, nodesFlag} from '../lib/localnet/flags.js'
+import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from './localnet-flags.js'
 import {NETWORKS} from '../lib/network.js'
-import {type SettingKey, SETTINGS} from '../lib/settings/settings.js'
+import {type SettingKey, SETTINGS} from '../lib/settings/catalog.js'
 
 /** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
 export const networkFlags = {
@@ -91,6 +91,13 @@ export const managerDatabaseUrlFlag = Flags.string({
   helpValue: 'URL',
 })
 
+/** `--database-url` of `secrets serve`: the secretsDatabaseUrl setting. */
+export const secretsDatabaseUrlFlag = Flags.string({
+  description:
+    'PostgreSQL URL; replaces the SQLite file [env: GPUNET_SECRETS_DATABASE_URL, or the secretsDatabaseUrl setting]',
+  helpValue: 'URL',
+})
+
 /** `--vault-key-file` of `deployment serve`: the managerVaultKeyFile setting. */
 export const vaultKeyFileFlag = Flags.string({
   description:
@@ -112,12 +119,21 @@ const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   maxPriorityFee: marketFlags['max-priority-fee'],
   market: marketFlag,
   ipfsGateway: ipfsGatewayFlag,
-  localnetIds: idsFlag,
-  nodes: nodesFlag,
   manager: managerFlag,
   managerApiKey: apiKeyFlag,
   managerDatabaseUrl: managerDatabaseUrlFlag,
   managerVaultKeyFile: vaultKeyFileFlag,
+  secretsDatabaseUrl: secretsDatabaseUrlFlag,
+  localnetDir: dataDirFlag,
+  localnetPort: portFlag,
+  localnetIds: idsFlag,
+  nodes: nodesFlag,
+  contentStoreMaxBytes: contentMaxBytesFlag,
+  gatewayPort: nodeFlags['gateway-port'],
+  nodeGpus: nodeFlags.gpus,
+  nodeRuntime: nodeFlags.runtime,
+  nodePull: nodeFlags.pull,
+  nodeHostProcesses: nodeFlags['host-processes'],
 }
 
 /** The setting values a command's flags gave (settings.ts), from the shared setting flags it declares. */

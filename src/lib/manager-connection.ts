@@ -34,10 +34,10 @@ export interface ManagerConnection {
  * lasting credential, so plain http elsewhere is exit 2.
  */
 export async function connectManager(settings: Settings, options: ManagerConnectOptions): Promise<ManagerConnection> {
-  const set = settings.value('manager')
+  const set = settings.typed('manager')?.value
   const url = set ? checkManagerUrl(set) : await defaultManagerUrl(settings, options.note)
   const wallet = () => openWallet(settings, {note: options.note})
-  const apiKey = options.walletOnly ? undefined : settings.value('managerApiKey')
+  const apiKey = options.walletOnly ? undefined : settings.typed('managerApiKey')?.value
   let auth: AuthHeaders
   if (apiKey) {
     auth = () => ({authorization: `Bearer ${apiKey}`})
@@ -52,19 +52,10 @@ export async function connectManager(settings: Settings, options: ManagerConnect
   return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet}
 }
 
+/** The manager's URL (its kind checked it is one), refused unless https or on this machine. */
 function checkManagerUrl(text: string): string {
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new GpunetError('manager_url_invalid', `the deployment manager URL "${text}" is not a URL`, {
-      exitCode: ExitCode.USAGE,
-      hint: 'use a full URL such as https://manager.example.org or http://127.0.0.1:3001',
-    })
-  }
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    return text.replace(/\/+$/, '')
-  }
+  const url = new URL(text)
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return text
   throw new GpunetError(
     'manager_url_insecure',
     `not sending credentials to ${text}: the manager must be https (or on this machine)`,

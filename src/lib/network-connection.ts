@@ -67,8 +67,7 @@ export interface SecretsConnectOptions {
  * starting the localnet if none runs.
  */
 export async function connectSecrets(settings: Settings, options: SecretsConnectOptions = {}): Promise<SecretsClient> {
-  const set = settings.value('secretsUrl')
-  const url = set ? checkSecretsUrl(set) : await localnetSecretsUrl(settings, options.note)
+  const url = settings.typed('secretsUrl')?.value ?? (await localnetSecretsUrl(settings, options.note))
   const wallet = await openWallet(settings, {note: options.note})
   return new SecretsClient({
     url,
@@ -76,24 +75,6 @@ export async function connectSecrets(settings: Settings, options: SecretsConnect
     allowUnboundLogin: options.allowUnboundLogin,
     cache: new TokenCache(join(settings.configDir, 'secrets-tokens.json')),
   })
-}
-
-function checkSecretsUrl(url: string): string {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" is not a URL`, {
-      exitCode: ExitCode.USAGE,
-      hint: 'use a full URL such as http://127.0.0.1:8787',
-    })
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new GpunetError('secrets_url_invalid', `the secrets service URL "${url}" must use http or https`, {
-      exitCode: ExitCode.USAGE,
-    })
-  }
-  return url.replace(/\/+$/, '')
 }
 
 async function localnetSecretsUrl(settings: Settings, note: (line: string) => void = () => {}): Promise<string> {
@@ -116,7 +97,7 @@ export async function connectJobAuthority(
 ): Promise<{authority: JobAuthority; rpcUrl: string; ipfsGateway: string}> {
   const {network} = settings
   const net = await connectMarket(settings, note)
-  const gateway = settings.get('ipfsGateway')
+  const gateway = settings.typed('ipfsGateway')
   const set = gateway?.from === 'preset' ? undefined : gateway?.value
   if (network !== 'localnet' && set === undefined) {
     throw new GpunetError('ipfs_gateway_missing', `no ipfsGateway is configured for ${network}`, {
@@ -126,7 +107,7 @@ export async function connectJobAuthority(
         `\`gpunet config set ipfsGateway VALUE --network ${network}\` (written to ${settings.configFile})`,
     })
   }
-  const ipfsGateway = (set ?? net.content().url).replace(/\/+$/, '')
+  const ipfsGateway = set ?? net.content().url.replace(/\/+$/, '')
   const content = new ContentClient(null, ipfsGateway)
   const authority = chainJobAuthority({
     connection: net.connection,

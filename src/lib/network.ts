@@ -18,3 +18,12 @@ export interface InForce {
   /** As `config list` shows it: `flag`, `env GPUNET_RPC_URL`, `profile dev`, `config networks.devnet`, `preset`. */
   source: string
 }
+
+/** A setting in force as its kind reads it (settings/kinds.ts): its value, the text it was given as, and its source. */
+export interface Typed<T> {
+  value: T
+  text: string
+  from: SettingLayer
+  /** As InForce's `source`. */
+  source: string
+}

@@ -6,7 +6,8 @@
 import {once} from 'node:events'
 import {createServer, type Server} from 'node:net'
 
-import {DEFAULT_PORT, defaultGatewayPort} from '../../src/lib/localnet/paths.js'
+import {defaultGatewayPort} from '../../src/lib/localnet/paths.js'
+import {DEFAULT_PORT} from '../../src/lib/settings/presets.js'
 
 const PORTS = [DEFAULT_PORT, DEFAULT_PORT + 1, defaultGatewayPort(DEFAULT_PORT)]
 

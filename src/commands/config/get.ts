@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {marketFlags} from '../../cli/flags.js'
-import {HIDDEN_KEYS} from '../../lib/settings/config.js'
+import {isSecretSetting} from '../../lib/settings/catalog.js'
 import {checkKey, configScope, settingsInForce} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 
@@ -24,7 +24,7 @@ export default class ConfigGet extends BaseCommand {
     const {args} = await this.parse(ConfigGet)
     const {settings} = this
     checkKey(args.key, configScope(settings.profile ?? undefined, settings.network))
-    if (HIDDEN_KEYS.has(args.key)) {
+    if (isSecretSetting(args.key)) {
       throw new GpunetError('config_value_hidden', `${args.key} is never printed`, {
         exitCode: ExitCode.USAGE,
         hint: '`gpunet config list` says whether it is set, and where',

@@ -2,7 +2,8 @@ import * as Args from '@oclif/core/args'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {configScopeFlags} from '../../cli/config-flags.js'
-import {HIDDEN_KEYS, readConfig, writeConfig, configFile} from '../../lib/settings/config.js'
+import {isSecretSetting} from '../../lib/settings/catalog.js'
+import {readConfig, writeConfig, configFile} from '../../lib/settings/config.js'
 import {applySetting, checkKey, checkValue, configScope, scopeName} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {askHidden, canPrompt} from '../../lib/terminal/prompt.js'
@@ -32,7 +33,7 @@ export default class ConfigSet extends BaseCommand {
     const {args, flags} = await this.parse(ConfigSet)
     const scope = configScope(flags.profile, flags.network)
     checkKey(args.key, scope)
-    const hidden = HIDDEN_KEYS.has(args.key)
+    const hidden = isSecretSetting(args.key)
     if (hidden && args.value !== undefined) {
       throw new GpunetError('config_value_as_argument', `${args.key} is not taken as an argument`, {
         exitCode: ExitCode.USAGE,

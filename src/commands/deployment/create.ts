@@ -4,7 +4,6 @@ import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-comma
 import {deploymentFlags, marketFlag} from '../../cli/flags.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
-import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 
 export default class DeploymentCreate extends DeploymentCommand {
@@ -94,8 +93,8 @@ EXIT CODES
       startupTimeout: flags['startup-timeout'],
       // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
       market: async () => {
-        const given = this.settings.get('market')
-        if (given?.from === 'flag') return parseAddress(given.value, 'the market').toBase58()
+        const given = this.settings.typed('market')
+        if (given?.from === 'flag') return given.value
         return (await connectMarket(this.settings, note)).defaultMarket.toBase58()
       },
     })

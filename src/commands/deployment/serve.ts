@@ -69,8 +69,8 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     // Each deployment's definition is uploaded when it is created: without a content store none could be.
     net.content().requireUploader()
     const folder = flags['data-dir'] ?? join(dataDir(process.env), 'deployments', network)
-    const databaseUrl = this.settings.value('managerDatabaseUrl')
-    const vaultKeyFile = this.settings.value('managerVaultKeyFile')
+    const databaseUrl = this.settings.typed('managerDatabaseUrl')?.value
+    const vaultKeyFile = this.settings.typed('managerVaultKeyFile')?.value
     let manager
     try {
       manager = await startDeploymentManager({
@@ -84,6 +84,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         tlsTerminated: flags['tls-terminated'],
         log: (line) => process.stderr.write(`${line}\n`),
         env: process.env,
+        allowedOrigins: this.settings.typed('allowOrigin')?.value,
       })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code

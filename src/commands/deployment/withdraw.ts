@@ -4,7 +4,7 @@ import {deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-co
 import {deploymentFlags, marketFlags} from '../../cli/flags.js'
 import {checkState} from '../../lib/deployments/client-states.js'
 import {checkVaultIsNotOwner, checkWithdraw, sendWithdraw} from '../../lib/deployments/client-vault.js'
-import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
+import {type AmountJson, amountJson} from '../../lib/text/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {rpcCall} from '../../lib/market/rpc.js'

@@ -5,10 +5,10 @@ import {PublicKey} from '@solana/web3.js'
 import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {ensureLocalnet, localnetStatus} from '../../lib/localnet/control.js'
-import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {dataDirFlag} from '../../cli/localnet-flags.js'
 import {fundFromFaucet} from '../../lib/localnet/fund.js'
 import {DEFAULT_FUNDING} from '../../lib/localnet/node.js'
-import {type AmountJson, amountJson, parseAmount} from '../../lib/market/amounts.js'
+import {type AmountJson, amountJson, parseAmount} from '../../lib/text/amounts.js'
 import {SOL_DECIMALS} from '../../lib/market/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {amountText} from '../../lib/market/report.js'
@@ -70,7 +70,7 @@ export default class LocalnetFund extends BaseCommand {
     const both = flags.sol === undefined && flags.tokens === undefined && credits === null
     if (credits !== null && flags.sol === undefined && flags.tokens === undefined) {
       const owner = await this.fundOwner(args.address)
-      return this.addCredits({network: 'localnet', address: owner.toBase58()}, flags['data-dir'], credits)
+      return this.addCredits({network: 'localnet', address: owner.toBase58()}, this.settings.localnet.dataDir, credits)
     }
     const lamports = parseAmount(flags.sol ?? (both ? String(DEFAULT_FUNDING.sol) : '0'), SOL_DECIMALS, 'SOL')
     const tokens = parseAmount(flags.tokens ?? (both ? String(DEFAULT_FUNDING.tokens) : '0'), TOKEN_DECIMALS, 'token')
@@ -82,7 +82,7 @@ export default class LocalnetFund extends BaseCommand {
     }
     const owner = await this.fundOwner(args.address)
 
-    const dataDir = flags['data-dir']
+    const {dataDir} = this.settings.localnet
     const runtime = await ensureLocalnet(dataDir, this.settings.localnet.port, (line) => this.note(line))
     const status = await localnetStatus(dataDir)
     const mint = new PublicKey(status.mint!)

@@ -2,8 +2,8 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {localnetStatus, resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
-import {dataDirFlag, idsFlag} from '../../lib/localnet/flags.js'
-import {DEFAULT_PORT} from '../../lib/localnet/paths.js'
+import {dataDirFlag, idsFlag} from '../../cli/localnet-flags.js'
+import {DEFAULT_PORT} from '../../lib/settings/presets.js'
 import {confirmUndoable} from '../../lib/terminal/prompt.js'
 
 export default class LocalnetReset extends BaseCommand {
@@ -11,6 +11,8 @@ export default class LocalnetReset extends BaseCommand {
   static override description = `Asks first at a terminal, unless --yes; without a terminal (scripts, CI) it refuses (exit 2) unless --yes. A running localnet is stopped first and started again, fresh, on the same port and with the node flags it was started with (printed, and startArgs under --json), and with the ids of the chain it wiped unless --ids names others. Your wallet file is kept (it lives outside the data directory) and is funded again by the fresh localnet.`
 
   static override examples = ['<%= config.bin %> localnet reset', '<%= config.bin %> localnet reset --yes --json']
+
+  static override settingsNetwork = 'localnet' as const
 
   static override flags = {
     'data-dir': dataDirFlag,
@@ -26,7 +28,7 @@ export default class LocalnetReset extends BaseCommand {
     startArgs: string[] | null
   }> {
     const {flags} = await this.parse(LocalnetReset)
-    const dataDir = flags['data-dir']
+    const {dataDir} = this.settings.localnet
     if (!flags.yes) {
       await confirmUndoable({
         question: `Wipe the localnet in ${dataDir} (chain, content store, faucet, secrets)?`,

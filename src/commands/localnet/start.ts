@@ -2,23 +2,12 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
-import {
-  contentArgs,
-  contentMaxBytesFlag,
-  dataDirFlag,
-  idsFlag,
-  idsInForce,
-  nodeArgs,
-  nodeFlags,
-  nodeOptions,
-  nodesFlag,
-  nodesInForce,
-  portFlag,
-} from '../../lib/localnet/flags.js'
+import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from '../../cli/localnet-flags.js'
+import {contentMaxBytes, idsInForce, nodeOptions, startArgs} from '../../lib/localnet/start-settings.js'
 import {statusLines} from '../../lib/localnet/format.js'
 import {reclaimedLines} from '../../lib/localnet/node-agent.js'
 import {localnetFiles} from '../../lib/localnet/paths.js'
-import type {LocalnetIds} from '../../lib/localnet/ids.js'
+import type {LocalnetIds} from '../../lib/settings/kinds.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
 import {walletPath} from '../../lib/settings/settings.js'
 
@@ -51,27 +40,40 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
   }
 
   async run(): Promise<LocalnetStatus | undefined> {
-    const {flags: given} = await this.parse(LocalnetStart)
-    const dataDir = given['data-dir']
-    const ids = idsInForce(this.settings.get('localnetIds'))
-    const flags = {...given, nodes: nodesInForce(this.settings.get('nodes'))}
+    const {flags} = await this.parse(LocalnetStart)
+    const {settings} = this
+    const {dataDir, port} = settings.localnet
+    const ids = idsInForce(settings)
+    const hostProcesses = settings.typed('nodeHostProcesses')?.value ?? false
+    const node = nodeOptions(settings, flags.node, (line) =>
+      process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    )
     if (await runningLocalnet(dataDir)) {
       this.note(`A localnet already serves ${dataDir}.`)
-      return this.report(await localnetStatus(dataDir), 'running', flags, ids)
+      return this.report(await localnetStatus(dataDir), 'running', hostProcesses, ids)
     }
-    const startArgs = [...nodeArgs(flags), ...contentArgs(flags)]
+    const args = startArgs(settings, flags.node)
     if (flags.detach) {
-      await startInBackground(dataDir, flags.port, [...startArgs, ...(ids ? ['--ids', ids] : [])])
+      await startInBackground(dataDir, port, [...args, ...(ids ? ['--ids', ids] : [])])
       for (const line of reclaimedLines(localnetFiles(dataDir).log, dataDir)) this.note(line)
-      return this.report(await localnetStatus(dataDir), 'started in the background', flags, ids)
+      return this.report(await localnetStatus(dataDir), 'started in the background', hostProcesses, ids)
     }
-    const node = nodeOptions(flags, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`))
-    const contentMaxBytes = flags['content-max-bytes']
-    const walletFile = walletPath(this.settings).file
-    await serveUntilSignal({dataDir, port: flags.port, node, contentMaxBytes, startArgs, ids, walletFile}, async () => {
+    const walletFile = walletPath(settings).file
+    const serve = {
+      dataDir,
+      port,
+      node,
+      contentMaxBytes: contentMaxBytes(settings),
+      startArgs: args,
+      ids,
+      walletFile,
+      allowedOrigins: settings.typed('allowOrigin')?.value,
+      secretsKey: settings.value('secretsKey'),
+    }
+    await serveUntilSignal(serve, async () => {
       const status = await localnetStatus(dataDir)
       if (this.jsonEnabled()) this.logJson(status)
-      else this.report(status, 'running', flags, ids)
+      else this.report(status, 'running', hostProcesses, ids)
       this.note('Press Ctrl+C to stop; the chain is saved in the data directory.')
     })
     this.note('Localnet stopped.')
@@ -81,7 +83,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
   private report(
     status: LocalnetStatus,
     state: string,
-    flags: {'host-processes'?: boolean},
+    hostProcesses: boolean,
     ids: LocalnetIds | undefined,
   ): LocalnetStatus {
     this.say(`Localnet ${state} (pid ${status.pid})`)
@@ -91,7 +93,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
         `Note: this chain was created with ${status.ids} ids and keeps them; ${ids} ids apply to a new chain (\`gpunet localnet reset --ids ${ids}\`).`,
       )
     }
-    const note = runtimeNote(status, flags['host-processes'] ?? false)
+    const note = runtimeNote(status, hostProcesses)
     if (note) this.note(note)
     return status
   }

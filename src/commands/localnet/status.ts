@@ -1,7 +1,7 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode} from '../../lib/errors.js'
 import {type LocalnetStatus, localnetStatus} from '../../lib/localnet/control.js'
-import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {dataDirFlag} from '../../cli/localnet-flags.js'
 import {statusLines} from '../../lib/localnet/format.js'
 
 export default class LocalnetStatusCommand extends BaseCommand {
@@ -13,11 +13,13 @@ export default class LocalnetStatusCommand extends BaseCommand {
     '<%= config.bin %> localnet status --json | jq -r .rpcUrl',
   ]
 
+  static override settingsNetwork = 'localnet' as const
+
   static override flags = {'data-dir': dataDirFlag}
 
   async run(): Promise<LocalnetStatus> {
-    const {flags} = await this.parse(LocalnetStatusCommand)
-    const status = await localnetStatus(flags['data-dir'])
+    await this.parse(LocalnetStatusCommand)
+    const status = await localnetStatus(this.settings.localnet.dataDir)
     if (status.running) {
       this.say(`Localnet running (pid ${status.pid}) since ${status.startedAt}`)
     } else {

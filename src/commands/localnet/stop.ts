@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {stopLocalnet} from '../../lib/localnet/control.js'
-import {dataDirFlag} from '../../lib/localnet/flags.js'
+import {dataDirFlag} from '../../cli/localnet-flags.js'
 
 export default class LocalnetStop extends BaseCommand {
   static override summary = 'Stop the localnet; its chain and content stay in the data directory for the next start.'
@@ -11,11 +11,13 @@ export default class LocalnetStop extends BaseCommand {
     '<%= config.bin %> localnet stop --data-dir /tmp/gpunet-localnet',
   ]
 
+  static override settingsNetwork = 'localnet' as const
+
   static override flags = {'data-dir': dataDirFlag}
 
   async run(): Promise<{stopped: boolean; pid: number | null; dataDir: string}> {
-    const {flags} = await this.parse(LocalnetStop)
-    const dataDir = flags['data-dir']
+    await this.parse(LocalnetStop)
+    const {dataDir} = this.settings.localnet
     const pid = await stopLocalnet(dataDir)
     this.say(
       pid === null

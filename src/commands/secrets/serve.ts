@@ -3,7 +3,7 @@ import {join} from 'node:path'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {ipfsGatewayFlag, marketFlags} from '../../cli/flags.js'
+import {ipfsGatewayFlag, marketFlags, secretsDatabaseUrlFlag} from '../../cli/flags.js'
 import {dataDir} from '../../lib/keys/private-file.js'
 import {connectJobAuthority} from '../../lib/network-connection.js'
 import {DEFAULT_LIMITS, KEY_ENV, openSecretsService} from '../../lib/secrets/service/index.js'
@@ -34,11 +34,7 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
       description: 'folder of the SQLite file and the key file (default: ~/.local/share/gpunet/secrets)',
       helpValue: 'DIR',
     }),
-    'database-url': Flags.string({
-      description: 'PostgreSQL URL; replaces the SQLite file',
-      env: 'GPUNET_SECRETS_DATABASE_URL',
-      helpValue: 'URL',
-    }),
+    'database-url': secretsDatabaseUrlFlag,
     'max-owner-bytes': Flags.integer({
       description: 'bytes one owner may store (names plus encrypted values)',
       default: DEFAULT_LIMITS.bytesPerOwner,
@@ -62,7 +58,9 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
     const chain = await connectJobAuthority(this.settings, (line) => this.note(line))
     const {service, storage, key} = await openSecretsService({
       dataDir: flags['data-dir'] ?? join(dataDir(process.env), 'secrets'),
-      databaseUrl: flags['database-url'],
+      databaseUrl: this.settings.typed('secretsDatabaseUrl')?.value,
+      env: {[KEY_ENV]: this.settings.value('secretsKey')},
+      allowedOrigins: this.settings.typed('allowOrigin')?.value,
       authority: chain.authority,
       limits: {
         bytesPerOwner: flags['max-owner-bytes'],

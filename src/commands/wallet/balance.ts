@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {marketFlags} from '../../cli/flags.js'
-import {type AmountJson, amountJson} from '../../lib/market/amounts.js'
+import {type AmountJson, amountJson} from '../../lib/text/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/balances.js'
 import {rpcCall} from '../../lib/market/rpc.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'

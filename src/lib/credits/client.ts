@@ -9,7 +9,7 @@ import {randomUUID} from 'node:crypto'
 import {z} from 'zod'
 
 import type {DeploymentClient} from '../deployments/client.js'
-import {type AmountJson, amountJson} from '../market/amounts.js'
+import {type AmountJson, amountJson} from '../text/amounts.js'
 
 const address = z.string().min(32).max(44)
 const signature = z.string().min(1).max(100)

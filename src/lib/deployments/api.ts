@@ -64,8 +64,16 @@ export interface DeploymentApi {
 /** More routes on the same server, authentication and error shape: the localnet's credit routes (credits/). */
 export type ExtraRoutes = (app: FastifyInstance, auth: ApiAuth) => void
 
-/** Builds the API over the manager's context and its authentication. */
-export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: ExtraRoutes): DeploymentApi {
+/**
+ * Builds the API over the manager's context and its authentication; `allowedOrigins` are the browser origins it
+ * answers besides its own while on loopback (the allowOrigin setting).
+ */
+export function createDeploymentApi(
+  ctx: ManagerContext,
+  auth: ApiAuth,
+  extra?: ExtraRoutes,
+  allowedOrigins?: readonly string[],
+): DeploymentApi {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
     logger: false,
@@ -87,7 +95,7 @@ export function createDeploymentApi(ctx: ManagerContext, auth: ApiAuth, extra?: 
   })
   let loopback = true
   app.addHook('onRequest', (request, _reply, done) => {
-    const refusal = loopback ? webPageRefusal(request.raw) : null
+    const refusal = loopback ? webPageRefusal(request.raw, {allowedOrigins}) : null
     done(refusal ? new ApiError(refusal.status, 'refused', refusal.message) : undefined)
   })
   app.setErrorHandler((error, _request, reply) => {

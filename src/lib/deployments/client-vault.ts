@@ -14,7 +14,7 @@ import {
 import {ComputeBudgetProgram, PublicKey, SystemProgram, VersionedTransaction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {formatAmount} from '../market/amounts.js'
+import {formatAmount} from '../text/amounts.js'
 import {type Balances, readBalances, SOL_DECIMALS} from '../market/balances.js'
 import type {MarketNetwork} from '../market/connect.js'
 import {TOKEN_DECIMALS} from '../market/networks.js'

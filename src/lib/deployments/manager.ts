@@ -63,6 +63,8 @@ export interface ManagerOptions {
   now?: () => number
   /** Routes served beside the deployments (the localnet's credits). */
   routes?: ExtraRoutes
+  /** Browser origins the API answers besides its own while on loopback (the allowOrigin setting). */
+  allowedOrigins?: readonly string[]
 }
 
 export interface RunningManager {
@@ -117,7 +119,8 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     draining: new Draining(),
   }
   context.holdLease = leaseHolder(context)
-  const api = createDeploymentApi(context, createApiAuth({rows: store.apiKeyRows, now: options.now}), options.routes)
+  const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
+  const api = createDeploymentApi(context, auth, options.routes, options.allowedOrigins)
   let url: string
   try {
     url = await api.listen(options.port ?? 0, host)

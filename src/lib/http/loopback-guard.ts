@@ -38,7 +38,7 @@ export function isLoopbackAddress(address: string): boolean {
 export interface LoopbackPolicy {
   /** True for an extra host name (lowercase, without port) the service serves, e.g. `*.node.localhost`. */
   servesName?: (name: string) => boolean
-  /** Browser origins allowed besides the service's own; defaults to GPUNET_ALLOW_ORIGIN. */
+  /** Browser origins allowed besides the service's own (the allowOrigin setting, GPUNET_ALLOW_ORIGIN); none by default. */
   allowedOrigins?: readonly string[]
 }
 
@@ -46,14 +46,6 @@ export interface LoopbackPolicy {
 export interface Refusal {
   status: 400 | 403
   message: string
-}
-
-/** The origins GPUNET_ALLOW_ORIGIN lists (`https://a.example,http://localhost:3000`); none when unset. */
-export function allowedOriginsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env[ALLOW_ORIGIN_ENV] ?? '')
-    .split(',')
-    .map((origin) => origin.trim().replace(/\/+$/, ''))
-    .filter((origin) => origin !== '')
 }
 
 /** The refusal of a request a web page (or a rebound DNS name) could have sent; null for one to answer. */
@@ -68,7 +60,7 @@ export function webPageRefusal(req: IncomingMessage, policy: LoopbackPolicy = {}
   }
   const origin = req.headers.origin
   if (origin === undefined || origin === `http://${host}`) return null
-  const allowed = policy.allowedOrigins ?? allowedOriginsFromEnv()
+  const allowed = policy.allowedOrigins ?? []
   if (allowed.includes('*') || allowed.includes(origin)) return null
   return {
     status: 403,

@@ -27,10 +27,10 @@ export async function connectJobNode(settings: Settings, note: (line: string) =>
   const {programId} = await localnetStatus(dataDir, runtime)
   if (!programId) throw new Error(`the localnet in ${dataDir} has no genesis record`)
   // As connectMarket's localnet (market/connect.ts): the settings first, then what the running localnet serves.
-  const template = settings.value('nodeApiUrl')
+  const template = settings.typed('nodeApiUrl')?.value
   return {
     name: 'localnet',
-    rpcUrl: settings.value('rpcUrl') ?? runtime.rpcUrl,
+    rpcUrl: settings.typed('rpcUrl')?.value ?? runtime.rpcUrl,
     programId,
     nodeApiUrl: (node) => nodeApiUrl(node, {template, gatewayUrl: runtime.gatewayUrl ?? null}),
   }

@@ -16,7 +16,7 @@ import type {GenesisRecord} from './node.js'
 import type {LocalnetNodeEntry, LocalnetNodeStatus} from './node-agent.js'
 import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from './paths.js'
 import type {LocalnetRuntime} from './server.js'
-import type {LocalnetIds} from './ids.js'
+import type {LocalnetIds} from '../settings/kinds.js'
 
 /** What `localnet status` reports. */
 export interface LocalnetStatus {

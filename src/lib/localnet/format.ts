@@ -1,7 +1,7 @@
 /** Human rendering of a localnet's status, shared by `localnet start` and `localnet status`. */
 import {counted} from '../text/words.js'
 import type {LocalnetStatus} from './control.js'
-import type {LocalnetIds} from './ids.js'
+import type {LocalnetIds} from '../settings/kinds.js'
 
 /** Aligned "label  value" lines of everything a user needs to point a tool at the localnet. */
 export function statusLines(status: LocalnetStatus): string[] {

@@ -6,18 +6,11 @@
 import type {PublicKey} from '@solana/web3.js'
 
 import {NETWORK_PRESETS} from '../market/networks.js'
-
-export const LOCALNET_IDS = ['own', 'devnet', 'mainnet'] as const
-export type LocalnetIds = (typeof LOCALNET_IDS)[number]
+import type {LocalnetIds} from '../settings/kinds.js'
 
 /** The jobs program and payment token mint of a chain created with `ids`; a null mint is a new one of its own. */
 export function idsAddresses(ids: LocalnetIds): {programId: PublicKey; mint: PublicKey | null} {
   if (ids === 'own') return {programId: NETWORK_PRESETS.localnet.programId, mint: null}
   const preset = NETWORK_PRESETS[ids]
   return {programId: preset.programId, mint: preset.mint}
-}
-
-/** Whether `value` names a set of ids. */
-export function isLocalnetIds(value: string): value is LocalnetIds {
-  return (LOCALNET_IDS as readonly string[]).includes(value)
 }

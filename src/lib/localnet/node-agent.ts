@@ -17,7 +17,7 @@ import type {Localnet} from './node.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
 import {gatewayPortInUse, localnetFiles} from './paths.js'
-import type {RuntimeChoice} from './runtime-choice.js'
+import type {RuntimeChoice} from '../settings/kinds.js'
 
 /** How the localnet's node runs. */
 export interface LocalnetNodeOptions {
@@ -41,6 +41,8 @@ export interface LocalnetNodeOptions {
   continuousIntervalMs?: number
   /** Size cap, timeout and Hugging Face endpoint of the resources jobs download. */
   resources?: NodeAgentOptions['resources']
+  /** Browser origins the gateway allows besides a page's own (the allowOrigin setting). */
+  allowedOrigins?: readonly string[]
   log?: (line: string) => void
 }
 
@@ -134,7 +136,7 @@ export async function startNode(
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
   const left = (await runtime.reclaim?.()) ?? []
   if (left.length > 0) options.log?.(`Stopped ${left.join(' and ')}${reclaimedSuffix(dataDir)}`)
-  const gateway = new Gateway()
+  const gateway = new Gateway({allowedOrigins: options.allowedOrigins})
   try {
     await gateway.listen(options.gatewayPort)
   } catch (error) {

@@ -1,16 +1,7 @@
 /** Where a localnet keeps its files, and its default port. */
-import {homedir} from 'node:os'
-import {join, resolve} from 'node:path'
+import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
-
-/** Default JSON-RPC port; the WebSocket endpoint listens on the next one, as Solana clients expect. */
-export const DEFAULT_PORT = 28899
-
-/** `GPUNET_LOCALNET_PORT`, else the default port; 0 picks a free pair. */
-export function defaultPort(env: NodeJS.ProcessEnv): number {
-  return env.GPUNET_LOCALNET_PORT ? Number(env.GPUNET_LOCALNET_PORT) : DEFAULT_PORT
-}
 
 /** How far above its RPC port a localnet's gateway listens unless told: 28899 gives the default 28980. */
 const GATEWAY_PORT_OFFSET = 81
@@ -44,12 +35,6 @@ export function localnetPortInUse(port: number): GpunetError {
       'GPUNET_LOCALNET_PORT=N for every command (the WebSocket endpoint takes N+1; 0 picks any free pair).',
     fields: {port},
   })
-}
-
-/** `GPUNET_LOCALNET_DIR`, else `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */
-export function defaultDataDir(env: NodeJS.ProcessEnv): string {
-  if (env.GPUNET_LOCALNET_DIR) return resolve(env.GPUNET_LOCALNET_DIR)
-  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'gpunet', 'localnet')
 }
 
 /** The files of a localnet data directory. */

@@ -7,7 +7,7 @@ import {PublicKey, VersionedMessage} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import {parseKey} from '../keys/base58-key.js'
-import {formatAmount} from '../market/amounts.js'
+import {formatAmount} from '../text/amounts.js'
 import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {ChainInputError, type Execution} from './chain.js'
 import {transactionFee} from './mixed-transaction.js'

@@ -5,7 +5,7 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {loadOrCreateKeypair} from '../keys/wallet.js'
 import {isAlive} from '../process/alive.js'
 import {localnetFiles, localnetPortInUse} from './paths.js'
-import type {LocalnetIds} from './ids.js'
+import type {LocalnetIds} from '../settings/kinds.js'
 import type {LocalnetNodeOptions} from './node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
 
@@ -22,6 +22,10 @@ export interface ServeOptions {
   ids?: LocalnetIds
   /** The user's wallet file (settings.ts' walletPath), created and funded on first start. */
   walletFile: string
+  /** Browser origins its services answer besides their own (the allowOrigin setting). */
+  allowedOrigins?: readonly string[]
+  /** The secretsKey setting, for the in-process secrets service. */
+  secretsKey?: string
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

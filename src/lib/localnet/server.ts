@@ -11,14 +11,14 @@ import type {Duplex} from 'node:stream'
 import {Connection, type PublicKey} from '@solana/web3.js'
 import {WebSocketServer} from 'ws'
 
-import {isJsonContentType, webPageRefusal} from '../http/loopback-guard.js'
-import {cachedJobAuthority, chainJobAuthority, openSecretsService} from '../secrets/service/index.js'
+import {isJsonContentType, type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
+import {cachedJobAuthority, chainJobAuthority, KEY_ENV, openSecretsService} from '../secrets/service/index.js'
 import {contentProxy} from './content-proxy.js'
 import {contentService} from './content-routes.js'
 import {hostManagerService} from './host-manager.js'
 import {JobIndex, jobIndexService} from './job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from './http.js'
-import type {LocalnetIds} from './ids.js'
+import type {LocalnetIds} from '../settings/kinds.js'
 import {Localnet} from './node.js'
 import {
   type LocalnetNodeEntry,
@@ -87,6 +87,10 @@ export interface StartOptions {
   ids?: LocalnetIds
   /** Runs the deployment manager (on unless false). */
   deploymentManager?: boolean
+  /** Browser origins its services answer besides their own (the allowOrigin setting); none by default. */
+  allowedOrigins?: readonly string[]
+  /** The secretsKey setting: the in-process secrets service's master key instead of its key file. */
+  secretsKey?: string
 }
 
 export interface RunningLocalnet {
@@ -119,14 +123,15 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     hostManagerService(node, () => rpcUrl),
     ...(options.services ?? []),
   ]
-  const http = createServer((req, res) => void route(req, res, rpc, services))
+  const policy = {allowedOrigins: options.allowedOrigins}
+  const http = createServer((req, res) => void route(req, res, rpc, services, policy))
   // Longer than clients keep idle sockets (undici: 4 s by default), so a client never writes a request into a
   // socket the server is closing at that moment.
   http.keepAliveTimeout = 65_000
   const wsHttp = createServer((_req, res) => sendJson(res, 400, {error: 'this port serves WebSocket subscriptions'}))
   const wss = new WebSocketServer({noServer: true})
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const refusal = webPageRefusal(req)
+    const refusal = webPageRefusal(req, policy)
     if (refusal) return void socket.end(`HTTP/1.1 ${refusal.status} Refused\r\nconnection: close\r\n\r\n`)
     wss.handleUpgrade(req, socket, head, (ws) => serveSubscriptions(ws, node.chain, rpc))
   }
@@ -146,6 +151,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   rpcUrl = base
   const secrets = await openSecretsService({
     dataDir: localnetFiles(options.dataDir).secrets,
+    env: {[KEY_ENV]: options.secretsKey},
+    allowedOrigins: options.allowedOrigins,
     authority: cachedJobAuthority(
       chainJobAuthority({
         connection: new Connection(base, 'confirmed'),
@@ -205,7 +212,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     })())
   if (options.node) {
     try {
-      const started = await startNode(node, options.dataDir, secretsUrl, options.node, publish)
+      const nodeOptions = {...options.node, allowedOrigins: options.allowedOrigins}
+      const started = await startNode(node, options.dataDir, secretsUrl, nodeOptions, publish)
       if ('off' in started) runtime.node = started
       else {
         agent = started
@@ -220,7 +228,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   if (options.deploymentManager !== false) {
     try {
-      manager = await startLocalnetManager(options.dataDir, node, runtime)
+      manager = await startLocalnetManager(options.dataDir, node, runtime, options.allowedOrigins)
       runtime.deploymentManager = manager.url
       if (agent) {
         // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
@@ -255,7 +263,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
 const UNSET_SETTINGS: MarketSettings = {
   network: 'localnet',
   configFile: '',
-  get: () => undefined,
+  typed: () => undefined,
   envName: (key) => `the ${key} setting`,
 }
 
@@ -267,6 +275,7 @@ async function startLocalnetManager(
   dataDir: string,
   node: Localnet,
   runtime: LocalnetRuntime,
+  allowedOrigins: readonly string[] | undefined,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
@@ -295,6 +304,7 @@ async function startLocalnetManager(
       port: 0,
       log: (line) => process.stderr.write(`${line}\n`),
       routes: creditRoutes({ledger, net, wallet, fund}),
+      allowedOrigins,
     })
   } catch (error) {
     ledger.close()
@@ -314,9 +324,10 @@ async function route(
   res: ServerResponse,
   rpc: RpcHandler,
   services: SubService[],
+  policy: LoopbackPolicy,
 ): Promise<void> {
   try {
-    const refusal = webPageRefusal(req)
+    const refusal = webPageRefusal(req, policy)
     if (refusal) {
       req.resume()
       return sendJson(res, refusal.status, {error: refusal.message})

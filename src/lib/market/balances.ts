@@ -3,7 +3,7 @@ import {AccountLayout, ACCOUNT_SIZE, getAssociatedTokenAddressSync, TOKEN_PROGRA
 import type {AccountInfo, Connection, PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
-import {formatAmount} from './amounts.js'
+import {formatAmount} from '../text/amounts.js'
 import {TOKEN_DECIMALS} from './networks.js'
 
 /** Lamports per SOL, as decimals. */

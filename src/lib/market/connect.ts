@@ -9,44 +9,20 @@ import {type Connection, PublicKey} from '@solana/web3.js'
 
 import {parseAddressText} from '../text/base58-text.js'
 import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
-import type {InForce, Network} from '../network.js'
+import type {Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
-import {parseAmount} from './amounts.js'
-import {SOL_DECIMALS} from './balances.js'
+import type {Settings} from '../settings/settings.js'
 import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
-import {DEFAULT_PINNING_SERVICE_URL} from './presets.js'
+import {DEFAULT_PINNING_SERVICE_URL} from '../settings/presets.js'
 import {openConnection} from './rpc.js'
 import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
 
-/** The settings the market layer reads (see docs/networks.md). */
-export type MarketSettingKey =
-  | 'rpcUrl'
-  | 'networkHost'
-  | 'market'
-  | 'contentStoreUrl'
-  | 'pinataJwt'
-  | 'pinningServiceUrl'
-  | 'ipfsGateway'
-  | 'priorityFee'
-  | 'maxPriorityFee'
-  | 'rewardsReflection'
-  | 'rewardsVault'
-  | 'rewardsProgram'
-  | 'nodeApiUrl'
-  | 'indexerUrl'
-  | 'maxContentBytes'
-
-/** A command's settings as the market layer takes them: resolved once, each value with where it comes from. */
-export interface MarketSettings {
-  readonly network: Network
-  /** The config file `gpunet config set` writes, for hints. */
-  readonly configFile: string
-  /** A setting in force (a preset included); undefined when nothing sets it. */
-  get(key: MarketSettingKey): InForce | undefined
-  /** A setting's environment variable, for hints. */
-  envName(key: MarketSettingKey): string
-}
+/**
+ * A command's settings as the market layer takes them: resolved once, each value typed by its kind with where it
+ * comes from (settings/kinds.ts read them: nothing here parses a setting).
+ */
+export type MarketSettings = Pick<Settings, 'network' | 'configFile' | 'typed' | 'envName'>
 
 /** The rewards accounts `list` and `extend` take. */
 export interface RewardsAccounts {
@@ -116,13 +92,12 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
     return localnetMarket(settings, localnet)
   }
   const preset = NETWORK_PRESETS[network]
-  const value = (key: MarketSettingKey) => settings.get(key)?.value
   const rpcUrl = required(settings, 'rpcUrl')
   const mint = preset.mint!
-  const networkHost = value('networkHost') ?? null
-  const override = (key: MarketSettingKey, derived: () => PublicKey) => {
-    const given = settings.get(key)
-    return given ? address(key, given) : derived()
+  const networkHost = settings.typed('networkHost')?.value ?? null
+  const override = (key: 'rewardsReflection' | 'rewardsVault', derived: () => PublicKey) => {
+    const given = settings.typed(key)?.value
+    return given ? new PublicKey(given) : derived()
   }
   return {
     name: network,
@@ -130,15 +105,15 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
     connection: openConnection(rpcUrl),
     programId: preset.programId,
     mint,
-    defaultMarket: address('market', settings.get('market')!),
+    defaultMarket: new PublicKey(required(settings, 'market')),
     networkHost,
     gatewayUrl: null,
-    nodeApiUrl: (node) => nodeApiUrl(node, {template: value('nodeApiUrl'), networkHost}),
-    indexerUrl: trimUrl(required(settings, 'indexerUrl')),
+    nodeApiUrl: (node) => nodeApiUrl(node, {template: settings.typed('nodeApiUrl')?.value, networkHost}),
+    indexerUrl: required(settings, 'indexerUrl'),
     fees: feePolicy(settings),
     content: () => contentClient(settings),
     rewards: () => {
-      const rewardsProgram = address('rewardsProgram', settings.get('rewardsProgram')!)
+      const rewardsProgram = new PublicKey(required(settings, 'rewardsProgram'))
       return {
         rewardsReflection: override('rewardsReflection', () => findRewardsReflection(rewardsProgram)),
         rewardsVault: override('rewardsVault', () => findRewardsVault(rewardsProgram, mint)),
@@ -149,8 +124,7 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
 }
 
 function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): MarketNetwork {
-  const value = (key: MarketSettingKey) => settings.get(key)?.value
-  const rpcUrl = value('rpcUrl') ?? localnet.rpcUrl
+  const rpcUrl = settings.typed('rpcUrl')?.value ?? localnet.rpcUrl
   return {
     name: 'localnet',
     rpcUrl,
@@ -160,8 +134,9 @@ function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): 
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
-    nodeApiUrl: (node) => nodeApiUrl(node, {template: value('nodeApiUrl'), gatewayUrl: localnet.gatewayUrl}),
-    indexerUrl: trimUrl(value('indexerUrl') ?? localnet.rpcUrl),
+    nodeApiUrl: (node) =>
+      nodeApiUrl(node, {template: settings.typed('nodeApiUrl')?.value, gatewayUrl: localnet.gatewayUrl}),
+    indexerUrl: settings.typed('indexerUrl')?.value ?? trimUrl(localnet.rpcUrl),
     localnetNode: localnet.node,
     fees: feePolicy(settings),
     content: () => contentClient(settings, localnet.contentStoreUrl),
@@ -170,8 +145,8 @@ function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): 
 }
 
 /** A setting every network other than localnet presets. */
-function required(settings: MarketSettings, key: MarketSettingKey): string {
-  const found = settings.get(key)
+function required(settings: MarketSettings, key: 'rpcUrl' | 'market' | 'indexerUrl' | 'rewardsProgram'): string {
+  const found = settings.typed(key)
   if (!found) throw new Error(`${key} has no preset on ${settings.network}`)
   return found.value
 }
@@ -182,35 +157,22 @@ function required(settings: MarketSettings, key: MarketSettingKey): string {
  * else the network's gateway (its preset), else (localnet) the localnet's store.
  */
 function contentClient(settings: MarketSettings, localnetStore?: string): ContentClient {
-  const value = (key: MarketSettingKey) => settings.get(key)?.value
-  const jwt = value('pinataJwt')
-  const apiUrl = value('contentStoreUrl') ?? localnetStore
+  const jwt = settings.typed('pinataJwt')?.value
+  const apiUrl = settings.typed('contentStoreUrl')?.value ?? localnetStore
   const uploader = jwt
-    ? new PinningServiceUploader(trimUrl(value('pinningServiceUrl') ?? DEFAULT_PINNING_SERVICE_URL), jwt)
+    ? new PinningServiceUploader(settings.typed('pinningServiceUrl')?.value ?? DEFAULT_PINNING_SERVICE_URL, jwt)
     : apiUrl
       ? new IpfsApiUploader(trimUrl(apiUrl))
       : null
-  const gatewaySetting = settings.get('ipfsGateway')
+  const gatewaySetting = settings.typed('ipfsGateway')
   const gatewaySet = gatewaySetting?.from === 'preset' ? undefined : gatewaySetting?.value
   const gateway = gatewaySet ?? apiUrl ?? gatewaySetting?.value
   if (gateway === undefined) throw new Error(`no content gateway on ${settings.network}`)
-  const maxBytes = settings.get('maxContentBytes')
   return new ContentClient(
     uploader,
     trimUrl(gateway),
     () => missingContentStore(settings),
-    maxBytes === undefined ? DEFAULT_MAX_CONTENT_BYTES : parseByteCount(maxBytes),
-  )
-}
-
-/** A byte count setting: a whole number of bytes, at least 1 KiB; a usage error naming where it was set otherwise. */
-function parseByteCount({value, source}: InForce): number {
-  const bytes = /^\d{4,15}$/.test(value) ? Number(value) : NaN
-  if (bytes >= 1024) return bytes
-  throw new GpunetError(
-    'invalid_setting',
-    `maxContentBytes (${source}) must be a whole number of bytes, at least 1024, not "${value}"`,
-    {exitCode: ExitCode.USAGE},
+    settings.typed('maxContentBytes')?.value ?? DEFAULT_MAX_CONTENT_BYTES,
   )
 }
 
@@ -231,31 +193,17 @@ function missingContentStore(settings: MarketSettings): GpunetError {
   )
 }
 
-/** Priority fees: as set (a flag first), else on for mainnet only; capped by the maximum fee set (SOL). */
+/** Priority fees: as set (a flag first), else the network's preset (on for mainnet only); capped (SOL). */
 function feePolicy(settings: MarketSettings): FeePolicy {
-  const configured = settings.get('priorityFee')
-  const priorityFee = configured ? parseSwitch(configured) : NETWORK_PRESETS[settings.network].priorityFeeByDefault
-  const max = settings.get('maxPriorityFee')?.value
-  const maxPriorityFeeLamports =
-    max === undefined ? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS : parseAmount(max, SOL_DECIMALS, 'maximum priority fee (SOL)')
-  return {priorityFee, maxPriorityFeeLamports}
-}
-
-function parseSwitch({value, source}: InForce): boolean {
-  if (/^(1|true|yes|on)$/i.test(value)) return true
-  if (/^(0|false|no|off)$/i.test(value)) return false
-  throw new GpunetError('invalid_setting', `priorityFee (${source}) must be true or false, not "${value}"`, {
-    exitCode: ExitCode.USAGE,
-  })
+  return {
+    priorityFee: settings.typed('priorityFee')?.value ?? NETWORK_PRESETS[settings.network].priorityFeeByDefault,
+    maxPriorityFeeLamports: settings.typed('maxPriorityFee')?.value ?? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+  }
 }
 
 /** Parses a base58 address given by the user, or a usage error naming where it came from. */
 export function parseAddress(text: string, what: string): PublicKey {
   return new PublicKey(parseAddressText(text, what))
-}
-
-function address(key: MarketSettingKey, {value, source}: InForce): PublicKey {
-  return parseAddress(value, `${key} (${source})`)
 }
 
 function trimUrl(url: string): string {

@@ -1,6 +1,6 @@
 /** The jobs program's codecs and the network presets, shared by the client and the localnet. */
 export * from './accounts.js'
-export * from './amounts.js'
+export * from '../text/amounts.js'
 export {accountDiscriminator, instructionDiscriminator} from './discriminator.js'
 export * from './instructions.js'
 export * from './ipfs-hash.js'

@@ -16,7 +16,7 @@ import {
   JobState,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from './accounts.js'
-import {type AmountJson, amountJson} from './amounts.js'
+import {type AmountJson, amountJson} from '../text/amounts.js'
 import {alignedColumns, amountText, isoTime, type Outcome, settledOutcome} from './report.js'
 import {type JobInfo, readResult} from './job-result.js'
 import type {Network} from '../network.js'

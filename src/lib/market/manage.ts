@@ -4,7 +4,7 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import type {Wallet} from '../keys/wallet.js'
-import {type AmountJson, amountJson} from './amounts.js'
+import {type AmountJson, amountJson} from '../text/amounts.js'
 import {type Balances, checkFunds, readBalances, SIGNATURE_FEE} from './balances.js'
 import type {MarketNetwork} from './connect.js'
 import {jobsInstruction} from './instructions.js'

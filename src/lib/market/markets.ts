@@ -12,7 +12,7 @@ import {
   type MarketSummary,
   QueueType,
 } from './accounts.js'
-import {type AmountJson, amountJson} from './amounts.js'
+import {type AmountJson, amountJson} from '../text/amounts.js'
 import {TOKEN_DECIMALS} from './networks.js'
 import {alignedColumns, amountText, reportLines} from './report.js'
 import {rpcCall} from './rpc.js'

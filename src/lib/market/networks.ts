@@ -4,7 +4,7 @@
  */
 import {PublicKey} from '@solana/web3.js'
 
-import {SETTING_PRESETS} from './presets.js'
+import {SETTING_PRESETS} from '../settings/presets.js'
 
 export type NetworkName = 'localnet' | 'devnet' | 'mainnet'
 

@@ -16,7 +16,7 @@ import {
 } from '@solana/web3.js'
 
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import {type AmountJson, amountJson, formatAmount} from './amounts.js'
+import {type AmountJson, amountJson, formatAmount} from '../text/amounts.js'
 import {SIGNATURE_FEE, SOL_DECIMALS} from './balances.js'
 import {inFlight, rpcCall, rpcFailure} from './rpc.js'
 import {signedTransaction, signingKeys} from './sign.js'

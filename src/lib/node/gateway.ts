@@ -167,6 +167,7 @@ export class Gateway {
   private readonly answerTimeoutMs: number
   private readonly halfClosedMs: number
   private readonly maxPerSource: number
+  private readonly policy: LoopbackPolicy
 
   constructor(
     options: {
@@ -176,8 +177,11 @@ export class Gateway {
       answerTimeoutMs?: number
       tunnelHalfClosedMs?: number
       maxConnectionsPerSource?: number
+      /** Browser origins allowed besides a page's own (the allowOrigin setting). */
+      allowedOrigins?: readonly string[]
     } = {},
   ) {
+    this.policy = {...POLICY, allowedOrigins: options.allowedOrigins}
     const headersTimeout = options.headersTimeoutMs ?? GATEWAY_HEADERS_TIMEOUT_MS
     this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
     this.answerTimeoutMs = options.answerTimeoutMs ?? GATEWAY_ANSWER_TIMEOUT_MS
@@ -358,7 +362,7 @@ export class Gateway {
       held.busy++
       res.once('close', () => held.busy--)
     }
-    const refusal = webPageRefusal(req, POLICY)
+    const refusal = webPageRefusal(req, this.policy)
     if (refusal) return sendPage(req, res, refusal.status, 'Refused', refusal.message, 'refused')
     const api = this.apiFor(req)
     if (api) return api.serve(req, res)
@@ -558,7 +562,7 @@ export class Gateway {
     // Never idle from now on: an upgrade is answered, or tunnelled until one side ends.
     const held = this.heldOf(socket)
     if (held) held.tunnel = true
-    const refusal = webPageRefusal(req, POLICY)
+    const refusal = webPageRefusal(req, this.policy)
     if (refusal)
       return void socket.end(
         `HTTP/1.1 ${refusal.status} Refused\r\n${GATEWAY_ANSWER_HEADER}: refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`,

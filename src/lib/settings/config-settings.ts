@@ -2,15 +2,12 @@
  * What `gpunet config` does with the settings of settings.ts: checks a key and its value, writes it into a scope
  * of the config file, and lists every setting in force with where it comes from, as the one resolver found them.
  */
-import {PublicKey} from '@solana/web3.js'
-import {isAbsolute, resolve} from 'node:path'
-
-import {type ConfigDocument, HIDDEN_KEYS, type NetworkConfig} from './config.js'
+import {type ConfigDocument, type NetworkConfig} from './config.js'
+import {type Kind, KINDS, readKind} from './kinds.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {isLocalnetIds, LOCALNET_IDS} from '../localnet/ids.js'
-import {nodeCount} from '../localnet/node-count.js'
-import {type Network, NETWORKS} from '../network.js'
-import {type SettingKey, SETTING_KEYS, SETTINGS, type Settings, type SettingSpec} from './settings.js'
+import type {Network} from '../network.js'
+import {isSecretSetting, type SettingKey, SETTING_KEYS, SETTINGS, type SettingSpec} from './catalog.js'
+import type {Settings} from './settings.js'
 
 /** Where `config set/unset/get/list` act: a named profile, or a network's section of the config file. */
 export type ConfigScope = {profile: string} | {network: Network}
@@ -45,7 +42,10 @@ export function checkKey(key: string, scope: ConfigScope): SettingSpec {
   return info
 }
 
-/** A value checked (and a wallet path made absolute) for `key`; a bad one is exit 2. */
+/**
+ * A value read by its setting's kind and written back as `config set` stores it (an address in its one spelling, a
+ * path made absolute, a boolean as true or false); a value its kind refuses is exit 2.
+ */
 export function checkValue(key: string, value: string, cwd = process.cwd()): string {
   const {kind} = SETTINGS[key as SettingKey]
   const bad = (why: string) =>
@@ -54,48 +54,10 @@ export function checkValue(key: string, value: string, cwd = process.cwd()): str
       hint: 'see `gpunet config --help`',
     })
   if (value === '') throw bad('cannot be empty: `gpunet config unset` removes a setting')
-  switch (kind) {
-    case 'url': {
-      let url: URL
-      try {
-        url = new URL(value)
-      } catch {
-        throw bad(`must be a URL such as https://example.org, not "${value}"`)
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('must be an http or https URL')
-      return value
-    }
-    case 'address':
-      try {
-        return new PublicKey(value).toBase58()
-      } catch {
-        throw bad(`must be a base58 Solana address, not "${value}"`)
-      }
-    case 'boolean':
-      if (value !== 'true' && value !== 'false') throw bad('must be true or false')
-      return value
-    case 'sol':
-      if (!/^\d+(\.\d{1,9})?$/.test(value)) throw bad(`must be an amount of SOL such as 0.001, not "${value}"`)
-      return value
-    case 'network':
-      if (!(NETWORKS as readonly string[]).includes(value)) throw bad(`must be one of ${NETWORKS.join(', ')}`)
-      return value
-    case 'host':
-      if (!/^[a-z0-9.-]+(:\d+)?$/i.test(value)) throw bad(`must be a host name such as k8s.dev.nos.ci, not "${value}"`)
-      return value
-    case 'path':
-      return isAbsolute(value) ? value : resolve(cwd, value)
-    case 'ids':
-      if (!isLocalnetIds(value)) throw bad(`must be one of ${LOCALNET_IDS.join(', ')}`)
-      return value
-    case 'nodes':
-      return nodeCount(value, (why) => bad(why))
-    case 'bytes':
-      if (!/^\d{4,15}$/.test(value) || Number(value) < 1024) throw bad(`must be a number of bytes, at least 1024`)
-      return value
-    default:
-      return value
-  }
+  const reading = readKind(kind, value, cwd)
+  if (!('value' in reading))
+    throw bad(`must be ${reading.why}, not ${isSecretSetting(key) ? '(hidden)' : JSON.stringify(value)}`)
+  return (KINDS[kind] as Kind<unknown>).write(reading.value)
 }
 
 /** Sets (or with `value` undefined, removes) `key` in the scope of a config document, which it changes. */
@@ -158,7 +120,7 @@ export function settingsInForce(settings: Settings): SettingInForce[] {
     const found = settings.get(key)
     return {
       key,
-      value: found && !HIDDEN_KEYS.has(key) ? found.value : null,
+      value: found && !isSecretSetting(key) ? found.value : null,
       set: found !== undefined,
       source: found?.source ?? null,
       env: SETTINGS[key].env,

@@ -9,48 +9,13 @@ import {join} from 'node:path'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import {configDir, writePrivateFile} from '../keys/private-file.js'
+import type {SettingKey} from './catalog.js'
 
-/** What the config file may set per network (and a profile for its network), below flags and environment variables. */
-export interface NetworkConfig {
-  secretsUrl?: string
-  rpcUrl?: string
-  /** Host under which nodes serve exposed ports. */
-  networkHost?: string
-  /** An IPFS HTTP API (`POST /api/v0/add`); also read as the gateway unless `ipfsGateway` is set. */
-  contentStoreUrl?: string
-  /** The JWT of a pinning service (Pinata API): uploads go there instead of an IPFS HTTP API. Never printed. */
-  pinataJwt?: string
-  /** The pinning service's API URL (default https://api.pinata.cloud). */
-  pinningServiceUrl?: string
-  /** The IPFS gateway definitions and results are read from: `<gateway>/ipfs/<cid>`. */
-  ipfsGateway?: string
-  /** Whether transactions pay a priority fee ("true"/"false"); default on mainnet only. */
-  priorityFee?: string
-  /** The most SOL one transaction may pay as priority fee (default 0.001). */
-  maxPriorityFee?: string
-  market?: string
-  rewardsReflection?: string
-  rewardsVault?: string
-  rewardsProgram?: string
-  /** Where nodes' APIs answer, with `{node}` for the node's address (default `https://{node}.node.<networkHost>`). */
-  nodeApiUrl?: string
-  /** The indexer that lists a poster's jobs (`<indexerUrl>/jobs/`). */
-  indexerUrl?: string
-  /** The most bytes a job's result or definition read from the gateway may have (default 64 MiB). */
-  maxContentBytes?: string
-  /** The addresses a new localnet chain is created with: `own`, `devnet` or `mainnet` (localnet/ids.ts). */
-  localnetIds?: string
-  /** How many node agents `localnet start` runs (1..16). */
-  nodes?: string
-  /** The deployment manager `gpunet deployment` talks to (default on localnet: the localnet's own). */
-  manager?: string
-  /** An API key of that manager, sent instead of wallet headers. Never printed. */
-  managerApiKey?: string
-  /** `deployment serve`'s PostgreSQL URL. Never printed (it may hold a password). */
-  managerDatabaseUrl?: string
-  /** `deployment serve`'s vault key file. */
-  managerVaultKeyFile?: string
-}
+/**
+ * What the config file may set per network (and a profile for its network), below flags and environment variables:
+ * every setting of catalog.ts but the profile's own two, each as the text its kind reads.
+ */
+export type NetworkConfig = Partial<Record<Exclude<SettingKey, 'network' | 'wallet'>, string>>
 
 /** A named profile: a network, and the settings and wallet to use on it. */
 export interface Profile extends NetworkConfig {
@@ -66,9 +31,6 @@ export interface ConfigDocument {
   profiles: Record<string, Profile>
   [other: string]: unknown
 }
-
-/** Settings whose values are never printed. */
-export const HIDDEN_KEYS: ReadonlySet<string> = new Set(['pinataJwt', 'managerApiKey', 'managerDatabaseUrl'])
 
 /** The config file's path: `$XDG_CONFIG_HOME/gpunet/config.json` or `~/.config/gpunet/config.json`. */
 export function configFile(env: NodeJS.ProcessEnv): string {

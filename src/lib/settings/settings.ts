@@ -1,115 +1,20 @@
 /**
  * The one resolver of a command's settings: each setting's value in force and where it comes from, by
  * flag > environment (GPUNET_*) > profile > config file > preset. A command resolves them once (BaseCommand),
- * reading the config file once, and hands the result down: the layers below take values, never flags or
- * `process.env`. A new setting is one more entry in SETTINGS; one with a flag also names that flag in
- * SETTING_FLAGS (src/cli/flags.ts), so that the commands declaring it feed the resolver.
+ * reading the config file once, and hands the result down: the layers below take typed values (each read by its
+ * kind, kinds.ts), never flags, text to parse or `process.env`. The settings themselves are catalog.ts' SETTINGS.
  */
 
+import {type SettingKey, SETTING_KEYS, SETTINGS, type SettingSpec, type SettingValue} from './catalog.js'
 import {type ConfigDocument, configFile, type NetworkConfig, type Profile, readConfigFile} from './config.js'
+import {readKind} from './kinds.js'
 import {ExitCode, GpunetError} from '../errors.js'
-import {defaultDataDir, defaultPort} from '../localnet/paths.js'
-import {DEFAULT_PINNING_SERVICE_URL, SETTING_PRESETS} from '../market/presets.js'
-import {type InForce, type Network, NETWORKS} from '../network.js'
+import {type InForce, type Network, NETWORKS, type Typed} from '../network.js'
 import {configDir} from '../keys/private-file.js'
 
 // The wallet file the settings choose: defined beside the key's loading (web3-free), so wallet.ts need not import
-// this module (market/ imports wallet.ts, and this module reaches market/ through localnet/).
+// this module.
 export {walletPath} from '../keys/wallet-key.js'
-
-/** The kind of value a setting takes: what `gpunet config set` checks (config-settings.ts). */
-export type SettingKind =
-  'url' | 'address' | 'boolean' | 'sol' | 'network' | 'path' | 'host' | 'text' | 'bytes' | 'ids' | 'nodes'
-
-/** One setting: its environment variable, its kind, its flag (on the commands that take it) and its preset. */
-export interface SettingSpec {
-  env: string
-  kind: SettingKind
-  /** The flag that sets it, on the commands that declare the shared flag (src/cli/flags.ts). */
-  flag?: string
-  /** An older name of its environment variable, still read below `env` (one release's grace). */
-  legacyEnv?: string
-  /** Only a profile holds it (its network, its wallet): a network's section of the config file does not. */
-  profileOnly?: boolean
-  /** Its value on a network when nothing sets it; null when it has none there. */
-  preset?: (network: Network) => string | null
-}
-
-/** Every setting gpunet reads, in the order `gpunet config list` shows them (docs/networks.md, "Every setting"). */
-export const SETTINGS = {
-  network: {env: 'GPUNET_NETWORK', kind: 'network', flag: '--network', profileOnly: true, preset: () => 'localnet'},
-  wallet: {env: 'GPUNET_WALLET', kind: 'path', flag: '--wallet', profileOnly: true},
-  rpcUrl: {env: 'GPUNET_RPC_URL', kind: 'url', flag: '--rpc', preset: (net) => SETTING_PRESETS[net].rpcUrl},
-  secretsUrl: {
-    env: 'GPUNET_SECRETS_URL',
-    kind: 'url',
-    flag: '--secrets-url',
-    preset: (net) => SETTING_PRESETS[net].secretsUrl,
-  },
-  market: {
-    env: 'GPUNET_MARKET',
-    kind: 'address',
-    flag: '--market',
-    preset: (net) => SETTING_PRESETS[net].market,
-  },
-  contentStoreUrl: {env: 'GPUNET_CONTENT_STORE_URL', kind: 'url'},
-  pinataJwt: {env: 'GPUNET_PINATA_JWT', kind: 'text'},
-  pinningServiceUrl: {env: 'GPUNET_PINNING_SERVICE_URL', kind: 'url', preset: () => DEFAULT_PINNING_SERVICE_URL},
-  ipfsGateway: {
-    env: 'GPUNET_IPFS_GATEWAY',
-    kind: 'url',
-    flag: '--ipfs-gateway',
-    preset: (net) => SETTING_PRESETS[net].ipfsGateway,
-  },
-  networkHost: {
-    env: 'GPUNET_NETWORK_HOST',
-    kind: 'host',
-    flag: '--network-host',
-    preset: (net) => SETTING_PRESETS[net].networkHost,
-  },
-  priorityFee: {
-    env: 'GPUNET_PRIORITY_FEE',
-    kind: 'boolean',
-    flag: '--priority-fee',
-    preset: (net) => (net === 'localnet' ? null : String(SETTING_PRESETS[net].priorityFeeByDefault)),
-  },
-  maxPriorityFee: {env: 'GPUNET_MAX_PRIORITY_FEE', kind: 'sol', flag: '--max-priority-fee'},
-  rewardsReflection: {env: 'GPUNET_REWARDS_REFLECTION', kind: 'address'},
-  rewardsVault: {env: 'GPUNET_REWARDS_VAULT', kind: 'address'},
-  rewardsProgram: {
-    env: 'GPUNET_REWARDS_PROGRAM',
-    kind: 'address',
-    preset: (net) => SETTING_PRESETS[net].rewardsProgram,
-  },
-  nodeApiUrl: {env: 'GPUNET_NODE_API_URL', kind: 'text'},
-  indexerUrl: {env: 'GPUNET_INDEXER_URL', kind: 'url', preset: (net) => SETTING_PRESETS[net].indexerUrl},
-  maxContentBytes: {env: 'GPUNET_MAX_CONTENT_BYTES', kind: 'bytes'},
-  localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
-  /** How many node agents `localnet start` runs (1..16; 1 when nothing sets it). */
-  nodes: {env: 'GPUNET_LOCALNET_NODES', kind: 'nodes', flag: '--nodes'},
-  /**
-   * The deployment manager `gpunet deployment` talks to, which also serves credits (`/api/jobs`, `/api/credits`):
-   * on devnet and mainnet the network's public API by default, on localnet with none set the localnet's own.
-   */
-  manager: {
-    env: 'GPUNET_MANAGER_URL',
-    kind: 'url',
-    flag: '--manager',
-    preset: (net) => SETTING_PRESETS[net].managerUrl,
-  },
-  /** An API key of that manager, sent instead of the wallet's headers (credits take one). */
-  managerApiKey: {env: 'GPUNET_API_KEY', legacyEnv: 'GPUNET_MANAGER_API_KEY', kind: 'text', flag: '--api-key'},
-  /** `deployment serve`'s PostgreSQL (postgres://…), shared by several managers; unset: the SQLite file. Never printed. */
-  managerDatabaseUrl: {env: 'GPUNET_MANAGER_DATABASE_URL', kind: 'text', flag: '--database-url'},
-  /** `deployment serve`'s vault key file: the same key on every manager of one database. */
-  managerVaultKeyFile: {env: 'GPUNET_MANAGER_VAULT_KEY_FILE', kind: 'path', flag: '--vault-key-file'},
-} as const satisfies Record<string, SettingSpec>
-
-/** The name of a setting: a key of `gpunet config` and of the config file. */
-export type SettingKey = keyof typeof SETTINGS
-
-/** Every setting's name, in SETTINGS' order. */
-export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[]
 
 /** What a command gives the resolver. */
 export interface SettingsInput {
@@ -126,6 +31,8 @@ export interface SettingsInput {
   env?: NodeJS.ProcessEnv
   /** Told the profile in use, so that a mainnet profile never acts unseen. */
   announce?: (line: string) => void
+  /** What a relative path setting is taken from (default: the working directory). */
+  cwd?: string
 }
 
 /** A command's settings, resolved once: the network, every setting in force with its source, and the files. */
@@ -139,11 +46,16 @@ export interface Settings {
   readonly configDir: string
   /** The profiles the config file holds (for `config list`). */
   readonly profiles: {name: string; network: string}[]
-  /** Where the local network keeps its files and its RPC port (GPUNET_LOCALNET_DIR, GPUNET_LOCALNET_PORT). */
+  /** Where the local network keeps its files and its RPC port (the localnetDir and localnetPort settings). */
   readonly localnet: {dataDir: string; port: number}
-  /** A setting in force with where it comes from; undefined when nothing sets it. */
+  /**
+   * A setting in force, read by its kind (a boolean, lamports, a port…), with where it comes from; undefined when
+   * nothing sets it. A value its kind refuses is exit 2 naming the setting and where it is set.
+   */
+  typed<K extends SettingKey>(key: K): Typed<SettingValue<K>> | undefined
+  /** A setting in force as text, with where it comes from; undefined when nothing sets it. */
   get(key: SettingKey): InForce | undefined
-  /** A setting's value in force; undefined when nothing sets it. */
+  /** A setting's text in force; undefined when nothing sets it. */
   value(key: SettingKey): string | undefined
   /** A setting's environment variable, for hints. */
   envName(key: SettingKey): string
@@ -164,17 +76,63 @@ export function resolveSettings(input: SettingsInput = {}): Settings {
     const found = locate(key, network, flags[key], env, profile, document)
     if (found) values.set(key, found)
   }
+  // Read on first use, so that a bad value fails the commands that take it, not `config list` that shows it.
+  const typed = new Map<SettingKey, Typed<unknown>>()
+  const typedValue = <K extends SettingKey>(key: K): Typed<SettingValue<K>> | undefined => {
+    const found = values.get(key)
+    if (!found) return undefined
+    if (!typed.has(key)) typed.set(key, readSetting(key, found, input.cwd ?? process.cwd()))
+    return typed.get(key) as Typed<SettingValue<K>>
+  }
   return {
     network,
     profile: profile?.name ?? null,
     configFile: file,
     configDir: configDir(env),
     profiles: Object.entries(document.profiles).map(([name, {network: of}]) => ({name, network: of})),
-    localnet: {dataDir: defaultDataDir(env), port: defaultPort(env)},
+    get localnet() {
+      return {dataDir: typedValue('localnetDir')!.value, port: typedValue('localnetPort')!.value}
+    },
+    typed: typedValue,
     get: (key) => values.get(key),
     value: (key) => values.get(key)?.value,
     envName: (key) => SETTINGS[key].env,
   }
+}
+
+/** A setting's text read by its kind; a text its kind refuses is exit 2, with where to fix it. */
+function readSetting<K extends SettingKey>(key: K, found: InForce, cwd: string): Typed<SettingValue<K>> {
+  const reading = readKind(SETTINGS[key].kind, found.value, cwd)
+  if ('value' in reading) return {value: reading.value as SettingValue<K>, text: found.value, ...where(found)}
+  throw invalidSetting(key, found, reading.why)
+}
+
+function where({from, source}: InForce): Pick<InForce, 'from' | 'source'> {
+  return {from, source}
+}
+
+/** The error of a setting whose text its kind refuses: `<key>_invalid`, exit 2, naming where it is set. */
+export function invalidSetting(key: SettingKey, found: Pick<InForce, 'value' | 'source'>, why: string): GpunetError {
+  const spec: SettingSpec = SETTINGS[key]
+  const shown = spec.secret ? '(hidden)' : JSON.stringify(found.value)
+  const fix =
+    found.source === 'flag'
+      ? `give ${spec.flag ?? 'the flag'} a valid value`
+      : `fix it where it is set (${found.source})`
+  return new GpunetError(
+    `${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_invalid`,
+    `${key} must be ${why}, not ${shown}`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: `${fix}; see \`gpunet config list\` (docs/networks.md, "Every setting")`,
+      fields: {setting: key, source: found.source},
+    },
+  )
+}
+
+/** The localnet's data folder as every command finds it (GPUNET_LOCALNET_DIR, the config file, else the default). */
+export function localnetDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return resolveSettings({network: 'localnet', env}).localnet.dataDir
 }
 
 type ActiveProfile = {name: string; profile: Profile}
@@ -202,7 +160,7 @@ function locate(
     const inFile = section ? own<string>(section, key) : undefined
     if (inFile) return {value: inFile, from: 'config', source: `config networks.${network}`}
   }
-  const preset = spec.preset?.(network) ?? null
+  const preset = spec.preset?.(network, env) ?? null
   return preset === null ? undefined : {value: preset, from: 'preset', source: 'preset'}
 }
 

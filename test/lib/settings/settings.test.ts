@@ -9,13 +9,8 @@ import {join, relative, resolve} from 'node:path'
 
 import {settingsInForce} from '../../../src/lib/settings/config-settings.js'
 import {SETTING_LAYERS, type SettingLayer} from '../../../src/lib/network.js'
-import {
-  resolveSettings,
-  SETTING_KEYS,
-  type SettingKey,
-  SETTINGS,
-  type SettingSpec,
-} from '../../../src/lib/settings/settings.js'
+import {SETTING_KEYS, type SettingKey, SETTINGS, type SettingSpec} from '../../../src/lib/settings/catalog.js'
+import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 
 /** The network the table is resolved on: one with a preset for most settings, and not the default. */
@@ -124,11 +119,6 @@ const ENVIRONMENT_READERS: Record<string, string> = {
   'node/runtime/host-process.ts': "a host-process job's PATH, handed to the child",
   'node/runtime/podman.ts': "podman's own environment (XDG_DATA_HOME, its configuration), handed to podman",
   'localnet/control.ts': 'the background localnet is spawned with the environment, so it resolves the same settings',
-  'localnet/flags.ts':
-    "the localnet commands' oclif flags (CLI plumbing kept in lib/localnet): defaults and the node's HF endpoint",
-  'http/loopback-guard.ts': "GPUNET_ALLOW_ORIGIN, the local services' browser policy, read where they serve",
-  'secrets/service/index.ts': "GPUNET_SECRETS_KEY, the secrets service's master key: a credential, never a setting",
-  'secrets/service/crypto.ts': "GPUNET_SECRETS_KEY, the secrets service's master key: a credential, never a setting",
 }
 
 describe('settings: src/lib takes values, never the environment', () => {

@@ -20,11 +20,14 @@ const FORMAT = 1 // first byte of every sealed value, so the format can change w
 const IV_BYTES = 12
 const TAG_BYTES = 16
 
+/** The secretsKey setting as the service is given it: the text of `GPUNET_SECRETS_KEY`, by that name. */
+export type MasterKeySetting = Partial<Record<typeof KEY_ENV, string>>
+
 /**
- * The master key: from `GPUNET_SECRETS_KEY`, else from `keyFile`, which is created (mode 0600) on first start.
- * Every instance that shares a database must share this key.
+ * The master key: the secretsKey setting (`GPUNET_SECRETS_KEY`) when given, else `keyFile`, which is created (mode
+ * 0600) on first start. Every instance that shares a database must share this key.
  */
-export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+export async function loadMasterKey(keyFile: string, env: MasterKeySetting = {}): Promise<Buffer> {
   const fromEnv = env[KEY_ENV]
   if (fromEnv) return decodeKey(fromEnv, KEY_ENV)
   try {

@@ -1,6 +1,6 @@
 import {join} from 'node:path'
 
-import {KEY_ENV, loadMasterKey} from './crypto.js'
+import {KEY_ENV, loadMasterKey, type MasterKeySetting} from './crypto.js'
 import {databaseFailure, redactUrl} from './pg-failure.js'
 import {openPostgresStorage} from './postgres.js'
 import {createSecretsService, type SecretsService, type SecretsServiceOptions} from './server.js'
@@ -10,7 +10,7 @@ export {type JobAuthority, type JobRecord, type JobRun} from './auth.js'
 export {boundLoginPrefix, LOGIN_PREFIXES, loginMessage} from '../login-message.js'
 export {chainJobAuthority, type ChainAuthorityOptions} from './chain-authority.js'
 export {cachedJobAuthority, JOB_CACHE_TTL_MS} from './job-cache.js'
-export {KEY_ENV, loadMasterKey} from './crypto.js'
+export {KEY_ENV, loadMasterKey, type MasterKeySetting} from './crypto.js'
 export {openPostgresStorage} from './postgres.js'
 export {redactUrl} from './pg-failure.js'
 export {
@@ -28,7 +28,8 @@ export interface OpenServiceOptions extends Omit<SecretsServiceOptions, 'storage
   dataDir: string
   /** postgres://… to share one database between instances instead of the SQLite file. */
   databaseUrl?: string
-  env?: NodeJS.ProcessEnv
+  /** The secretsKey setting (GPUNET_SECRETS_KEY), which wins over the key file; none: the key file. */
+  env?: MasterKeySetting
 }
 
 /** The service as `gpunet secrets serve` runs it: key from the environment or `<dataDir>/secrets.key`, storage by URL. */
@@ -44,6 +45,6 @@ export async function openSecretsService(
       })
     : openSqliteStorage(join(dataDir, 'secrets.db'))
   const where = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : `SQLite ${join(dataDir, 'secrets.db')}`
-  const key = (env ?? process.env)[KEY_ENV] ? KEY_ENV : keyFile
+  const key = env?.[KEY_ENV] ? KEY_ENV : keyFile
   return {service: createSecretsService({...rest, storage, masterKey}), storage: where, key}
 }

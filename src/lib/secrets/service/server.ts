@@ -77,6 +77,8 @@ export interface SecretsServiceOptions {
   log?: (line: string) => void
   /** Take the client IP from X-Forwarded-For (only behind a proxy you run). */
   trustProxy?: boolean
+  /** Browser origins allowed besides the service's own while it listens on loopback (the allowOrigin setting). */
+  allowedOrigins?: readonly string[]
   /** The clock, in milliseconds (tests pin it). */
   now?: () => number
   /**
@@ -154,7 +156,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   // On until the bound address shows the service listens beyond loopback.
   let loopback = true
   app.addHook('onRequest', (request, _reply, done) => {
-    const refusal = loopback ? webPageRefusal(request.raw) : null
+    const refusal = loopback ? webPageRefusal(request.raw, {allowedOrigins: options.allowedOrigins}) : null
     done(refusal ? new HttpError(refusal.status, 'refused', refusal.message) : undefined)
   })
 

@@ -3,6 +3,9 @@
  * without web3.js: the resolver loads on the plain `job exec` (src/cli/fast-start.ts), before web3.js would. The keys
  * of networks.ts' NETWORK_PRESETS are made from these same texts.
  */
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+
 import type {Network} from '../network.js'
 
 /** A network's preset settings: null where it has none (localnet's come from the running localnet). */
@@ -70,4 +73,12 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     managerUrl: 'https://dashboard.k8s.prd.nos.ci',
     priorityFeeByDefault: true,
   },
+}
+
+/** The localnet's default JSON-RPC port; the WebSocket endpoint listens on the next one, as Solana clients expect. */
+export const DEFAULT_PORT = 28899
+
+/** Where a localnet keeps its files unless told: `$XDG_DATA_HOME/gpunet/localnet` (`~/.local/share/gpunet/localnet`). */
+export function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'gpunet', 'localnet')
 }

@@ -1,7 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import {ExitCode, type GpunetError} from '../../../src/lib/errors.js'
-import {amountJson, formatAmount, MAX_BASE_UNITS, parseAmount} from '../../../src/lib/market/amounts.js'
+import {amountJson, formatAmount, MAX_BASE_UNITS, parseAmount} from '../../../src/lib/text/amounts.js'
 
 function refused(text: string, decimals = 6): GpunetError {
   try {

@@ -5,7 +5,7 @@
 import {strict as assert} from 'node:assert'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
-import {formatAmount, parseAmount} from '../../../src/lib/market/amounts.js'
+import {formatAmount, parseAmount} from '../../../src/lib/text/amounts.js'
 
 function refusal(text: string, decimals: number, what: string) {
   try {
