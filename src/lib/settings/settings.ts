@@ -111,23 +111,24 @@ function where({from, source}: InForce): Pick<InForce, 'from' | 'source'> {
   return {from, source}
 }
 
-/** The error of a setting whose text its kind refuses: `<key>_invalid`, exit 2, naming where it is set. */
+/**
+ * The error of a setting whose text its kind refuses: `<key>_invalid`, exit 2. A flag's value is named in the
+ * message; one set elsewhere gets a hint naming where to fix it.
+ */
 export function invalidSetting(key: SettingKey, found: Pick<InForce, 'value' | 'source'>, why: string): GpunetError {
   const spec: SettingSpec = SETTINGS[key]
   const shown = spec.secret ? '(hidden)' : JSON.stringify(found.value)
-  const fix =
-    found.source === 'flag'
-      ? `give ${spec.flag ?? 'the flag'} a valid value`
-      : `fix it where it is set (${found.source})`
-  return new GpunetError(
-    `${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_invalid`,
-    `${key} must be ${why}, not ${shown}`,
-    {
-      exitCode: ExitCode.USAGE,
-      hint: `${fix}; see \`gpunet config list\` (docs/networks.md, "Every setting")`,
-      fields: {setting: key, source: found.source},
-    },
-  )
+  const code = `${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_invalid`
+  const message =
+    found.source === 'flag' ? `${spec.flag ?? key} must be ${why}, not ${shown}` : `${key} must be ${why}, not ${shown}`
+  return new GpunetError(code, message, {
+    exitCode: ExitCode.USAGE,
+    hint:
+      found.source === 'flag'
+        ? undefined
+        : `fix it where it is set (${found.source}); \`gpunet config list\` shows every setting`,
+    fields: {setting: key, source: found.source},
+  })
 }
 
 /** The localnet's data folder as every command finds it (GPUNET_LOCALNET_DIR, the config file, else the default). */
