@@ -109,7 +109,7 @@ export const vaultKeyFileFlag = Flags.string({
  * Each shared flag that sets a setting, by the setting it sets. Only these feed the resolver, so a command's own
  * flag of the same name with another meaning (`job list --market`, a filter) is not taken for the setting.
  */
-const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
+export const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   network: networkFlags.network,
   wallet: networkFlags.wallet,
   secretsUrl: networkFlags['secrets-url'],

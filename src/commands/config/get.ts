@@ -2,14 +2,13 @@ import * as Args from '@oclif/core/args'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {marketFlags} from '../../cli/flags.js'
-import {isSecretSetting} from '../../lib/settings/catalog.js'
+import {isSecretSetting, SECRET_SETTINGS} from '../../lib/settings/catalog.js'
 import {checkKey, configScope, settingsInForce} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 
 export default class ConfigGet extends BaseCommand {
   static override summary = 'Print the value in force of one setting (stdout: the value alone).'
-  static override description =
-    "The value in force on the network (or the profile's), from the environment, the profile, the config file or the preset; its source goes to stderr. A setting nothing sets is exit 7. pinataJwt, managerApiKey and managerDatabaseUrl are never printed (exit 2): `config list` says whether it is set."
+  static override description = `The value in force on the network (or the profile's), from the environment, the profile, the config file or the preset; its source goes to stderr. A setting nothing sets is exit 7. ${SECRET_SETTINGS.join(', ')} are never printed (exit 2): \`config list\` says whether it is set.`
 
   static override examples = [
     '<%= config.bin %> config get rpcUrl --network devnet',

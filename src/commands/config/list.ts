@@ -1,4 +1,5 @@
 import {BaseCommand} from '../../cli/base-command.js'
+import {SECRET_SETTINGS} from '../../lib/settings/catalog.js'
 import {marketFlags} from '../../cli/flags.js'
 import {type SettingInForce, settingsInForce} from '../../lib/settings/config-settings.js'
 import {reportLines} from '../../lib/market/report.js'
@@ -14,7 +15,7 @@ interface ListReport {
 
 export default class ConfigList extends BaseCommand {
   static override summary = 'Show every setting in force and where each comes from.'
-  static override description = `Precedence, highest first: a command's flag > environment variable (GPUNET_*) > profile (--profile, GPUNET_PROFILE) > config file (its "networks" section for the network) > the network's preset. Hidden values (pinataJwt, managerApiKey, managerDatabaseUrl) show only whether they are set.`
+  static override description = `Precedence, highest first: a command's flag > environment variable (GPUNET_*) > profile (--profile, GPUNET_PROFILE) > config file (its "networks" section for the network) > the network's preset. Credentials (${SECRET_SETTINGS.join(', ')}) show only whether they are set.`
 
   static override examples = [
     '<%= config.bin %> config list',

@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {configScopeFlags} from '../../cli/config-flags.js'
-import {isSecretSetting} from '../../lib/settings/catalog.js'
+import {isSecretSetting, SECRET_SETTINGS} from '../../lib/settings/catalog.js'
 import {readConfig, writeConfig, configFile} from '../../lib/settings/config.js'
 import {applySetting, checkKey, checkValue, configScope, scopeName} from '../../lib/settings/config-settings.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
@@ -11,7 +11,7 @@ import {readStdin} from '../../lib/terminal/stdin.js'
 
 export default class ConfigSet extends BaseCommand {
   static override summary = 'Set a setting in a profile, or in a network’s section of the config file.'
-  static override description = `With --profile NAME (or GPUNET_PROFILE) the setting goes into that profile; a new profile starts with its network (\`config set network devnet --profile NAME\`). Without it, into the --network section of the config file. The file is written with mode 0600. pinataJwt, managerApiKey and managerDatabaseUrl are read from standard input (asked without echo at a terminal), never from an argument, and never printed. Keys: \`gpunet config list\`.`
+  static override description = `With --profile NAME (or GPUNET_PROFILE) the setting goes into that profile; a new profile starts with its network (\`config set network devnet --profile NAME\`). Without it, into the --network section of the config file. The file is written with mode 0600. ${SECRET_SETTINGS.join(', ')} are read from standard input (asked without echo at a terminal), never from an argument, and never printed. Keys: \`gpunet config list\`.`
 
   static override settlesProfile = false
 
@@ -24,7 +24,7 @@ export default class ConfigSet extends BaseCommand {
 
   static override args = {
     key: Args.string({description: 'setting name, e.g. rpcUrl', required: true}),
-    value: Args.string({description: 'its value (pinataJwt, managerApiKey, managerDatabaseUrl: from standard input)'}),
+    value: Args.string({description: `its value (${SECRET_SETTINGS.join(', ')}: from standard input)`}),
   }
 
   static override flags = {...configScopeFlags}

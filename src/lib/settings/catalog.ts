@@ -144,3 +144,6 @@ export type SettingValue<K extends SettingKey> = KindValue<(typeof SETTINGS)[K][
 export function isSecretSetting(key: string): boolean {
   return Object.hasOwn(SETTINGS, key) && (SETTINGS[key as SettingKey] as SettingSpec).secret === true
 }
+
+/** The credentials among the settings, for help texts: `pinataJwt, managerApiKey, …`. */
+export const SECRET_SETTINGS: readonly SettingKey[] = SETTING_KEYS.filter(isSecretSetting)
