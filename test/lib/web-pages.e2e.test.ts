@@ -13,6 +13,7 @@ import WebSocket from 'ws'
 
 import {ALLOW_ORIGIN_ENV, isJsonContentType} from '../../src/lib/http/loopback-guard.js'
 import {Gateway, MAX_GATEWAY_CONNECTIONS} from '../../src/lib/node/gateway.js'
+import {cliSandbox, spawnForegroundLocalnet} from '../helpers/cli-localnet.js'
 import {useLocalnet} from '../helpers/localnet.js'
 import {sqliteAdapter, startService} from '../helpers/secrets.js'
 
@@ -131,15 +132,26 @@ describe('web pages and loopback services', function () {
     })
 
     it('allows the origins GPUNET_ALLOW_ORIGIN lists, and none other', async () => {
-      process.env[ALLOW_ORIGIN_ENV] = 'http://localhost:3000, https://app.example'
+      // The allowOrigin setting, as a user sets it: the variable of the command that starts the localnet.
+      const box = cliSandbox()
+      const {child, status} = await spawnForegroundLocalnet(box.dataDir, {
+        ...box.env,
+        [ALLOW_ORIGIN_ENV]: 'http://localhost:3000, https://app.example',
+      })
       try {
-        assert.equal((await post([['origin', 'https://app.example']])).status, 200)
-        assert.equal((await post([['origin', 'http://localhost:3000']])).status, 200)
-        assert.equal((await post([['origin', 'https://evil.example']])).status, 403)
-        assert.equal((await post([['origin', 'https://app.example.evil.example']])).status, 403)
-        assert.equal((await post([['origin', 'http://localhost:30000']])).status, 403)
+        const allowed = Number(new URL(status.rpcUrl!).port)
+        const at = (extra: [string, string][]) =>
+          raw(allowed, {method: 'POST', headers: rpcHeaders(allowed, extra), body: HEALTH})
+        assert.equal((await at([['origin', 'https://app.example']])).status, 200)
+        assert.equal((await at([['origin', 'http://localhost:3000']])).status, 200)
+        assert.equal((await at([['origin', 'https://evil.example']])).status, 403)
+        assert.equal((await at([['origin', 'https://app.example.evil.example']])).status, 403)
+        assert.equal((await at([['origin', 'http://localhost:30000']])).status, 403)
+        assert.equal((await post([['origin', 'https://app.example']])).status, 403, 'a localnet without it')
       } finally {
-        delete process.env[ALLOW_ORIGIN_ENV]
+        child.kill('SIGTERM')
+        await once(child, 'exit')
+        await box.cleanup()
       }
     })
 
