@@ -179,3 +179,33 @@ async function storeRequest(base: string, path: string, init: RequestInit, signa
     exitCode: res.status === 404 ? ExitCode.NOT_FOUND : ExitCode.UNAVAILABLE,
   })
 }
+
+/** A network's content store as its settings name it, and the error of a network with nowhere to upload. */
+export interface ContentSettings {
+  network: string
+  pinataJwt?: string
+  pinningServiceUrl: string
+  contentStoreUrl?: string
+  /** The gateway a layer above the preset names; the preset's apart, for it yields to an IPFS API's own. */
+  ipfsGatewaySet?: string
+  ipfsGatewayPreset?: string
+  maxBytes: number
+  missingStore(): GpunetError
+}
+
+/**
+ * The content store of a network. Uploads: a pinning service when a JWT is set, else an IPFS HTTP API when its URL
+ * is set, else (localnet) the localnet's store. Reads: the gateway set, else the IPFS API's own `/ipfs/` path,
+ * else the network's gateway (its preset), else (localnet) the localnet's store.
+ */
+export function networkContentClient(settings: ContentSettings, localnetStore?: string): ContentClient {
+  const apiUrl = (settings.contentStoreUrl ?? localnetStore)?.replace(/\/+$/, '')
+  const uploader = settings.pinataJwt
+    ? new PinningServiceUploader(settings.pinningServiceUrl, settings.pinataJwt)
+    : apiUrl
+      ? new IpfsApiUploader(apiUrl)
+      : null
+  const gateway = settings.ipfsGatewaySet ?? apiUrl ?? settings.ipfsGatewayPreset
+  if (gateway === undefined) throw new Error(`no content gateway on ${settings.network}`)
+  return new ContentClient(uploader, gateway.replace(/\/+$/, ''), settings.missingStore, settings.maxBytes)
+}

@@ -8,12 +8,17 @@
 import {type Connection, PublicKey} from '@solana/web3.js'
 
 import {parseAddressText} from '../text/base58-text.js'
-import {ContentClient, DEFAULT_MAX_CONTENT_BYTES, IpfsApiUploader, PinningServiceUploader} from '../ipfs/client.js'
+import {
+  type ContentClient,
+  type ContentSettings,
+  DEFAULT_MAX_CONTENT_BYTES,
+  networkContentClient,
+} from '../ipfs/client.js'
 import type {Network} from '../network.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
 import type {Settings} from '../settings/settings.js'
-import {findRewardsReflection, findRewardsVault, NETWORK_PRESETS} from './networks.js'
+import {NETWORK_PRESETS, rewardsAccounts} from './networks.js'
 import {DEFAULT_PINNING_SERVICE_URL} from '../settings/presets.js'
 import {openConnection} from './rpc.js'
 import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
@@ -86,94 +91,125 @@ export interface LocalnetEndpoints {
 
 /** Opens a network's RPC connection with the command's settings; a localnet's endpoints are given. */
 export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpoints): MarketNetwork {
-  const {network} = settings
-  if (network === 'localnet') {
-    if (!localnet) throw new Error('the localnet endpoints are resolved by connectMarket (network-connection.ts)')
-    return localnetMarket(settings, localnet)
-  }
-  const preset = NETWORK_PRESETS[network]
-  const rpcUrl = required(settings, 'rpcUrl')
-  const mint = preset.mint!
-  const networkHost = settings.typed('networkHost')?.value ?? null
-  const override = (key: 'rewardsReflection' | 'rewardsVault', derived: () => PublicKey) => {
-    const given = settings.typed(key)?.value
-    return given ? new PublicKey(given) : derived()
-  }
+  const values = marketValues(settings)
+  const where = values.network === 'localnet' ? localnetPlaces(values, localnet) : networkPlaces(values)
   return {
-    name: network,
-    rpcUrl,
-    connection: openConnection(rpcUrl),
+    name: values.network,
+    rpcUrl: where.rpcUrl,
+    connection: openConnection(where.rpcUrl),
+    programId: where.programId,
+    mint: where.mint,
+    defaultMarket: where.defaultMarket,
+    networkHost: where.networkHost,
+    gatewayUrl: where.gatewayUrl,
+    nodeApiUrl: (node) => nodeApiUrl(node, where.nodeApi),
+    indexerUrl: where.indexerUrl,
+    localnetNode: where.localnetNode,
+    fees: values.fees,
+    content: () => networkContentClient(values.content, where.contentStore),
+    rewards: where.rewards,
+  }
+}
+
+/** Where a network's parts are: what MarketNetwork names, before its connection and clients are made. */
+type NetworkPlaces = Pick<
+  MarketNetwork,
+  'rpcUrl' | 'programId' | 'mint' | 'defaultMarket' | 'networkHost' | 'gatewayUrl' | 'indexerUrl' | 'localnetNode'
+> & {
+  nodeApi: Parameters<typeof nodeApiUrl>[1]
+  /** The localnet's own content store, where uploads go when no other is set. */
+  contentStore?: string
+  rewards(): RewardsAccounts
+}
+
+/** Devnet's or mainnet's parts: their presets, each overridable by a setting. */
+function networkPlaces(values: MarketValues): NetworkPlaces {
+  const preset = NETWORK_PRESETS[values.network]
+  const mint = preset.mint!
+  const {networkHost, nodeApiUrl: template, rewardsReflection, rewardsVault} = values
+  const rewardsProgram = required(values, 'rewardsProgram')
+  return {
+    rpcUrl: required(values, 'rpcUrl'),
     programId: preset.programId,
     mint,
-    defaultMarket: new PublicKey(required(settings, 'market')),
+    defaultMarket: new PublicKey(required(values, 'market')),
     networkHost,
     gatewayUrl: null,
-    nodeApiUrl: (node) => nodeApiUrl(node, {template: settings.typed('nodeApiUrl')?.value, networkHost}),
-    indexerUrl: required(settings, 'indexerUrl'),
-    fees: feePolicy(settings),
-    content: () => contentClient(settings),
-    rewards: () => {
-      const rewardsProgram = new PublicKey(required(settings, 'rewardsProgram'))
-      return {
-        rewardsReflection: override('rewardsReflection', () => findRewardsReflection(rewardsProgram)),
-        rewardsVault: override('rewardsVault', () => findRewardsVault(rewardsProgram, mint)),
-        rewardsProgram,
-      }
+    nodeApi: {template, networkHost},
+    indexerUrl: required(values, 'indexerUrl'),
+    rewards: () => rewardsAccounts(new PublicKey(rewardsProgram), mint, {rewardsReflection, rewardsVault}),
+  }
+}
+
+/** What the market layer takes of a command's settings, each read once by its kind. */
+interface MarketValues {
+  network: Network
+  rpcUrl?: string
+  market?: string
+  networkHost: string | null
+  nodeApiUrl?: string
+  indexerUrl?: string
+  rewardsProgram?: string
+  rewardsReflection?: string
+  rewardsVault?: string
+  fees: FeePolicy
+  content: ContentSettings
+}
+
+function marketValues(settings: MarketSettings): MarketValues {
+  const {network} = settings
+  const gateway = settings.typed('ipfsGateway')
+  return {
+    network,
+    rpcUrl: settings.typed('rpcUrl')?.value,
+    market: settings.typed('market')?.value,
+    networkHost: settings.typed('networkHost')?.value ?? null,
+    nodeApiUrl: settings.typed('nodeApiUrl')?.value,
+    indexerUrl: settings.typed('indexerUrl')?.value,
+    rewardsProgram: settings.typed('rewardsProgram')?.value,
+    rewardsReflection: settings.typed('rewardsReflection')?.value,
+    rewardsVault: settings.typed('rewardsVault')?.value,
+    // Priority fees: as set (a flag first), else the network's preset (on for mainnet only); capped (SOL).
+    fees: {
+      priorityFee: settings.typed('priorityFee')?.value ?? NETWORK_PRESETS[network].priorityFeeByDefault,
+      maxPriorityFeeLamports: settings.typed('maxPriorityFee')?.value ?? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+    },
+    content: {
+      network,
+      pinataJwt: settings.typed('pinataJwt')?.value,
+      pinningServiceUrl: settings.typed('pinningServiceUrl')?.value ?? DEFAULT_PINNING_SERVICE_URL,
+      contentStoreUrl: settings.typed('contentStoreUrl')?.value,
+      ipfsGatewaySet: gateway?.from === 'preset' ? undefined : gateway?.value,
+      ipfsGatewayPreset: gateway?.from === 'preset' ? gateway.value : undefined,
+      maxBytes: settings.typed('maxContentBytes')?.value ?? DEFAULT_MAX_CONTENT_BYTES,
+      missingStore: () => missingContentStore(settings),
     },
   }
 }
 
-function localnetMarket(settings: MarketSettings, localnet: LocalnetEndpoints): MarketNetwork {
-  const rpcUrl = settings.typed('rpcUrl')?.value ?? localnet.rpcUrl
+/** The localnet's parts: what the running localnet says, an RPC or indexer setting above it. */
+function localnetPlaces(values: MarketValues, localnet: LocalnetEndpoints | undefined): NetworkPlaces {
+  if (!localnet) throw new Error('the localnet endpoints are resolved by connectMarket (network-connection.ts)')
   return {
-    name: 'localnet',
-    rpcUrl,
-    connection: openConnection(rpcUrl),
+    rpcUrl: values.rpcUrl ?? localnet.rpcUrl,
     programId: localnet.programId,
     mint: localnet.mint,
     defaultMarket: localnet.market,
     networkHost: null,
     gatewayUrl: localnet.gatewayUrl,
-    nodeApiUrl: (node) =>
-      nodeApiUrl(node, {template: settings.typed('nodeApiUrl')?.value, gatewayUrl: localnet.gatewayUrl}),
-    indexerUrl: settings.typed('indexerUrl')?.value ?? trimUrl(localnet.rpcUrl),
+    nodeApi: {template: values.nodeApiUrl, gatewayUrl: localnet.gatewayUrl},
+    indexerUrl: values.indexerUrl ?? trimUrl(localnet.rpcUrl),
     localnetNode: localnet.node,
-    fees: feePolicy(settings),
-    content: () => contentClient(settings, localnet.contentStoreUrl),
+    contentStore: localnet.contentStoreUrl,
     rewards: () => localnet.rewards,
   }
 }
 
 /** A setting every network other than localnet presets. */
-function required(settings: MarketSettings, key: 'rpcUrl' | 'market' | 'indexerUrl' | 'rewardsProgram'): string {
-  const found = settings.typed(key)
-  if (!found) throw new Error(`${key} has no preset on ${settings.network}`)
-  return found.value
-}
-
-/**
- * The content store of a network. Uploads: a pinning service when a JWT is set, else an IPFS HTTP API when its URL
- * is set, else (localnet) the localnet's store. Reads: the gateway set, else the IPFS API's own `/ipfs/` path,
- * else the network's gateway (its preset), else (localnet) the localnet's store.
- */
-function contentClient(settings: MarketSettings, localnetStore?: string): ContentClient {
-  const jwt = settings.typed('pinataJwt')?.value
-  const apiUrl = settings.typed('contentStoreUrl')?.value ?? localnetStore
-  const uploader = jwt
-    ? new PinningServiceUploader(settings.typed('pinningServiceUrl')?.value ?? DEFAULT_PINNING_SERVICE_URL, jwt)
-    : apiUrl
-      ? new IpfsApiUploader(trimUrl(apiUrl))
-      : null
-  const gatewaySetting = settings.typed('ipfsGateway')
-  const gatewaySet = gatewaySetting?.from === 'preset' ? undefined : gatewaySetting?.value
-  const gateway = gatewaySet ?? apiUrl ?? gatewaySetting?.value
-  if (gateway === undefined) throw new Error(`no content gateway on ${settings.network}`)
-  return new ContentClient(
-    uploader,
-    trimUrl(gateway),
-    () => missingContentStore(settings),
-    settings.typed('maxContentBytes')?.value ?? DEFAULT_MAX_CONTENT_BYTES,
-  )
+function required(values: MarketValues, key: 'rpcUrl' | 'market' | 'indexerUrl' | 'rewardsProgram'): string {
+  const value = values[key]
+  if (value === undefined) throw new Error(`${key} has no preset on ${values.network}`)
+  return value
 }
 
 function missingContentStore(settings: MarketSettings): GpunetError {
@@ -191,14 +227,6 @@ function missingContentStore(settings: MarketSettings): GpunetError {
         `Reads go through ${settings.envName('ipfsGateway')} (see docs/networks.md)`,
     },
   )
-}
-
-/** Priority fees: as set (a flag first), else the network's preset (on for mainnet only); capped (SOL). */
-function feePolicy(settings: MarketSettings): FeePolicy {
-  return {
-    priorityFee: settings.typed('priorityFee')?.value ?? NETWORK_PRESETS[settings.network].priorityFeeByDefault,
-    maxPriorityFeeLamports: settings.typed('maxPriorityFee')?.value ?? DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
-  }
 }
 
 /** Parses a base58 address given by the user, or a usage error naming where it came from. */

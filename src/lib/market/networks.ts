@@ -63,3 +63,18 @@ export function findRewardsReflection(rewardsProgram: PublicKey): PublicKey {
 export function findRewardsVault(rewardsProgram: PublicKey, mint: PublicKey): PublicKey {
   return PublicKey.findProgramAddressSync([mint.toBuffer()], rewardsProgram)[0]
 }
+
+/** The rewards accounts `list` and `extend` name: each derived from the program unless a setting gives it. */
+export function rewardsAccounts(
+  rewardsProgram: PublicKey,
+  mint: PublicKey,
+  given: {rewardsReflection?: string; rewardsVault?: string},
+): {rewardsReflection: PublicKey; rewardsVault: PublicKey; rewardsProgram: PublicKey} {
+  return {
+    rewardsReflection: given.rewardsReflection
+      ? new PublicKey(given.rewardsReflection)
+      : findRewardsReflection(rewardsProgram),
+    rewardsVault: given.rewardsVault ? new PublicKey(given.rewardsVault) : findRewardsVault(rewardsProgram, mint),
+    rewardsProgram,
+  }
+}
