@@ -4,6 +4,7 @@ import {WAIT_POINTS} from '../lib/job/wait-point.js'
 import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from './localnet-flags.js'
 import {NETWORKS} from '../lib/network.js'
 import {type SettingKey, SETTINGS} from '../lib/settings/catalog.js'
+import {readKind} from '../lib/settings/kinds.js'
 
 /** The flags of every command that talks to a network: which network, which secrets service, which wallet. */
 export const networkFlags = {
@@ -163,6 +164,29 @@ export const jobNodeFlags = {
   wallet: marketFlags.wallet,
 }
 
+/**
+ * A flag of whole seconds, read by the seconds kind (settings/kinds.ts): a duration (`90s`, `10m`, `2h`) or a bare
+ * number of seconds, as these flags always took; at least `min` (1 unless given).
+ */
+export function secondsFlag(options: {description: string; default?: number; required?: boolean; min?: number}) {
+  const min = options.min ?? 1
+  const base = {
+    description: `${options.description}: a duration such as 90s, 10m or 2h, or a number of seconds`,
+    helpValue: 'DURATION',
+    async parse(input: string): Promise<number> {
+      const reading = readKind('seconds', input)
+      if (!('value' in reading)) throw new Error(`must be ${reading.why}, not ${JSON.stringify(input)}`)
+      if (reading.value < min) throw new Error(`must be at least ${min} s, not ${JSON.stringify(input)}`)
+      return reading.value
+    },
+  }
+  if (options.required) return Flags.custom<number>({...base, required: true})()
+  if (options.default !== undefined) {
+    return Flags.custom<number>({...base, default: options.default, defaultHelp: async () => `${options.default}s`})()
+  }
+  return Flags.custom<number>(base)()
+}
+
 /** The words before the first `--` (gpunet's) and after it (a command's, exactly as given): `job run`, `job exec`. */
 export function splitCommand(argv: readonly string[]): {flagWords: string[]; command: string[]} {
   const dashes = argv.indexOf('--')
@@ -188,12 +212,7 @@ export const waitFlags = {
     allowNo: true,
     default: true,
   }),
-  'wait-timeout': Flags.integer({
-    description: 'seconds --wait follows the job before it exits 124',
-    default: 1800,
-    min: 1,
-    helpValue: 'SECONDS',
-  }),
+  'wait-timeout': secondsFlag({description: 'how long --wait follows the job before it exits 124', default: 1800}),
 }
 
 /** The flags of the deployment commands: which network, which manager, which wallet (the owner). */

@@ -1,7 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-command.js'
-import {deploymentFlags} from '../../cli/flags.js'
+import {deploymentFlags, secondsFlag} from '../../cli/flags.js'
 import {checkState} from '../../lib/deployments/client-states.js'
 import {waitForStatus} from '../../lib/job/deployment-events.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
@@ -32,11 +32,9 @@ EXIT CODES
       default: true,
       allowNo: true,
     }),
-    'wait-timeout': Flags.integer({
-      description: 'seconds to wait for STOPPED before exit 124 (the manager goes on)',
+    'wait-timeout': secondsFlag({
+      description: 'how long to wait for STOPPED before exit 124 (the manager goes on)',
       default: 300,
-      min: 1,
-      helpValue: 'SECONDS',
     }),
     ...deploymentFlags,
   }

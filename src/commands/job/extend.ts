@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {apiKeyFlag, managerFlag, marketFlags} from '../../cli/flags.js'
+import {apiKeyFlag, managerFlag, marketFlags, secondsFlag} from '../../cli/flags.js'
 import {creditAmount, extendWithCredits, newIdempotencyKey} from '../../lib/credits/client.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {connectManager} from '../../lib/manager-connection.js'
@@ -21,15 +21,13 @@ import type {Network} from '../../lib/network.js'
 
 export default class JobExtend extends BaseCommand {
   static override summary = "Extend a job's timeout to a new, larger total, paying the difference at the job's price."
-  static override description = `--timeout is the new total duration in seconds; it must be larger than the current one. The wallet must hold price x the difference (exit 4 otherwise, nothing sent). On devnet and mainnet the cost is confirmed first, unless --yes.`
+  static override description = `--timeout is the new total duration (a duration such as 4h or 90m, or a number of seconds); it must be larger than the current one. The wallet must hold price x the difference (exit 4 otherwise, nothing sent). On devnet and mainnet the cost is confirmed first, unless --yes.`
 
-  static override examples = [
-    '<%= config.bin %> job extend 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --timeout 14400',
-  ]
+  static override examples = ['<%= config.bin %> job extend 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --timeout 4h']
 
   static override args = {job: Args.string({description: 'job address', required: true})}
   static override flags = {
-    timeout: Flags.integer({description: 'new total timeout in seconds', required: true, min: 1, helpValue: 'SECONDS'}),
+    timeout: secondsFlag({description: 'the new total timeout', required: true}),
     yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
     credits: Flags.boolean({
       description:

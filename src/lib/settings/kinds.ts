@@ -157,6 +157,21 @@ const duration: Kind<number> = {
   write: (ms) => `${ms}ms`,
 }
 
+/**
+ * Whole seconds: a duration (`90s`, `10m`, `2h`) or a bare number, which keeps the meaning it always had on
+ * gpunet's flags (seconds; the network's own CLI counts minutes, so a unit says which).
+ */
+const seconds: Kind<number> = {
+  describe: 'a duration such as 600 (seconds), 90s, 10m or 2h',
+  read(text) {
+    const trimmed = text.trim()
+    const ms = /^\d{1,12}$/.test(trimmed) ? Number(trimmed) * 1000 : durationMs(trimmed)
+    if (ms === null || ms % 1000 !== 0) return {why: this.describe}
+    return {value: ms / 1000}
+  },
+  write: (value) => `${value}s`,
+}
+
 /** Every kind, by the name a setting gives (settings.ts' SETTINGS). */
 export const KINDS = {
   url,
@@ -165,6 +180,7 @@ export const KINDS = {
   sol,
   path,
   duration,
+  seconds,
   origins,
   network: choiceKind(NETWORKS),
   ids: choiceKind(LOCALNET_IDS),

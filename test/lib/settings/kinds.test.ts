@@ -59,6 +59,15 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     ],
     bad: ['90', '1 h', 'soon'],
   },
+  seconds: {
+    good: [
+      ['600', 600],
+      ['10m', 600],
+      ['1h30m', 5400],
+      ['0', 0],
+    ],
+    bad: ['1500ms', '10 m', 'abc', '-5'],
+  },
   origins: {
     good: [
       ['http://localhost:3000, https://app.example/', ['http://localhost:3000', 'https://app.example']],
