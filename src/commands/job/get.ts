@@ -19,22 +19,25 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/results/result-files.js'
 import {printable} from '../../lib/text/terminal-text.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `State is the chain's: QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up, or its poster delisted it while queued: its account is closed, and the job is shown as the indexer keeps it). Outcome says how an ended job went: succeeded (a job its node stopped at its timeout too, as the network counts it: "it ran until its timeout"), failed (its result says so) or stopped (it did not finish); read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow (docs/json.md, "States and outcomes"). --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
-
-EXIT CODES
-  0    shown (with --wait: it got there and did not fail)
-  2    usage: a bad flag or address, or --out over files already there (without --force)
-  5    the RPC node or content store failed
-  7    no job at that address; with --out, no result yet
-  8    --wait saw the job end failed (the report is printed)
-  9    --wait saw the job stopped before it finished (the report is printed)
-  124  --wait ran out of time (--wait-timeout)
-  129  SIGHUP during --wait (the job goes on)
-  130  Ctrl+C during --wait (the job goes on)
-  143  SIGTERM during --wait, as CI cancels (the job goes on)`
+  static override description = withExitCodes(
+    `State is the chain's: QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up, or its poster delisted it while queued: its account is closed, and the job is shown as the indexer keeps it). Outcome says how an ended job went: succeeded (a job its node stopped at its timeout too, as the network counts it: "it ran until its timeout"), failed (its result says so) or stopped (it did not finish); read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow (docs/json.md, "States and outcomes"). --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).`,
+    [
+      [0, 'shown (with --wait: it got there and did not fail)'],
+      [2, 'usage: a bad flag or address, or --out over files already there (without --force)'],
+      [5, 'the RPC node or content store failed'],
+      [7, 'no job at that address; with --out, no result yet'],
+      [8, '--wait saw the job end failed (the report is printed)'],
+      [9, '--wait saw the job stopped before it finished (the report is printed)'],
+      [124, '--wait ran out of time (--wait-timeout)'],
+      [129, 'SIGHUP during --wait (the job goes on)'],
+      [130, 'Ctrl+C during --wait (the job goes on)'],
+      [143, 'SIGTERM during --wait, as CI cancels (the job goes on)'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
