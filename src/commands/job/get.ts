@@ -3,9 +3,9 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {jobNodeFlags, waitFlags} from '../../cli/flags.js'
+import {waitRequest} from '../../cli/wait.js'
 import {endpointStatus} from '../../lib/market/endpoint-status.js'
-import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
-import type {WaitPoint} from '../../lib/job/wait-point.js'
+import {followIfAsked, jobEndedBadly} from '../../lib/job/follow.js'
 import {type MarketNetwork, parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
@@ -64,7 +64,7 @@ export default class JobGet extends BaseCommand {
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket(this.settings, note)
-    const wait = flags.wait || flags['wait-for'] !== undefined
+    const wait = waitRequest(flags)
     let view = await readJob(net.connection, net.programId, address).catch(async (error: unknown) => {
       const closed = await this.closedJob(net, address.toBase58(), error)
       if (!closed) throw error
@@ -79,21 +79,9 @@ export default class JobGet extends BaseCommand {
       return this.failWithReport(view.closed, wait ? jobEndedBadly(network, view.closed) : null)
     }
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
-    // Stopped waiting (a signal, the deadline): the job goes on, and its report says where it is.
-    let waitStopped: GpunetError | null = null
-    if (wait && !isFinal(view.status)) {
-      view =
-        (await waitForJob(net, address, {
-          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
-          timeoutSeconds: flags['wait-timeout'],
-          definition,
-          logs: flags.logs ? {wallet: () => openWallet(this.settings, {create: false})} : undefined,
-        }).catch((error: unknown) => {
-          if (!stoppedWaiting(error)) throw error
-          waitStopped = error
-          return null
-        })) ?? (await readJob(net.connection, net.programId, address))
-    }
+    const wallet = () => openWallet(this.settings, {create: false})
+    const followed = await followIfAsked(net, address, wait, {definition, wallet, seen: view})
+    view = followed.view ?? (await readJob(net.connection, net.programId, address))
     // --out writes the result's bytes exactly as stored.
     let resultBytes: Uint8Array | undefined
     const report = await jobInfo(net, view, definition, flags.out ? (bytes) => (resultBytes = bytes) : undefined)
@@ -113,7 +101,7 @@ export default class JobGet extends BaseCommand {
       this.say(printable(result, process.stdout))
     }
     const shown = written ? {...report, files: written} : report
-    return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
+    return this.failWithReport(shown, followed.failure(report))
   }
 
   /** A job whose account is gone, from the indexer, when `error` says there is none and the wallet posted it. */
