@@ -22,8 +22,6 @@ import {amountText, jobRows, reportLines} from '../lib/market/report.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {printable} from '../lib/text/terminal-text.js'
 
-export type {CreditPostReport, DryRunReport, PostReport} from '../lib/job/posting.js'
-
 /** The flags of every command that posts a job (`job post`, `job run`), apart from where its definition comes from. */
 export const postFlags = {
   market: marketFlag,

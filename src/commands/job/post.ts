@@ -3,13 +3,8 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {
-  type CreditPostReport,
-  type DryRunReport,
-  PostCommand,
-  postFlags,
-  type PostReport,
-} from '../../cli/post-command.js'
+import {PostCommand, postFlags} from '../../cli/post-command.js'
+import type {CreditPostReport, DryRunReport, PostReport} from '../../lib/job/posting.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobPost extends PostCommand {

@@ -5,13 +5,8 @@ import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.
 import {checkPostableText} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {splitCommand} from '../../cli/flags.js'
-import {
-  type CreditPostReport,
-  type DryRunReport,
-  PostCommand,
-  postFlags,
-  type PostReport,
-} from '../../cli/post-command.js'
+import {PostCommand, postFlags} from '../../cli/post-command.js'
+import type {CreditPostReport, DryRunReport, PostReport} from '../../lib/job/posting.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 
 /** What `job run --json` adds to `job post`'s report: the definition it built and posted. */
