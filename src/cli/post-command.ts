@@ -113,11 +113,7 @@ export abstract class PostCommand extends BaseCommand {
     }
     const posted = await postDefinition(this.settings, upload, {...options, dryRun: flags['dry-run'], wait})
     if ('dryRun' in posted) return this.renderDryRun(posted, upload.bytes.length)
-    const {wallet} = posted.report
-    return this.render(posted, `Posted job ${posted.report.job} on ${network}`, [
-      ['Wallet', wallet.address],
-      ['Balance', `${amountText(wallet.sol)}, ${amountText(wallet.tokens)}`],
-    ])
+    return this.render(posted, `Posted job ${posted.report.job} on ${network}`, walletRows(posted.report.wallet))
   }
 
   /** Prints a posted job's report (its `rows` after the first), its result when it has one, and ends as it went. */
@@ -139,8 +135,7 @@ export abstract class PostCommand extends BaseCommand {
     this.say(`Dry run: the job can be posted on ${report.network}; nothing was uploaded or sent`)
     const rows: [string, string | null][] = [
       ['Network', report.network],
-      ['Wallet', report.wallet.address],
-      ['Balance', `${amountText(report.wallet.sol)}, ${amountText(report.wallet.tokens)}`],
+      ...walletRows(report.wallet),
       ['Market', report.market],
       ['Definition', report.definition],
       ['Price', `${amountText(report.pricePerSecond)}/s`],
@@ -156,4 +151,11 @@ export abstract class PostCommand extends BaseCommand {
     for (const line of JSON.stringify(report.uploaded, null, 2).split('\n')) this.say(`  ${line}`)
     return report
   }
+}
+
+function walletRows({address, sol, tokens}: PostReport['wallet']): [string, string][] {
+  return [
+    ['Wallet', address],
+    ['Balance', `${amountText(sol)}, ${amountText(tokens)}`],
+  ]
 }

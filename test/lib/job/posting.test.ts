@@ -12,28 +12,14 @@ import {connectNetwork, type GpunetNetwork, postJob, type PostSpend} from '../..
 import {runnableWarnings} from '../../../src/lib/job/posting.js'
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {SecretsClient} from '../../../src/lib/secrets/client.js'
+import {oneOpDefinition} from '../../helpers/definitions.js'
 import {newWallet, sqliteAdapter, startService, tempDir} from '../../helpers/secrets.js'
 import {seedNetwork} from '../../helpers/standin-network.js'
 import {startStandinPinning, startStandinRpc} from '../../helpers/standin.js'
 
 /** A container job whose environment refers to the secrets `names`. */
-function referring(names: string[]): JobDefinition {
-  return {
-    version: '0.1',
-    type: 'container',
-    ops: [
-      {
-        id: 'run',
-        type: 'container/run',
-        args: {
-          image: 'docker.io/library/ubuntu:24.04',
-          cmd: ['echo', 'hi'],
-          env: Object.fromEntries(names.map((n) => [`V_${n}`, `%%secrets.${n}%%`])),
-        },
-      },
-    ],
-  } as unknown as JobDefinition
-}
+const referring = (names: string[]) =>
+  oneOpDefinition({env: Object.fromEntries(names.map((n) => [`V_${n}`, `%%secrets.${n}%%`]))})
 
 describe('postJob: the checks before paying', function () {
   this.timeout(30_000)
@@ -119,7 +105,7 @@ describe('postJob: the checks before paying', function () {
 
 describe('runnableWarnings: a job no localnet node would run', () => {
   const market = Keypair.generate().publicKey
-  const job = referring([])
+  const job = referring([]) as unknown as JobDefinition
   const noNode = {localnetNode: null, defaultMarket: market}
 
   it('is refused on the localnet (exit 5, the fix and --queue-anyway in the hint)', () => {
