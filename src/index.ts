@@ -20,6 +20,7 @@ export {
   postJob,
   type PostedJob,
   type PostJobOptions,
+  type PostSpend,
   stopJob,
   waitForJob,
   type WaitOptions,

@@ -59,6 +59,8 @@ export interface SecretsConnectOptions {
   allowUnboundLogin?: boolean
   /** Where to say that a localnet was started in the background (stderr in commands). */
   note?: (line: string) => void
+  /** The wallet to log in with, when the caller has it open (the library's may not be the settings' one). */
+  wallet?: Wallet
 }
 
 /**
@@ -68,7 +70,7 @@ export interface SecretsConnectOptions {
  */
 export async function connectSecrets(settings: Settings, options: SecretsConnectOptions = {}): Promise<SecretsClient> {
   const url = settings.typed('secretsUrl')?.value ?? (await localnetSecretsUrl(settings, options.note))
-  const wallet = await openWallet(settings, {note: options.note})
+  const wallet = options.wallet ?? (await openWallet(settings, {note: options.note}))
   return new SecretsClient({
     url,
     wallet,

@@ -5,19 +5,28 @@ import {deploymentFlags, marketFlag} from '../../cli/flags.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
 
-  static override description = `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.
-
-EXIT CODES
-  0    created
-  2    usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time or --startup-timeout, --time-scale off the localnet
-  3    invalid definition or --schedule (nothing sent), or the manager refused the request
-  4    --start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)
-  5    the manager is unreachable or failing
-  6    the manager refused the wallet's headers or the API key`
+  static override description = withExitCodes(
+    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.`,
+    [
+      [0, 'created'],
+      [
+        2,
+        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time or --startup-timeout, --time-scale off the localnet`,
+      ],
+      [3, 'invalid definition or --schedule (nothing sent), or the manager refused the request'],
+      [
+        4,
+        '--start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)',
+      ],
+      [5, 'the manager is unreachable or failing'],
+      [6, "the manager refused the wallet's headers or the API key"],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> deployment create --file llm.json --replicas 2 --timeout 2h',

@@ -3,18 +3,21 @@ import * as Flags from '@oclif/core/flags'
 import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentRevise extends DeploymentCommand {
   static override summary =
     'Give a deployment a new job definition: a revision its manager rolls out replica by replica.'
 
-  static override description = `The definition is checked as \`deployment create\` checks it, before anything is sent (exit 3, nothing changed). A running deployment gets one new replica at a time; an old one is stopped only once a new one serves (its job running and every exposed port online), so the old keep serving until then. A new replica that fails, or does not serve within 10 minutes (divided by the deployment's time scale), rolls the deployment back to the revision that ran, with a REVISION_ROLLED_BACK event; REVISION_ROLLED_OUT says the rollout is over. A deployment that is not running just takes the revision for its next start.
-
-EXIT CODES
-  0    the revision was made the active one
-  2    the deployment is archived
-  3    invalid definition (nothing sent), or the manager refused it (nothing changed)
-  7    no such deployment of yours`
+  static override description = withExitCodes(
+    `The definition is checked as \`deployment create\` checks it, before anything is sent (exit 3, nothing changed). A running deployment gets one new replica at a time; an old one is stopped only once a new one serves (its job running and every exposed port online), so the old keep serving until then. A new replica that fails, or does not serve within 10 minutes (divided by the deployment's time scale), rolls the deployment back to the revision that ran, with a REVISION_ROLLED_BACK event; REVISION_ROLLED_OUT says the rollout is over. A deployment that is not running just takes the revision for its next start.`,
+    [
+      [0, 'the revision was made the active one'],
+      [2, 'the deployment is archived'],
+      [3, 'invalid definition (nothing sent), or the manager refused it (nothing changed)'],
+      [7, 'no such deployment of yours'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> deployment revise 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU --file llm-v2.json',

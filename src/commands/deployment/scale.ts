@@ -3,16 +3,19 @@ import * as Args from '@oclif/core/args'
 import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
 import {checkReplicas, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentScale extends DeploymentCommand {
   static override summary = 'Change how many replicas a deployment keeps running.'
 
-  static override description = `The manager lists the shortfall, or stops the excess (queued jobs first, then the newest). A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`.
-
-EXIT CODES
-  0    the manager took the new count
-  2    N outside 1..${MAX_REPLICAS}, nothing sent; or the deployment is archived
-  7    no such deployment of yours`
+  static override description = withExitCodes(
+    `The manager lists the shortfall, or stops the excess (queued jobs first, then the newest). A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`.`,
+    [
+      [0, 'the manager took the new count'],
+      [2, `N outside 1..${MAX_REPLICAS}, nothing sent; or the deployment is archived`],
+      [7, 'no such deployment of yours'],
+    ],
+  )
 
   static override examples = ['<%= config.bin %> deployment scale 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU 3']
 

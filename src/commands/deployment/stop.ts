@@ -6,18 +6,21 @@ import {checkState} from '../../lib/deployments/client-states.js'
 import {waitForStatus} from '../../lib/job/deployment-events.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {startProgress} from '../../lib/terminal/progress.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentStop extends DeploymentCommand {
   static override summary = 'Stop a deployment: its manager stops every job it runs; waits until it is STOPPED.'
 
-  static override description = `Asks first at a terminal, unless --yes; without a terminal it refuses (exit 2) unless --yes. The jobs' unused deposits return to the vault; \`gpunet deployment withdraw\` then returns the vault to your wallet. It waits until the manager has stopped every job (STOPPED), with progress on stderr (--no-wait returns at STOPPING; --wait-timeout bounds it: exit 124). A deployment that is not running (DRAFT, STOPPING, STOPPED, ARCHIVED) is exit 2, nothing asked or sent.
-
-EXIT CODES
-  0    STOPPED (with --no-wait: STOPPING)
-  2    it is not running; no terminal to confirm and no --yes
-  7    no such deployment of yours
-  124  still STOPPING after --wait-timeout (its manager goes on)
-  130  cancelled at the question, or Ctrl+C while waiting (it goes on stopping)`
+  static override description = withExitCodes(
+    `Asks first at a terminal, unless --yes; without a terminal it refuses (exit 2) unless --yes. The jobs' unused deposits return to the vault; \`gpunet deployment withdraw\` then returns the vault to your wallet. It waits until the manager has stopped every job (STOPPED), with progress on stderr (--no-wait returns at STOPPING; --wait-timeout bounds it: exit 124). A deployment that is not running (DRAFT, STOPPING, STOPPED, ARCHIVED) is exit 2, nothing asked or sent.`,
+    [
+      [0, 'STOPPED (with --no-wait: STOPPING)'],
+      [2, 'it is not running; no terminal to confirm and no --yes'],
+      [7, 'no such deployment of yours'],
+      [124, 'still STOPPING after --wait-timeout (its manager goes on)'],
+      [130, 'cancelled at the question, or Ctrl+C while waiting (it goes on stopping)'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> deployment stop 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU',

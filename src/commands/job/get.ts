@@ -3,9 +3,9 @@ import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {jobNodeFlags, waitFlags} from '../../cli/flags.js'
+import {waitRequest} from '../../cli/wait.js'
 import {endpointStatus} from '../../lib/market/endpoint-status.js'
-import {defaultWaitPoint, jobEndedBadly, stoppedWaiting, waitForJob} from '../../lib/job/follow.js'
-import type {WaitPoint} from '../../lib/job/wait-point.js'
+import {followIfAsked, jobEndedBadly} from '../../lib/job/follow.js'
 import {type MarketNetwork, parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {fetchDefinition} from '../../lib/market/definition.js'
@@ -19,22 +19,25 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/results/result-files.js'
 import {printable} from '../../lib/text/terminal-text.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobGet extends BaseCommand {
   static override summary = 'Show a job: market, price, status, node, times, cost so far, service URLs and its result.'
-  static override description = `State is the chain's: QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up, or its poster delisted it while queued: its account is closed, and the job is shown as the indexer keeps it). Outcome says how an ended job went: succeeded (a job its node stopped at its timeout too, as the network counts it: "it ran until its timeout"), failed (its result says so) or stopped (it did not finish); read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow (docs/json.md, "States and outcomes"). --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).
-
-EXIT CODES
-  0    shown (with --wait: it got there and did not fail)
-  2    usage: a bad flag or address, or --out over files already there (without --force)
-  5    the RPC node or content store failed
-  7    no job at that address; with --out, no result yet
-  8    --wait saw the job end failed (the report is printed)
-  9    --wait saw the job stopped before it finished (the report is printed)
-  124  --wait ran out of time (--wait-timeout)
-  129  SIGHUP during --wait (the job goes on)
-  130  Ctrl+C during --wait (the job goes on)
-  143  SIGTERM during --wait, as CI cancels (the job goes on)`
+  static override description = withExitCodes(
+    `State is the chain's: QUEUED (waiting for a node), RUNNING (a node claimed it), COMPLETED (it ended: its node finished it and posted a result, or its poster stopped it while it ran, leaving no result) or STOPPED (its node gave it up, or its poster delisted it while queued: its account is closed, and the job is shown as the indexer keeps it). Outcome says how an ended job went: succeeded (a job its node stopped at its timeout too, as the network counts it: "it ran until its timeout"), failed (its result says so) or stopped (it did not finish); read from its result in the network's flow state, its pre-2025 format or gpunet's own; each operation's lines follow (docs/json.md, "States and outcomes"). --out DIR writes the result, each operation's streams and its results as files. With --wait, follows the job: a job exposing ports until its services answer their health checks, any other until it ends (--wait-for running|ready|done picks the point).`,
+    [
+      [0, 'shown (with --wait: it got there and did not fail)'],
+      [2, 'usage: a bad flag or address, or --out over files already there (without --force)'],
+      [5, 'the RPC node or content store failed'],
+      [7, 'no job at that address; with --out, no result yet'],
+      [8, '--wait saw the job end failed (the report is printed)'],
+      [9, '--wait saw the job stopped before it finished (the report is printed)'],
+      [124, '--wait ran out of time (--wait-timeout)'],
+      [129, 'SIGHUP during --wait (the job goes on)'],
+      [130, 'Ctrl+C during --wait (the job goes on)'],
+      [143, 'SIGTERM during --wait, as CI cancels (the job goes on)'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job get 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',
@@ -61,7 +64,7 @@ EXIT CODES
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket(this.settings, note)
-    const wait = flags.wait || flags['wait-for'] !== undefined
+    const wait = waitRequest(flags)
     let view = await readJob(net.connection, net.programId, address).catch(async (error: unknown) => {
       const closed = await this.closedJob(net, address.toBase58(), error)
       if (!closed) throw error
@@ -76,21 +79,9 @@ EXIT CODES
       return this.failWithReport(view.closed, wait ? jobEndedBadly(network, view.closed) : null)
     }
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
-    // Stopped waiting (a signal, the deadline): the job goes on, and its report says where it is.
-    let waitStopped: GpunetError | null = null
-    if (wait && !isFinal(view.status)) {
-      view =
-        (await waitForJob(net, address, {
-          until: (flags['wait-for'] as WaitPoint | undefined) ?? defaultWaitPoint(definition),
-          timeoutSeconds: flags['wait-timeout'],
-          definition,
-          logs: flags.logs ? {wallet: () => openWallet(this.settings, {create: false})} : undefined,
-        }).catch((error: unknown) => {
-          if (!stoppedWaiting(error)) throw error
-          waitStopped = error
-          return null
-        })) ?? (await readJob(net.connection, net.programId, address))
-    }
+    const wallet = () => openWallet(this.settings, {create: false})
+    const followed = await followIfAsked(net, address, wait, {definition, wallet, seen: view})
+    view = followed.view ?? (await readJob(net.connection, net.programId, address))
     // --out writes the result's bytes exactly as stored.
     let resultBytes: Uint8Array | undefined
     const report = await jobInfo(net, view, definition, flags.out ? (bytes) => (resultBytes = bytes) : undefined)
@@ -110,7 +101,7 @@ EXIT CODES
       this.say(printable(result, process.stdout))
     }
     const shown = written ? {...report, files: written} : report
-    return this.failWithReport(shown, waitStopped ?? (wait ? jobEndedBadly(network, report) : null))
+    return this.failWithReport(shown, followed.failure(report))
   }
 
   /** A job whose account is gone, from the indexer, when `error` says there is none and the wallet posted it. */

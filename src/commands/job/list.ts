@@ -18,6 +18,7 @@ import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/text/terminal-text.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 interface ListReport {
   network: Network
@@ -34,12 +35,14 @@ export default class JobList extends BaseCommand {
   static override summary =
     "List your wallet's jobs, newest first: address, state, outcome, market, start, duration, cost."
 
-  static override description = `Jobs come from the network's indexer (the localnet runs its own), which keeps jobs whose accounts were closed (delisted ones, shown STOPPED, and cleaned ones). STATE is the chain's; OUTCOME says how an ended job went: succeeded, failed (read from its result) or stopped (it did not finish: its poster ended or delisted it, or its node gave it up; a running job its poster stopped is COMPLETED on chain, outcome stopped). --state takes either case (docs/json.md, "States and outcomes"); --outcome lists the jobs that ended one way, whatever their chain state (--outcome stopped: every stopped job), reading the newest ${OUTCOME_SCAN_LIMIT} jobs at most. --source chain reads the chain instead (getProgramAccounts): only jobs whose accounts still exist, ordered by start time. The indexer allows about 20 requests in 30 s; a 429 is waited out (Retry-After) before gpunet gives up with exit 5.
-
-EXIT CODES
-  0    listed (an empty list included)
-  2    usage: a bad flag or address
-  5    the indexer or RPC node failed, or the indexer's rate limit held`
+  static override description = withExitCodes(
+    `Jobs come from the network's indexer (the localnet runs its own), which keeps jobs whose accounts were closed (delisted ones, shown STOPPED, and cleaned ones). STATE is the chain's; OUTCOME says how an ended job went: succeeded, failed (read from its result) or stopped (it did not finish: its poster ended or delisted it, or its node gave it up; a running job its poster stopped is COMPLETED on chain, outcome stopped). --state takes either case (docs/json.md, "States and outcomes"); --outcome lists the jobs that ended one way, whatever their chain state (--outcome stopped: every stopped job), reading the newest ${OUTCOME_SCAN_LIMIT} jobs at most. --source chain reads the chain instead (getProgramAccounts): only jobs whose accounts still exist, ordered by start time. The indexer allows about 20 requests in 30 s; a 429 is waited out (Retry-After) before gpunet gives up with exit 5.`,
+    [
+      [0, 'listed (an empty list included)'],
+      [2, 'usage: a bad flag or address'],
+      [5, "the indexer or RPC node failed, or the indexer's rate limit held"],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job list',

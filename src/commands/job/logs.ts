@@ -11,27 +11,30 @@ import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {printable} from '../../lib/text/terminal-text.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobLogs extends BaseCommand {
   static override summary = "Print a job's output: live from its node while it runs, from its result once it ended."
 
-  static override description = `A running job's lines come from its node's API (the localnet's node, or https://<node>.node.<network host> on devnet and mainnet), which only the job's poster may read: the wallet must be the one that posted it. An ended job's lines come from its result, which anyone may read. The job's standard output goes to stdout, its standard error to stderr (as it wrote them; a line whose stream the node does not say goes to stdout), what the node says of the job and gpunet's notices to stderr too. --timestamps puts each line's time (ISO 8601) before it; --tail N prints only the last N lines there are (with --follow: of the lines from before it started, printed once they stop coming for a second or a new one comes), then the new ones.
+  static override description = withExitCodes(
+    `A running job's lines come from its node's API (the localnet's node, or https://<node>.node.<network host> on devnet and mainnet), which only the job's poster may read: the wallet must be the one that posted it. An ended job's lines come from its result, which anyone may read. The job's standard output goes to stdout, its standard error to stderr (as it wrote them; a line whose stream the node does not say goes to stdout), what the node says of the job and gpunet's notices to stderr too. --timestamps puts each line's time (ISO 8601) before it; --tail N prints only the last N lines there are (with --follow: of the lines from before it started, printed once they stop coming for a second or a new one comes), then the new ones.
 
 --follow prints lines as they come until the job ends (a QUEUED job is waited for), reconnecting when the connection drops. On the localnet every line is numbered, so none is printed twice after a reconnect; the network's nodes number nothing, so there gpunet drops replayed lines by their timestamps (best effort). Without --follow, a running job's lines so far are printed.
 
---json prints one JSON object per line on stdout, {"op", "stream", "time", "line"} ("stream" is null when the node does not say), and an {"error": ...} object last when the job failed.
-
-EXIT CODES
-  0    printed; the job succeeded (or is still running, without --follow)
-  2    usage: a bad flag, address or --since
-  5    the RPC node, content store or node API failed
-  6    the node API refused: the wallet is not the job's poster
-  7    no job at that address; or the job is QUEUED (no logs yet) without --follow
-  8    the job ended failed
-  9    the job was stopped before it finished (its poster ended it, or its node gave it up)
-  129  SIGHUP (the job goes on)
-  130  Ctrl+C (the job goes on)
-  143  SIGTERM, as CI runners cancel (the job goes on)`
+--json prints one JSON object per line on stdout, {"op", "stream", "time", "line"} ("stream" is null when the node does not say), and an {"error": ...} object last when the job failed.`,
+    [
+      [0, 'printed; the job succeeded (or is still running, without --follow)'],
+      [2, 'usage: a bad flag, address or --since'],
+      [5, 'the RPC node, content store or node API failed'],
+      [6, "the node API refused: the wallet is not the job's poster"],
+      [7, 'no job at that address; or the job is QUEUED (no logs yet) without --follow'],
+      [8, 'the job ended failed'],
+      [9, 'the job was stopped before it finished (its poster ended it, or its node gave it up)'],
+      [129, 'SIGHUP (the job goes on)'],
+      [130, 'Ctrl+C (the job goes on)'],
+      [143, 'SIGTERM, as CI runners cancel (the job goes on)'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job logs 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --follow',

@@ -3,35 +3,33 @@ import * as Flags from '@oclif/core/flags'
 
 import {loadPostableDefinition} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
-import {
-  type CreditPostReport,
-  type DryRunReport,
-  PostCommand,
-  postFlags,
-  type PostReport,
-} from '../../cli/post-command.js'
+import {PostCommand, postFlags} from '../../cli/post-command.js'
+import type {CreditPostReport, DryRunReport, PostReport} from '../../lib/job/posting.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobPost extends PostCommand {
   static override summary =
     'Post a job to a market: validate and upload its definition, pay its deposit, print its address.'
-  static override description = `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
+  static override description = withExitCodes(
+    `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
 
 With --credits, the job is paid by credits of the network's API (an API key: GPUNET_API_KEY) and listed by the API's wallet through its /api/jobs/list, with one Idempotency-Key for every try, so a retry never posts twice (docs/credits.md).
 
-With --wait, follows the job: a job exposing ports until its services answer their health checks through the service URL, any other until it ends (--wait-for running|ready|done picks the point).
-
-EXIT CODES
-  0    posted (with --wait: it got there and did not fail)
-  2    usage: a bad flag, a missing setting, mainnet without --yes
-  3    invalid definition, or a secret it refers to is not stored
-  4    the wallet cannot pay (nothing uploaded or sent)
-  5    a service unreachable; on localnet, no node would run the job
-  8    --wait saw the job end failed
-  9    --wait saw the job stopped before it finished
-  124  --wait ran out of time (--wait-timeout)
-  129  SIGHUP during --wait (the job goes on)
-  130  cancelled, or Ctrl+C during --wait (the job goes on)
-  143  SIGTERM during --wait, as CI cancels (the job goes on)`
+With --wait, follows the job: a job exposing ports until its services answer their health checks through the service URL, any other until it ends (--wait-for running|ready|done picks the point).`,
+    [
+      [0, 'posted (with --wait: it got there and did not fail)'],
+      [2, 'usage: a bad flag, a missing setting, mainnet without --yes'],
+      [3, 'invalid definition, or a secret it refers to is not stored'],
+      [4, 'the wallet cannot pay (nothing uploaded or sent)'],
+      [5, 'a service unreachable; on localnet, no node would run the job'],
+      [8, '--wait saw the job end failed'],
+      [9, '--wait saw the job stopped before it finished'],
+      [124, '--wait ran out of time (--wait-timeout)'],
+      [129, 'SIGHUP during --wait (the job goes on)'],
+      [130, 'cancelled, or Ctrl+C during --wait (the job goes on)'],
+      [143, 'SIGTERM during --wait, as CI cancels (the job goes on)'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job post job.json',

@@ -5,35 +5,33 @@ import {DEFAULT_RUN_IMAGE, oneOffDefinition} from '../../lib/definition/one-off.
 import {checkPostableText} from '../../lib/definition/upload.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {splitCommand} from '../../cli/flags.js'
-import {
-  type CreditPostReport,
-  type DryRunReport,
-  PostCommand,
-  postFlags,
-  type PostReport,
-} from '../../cli/post-command.js'
+import {PostCommand, postFlags} from '../../cli/post-command.js'
+import type {CreditPostReport, DryRunReport, PostReport} from '../../lib/job/posting.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 /** What `job run --json` adds to `job post`'s report: the definition it built and posted. */
 type RunReport = (PostReport | DryRunReport | CreditPostReport) & {jobDefinition: unknown; saved?: string}
 
 export default class JobRun extends PostCommand {
   static override summary = 'Run a command as a one-off job, without writing a definition first.'
-  static override description = `Builds a job definition with one container/run operation from the command line, then posts it exactly as \`job post\` does, with every check before anything is paid. The command words after -- are kept as an array, so your shell's quoting survives; without a command the image's own runs. The default image is ${DEFAULT_RUN_IMAGE}.
+  static override description = withExitCodes(
+    `Builds a job definition with one container/run operation from the command line, then posts it exactly as \`job post\` does, with every check before anything is paid. The command words after -- are kept as an array, so your shell's quoting survives; without a command the image's own runs. The default image is ${DEFAULT_RUN_IMAGE}.
 
-Put gpunet's flags before -- : everything after it belongs to the command, word for word, even words that look like gpunet's flags or their values. A word before -- that is no flag is refused (exit 2), since it would be taken for part of the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one.
-
-EXIT CODES
-  0    posted (with --wait: it got there and did not fail)
-  2    usage: a bad flag or --env, a missing setting, mainnet without --yes, --save over an existing file
-  3    the definition built is invalid, or a secret it refers to is not stored
-  4    the wallet cannot pay (nothing uploaded or sent)
-  5    a service unreachable; on localnet, no node would run the job
-  8    --wait saw the job end failed (the command exited non-zero)
-  9    --wait saw the job stopped before it finished
-  124  --wait ran out of time (--wait-timeout)
-  129  SIGHUP during --wait (the job goes on)
-  130  cancelled, or Ctrl+C during --wait (the job goes on)
-  143  SIGTERM during --wait, as CI cancels (the job goes on)`
+Put gpunet's flags before -- : everything after it belongs to the command, word for word, even words that look like gpunet's flags or their values. A word before -- that is no flag is refused (exit 2), since it would be taken for part of the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one.`,
+    [
+      [0, 'posted (with --wait: it got there and did not fail)'],
+      [2, 'usage: a bad flag or --env, a missing setting, mainnet without --yes, --save over an existing file'],
+      [3, 'the definition built is invalid, or a secret it refers to is not stored'],
+      [4, 'the wallet cannot pay (nothing uploaded or sent)'],
+      [5, 'a service unreachable; on localnet, no node would run the job'],
+      [8, '--wait saw the job end failed (the command exited non-zero)'],
+      [9, '--wait saw the job stopped before it finished'],
+      [124, '--wait ran out of time (--wait-timeout)'],
+      [129, 'SIGHUP during --wait (the job goes on)'],
+      [130, 'cancelled, or Ctrl+C during --wait (the job goes on)'],
+      [143, 'SIGTERM during --wait, as CI cancels (the job goes on)'],
+    ],
+  )
 
   static override examples = [
     `<%= config.bin %> job run --wait -- sh -c 'echo "a b"; nproc'`,

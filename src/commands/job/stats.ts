@@ -9,20 +9,23 @@ import {parseAddress} from '../../lib/market/connect.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {TaskStat} from '../../lib/node-api/stats-protocol.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobStats extends BaseCommand {
   static override summary = "Show a running job's CPU, memory, disk and network use per operation, from its node."
 
-  static override description = `The figures come from the node's API (GET /job/<job>/stats, and its server-sent stream with --follow), which only the job's poster may read. CPU is in percent of one core. On the localnet, a container's figures come from podman stats, a host process's from /proc (its network is "-": a host process shares the host's network, whose totals are not the job's); a figure the node does not know is "-" in the table and null in JSON.
+  static override description = withExitCodes(
+    `The figures come from the node's API (GET /job/<job>/stats, and its server-sent stream with --follow), which only the job's poster may read. CPU is in percent of one core. On the localnet, a container's figures come from podman stats, a host process's from /proc (its network is "-": a host process shares the host's network, whose totals are not the job's); a figure the node does not know is "-" in the table and null in JSON.
 
-On a terminal the table is redrawn in place; otherwise, and with --json, each operation's figures are one JSON object per line (the network's TaskStat): {"opId", "timestamp", "cpu": {"cpu_percent"}, "memory": {...}, "disk": {"read", "write"}, "network": {"received", "sent"}}.
-
-EXIT CODES
-  0    shown; with --follow, the job ended on its node
-  2    usage: a bad flag or address
-  5    the node API could not be reached
-  6    the node API refused: the wallet is not the job's poster
-  7    the job is not running`
+On a terminal the table is redrawn in place; otherwise, and with --json, each operation's figures are one JSON object per line (the network's TaskStat): {"opId", "timestamp", "cpu": {"cpu_percent"}, "memory": {...}, "disk": {"read", "write"}, "network": {"received", "sent"}}.`,
+    [
+      [0, 'shown; with --follow, the job ended on its node'],
+      [2, 'usage: a bad flag or address'],
+      [5, 'the node API could not be reached'],
+      [6, "the node API refused: the wallet is not the job's poster"],
+      [7, 'the job is not running'],
+    ],
+  )
 
   static override examples = [
     '<%= config.bin %> job stats 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a',

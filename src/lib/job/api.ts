@@ -1,7 +1,7 @@
 /**
  * gpunet's programmatic API for posting and following jobs: connect once, then post, read, wait for, stop and extend
- * jobs, with the same checks, settings and errors (GpunetError with an exit code) as the CLI. The library never asks
- * before spending: calling `postJob` or `extendJob` is the consent.
+ * jobs, with the same checks, settings and errors (GpunetError with an exit code) as the CLI. The library asks
+ * before spending only when given a `confirm` callback: otherwise calling `postJob` or `extendJob` is the consent.
  */
 import {NETWORK_REFUSALS, prepareUpload} from '../definition/network-form/prepare.js'
 import type {JobDefinition} from '../definition/schema.js'
@@ -9,9 +9,8 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {closeHttpAgents} from '../http/client.js'
 import {defaultWaitPoint, followJob} from './follow.js'
 import type {WaitPoint} from './wait-point.js'
-import {computeCidV0} from '../ipfs/cid.js'
 import type {Network} from '../network.js'
-import {resolveSettings} from '../settings/settings.js'
+import {resolveSettings, type Settings} from '../settings/settings.js'
 import {openWallet, type Wallet, walletFromBytes} from '../keys/wallet.js'
 import {type AmountJson, amountJson} from '../text/amounts.js'
 import {type MarketNetwork, parseAddress} from '../market/connect.js'
@@ -29,8 +28,10 @@ import {
   stopJob as sendStop,
 } from '../market/manage.js'
 import {TOKEN_DECIMALS} from '../market/networks.js'
-import {listJob, quotePost} from '../market/post.js'
 import {type FeeJson, feeJson} from '../market/send.js'
+import type {Progress} from '../terminal/progress.js'
+import {cancelled} from '../terminal/prompt.js'
+import {checkAndQuote, listChecked, type PostOptions, type PostSpend} from './posting.js'
 
 /** Where and as whom to work; every field falls back to the CLI's settings (flags' environment variables, config). */
 export interface ConnectNetworkOptions {
@@ -66,6 +67,8 @@ export interface GpunetNetwork {
 
 interface Connected extends GpunetNetwork {
   readonly net: MarketNetwork
+  readonly settings: Settings
+  readonly note: (line: string) => void
   wallet(): Promise<Wallet>
 }
 
@@ -93,6 +96,8 @@ export async function connectNetwork(options: ConnectNetworkOptions = {}): Promi
     rpcUrl: net.rpcUrl,
     defaultMarket: net.defaultMarket.toBase58(),
     net,
+    settings,
+    note,
     wallet: () =>
       (wallet ??= given instanceof Uint8Array ? Promise.resolve(walletFromBytes(given)) : openWallet(settings, {note})),
     walletAddress: async () => (await connected.wallet()).address,
@@ -106,7 +111,24 @@ export interface PostJobOptions {
   market?: string
   /** Seconds the job may run (default: the market's job timeout); the deposit is price x timeout. */
   timeout?: number
+  /**
+   * Check that every `%%secrets.NAME%%` the job refers to is stored in the wallet's store before paying (default:
+   * true; exit 3 naming the missing ones). False posts without asking the secrets service, as `--no-secrets-check`.
+   */
+  secretsCheck?: boolean
+  /**
+   * On localnet, post a job that no localnet node would run (its node is off, or has no GPU for a GPU job), as
+   * `--queue-anyway`: it stays QUEUED, and the reason is in `warnings`. Default false: refused with exit 5.
+   */
+  queueAnyway?: boolean
+  /**
+   * Asked once every check passed and the job is priced, before anything is uploaded or sent: false cancels
+   * (exit 130, `cancelled`). Without it, calling postJob is the consent.
+   */
+  confirm?: (spend: PostSpend) => boolean | Promise<boolean>
 }
+
+export type {PostSpend} from './posting.js'
 
 /** A job just posted. */
 export interface PostedJob {
@@ -121,19 +143,22 @@ export interface PostedJob {
   totalPrice: AmountJson
   signature: string
   fee: FeeJson
+  /** What the poster should know: a job posted with `queueAnyway` that no localnet node would run. */
+  warnings: string[]
 }
 
 /**
- * Posts a job: validates the definition and puts it in the network's form, checked by the network's validator
- * (exit 3 with every error), prices it, checks the wallet pays deposit, rent and fee (exit 4), uploads it (its CID
- * checked) and sends `list` once.
+ * Posts a job as `gpunet job post` does: validates the definition and puts it in the network's form, checked by the
+ * network's validator (exit 3 with every error); checks that on localnet a node would run it (exit 5) and that the
+ * secrets it refers to are stored (exit 3); prices it, checks the wallet pays deposit, rent and fee (exit 4), asks
+ * `confirm` when given, uploads it (its CID checked) and sends `list` once.
  */
 export async function postJob(
   network: GpunetNetwork,
   definition: JobDefinition | unknown,
   options: PostJobOptions = {},
 ): Promise<PostedJob> {
-  const {net, wallet} = connected(network)
+  const {net, wallet, settings, note} = connected(network)
   const prepared = await prepareUpload(definition, net.name)
   if (!prepared.ok) {
     const lines = prepared.issues.map((e) => `  ${e.path || '(document)'}: ${e.message}`)
@@ -148,23 +173,41 @@ export async function postJob(
       },
     )
   }
-  const {bytes} = prepared.upload
-  const market = options.market ? parseAddress(options.market, 'the market') : net.defaultMarket
-  const timeout = options.timeout === undefined ? undefined : BigInt(options.timeout)
-  const quote = await quotePost(net, await wallet(), market, computeCidV0(bytes).cid, timeout)
-  await net.content().add(bytes)
-  const posted = await listJob(net, quote)
+  const {upload} = prepared
+  const {confirm} = options
+  const steps: PostOptions = {
+    ...options,
+    // An empty address is no market named, as before the workflow was shared.
+    market: options.market || undefined,
+    confirm: confirm
+      ? async (spend) => {
+          if (!(await confirm(spend))) throw cancelled('Cancelled: nothing was uploaded or sent.')
+        }
+      : undefined,
+    note,
+    progress: (text) => noteProgress(text, note),
+  }
+  const checked = await checkAndQuote(settings, net, await wallet(), upload, steps)
+  const posted = await listChecked(net, upload, checked, steps)
+  const {quote} = checked
   return {
     network: net.name,
     job: posted.job.toBase58(),
     definition: quote.cid,
-    market: market.toBase58(),
+    market: quote.market.toBase58(),
     timeout: Number(quote.timeout),
     pricePerSecond: amountJson(quote.pricePerSecond, TOKEN_DECIMALS, 'token'),
     totalPrice: amountJson(quote.total, TOKEN_DECIMALS, 'token'),
     signature: posted.signature,
     fee: feeJson(posted.fee),
+    warnings: checked.warnings,
   }
+}
+
+/** The upload and the transaction under way, told to `onNote` a step a line: a library draws no spinner. */
+function noteProgress(text: string, note: (line: string) => void): Progress {
+  note(text)
+  return {update: note, print: note, stop: () => {}}
 }
 
 export type {JobInfo} from '../market/job-result.js'

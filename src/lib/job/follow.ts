@@ -201,6 +201,52 @@ export async function waitForJob(
   }
 }
 
+/** What `--wait` asks for: where to stop (default: defaultWaitPoint), the deadline, and the job's live lines. */
+export interface WaitRequest {
+  until?: WaitPoint
+  timeoutSeconds: number
+  /** Print the job's live lines while following, when a wallet is there to sign for them. */
+  logs: boolean
+}
+
+/** A `--wait` done, stopped or not asked for: the job as last seen, and what the command ends with. */
+export interface Followed {
+  /** The job as the wait left it (or as `seen`, when nothing was followed); null when it stopped early. */
+  view: JobView | null
+  /** The error to end with once the report is printed: the wait stopped, or saw the job end badly. */
+  failure(report: Parameters<typeof jobEndedBadly>[1]): GpunetError | null
+}
+
+/**
+ * `--wait` when asked (`wait` is null otherwise), as waitForJob follows; a job `seen` ended already is not followed.
+ * `wallet` is the poster's, which signs for the live lines. Stopping early (a signal, the deadline) is not thrown:
+ * the job goes on, and its report says where it is.
+ */
+export async function followIfAsked(
+  net: MarketNetwork,
+  job: PublicKey,
+  wait: WaitRequest | null,
+  {definition, wallet, seen}: {definition: ExposingDefinition | null; wallet?: () => Promise<Wallet>; seen?: JobView},
+): Promise<Followed> {
+  const ending =
+    (stopped: GpunetError | null): Followed['failure'] =>
+    (report) =>
+      stopped ?? (wait ? jobEndedBadly(net.name, report) : null)
+  if (!wait || (seen && isFinal(seen.status))) return {view: seen ?? null, failure: ending(null)}
+  try {
+    const view = await waitForJob(net, job, {
+      until: wait.until ?? defaultWaitPoint(definition),
+      timeoutSeconds: wait.timeoutSeconds,
+      definition,
+      logs: wait.logs && wallet ? {wallet} : undefined,
+    })
+    return {view, failure: ending(null)}
+  } catch (error) {
+    if (!stoppedWaiting(error)) throw error
+    return {view: null, failure: ending(error)}
+  }
+}
+
 /**
  * The error of a job that `--wait` (or `job logs`) saw end badly, by its outcome (docs/json.md): failed is exit 8;
  * stopped is exit 9, whether its poster ended it (the program settles `end` as COMPLETED, without a result until its

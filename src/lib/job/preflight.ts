@@ -8,7 +8,7 @@ import {findSecretReferences} from '../definition/secret-refs.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import type {LocalnetNodeStatus} from '../market/connect.js'
 import {commandArgv, needsGpu, planOperations} from '../node/operation-plan.js'
-import {connectSecrets} from '../network-connection.js'
+import {connectSecrets, type SecretsConnectOptions} from '../network-connection.js'
 import type {Settings} from '../settings/settings.js'
 
 const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job fails on the node if one is missing)'
@@ -20,7 +20,7 @@ const SKIP_SECRETS = 'pass --no-secrets-check to post without checking (the job 
 export async function checkSecretsStored(
   definition: unknown,
   settings: Settings,
-  options: {allowUnboundLogin?: boolean; note: (line: string) => void},
+  options: SecretsConnectOptions & {note: (line: string) => void},
 ): Promise<string[]> {
   const {network} = settings
   const names = findSecretReferences(definition)

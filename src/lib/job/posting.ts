@@ -1,0 +1,339 @@
+/**
+ * The one posting workflow, shared by `job post`, `job run` and the library's postJob: the checks made before
+ * anything is paid (on localnet a node runs it, the secrets it refers to are stored, the wallet pays), the quote,
+ * the caller's confirmation, the upload and `list`; for the commands, then `--wait` and the report's data. With
+ * credits, the network's API lists the job instead of the wallet.
+ */
+import {PublicKey} from '@solana/web3.js'
+
+import {creditAmount, listWithCredits, newIdempotencyKey} from '../credits/client.js'
+import type {NetworkCheck, PreparedUpload} from '../definition/network-form/prepare.js'
+import type {NetworkChange} from '../definition/network-form/translate.js'
+import type {NetworkDefinition} from '../definition/network-form/types.js'
+import type {JobDefinition} from '../definition/schema.js'
+import type {GpunetError} from '../errors.js'
+import {computeCidV0} from '../ipfs/cid.js'
+import {openWallet, type Wallet} from '../keys/wallet.js'
+import {connectManager} from '../manager-connection.js'
+import {type AmountJson, amountJson} from '../text/amounts.js'
+import {readBalances, SOL_DECIMALS} from '../market/balances.js'
+import {type MarketNetwork, parseAddress} from '../market/connect.js'
+import {jobInfo, type JobInfo} from '../market/job-result.js'
+import {readJob} from '../market/jobs.js'
+import {TOKEN_DECIMALS} from '../market/networks.js'
+import {listJob, type PostQuote, quotePost} from '../market/post.js'
+import {amountText} from '../market/report.js'
+import {inFlight, rpcCall} from '../market/rpc.js'
+import {type FeeJson, feeJson, type FeeQuote, feeText} from '../market/send.js'
+import {exposedPorts} from '../market/service-url.js'
+import type {Network} from '../network.js'
+import {connectMarket} from '../network-connection.js'
+import type {Settings} from '../settings/settings.js'
+import type {Progress} from '../terminal/progress.js'
+import {followIfAsked, type WaitRequest} from './follow.js'
+import {checkSecretsStored, localnetRunProblem} from './preflight.js'
+
+interface WalletReport {
+  address: string
+  sol: AmountJson
+  tokens: AmountJson
+}
+
+/** What `job post --json` prints: the job's report (with its result once `--wait` saw it end), the wallet's balances after posting, the signature. */
+export interface PostReport extends JobInfo {
+  wallet: WalletReport
+  signature: string
+  /** The transaction fee in SOL, priority fee included (also on stderr before it is sent). */
+  fee: FeeJson
+  /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
+  warnings: string[]
+}
+
+/** What `job post --credits --json` prints: the job's report, what the network's API charged, the key it was sent with. */
+export interface CreditPostReport extends JobInfo {
+  signature: string
+  credits: {
+    /** Held for the job: its price x timeout, one token a credit on localnet; what it did not run comes back. */
+    charged: AmountJson
+    /** The API that listed it; its wallet is the job's project on the chain. */
+    manager: string
+    project: string | null
+  }
+  /** The Idempotency-Key the post was sent with: the same key and definition post it once, however often sent. */
+  idempotencyKey: string
+  warnings: string[]
+}
+
+/** What `job post --dry-run --json` prints: every check passed, the quote, and nothing uploaded or sent. */
+export interface DryRunReport {
+  dryRun: true
+  network: Network
+  wallet: WalletReport
+  market: string
+  /** The CIDv0 the definition would be stored under. */
+  definition: string
+  /** The definition as it would be uploaded: in the network's form (docs/networks.md). */
+  uploaded: NetworkDefinition
+  /** What the translation to the network's form changed. */
+  changes: NetworkChange[]
+  /** Every check the uploaded form passed, each with its verdict (the network's validator with its version). */
+  checks: NetworkCheck[]
+  pricePerSecond: AmountJson
+  timeout: number
+  totalPrice: AmountJson
+  /** SOL for the transaction: signatures and priority fee (docs/networks.md), as every fee is printed. */
+  fee: FeeJson
+  /** SOL for the rent of the job account and of a run account. */
+  rent: AmountJson
+  /** The secrets the job refers to, each found in the poster's store (empty with --no-secrets-check). */
+  secrets: string[]
+  warnings: string[]
+}
+
+/** What the caller is asked to consent to before anything is uploaded or paid. */
+export interface PostSpend {
+  network: Network
+  /** The question a terminal asks: where, and for how much. */
+  question: string
+  /** The deposit (price x timeout) and the transaction's fee, when the wallet pays. */
+  totalPrice?: AmountJson
+  fee?: FeeJson
+}
+
+/** How to post: every check's switch, the caller's consent, and where the way's notes go. */
+export interface PostOptions {
+  /** The market's address (default: the network's default market, which on localnet is the one its node serves). */
+  market?: string
+  /** Seconds the job may run (default: the market's job timeout). */
+  timeout?: number
+  /** Check that every secret the job refers to is stored (default: on). */
+  secretsCheck?: boolean
+  /** See SecretsClientOptions. */
+  allowUnboundLogin?: boolean
+  /** On localnet, post a job that no localnet node would run, with a warning, instead of refusing it (exit 5). */
+  queueAnyway?: boolean
+  /** Asked before anything is uploaded or paid; refuses by throwing. Without it, posting is the consent. */
+  confirm?: (spend: PostSpend) => Promise<void>
+  /** Told the way's notes and warnings (stderr in commands). */
+  note: (line: string) => void
+  /** Shows the upload and the transaction under way (a spinner in commands). */
+  progress: (text: string) => Progress
+}
+
+/** A definition every check passed, priced: the quote, the secrets found stored, the warnings. */
+export interface CheckedPost {
+  quote: PostQuote
+  secrets: string[]
+  warnings: string[]
+}
+
+/** A job the wallet listed, with what its checks found. */
+export interface ListedJob {
+  checked: CheckedPost
+  job: PublicKey
+  run: PublicKey
+  signature: string
+  fee: FeeQuote
+}
+
+/** A report and the error the command ends with once it is printed (a `--wait` that stopped, or saw it fail). */
+export interface Reported<T> {
+  report: T
+  failure: GpunetError | null
+}
+
+/**
+ * Every check before paying: on localnet a node runs it (see runnableWarnings), then the secrets it refers to are
+ * looked up while the chain prices it and the wallet's balance is checked (exit 3 or 4, nothing uploaded or sent).
+ */
+export async function checkAndQuote(
+  settings: Settings,
+  net: MarketNetwork,
+  wallet: Wallet,
+  upload: PreparedUpload,
+  options: PostOptions,
+): Promise<CheckedPost> {
+  const market = marketOf(net, options.market)
+  const warnings = runnableWarnings(net, market, upload.runnable, options)
+  const {note, allowUnboundLogin} = options
+  // The secrets service and the chain are asked side by side; a missing secret is still reported first.
+  const stored = inFlight(
+    options.secretsCheck === false
+      ? Promise.resolve([])
+      : checkSecretsStored(upload.document, settings, {allowUnboundLogin, note, wallet}),
+  )
+  const timeout = options.timeout === undefined ? undefined : BigInt(options.timeout)
+  const quoted = inFlight(quotePost(net, wallet, market, computeCidV0(upload.bytes).cid, timeout))
+  const secrets = await stored
+  return {quote: await quoted, secrets, warnings}
+}
+
+/** Asks the caller's consent for the quote, uploads the definition and sends the quoted `list` once. */
+export async function listChecked(
+  net: MarketNetwork,
+  upload: PreparedUpload,
+  checked: CheckedPost,
+  options: PostOptions,
+): Promise<ListedJob> {
+  const {quote} = checked
+  const network = net.name
+  const total = amountJson(quote.total, TOKEN_DECIMALS, 'token')
+  options.note(`Transaction fee: ${feeText(quote.fee)}`)
+  await options.confirm?.({
+    network,
+    question: `Post this job on ${network} for ${amountText(total)} (${quote.timeout} s)?`,
+    totalPrice: total,
+    fee: feeJson(quote.fee),
+  })
+  const progress = options.progress(`Uploading the definition to ${net.content().url}`)
+  try {
+    await net.content().add(upload.bytes)
+    progress.update(`Posting the job on ${network} (${amountText(total)})`)
+    return {checked, ...(await listJob(net, quote))}
+  } finally {
+    progress.stop()
+  }
+}
+
+/**
+ * `job post` and `job run`: connects as the settings say, checks and quotes, and unless `dryRun` lists the job,
+ * follows it when asked and reports it.
+ */
+export async function postDefinition(
+  settings: Settings,
+  upload: PreparedUpload,
+  options: PostOptions & {dryRun: boolean; wait: WaitRequest | null},
+): Promise<DryRunReport | Reported<PostReport>> {
+  const {note} = options
+  noteChanges(upload, note)
+  const net = await connectMarket(settings, note)
+  const wallet = await openWallet(settings, {note})
+  const checked = await checkAndQuote(settings, net, wallet, upload, options)
+  if (options.dryRun) return dryRunReport(net.name, wallet, upload, checked)
+  const listed = await listChecked(net, upload, checked, options)
+  const definition = upload.document
+  const followed = await followIfAsked(net, listed.job, options.wait, {definition, wallet: async () => wallet})
+  if (exposedPorts(definition).length > 0 && net.name === 'localnet' && !net.gatewayUrl) {
+    note('No service URL: the localnet runs no gateway for exposed ports yet.')
+  }
+  // The job (unless --wait has just read it) and the wallet, side by side.
+  const [view, balances] = await Promise.all([
+    followed.view ?? readJob(net.connection, net.programId, listed.job, listed.run),
+    rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
+  ])
+  const report: PostReport = {
+    ...(await jobInfo(net, view, definition)),
+    wallet: walletReport(wallet, balances.lamports, balances.tokens),
+    signature: listed.signature,
+    fee: feeJson(listed.fee),
+    warnings: checked.warnings,
+  }
+  return {report, failure: followed.failure(report)}
+}
+
+/**
+ * Posts through the network's API, paid by credits: the definition checked and uploaded as for any post, then
+ * `/api/jobs/list` with one Idempotency-Key for every try. The API's wallet lists it (its project), so neither
+ * this wallet's secrets nor its node's live lines, which only the project may read, come into it.
+ */
+export async function postWithCredits(
+  settings: Settings,
+  upload: PreparedUpload,
+  options: PostOptions & {idempotencyKey?: string; wait: WaitRequest | null},
+): Promise<Reported<CreditPostReport>> {
+  const {note, timeout} = options
+  noteChanges(upload, note)
+  const net = await connectMarket(settings, note)
+  const api = await connectManager(settings, {note})
+  const market = marketOf(net, options.market)
+  const warnings = runnableWarnings(net, market, upload.runnable, options)
+  const key = options.idempotencyKey ?? newIdempotencyKey()
+  const network = net.name
+  await options.confirm?.({
+    network,
+    question: `Post this job on ${network} paid by credits (${timeout === undefined ? "the market's timeout" : `${timeout} s`})?`,
+  })
+  const {cid} = computeCidV0(upload.bytes)
+  const progress = options.progress(`Uploading the definition to ${net.content().url}`)
+  let answer
+  try {
+    await net.content().add(upload.bytes)
+    progress.update(`Posting the job on ${network} with credits (${api.url})`)
+    answer = await listWithCredits(api.client, {ipfsHash: cid, market: market.toBase58(), timeout}, key)
+  } finally {
+    progress.stop()
+  }
+  const job = new PublicKey(answer.job)
+  const definition = upload.document
+  const followed = await followIfAsked(net, job, options.wait, {definition})
+  const view = followed.view ?? (await readJob(net.connection, net.programId, job))
+  const report: CreditPostReport = {
+    ...(await jobInfo(net, view, definition)),
+    signature: answer.tx,
+    credits: {
+      charged: creditAmount(answer.credits.creditsUsed),
+      manager: api.url,
+      project: answer.credits.project ?? null,
+    },
+    idempotencyKey: key,
+    warnings,
+  }
+  return {report, failure: followed.failure(report)}
+}
+
+/**
+ * On localnet, refuses (exit 5) a job its node would never run, or with `queueAnyway` notes it and answers it as a
+ * warning; elsewhere no warnings.
+ */
+export function runnableWarnings(
+  net: Pick<MarketNetwork, 'localnetNode' | 'defaultMarket'>,
+  market: PublicKey,
+  definition: JobDefinition | null,
+  options: Pick<PostOptions, 'queueAnyway' | 'note'>,
+): string[] {
+  // The localnet's node serves its default market only; another market's nodes are not known here.
+  if (net.localnetNode === undefined || !market.equals(net.defaultMarket) || !definition) return []
+  const problem = localnetRunProblem(net.localnetNode, definition)
+  if (!problem) return []
+  if (!options.queueAnyway) throw problem
+  options.note(`Warning: ${problem.message} (--queue-anyway)`)
+  return [problem.message]
+}
+
+function marketOf(net: MarketNetwork, market: string | undefined): PublicKey {
+  return market === undefined ? net.defaultMarket : parseAddress(market, 'the market')
+}
+
+function noteChanges(upload: PreparedUpload, note: (line: string) => void): void {
+  for (const {path, change} of upload.changes) note(`In the network's form: ${path} ${change}`)
+}
+
+function dryRunReport(network: Network, wallet: Wallet, upload: PreparedUpload, checked: CheckedPost): DryRunReport {
+  const {quote} = checked
+  const tokens = (units: bigint) => amountJson(units, TOKEN_DECIMALS, 'token')
+  return {
+    dryRun: true,
+    network,
+    wallet: walletReport(wallet, quote.balances.lamports, quote.balances.tokens),
+    market: quote.market.toBase58(),
+    definition: quote.cid,
+    uploaded: upload.document,
+    changes: upload.changes,
+    checks: upload.checks,
+    pricePerSecond: tokens(quote.pricePerSecond),
+    timeout: Number(quote.timeout),
+    totalPrice: tokens(quote.total),
+    fee: feeJson(quote.fee),
+    rent: amountJson(quote.rent, SOL_DECIMALS, 'SOL'),
+    secrets: checked.secrets,
+    warnings: checked.warnings,
+  }
+}
+
+function walletReport(wallet: Wallet, lamports: bigint, tokens: bigint): WalletReport {
+  return {
+    address: wallet.address,
+    sol: amountJson(lamports, SOL_DECIMALS, 'SOL'),
+    tokens: amountJson(tokens, TOKEN_DECIMALS, 'token'),
+  }
+}
