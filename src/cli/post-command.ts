@@ -4,7 +4,7 @@ import type {Interfaces} from '@oclif/core'
 import {ux} from '@oclif/core/ux'
 
 import {BaseCommand} from './base-command.js'
-import {apiKeyFlag, managerFlag, marketFlag, marketFlags, networkFlags, waitFlags} from './flags.js'
+import {apiKeyFlag, managerFlag, marketFlag, marketFlags, networkFlags, secondsFlag, waitFlags} from './flags.js'
 import {waitRequest} from './wait.js'
 import type {PostableDefinition} from '../lib/definition/upload.js'
 import {
@@ -25,11 +25,7 @@ import {printable} from '../lib/text/terminal-text.js'
 /** The flags of every command that posts a job (`job post`, `job run`), apart from where its definition comes from. */
 export const postFlags = {
   market: marketFlag,
-  timeout: Flags.integer({
-    description: "seconds the job may run [default: the market's job timeout]",
-    min: 1,
-    helpValue: 'SECONDS',
-  }),
+  timeout: secondsFlag({description: "how long the job may run [default: the market's job timeout]"}),
   yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
   'dry-run': Flags.boolean({
     description:
@@ -88,7 +84,7 @@ export abstract class PostCommand extends BaseCommand {
     const {network} = this.settings
     // --market names the market to post to; the setting's other layers make the network's default market (on
     // localnet, the localnet's own), which the localnet's node serves.
-    const given = this.settings.get('market')
+    const given = this.settings.typed('market')
     const options: PostOptions = {
       market: given?.from === 'flag' ? given.value : undefined,
       timeout: flags.timeout,

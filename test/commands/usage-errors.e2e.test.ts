@@ -18,12 +18,12 @@ describe('usage errors', function () {
     {argv: ['job', 'extend', 'abc'], message: 'missing the required flag --timeout', hint: /--help/},
     {
       argv: ['job', 'post', 'x.json', '--timeout', 'abc'],
-      message: '--timeout expects a whole number, not "abc"',
+      message: '--timeout must be a duration such as 600 (seconds), 90s, 10m or 2h, not "abc"',
       hint: /--help/,
     },
     {
       argv: ['job', 'post', 'x.json', '--timeout', '0'],
-      message: '--timeout expects a whole number greater than or equal to 1, not "0"',
+      message: '--timeout must be at least 1 s, not "0"',
       hint: /--help/,
     },
     {

@@ -11,7 +11,7 @@ export default class JobPost extends PostCommand {
   static override summary =
     'Post a job to a market: validate and upload its definition, pay its deposit, print its address.'
   static override description = withExitCodes(
-    `The job runs for --timeout seconds, or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
+    `The job runs for --timeout (a duration such as 10m or 2h, or a number of seconds), or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. On devnet and mainnet the total is shown and confirmed first, unless --yes.
 
 With --credits, the job is paid by credits of the network's API (an API key: GPUNET_API_KEY) and listed by the API's wallet through its /api/jobs/list, with one Idempotency-Key for every try, so a retry never posts twice (docs/credits.md).
 
@@ -33,7 +33,7 @@ With --wait, follows the job: a job exposing ports until its services answer the
 
   static override examples = [
     '<%= config.bin %> job post job.json',
-    '<%= config.bin %> job post --file job.json --timeout 600 --wait',
+    '<%= config.bin %> job post --file job.json --timeout 10m --wait',
     '<%= config.bin %> job post --file job.json --dry-run   # in CI: every check and the quote, nothing sent',
     '<%= config.bin %> job post --file llm.json --wait-for ready --wait-timeout 1800 --json',
     '<%= config.bin %> job post --file job.json --network devnet --yes --json',

@@ -36,7 +36,7 @@ Put gpunet's flags before -- : everything after it belongs to the command, word 
   static override examples = [
     `<%= config.bin %> job run --wait -- sh -c 'echo "a b"; nproc'`,
     '<%= config.bin %> job run --image docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime --gpu --wait -- nvidia-smi',
-    '<%= config.bin %> job run --image docker.io/library/nginx:1.27 --expose 80 --timeout 600 --wait-for ready',
+    '<%= config.bin %> job run --image docker.io/library/nginx:1.27 --expose 80 --timeout 10m --wait-for ready',
     '<%= config.bin %> job run --env MODEL=small --env TOKEN=%%secrets.HF_TOKEN%% --dry-run -- python3 app.py',
     '<%= config.bin %> job run --save job.json --dry-run -- echo hello   # then edit job.json and `job post` it',
   ]

@@ -18,7 +18,7 @@ import {
 import {checkValue, settingsInForce} from '../../../src/lib/settings/config-settings.js'
 import {type KindName, KINDS, readKind} from '../../../src/lib/settings/kinds.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
-import {settingFlagValues, SETTING_FLAGS} from '../../../src/cli/flags.js'
+import {secondsFlag, settingFlagValues, SETTING_FLAGS} from '../../../src/cli/flags.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 
 /** Texts each kind takes, with the value it reads them as, and texts it refuses. */
@@ -227,5 +227,20 @@ describe('settings: a spelling is taken everywhere or nowhere', () => {
       assert.deepEqual(settingFlagValues(declared, {[name]: 'x'}), {[key]: 'x'}, key)
       assert.deepEqual(settingFlagValues({[name]: {}}, {[name]: 'x'}), {}, `another ${flag} is not ${key}`)
     }
+  })
+})
+
+describe('settings: flags of seconds', () => {
+  it('take a duration or a bare number of seconds, and refuse what is under their bound', async () => {
+    const flag = secondsFlag({description: 'how long', default: 1800}) as unknown as {
+      parse(input: string): Promise<number>
+      default: number
+    }
+    assert.equal(await flag.parse('10m'), 600)
+    assert.equal(await flag.parse('600'), 600)
+    assert.equal(await flag.parse('1h30m'), 5400)
+    assert.equal(flag.default, 1800)
+    await assert.rejects(flag.parse('0'), /must be at least 1 s, not "0"/)
+    await assert.rejects(flag.parse('1500ms'), /must be a duration such as 600 \(seconds\)/)
   })
 })
