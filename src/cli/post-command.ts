@@ -10,17 +10,16 @@ import type {PostableDefinition} from '../lib/definition/upload.js'
 import {
   type CreditPostReport,
   type DryRunReport,
-  postDefinition,
-  type PostOptions,
   type PostReport,
-  postWithCredits,
+  postUpload,
   type Reported,
 } from '../lib/job/posting.js'
 import {confirmSpend} from '../lib/market/confirm.js'
-import {type JobInfo, resultText, rowsWithOutcome} from '../lib/market/job-result.js'
+import {resultText, rowsWithOutcome} from '../lib/market/job-result.js'
 import {amountText, jobRows, reportLines} from '../lib/market/report.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {printable} from '../lib/text/terminal-text.js'
+import {PublicKey} from '@solana/web3.js'
 
 /** The flags of every command that posts a job (`job post`, `job run`), apart from where its definition comes from. */
 export const postFlags = {
@@ -85,8 +84,8 @@ export abstract class PostCommand extends BaseCommand {
     // --market names the market to post to; the setting's other layers make the network's default market (on
     // localnet, the localnet's own), which the localnet's node serves.
     const given = this.settings.typed('market')
-    const options: PostOptions = {
-      market: given?.from === 'flag' ? given.value : undefined,
+    const posted = await postUpload(this.settings, upload, {
+      market: given?.from === 'flag' ? new PublicKey(given.value) : undefined,
       timeout: flags.timeout,
       secretsCheck: flags['secrets-check'],
       allowUnboundLogin: flags['allow-unbound-login'],
@@ -94,28 +93,23 @@ export abstract class PostCommand extends BaseCommand {
       confirm: ({question}) => confirmSpend(network, question, flags.yes),
       note: (line) => this.note(line),
       progress: startProgress,
-    }
-    const wait = waitRequest(flags)
-    if (flags.credits) {
-      const posted = await postWithCredits(this.settings, upload, {
-        ...options,
-        idempotencyKey: flags['idempotency-key'],
-        wait,
-      })
-      const {charged} = posted.report.credits
-      return this.render(posted, `Posted job ${posted.report.job} on ${network}, paid by credits`, [
-        ['Credits', `${amountText(charged)} held (${posted.report.credits.manager})`],
-      ])
-    }
-    const posted = await postDefinition(this.settings, upload, {...options, dryRun: flags['dry-run'], wait})
+      dryRun: flags['dry-run'],
+      wait: waitRequest(flags),
+      credits: flags.credits ? {idempotencyKey: flags['idempotency-key']} : undefined,
+    })
     if ('dryRun' in posted) return this.renderDryRun(posted, upload.bytes.length)
-    return this.render(posted, `Posted job ${posted.report.job} on ${network}`, walletRows(posted.report.wallet))
+    return this.render(posted)
   }
 
-  /** Prints a posted job's report (its `rows` after the first), its result when it has one, and ends as it went. */
-  private render<T extends JobInfo>({report, failure}: Reported<T>, headline: string, rows: [string, string][]): T {
+  /** Prints a posted job's report, its result when it has one, and ends as it went. */
+  private render({report, failure}: Reported<PostReport> | Reported<CreditPostReport>): PostReport | CreditPostReport {
+    const {network} = this.settings
     if (this.quiet) ux.stdout(report.job)
-    this.say(headline)
+    const credits = 'credits' in report ? report.credits : null
+    this.say(`Posted job ${report.job} on ${network}${credits ? ', paid by credits' : ''}`)
+    const rows: [string, string][] = credits
+      ? [['Credits', `${amountText(credits.charged)} held (${credits.manager})`]]
+      : walletRows((report as PostReport).wallet)
     const lines = report.result ? rowsWithOutcome(report) : jobRows(report)
     lines.splice(1, 0, ...rows)
     for (const line of reportLines(lines)) this.say(line)

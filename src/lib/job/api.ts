@@ -178,7 +178,7 @@ export async function postJob(
   const steps: PostOptions = {
     ...options,
     // An empty address is no market named, as before the workflow was shared.
-    market: options.market || undefined,
+    market: options.market ? parseAddress(options.market, 'the market') : undefined,
     confirm: confirm
       ? async (spend) => {
           if (!(await confirm(spend))) throw cancelled('Cancelled: nothing was uploaded or sent.')

@@ -17,7 +17,7 @@ import {openWallet, type Wallet} from '../keys/wallet.js'
 import {connectManager} from '../manager-connection.js'
 import {type AmountJson, amountJson} from '../text/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../market/balances.js'
-import {type MarketNetwork, parseAddress} from '../market/connect.js'
+import type {MarketNetwork} from '../market/connect.js'
 import {jobInfo, type JobInfo} from '../market/job-result.js'
 import {readJob} from '../market/jobs.js'
 import {TOKEN_DECIMALS} from '../market/networks.js'
@@ -102,8 +102,8 @@ export interface PostSpend {
 
 /** How to post: every check's switch, the caller's consent, and where the way's notes go. */
 export interface PostOptions {
-  /** The market's address (default: the network's default market, which on localnet is the one its node serves). */
-  market?: string
+  /** The market (default: the network's default market, which on localnet is the one its node serves). */
+  market?: PublicKey
   /** Seconds the job may run (default: the market's job timeout). */
   timeout?: number
   /** Check that every secret the job refers to is stored (default: on). */
@@ -195,11 +195,29 @@ export async function listChecked(
   }
 }
 
+/** How `job post` and `job run` post: the checks' switches, `--dry-run`, `--wait`, and `--credits`. */
+export type PostRequest = PostOptions & {
+  dryRun: boolean
+  wait: WaitRequest | null
+  /** Paid by credits of the network's API, sent with this Idempotency-Key (a new one when none). */
+  credits?: {idempotencyKey?: string}
+}
+
 /**
- * `job post` and `job run`: connects as the settings say, checks and quotes, and unless `dryRun` lists the job,
- * follows it when asked and reports it.
+ * `job post` and `job run`: connects as the settings say, checks and quotes, and unless `dryRun` lists the job
+ * (paid by the wallet, or by credits), follows it when asked and reports it.
  */
-export async function postDefinition(
+export function postUpload(
+  settings: Settings,
+  upload: PreparedUpload,
+  request: PostRequest,
+): Promise<DryRunReport | Reported<PostReport> | Reported<CreditPostReport>> {
+  return request.credits
+    ? postWithCredits(settings, upload, {...request, idempotencyKey: request.credits.idempotencyKey})
+    : postDefinition(settings, upload, request)
+}
+
+async function postDefinition(
   settings: Settings,
   upload: PreparedUpload,
   options: PostOptions & {dryRun: boolean; wait: WaitRequest | null},
@@ -236,7 +254,7 @@ export async function postDefinition(
  * `/api/jobs/list` with one Idempotency-Key for every try. The API's wallet lists it (its project), so neither
  * this wallet's secrets nor its node's live lines, which only the project may read, come into it.
  */
-export async function postWithCredits(
+async function postWithCredits(
   settings: Settings,
   upload: PreparedUpload,
   options: PostOptions & {idempotencyKey?: string; wait: WaitRequest | null},
@@ -300,8 +318,8 @@ export function runnableWarnings(
   return [problem.message]
 }
 
-function marketOf(net: MarketNetwork, market: string | undefined): PublicKey {
-  return market === undefined ? net.defaultMarket : parseAddress(market, 'the market')
+function marketOf(net: MarketNetwork, market: PublicKey | undefined): PublicKey {
+  return market ?? net.defaultMarket
 }
 
 function noteChanges(upload: PreparedUpload, note: (line: string) => void): void {
