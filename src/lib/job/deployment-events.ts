@@ -64,13 +64,27 @@ export async function deploymentEvents(
   let since: string | undefined
   let atSince = new SeenWindow(SEEN_EVENTS)
   let count = 0
+  const interrupted = () =>
+    new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
+      exitCode: stopExitCode(options.signal),
+    })
+  // Stopping (Ctrl+C, or the pipe's reader gone) does not wait for the manager's answer in flight.
+  const stopped = new Promise<never>((_, reject) => {
+    if (options.signal?.aborted) reject(interrupted())
+    options.signal?.addEventListener('abort', () => reject(interrupted()), {once: true})
+  })
+  stopped.catch(() => undefined)
+  const unlessStopped = <T>(answer: Promise<T>): Promise<T> => Promise.race([answer, stopped])
   for (;;) {
     // The state first: events recorded before a final state are all read below before following stops.
-    const status = options.follow ? (await client.get(id)).status : null
+    const status = options.follow ? (await unlessStopped(client.get(id))).status : null
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await client.events(id, {sort_order: 'asc', limit: 100, cursor, created_after: since})
+      const answer = await unlessStopped(
+        client.events(id, {sort_order: 'asc', limit: 100, cursor, created_after: since}),
+      )
       for (const event of answer.events) {
+        if (options.signal?.aborted) throw interrupted()
         if (since !== undefined && event.created_at < since) continue
         const key = eventKey(event)
         if (event.created_at === since && atSince.has(key)) continue
@@ -89,9 +103,7 @@ export async function deploymentEvents(
     try {
       await sleep(options.pollMs ?? 2000, undefined, {signal: options.signal})
     } catch {
-      throw new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
-        exitCode: stopExitCode(options.signal),
-      })
+      throw interrupted()
     }
   }
 }
