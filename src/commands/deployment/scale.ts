@@ -7,7 +7,7 @@ import {checkReplicas, MAX_REPLICAS} from '../../lib/deployments/client-create.j
 export default class DeploymentScale extends DeploymentCommand {
   static override summary = 'Change how many replicas a deployment keeps running.'
 
-  static override description = `The manager lists the shortfall, or stops the excess (queued jobs first, then the newest). A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`.
+  static override description = `The manager lists the shortfall, or stops the excess (queued jobs first, then the newest). A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`. On the localnet, more replicas than its nodes (one job each) is warned of (stderr, and warnings[] under --json): the rest would stay QUEUED until \`gpunet localnet start --nodes N\`.
 
 EXIT CODES
   0    the manager took the new count
@@ -27,12 +27,13 @@ EXIT CODES
     const {args} = await this.parse(DeploymentScale)
     const replicas = checkReplicas(args.replicas)
     const connection = await this.manager()
+    const warnings = this.replicaWarnings(replicas, connection)
     const before = await connection.client.get(args.id)
     await connection.client.scale(args.id, replicas)
     const deployment = await connection.client.get(args.id)
     this.say(
       `Deployment ${args.id}: ${before.replicas} -> ${deployment.replicas} replicas. Follow it: gpunet deployment events ${args.id} --follow`,
     )
-    return this.deploymentJson(deployment, connection)
+    return this.deploymentJson(deployment, connection, warnings)
   }
 }
