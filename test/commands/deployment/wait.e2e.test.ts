@@ -56,7 +56,7 @@ describe('gpunet deployment: replicas beyond the nodes, start --wait, revise --w
       '--replicas',
       '3',
       '--strategy',
-      'SIMPLE',
+      'SIMPLE-EXTEND',
       '--timeout',
       '10m',
     ]
