@@ -42,11 +42,7 @@ export interface PipelineResult extends CliResult {
  * script is the built CLI. It ends once every process of it ended, gpunet included; after `limitMs` its processes
  * are killed (a follower that never ends fails its test in time, and leaves nothing running).
  */
-export function runPipeline(
-  script: string,
-  env: NodeJS.ProcessEnv = {},
-  limitMs = 30_000,
-): Promise<PipelineResult> {
+export function runPipeline(script: string, env: NodeJS.ProcessEnv = {}, limitMs = 30_000): Promise<PipelineResult> {
   return new Promise((resolve, reject) => {
     const gpunet = `gpunet() { "${process.execPath}" "${BIN}" "$@"; }; `
     const child = spawn('bash', ['-o', 'pipefail', '-c', gpunet + script], {

@@ -128,4 +128,3 @@ function lintResources(resources: unknown, path: PathSegment[], warnings: Defini
     }
   })
 }
-

@@ -52,7 +52,7 @@ function portIssues(expose: unknown, path: PathSegment[], issues: DefinitionIssu
         at,
         'port_out_of_range',
         `port ${port} is not a TCP port (a whole number from 1 to 65535)`,
-        'expose the port the container listens on, e.g. 8080; the node serves it at the job\'s service URL',
+        "expose the port the container listens on, e.g. 8080; the node serves it at the job's service URL",
       ),
     )
   }

@@ -18,7 +18,7 @@ export function endedJobHasNoOperation(error: unknown): unknown {
   if (!isGpunetError(error) || error.code !== 'job_over') return error
   return new GpunetError('job_not_running', `${error.message}: no operation of it runs`, {
     exitCode: ExitCode.NOT_FOUND,
-    hint: "its logs and result stay: `gpunet job logs JOB` and `gpunet job get JOB` show how each operation ended",
+    hint: 'its logs and result stay: `gpunet job logs JOB` and `gpunet job get JOB` show how each operation ended',
     fields: error.fields,
   })
 }

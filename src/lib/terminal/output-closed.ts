@@ -76,7 +76,13 @@ export function onOutputClosed(listener: () => void): () => void {
 
 /** One tail per distinct pipe or socket among stdout and stderr (`2>&1 | head` is one). */
 function startProbes(): void {
-  if (closed || probes.length > 0 || !(globalThis as Record<symbol, unknown>)[PROBE_READERS] || process.platform === 'win32') return
+  if (
+    closed ||
+    probes.length > 0 ||
+    !(globalThis as Record<symbol, unknown>)[PROBE_READERS] ||
+    process.platform === 'win32'
+  )
+    return
   const seen = new Set<string>()
   for (const fd of [1, 2]) {
     let id: string

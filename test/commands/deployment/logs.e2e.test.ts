@@ -81,7 +81,12 @@ describe('gpunet deployment logs: every replica, prefixed with its job', functio
       }
       if (url.pathname === `/api/deployments/${ID}/events`) {
         // One event, then none: a follower has nothing more to write once it is printed.
-        const event = {category: 'Deployment', type: 'STARTED', message: 'started', created_at: '2026-11-27T10:00:00.000Z'}
+        const event = {
+          category: 'Deployment',
+          type: 'STARTED',
+          message: 'started',
+          created_at: '2026-11-27T10:00:00.000Z',
+        }
         return send({events: [event], pagination: {cursor_next: null}})
       }
       if (url.pathname === `/api/deployments/${ID}/header`) {
