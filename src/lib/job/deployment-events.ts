@@ -68,13 +68,18 @@ export async function deploymentEvents(
     new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
       exitCode: stopExitCode(options.signal),
     })
-  // Stopping (Ctrl+C, or the pipe's reader gone) does not wait for the manager's answer in flight.
-  const stopped = new Promise<never>((_, reject) => {
-    if (options.signal?.aborted) reject(interrupted())
-    options.signal?.addEventListener('abort', () => reject(interrupted()), {once: true})
-  })
-  stopped.catch(() => undefined)
-  const unlessStopped = <T>(answer: Promise<T>): Promise<T> => Promise.race([answer, stopped])
+  // Stopping (Ctrl+C, or the pipe's reader gone) does not wait for the manager's answer in flight. One listener per
+  // answer, removed once it settles: a reaction left on a lasting promise would keep every page alive.
+  const unlessStopped = <T>(answer: Promise<T>): Promise<T> => {
+    const signal = options.signal
+    if (!signal) return answer
+    if (signal.aborted) return Promise.reject(interrupted())
+    return new Promise<T>((resolve, reject) => {
+      const abort = () => reject(interrupted())
+      signal.addEventListener('abort', abort, {once: true})
+      answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort))
+    })
+  }
   for (;;) {
     // The state first: events recorded before a final state are all read below before following stops.
     const status = options.follow ? (await unlessStopped(client.get(id))).status : null

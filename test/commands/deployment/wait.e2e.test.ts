@@ -88,7 +88,7 @@ describe('gpunet deployment: replicas beyond the nodes, start --wait, revise --w
     )
     assert.equal((await cli(['deployment', 'scale', id, '1'])).code, 0)
 
-    const funded = await cli(['deployment', 'fund', id, '--sol', '0.05', '--tokens', '5'])
+    const funded = await cli(['deployment', 'fund', id, '--sol', '0.2', '--tokens', '50'])
     assert.equal(funded.code, 0, funded.stderr)
     const started = await cli(['deployment', 'start', id, '--wait', '--wait-timeout', '120', '--json'])
     assert.equal(started.code, 0, started.stderr)
@@ -98,6 +98,12 @@ describe('gpunet deployment: replicas beyond the nodes, start --wait, revise --w
       jobs: unknown[]
     }
     assert.equal(jobs.jobs.length, 1)
+
+    // A revision that serves: --wait returns once it does, exit 0.
+    const fixed = await cli(['deployment', 'revise', id, '--file', 'svc.json', '--wait', '--wait-timeout', '180'])
+    const events = async () => (await cli(['deployment', 'events', id])).stdout
+    assert.equal(fixed.code, 0, `${fixed.stderr}${await events()}`)
+    assert.match(fixed.stdout, /^Revision 2 of deployment \S+ serves: 1 of 1 replicas ready\.$/m)
 
     // A revision whose replica fails at once: rolled back, and --wait says so with exit 8.
     const revised = await cli([
@@ -114,15 +120,10 @@ describe('gpunet deployment: replicas beyond the nodes, start --wait, revise --w
     assert.equal(revised.code, 8, `${revised.stderr}${revised.stdout}`)
     const {error} = JSON.parse(revised.stdout) as {error: {code: string; message: string; revision: number}}
     assert.equal(error.code, 'revision_rolled_back')
-    assert.equal(error.revision, 2)
-    assert.match(error.message, /revision 2 of deployment \S+ was rolled back: revision 2 rolled back to 1/)
+    assert.equal(error.revision, 3)
+    assert.match(error.message, /revision 3 of deployment \S+ was rolled back: revision 3 rolled back to 2/)
     const after = JSON.parse((await cli(['deployment', 'get', id, '--json'])).stdout) as Warned
-    assert.equal(after.active_revision, 1)
-
-    // A revision that serves: --wait returns once it does, exit 0.
-    const fixed = await cli(['deployment', 'revise', id, '--file', 'svc.json', '--wait', '--wait-timeout', '180'])
-    assert.equal(fixed.code, 0, fixed.stderr)
-    assert.match(fixed.stdout, /^Revision 3 of deployment \S+ serves: 1 of 1 replicas ready\.$/m)
+    assert.equal(after.active_revision, 2)
 
     assert.equal((await cli(['deployment', 'stop', id, '--yes'])).code, 0)
   })
