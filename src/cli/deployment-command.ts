@@ -27,7 +27,6 @@ export const servingWaitFlags = {
     default: 900,
     min: 1,
     helpValue: 'SECONDS',
-    dependsOn: ['wait'],
   }),
 }
 
