@@ -4,6 +4,7 @@ import {ux} from '@oclif/core/ux'
 
 import {renderFailure, toGpunetError} from './failure.js'
 import {stdoutColors, type Style} from '../lib/terminal/colors.js'
+import {onOutputClosed, outputClosed} from '../lib/terminal/output-closed.js'
 import type {GpunetError} from '../lib/errors.js'
 import {settingFlagValues} from './flags.js'
 import type {Network} from '../lib/network.js'
@@ -178,12 +179,17 @@ let drained: Promise<void> | null = null
  * promise of its drain, so whatever feeds it waits instead of filling memory.
  */
 export function writeLine(text: string): void | Promise<void> {
-  if (process.stdout.write(`${text}\n`)) return
-  drained ??= new Promise<void>((resolve) =>
-    process.stdout.once('drain', () => {
+  // Once the reader left, lines are dropped: a stream destroyed by EPIPE never drains, and its feeder would wait.
+  if (outputClosed() || process.stdout.write(`${text}\n`)) return
+  drained ??= new Promise<void>((resolve) => {
+    const done = () => {
       drained = null
+      process.stdout.off('drain', done)
+      stopWaiting()
       resolve()
-    }),
-  )
+    }
+    process.stdout.once('drain', done)
+    const stopWaiting = onOutputClosed(done)
+  })
   return drained
 }

@@ -7,8 +7,9 @@ import {watchOutputClosed} from '../lib/terminal/output-closed.js'
 import {packageRoot} from '../lib/package-root.js'
 
 const argv = process.argv.slice(2)
-// `gpunet ... | head -1`: a write after the reader left is dropped, not a stack trace.
-watchOutputClosed()
+// `gpunet ... | head -1`: a write after the reader left is dropped, not a stack trace; a follower learns of it
+// even when it has nothing to write.
+watchOutputClosed({probeReaders: true})
 // Once nothing is left to do, exit at once: Node's own way out then waits for V8's background compiler tasks and
 // tears down the heap, 30 to 70 ms after `gpunet job post` has written its answer (seen with strace). Only when no
 // other code waits for that moment (pino flushes its logs there, in the servers).

@@ -25,6 +25,11 @@ export interface ManagerConnection {
   via: 'wallet' | 'api-key'
   /** Loads the owner's wallet (fund and withdraw sign with it). */
   wallet(): Promise<Wallet>
+  /**
+   * How many node agents run in the localnet whose own manager this is (each runs one job at a time, so more
+   * replicas than nodes stay QUEUED); null for any other manager.
+   */
+  localnetNodes: number | null
 }
 
 /**
@@ -35,7 +40,8 @@ export interface ManagerConnection {
  */
 export async function connectManager(settings: Settings, options: ManagerConnectOptions): Promise<ManagerConnection> {
   const set = settings.typed('manager')?.value
-  const url = set ? checkManagerUrl(set) : await defaultManagerUrl(settings, options.note)
+  const localnet = set ? null : await localnetManager(settings, options.note)
+  const url = set ? checkManagerUrl(set) : localnet!.url
   const wallet = () => openWallet(settings, {note: options.note})
   const apiKey = options.walletOnly ? undefined : settings.typed('managerApiKey')?.value
   let auth: AuthHeaders
@@ -49,7 +55,7 @@ export async function connectManager(settings: Settings, options: ManagerConnect
     secrets: apiKey ? [apiKey] : [],
     keyHint: settings.envName('managerApiKey'),
   })
-  return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet}
+  return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet, localnetNodes: localnet?.nodes ?? null}
 }
 
 /** The manager's URL (its kind checked it is one), refused unless https or on this machine. */
@@ -66,8 +72,14 @@ function checkManagerUrl(text: string): string {
   )
 }
 
-/** The localnet's own manager: devnet and mainnet have the network's public API as their preset. */
-async function defaultManagerUrl(settings: Settings, note: (line: string) => void): Promise<string> {
+/**
+ * The localnet's own manager, and how many nodes that localnet runs: devnet and mainnet have the network's public
+ * API as their preset.
+ */
+async function localnetManager(
+  settings: Settings,
+  note: (line: string) => void,
+): Promise<{url: string; nodes: number}> {
   const {network} = settings
   if (network !== 'localnet') {
     throw new GpunetError('manager_missing', `no deployment manager is set for ${network}`, {
@@ -76,7 +88,7 @@ async function defaultManagerUrl(settings: Settings, note: (line: string) => voi
     })
   }
   const runtime = await ensureLocalnet(settings.localnet.dataDir, settings.localnet.port, note)
-  if (runtime.deploymentManager) return runtime.deploymentManager
+  if (runtime.deploymentManager) return {url: runtime.deploymentManager, nodes: runtime.nodes?.length ?? 0}
   throw new GpunetError('manager_unavailable', 'the running localnet has no deployment manager', {
     exitCode: ExitCode.UNAVAILABLE,
     hint: 'it was started by an older gpunet, or without one: restart it with `gpunet localnet stop && gpunet localnet start`',

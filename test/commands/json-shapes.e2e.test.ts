@@ -234,8 +234,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
     )
     await json(['job', 'extend', job, '--timeout', '8000'], z.looseObject({job: address, charged: amount, fee}))
     await json(['job', 'logs', job], failure, 7)
-    // A queued job runs no operation to restart: exit 2.
-    await json(['job', 'restart', job, '--op', 'hello'], failure, 2)
+    // A queued job runs no operation to restart: exit 7, as exec and stats say below.
+    await json(['job', 'restart', job, '--op', 'hello'], failure, 7)
     // A queued job runs nothing: refused before any node is asked; a shell needs a terminal.
     await json(['job', 'exec', job, '--', 'true'], failure, 7)
     await json(['job', 'stats', job], failure, 7)

@@ -109,6 +109,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     })
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     const connection = await this.manager()
+    const replicaWarnings = this.replicaWarnings(flags.replicas, connection)
     let deployment = await connection.client.create(body)
     // Started apart from the create (not with the API's autostart), so a vault short of the deposit still leaves
     // the new deployment's id on the screen.
@@ -139,6 +140,6 @@ export default class DeploymentCreate extends DeploymentCommand {
           : `Follow it: gpunet deployment events ${deployment.id} --follow`,
       )
     }
-    return this.failWithReport(this.deploymentJson(deployment, connection), refused)
+    return this.failWithReport(this.deploymentJson(deployment, connection, replicaWarnings), refused)
   }
 }

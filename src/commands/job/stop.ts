@@ -6,7 +6,7 @@ import {apiKeyFlag, managerFlag, marketFlags} from '../../cli/flags.js'
 import {newIdempotencyKey, stopWithCredits} from '../../lib/credits/client.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {connectManager} from '../../lib/manager-connection.js'
-import {controlOperation} from '../../lib/job/operation-control.js'
+import {controlOperation, endedJobHasNoOperation} from '../../lib/job/operation-control.js'
 import {stopJob} from '../../lib/market/manage.js'
 import {type FeeJson, feeJson} from '../../lib/market/send.js'
 import {openOwnJob} from '../../lib/network-connection.js'
@@ -78,7 +78,12 @@ export default class JobStop extends BaseCommand {
     const {args, flags} = await this.parse(JobStop)
     const {network} = this.settings
     if (flags.credits) return this.stopWithCredits(args.job)
-    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line))
+    const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line)).catch(
+      (error: unknown) => {
+        // --op asks the node for an operation, as `job restart` does: an ended job has none running (7).
+        throw flags.op === undefined ? error : endedJobHasNoOperation(error)
+      },
+    )
     if (flags.op !== undefined) {
       const {ops} = await controlOperation(net, wallet, view, {op: flags.op}, 'stop')
       this.say(`Stopped operation ${ops.join(', ')} of job ${args.job}; the job goes on`)

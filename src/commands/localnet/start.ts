@@ -9,12 +9,15 @@ import {reclaimedLines} from '../../lib/localnet/node-agent.js'
 import {localnetFiles} from '../../lib/localnet/paths.js'
 import type {LocalnetIds} from '../../lib/settings/kinds.js'
 import {serveUntilSignal} from '../../lib/localnet/serve.js'
+import {SETTING_KEYS, SETTINGS} from '../../lib/settings/catalog.js'
 import {walletPath} from '../../lib/settings/settings.js'
+import {type StartDifference, startDifferences} from '../../lib/localnet/start-args.js'
+import {ExitCode, GpunetError} from '../../lib/errors.js'
 
 export default class LocalnetStart extends BaseCommand {
   static override summary =
     'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
-  static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory.
+  static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory with the flags given; one given that it does not run with (--pull never on a localnet pulling missing images, another --nodes, --no-node...) is refused, exit 2: stop it first (\`gpunet localnet stop\`, the chain is kept), then start it again with them.
 
 Its node agent (on unless --no-node; --nodes N runs N of them, each with its own key and one job at a time) takes the jobs posted to the default market, runs them in podman containers and serves their exposed ports through the one gateway at http://<job>.node.localhost:<gateway port>/; a deployment's replicas answer together at http://<deployment>.deploy.localhost:<gateway port>/.`
 
@@ -25,6 +28,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     '<%= config.bin %> localnet start --no-node',
     '<%= config.bin %> localnet start --host-processes --gateway-port 0',
     '<%= config.bin %> localnet start --detach --nodes 4',
+    '<%= config.bin %> localnet stop && <%= config.bin %> localnet start --detach --pull never',
   ]
 
   static override settingsNetwork = 'localnet' as const
@@ -40,7 +44,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
   }
 
   async run(): Promise<LocalnetStatus | undefined> {
-    const {flags} = await this.parse(LocalnetStart)
+    const {flags, metadata} = await this.parse(LocalnetStart)
     const {settings} = this
     const {dataDir, port} = settings.localnet
     const ids = idsInForce(settings)
@@ -48,11 +52,26 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     const node = nodeOptions(settings, flags.node, (line) =>
       process.stderr.write(`${new Date().toISOString()} ${line}\n`),
     )
-    if (await runningLocalnet(dataDir)) {
-      this.note(`A localnet already serves ${dataDir}.`)
-      return this.report(await localnetStatus(dataDir), 'running', hostProcesses, ids)
-    }
     const args = startArgs(settings, flags.node)
+    const running = await runningLocalnet(dataDir)
+    if (running) {
+      // A setting (a flag, its variable, a profile's or the config file's) that the running localnet does not
+      // honour is refused, not dropped: the user would believe it applied.
+      const given = new Set(metadata.flags.node?.setFromDefault === false ? ['node'] : [])
+      for (const key of SETTING_KEYS) {
+        const flag = (SETTINGS[key] as {flag?: string}).flag
+        const found = settings.get(key)
+        if (flag && found && found.from !== 'preset') given.add(flag.slice(2))
+      }
+      const gatewayPort = running.gatewayUrl ? Number(new URL(running.gatewayUrl).port) : null
+      const differences = startDifferences(
+        {args: running.startArgs ?? [], port: Number(new URL(running.rpcUrl).port), gatewayPort},
+        {args, port, given},
+      )
+      if (differences.length > 0) throw runsOtherwise(dataDir, running.pid, differences)
+      this.note(`A localnet already serves ${dataDir}.`)
+      return this.report(await localnetStatus(dataDir, running), 'running', hostProcesses, ids)
+    }
     if (flags.detach) {
       await startInBackground(dataDir, port, [...args, ...(ids ? ['--ids', ids] : [])])
       for (const line of reclaimedLines(localnetFiles(dataDir).log, dataDir)) this.note(line)
@@ -109,4 +128,18 @@ function runtimeNote(status: LocalnetStatus, hostProcesses: boolean): string | n
     return 'Note: --host-processes is only a fallback for when podman cannot run; podman works here, so jobs run in podman. `--runtime host` runs them on the host (no isolation).'
   }
   return null
+}
+
+/** The refusal of a second start whose flags the running localnet does not run with. */
+function runsOtherwise(dataDir: string, pid: number, differences: StartDifference[]): GpunetError {
+  const said = differences.map((d) => `${d.given} (it runs with ${d.running})`).join(', ')
+  return new GpunetError(
+    'localnet_running_otherwise',
+    `a localnet (pid ${pid}) already serves ${dataDir} without what was asked: ${said}`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: `stop it first (\`gpunet localnet stop\`; its chain is kept), then start it again with ${differences.map((d) => d.given).join(' ')}; or leave ${differences.length === 1 ? 'that flag' : 'those flags'} out to use it as it runs`,
+      fields: {dataDir, pid, differences: differences.map((d) => ({...d}))},
+    },
+  )
 }

@@ -14,6 +14,7 @@ export type IssueCode =
   | 'invalid_uri'
   | 'too_few_items'
   | 'duplicate_id'
+  | 'port_out_of_range'
   | 'invalid'
   | 'too_deep'
   // a network's verdict (job validate --network, job post)
@@ -23,7 +24,6 @@ export type IssueCode =
   // warnings
   | 'inline_credential'
   | 'malformed_secret_reference'
-  | 'port_out_of_range'
   | 'resource_incomplete'
   | 'beyond_spec'
 

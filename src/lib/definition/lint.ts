@@ -86,7 +86,6 @@ export function lintJobDefinition(value: unknown): DefinitionIssue[] {
     lintEnv(args.env, [...base, 'env'], warnings)
     lintDocker(args.authentication, [...base, 'authentication'], warnings)
     lintResources(args.resources, [...base, 'resources'], warnings)
-    lintExpose(args.expose, [...base, 'expose'], warnings)
   })
   return warnings
 }
@@ -128,20 +127,4 @@ function lintResources(resources: unknown, path: PathSegment[], warnings: Defini
       warnings.push(makeIssue(at, 'resource_incomplete', 'an HF resource without `repo` names no model repository'))
     }
   })
-}
-
-function lintExpose(expose: unknown, path: PathSegment[], warnings: DefinitionIssue[]): void {
-  const ports: [unknown, PathSegment[]][] =
-    typeof expose === 'number'
-      ? [[expose, path]]
-      : Array.isArray(expose)
-        ? expose.map((p, k) => [isObject(p) ? p.port : undefined, [...path, k, 'port']])
-        : []
-  for (const [port, at] of ports) {
-    if (typeof port === 'number' && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) {
-      warnings.push(
-        makeIssue(at, 'port_out_of_range', `port ${port} is not a TCP port (a whole number from 1 to 65535)`),
-      )
-    }
-  }
 }

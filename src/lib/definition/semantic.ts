@@ -1,10 +1,10 @@
 import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
 import {matchesJobDefinitionSchema} from './fast-path/generated.js'
 import {type DefinitionIssue, makeIssue} from './issue.js'
-import {isObject} from './paths.js'
+import {isObject, type PathSegment} from './paths.js'
 
 /**
- * Rules a schema cannot say, run on the raw value so they are reported together with the schema's own
+ * Rules a schema cannot say (unique operation ids, exposed ports within TCP's range), run on the raw value so they are reported together with the schema's own
  * (the order Akash's SDL validation uses: shape first, then meaning, in one list of the same shape).
  */
 export function semanticIssues(value: unknown): DefinitionIssue[] {
@@ -14,6 +14,8 @@ export function semanticIssues(value: unknown): DefinitionIssue[] {
   // A plain loop over a Set: this runs on every valid definition, on the fast path too.
   const seen = new Set<string>()
   for (let index = 0; index < ops.length; index++) {
+    const args = isObject(ops[index]) ? ops[index].args : undefined
+    if (isObject(args) && args.expose !== undefined) portIssues(args.expose, ['ops', index, 'args', 'expose'], issues)
     const id = isObject(ops[index]) ? ops[index].id : undefined
     if (typeof id !== 'string') continue
     if (!seen.has(id)) {
@@ -30,6 +32,30 @@ export function semanticIssues(value: unknown): DefinitionIssue[] {
     )
   }
   return issues
+}
+
+/**
+ * An exposed port must be a TCP port: the node maps it as one, so a job exposing 99999 would be paid for and then
+ * fail at the node. Refused here, before anything is paid; a port of another type is the schema's to report.
+ */
+function portIssues(expose: unknown, path: PathSegment[], issues: DefinitionIssue[]): void {
+  const ports: [unknown, PathSegment[]][] =
+    typeof expose === 'number'
+      ? [[expose, path]]
+      : Array.isArray(expose)
+        ? expose.map((p, k) => [isObject(p) ? p.port : undefined, [...path, k, 'port']])
+        : []
+  for (const [port, at] of ports) {
+    if (typeof port !== 'number' || (Number.isInteger(port) && port >= 1 && port <= 65_535)) continue
+    issues.push(
+      makeIssue(
+        at,
+        'port_out_of_range',
+        `port ${port} is not a TCP port (a whole number from 1 to 65535)`,
+        "expose the port the container listens on, e.g. 8080; the node serves it at the job's service URL",
+      ),
+    )
+  }
 }
 
 /**

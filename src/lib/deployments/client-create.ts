@@ -38,6 +38,28 @@ export function checkReplicas(replicas: number): number {
   return replicas
 }
 
+/** A warning of a command's `--json` document (`warnings[]`), said on stderr too. */
+export interface CommandWarning {
+  code: string
+  message: string
+  hint?: string
+}
+
+/**
+ * The warning when a localnet runs fewer nodes than a deployment keeps replicas: each node runs one job at a time,
+ * so the others would stay QUEUED for good (the localnet's nodes serve other jobs too: this counts them all).
+ */
+export function replicasBeyondNodes(replicas: number, nodes: number | null): CommandWarning | null {
+  if (nodes === null || replicas <= nodes) return null
+  const waiting = replicas - nodes
+  const runs = nodes === 0 ? 'runs no node' : `runs ${nodes} node${nodes === 1 ? '' : 's'}, one job each`
+  return {
+    code: 'replicas_beyond_nodes',
+    message: `${replicas} replicas, but the localnet ${runs}: ${waiting} of them would stay QUEUED`,
+    hint: `run as many nodes: gpunet localnet stop && gpunet localnet start --detach --nodes ${replicas}`,
+  }
+}
+
 /** A `--timeout` such as `2h`, `90m` or `1h30m` in whole minutes (the network's unit), at least one; else exit 2. */
 export function timeoutMinutes(text: string): number {
   const ms = durationMs(text)

@@ -5,8 +5,8 @@
 import {createHash} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import type {DeploymentClient, DeploymentEvent} from '../deployments/client.js'
-import {ExitCode, GpunetError} from '../errors.js'
+import type {Deployment, DeploymentClient, DeploymentEvent} from '../deployments/client.js'
+import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {stopExitCode} from './stop-signals.js'
 
 /** Following ends once the deployment is in one of these states and its last events were read. */
@@ -64,13 +64,32 @@ export async function deploymentEvents(
   let since: string | undefined
   let atSince = new SeenWindow(SEEN_EVENTS)
   let count = 0
+  const interrupted = () =>
+    new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
+      exitCode: stopExitCode(options.signal),
+    })
+  // Stopping (Ctrl+C, or the pipe's reader gone) does not wait for the manager's answer in flight. One listener per
+  // answer, removed once it settles: a reaction left on a lasting promise would keep every page alive.
+  const unlessStopped = <T>(answer: Promise<T>): Promise<T> => {
+    const signal = options.signal
+    if (!signal) return answer
+    if (signal.aborted) return Promise.reject(interrupted())
+    return new Promise<T>((resolve, reject) => {
+      const abort = () => reject(interrupted())
+      signal.addEventListener('abort', abort, {once: true})
+      answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort))
+    })
+  }
   for (;;) {
     // The state first: events recorded before a final state are all read below before following stops.
-    const status = options.follow ? (await client.get(id)).status : null
+    const status = options.follow ? (await unlessStopped(client.get(id))).status : null
     let cursor: string | undefined
     for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await client.events(id, {sort_order: 'asc', limit: 100, cursor, created_after: since})
+      const answer = await unlessStopped(
+        client.events(id, {sort_order: 'asc', limit: 100, cursor, created_after: since}),
+      )
       for (const event of answer.events) {
+        if (options.signal?.aborted) throw interrupted()
         if (since !== undefined && event.created_at < since) continue
         const key = eventKey(event)
         if (event.created_at === since && atSince.has(key)) continue
@@ -89,9 +108,7 @@ export async function deploymentEvents(
     try {
       await sleep(options.pollMs ?? 2000, undefined, {signal: options.signal})
     } catch {
-      throw new GpunetError('events_interrupted', 'Stopped following the events; the deployment goes on.', {
-        exitCode: stopExitCode(options.signal),
-      })
+      throw interrupted()
     }
   }
 }
@@ -115,11 +132,27 @@ export async function waitForStatus(
   done: (status: string) => boolean,
   options: StatusWaitOptions,
 ): Promise<string> {
+  return waitForDeployment(client, id, async ({status}) => (done(status) ? status : null), options)
+}
+
+/**
+ * The one wait on a deployment: reads it every `pollMs` and asks `check`, which answers what ends the wait, null
+ * to go on, or throws to fail it; exit 124 after `timeoutMs`, 130/143/129 when interrupted (the deployment goes on
+ * either way). `deployment stop`, and `start --wait` and `revise --wait` (waitUntilServing) wait through it.
+ */
+export async function waitForDeployment<T>(
+  client: DeploymentClient,
+  id: string,
+  check: (deployment: Deployment) => Promise<T | null>,
+  options: StatusWaitOptions,
+): Promise<T> {
   const deadline = Date.now() + options.timeoutMs
   for (;;) {
-    const {status} = await client.get(id)
+    const deployment = await client.get(id)
+    const {status} = deployment
     options.progress?.(status)
-    if (done(status)) return status
+    const done = await check(deployment)
+    if (done !== null) return done
     if (Date.now() >= deadline) {
       throw new GpunetError('wait_timeout', `deployment ${id} is still ${status} after ${options.timeoutMs / 1000} s`, {
         exitCode: ExitCode.TIMEOUT,
@@ -140,4 +173,121 @@ export async function waitForStatus(
       )
     }
   }
+}
+
+/** What `--wait` of `deployment start` and `revise` saw: the deployment serving, with how many replicas ready. */
+export interface Serving {
+  deployment: Deployment
+  ready: number
+}
+
+/** How a wait for a revision's rollout knows it: the revision, and the newest event before it was made. */
+export interface RevisionWatch {
+  revision: number
+  /** `created_at` of the newest event before the revision; undefined when it had none. */
+  after?: string
+}
+
+/** The newest event's time (a revise's `--wait` reads only what comes after it). */
+export async function latestEventTime(client: DeploymentClient, id: string): Promise<string | undefined> {
+  const {events} = await client.events(id, {sort_order: 'desc', limit: 10})
+  return events[0]?.created_at
+}
+
+/** States a deployment that was to serve ended in, with the exit each is. */
+const ENDED: Record<string, {code: string; exitCode: ExitCodeValue; why: string; hint: (id: string) => string}> = {
+  ERROR: {
+    code: 'deployment_failed',
+    exitCode: ExitCode.JOB_FAILED,
+    why: 'failed (ERROR)',
+    hint: (id) => `its events say why: gpunet deployment events ${id}`,
+  },
+  INSUFFICIENT_FUNDS: {
+    code: 'insufficient_funds',
+    exitCode: ExitCode.INSUFFICIENT_BALANCE,
+    why: 'ran short of funds (INSUFFICIENT_FUNDS)',
+    hint: (id) =>
+      `fund its vault, then start it again: gpunet deployment fund ${id} --tokens 10 && gpunet deployment start ${id}`,
+  },
+  STOPPING: {
+    code: 'deployment_stopped',
+    exitCode: ExitCode.JOB_STOPPED,
+    why: 'was stopped (STOPPING)',
+    hint: (id) => `gpunet deployment events ${id} shows who stopped it`,
+  },
+  STOPPED: {
+    code: 'deployment_stopped',
+    exitCode: ExitCode.JOB_STOPPED,
+    why: 'was stopped (STOPPED)',
+    hint: (id) => `gpunet deployment events ${id} shows who stopped it`,
+  },
+  ARCHIVED: {
+    code: 'deployment_stopped',
+    exitCode: ExitCode.JOB_STOPPED,
+    why: 'was archived',
+    hint: () => 'an archived deployment runs nothing more',
+  },
+}
+
+/**
+ * Waits until the deployment is RUNNING with every replica ready: as many RUNNING jobs (with `revision`, of it: a
+ * manager that does not say each job's revision is believed by its REVISION_ROLLED_OUT alone) as it keeps replicas, and each endpoint the manager sees online. Fails with the state it
+ * ended in instead (ERROR 8, INSUFFICIENT_FUNDS 4, stopped 9); with `revision`, a rollback of it is exit 8, and its
+ * REVISION_ROLLED_OUT event ends the wait as well.
+ */
+export async function waitUntilServing(
+  client: DeploymentClient,
+  id: string,
+  options: StatusWaitOptions & {revision?: RevisionWatch},
+): Promise<Serving> {
+  const watch = options.revision
+  let since = watch?.after
+  let rolledOut = false
+  return waitForDeployment(
+    client,
+    id,
+    async (deployment) => {
+      const ended = ENDED[deployment.status]
+      if (ended) {
+        throw new GpunetError(ended.code, `deployment ${id} ${ended.why} before it served`, {
+          exitCode: ended.exitCode,
+          hint: ended.hint(id),
+          fields: {deployment: id, status: deployment.status},
+        })
+      }
+      if (watch) {
+        for (;;) {
+          const page = await client.events(id, {sort_order: 'asc', limit: 100, created_after: since})
+          const fresh = page.events.filter((e) => since === undefined || e.created_at > since)
+          for (const event of fresh) {
+            const ofIt = event.message.startsWith(`revision ${watch.revision} `)
+            if (event.type === 'REVISION_ROLLED_BACK' && ofIt) throw rolledBack(id, watch.revision, event.message)
+            if (event.type === 'REVISION_ROLLED_OUT' && ofIt) rolledOut = true
+          }
+          if (fresh.length === 0) break
+          since = fresh.at(-1)!.created_at
+          if (!page.pagination.cursor_next) break
+        }
+        // A manager whose events say it otherwise: the revision is no longer the active one.
+        if (deployment.active_revision !== undefined && deployment.active_revision < watch.revision) {
+          throw rolledBack(id, watch.revision, `revision ${deployment.active_revision} is active again`)
+        }
+      }
+      if (deployment.status !== 'RUNNING') return null
+      const {jobs} = await client.jobs(id, {limit: 100, sort_order: 'desc'})
+      const ready = jobs.filter((job) => job.state === 'RUNNING' && (!watch || job.revision === watch.revision)).length
+      const online = (deployment.endpoints ?? []).every((endpoint) => endpoint.online !== false)
+      if ((ready >= deployment.replicas && online) || rolledOut) return {deployment, ready}
+      return null
+    },
+    options,
+  )
+}
+
+function rolledBack(id: string, revision: number, said: string): GpunetError {
+  return new GpunetError('revision_rolled_back', `revision ${revision} of deployment ${id} was rolled back: ${said}`, {
+    exitCode: ExitCode.JOB_FAILED,
+    hint: `the replicas that ran before keep serving; its events and the new replicas' logs say why: gpunet deployment events ${id}`,
+    fields: {deployment: id, revision},
+  })
 }

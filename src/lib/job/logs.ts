@@ -306,7 +306,11 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     const done = options.follow
       ? endedAt !== null && (now - Math.max(lastFrameAt, endedAt) >= DRAIN_QUIET_MS || now - endedAt >= DRAIN_MAX_MS)
       : (lastFrameAt > 0 && now - lastFrameAt >= HISTORY_QUIET_MS) || now - started >= HISTORY_MAX_MS
-    if (done || options.signal?.aborted) {
+    if (options.signal?.aborted) {
+      // The user or the pipe's reader left: `| head -1` returns now, not after the node answers the close.
+      stopping = true
+      current?.terminate()
+    } else if (done) {
       stopping = true
       current?.close()
     }
@@ -324,6 +328,7 @@ async function streamFromNode(net: MarketNetwork, view: JobView, options: JobLog
     for (let attempt = 0; !stopping;) {
       replay.reconnected()
       const header = await poster.header({action: 'read', node, job})
+      if (options.signal?.aborted) break
       const body = {
         jobAddress: job,
         address: poster.address,

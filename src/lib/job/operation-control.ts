@@ -3,12 +3,25 @@
  * /job/<job>/operation/<op>/restart|stop`, `/job/<job>/group/<group>/restart|stop`), signed by its poster: what
  * `job restart` and `job stop --op` send, on every network.
  */
-import {ExitCode, GpunetError} from '../errors.js'
+import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import {describeHttpFailure, httpText} from '../http/client.js'
 import type {MarketNetwork} from '../market/connect.js'
 import type {JobView} from '../market/jobs.js'
 import {signHeader} from '../node-api/protocol.js'
 import type {Wallet} from '../keys/wallet.js'
+
+/**
+ * `error` as an operation's control reports it: a job already over (readOwnJob's `job_over`, a usage error for the
+ * chain's stop and extend) has no operation running, exit 7 as `job exec` and `job stats` say; others as they are.
+ */
+export function endedJobHasNoOperation(error: unknown): unknown {
+  if (!isGpunetError(error) || error.code !== 'job_over') return error
+  return new GpunetError('job_not_running', `${error.message}: no operation of it runs`, {
+    exitCode: ExitCode.NOT_FOUND,
+    hint: 'its logs and result stay: `gpunet job logs JOB` and `gpunet job get JOB` show how each operation ended',
+    fields: error.fields,
+  })
+}
 
 /** An operation, or a whole group, of a job. */
 export type OperationTarget = {op: string} | {group: string}
@@ -27,9 +40,11 @@ export async function controlOperation(
   const job = view.address.toBase58()
   const named = 'op' in target ? `operation ${target.op}` : `group ${target.group}`
   if (!view.run) {
+    // 7, as `job exec` and `job stats` answer a job that is not running: nothing runs there to act on.
     throw new GpunetError('job_not_running', `job ${job} is ${view.status}: no node runs its ${named} yet`, {
-      exitCode: ExitCode.USAGE,
-      hint: 'wait until it is RUNNING (`gpunet job get JOB --wait-for running`)',
+      exitCode: ExitCode.NOT_FOUND,
+      hint: `wait until it is RUNNING (\`gpunet job get ${job} --wait-for running\`)`,
+      fields: {job, state: view.status, status: view.status},
     })
   }
   const node = view.run.node.toBase58()

@@ -144,6 +144,16 @@ export async function startInBackground(dataDir: string, port: number, args: str
   })
 }
 
+/**
+ * The jobs the localnet's nodes run now (its runtime record follows them): those a stop ends, each recorded failed
+ * (`interrupted`) at the next start, as docs/node.md says.
+ */
+export function runningLocalnetJobs(dataDir: string): string[] {
+  const runtime = readJson<LocalnetRuntime>(localnetFiles(dataDir).runtime)
+  if (!runtime || !isAlive(runtime.pid)) return []
+  return (runtime.nodes ?? []).flatMap((node) => (node.state === 'running' && node.job ? [node.job] : []))
+}
+
 /** Stops the localnet of a data directory; returns the pid it stopped, or null when none ran. */
 export async function stopLocalnet(dataDir: string): Promise<number | null> {
   const runtime = readJson<LocalnetRuntime>(localnetFiles(dataDir).runtime)

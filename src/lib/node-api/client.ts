@@ -27,6 +27,8 @@ export interface SubscriptionEnd {
 export interface Subscription {
   ended: Promise<SubscriptionEnd>
   close(): void
+  /** Drops the connection without the closing handshake, which a node may take its 30 s over: nobody waits for it. */
+  terminate(): void
   /** Stops reading the socket (the node's sends then wait in TCP's buffers), until `resume`. */
   pause(): void
   resume(): void
@@ -90,6 +92,7 @@ export function subscribe(
       if (socket.readyState === WebSocket.CONNECTING) socket.terminate()
       else socket.close(1000)
     },
+    terminate: () => socket.terminate(),
     pause: () => socket.pause(),
     resume: () => socket.resume(),
   }

@@ -13,7 +13,7 @@ import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
-import {runCli} from '../../helpers/cli.js'
+import {runCli, runPipeline} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 
@@ -79,6 +79,16 @@ describe('gpunet deployment logs: every replica, prefixed with its job', functio
       if (url.pathname === `/api/deployments/${ID}/jobs`) {
         return send({jobs: [{job, state: 'RUNNING'}], pagination: {cursor_next: null}})
       }
+      if (url.pathname === `/api/deployments/${ID}/events`) {
+        // One event, then none: a follower has nothing more to write once it is printed.
+        const event = {
+          category: 'Deployment',
+          type: 'STARTED',
+          message: 'started',
+          created_at: '2026-11-27T10:00:00.000Z',
+        }
+        return send({events: [event], pagination: {cursor_next: null}})
+      }
       if (url.pathname === `/api/deployments/${ID}/header`) {
         // The network manager's /header: the vault's signature over the message asked, a time part when asked.
         const message = url.searchParams.get('message')!
@@ -116,5 +126,26 @@ describe('gpunet deployment logs: every replica, prefixed with its job', functio
     assert.equal(up.job, job)
     assert.equal(up.op, 'svc')
     assert.ok(!Number.isNaN(Date.parse(up.time)))
+  })
+
+  describe('a follower under `| head -1` returns within 2 s of head (issue 59)', () => {
+    // The replica prints one line and the manager has one event: nothing more is written after head left, so
+    // gpunet must see the reader go without a write failing.
+    for (const [what, args, first] of [
+      ['deployment logs --follow', 'logs', () => `[${job}] replica up\n`],
+      ['deployment events --follow', 'events', () => /^.*STARTED.*\n$/],
+    ] as const) {
+      it(what, async () => {
+        const piped = await runPipeline(`gpunet deployment ${args} ${ID} --follow --manager ${manager.url} | head -1`, {
+          ...box.env,
+        })
+        assert.equal(piped.code, 0, piped.stderr)
+        const expected = first()
+        if (typeof expected === 'string') assert.equal(piped.stdout, expected)
+        else assert.match(piped.stdout, expected)
+        assert.doesNotMatch(piped.stderr, /Error|EPIPE|at /)
+        assert.ok(piped.lingeredMs < 2000, `gpunet went on ${piped.lingeredMs} ms after head`)
+      })
+    }
   })
 })

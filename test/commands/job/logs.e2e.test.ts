@@ -9,7 +9,7 @@ import {createServer, type Server, type Socket, connect} from 'node:net'
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
 
-import {BIN, runCli} from '../../helpers/cli.js'
+import {BIN, runCli, runPipeline} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 
@@ -195,34 +195,27 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
 
   describe('stops once its reader is gone (issue 44)', () => {
     /** Runs a shell pipeline under pipefail: its exit code is gpunet's unless gpunet exited 0. */
-    const pipeline = (script: string) =>
-      new Promise<{code: number | null; stdout: string; stderr: string}>((resolve) => {
-        const child = spawn('bash', ['-o', 'pipefail', '-c', script], {env: {...process.env, NO_COLOR: '1', ...env}})
-        let stdout = ''
-        let stderr = ''
-        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-        child.on('close', (code) => resolve({code, stdout, stderr}))
-      })
-    const gpunet = `"${process.execPath}" "${BIN}"`
+    const pipeline = (script: string) => runPipeline(script, env)
     const statusOf = async (job: string) =>
       (JSON.parse((await runCli(['job', 'get', job, '--json'], {env})).stdout) as {status: string}).status
 
     it('`job logs --follow | head -1` returns quietly (exit 0) while the job is still RUNNING', async () => {
       const job = await postJob(definition('ticks', 'i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done'))
       try {
-        const piped = await pipeline(`${gpunet} job logs ${job} --follow | head -1`)
+        const piped = await pipeline(`gpunet job logs ${job} --follow | head -1`)
         assert.equal(piped.code, 0, piped.stderr)
         assert.equal(piped.stdout, 'tick 1\n')
+        // Issue 59: within 2 s of head, not once the node's socket gave up its closing handshake (30 s).
+        assert.ok(piped.lingeredMs < 2000, `gpunet went on ${piped.lingeredMs} ms after head`)
         assert.doesNotMatch(piped.stderr, /Error|EPIPE|at /)
         assert.equal(await statusOf(job), 'RUNNING')
         // --wait's live lines go to stderr: the same when that is the stream whose reader left.
-        const waited = await pipeline(`${gpunet} job get ${job} --wait --wait-for done 2>&1 >/dev/null | head -2`)
+        const waited = await pipeline(`gpunet job get ${job} --wait --wait-for done 2>&1 >/dev/null | head -2`)
         assert.equal(waited.code, 0, waited.stdout)
         assert.equal(waited.stdout.split('\n').length, 3, waited.stdout)
         assert.equal(await statusOf(job), 'RUNNING')
         // --tail 2 --follow: the last two lines there were, then the new ones, in order and none twice.
-        const tailed = await pipeline(`${gpunet} job logs ${job} --follow --tail 2 | head -4`)
+        const tailed = await pipeline(`gpunet job logs ${job} --follow --tail 2 | head -4`)
         assert.equal(tailed.code, 0, tailed.stderr)
         const ticks = tailed.stdout
           .trim()
@@ -230,6 +223,20 @@ describe('gpunet job logs --follow on a localnet (end to end)', function () {
           .map((l) => Number(/^tick (\d+)$/.exec(l)![1]))
         assert.ok(ticks[0]! > 2, `not from the first line: ${tailed.stdout}`)
         assert.deepEqual(ticks, [ticks[0]!, ticks[0]! + 1, ticks[0]! + 2, ticks[0]! + 3])
+      } finally {
+        await runCli(['job', 'stop', job], {env})
+      }
+    })
+
+    it('`job logs --follow | head -1` of a job that then prints nothing returns within 2 s of head (issue 59)', async () => {
+      // No later line finds the pipe closed: gpunet must see the reader leave all the same.
+      const job = await postJob(definition('hush', 'echo only line; while true; do sleep 1; done'))
+      try {
+        const piped = await pipeline(`gpunet job logs ${job} --follow | head -1`)
+        assert.equal(piped.code, 0, piped.stderr)
+        assert.equal(piped.stdout, 'only line\n')
+        assert.ok(piped.lingeredMs < 2000, `gpunet went on ${piped.lingeredMs} ms after head`)
+        assert.equal(await statusOf(job), 'RUNNING')
       } finally {
         await runCli(['job', 'stop', job], {env})
       }

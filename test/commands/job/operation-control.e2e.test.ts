@@ -110,10 +110,15 @@ describe('gpunet job restart and job stop --op (localnet, host processes)', func
       ['run\n', 'run\n', 'run\n'],
     )
     assert.equal(count.status, 'stopped')
-    // An ended job has nothing to restart: exit 2.
+    // An ended job has nothing to restart: exit 7, as `job exec` and `job stats` say of a job not running (issue 59).
     const ended = await cli(['job', 'restart', job, '--op', 'count'])
-    assert.equal(ended.code, 2, ended.stderr)
-    assert.match(ended.stderr, /is already COMPLETED/)
+    assert.equal(ended.code, 7, ended.stderr)
+    assert.match(ended.stderr, /is already COMPLETED: no operation of it runs/)
+    const stoppedOp = await cli(['job', 'stop', job, '--op', 'count', '--json'])
+    assert.equal(stoppedOp.code, 7, stoppedOp.stderr)
+    assert.equal((JSON.parse(stoppedOp.stdout) as {error: {code: string}}).error.code, 'job_not_running')
+    // Stopping the job itself on chain is still a usage error: it is already over.
+    assert.equal((await cli(['job', 'stop', job])).code, 2)
   })
 
   it('refuses an unknown operation or group (exit 7, named), one not running, and no target', async () => {

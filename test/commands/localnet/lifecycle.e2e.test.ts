@@ -83,9 +83,31 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.equal(again.code, 0)
     assert.match(again.stderr, /A localnet already serves/)
     assert.match(again.stdout, new RegExp(`pid ${status.pid}`))
+    // The flags it runs with, given again, change nothing: exit 0.
+    const same = await box.run(['localnet', 'start', '--detach', '--pull', 'missing'])
+    assert.equal(same.code, 0, same.stderr)
+    // One it does not run with is refused, not dropped (issue 59: `--pull never` exited 0 and pulled all the same).
+    const other = await box.run(['localnet', 'start', '--detach', '--pull', 'never'])
+    assert.equal(other.code, 2, other.stderr)
+    assert.equal(other.stdout, '')
+    assert.match(
+      other.stderr,
+      new RegExp(
+        `Error: a localnet \\(pid ${status.pid}\\) already serves .* --pull never \\(it runs with --pull missing\\)`,
+      ),
+    )
+    assert.match(
+      other.stderr,
+      /Hint: stop it first \(`gpunet localnet stop`; its chain is kept\), then start it again with --pull never/,
+    )
+    const otherJson = await runCli(['localnet', 'start', '--detach', '--no-node', '--json'], {env: box.env})
+    assert.equal(otherJson.code, 2)
+    const {error} = JSON.parse(otherJson.stdout) as {error: {code: string; differences: unknown[]}}
+    assert.equal(error.code, 'localnet_running_otherwise')
+    assert.deepEqual(error.differences, [{flag: 'node', running: '--node', given: '--no-node'}])
 
     const stopped = await box.run(['localnet', 'stop', '--json'])
-    assert.deepEqual(JSON.parse(stopped.stdout), {stopped: true, pid: status.pid, dataDir: box.dataDir})
+    assert.deepEqual(JSON.parse(stopped.stdout), {stopped: true, pid: status.pid, dataDir: box.dataDir, endedJobs: []})
     assert.equal(isAlive(status.pid!), false)
     const stopAgain = await box.run(['localnet', 'stop'])
     assert.equal(stopAgain.code, 0)
@@ -93,6 +115,21 @@ describe('gpunet localnet start / status / stop / reset', function () {
 
     const restarted = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
     assert.equal(restarted.market, status.market, 'a restart keeps the chain')
+  })
+
+  it('stop says which running jobs it ends, on stderr and as endedJobs (issue 59)', async () => {
+    const started = await box.run(['localnet', 'start', '--detach', '--runtime', 'host', '--json'])
+    assert.equal(started.code, 0, started.stderr)
+    const file = join(box.dir, 'sleepy.json')
+    const op = {id: 'nap', type: 'container/run', args: {image: 'ubuntu', cmd: ['sh', '-c', 'sleep 60']}}
+    writeFileSync(file, JSON.stringify({version: '0.1', type: 'container', ops: [op]}))
+    const posted = await box.run(['job', 'post', '--file', file, '--wait', '--wait-for', 'running', '--json'])
+    assert.equal(posted.code, 0, posted.stderr)
+    const {job} = JSON.parse(posted.stdout) as {job: string}
+    const stopped = await box.run(['localnet', 'stop', '--json'])
+    assert.equal(stopped.code, 0, stopped.stderr)
+    assert.deepEqual((JSON.parse(stopped.stdout) as {endedJobs: string[]}).endedJobs, [job])
+    assert.match(stopped.stderr, new RegExp(`Ending 1 running job with the localnet \\(${job}\\): at its next start`))
   })
 
   it('start in the foreground prints one --json document when ready and saves the chain on Ctrl+C', async () => {

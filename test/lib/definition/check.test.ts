@@ -42,8 +42,8 @@ describe('checking a definition’s text and file (job validate’s library)', (
 
   it('lists warnings in the order of the file, whatever rule found each', async () => {
     const args = [
-      {image: 'ubuntu', expose: 70000, cmd: ['echo', '%%secret.X%%']},
-      {image: 'ubuntu', cmd: ['echo', '%%secret.X%%'], expose: 70000},
+      {image: 'ubuntu', resources: [{type: 'HF', target: '/m'}], cmd: ['echo', '%%secret.X%%']},
+      {image: 'ubuntu', cmd: ['echo', '%%secret.X%%'], resources: [{type: 'HF', target: '/m'}]},
     ]
     for (const arg of args) {
       const text = JSON.stringify(

@@ -214,43 +214,4 @@ describe('lint warnings: resources and ports', () => {
       },
     ])
   })
-
-  it('accepts ports 1 and 65535 and flags 0, 65536 and fractions, saying which port', () => {
-    assert.deepEqual(lintJobDefinition(job({expose: [{port: 1}, {port: 65_535}, {port: 443}]})), [])
-    assert.deepEqual(lintJobDefinition(job({expose: 1})), [])
-    assert.deepEqual(lintJobDefinition(job({expose: 65_535})), [])
-    assert.deepEqual(
-      lintJobDefinition(job({expose: [{port: 0}, {port: 65_536}, {port: -1}, {port: 8080.5}]})).map((w) => [
-        w.code,
-        w.path,
-        w.message,
-      ]),
-      [
-        [
-          'port_out_of_range',
-          'ops[0].args.expose[0].port',
-          'port 0 is not a TCP port (a whole number from 1 to 65535)',
-        ],
-        [
-          'port_out_of_range',
-          'ops[0].args.expose[1].port',
-          'port 65536 is not a TCP port (a whole number from 1 to 65535)',
-        ],
-        [
-          'port_out_of_range',
-          'ops[0].args.expose[2].port',
-          'port -1 is not a TCP port (a whole number from 1 to 65535)',
-        ],
-        [
-          'port_out_of_range',
-          'ops[0].args.expose[3].port',
-          'port 8080.5 is not a TCP port (a whole number from 1 to 65535)',
-        ],
-      ],
-    )
-    assert.deepEqual(
-      lintJobDefinition(job({expose: 0})).map((w) => [w.code, w.path]),
-      [['port_out_of_range', 'ops[0].args.expose']],
-    )
-  })
 })

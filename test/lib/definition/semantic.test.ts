@@ -82,3 +82,66 @@ describe('semantic rules of a job definition (unique operation ids)', () => {
     assert.equal(passesCompiledCheck(withOps(op(1))), false)
   })
 })
+
+describe('semantic rules of a job definition (exposed ports, issue 59)', () => {
+  const exposing = (expose: unknown) => withOps({id: 'svc', type: 'container/run', args: {image: 'ubuntu', expose}})
+
+  it('accepts ports 1 and 65535, alone or in an array', () => {
+    for (const expose of [1, 65_535, [{port: 1}, {port: 65_535}, {port: 443}]]) {
+      assert.deepEqual(semanticIssues(exposing(expose)), [])
+      assert.equal(validateJobDefinition(exposing(expose)).success, true)
+      assert.equal(passesCompiledCheck(exposing(expose)), true)
+    }
+  })
+
+  it('refuses 99999, 0, 65536, negatives and fractions as errors, saying which port, with a hint', () => {
+    assert.deepEqual(semanticIssues(exposing(99_999)), [
+      {
+        path: 'ops[0].args.expose',
+        pointer: '/ops/0/args/expose',
+        code: 'port_out_of_range',
+        message: 'port 99999 is not a TCP port (a whole number from 1 to 65535)',
+        hint: "expose the port the container listens on, e.g. 8080; the node serves it at the job's service URL",
+      },
+    ])
+    const ports = [{port: 0}, {port: 65_536}, {port: -1}, {port: 8080.5}]
+    assert.deepEqual(
+      semanticIssues(exposing(ports)).map((i) => [i.code, i.path, i.message]),
+      [
+        [
+          'port_out_of_range',
+          'ops[0].args.expose[0].port',
+          'port 0 is not a TCP port (a whole number from 1 to 65535)',
+        ],
+        [
+          'port_out_of_range',
+          'ops[0].args.expose[1].port',
+          'port 65536 is not a TCP port (a whole number from 1 to 65535)',
+        ],
+        [
+          'port_out_of_range',
+          'ops[0].args.expose[2].port',
+          'port -1 is not a TCP port (a whole number from 1 to 65535)',
+        ],
+        [
+          'port_out_of_range',
+          'ops[0].args.expose[3].port',
+          'port 8080.5 is not a TCP port (a whole number from 1 to 65535)',
+        ],
+      ],
+    )
+    // The library's verdict and the compiled fast path agree: the definition is invalid.
+    const verdict = validateJobDefinition(exposing(99_999))
+    assert.equal(verdict.success, false)
+    assert.deepEqual(
+      verdict.errors?.map((e) => e.code),
+      ['port_out_of_range'],
+    )
+    assert.equal(passesCompiledCheck(exposing(99_999)), false)
+  })
+
+  it('leaves a port of the wrong type to the schema', () => {
+    assert.deepEqual(semanticIssues(exposing('8080')), [])
+    assert.deepEqual(semanticIssues(exposing([{port: '80'}])), [])
+  })
+})

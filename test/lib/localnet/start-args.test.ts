@@ -1,0 +1,71 @@
+import {strict as assert} from 'node:assert'
+
+import {readStartArgs, startDifferences} from '../../../src/lib/localnet/start-args.js'
+
+describe('a second localnet start against the one running (issue 59)', () => {
+  const running = {
+    args: ['--runtime', 'auto', '--gateway-port', '28980', '--pull', 'missing'],
+    port: 28899,
+    gatewayPort: 28980,
+  }
+  const wanted = (args: string[], given: string[], port = 28899) => ({args, port, given: new Set(given)})
+  const defaults = ['--runtime', 'auto', '--gateway-port', '28980', '--pull', 'missing']
+
+  it('reads startArgs back, with the defaults of what they leave out', () => {
+    assert.deepEqual(readStartArgs(['--no-node']), {
+      node: false,
+      runtime: null,
+      gatewayPort: null,
+      pull: null,
+      gpus: null,
+      hostProcesses: false,
+      nodes: 1,
+      contentMaxBytes: 2 * 1024 ** 3,
+    })
+    const full = readStartArgs([...defaults, '--gpus', '2', '--host-processes', '--nodes', '3'])
+    assert.deepEqual([full.gpus, full.hostProcesses, full.nodes, full.pull], [2, true, 3, 'missing'])
+  })
+
+  it('a flag given with the value it runs with, or not given at all, is no difference', () => {
+    assert.deepEqual(startDifferences(running, wanted(defaults, ['pull', 'runtime', 'port'])), [])
+    // Not given: --pull never from a default elsewhere is not the user's ask.
+    const never = ['--runtime', 'auto', '--gateway-port', '28980', '--pull', 'never']
+    assert.deepEqual(startDifferences(running, wanted(never, [])), [])
+    // Port 0 asks for any free port: the running one's is one.
+    assert.deepEqual(startDifferences(running, wanted(defaults, ['port', 'gateway-port'], 0)), [])
+  })
+
+  it('--pull never, another --nodes, --no-node, another port: each said, as it runs and as given', () => {
+    const never = ['--runtime', 'auto', '--gateway-port', '28980', '--pull', 'never']
+    assert.deepEqual(startDifferences(running, wanted(never, ['pull'])), [
+      {flag: 'pull', running: '--pull missing', given: '--pull never'},
+    ])
+    assert.deepEqual(startDifferences(running, wanted([...defaults, '--nodes', '2'], ['nodes'])), [
+      {flag: 'nodes', running: '--nodes 1', given: '--nodes 2'},
+    ])
+    assert.deepEqual(startDifferences(running, wanted(['--no-node'], ['node'])), [
+      {flag: 'node', running: '--node', given: '--no-node'},
+    ])
+    assert.deepEqual(startDifferences(running, wanted(defaults, ['port'], 30000)), [
+      {flag: 'port', running: '--port 28899', given: '--port 30000'},
+    ])
+    const gateway = ['--runtime', 'auto', '--gateway-port', '29000', '--pull', 'missing']
+    assert.deepEqual(startDifferences(running, wanted(gateway, ['gateway-port'])), [
+      {flag: 'gateway-port', running: '--gateway-port 28980', given: '--gateway-port 29000'},
+    ])
+  })
+
+  it('node flags against a localnet without a node: each is said, against its --no-node', () => {
+    const noNode = {args: ['--no-node'], port: 28899, gatewayPort: null}
+    assert.deepEqual(startDifferences(noNode, wanted([...defaults.slice(0, 4), '--pull', 'never'], ['pull'])), [
+      {flag: 'pull', running: '--no-node', given: '--pull never'},
+    ])
+    // Asked for no node either: nothing to apply them to.
+    assert.deepEqual(startDifferences(running, wanted(['--no-node'], ['node', 'pull'])), [
+      {flag: 'node', running: '--node', given: '--no-node'},
+    ])
+    assert.deepEqual(startDifferences(noNode, wanted(defaults, ['node'])), [
+      {flag: 'node', running: '--no-node', given: '--node'},
+    ])
+  })
+})
