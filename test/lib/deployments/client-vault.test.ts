@@ -159,4 +159,23 @@ describe('withdraw transaction check', () => {
       /token account other than your own/,
     )
   })
+
+  // Without a compute-unit limit the runtime allows 200,000 units per instruction, and the wallet pays the price on
+  // every one: priced as 200,000 in all, a hostile manager adds instructions and the wallet pays several caps.
+  it('prices a transaction without a compute-unit limit at 200,000 units per instruction', () => {
+    const priced = (microLamports: number) =>
+      legacy([ComputeBudgetProgram.setComputeUnitPrice({microLamports}), ...honest()])
+    // 4 instructions: 800,000 units. At 1,250,000 micro-lamports a unit that is the cap of 1,000,000 lamports exactly.
+    assert.equal(check(priced(1_250_000)).plan.tokens, 2_500_000n)
+    // A lamport more (lamports round down) is past the cap, though 200,000 units alone would cost a quarter of it.
+    refused(priced(1_250_002), /priority fee/)
+    refused(priced(2_000_000), /priority fee/)
+    // A limit given is what is priced, however many instructions there are.
+    const limited = legacy([
+      ComputeBudgetProgram.setComputeUnitLimit({units: 100_000}),
+      ComputeBudgetProgram.setComputeUnitPrice({microLamports: 10_000_000}),
+      ...honest(),
+    ])
+    assert.equal(check(limited).plan.lamports, 5_000_000n)
+  })
 })
