@@ -41,7 +41,7 @@ describe('vault key file', () => {
     }
   })
 
-  it("reads a key file only its owner may read, and writes a new one 0600", async () => {
+  it('reads a key file only its owner may read, and writes a new one 0600', async () => {
     for (const mode of [0o600, 0o400]) {
       const {file, key} = keyFile(mode)
       assert.deepEqual(await loadVaultKey(file), key)
