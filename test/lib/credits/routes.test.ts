@@ -6,9 +6,10 @@
  * that was listed whatever the send said, and one listing per Idempotency-Key.
  */
 import {strict as assert} from 'node:assert'
-import {createServer, type Server} from 'node:http'
+import {createServer, type Server, type ServerResponse} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 
 import {JobsClient} from '@nosana/kit'
 import {Keypair, PublicKey, type Transaction} from '@solana/web3.js'
@@ -29,6 +30,7 @@ import {openSqlite} from '../../../src/lib/sqlite/open.js'
 import {JOB_CID} from '../../helpers/market.js'
 import {newWallet, tempDir} from '../../helpers/secrets.js'
 import {MARKET_TIMEOUT, PRICE, putJobAccount, seedNetwork} from '../../helpers/standin-network.js'
+import {rpc as rpcAt} from '../../helpers/json-rpc.js'
 import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
 const DEVNET = NETWORK_PRESETS.devnet
@@ -47,14 +49,25 @@ function kindOf(tx: Transaction): string {
 }
 
 /** A JSON-RPC relay to `target` that answers 503 to the methods in `failing` (a node that went away mid-send). */
-async function relay(target: string): Promise<{url: string; failing: Set<string>; close(): Promise<void>}> {
+async function relay(target: string): Promise<{
+  url: string
+  failing: Set<string>
+  /** Methods whose requests are held unanswered (a send that never returns), until `answerHeld`. */
+  holding: Set<string>
+  held: ServerResponse[]
+  answerHeld(): void
+  close(): Promise<void>
+}> {
   const failing = new Set<string>()
+  const holding = new Set<string>()
+  const held: ServerResponse[] = []
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
       const {method} = JSON.parse(body) as {method: string}
+      if (holding.has(method)) return void held.push(res)
       if (failing.has(method)) {
         res.writeHead(503, {'content-type': 'text/plain'})
         return void res.end('unavailable')
@@ -69,6 +82,12 @@ async function relay(target: string): Promise<{url: string; failing: Set<string>
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     failing,
+    holding,
+    held,
+    answerHeld() {
+      holding.clear()
+      for (const res of held.splice(0)) res.writeHead(503, {'content-type': 'text/plain'}).end('unavailable')
+    },
     close: () => {
       server.closeAllConnections()
       return new Promise((resolve) => server.close(() => resolve()))
@@ -98,6 +117,8 @@ describe('credit routes', function () {
   let auth: ApiAuth
   let api: DeploymentApi
   let funded: {lamports: bigint; tokens: bigint}[]
+  /** Starts the routes again over the same ledger file: the API of a process started after another stopped. */
+  let restarted: () => Promise<{url: string; ledger: CreditLedger; close(): Promise<void>}>
   const credits = walletFromBytes(Keypair.generate().secretKey)
   const alice = newWallet()
   const mallory = newWallet()
@@ -129,6 +150,19 @@ describe('credit routes', function () {
     const ctx = {network: 'devnet', log: () => {}} as unknown as ManagerContext
     api = createDeploymentApi(ctx, auth, creditRoutes({ledger, net, wallet: credits, fund}))
     await api.listen(0, '127.0.0.1')
+    restarted = async () => {
+      const again = openCreditLedger(join(dir, 'credits.db'))
+      const server = createDeploymentApi(ctx, auth, creditRoutes({ledger: again, net, wallet: credits, fund}))
+      const url = await server.listen(0, '127.0.0.1')
+      return {
+        url,
+        ledger: again,
+        async close() {
+          await server.close()
+          again.close()
+        },
+      }
+    }
   })
   afterEach(async () => {
     await api.close()
@@ -145,8 +179,10 @@ describe('credit routes', function () {
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
+    options: {url?: string; signal?: AbortSignal} = {},
   ): Promise<{status: number; body: Answer; headers: Headers}> {
-    const response = await fetch(`${api.url}${path}`, {
+    const response = await fetch(`${options.url ?? api.url}${path}`, {
+      signal: options.signal,
       method,
       headers: {
         ...(key ? {authorization: `Bearer ${key}`} : {}),
@@ -163,8 +199,20 @@ describe('credit routes', function () {
     }
   }
 
-  const list = (key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    call(key, 'POST', '/api/jobs/list', {ipfsHash: JOB_CID, market: DEVNET.market!.toBase58(), ...body}, headers)
+  const list = (
+    key: string,
+    body: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+    options: {url?: string; signal?: AbortSignal} = {},
+  ) =>
+    call(
+      key,
+      'POST',
+      '/api/jobs/list',
+      {ipfsHash: JOB_CID, market: DEVNET.market!.toBase58(), ...body},
+      headers,
+      options,
+    )
   const units = (owner: string) => ledger.balance(owner)
   const sent = () => rpc.sent.map(kindOf)
 
@@ -351,5 +399,76 @@ describe('credit routes', function () {
     })
     const balance = await call(aliceKey, 'GET', '/api/credits/balance')
     assert.deepEqual(balance.body, {assignedCredits: 1, reservedCredits: 0, settledCredits: 0})
+  })
+
+  // A job not on the chain yet is not one that ended and was cleaned: its listing is on its way.
+  it('neither charges nor gives back a listing still being sent when the balance is read meanwhile', async () => {
+    chain.holding.add('sendTransaction')
+    const listing = list(aliceKey)
+    while (chain.held.length === 0) await sleep(10)
+    let meanwhile, stop
+    try {
+      meanwhile = await call(aliceKey, 'GET', '/api/credits/balance')
+      const [held] = ledger.openJobs(alice.address)
+      stop = await call(aliceKey, 'POST', `/api/jobs/${held!.job}/stop`)
+    } finally {
+      // The node then fails the send, and the job never appears: nothing was bought. Awaited whatever the balance
+      // said, so that no request is left for the server's close to wait on.
+      chain.answerHeld()
+      assert.equal((await listing).status, 502)
+    }
+    assert.deepEqual(meanwhile.body, {assignedCredits: 1, reservedCredits: LISTING / CREDIT_UNITS, settledCredits: 0})
+    // Nor is it over: a stop meanwhile is told to come back, and settles nothing.
+    assert.deepEqual([stop.status, stop.body.error?.code], [409, 'job_listing'])
+    const after = await call(aliceKey, 'GET', '/api/credits/balance')
+    assert.deepEqual(after.body, {assignedCredits: 1, reservedCredits: 0, settledCredits: 0})
+  })
+
+  // A process that stopped while its listing was being sent leaves the key in progress and the bytes' last valid
+  // height saved: the next process asks the chain, and gives the hold back only once those bytes can no longer land.
+  it("keeps a stopped process's listing held through its last valid height, and gives it up one block after", async () => {
+    chain.holding.add('sendTransaction')
+    const gone = new AbortController()
+    const first = list(aliceKey, {}, {'idempotency-key': 'orphan'}, {signal: gone.signal}).catch(() => null)
+    while (chain.held.length === 0) await sleep(10)
+    // Only that send is held (its process stops there); the next ones are answered.
+    chain.holding.clear()
+    gone.abort()
+    await first
+    // The process that held the key is gone: a later process reusing its pid (a restarted container) started later.
+    const file = openSqlite(join(dir, 'credits.db'))
+    file.prepare("UPDATE credit_requests SET holder_start = holder_start - 1000 WHERE key = 'orphan'").run()
+    file.close()
+    const next = await restarted()
+    try {
+      const [orphan] = next.ledger.orphans()
+      const lastValid = orphan!.intent!.lastValidBlockHeight
+      const height = ((await rpcAt(rpc.url, 'getBlockHeight')).result as number) - 0
+      assert.ok(lastValid > height, `${lastValid} > ${height}`)
+      // Each height read moves the stand-in's height by this step: the sweep's one read sees the last valid height.
+      rpc.heightStep = lastValid - height
+      const balance = await call(aliceKey, 'GET', '/api/credits/balance', undefined, {}, {url: next.url})
+      rpc.heightStep = 0
+      assert.deepEqual(
+        [balance.body.reservedCredits, balance.body.settledCredits],
+        [LISTING / CREDIT_UNITS, 0],
+        'still held, not spent: the bytes can still land',
+      )
+      const retry = await list(aliceKey, {}, {'idempotency-key': 'orphan'}, {url: next.url})
+      assert.deepEqual([retry.status, retry.body.error?.code], [409, 'request_in_progress'])
+      assert.deepEqual(sent(), [])
+      // One block later they never can: the hold is given back, and the key acts again.
+      rpc.heightStep = 1
+      const after = await call(aliceKey, 'GET', '/api/credits/balance', undefined, {}, {url: next.url})
+      rpc.heightStep = 0
+      assert.deepEqual([after.body.reservedCredits, after.body.settledCredits], [0, 0], 'nothing was charged')
+      const again = await list(aliceKey, {}, {'idempotency-key': 'orphan'}, {url: next.url})
+      assert.equal(again.status, 200, JSON.stringify(again.body))
+      assert.deepEqual(sent(), ['list'])
+      assert.equal(units(alice.address).reserved, LISTING)
+    } finally {
+      chain.answerHeld()
+      await next.close()
+    }
   })
 })
