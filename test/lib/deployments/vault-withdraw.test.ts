@@ -112,7 +112,10 @@ describe('deployment API: withdrawing a vault', function () {
       headers: {...apiAuthHeaders(who), 'content-type': 'application/json'},
       body: '{}',
     })
-    return {status: response.status, body: (await response.json()) as {transaction?: string; error?: {code: string}}}
+    return {
+      status: response.status,
+      body: (await response.json()) as {transaction?: string; error?: {code: string; message: string}},
+    }
   }
 
   it("answers the owner a transaction that sends the vault's SOL and tokens to the owner", async () => {
@@ -136,6 +139,7 @@ describe('deployment API: withdrawing a vault', function () {
       const answer = await withdraw(stranger, vault)
       assert.deepEqual([answer.status, answer.body.error?.code], [404, 'not_found'], `vault of a ${status} deployment`)
       assert.equal(answer.body.transaction, undefined)
+      assert.match(answer.body.error!.message, new RegExp(`vault ${vault}`))
       assert.deepEqual(rpc.requests, [], 'nothing of the vault is read for a stranger')
     }
     const nowhere = await withdraw(stranger, Keypair.generate().publicKey.toBase58())
