@@ -9,7 +9,8 @@ import {randomBytes} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {JobsClient} from '@nosana/kit'
-import {Keypair} from '@solana/web3.js'
+import {Keypair, PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
 import {Draining} from '../../../src/lib/deployments/draining.js'
@@ -24,8 +25,8 @@ import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
 import {JOB_CID} from '../../helpers/market.js'
-import {seedNetwork} from '../../helpers/standin-network.js'
-import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
+import {putJobAccount, seedNetwork} from '../../helpers/standin-network.js'
+import {cidDigest, startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
 const DEVNET = NETWORK_PRESETS.devnet
 const T0 = 1_800_000_000_000
@@ -168,6 +169,19 @@ describe('deployments: paying (lease, saved bytes, drain)', function () {
     assert.deepEqual(rpc.sent.map(kindOf), ['list', 'extend'])
   })
 
+  /** The store of a manager killed right after it saved bytes to send (the list-saved or extend-saved crash point). */
+  function killedAtSaved(): DeploymentStore {
+    return new Proxy(store, {
+      get(target, name: keyof DeploymentStore) {
+        if (name !== 'saveInFlight') return (target[name] as (...a: unknown[]) => unknown).bind(target)
+        return async (...args: Parameters<DeploymentStore['saveInFlight']>) => {
+          await target.saveInFlight(...args)
+          if (args[1]) throw new Error('killed at saved')
+        }
+      },
+    })
+  }
+
   /** A manager killed right after saving its listing's bytes (the list-saved crash point), before sending them. */
   async function killedAfterSaving(): Promise<TaskRow> {
     const a = manager('manager-a')
@@ -202,6 +216,69 @@ describe('deployments: paying (lease, saved bytes, drain)', function () {
       [saved.in_flight!.job],
     )
     assert.equal((await reread(saved.id)).in_flight, null)
+    const [task_] = await store.tasks(deployment.id)
+    assert.equal(task_!.status, 'DONE')
+    const events = await store.events(deployment.id)
+    assert.deepEqual(
+      events.map((e) => [e.type, e.message, e.tx]),
+      [['JOB_LIST_CONFIRMED', `job ${saved.in_flight!.job} listed`, saved.in_flight!.signature]],
+    )
+  })
+
+  it('settles an extension saved before a crash: sent again while valid, or recorded from the chain unsent', async () => {
+    await start()
+    const {a, job} = await listedByA()
+    const extend = await task('EXTEND', job)
+    await assert.rejects(runExtend({...a, store: killedAtSaved()}, deployment, extend), /killed at saved/)
+    const saved = await reread(extend.id)
+    const {timeoutBefore, timeoutAfter, signature} = saved.in_flight!
+    assert.deepEqual(rpc.sent.map(kindOf), ['list'])
+    await runExtend(a, deployment, saved)
+    assert.deepEqual(rpc.sent.map(kindOf), ['list', 'extend'], 'the saved bytes went out')
+    const done = await reread(extend.id)
+    assert.deepEqual([done.status, done.tx, done.in_flight], ['DONE', signature, null])
+    assert.equal((await store.job(job))!.chain_timeout, timeoutAfter)
+    const events = await store.events(deployment.id)
+    assert.deepEqual(events.at(-1), {
+      ...events.at(-1)!,
+      type: 'JOB_EXTEND_SUCCESSFUL',
+      message: `job ${job} extended from ${timeoutBefore} s to ${timeoutAfter} s`,
+      tx: signature,
+    })
+
+    // Another one whose bytes landed before the crash: the chain's timeout has moved, so nothing is sent again.
+    const next = await task('EXTEND', job)
+    await assert.rejects(runExtend({...a, store: killedAtSaved()}, deployment, next), /killed at saved/)
+    const landed = (await reread(next.id)).in_flight!
+    putJobAccount(rpc, 'devnet', new PublicKey(job), {
+      ipfsJob: cidDigest(JOB_CID),
+      timeout: BigInt(landed.timeoutAfter!),
+      state: 0,
+      payer: new PublicKey(deployment.vault),
+    })
+    await runExtend(a, deployment, await reread(next.id))
+    assert.deepEqual(rpc.sent.map(kindOf), ['list', 'extend'], 'not sent twice')
+    assert.equal((await reread(next.id)).status, 'DONE')
+    assert.equal((await store.job(job))!.chain_timeout, landed.timeoutAfter)
+  })
+
+  it('forgets bytes the program refused: they never land, and the next run builds new ones', async () => {
+    await start()
+    assert.equal(await store.claimDeployment(deployment.id, 'manager-a', leaseMs(1), clock), true)
+    // Refused at the send (its preflight), after the bytes were saved.
+    rpc.sendError = {
+      code: -32002,
+      message: 'Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1770',
+      data: {err: {InstructionError: [0, {Custom: 6000}]}, logs: ['Program log: refused']},
+    }
+    const list = await task('LIST')
+    await assert.rejects(
+      runList(manager('manager-a'), deployment, list),
+      (e: unknown) => e instanceof GpunetError && e.code === 'transaction_failed',
+    )
+    assert.equal(sends(), 1)
+    assert.equal((await reread(list.id)).in_flight, null)
+    assert.deepEqual(rpc.sent, [])
   })
 
   it('gives saved bytes up one block after their last valid height, sending nothing', async () => {
@@ -227,7 +304,14 @@ describe('deployments: paying (lease, saved bytes, drain)', function () {
     inFlight = 0
     await stopping
     assert.equal(sends(), 2, 'stopped once drained')
+    const stop = rpc.sent[1]!
+    const done = (await store.tasks(deployment.id)).find((t) => t.task === 'STOP')
+    const signature = bs58.encode(stop.signature!)
+    assert.deepEqual([done!.status, done!.tx], ['DONE', signature])
     const events = await store.events(deployment.id)
-    assert.ok(events.some((e) => e.type === 'JOB_STOPPED_CONFIRMED' && e.tx !== null))
+    assert.deepEqual(
+      events.filter((e) => e.type === 'JOB_STOPPED_CONFIRMED').map((e) => [e.message, e.tx]),
+      [[`job ${job} stopped`, signature]],
+    )
   })
 })
