@@ -102,6 +102,34 @@ export const AREAS = {
     mutate: ['src/lib/credits/ledger.ts'],
     spec: ['test/lib/credits/ledger.e2e.test.ts'],
   },
+  // Issue 59: the money and access checks the suite let through.
+  // The owner's check of a manager's withdraw transaction (client-vault.ts's checkWithdraw and the vault-is-owner
+  // check): what the wallet co-signs.
+  'withdraw-check': {
+    mutate: ['src/lib/deployments/client-vault.ts:90-187'],
+    spec: ['test/lib/deployments/client-vault.test.ts', 'test/lib/deployments/hostile-manager.test.ts'],
+  },
+  // The manager's side of a withdraw: who may withdraw a vault, and when (operations.ts's withdrawVault).
+  'vault-withdraw': {
+    mutate: ['src/lib/deployments/operations.ts:190-207'],
+    spec: ['test/lib/deployments/vault-withdraw.test.ts'],
+  },
+  // Paying safely: the lease checked before a payment, saved bytes resent while they can land, drain before stop.
+  'deployments-paying': {
+    mutate: ['src/lib/deployments/paying.ts'],
+    spec: ['test/lib/deployments/paying.test.ts'],
+  },
+  // The localnet's credit routes: whose job a key may stop or extend, holds kept or given back, Idempotency-Keys.
+  'credits-routes': {
+    mutate: ['src/lib/credits/routes.ts'],
+    spec: ['test/lib/credits/routes.test.ts'],
+  },
+  // Their money paths alone (holds reconciled, stopped processes' requests settled, a listing's send, whose job a key
+  // may touch): the whole file, at some 8 s of tests a mutant, takes over half an hour on two shared cores.
+  'credits-routes-money': {
+    mutate: ['src/lib/credits/routes.ts:70-238'],
+    spec: ['test/lib/credits/routes.test.ts'],
+  },
   // The definition code in three areas, so each fits the 30 minutes: every one runs all the definition tests
   // (per-test coverage then picks, for each mutant, the tests that reach it).
   'definition-schema': {

@@ -67,10 +67,17 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
   const now = options.now ?? Date.now
   const {connection, programId} = net
 
+  /**
+   * Jobs whose listing was sent and may still land (here, or by a process that stopped): not on the chain yet, which
+   * is not "gone" (ended and cleaned), so they are neither charged nor given back until their bytes land or expire.
+   */
+  const landing = new Set<string>()
+
   /** Ends the holds of the owner's jobs that ended without the API (their node finished, or gave up). */
   const reconcile = async (owner: string) => {
     await resolveOrphans()
     for (const held of ledger.openJobs(owner)) {
+      if (landing.has(held.job)) continue
       const view = await readHeld(held)
       if (view === 'gone') ledger.settle(held.job, held.reserved, now())
       else if (view && isFinal(view.status)) ledger.settle(held.job, cost(view), now())
@@ -155,6 +162,10 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
           ((await rpcCall(connection, () => connection.getBlockHeight('confirmed'))) > intent.lastValidBlockHeight
             ? false
             : null))
+      if (intent.kind === 'list') {
+        if (landed === null) landing.add(intent.job)
+        else landing.delete(intent.job)
+      }
       if (landed === true) ledger.answerKey(owner, key, intent.status, intent.answer)
       else if (landed === false) {
         ledger.release(intent.job, intent.units)
@@ -190,6 +201,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     const {transaction} = quote
     ledger.listed(job, signature)
     let landed: string | null
+    landing.add(job)
     try {
       landed = await sendSigned(connection, raw, transaction.blockhash.lastValidBlockHeight)
     } catch (error) {
@@ -197,6 +209,8 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       if (exists) return signature
       ledger.release(job, Number(units))
       throw error
+    } finally {
+      landing.delete(job)
     }
     if (landed === null) {
       ledger.release(job, Number(units))
@@ -353,6 +367,8 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     /** A held job still on the chain and not over; 409 when it is, and its hold settled. */
     const liveJob = async (held: CreditJob): Promise<JobView> => {
       const view = await readHeld(held)
+      if ((view === 'gone' || view === null) && landing.has(held.job))
+        throw new ApiError(409, 'job_listing', `job ${held.job} is still being listed`, 'try again in a few seconds')
       if (view === 'gone' || view === null || isFinal(view.status)) {
         ledger.settle(held.job, view === 'gone' || view === null ? held.reserved : cost(view), now())
         throw new ApiError(409, 'job_over', `job ${held.job} has already ended`)
