@@ -57,7 +57,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     if (running) {
       // A setting (a flag, its variable, a profile's or the config file's) that the running localnet does not
       // honour is refused, not dropped: the user would believe it applied.
-      const given = new Set(metadata.flags.node?.setFromDefault === false ? ['node'] : [])
+      const given = new Set(metadata.flags.node?.setFromDefault ? [] : ['node'])
       for (const key of SETTING_KEYS) {
         const flag = (SETTINGS[key] as {flag?: string}).flag
         const found = settings.get(key)
