@@ -2,9 +2,16 @@
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
 import type {Draining} from './draining.js'
-import type {ManagerGateway} from './endpoints.js'
 import type {DeploymentStore} from './store.js'
 import type {VaultSeal} from './vault-seal.js'
+
+/** The gateway in front of a manager (the localnet's): deployments' stable URLs and each replica's port state. */
+export interface ManagerGateway {
+  /** The stable URL of the deployment's first exposed port, or of its exposed port `port`. */
+  deploymentUrl(deployment: string, port?: number): string
+  /** True when the job's port is ONLINE on its node (its health checks pass). */
+  online(job: string, port: number): boolean
+}
 
 export interface ManagerContext {
   store: DeploymentStore

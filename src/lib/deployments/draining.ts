@@ -7,7 +7,8 @@
  */
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import type {ManagerContext} from './context.js'
+/** What a drain takes of the manager's context (context.ts, which holds the Draining): its drains and its log. */
+type DrainContext = {draining?: Draining; log(line: string): void}
 
 /** The longest a drain waits for in-flight requests (unscaled): a stuck request must not hold a stop for long. */
 export const DRAIN_MAX_MS = 30_000
@@ -54,7 +55,7 @@ export class Draining {
  * most DRAIN_MAX_MS divided by the deployment's time_scale). Every path that ends a running job calls it first
  * (runStop does); a manager without a stable URL in front (no Draining in its context) has nothing to drain.
  */
-export async function drainJob(ctx: ManagerContext, job: string, timeScale = 1): Promise<void> {
+export async function drainJob(ctx: DrainContext, job: string, timeScale = 1): Promise<void> {
   if (!ctx.draining) return
   const maxMs = Math.max(DRAIN_MIN_MS, DRAIN_MAX_MS / timeScale)
   const {waitedMs, inFlight} = await ctx.draining.drain(job, maxMs)
@@ -62,6 +63,6 @@ export async function drainJob(ctx: ManagerContext, job: string, timeScale = 1):
 }
 
 /** True when the job is being drained by this manager. */
-export function isDraining(ctx: ManagerContext, job: string): boolean {
+export function isDraining(ctx: Pick<DrainContext, 'draining'>, job: string): boolean {
   return ctx.draining?.isDraining(job) ?? false
 }

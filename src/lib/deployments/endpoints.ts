@@ -8,14 +8,6 @@ import type {ManagerContext} from './context.js'
 import {isDraining} from './draining.js'
 import type {DeploymentRow, JobRow} from './types.js'
 
-/** The gateway in front of a manager (the localnet's): deployments' stable URLs and each replica's port state. */
-export interface ManagerGateway {
-  /** The stable URL of the deployment's first exposed port, or of its exposed port `port`. */
-  deploymentUrl(deployment: string, port?: number): string
-  /** True when the job's port is ONLINE on its node (its health checks pass). */
-  online(job: string, port: number): boolean
-}
-
 /**
  * One endpoint, as the network's object has it (`opId`, `port`, `url`, `online`), plus gpunet's `stable` (the
  * deployment's stable URL) or `job` (the replica it belongs to). `online` is absent where the manager cannot see it.

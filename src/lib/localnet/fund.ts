@@ -6,7 +6,6 @@ import {ExitCode, GpunetError} from '../errors.js'
 import {readKeypair} from '../keys/wallet.js'
 import {faucetInstructions, type FundAmounts} from './faucet.js'
 import {localnetFiles} from './paths.js'
-import type {LocalnetRuntime} from './server.js'
 
 export interface FundResult {
   signature: string
@@ -18,7 +17,8 @@ export interface FundResult {
 /** Sends SOL and tokens from the localnet's faucet to `owner` and returns the new balances. */
 export async function fundFromFaucet(
   dataDir: string,
-  runtime: LocalnetRuntime,
+  // Where the running localnet answers (its runtime record's URLs): all a transfer needs of it.
+  runtime: {rpcUrl: string; wsUrl: string},
   mint: PublicKey,
   owner: PublicKey,
   amounts: FundAmounts,
