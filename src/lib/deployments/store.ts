@@ -13,7 +13,6 @@ import type {
   JobRow,
   RevisionRow,
   Strategy,
-  TaskKind,
   TaskRow,
   VaultRow,
 } from './types.js'
@@ -156,6 +155,3 @@ export interface DeploymentStore {
   keepKeyCheck(check: string): Promise<string>
   close(): Promise<void>
 }
-
-/** Which task kinds a deployment may have open for one job at a time. */
-export const ONE_PER_JOB: readonly TaskKind[] = ['EXTEND', 'STOP']

@@ -2,7 +2,6 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
-import {resultView} from '../results/result-view.js'
 import type {JobFailure} from '../results/flow-state.js'
 import {type AmountJson, amountJson, formatAmount} from '../text/amounts.js'
 import {SOL_DECIMALS} from './balances.js'
@@ -140,14 +139,6 @@ export interface JobOutcome {
   timedOut: boolean
 }
 
-/** Reads the outcome from a result's content, in any format result-view.ts knows. */
-export function jobOutcome(content: unknown): JobOutcome {
-  const view = resultView(content)
-  return view
-    ? {outcome: view.outcome, failure: view.failure, timedOut: view.timedOut}
-    : {outcome: null, failure: null, timedOut: false}
-}
-
 /**
  * The outcome of a job from its chain state, its result CID and what its result says: a job its node gave up
  * (STOPPED, delisted ones too) or its poster ended before a result (COMPLETED without one) was stopped, whatever
@@ -157,11 +148,6 @@ export function settledOutcome(state: JobStatus, result: string | null, fromResu
   if (state === 'STOPPED') return 'stopped'
   if (state !== 'COMPLETED') return null
   return result === null ? 'stopped' : fromResult
-}
-
-/** The exit code a command that reports an outcome ends with: 8 failed, 9 stopped, else 0 (docs/json.md). */
-export function outcomeExitCode(outcome: Outcome | null): number {
-  return outcome === 'failed' ? 8 : outcome === 'stopped' ? 9 : 0
 }
 
 /** Rows as aligned columns, two spaces apart, without trailing blanks. */

@@ -23,6 +23,7 @@ import {type Duplex, pipeline} from 'node:stream'
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from './api/server.js'
+import {GATEWAY_ANSWER_HEADER} from './gateway-answer.js'
 import {
   CONNECT_TIMEOUT_MS,
   DEPLOYMENT_DOMAIN,
@@ -32,15 +33,6 @@ import {
   ReplicaPicker,
   RETRIED_METHODS,
 } from './stable-url.js'
-
-/**
- * The header on every answer the gateway gives itself (never on a job service's: taken off theirs), naming why:
- * `not-ready`, `no-service`, `unreachable`, `refused`, `invalid-answer` (the service's answer was not HTTP that can
- * be passed on: a status outside 200-599, a header Node refuses to parse or send) or (a deployment's stable URL with
- * no replica ready) `no-replica`. A client waiting for a service counts any other answer as the service's, even its
- * 404.
- */
-export const GATEWAY_ANSWER_HEADER = 'x-gpunet-gateway'
 
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
 export const DEFAULT_GATEWAY_PORT = 28980

@@ -5,7 +5,7 @@ import WebSocket from 'ws'
 
 import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe, isLoopbackHost, loopbackLookup} from '../http/client.js'
-import {GATEWAY_ANSWER_HEADER} from './gateway.js'
+import {gatewayAnswer} from './gateway-answer.js'
 
 type HttpCheck = Extract<HealthCheck, {type: 'http'}>
 type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
@@ -14,12 +14,6 @@ type WebsocketCheck = Extract<HealthCheck, {type: 'websocket'}>
 export interface CheckOutcome {
   ok: boolean
   detail: string
-}
-
-/** Why the localnet's gateway answered a request itself (its GATEWAY_ANSWER_HEADER), or null for a service's answer. */
-export function gatewayAnswer(headers: Record<string, string | string[] | undefined>): string | null {
-  const value = headers[GATEWAY_ANSWER_HEADER]
-  return typeof value === 'string' ? value : null
 }
 
 /** How long one check may take before it counts as failed. */

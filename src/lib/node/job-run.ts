@@ -14,7 +14,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {GpunetError} from '../errors.js'
 import {portLabel} from '../market/service-url.js'
 import type {JobFeed, OpInfo} from './api/feed.js'
-import type {Endpoint} from './api/server.js'
+import type {ControlAction, ControlTarget, ControlVerdict, Endpoint} from './api/access.js'
 import type {Gateway} from './gateway.js'
 import {DEFAULT_CONTINUOUS_INTERVAL_MS} from './continuous-interval.js'
 import {type CheckOutcome, runChecks, waitUntilReady} from './health.js'
@@ -70,15 +70,6 @@ interface Running {
   /** Its process while one runs (between restarts there is none). */
   op?: RunningOperation
 }
-
-/** An operation (in `group`, when named) or a whole group of the job. */
-export type ControlTarget = {op: string; group?: string} | {group: string}
-
-/** What the poster may do to one operation or group of a running job through the node API. */
-export type ControlAction = 'restart' | 'stop'
-
-/** The answer to a control request: done, or why not (`unknown`: no such operation or group; `idle`: not running). */
-export type ControlVerdict = {ok: true; ops: string[]} | {ok: false; why: 'unknown' | 'idle'; message: string}
 
 /** Runs one job's steps; `stopAll` ends what runs and starts nothing more. */
 export class JobRun {

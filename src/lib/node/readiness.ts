@@ -6,7 +6,8 @@
 import type {HealthCheck} from '../definition/schema.js'
 import {describeHttpFailure, httpProbe} from '../http/client.js'
 import {type ExposedService, type ExposingDefinition, exposedServices, type ServiceUrl} from '../market/service-url.js'
-import {checkHttp, checkWebsocket, gatewayAnswer} from './health.js'
+import {gatewayAnswer} from './gateway-answer.js'
+import {checkHttp, checkWebsocket} from './health.js'
 
 /** How long one probe may take before it counts as not ready. */
 const PROBE_TIMEOUT_MS = 5000

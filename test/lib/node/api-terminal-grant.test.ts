@@ -13,7 +13,8 @@ import WebSocket from 'ws'
 
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {FeedRegistry} from '../../../src/lib/node/api/feed.js'
-import {NodeApi, type OperationAccess} from '../../../src/lib/node/api/server.js'
+import type {OperationAccess} from '../../../src/lib/node/api/access.js'
+import {NodeApi} from '../../../src/lib/node/api/server.js'
 import {signTerminalGrant, TERMINAL_PATH} from '../../../src/lib/node-api/terminal-protocol.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()

@@ -11,7 +11,8 @@ import {type AddressInfo, connect, type Socket} from 'node:net'
 import WebSocket, {WebSocketServer} from 'ws'
 
 import {Draining} from '../../../src/lib/deployments/draining.js'
-import {GATEWAY_ANSWER_HEADER, Gateway} from '../../../src/lib/node/gateway.js'
+import {GATEWAY_ANSWER_HEADER} from '../../../src/lib/node/gateway-answer.js'
+import {Gateway} from '../../../src/lib/node/gateway.js'
 import {Ejections, type ReplicaRoute} from '../../../src/lib/node/stable-url.js'
 import {eventually} from '../../helpers/eventually.js'
 

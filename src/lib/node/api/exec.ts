@@ -16,7 +16,7 @@ import {checkExecBody, type ClientControl, parseControl, STREAM, validSize} from
 import {CLOSE} from '../../node-api/protocol.js'
 import {safeTerminalOp} from '../../node-api/terminal-protocol.js'
 import type {ExecChild, ExecProcess} from '../runtime/exec.js'
-import type {OperationAccess} from './server.js'
+import type {OperationAccess} from './access.js'
 
 /** Commands running at once in one job. */
 export const MAX_EXEC_SESSIONS_PER_JOB = 8

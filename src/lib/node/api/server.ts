@@ -26,11 +26,9 @@ import {
   type SocketPath,
   type StatusEntry,
 } from '../../node-api/protocol.js'
-import type {ControlAction, ControlTarget, ControlVerdict} from '../job-run.js'
 import {EXEC_PATH} from '../../node-api/exec-protocol.js'
 import {checkTerminalGrant, TERMINAL_PATH} from '../../node-api/terminal-protocol.js'
-import type {ExecOptions, ExecProcess} from '../runtime/exec.js'
-import type {ResourceSample} from '../runtime/stats.js'
+import type {ControlAction, ControlTarget, ControlVerdict, Endpoint, OperationAccess} from './access.js'
 import {EXEC_STALL_MS, openExec} from './exec.js'
 import type {FeedEntry, FeedRegistry, Follower, JobFeed} from './feed.js'
 import {answerStats, statsQuery, streamStats} from './stats.js'
@@ -52,14 +50,6 @@ export const MAX_API_SOCKETS_PER_ADDRESS = 32
 /** A socket that has sent no request this long after it opened is closed (1008). */
 export const FIRST_MESSAGE_MS = 10_000
 
-/** An exposed port of a job, as `/job/<job>/endpoints` lists it (the network's EndpointSecret). */
-export interface Endpoint {
-  opID: string
-  port: number
-  url: string
-  status: 'ONLINE' | 'OFFLINE'
-}
-
 /** What the API needs of its node. */
 export interface NodeApiHost {
   /** The node's address (base58). */
@@ -75,14 +65,6 @@ export interface NodeApiHost {
   control(job: string, target: ControlTarget, action: ControlAction): ControlVerdict | null
   /** The job's operations running here now, by id (for `/exec` and `/stats`); null when it runs no such job. */
   operations?(job: string): ReadonlyMap<string, OperationAccess> | null
-}
-
-/** What the node API may do with a running operation. */
-export interface OperationAccess {
-  /** Runs a command inside it. */
-  exec(cmd: readonly string[], options: ExecOptions): ExecProcess
-  /** Its resource counters now; null when they cannot be read. */
-  sample(): Promise<ResourceSample | null>
 }
 
 /** Serves one node's API (mounted in the gateway, which routes `<node>.node.localhost` here). */

@@ -8,7 +8,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import type {TaskStat} from '../../node-api/stats-protocol.js'
 import type {ResourceSample} from '../runtime/stats.js'
-import type {OperationAccess} from './server.js'
+import type {OperationAccess} from './access.js'
 
 /** Time between the two samples a one-off answer takes its CPU rate over. */
 export const ONE_OFF_GAP_MS = 500
