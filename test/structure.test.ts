@@ -96,6 +96,16 @@ describe('source structure', () => {
     assert.equal(cycle, null, `folders import each other in a cycle: ${cycle?.join(' -> ')}\n  ${explain}`)
   })
 
+  // Type-only imports count: a circle of types still ties the files together, and hides where a type belongs.
+  it('has no import cycle between files either', () => {
+    const files = new Map<string, Map<string, string>>()
+    for (const [file, targets] of importGraph()) {
+      files.set(file, new Map(targets.filter((to) => to !== file).map((to) => [to, `${file} -> ${to}`])))
+    }
+    const cycle = findCycle(files)
+    assert.equal(cycle, null, `files import each other in a cycle: ${cycle?.join(' -> ')}`)
+  })
+
   const forbidden: [string, string, string][] = [
     ['lib/node', 'lib/localnet', 'node/ talks to a chain through its NodeNetwork interface'],
     ['lib/market', 'lib/localnet', 'network-connection.ts resolves the localnet for market/'],
