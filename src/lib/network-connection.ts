@@ -109,7 +109,7 @@ export async function connectJobAuthority(
         `\`gpunet config set ipfsGateway VALUE --network ${network}\` (written to ${settings.configFile})`,
     })
   }
-  const ipfsGateway = set ?? net.content().url.replace(/\/+$/, '')
+  const ipfsGateway = set ?? net.content().url
   const content = new ContentClient(null, ipfsGateway)
   const authority = chainJobAuthority({
     connection: net.connection,

@@ -49,9 +49,6 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     const {dataDir, port} = settings.localnet
     const ids = idsInForce(settings)
     const hostProcesses = settings.typed('nodeHostProcesses')?.value ?? false
-    const node = nodeOptions(settings, flags.node, (line) =>
-      process.stderr.write(`${new Date().toISOString()} ${line}\n`),
-    )
     const args = startArgs(settings, flags.node)
     const running = await runningLocalnet(dataDir)
     if (running) {
@@ -78,6 +75,9 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
       return this.report(await localnetStatus(dataDir), 'started in the background', hostProcesses, ids)
     }
     const walletFile = walletPath(settings).file
+    const node = nodeOptions(settings, flags.node, (line) =>
+      process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+    )
     const serve = {
       dataDir,
       port,

@@ -39,7 +39,7 @@ export type RuntimeChoice = (typeof RUNTIME_CHOICES)[number]
 export const PULL_POLICIES = ['missing', 'always', 'never'] as const
 
 /** The fewest and most node agents a localnet runs. */
-export const NODE_COUNT_BOUNDS = {min: 1, max: 16} as const
+const NODE_COUNT_BOUNDS = {min: 1, max: 16} as const
 
 /** Lamports in a SOL: the decimals of a `sol` amount. */
 const SOL_DECIMALS = 9
@@ -208,9 +208,4 @@ export type KindValue<K extends KindName> = (typeof KINDS)[K] extends Kind<infer
 /** Reads `text` as `kind`; `cwd` makes a relative path absolute. */
 export function readKind<K extends KindName>(kind: K, text: string, cwd = process.cwd()): Reading<KindValue<K>> {
   return (KINDS[kind] as Kind<KindValue<K>>).read(text, cwd)
-}
-
-/** Whether `value` names a set of localnet ids. */
-export function isLocalnetIds(value: string): value is LocalnetIds {
-  return (LOCALNET_IDS as readonly string[]).includes(value)
 }

@@ -103,19 +103,17 @@ export function resolveSettings(input: SettingsInput = {}): Settings {
 /** A setting's text read by its kind; a text its kind refuses is exit 2, with where to fix it. */
 function readSetting<K extends SettingKey>(key: K, found: InForce, cwd: string): Typed<SettingValue<K>> {
   const reading = readKind(SETTINGS[key].kind, found.value, cwd)
-  if ('value' in reading) return {value: reading.value as SettingValue<K>, text: found.value, ...where(found)}
+  if ('value' in reading) {
+    return {value: reading.value as SettingValue<K>, text: found.value, from: found.from, source: found.source}
+  }
   throw invalidSetting(key, found, reading.why)
-}
-
-function where({from, source}: InForce): Pick<InForce, 'from' | 'source'> {
-  return {from, source}
 }
 
 /**
  * The error of a setting whose text its kind refuses: `<key>_invalid`, exit 2. A flag's value is named in the
  * message; one set elsewhere gets a hint naming where to fix it.
  */
-export function invalidSetting(key: SettingKey, found: Pick<InForce, 'value' | 'source'>, why: string): GpunetError {
+function invalidSetting(key: SettingKey, found: Pick<InForce, 'value' | 'source'>, why: string): GpunetError {
   const spec: SettingSpec = SETTINGS[key]
   const shown = spec.secret ? '(hidden)' : JSON.stringify(found.value)
   const code = `${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_invalid`
