@@ -15,7 +15,8 @@ import {
   type Reported,
 } from '../lib/job/posting.js'
 import {confirmSpend} from '../lib/market/confirm.js'
-import {resultText, rowsWithOutcome} from '../lib/market/job-result.js'
+import {rowsWithOutcome} from '../lib/market/job-info.js'
+import {resultText} from '../lib/results/job-result.js'
 import {amountText, jobRows, reportLines} from '../lib/market/report.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {printable} from '../lib/text/terminal-text.js'

@@ -13,7 +13,7 @@ import {
   MAX_LIST_LIMIT,
   OUTCOME_SCAN_LIMIT,
 } from '../../lib/market/job-list.js'
-import type {Outcome} from '../../lib/market/report.js'
+import type {Outcome} from '../../lib/results/outcome.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'
 import {printable} from '../../lib/text/terminal-text.js'

@@ -17,7 +17,7 @@ import {type MarketNetwork, parseAddress} from '../market/connect.js'
 import {connectMarket} from '../network-connection.js'
 import {fetchDefinition} from '../market/definition.js'
 import {bytesToIpfsHash} from '../market/ipfs-hash.js'
-import {jobInfo, type JobInfo} from '../market/job-result.js'
+import {jobInfo, type JobInfo} from '../market/job-info.js'
 import {readJob} from '../market/jobs.js'
 import {
   extendJob as sendExtend,
@@ -210,7 +210,7 @@ function noteProgress(text: string, note: (line: string) => void): Progress {
   return {update: note, print: note, stop: () => {}}
 }
 
-export type {JobInfo} from '../market/job-result.js'
+export type {JobInfo} from '../market/job-info.js'
 
 /** Reads a job (exit 7 when the address holds none). */
 export async function getJob(network: GpunetNetwork, job: string): Promise<JobInfo> {

@@ -9,7 +9,7 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {jobInfo, type JobInfo} from '../market/job-result.js'
+import {jobInfo, type JobInfo} from '../market/job-info.js'
 import {isFinal, type JobView, readJob} from '../market/jobs.js'
 import {
   type FlogEntry,

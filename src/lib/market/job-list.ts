@@ -17,8 +17,10 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
 } from './accounts.js'
 import {type AmountJson, amountJson} from '../text/amounts.js'
-import {alignedColumns, amountText, isoTime, type Outcome, settledOutcome} from './report.js'
-import {type JobInfo, readResult} from './job-result.js'
+import type {Outcome} from '../results/outcome.js'
+import {readResult} from '../results/job-result.js'
+import {alignedColumns, amountText, isoTime, settledOutcome} from './report.js'
+import type {JobInfo} from './job-info.js'
 import type {Network} from '../network.js'
 import type {MarketNetwork} from './connect.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'

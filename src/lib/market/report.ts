@@ -2,7 +2,7 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
-import type {JobFailure} from '../results/flow-state.js'
+import type {Outcome} from '../results/outcome.js'
 import {type AmountJson, amountJson, formatAmount} from '../text/amounts.js'
 import {SOL_DECIMALS} from './balances.js'
 import {bytesToIpfsHash} from './ipfs-hash.js'
@@ -126,19 +126,6 @@ export function isoTime(seconds: bigint | number): string | null {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : null
 }
 
-/** How a job that ended went: the chain says COMPLETED whether its operations passed or not (docs/json.md). */
-export type Outcome = 'succeeded' | 'failed' | 'stopped'
-
-/** How a done job went, from its result document: the chain says COMPLETED whether its operations passed or not. */
-export interface JobOutcome {
-  /** `succeeded`, `failed` or `stopped` (docs/json.md, "States and outcomes"); null while it runs or when unknown. */
-  outcome: Outcome | null
-  /** Why it failed (the operation and its exit code when one failed); null unless it failed. */
-  failure: JobFailure | null
-  /** Its node stopped it at its timeout (result-view.ts): a `succeeded` job then ran until its timeout. */
-  timedOut: boolean
-}
-
 /**
  * The outcome of a job from its chain state, its result CID and what its result says: a job its node gave up
  * (STOPPED, delisted ones too) or its poster ended before a result (COMPLETED without one) was stopped, whatever
@@ -159,24 +146,4 @@ export function alignedColumns(rows: string[][]): string[] {
       .join('  ')
       .trimEnd(),
   )
-}
-
-/**
- * The outcome as one line: "failed (operation boom, exit code 3): Operation boom could not run: ... [code]", giving
- * the operation and exit code only where the failure's message does not already say them ("failed: Operation boom
- * exited with code 3. [operation_failed]"), so nothing is said twice.
- */
-export function outcomeText({outcome, failure, timedOut}: JobOutcome): string | null {
-  // The network counts a job its node stopped at its timeout as done: succeeded, which alone would not say why it ended.
-  if (outcome === 'succeeded' && timedOut) return 'succeeded (it ran until its timeout)'
-  if (outcome !== 'failed' || !failure) return outcome
-  const said = failure.message.toLowerCase()
-  const op =
-    failure.op === undefined || said.includes(`operation ${failure.op}`.toLowerCase()) ? '' : `operation ${failure.op}`
-  const code =
-    failure.exitCode === undefined || new RegExp(`\\bcode ${failure.exitCode}\\b`).test(said)
-      ? ''
-      : `exit code ${failure.exitCode}`
-  const detail = [op, code].filter(Boolean).join(', ')
-  return `failed${detail ? ` (${detail})` : ''}: ${failure.message} [${failure.code}]`
 }

@@ -28,8 +28,7 @@ import {FeedRegistry, type JobFeed} from './api/feed.js'
 import type {ControlAction, ControlTarget, ControlVerdict, Endpoint, OperationAccess} from './api/access.js'
 import type {NodeApiHost} from './api/server.js'
 import {NodeChainClient} from './chain-client.js'
-import type {Gateway} from './gateway.js'
-import {JobRun} from './job-run.js'
+import {type JobPorts, JobRun} from './job-run.js'
 import {resolveLiterals} from './literals.js'
 import type {NodeNetwork} from './network.js'
 import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets} from './operation-plan.js'
@@ -50,7 +49,7 @@ export interface NodeAgentOptions {
   network: NodeNetwork
   keypair: Keypair
   runtime: ContainerRuntime
-  gateway: Gateway
+  gateway: JobPorts
   /** The secrets service the node logs in to with `job`. */
   secretsUrl: string
   /** GPUs the node has: a job with a GPU operation fails at once on a node with none. */

@@ -30,11 +30,5 @@ export {
   type RuntimeDetection,
   writePodmanConfig,
 } from './runtime/podman.js'
-export type {
-  ContainerRuntime,
-  OperationResult,
-  PublishedPort,
-  RunningOperation,
-  RunOptions,
-  RuntimeKind,
-} from './runtime/runtime.js'
+export type {OperationResult, RuntimeKind} from '../results/operation-result.js'
+export type {ContainerRuntime, PublishedPort, RunningOperation, RunOptions} from './runtime/runtime.js'

@@ -15,23 +15,40 @@ import {GpunetError} from '../errors.js'
 import {portLabel} from '../market/service-url.js'
 import type {JobFeed, OpInfo} from './api/feed.js'
 import type {ControlAction, ControlTarget, ControlVerdict, Endpoint} from './api/access.js'
-import type {Gateway} from './gateway.js'
 import {DEFAULT_CONTINUOUS_INTERVAL_MS} from './continuous-interval.js'
 import {type CheckOutcome, runChecks, waitUntilReady} from './health.js'
 import {type OperationPlan, type StepPlan, type VolumePlan} from './operation-plan.js'
 import {loadResources, type ResourceMount, type ResourceOptions} from './resources.js'
 import {mergeRuns, type ResultBuilder} from './results.js'
-import type {ContainerRuntime, OperationResult, RunningOperation} from './runtime/runtime.js'
+import type {OperationResult} from '../results/operation-result.js'
+import type {ContainerRuntime, RunningOperation} from './runtime/runtime.js'
 
 /** The first pause before a restart; it doubles with each restart, up to RESTART_DELAY_MAX_MS (as podman's). */
 const RESTART_DELAY_MS = 100
 const RESTART_DELAY_MAX_MS = 5000
 
+/**
+ * What a node asks of the gateway that serves its jobs' exposed ports (gateway/gateway.ts is one): the node only
+ * announces and takes down ports, so it needs no more of the gateway than this.
+ */
+export interface JobPorts {
+  /** The URL a job's first exposed port is served at, or that of exposed port `port`. */
+  jobUrl(job: string, port?: number): string
+  /** Announces exposed ports of a job, each answering 404 until `ready`. */
+  register(job: string, ports: readonly number[]): void
+  /** Takes down the given ports of a job. */
+  withdraw(job: string, ports: readonly number[]): void
+  /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */
+  ready(job: string, port: number, hostPort: number): void
+  /** Takes the job's service down. */
+  remove(job: string): void
+}
+
 /** What a job's run needs of its node. */
 export interface JobRunContext {
   job: string
   runtime: ContainerRuntime
-  gateway: Gateway
+  gateway: JobPorts
   feed: JobFeed
   result: ResultBuilder
   /** The node API's `/endpoints` of the job, kept current here. */

@@ -8,7 +8,7 @@ import {
   MAX_LOG_LINES,
   type OpState,
 } from '../results/flow-state.js'
-import type {OperationResult} from './runtime/runtime.js'
+import type {OperationResult} from '../results/operation-result.js'
 
 /** How an operation ended and ran, for its state: why it stopped, its group, its restarts and its `results` rules. */
 export interface OperationCourse {

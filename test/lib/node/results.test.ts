@@ -4,7 +4,7 @@ import {strict as assert} from 'node:assert'
 import type {LogEntry} from '../../../src/lib/results/flow-state.js'
 import {extractResults, mergeRuns, ResultBuilder} from '../../../src/lib/node/results.js'
 import {podmanFailure} from '../../../src/lib/node/runtime/podman.js'
-import type {OperationResult} from '../../../src/lib/node/runtime/runtime.js'
+import type {OperationResult} from '../../../src/lib/results/operation-result.js'
 
 const at = '2026-11-25T10:00:00.000Z'
 const line = (type: LogEntry['type'], log: string): LogEntry => ({type, log, timestamp: at})

@@ -12,7 +12,8 @@ import {checkEnvNames, ownerTag} from './podman.js'
 import {type ExecOptions, type ExecProcess, hostExec} from './exec.js'
 import {operationResult, spawnCollected} from './process.js'
 import {hostSample, type ResourceSample} from './stats.js'
-import type {ContainerRuntime, OperationResult, RunningOperation, RunOptions} from './runtime.js'
+import type {OperationResult} from '../../results/operation-result.js'
+import type {ContainerRuntime, RunningOperation, RunOptions} from './runtime.js'
 
 /** The notice every result of the host-process runtime carries. */
 export const HOST_PROCESS_NOTICE =

@@ -15,7 +15,8 @@ import {PodmanApi, stopLeftServices} from './podman-api.js'
 import {type ChildRun, freePort, operationResult, spawnCollected} from './process.js'
 import {podmanSample, type ResourceSample} from './stats.js'
 import type {ResourceMount} from '../resources.js'
-import type {ContainerRuntime, OperationResult, PublishedPort, RunningOperation, RunOptions} from './runtime.js'
+import type {OperationResult} from '../../results/operation-result.js'
+import type {ContainerRuntime, PublishedPort, RunningOperation, RunOptions} from './runtime.js'
 
 /** When podman may pull an operation's image: `never` where no registry can be reached. */
 export type PullPolicy = 'always' | 'missing' | 'never'

@@ -3,7 +3,7 @@ import {createServer} from 'node:net'
 import {constants} from 'node:os'
 
 import {type CollectedLog, LogCollector, type LineListener, type LogLimits} from '../output.js'
-import type {OperationResult, RuntimeKind} from './runtime.js'
+import type {OperationResult, RuntimeKind} from '../../results/operation-result.js'
 
 /** How a child process ended, with its output as capped, masked lines. */
 export interface ChildOutcome {

@@ -1,12 +1,9 @@
-import type {LogEntry} from '../../results/flow-state.js'
+import type {OperationResult, RuntimeKind} from '../../results/operation-result.js'
 import type {LineListener, LogLimits} from '../output.js'
 import type {OperationPlan, PlannedPort} from '../operation-plan.js'
 import type {ResourceMount} from '../resources.js'
 import type {ExecOptions, ExecProcess} from './exec.js'
 import type {ResourceSample} from './stats.js'
-
-/** Which runtime ran an operation. */
-export type RuntimeKind = 'podman' | 'host-process'
 
 /** How a caller asks for an operation to run. */
 export interface RunOptions {
@@ -30,34 +27,6 @@ export interface RunOptions {
 export interface PublishedPort extends PlannedPort {
   host: '127.0.0.1'
   hostPort: number
-}
-
-/**
- * What happened when an operation ran (exit code 125 to 127 are podman's own failures), under `operationId`, plus
- * how it ran. Holds no secret value: outputs are masked, env is never echoed.
- */
-export interface OperationResult {
-  operationId: string
-  runtime: RuntimeKind
-  /** The command's exit code; 128 + N when a signal N ended it. */
-  exitCode: number
-  startedAt: string
-  endedAt: string
-  /** Its output as lines, in order across both streams, with what the caps dropped. */
-  logs: LogEntry[]
-  droppedLines: number
-  droppedBytes: number
-  /** Each stream's kept lines joined, for reading one stream at a time. */
-  stdout: string
-  stderr: string
-  /** Ended by a stop (the job ended or timed out, a dependency ended, or its poster stopped it). */
-  stopped: boolean
-  /** False when it ran on the host without a container. */
-  isolated: boolean
-  /** Things the poster should know about how it ran (no GPU, no container, ...). */
-  notices: string[]
-  /** The runtime's one-line reason when it, not the operation's command, failed (an image it could not pull). */
-  runtimeFailure?: string
 }
 
 /** An operation that has started: its published ports, a way to stop it, and its result when it ends. */

@@ -1,10 +1,11 @@
-import type {ExposingDefinition} from './service-url.js'
+/**
+ * A job's result as the client reads it: fetched from the content store (checked against its CID), read in any
+ * known format (result-view.ts) and put in words under the job's report.
+ */
 import type {ContentClient} from '../ipfs/client.js'
-import type {MarketNetwork} from './connect.js'
-import type {JobView} from './jobs.js'
 import {tooDeepAt} from '../text/nesting.js'
-import {type ResultView, resultView} from '../results/result-view.js'
-import {type JobOutcome, jobReport, type JobReport, jobRows, outcomeText, settledOutcome} from './report.js'
+import type {JobOutcome} from './outcome.js'
+import {type ResultView, resultView} from './result-view.js'
 
 /** How a job went, read from its result: the outcome, why it failed, the normalized view and the document itself. */
 export interface ResultFields extends JobOutcome {
@@ -14,24 +15,6 @@ export interface ResultFields extends JobOutcome {
   resultContent: unknown
 }
 
-/** A job as `gpunet job get --json` shows it: status, node, times, cost, service URLs and, once done, its result. */
-export type JobInfo = JobReport & ResultFields
-
-/**
- * A job's report with its result; the caller passes the definition it fetched (to wait or note), so it is read once.
- * `keepBytes` receives the result's bytes as stored (for `--out`, which writes them exactly).
- */
-export async function jobInfo(
-  net: MarketNetwork,
-  view: JobView,
-  definition: ExposingDefinition | null,
-  keepBytes?: (bytes: Uint8Array) => void,
-): Promise<JobInfo> {
-  const report = jobReport(net.name, view, definition, net, Date.now() / 1000)
-  const fields = await readResult(net.content(), report, keepBytes)
-  return {...report, ...fields, outcome: settledOutcome(report.state, report.result, fields.outcome)}
-}
-
 /**
  * Reads a job's result from the content store once it has one; all null before. The read is capped and checked
  * against the CID (ContentClient.get); a document nested past the limit is kept as text, as one that is no JSON is,
@@ -39,7 +22,7 @@ export async function jobInfo(
  */
 export async function readResult(
   content: ContentClient,
-  report: Pick<JobReport, 'result'>,
+  report: {result: string | null},
   keepBytes?: (bytes: Uint8Array) => void,
 ): Promise<ResultFields> {
   if (!report.result) return {outcome: null, failure: null, timedOut: false, resultView: null, resultContent: null}
@@ -61,36 +44,6 @@ export async function readResult(
     resultView: view,
     resultContent,
   }
-}
-
-/** The report's rows with the outcome right under State, which stays the chain's (a failed job is COMPLETED there). */
-export function rowsWithOutcome(
-  report: JobReport & JobOutcome & Partial<Pick<ResultFields, 'resultContent'>>,
-): [string, string | null][] {
-  const rows = jobRows(report)
-  // A job its poster ended has no result until its node records one (`complete`), which may take a while.
-  const outcome =
-    report.outcome === 'stopped' && report.result === null
-      ? 'stopped before it finished (no result recorded)'
-      : outcomeText(report)
-  rows.splice(
-    rows.findIndex(([label]) => label === 'State') + 1,
-    0,
-    ['Outcome', outcome],
-    [
-      'Isolation',
-      ranOnHost(report.resultContent)
-        ? 'NONE: the node ran it as host processes, not in containers (images unused)'
-        : null,
-    ],
-  )
-  return rows
-}
-
-/** Whether a result says its operations ran without a container (gpunet's flow state: `gpunet.isolated` false). */
-function ranOnHost(content: unknown): boolean {
-  const own = (content as {gpunet?: {isolated?: unknown}} | null)?.gpunet
-  return typeof own === 'object' && own !== null && own.isolated === false
 }
 
 /**
