@@ -101,6 +101,9 @@ export interface Readiness {
   detail: string
 }
 
+/** How often a node re-runs an up port's continuous health checks: the network's nodes' 30 s (the localnet's too). */
+export const DEFAULT_CONTINUOUS_INTERVAL_MS = 30_000
+
 /** Heavy inference containers take up to 20 minutes before they answer (spec, "Limits"). */
 export const DEFAULT_READY_TIMEOUT_MS = 20 * 60 * 1000
 

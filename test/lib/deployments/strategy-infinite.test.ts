@@ -9,7 +9,7 @@ import {
 import {planInfinite} from '../../../src/lib/deployments/strategies/infinite.js'
 import type {JobHealth, JobOnChain, Plan, PlanInput} from '../../../src/lib/deployments/strategies/plan.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
-import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/continuous-interval.js'
+import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/health.js'
 
 import {chainJob, deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
 

@@ -1,5 +1,5 @@
 /** The durations a strategy works with, each divided by the deployment's time_scale (1 off the localnet). */
-import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../node/continuous-interval.js'
+import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../node/health.js'
 import type {DeploymentRow} from '../types.js'
 
 /** The shortest and longest extend lead of SIMPLE-EXTEND, in seconds, before scaling (the network's manager's). */
