@@ -73,16 +73,19 @@ export const AREAS = {
     mutate: ['src/lib/secrets/service/{storage,sqlite,postgres}.ts'],
     spec: SECRETS_TESTS,
   },
-  // The jobs program in four: the instruction handlers in two halves by line (move the boundary with the code:
-  // the shared helpers and open to delist, then recover to cleanAdmin), and the runtime around them in two (the
-  // execution context and the instruction runner; the accounts, errors and tables). As one area the handlers were
-  // estimated at over an hour, and the runtime took 41 minutes: its 117 static mutants each restart the test runner.
+  // The jobs program in four: the instructions (instructions/, one file each) in two halves (keep them near equal
+  // as the code moves: the shared helpers and open to delist, then recover to cleanAdmin with the table), and the
+  // runtime around them in two (the execution context and the instruction runner; the accounts, errors and tables).
+  // As one area the instructions were estimated at over an hour, and the runtime took 41 minutes: its 117 static
+  // mutants each restart the test runner.
   'jobs-program-handlers-a': {
-    mutate: ['src/lib/localnet/jobs-program/handlers.ts:1-368'],
+    mutate: ['src/lib/localnet/jobs-program/instructions/{shared,open,update,close,close-admin,assign,list,delist}.ts'],
     spec: JOBS_PROGRAM_TESTS,
   },
   'jobs-program-handlers-b': {
-    mutate: ['src/lib/localnet/jobs-program/handlers.ts:369-706'],
+    mutate: [
+      'src/lib/localnet/jobs-program/instructions/{recover,extend,end,work,stop,claim,complete,finish,quit,quit-admin,clean,clean-admin,index}.ts',
+    ],
     spec: JOBS_PROGRAM_TESTS,
   },
   'jobs-program-context': {
@@ -90,7 +93,11 @@ export const AREAS = {
     spec: JOBS_PROGRAM_TESTS,
   },
   'jobs-program-accounts': {
-    mutate: ['src/lib/localnet/jobs-program/**/*.ts', '!src/lib/localnet/jobs-program/{handlers,context,execute}.ts'],
+    mutate: [
+      'src/lib/localnet/jobs-program/**/*.ts',
+      '!src/lib/localnet/jobs-program/instructions/**',
+      '!src/lib/localnet/jobs-program/{context,execute}.ts',
+    ],
     spec: JOBS_PROGRAM_TESTS,
   },
   'node-api': {

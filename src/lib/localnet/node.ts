@@ -5,14 +5,7 @@
 import {randomBytes} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 
-import {
-  AccountLayout,
-  ACCOUNT_SIZE,
-  createInitializeMint2Instruction,
-  MINT_SIZE,
-  MintLayout,
-  TOKEN_PROGRAM_ID,
-} from '@solana/spl-token'
+import {createInitializeMint2Instruction, MINT_SIZE, MintLayout, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {
   Keypair,
   LAMPORTS_PER_SOL,
@@ -32,7 +25,12 @@ import {signedTransaction, signingKeys} from '../market/sign.js'
 import {loadOrCreateKeypair, readKeypair} from '../keys/wallet.js'
 import {Chain} from './chain.js'
 import {faucetInstructions, type FundAmounts} from './faucet.js'
-import {REWARDS_PROGRAM_ID, STAKING_PROGRAM_ID, type JobsProgramIds} from './jobs-program/context.js'
+import {
+  emptyTokenAccountData,
+  REWARDS_PROGRAM_ID,
+  STAKING_PROGRAM_ID,
+  type JobsProgramIds,
+} from './jobs-program/context.js'
 import {
   decodeStakeAccount,
   encodeStakeAccount,
@@ -290,24 +288,7 @@ export class Localnet {
       writes.push([rewardsReflection, this.programOwned(REWARDS_PROGRAM_ID, data)])
     }
     if (!this.chain.account(rewardsVault)) {
-      const data = Buffer.alloc(ACCOUNT_SIZE)
-      AccountLayout.encode(
-        {
-          mint: this.mint,
-          owner: rewardsVault,
-          amount: 0n,
-          delegateOption: 0,
-          delegate: PublicKey.default,
-          state: 1,
-          isNativeOption: 0,
-          isNative: 0n,
-          delegatedAmount: 0n,
-          closeAuthorityOption: 0,
-          closeAuthority: PublicKey.default,
-        },
-        data,
-      )
-      writes.push([rewardsVault, this.programOwned(TOKEN_PROGRAM_ID, data)])
+      writes.push([rewardsVault, this.programOwned(TOKEN_PROGRAM_ID, emptyTokenAccountData(this.mint, rewardsVault))])
     }
     if (writes.length > 0) this.chain.setAccounts(writes)
   }

@@ -3,7 +3,7 @@
  * instruction: decoded program accounts that the handler changes and the exit phase writes back.
  */
 import {AccountLayout, MINT_SIZE, MintLayout, TOKEN_PROGRAM_ID, type RawAccount} from '@solana/spl-token'
-import {type PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY} from '@solana/web3.js'
+import {PublicKey, SystemProgram, SYSVAR_RENT_PUBKEY} from '@solana/web3.js'
 
 import {
   decodeJobAccount,
@@ -220,4 +220,40 @@ export function rustName(name: string): string {
 /** Fails with `error`, naming the account whose constraint failed. */
 export function require(ok: boolean, error: ProgramError, account: string): void {
   if (!ok) fail(error, rustName(account))
+}
+
+const ZERO = new Uint8Array(32)
+
+/** A zeroed account of a program type, as `init` leaves it before the handler fills it. */
+export function zeroed(kind: 'job' | 'run' | 'market'): JobAccount | RunAccount | MarketAccount {
+  const key = PublicKey.default
+  if (kind === 'run') return {job: key, node: key, payer: key, state: 0, time: 0n}
+  if (kind === 'job') {
+    return {
+      ipfsJob: ZERO,
+      ipfsResult: ZERO,
+      market: key,
+      node: key,
+      payer: key,
+      price: 0n,
+      project: key,
+      state: 0,
+      timeEnd: 0n,
+      timeStart: 0n,
+      timeout: 0n,
+    }
+  }
+  return {
+    authority: key,
+    jobExpiration: 0n,
+    jobPrice: 0n,
+    jobTimeout: 0n,
+    jobType: 0,
+    vault: key,
+    vaultBump: 0,
+    nodeAccessKey: key,
+    nodeXnosMinimum: 0n,
+    queueType: 0,
+    queue: [],
+  }
 }

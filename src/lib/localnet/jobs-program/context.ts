@@ -88,18 +88,7 @@ export class JobsContext {
   /** The system program's `create_account` (or, for a pre-funded target, transfer + allocate + assign). */
   createAccount(target: InstructionAccount, payer: InstructionAccount, space: number, owner: PublicKey): void {
     this.requireSigner(target, 'the new account')
-    const existing = this.ledger.get(target.pubkey)
-    if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
-      failCpi(
-        CpiError.SystemAccountAlreadyInUse,
-        `Create Account: account ${target.pubkey.toBase58()} already in use`,
-        'system',
-      )
-    }
-    const needed = this.rentExempt(space) - (existing?.lamports ?? 0n)
-    if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
-    const funded = this.ledger.get(target.pubkey)!
-    this.set(target.pubkey, {...funded, owner, data: Buffer.alloc(space)})
+    this.set(target.pubkey, {...this.fundNew(target, payer, space), owner, data: Buffer.alloc(space)})
   }
 
   /** Anchor's `close`: the account's lamports go to `destination`, its data and owner are reset. */
@@ -120,34 +109,8 @@ export class JobsContext {
 
   /** Creates an initialized SPL token account of `mint` whose authority is `authority` (the market's vault). */
   createTokenAccount(target: InstructionAccount, payer: InstructionAccount, mint: PublicKey, authority: PublicKey) {
-    const existing = this.ledger.get(target.pubkey)
-    if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
-      failCpi(
-        CpiError.SystemAccountAlreadyInUse,
-        `Create Account: account ${target.pubkey.toBase58()} already in use`,
-        'system',
-      )
-    }
-    const needed = this.rentExempt(ACCOUNT_SIZE) - (existing?.lamports ?? 0n)
-    if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
-    const data = Buffer.alloc(ACCOUNT_SIZE)
-    AccountLayout.encode(
-      {
-        mint,
-        owner: authority,
-        amount: 0n,
-        delegateOption: 0,
-        delegate: PublicKey.default,
-        state: TokenState.Initialized,
-        isNativeOption: 0,
-        isNative: 0n,
-        delegatedAmount: 0n,
-        closeAuthorityOption: 0,
-        closeAuthority: PublicKey.default,
-      },
-      data,
-    )
-    this.set(target.pubkey, {...this.ledger.get(target.pubkey)!, owner: TOKEN_PROGRAM_ID, data})
+    const funded = this.fundNew(target, payer, ACCOUNT_SIZE)
+    this.set(target.pubkey, {...funded, owner: TOKEN_PROGRAM_ID, data: emptyTokenAccountData(mint, authority)})
   }
 
   /** The SPL token program's Transfer (not TransferChecked), with its frozen, mint, owner and balance checks. */
@@ -184,6 +147,24 @@ export class JobsContext {
     this.store(key, data)
   }
 
+  /**
+   * The system program's checks and funding of an account it creates: refused over one in use, topped up by
+   * `payer` to the rent exemption of `space` (no transfer, so no signature, when it already holds that).
+   */
+  private fundNew(target: InstructionAccount, payer: InstructionAccount, space: number): AccountState {
+    const existing = this.ledger.get(target.pubkey)
+    if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
+      failCpi(
+        CpiError.SystemAccountAlreadyInUse,
+        `Create Account: account ${target.pubkey.toBase58()} already in use`,
+        'system',
+      )
+    }
+    const needed = this.rentExempt(space) - (existing?.lamports ?? 0n)
+    if (needed > 0n) this.moveLamports(payer, target.pubkey, needed)
+    return this.ledger.get(target.pubkey)!
+  }
+
   /** A system transfer signed by `payer`: it must sign, be writable and hold the lamports. */
   private moveLamports(payer: InstructionAccount, to: PublicKey, amount: bigint): void {
     this.requireSigner(payer, 'the payer')
@@ -217,4 +198,26 @@ export class JobsContext {
 
 function emptySystemAccount(): AccountState {
   return {lamports: 0n, owner: SystemProgram.programId, data: Buffer.alloc(0), executable: false}
+}
+
+/** The bytes of an initialized, empty SPL token account of `mint` held by `owner`. */
+export function emptyTokenAccountData(mint: PublicKey, owner: PublicKey): Buffer {
+  const data = Buffer.alloc(ACCOUNT_SIZE)
+  AccountLayout.encode(
+    {
+      mint,
+      owner,
+      amount: 0n,
+      delegateOption: 0,
+      delegate: PublicKey.default,
+      state: TokenState.Initialized,
+      isNativeOption: 0,
+      isNative: 0n,
+      delegatedAmount: 0n,
+      closeAuthorityOption: 0,
+      closeAuthority: PublicKey.default,
+    },
+    data,
+  )
+  return data
 }

@@ -14,10 +14,10 @@ import {
 import {decodeJobsInstructionData} from '../../market/instructions.js'
 import {findVaultAddress} from '../../market/pda.js'
 import type {Overlay} from '../ledger.js'
-import {ACCOUNT_SPACE, type AccountDecl, Loaded, type ProgramAccountType, rustName} from './accounts.js'
+import {ACCOUNT_SPACE, type AccountDecl, Loaded, type ProgramAccountType, rustName, zeroed} from './accounts.js'
 import {type InstructionAccount, JobsContext, type JobsProgramIds} from './context.js'
 import {AnchorError, fail} from './errors.js'
-import {INSTRUCTIONS, type InstructionDef, zeroed} from './handlers.js'
+import {INSTRUCTIONS, type InstructionDef} from './instructions/index.js'
 
 export interface JobsInstructionInput {
   ids: JobsProgramIds
