@@ -6,7 +6,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import {DEFAULT_CONTENT_MAX_BYTES} from '../lib/ipfs/store.js'
-import {DEFAULT_GATEWAY_PORT} from '../lib/node/gateway.js'
+import {DEFAULT_GATEWAY_PORT} from '../lib/gateway/gateway.js'
 import {LOCALNET_IDS, PULL_POLICIES, RUNTIME_CHOICES} from '../lib/settings/kinds.js'
 
 export const dataDirFlag = Flags.string({

@@ -12,7 +12,7 @@ import {connect} from 'node:net'
 import WebSocket from 'ws'
 
 import {ALLOW_ORIGIN_ENV, isJsonContentType} from '../../src/lib/http/loopback-guard.js'
-import {Gateway, MAX_GATEWAY_CONNECTIONS} from '../../src/lib/node/gateway.js'
+import {Gateway, MAX_GATEWAY_CONNECTIONS} from '../../src/lib/gateway/gateway.js'
 import {cliSandbox, spawnForegroundLocalnet} from '../helpers/cli-localnet.js'
 import {useLocalnet} from '../helpers/localnet.js'
 import {sqliteAdapter, startService} from '../helpers/secrets.js'

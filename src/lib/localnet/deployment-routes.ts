@@ -7,7 +7,7 @@ import {isDraining} from '../deployments/draining.js'
 import type {RunningManager} from '../deployments/manager.js'
 import {ACTIVE_STATUSES} from '../deployments/types.js'
 import {portLabel} from '../market/service-url.js'
-import type {DeploymentRoutes, ReplicaRoute} from '../node/stable-url.js'
+import type {DeploymentRoutes, ReplicaRoute} from '../gateway/stable-url.js'
 import type {RunningNode} from './node-agent.js'
 
 /**

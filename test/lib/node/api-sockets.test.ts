@@ -15,7 +15,7 @@ import WebSocket from 'ws'
 
 import {FeedRegistry} from '../../../src/lib/node/api/feed.js'
 import {MAX_API_SOCKETS_PER_ADDRESS, NodeApi} from '../../../src/lib/node/api/server.js'
-import {Gateway} from '../../../src/lib/node/gateway.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 

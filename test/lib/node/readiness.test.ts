@@ -7,7 +7,7 @@ import {WebSocketServer} from 'ws'
 
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {healthChecksByPort, probeServices} from '../../../src/lib/node/readiness.js'
-import {Gateway} from '../../../src/lib/node/gateway.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
 
 const definition = (expose: unknown): JobDefinition =>
   ({

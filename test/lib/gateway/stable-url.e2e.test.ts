@@ -12,8 +12,8 @@ import WebSocket, {WebSocketServer} from 'ws'
 
 import {Draining} from '../../../src/lib/deployments/draining.js'
 import {GATEWAY_ANSWER_HEADER} from '../../../src/lib/node/gateway-answer.js'
-import {Gateway} from '../../../src/lib/node/gateway.js'
-import {Ejections, type ReplicaRoute} from '../../../src/lib/node/stable-url.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
+import {Ejections, type ReplicaRoute} from '../../../src/lib/gateway/stable-url.js'
 import {eventually} from '../../helpers/eventually.js'
 
 const DEPLOYMENT = 'BVy3k1hRzFYgGUR2gC5UNuKs1iGnFakN8AhJ4n9MtT7d'

@@ -22,8 +22,8 @@ import {type Duplex, pipeline} from 'node:stream'
 
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
-import type {NodeApi} from './api/server.js'
-import {GATEWAY_ANSWER_HEADER} from './gateway-answer.js'
+import type {NodeApi} from '../node/api/server.js'
+import {GATEWAY_ANSWER_HEADER} from '../node/gateway-answer.js'
 import {
   CONNECT_TIMEOUT_MS,
   DEPLOYMENT_DOMAIN,

@@ -20,7 +20,7 @@ import {
 } from 'node:net'
 
 import {GATEWAY_ANSWER_HEADER} from '../../../src/lib/node/gateway-answer.js'
-import {Gateway} from '../../../src/lib/node/gateway.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
 import {prng} from '../../helpers/eventually.js'
 
 const JOB = 'Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb'

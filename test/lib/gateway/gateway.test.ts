@@ -5,7 +5,7 @@ import {type AddressInfo, connect, createServer as createNetServer, type Server 
 
 import WebSocket, {WebSocketServer} from 'ws'
 
-import {Gateway} from '../../../src/lib/node/gateway.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
 
 const JOB = 'Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb'
 

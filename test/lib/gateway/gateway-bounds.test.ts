@@ -18,8 +18,8 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import WebSocket, {WebSocketServer} from 'ws'
 
-import * as gatewayModule from '../../../src/lib/node/gateway.js'
-import {Gateway} from '../../../src/lib/node/gateway.js'
+import * as gatewayModule from '../../../src/lib/gateway/gateway.js'
+import {Gateway} from '../../../src/lib/gateway/gateway.js'
 
 const JOB = 'Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb'
 const OTHER = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'
