@@ -4,7 +4,8 @@
  * owner's credentials: an API key, or the wallet's headers.
  */
 import {apiAuthHeaders} from './deployments/auth-header.js'
-import {type AuthHeaders, DeploymentClient} from './deployments/client.js'
+import {DeploymentClient} from './deployments/client.js'
+import type {AuthHeaders} from './http/api-client.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {isLoopbackHost} from './http/client.js'
 import {ensureLocalnet} from './localnet/control.js'

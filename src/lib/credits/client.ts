@@ -1,14 +1,15 @@
 /**
  * Credits through the network's public API (the manager's origin; the localnet's serves them too), with the
- * paths and bodies of @nosana/api 2.1.8. One client: the deployment client's request (bounded answers read with
- * zod, 429 waited out, keys redacted). Every POST carries an Idempotency-Key, made once per logical request and
- * sent unchanged on each try, so a retry never lists, extends or stops twice.
+ * paths and bodies of @nosana/api 2.1.8. The routes are the manager's, so they are asked through its client, an
+ * ApiClient (bounded answers read with zod, 429 waited out, keys redacted, the manager's errors). Every POST
+ * carries an Idempotency-Key, made once per logical request and sent unchanged on each try, so a retry never
+ * lists, extends or stops twice.
  */
 import {randomUUID} from 'node:crypto'
 
 import {z} from 'zod'
 
-import type {DeploymentClient} from '../deployments/client.js'
+import {type ApiClient, segment} from '../http/api-client.js'
 import {type AmountJson, amountJson} from '../text/amounts.js'
 
 const address = z.string().min(32).max(44)
@@ -47,13 +48,13 @@ export function newIdempotencyKey(): string {
 }
 
 /** The owner's credits: given, held for running jobs, spent. */
-export function creditBalance(client: DeploymentClient): Promise<CreditBalanceAnswer> {
+export function creditBalance(client: ApiClient): Promise<CreditBalanceAnswer> {
   return client.request('GET', '/api/credits/balance', undefined, balanceAnswer)
 }
 
 /** Lists a job paid by credits: the definition already uploaded as `ipfsHash`; `timeout` in seconds. */
 export function listWithCredits(
-  client: DeploymentClient,
+  client: ApiClient,
   body: {ipfsHash: string; market: string; timeout?: number},
   idempotencyKey: string,
 ): Promise<CreditListAnswer> {
@@ -62,23 +63,19 @@ export function listWithCredits(
 
 /** Extends a credit-paid job by `seconds`. */
 export function extendWithCredits(
-  client: DeploymentClient,
+  client: ApiClient,
   job: string,
   seconds: number,
   idempotencyKey: string,
 ): Promise<CreditExtendAnswer> {
-  return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/extend`, {seconds}, extendAnswer, {
+  return client.request('POST', `/api/jobs/${segment(job)}/extend`, {seconds}, extendAnswer, {
     idempotencyKey,
   })
 }
 
 /** Stops a credit-paid job: delisted when queued, ended when running. */
-export function stopWithCredits(
-  client: DeploymentClient,
-  job: string,
-  idempotencyKey: string,
-): Promise<CreditStopAnswer> {
-  return client.request('POST', `/api/jobs/${encodeURIComponent(job)}/stop`, undefined, stopAnswer, {idempotencyKey})
+export function stopWithCredits(client: ApiClient, job: string, idempotencyKey: string): Promise<CreditStopAnswer> {
+  return client.request('POST', `/api/jobs/${segment(job)}/stop`, undefined, stopAnswer, {idempotencyKey})
 }
 
 /** Credit base units per credit (6 decimals, as the payment token). */

@@ -1,34 +1,20 @@
 /**
  * The client of a deployment manager's HTTP API: the network's own routes, bodies and objects under
- * `/api/deployments` (@nosana/api), plus gpunet's API keys. Every answer is a stranger's: read up to a bound,
- * checked with zod, objects kept with all their members (the network's snake_case names) for `--json`.
+ * `/api/deployments` (@nosana/api), plus gpunet's API keys, on the API client core (http/api-client.ts): every
+ * answer is a stranger's, read up to a bound, checked with the zod schemas here, objects kept with all their members
+ * (the network's snake_case names) for `--json`.
  */
 import {z} from 'zod'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, readBodyAtMost, type Response} from '../http/client.js'
-import {MAX_NESTING_DEPTH, tooDeepAt} from '../text/nesting.js'
-import {stripControls} from '../text/terminal-text.js'
-
-/** The most bytes one answer may have: a page of 100 deployments or events is far less. */
-export const MAX_ANSWER_BYTES = 4 * 1024 * 1024
-
-/**
- * The deepest an answer may nest: a job definition may nest MAX_NESTING_DEPTH deep, and a page holds one a few
- * levels down (`{jobs: [{jobDefinition}]}`, `{revisions: [{job_definition}]}`); past this nothing walks it (zod,
- * the `--json` printer), so no answer can overflow the stack.
- */
-export const MAX_ANSWER_DEPTH = MAX_NESTING_DEPTH + 8
-
-/**
- * How long one answer may take, from sending the request to its last byte: the agent's timeouts bound only the
- * headers and each gap between chunks, so a manager dripping a byte at a time would hold a command for ever. A
- * manager answers every route at once (its work is done by its worker), and 4 MiB in a minute is 70 KB/s.
- */
-export const MANAGER_ANSWER_TIMEOUT_MS = 60_000
-
-/** A message or hint the manager sends is cut to this many characters before it reaches an error. */
-const MAX_REMOTE_TEXT = 500
+import {
+  ApiClient,
+  type ApiClientOptions,
+  type ApiService,
+  type AuthHeaders,
+  remoteText,
+  segment,
+} from '../http/api-client.js'
 
 const text = z.string().max(10_000)
 const time = z.string().max(100)
@@ -153,96 +139,67 @@ export interface PageQuery {
   [filter: string]: string | number | undefined
 }
 
-/** The headers that prove who asks: the wallet's (x-user-id, authorization) or an API key's. */
-export type AuthHeaders = () => Record<string, string>
-
-/** How a client treats what it sends: the credentials it must never echo, and how 429 answers are waited out. */
-export interface ClientOptions {
-  /** Values (an API key) cut out of any text the manager sends back before it reaches an error. */
-  secrets?: string[]
-  /** The setting's variable named in a 401's hint. */
+/** How a client treats what it sends (the core's options), and what its 401 hint names. */
+export interface ClientOptions extends Omit<ApiClientOptions, 'auth' | 'renewAuth'> {
+  /** The API key setting's variable. */
   keyHint?: string
-  /** How many times a 429 is waited out (its Retry-After) before exit 5; undici does it for idempotent methods. */
-  rateLimitRetries?: number
-  /** The longest Retry-After honoured, in ms: a longer one is cut to it. */
-  maxRetryAfterMs?: number
-  /** Waits; tests may shorten it. */
-  sleep?: (ms: number) => Promise<void>
-  /** The most one answer may take, headers and body (default MANAGER_ANSWER_TIMEOUT_MS); exit 5 past it. */
-  answerTimeoutMs?: number
 }
-
-/** One request's extras: an Idempotency-Key makes a POST safe to send again after a 429 or a lost answer. */
-export interface RequestOptions {
-  idempotencyKey?: string
-}
-
-/** How many times a 429 is waited out by default. */
-export const RATE_LIMIT_RETRIES = 3
-/** The longest Retry-After honoured by default. */
-export const MAX_RETRY_AFTER_MS = 30_000
 
 /** A manager's deployment API at `url` (its origin; routes are under `/api`), authenticated by `auth`. */
-export class DeploymentClient {
-  readonly url: string
-
-  constructor(
-    url: string,
-    private readonly auth: AuthHeaders,
-    private readonly options: ClientOptions = {},
-  ) {
-    this.url = url.replace(/\/+$/, '')
+export class DeploymentClient extends ApiClient {
+  constructor(url: string, auth: AuthHeaders, {keyHint, ...options}: ClientOptions = {}) {
+    super(url, managerService(keyHint), {...options, auth})
   }
 
   /** One page of the owner's deployments. */
   async list(query: PageQuery = {}): Promise<{deployments: Deployment[]; pagination: Pagination}> {
-    return this.call('GET', `/api/deployments${search(query)}`, undefined, listAnswer)
+    return this.request('GET', '/api/deployments', undefined, listAnswer, {query})
   }
 
   /** One deployment; another owner's is 404 (exit 7). */
   async get(id: string): Promise<Deployment> {
-    return this.call('GET', `/api/deployments/${segment(id)}`, undefined, deploymentSchema)
+    return this.request('GET', `/api/deployments/${segment(id)}`, undefined, deploymentSchema)
   }
 
   /** Creates a deployment (DRAFT, or STARTING with `autostart`). */
   async create(body: CreateBody): Promise<Deployment> {
-    return this.call('POST', '/api/deployments/create', body, deploymentSchema)
+    return this.request('POST', '/api/deployments/create', body, deploymentSchema)
   }
 
   /** Starts a deployment: `{status: "STARTING"}`. */
   async start(id: string): Promise<{status: string}> {
-    return this.call('POST', `/api/deployments/${segment(id)}/start`, undefined, statusAnswer)
+    return this.request('POST', `/api/deployments/${segment(id)}/start`, undefined, statusAnswer)
   }
 
   /** Stops a deployment: `{status: "STOPPING"}`; its jobs are stopped by the manager. */
   async stop(id: string): Promise<{status: string}> {
-    return this.call('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
+    return this.request('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
   }
 
   /** Sets the replica count (`update-replica-count`): the manager lists the shortfall or stops the excess. */
   async scale(id: string, replicas: number): Promise<{replicas: number}> {
     const path = `/api/deployments/${segment(id)}/update-replica-count`
-    return this.call('PATCH', path, {replicas}, replicasAnswer)
+    return this.request('PATCH', path, {replicas}, replicasAnswer)
   }
 
   /** Adds a revision of the definition (`create-revision`, the definition itself as the body); answers its number. */
   async revise(id: string, definition: unknown): Promise<{active_revision: number}> {
-    return this.call('POST', `/api/deployments/${segment(id)}/create-revision`, definition, revisionAnswer)
+    return this.request('POST', `/api/deployments/${segment(id)}/create-revision`, definition, revisionAnswer)
   }
 
   /** Deletes a STOPPED deployment (204). */
   async remove(id: string): Promise<void> {
-    await this.call('DELETE', `/api/deployments/${segment(id)}`, undefined, null)
+    await this.request('DELETE', `/api/deployments/${segment(id)}`, undefined, null)
   }
 
   /** One page of a deployment's jobs. */
   async jobs(id: string, query: PageQuery = {}): Promise<{jobs: DeploymentJob[]; pagination: Pagination}> {
-    return this.call('GET', `/api/deployments/${segment(id)}/jobs${search(query)}`, undefined, jobsAnswer)
+    return this.request('GET', `/api/deployments/${segment(id)}/jobs`, undefined, jobsAnswer, {query})
   }
 
   /** One page of a deployment's events. */
   async events(id: string, query: PageQuery = {}): Promise<{events: DeploymentEvent[]; pagination: Pagination}> {
-    return this.call('GET', `/api/deployments/${segment(id)}/events${search(query)}`, undefined, eventsAnswer)
+    return this.request('GET', `/api/deployments/${segment(id)}/events`, undefined, eventsAnswer, {query})
   }
 
   /**
@@ -250,246 +207,45 @@ export class DeploymentClient {
    * deployment's jobs, so only its signature opens their nodes' APIs.
    */
   async header(id: string, message: string, includeTime: boolean): Promise<string> {
-    const query = search({message, includeTime: String(includeTime)})
-    return (await this.call('GET', `/api/deployments/${segment(id)}/header${query}`, undefined, headerAnswer)).header
+    const query = {message, includeTime: String(includeTime)}
+    return (await this.request('GET', `/api/deployments/${segment(id)}/header`, undefined, headerAnswer, {query}))
+      .header
   }
 
   /** The vault's withdraw transaction (base64, signed by the vault, the owner its fee payer); null when empty. */
   async withdraw(vault: string): Promise<string | null> {
     const path = `/api/deployments/vaults/${segment(vault)}/withdraw`
-    return (await this.call('POST', path, {}, transactionAnswer)).transaction
+    return (await this.request('POST', path, {}, transactionAnswer)).transaction
   }
 
   /** Makes an API key for the owner (wallet headers only): its key is in this answer and nowhere else. */
   async createApiKey(name?: string): Promise<z.infer<typeof newApiKey>> {
-    return this.call('POST', '/api/api-keys', name === undefined ? {} : {name}, newApiKey)
+    return this.request('POST', '/api/api-keys', name === undefined ? {} : {name}, newApiKey)
   }
 
   /** The owner's API keys, without the keys themselves. */
   async listApiKeys(): Promise<ApiKey[]> {
-    const answer = await this.call('GET', '/api/api-keys', undefined, apiKeysAnswer)
+    const answer = await this.request('GET', '/api/api-keys', undefined, apiKeysAnswer)
     return Array.isArray(answer) ? answer : answer.keys
   }
 
   /** Revokes one of the owner's API keys. */
   async revokeApiKey(id: string): Promise<void> {
-    await this.call('DELETE', `/api/api-keys/${segment(id)}`, undefined, null)
-  }
-
-  /**
-   * One request of the manager's API (the deployment routes above, the credit routes of credits/): the answer read
-   * up to a bound and checked with `schema` (null: no document). A 429 is waited out (Retry-After) a bounded number
-   * of times when undici does not (POST, PATCH), which is safe: a 429 was refused before anything was done, and a
-   * POST that pays carries an Idempotency-Key, the same on every try, so the API answers it once.
-   */
-  async request<T>(
-    method: string,
-    path: string,
-    body: unknown,
-    schema: z.ZodType<T>,
-    options?: RequestOptions,
-  ): Promise<T>
-  async request(method: string, path: string, body: unknown, schema: null, options?: RequestOptions): Promise<void>
-  async request<T>(
-    method: string,
-    path: string,
-    body: unknown,
-    schema: z.ZodType<T> | null,
-    options: RequestOptions = {},
-  ): Promise<T | void> {
-    const headers: Record<string, string> = {accept: 'application/json', ...this.auth()}
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
-    const retries = IDEMPOTENT.has(method) ? 0 : (this.options.rateLimitRetries ?? RATE_LIMIT_RETRIES)
-    const sleep = this.options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)))
-    const timeoutMs = this.options.answerTimeoutMs ?? MANAGER_ANSWER_TIMEOUT_MS
-    for (let attempt = 0; ; attempt++) {
-      // Each try has the whole deadline: a 429's wait is not the manager's answer time.
-      const deadline = AbortSignal.timeout(timeoutMs)
-      const response = await this.send(
-        method,
-        path,
-        headers,
-        body,
-        options.idempotencyKey !== undefined && attempt < retries,
-        deadline,
-      )
-      if (response === 'lost') {
-        await sleep(backoffMs(attempt))
-        continue
-      }
-      const raw = this.redact(await this.read(response, deadline))
-      if (response.status === 429 && attempt < retries) {
-        await sleep(retryAfterMs(response.headers.get('retry-after'), attempt, this.options.maxRetryAfterMs))
-        continue
-      }
-      if (!response.ok) throw managerError(response.status, raw, this.url, this.options.keyHint)
-      if (schema === null) return
-      let value: unknown
-      try {
-        value = JSON.parse(raw)
-      } catch {
-        throw malformed(this.url, `${method} ${path.split('?')[0]} answered ${response.status} with no JSON document`)
-      }
-      // JSON.parse does not recurse, but zod and the --json printer do: a deep answer stops here.
-      const deep = tooDeepAt(value, MAX_ANSWER_DEPTH)
-      if (deep !== null) {
-        throw malformed(
-          this.url,
-          `${method} ${path.split('?')[0]} answered a document that nests arrays and objects more than ${MAX_ANSWER_DEPTH} deep (at ${pathText(deep.slice(0, 8))}…)`,
-        )
-      }
-      const parsed = schema.safeParse(value)
-      if (!parsed.success) {
-        const first = parsed.error.issues[0]
-        const where = first?.path.length ? pathText(first.path) : '(document)'
-        throw malformed(
-          this.url,
-          `${method} ${path.split('?')[0]} answered a document gpunet cannot read (${where}: ${first?.message})`,
-        )
-      }
-      return parsed.data
-    }
-  }
-
-  /**
-   * Sends once. A request that never got an answer is 'lost' when `resendable` (it carries an Idempotency-Key and
-   * has tries left): sending it again cannot act twice.
-   */
-  private async send(
-    method: string,
-    path: string,
-    headers: Record<string, string>,
-    body: unknown,
-    resendable: boolean,
-    deadline: AbortSignal,
-  ): Promise<Response | 'lost'> {
-    try {
-      return await httpFetch(`${this.url}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: deadline,
-      })
-    } catch (error) {
-      if (deadline.aborted) throw this.timedOut()
-      if (resendable) return 'lost'
-      throw new GpunetError(
-        'manager_unreachable',
-        `cannot reach the deployment manager at ${this.url} (${describeHttpFailure(error)})`,
-        {
-          exitCode: ExitCode.UNAVAILABLE,
-          hint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
-          fields: {manager: this.url},
-        },
-      )
-    }
-  }
-
-  /**
-   * The answer's text, refused past MAX_ANSWER_BYTES (whatever its Content-Length claims) without reading on, and
-   * past the answer's deadline (exit 5 either way).
-   */
-  private async read(response: Response, deadline: AbortSignal): Promise<string> {
-    let bytes: Uint8Array | 'too_large'
-    try {
-      bytes = await readBodyAtMost(response, MAX_ANSWER_BYTES)
-    } catch (error) {
-      if (deadline.aborted) throw this.timedOut()
-      throw new GpunetError(
-        'manager_unreachable',
-        `the deployment manager at ${this.url} broke off its answer (${describeHttpFailure(error)})`,
-        {
-          exitCode: ExitCode.UNAVAILABLE,
-          hint: 'try again; if it persists, the manager is failing',
-          fields: {manager: this.url},
-        },
-      )
-    }
-    if (bytes === 'too_large')
-      throw malformed(this.url, `an answer of more than the ${MAX_ANSWER_BYTES} bytes gpunet reads`)
-    return Buffer.from(bytes).toString('utf8')
-  }
-
-  /** The error of an answer that did not arrive whole within the deadline. */
-  private timedOut(): GpunetError {
-    const ms = this.options.answerTimeoutMs ?? MANAGER_ANSWER_TIMEOUT_MS
-    const within = ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
-    return new GpunetError(
-      'manager_timeout',
-      `the deployment manager at ${this.url} sent no whole answer within ${within}`,
-      {
-        exitCode: ExitCode.UNAVAILABLE,
-        hint: 'nothing more is read from it; try again, and if it persists the manager is failing',
-        fields: {manager: this.url},
-      },
-    )
-  }
-
-  /** The text with every credential this client sends cut out: a manager that echoes a key must not print it. */
-  private redact(text: string): string {
-    let out = text
-    for (const secret of this.options.secrets ?? []) if (secret.length >= 8) out = out.split(secret).join('[redacted]')
-    return out
-  }
-
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T>
-  private async call(method: string, path: string, body: unknown, schema: null): Promise<void>
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T> | null): Promise<T | void> {
-    return schema === null ? this.request(method, path, body, null) : this.request(method, path, body, schema)
+    await this.request('DELETE', `/api/api-keys/${segment(id)}`, undefined, null)
   }
 }
 
-/** The methods undici's retry interceptor sends again itself (on 429 and 5xx, honouring Retry-After). */
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
-
-/** The wait a 429 asks for: Retry-After in seconds or as a date, else a doubling backoff; never past `max`. */
-export function retryAfterMs(header: string | null, attempt: number, max = MAX_RETRY_AFTER_MS): number {
-  let ms = backoffMs(attempt)
-  if (header !== null && /^\d{1,9}$/.test(header.trim())) ms = Number(header.trim()) * 1000
-  else if (header !== null) {
-    const at = Date.parse(header)
-    if (Number.isFinite(at)) ms = Math.max(0, at - Date.now())
+/** A deployment manager as the core's errors name it; `keyVariable` is the API key's setting, named in a 401's hint. */
+function managerService(keyVariable?: string): ApiService {
+  return {
+    name: 'the deployment manager',
+    short: 'the manager',
+    code: 'manager',
+    unreachableHint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
+    invalidHint: 'is the URL a deployment manager (gpunet deployment serve, or the network\u2019s)? check --manager',
+    fields: (url) => ({manager: url}),
+    refused: ({status, text, url}) => managerError(status, text, url, keyVariable),
   }
-  return Math.min(ms, max)
-}
-
-function backoffMs(attempt: number): number {
-  return Math.min(250 * 2 ** attempt, 8000)
-}
-
-/** A path segment as sent: an id from the command line must not add path parts or a query. */
-function segment(value: string): string {
-  return encodeURIComponent(value)
-}
-
-/** `?a=1&b=2` of the defined members, or nothing. */
-function search(query: Record<string, string | number | undefined>): string {
-  const params = new URLSearchParams()
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value))
-  const text = params.toString()
-  return text ? `?${text}` : ''
-}
-
-/** The most characters of one member's name an error shows: the names are the manager's, of any length. */
-const MAX_PATH_PART = 40
-
-/** A path into an answer as an error shows it: each name cut short, so the manager cannot make the error long. */
-function pathText(path: readonly PropertyKey[]): string {
-  return path
-    .map((part) => {
-      const text = String(part)
-      return text.length > MAX_PATH_PART ? `${text.slice(0, MAX_PATH_PART)}…` : text
-    })
-    .join('.')
-}
-
-function malformed(url: string, why: string): GpunetError {
-  return new GpunetError('manager_answer_invalid', `the deployment manager at ${url} sent ${why}`, {
-    exitCode: ExitCode.UNAVAILABLE,
-    hint: 'is the URL a deployment manager (gpunet deployment serve, or the network\u2019s)? check --manager',
-    fields: {manager: url},
-  })
 }
 
 /** Exit codes of the manager's statuses (docs/deployments.md, "Exit codes"). */
@@ -524,14 +280,13 @@ export function managerError(status: number, raw: string, url: string, keyVariab
       const fields = error as {code?: unknown; message?: unknown; hint?: unknown}
       if (typeof fields.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(fields.code)) code = fields.code
       if (typeof fields.message === 'string' && fields.message !== '') message = fields.message
-      if (typeof fields.hint === 'string' && fields.hint !== '')
-        hint = stripControls(fields.hint).slice(0, MAX_REMOTE_TEXT)
+      if (typeof fields.hint === 'string' && fields.hint !== '') hint = remoteText(fields.hint)
     }
   } catch {
     // Not a JSON document (a proxy's page, a bare "Unauthorized"): the status line says it.
   }
   // A stranger's words: no control sequence reaches a terminal or a log, whatever the output.
-  message = stripControls(message).slice(0, MAX_REMOTE_TEXT)
+  message = remoteText(message)
   const exitCode = STATUS_EXITS[status] ?? ExitCode.UNAVAILABLE
   hint ??=
     status === 401

@@ -1,7 +1,8 @@
 import bs58 from 'bs58'
+import {z} from 'zod'
 
-import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
-import {describeHttpFailure, httpFetch, type Response} from '../http/client.js'
+import {ExitCode, type ExitCodeValue, GpunetError, isGpunetError} from '../errors.js'
+import {ApiClient, type ApiService, type Refusal, remoteText} from '../http/api-client.js'
 import {NETWORK_PRESETS} from '../market/networks.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from './login-message.js'
 import type {Wallet} from '../keys/wallet.js'
@@ -22,32 +23,49 @@ export interface SecretsClientOptions {
   allowUnboundLogin?: boolean
 }
 
+const loginAnswer = z.looseObject({token: z.string().min(1).max(10_000)})
+const secretsAnswer = z.record(z.string(), z.string())
+
+/** The most bytes of a /health document gpunet reads: one is a few hundred. */
+const MAX_HEALTH_BYTES = 64 * 1024
+
 /** Talks to a secrets service: logs in with the wallet's signature when needed and keeps the token cached. */
 export class SecretsClient {
   readonly url: string
   private readonly cache: TokenCache | null
   private token: string | undefined
   private prefix: string | undefined
+  /** Logins and /health, which carry no token. */
+  private readonly open: ApiClient
+  /** The secrets routes, with the token: a refused one (expired, or the service's key changed) logs in again once. */
+  private readonly api: ApiClient
 
   constructor(private readonly options: SecretsClientOptions) {
-    this.url = options.url.replace(/\/+$/, '')
     this.cache = options.cache ?? null
+    // A 429 is left to undici (GET, DELETE): a store or a login it refuses is reported with its wait, not waited out.
+    const common = {rateLimitRetries: 0, secrets: () => [this.token]}
+    this.open = new ApiClient(options.url, SECRETS_SERVICE, common)
+    this.api = new ApiClient(options.url, SECRETS_SERVICE, {
+      ...common,
+      auth: () => this.authorization(),
+      renewAuth: () => this.renew(),
+    })
+    this.url = this.open.url
   }
 
   /** All readable secrets, name → value (the owner's, or the job's referenced ones). */
   async list(): Promise<Record<string, string>> {
-    const response = await this.authorized('GET', '/secrets')
-    return (await response.json()) as Record<string, string>
+    return this.api.request('GET', '/secrets', undefined, secretsAnswer)
   }
 
   /** Stores secrets in one request, replacing values of names that exist. */
   async set(secrets: Record<string, string>): Promise<void> {
-    await this.authorized('POST', '/secrets', {secrets})
+    await this.api.request('POST', '/secrets', {secrets}, null)
   }
 
   /** Deletes one secret; a GpunetError with exit code 7 when it does not exist. */
   async delete(name: string): Promise<void> {
-    await this.authorized('DELETE', '/secrets', {key: name})
+    await this.api.request('DELETE', '/secrets', {key: name}, null)
   }
 
   /**
@@ -61,25 +79,21 @@ export class SecretsClient {
     for (let attempt = 0; ; attempt++) {
       const timestamp = Math.floor(Date.now() / 1000)
       const signature = bs58.encode(wallet.sign(new TextEncoder().encode(`${prefix}${timestamp}`)))
-      const response = await this.send('POST', '/login', {
-        address: wallet.address,
-        signature,
-        timestamp,
-        ...(job ? {job} : {}),
-      })
-      if (response.ok) {
-        const {token} = (await response.json()) as {token: string}
-        this.token = token
-        await this.cache?.set(this.cacheKey(), token)
-        return token
+      const body = {address: wallet.address, signature, timestamp, ...(job ? {job} : {})}
+      let token: string
+      try {
+        ;({token} = await this.open.request('POST', '/login', body, loginAnswer))
+      } catch (error) {
+        // Signatures are deterministic: two logins within one second sign the same text, and the second is a replay.
+        if (isGpunetError(error) && error.code === 'replayed_signature' && attempt === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5))
+          continue
+        }
+        throw error
       }
-      const failure = await serviceError(response, this.url)
-      // Signatures are deterministic: two logins within one second sign the same text, and the second is a replay.
-      if (failure.code === 'replayed_signature' && attempt === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5))
-        continue
-      }
-      throw failure
+      this.token = token
+      await this.cache?.set(this.cacheKey(), token)
+      return token
     }
   }
 
@@ -93,21 +107,17 @@ export class SecretsClient {
     if (prefix !== SPEC_PREFIX) return prefix
     const host = new URL(this.url).host.toLowerCase()
     // An unreachable service fails here as it would at login (exit 5).
-    const response = await this.send('GET', '/health')
-    let why: string
-    try {
-      // Read only a small document whose size is announced: a health document is a few hundred bytes.
-      if (!response.ok || !(Number(response.headers.get('content-length')) <= 64 * 1024)) {
-        await response.body?.cancel()
-        why = `its /health answered ${response.status}${response.ok ? ' with no document of announced size' : ''}`
-      } else {
-        const hosts = ((await response.json()) as {login?: {hosts?: unknown}}).login?.hosts
+    const health = await this.open.exchange('GET', '/health', undefined, {maxBytes: MAX_HEALTH_BYTES})
+    let why = `its /health answered ${health.status}`
+    if (health.ok) {
+      try {
+        const hosts = (JSON.parse(health.text) as {login?: {hosts?: unknown}}).login?.hosts
         if (Array.isArray(hosts) && hosts.includes(host)) return boundLoginPrefix(host)
         why = `its /health does not list ${host} among the hosts it takes logins for`
+      } catch {
+        // Not a JSON document (another implementation, a proxy's page): no bound message.
+        why = 'its /health answered no JSON document'
       }
-    } catch {
-      // Not a JSON document (another implementation, a proxy's page): no bound message.
-      why = 'its /health answered no JSON document'
     }
     if (this.options.allowUnboundLogin) return prefix
     throw unboundLoginRefused(this.url, why)
@@ -117,35 +127,16 @@ export class SecretsClient {
     return `${this.url} ${this.options.wallet.address}${this.options.job ? ` job=${this.options.job}` : ''}`
   }
 
-  /** Sends with a token; logs in again once when the token is refused (expired, or the service's key changed). */
-  private async authorized(method: string, path: string, body?: unknown): Promise<Response> {
+  /** The token's header: the one this client holds, else a cached one, else a new login's. */
+  private async authorization(): Promise<Record<string, string>> {
     this.token ??= (await this.cache?.get(this.cacheKey())) ?? (await this.login())
-    let response = await this.send(method, path, body, this.token)
-    if (response.status === 401) {
-      await this.cache?.delete(this.cacheKey())
-      response = await this.send(method, path, body, await this.login())
-    }
-    if (!response.ok) throw await serviceError(response, this.url)
-    return response
+    return {authorization: `Bearer ${this.token}`}
   }
 
-  private async send(method: string, path: string, body?: unknown, token?: string): Promise<Response> {
-    const headers: Record<string, string> = {accept: 'application/json'}
-    if (token) headers.authorization = `Bearer ${token}`
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    try {
-      return await httpFetch(`${this.url}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      })
-    } catch (error) {
-      const reason = describeHttpFailure(error)
-      throw new GpunetError('secrets_unreachable', `cannot reach the secrets service at ${this.url} (${reason})`, {
-        exitCode: ExitCode.UNAVAILABLE,
-        hint: 'check the URL (--secrets-url or GPUNET_SECRETS_URL) and that the service is running',
-      })
-    }
+  /** After a 401: the refused token forgotten, and a new one from a login. */
+  private async renew(): Promise<void> {
+    await this.cache?.delete(this.cacheKey())
+    await this.login()
   }
 }
 
@@ -191,18 +182,27 @@ function unboundLoginRefused(url: string, why: string): GpunetError {
 
 const [SPEC_PREFIX, NETWORK_PREFIX] = LOGIN_PREFIXES
 
+/** A secrets service as the core's errors name it. */
+const SECRETS_SERVICE: ApiService = {
+  name: 'the secrets service',
+  short: 'the service',
+  code: 'secrets',
+  unreachableHint: 'check the URL (--secrets-url or GPUNET_SECRETS_URL) and that the service is running',
+  invalidHint: 'is the URL a secrets service (gpunet secrets serve, or the network\u2019s)? check --secrets-url',
+  refused: serviceError,
+}
+
 /** The service's `{"error":{code,message}}` as a GpunetError with the exit code that fits its status. */
-async function serviceError(response: Response, url: string): Promise<GpunetError> {
+function serviceError({status, text, headers, url}: Refusal): GpunetError {
   let code = 'secrets_service_error'
-  let message = `the secrets service answered ${response.status}`
+  let message = `the secrets service answered ${status}`
   try {
-    const body = (await response.json()) as {error?: {code?: unknown; message?: unknown}}
+    const body = JSON.parse(text) as {error?: {code?: unknown; message?: unknown}}
     if (typeof body.error?.code === 'string') code = body.error.code
-    if (typeof body.error?.message === 'string') message = body.error.message
+    if (typeof body.error?.message === 'string') message = remoteText(body.error.message)
   } catch {
     // Not our service's error shape (a proxy page, say): keep the status line.
   }
-  const status = response.status
   const exitCode: ExitCodeValue =
     status === 404
       ? ExitCode.NOT_FOUND
@@ -211,7 +211,7 @@ async function serviceError(response: Response, url: string): Promise<GpunetErro
         : status === 400 || status === 413
           ? ExitCode.INVALID_INPUT
           : ExitCode.UNAVAILABLE
-  const retry = response.headers.get('retry-after')
+  const retry = headers.get('retry-after')
   const hint =
     status === 429
       ? `wait ${retry ?? 'a minute'} s and try again`

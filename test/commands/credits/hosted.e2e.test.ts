@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {RATE_LIMIT_RETRIES} from '../../../src/lib/deployments/client.js'
+import {RATE_LIMIT_RETRIES} from '../../../src/lib/http/api-client.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
 import {runCli} from '../../helpers/cli.js'
 import {startServer, type TestServer} from '../../helpers/http.js'

@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {openCreditLedger} from '../../../src/lib/credits/ledger.js'
-import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/deployments/client.js'
+import {MAX_RETRY_AFTER_MS, retryAfterMs} from '../../../src/lib/http/api-client.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {openSqlite, sqliteDriverName} from '../../../src/lib/sqlite/open.js'
 

@@ -6,11 +6,12 @@
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
-import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
+import {DeploymentClient} from '../../../src/lib/deployments/client.js'
 import {checkReplicas, timeoutMinutes} from '../../../src/lib/deployments/client-create.js'
 import {deploymentLines, eventLine} from '../../../src/lib/deployments/client-render.js'
 import {checkState} from '../../../src/lib/deployments/client-states.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
+import {MAX_ANSWER_BYTES} from '../../../src/lib/http/api-client.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 

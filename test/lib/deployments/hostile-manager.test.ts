@@ -12,9 +12,10 @@ import {runInNewContext} from 'node:vm'
 
 import {SystemProgram, Keypair, Transaction} from '@solana/web3.js'
 
-import {DeploymentClient, MAX_ANSWER_BYTES} from '../../../src/lib/deployments/client.js'
+import {DeploymentClient} from '../../../src/lib/deployments/client.js'
 import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
+import {MAX_ANSWER_BYTES} from '../../../src/lib/http/api-client.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'
 import {deploymentEvents} from '../../../src/lib/job/deployment-events.js'
 import {DEPLOYMENT_JSON as DEPLOYMENT} from '../../helpers/deployment-json.js'
