@@ -26,7 +26,7 @@ export interface ApiServerOptions {
   parsers?: Record<string, BodyParser>
   /** The answers of the service's own errors, tried before the shared ones (toApiError); undefined for the rest. */
   errors?: (error: unknown) => ApiError | undefined
-  /** Told of every answer of 5xx, with what was thrown. */
+  /** Told of every 5xx answer, with what was thrown. */
   onServerError?: (error: unknown, answer: ApiError) => void
 }
 
