@@ -10,7 +10,7 @@ import {createHash} from 'node:crypto'
 
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
-import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
+import type {FastifyReply, FastifyRequest} from 'fastify'
 
 import {ExitCode, isGpunetError} from '../errors.js'
 import type {Wallet} from '../keys/wallet.js'
@@ -23,9 +23,9 @@ import {type PostQuote, quotePost} from '../market/post.js'
 import {rpcCall} from '../market/rpc.js'
 import {type PreparedTransaction, sendSigned} from '../market/send.js'
 import {signedTransaction, signingKeys} from '../market/sign.js'
-import type {ApiAuth} from '../deployments/api-auth.js'
+import type {CreditsPlugin} from '../deployments/api.js'
 import {requestHeaders} from '../http/request-headers.js'
-import {ApiError, badRequest, notFound} from '../deployments/api-error.js'
+import {ApiError, badRequest, notFound, retryLater} from '../http/api-error.js'
 import {bodyObject} from '../deployments/validation.js'
 import type {CreditJob, CreditLedger, ListingIntent} from './ledger.js'
 
@@ -61,8 +61,8 @@ interface Answer {
   body: unknown
 }
 
-/** Adds the credit routes to the manager's API (its authentication, its error shape). */
-export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstance, auth: ApiAuth) => void {
+/** The credit routes, a plugin of the manager's API (its authentication, its error shape) registered under /api. */
+export function creditRoutes(options: CreditRoutesOptions): CreditsPlugin {
   const {ledger, net, wallet} = options
   const now = options.now ?? Date.now
   const {connection, programId} = net
@@ -219,7 +219,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     return signature
   }
 
-  return (app, auth) => {
+  return async (app, {auth}) => {
     const owner = async (request: FastifyRequest) => {
       const who = await auth.authenticate(requestHeaders(request.raw))
       if (who.via !== 'api-key')
@@ -238,7 +238,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
     }
     const route = {bodyLimit: CREDIT_BODY_LIMIT}
 
-    app.get('/api/credits/balance', async (request) => {
+    app.get('/credits/balance', async (request) => {
       const who = await owner(request)
       await reconcile(who)
       const {assigned, reserved, settled} = ledger.balance(who)
@@ -249,7 +249,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       }
     })
 
-    app.post('/api/jobs/list', route, async (request, reply) => {
+    app.post('/jobs/list', route, async (request, reply) => {
       const who = await owner(request)
       const body = bodyObject(request.body)
       const ipfsHash = parseIpfsHash(body.ipfsHash)
@@ -301,7 +301,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       })
     })
 
-    app.post('/api/jobs/:address/extend', route, async (request, reply) => {
+    app.post('/jobs/:address/extend', route, async (request, reply) => {
       const who = await owner(request)
       const address = (request.params as {address: string}).address
       const body = request.body === undefined ? {} : bodyObject(request.body)
@@ -350,7 +350,7 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
       })
     })
 
-    app.post('/api/jobs/:address/stop', route, async (request, reply) => {
+    app.post('/jobs/:address/stop', route, async (request, reply) => {
       const who = await owner(request)
       const address = (request.params as {address: string}).address
       return once(request, reply, who, {address}, async () => {
@@ -401,10 +401,8 @@ export function creditRoutes(options: CreditRoutesOptions): (app: FastifyInstanc
           'this Idempotency-Key was used for another request',
           'make a new key for each new request',
         )
-      if (seen.state === 'pending') {
-        void reply.header('retry-after', '1')
-        throw new ApiError(409, 'request_in_progress', 'a request with this Idempotency-Key is still being handled')
-      }
+      if (seen.state === 'pending')
+        throw retryLater(409, 'request_in_progress', 'a request with this Idempotency-Key is still being handled', 1)
       if (seen.state === 'answered')
         return reply.code(seen.status).header('idempotent-replayed', 'true').send(seen.answer)
       let answer: Answer

@@ -3,19 +3,17 @@
  * vault and API-key routes (docs/deployment-manager.md). Every route is authenticated: a deployment of another owner
  * is 404.
  */
-import type {AddressInfo} from 'node:net'
-
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
-import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} from 'fastify'
+import type {FastifyInstance, FastifyPluginAsync, FastifyRequest} from 'fastify'
 
-import {isLoopbackAddress, webPageRefusal} from '../http/loopback-guard.js'
+import {ApiError, badRequest, notFound} from '../http/api-error.js'
+import {createApiServer} from '../http/api-server.js'
 import {readBalances} from '../market/balances.js'
 import {rpcCall} from '../market/rpc.js'
 import {clientMessage, clientMessageJob, NETWORK_CLI_MESSAGE} from '../node-api/protocol.js'
 import type {ApiAuth} from './api-auth.js'
 import {requestHeaders} from '../http/request-headers.js'
-import {ApiError, badRequest, notFound, toApiError} from './api-error.js'
 import type {ManagerContext} from './context.js'
 import {readRecordedJob} from './chain-view.js'
 import {scheduleProblem} from './schedule.js'
@@ -61,56 +59,33 @@ export interface DeploymentApi {
   close(): Promise<void>
 }
 
-/** More routes on the same server, authentication and error shape: the localnet's credit routes (credits/). */
-export type ExtraRoutes = (app: FastifyInstance, auth: ApiAuth) => void
+/** Routes served beside the deployments, with their authentication: the localnet's credits (credits/), under /api. */
+export type CreditsPlugin = FastifyPluginAsync<{auth: ApiAuth}>
 
 /**
- * Builds the API over the manager's context and its authentication; `allowedOrigins` are the browser origins it
- * answers besides its own while on loopback (the allowOrigin setting).
+ * Builds the API over the manager's context and its authentication, with the credit routes when given;
+ * `allowedOrigins` are the browser origins it answers besides its own while on loopback (the allowOrigin setting).
  */
 export function createDeploymentApi(
   ctx: ManagerContext,
   auth: ApiAuth,
-  extra?: ExtraRoutes,
+  credits?: CreditsPlugin,
   allowedOrigins?: readonly string[],
 ): DeploymentApi {
-  const app = Fastify({
+  const server = createApiServer({
     bodyLimit: BODY_LIMIT,
-    logger: false,
-    frameworkErrors: (_error, request, reply) => {
-      void (reply as FastifyReply)
-        .code(400)
-        .send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}})
-    },
+    allowedOrigins,
+    onServerError: (error) => ctx.log(`deployments API: ${(error as Error).name}: ${(error as Error).message}`),
   })
-  // JSON only: a form is what any web page can post without asking first.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_request, body, done) => {
-    if (body === '') return done(null, undefined)
-    try {
-      done(null, JSON.parse(body as string))
-    } catch {
-      done(badRequest('malformed_body', 'the body is not valid JSON'), undefined)
-    }
-  })
-  let loopback = true
-  app.addHook('onRequest', (request, _reply, done) => {
-    const refusal = loopback ? webPageRefusal(request.raw, {allowedOrigins}) : null
-    done(refusal ? new ApiError(refusal.status, 'refused', refusal.message) : undefined)
-  })
-  app.setErrorHandler((error, _request, reply) => {
-    const failure = toApiError(error)
-    if (failure.status >= 500) ctx.log(`deployments API: ${(error as Error).name}: ${(error as Error).message}`)
-    return reply
-      .code(failure.status)
-      .send({error: {code: failure.code, message: failure.message, ...(failure.hint ? {hint: failure.hint} : {})}})
-  })
-  app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
-  })
+  server.app.get('/health', async () => ({status: 'ok', network: ctx.network}))
+  server.app.register(deploymentRoutes, {prefix: '/api/deployments', ctx, auth})
+  server.app.register(apiKeyRoutes, {prefix: '/api/api-keys', auth})
+  if (credits) server.app.register(credits, {prefix: '/api', auth})
+  return server
+}
 
+/** The routes under /api/deployments: the network's, with the vaults and the node-API header. */
+async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: ManagerContext; auth: ApiAuth}) {
   const owner = async (request: FastifyRequest) => (await auth.authenticate(requestHeaders(request.raw))).owner
   const own = async (request: FastifyRequest) =>
     ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
@@ -119,9 +94,7 @@ export function createDeploymentApi(
     return deploymentObject(d, jobs.filter((j) => !isOver(j.state)).length, await deploymentEndpoints(ctx, d, jobs))
   }
 
-  app.get('/health', async () => ({status: 'ok', network: ctx.network}))
-
-  app.get('/api/deployments', async (request) => {
+  app.get('', async (request) => {
     const who = await owner(request)
     const q = request.query as Record<string, string | undefined>
     const {offset, limit, order} = pageParams(q)
@@ -142,7 +115,7 @@ export function createDeploymentApi(
     return {deployments: await Promise.all(rows.map(view)), pagination: pagination(offset, limit, rows.length, total)}
   })
 
-  app.post('/api/deployments/create', async (request, reply) => {
+  app.post('/create', async (request, reply) => {
     const who = await owner(request)
     const parsed = parseCreateBody(request.body, ctx.network)
     let deployment = await createDeployment(ctx, who, parsed)
@@ -156,8 +129,8 @@ export function createDeploymentApi(
     return reply.code(201).send(await view(deployment))
   })
 
-  app.get('/api/deployments/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
-  app.post('/api/deployments/vaults/:vault/withdraw', async (request) => {
+  app.get('/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
+  app.post('/vaults/:vault/withdraw', async (request) => {
     const who = await owner(request)
     const body = request.body === undefined ? {} : bodyObject(request.body)
     if (body.SOL !== undefined || body.NOS !== undefined)
@@ -165,9 +138,9 @@ export function createDeploymentApi(
     return {transaction: await withdrawVault(ctx, who, (request.params as {vault: string}).vault)}
   })
 
-  app.get('/api/deployments/:id', async (request) => view(await own(request)))
+  app.get('/:id', async (request) => view(await own(request)))
   // The network's answer: a page `{jobs, pagination}`, filtered by state (a comma-separated list) and revision.
-  app.get('/api/deployments/:id/jobs', async (request) => {
+  app.get('/:id/jobs', async (request) => {
     const d = await own(request)
     const q = request.query as Record<string, string | undefined>
     const page = pageParams(q)
@@ -188,7 +161,7 @@ export function createDeploymentApi(
     const {items, pagination: at} = paged(jobs, page)
     return {jobs: items.map(jobObject), pagination: at}
   })
-  app.get('/api/deployments/:id/jobs/:job', async (request) => {
+  app.get('/:id/jobs/:job', async (request) => {
     const d = await own(request)
     const job = await ctx.store.job((request.params as {job: string}).job)
     if (!job || job.deployment !== d.id)
@@ -205,7 +178,7 @@ export function createDeploymentApi(
   // The network's answer: a page `{events, pagination}`, filtered by category and type (comma-separated lists).
   // created_after takes its own instant too: a follower reading from the last event's time (`deployment events
   // --follow`) then misses none recorded in the same millisecond, and drops the ones it had by their content.
-  app.get('/api/deployments/:id/events', async (request) => {
+  app.get('/:id/events', async (request) => {
     const d = await own(request)
     const q = request.query as Record<string, string | undefined>
     const page = pageParams(q)
@@ -225,7 +198,7 @@ export function createDeploymentApi(
   })
   // The network's answers: pages `{tasks, pagination}` (filtered by task kind and due time) and `{revisions,
   // pagination}` (by revision and creation time).
-  app.get('/api/deployments/:id/tasks', async (request) => {
+  app.get('/:id/tasks', async (request) => {
     const d = await own(request)
     const q = request.query as Record<string, string | undefined>
     const page = pageParams(q)
@@ -241,7 +214,7 @@ export function createDeploymentApi(
     const {items, pagination: at} = paged(tasks, page)
     return {tasks: items.map(taskObject), pagination: at}
   })
-  app.get('/api/deployments/:id/revisions', async (request) => {
+  app.get('/:id/revisions', async (request) => {
     const d = await own(request)
     const q = request.query as Record<string, string | undefined>
     const page = pageParams(q)
@@ -260,19 +233,19 @@ export function createDeploymentApi(
     return {revisions: items.map(revisionObject), pagination: at}
   })
   // The network's client sends the job definition itself as the body.
-  app.post('/api/deployments/:id/create-revision', async (request) => {
+  app.post('/:id/create-revision', async (request) => {
     const d = await createRevision(ctx, await own(request), request.body)
     return {
       ...(await view(d)),
       revisions: (await ctx.store.revisions(d.id)).map(revisionObject),
     }
   })
-  app.patch('/api/deployments/:id/update-active-revision', async (request) => {
+  app.patch('/:id/update-active-revision', async (request) => {
     const d = await own(request)
     const changed = await updateActiveRevision(ctx, d, bodyObject(request.body).active_revision)
     return view(changed)
   })
-  app.get('/api/deployments/:id/vault', async (request) => {
+  app.get('/:id/vault', async (request) => {
     const d = await own(request)
     const {connection} = ctx.net
     const balances = await rpcCall(connection, () => readBalances(connection, new PublicKey(d.vault), ctx.net.mint))
@@ -287,7 +260,7 @@ export function createDeploymentApi(
   // every time and its time part is not signed, so one such header cut short is a lasting credential.
   /** gpunet's node-API message as a caller writes it, for the hints. */
   const gpunetMessage = clientMessage('read', '<node>', '<job>', 0).replace(/=0$/, '=<unix ms>')
-  app.get('/api/deployments/:id/header', async (request) => {
+  app.get('/:id/header', async (request) => {
     const who = await auth.authenticate(requestHeaders(request.raw))
     const d = await ownDeployment(ctx, who.owner, (request.params as {id: string}).id)
     const q = request.query as Record<string, string | undefined>
@@ -318,7 +291,7 @@ export function createDeploymentApi(
   })
 
   const transition = (path: string, act: (d: DeploymentRow) => Promise<DeploymentRow>) =>
-    app.post(`/api/deployments/:id/${path}`, async (request) => {
+    app.post(`/:id/${path}`, async (request) => {
       const d = await act(await own(request))
       return {status: d.status, updated_at: new Date(d.updated_at).toISOString()}
     })
@@ -326,17 +299,17 @@ export function createDeploymentApi(
   transition('stop', (d) => stopDeployment(ctx, d))
   transition('archive', (d) => archiveDeployment(ctx, d))
 
-  app.delete('/api/deployments/:id', async (request, reply) => {
+  app.delete('/:id', async (request, reply) => {
     await deleteDeployment(ctx, await own(request))
     return reply.code(204).send()
   })
-  app.patch('/api/deployments/:id/update-replica-count', async (request) => {
+  app.patch('/:id/update-replica-count', async (request) => {
     const d = await own(request)
     const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
     return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
   })
   // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
-  app.patch('/api/deployments/:id/update-schedule', async (request) => {
+  app.patch('/:id/update-schedule', async (request) => {
     const d = await own(request)
     const {schedule} = bodyObject(request.body)
     if (d.strategy !== 'SCHEDULED')
@@ -349,51 +322,39 @@ export function createDeploymentApi(
     const changed = await updateSchedule(ctx, d, (schedule as string).trim())
     return {schedule: changed.schedule, updated_at: new Date(changed.updated_at).toISOString()}
   })
-  app.patch('/api/deployments/:id/update-timeout', async (request) => {
+  app.patch('/:id/update-timeout', async (request) => {
     const d = await own(request)
     const changed = await updateTimeout(ctx, d, parseTimeout(bodyObject(request.body).timeout))
     return {timeout: changed.timeout, updated_at: new Date(changed.updated_at).toISOString()}
   })
 
-  // API keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more.
-  const walletOwner = async (request: FastifyRequest) => {
-    const who = await auth.authenticate(requestHeaders(request.raw))
-    if (who.via !== 'wallet')
-      throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
-    return who.owner
-  }
   // A vault apart from any deployment, as the network's `vaults/create`: with the wallet only, as its client says.
-  app.post('/api/deployments/vaults/create', async (request) =>
-    vaultObject(await createVault(ctx, await walletOwner(request))),
-  )
-  app.post('/api/api-keys', async (request, reply) => {
-    const who = await walletOwner(request)
+  app.post('/vaults/create', async (request) => vaultObject(await createVault(ctx, await walletOwner(auth, request))))
+}
+
+/** The routes under /api/api-keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more. */
+async function apiKeyRoutes(app: FastifyInstance, {auth}: {auth: ApiAuth}) {
+  app.post('', async (request, reply) => {
+    const who = await walletOwner(auth, request)
     const body = request.body === undefined ? {} : bodyObject(request.body)
     if (body.name !== undefined && (typeof body.name !== 'string' || body.name.length > 100))
       throw badRequest('invalid_name', 'name must be a string of at most 100 characters')
     return reply.code(201).send(await auth.apiKeys.create(who, body.name as string | undefined))
   })
-  app.get('/api/api-keys', async (request) => auth.apiKeys.list(await walletOwner(request)))
-  app.delete('/api/api-keys/:id', async (request, reply) => {
+  app.get('', async (request) => auth.apiKeys.list(await walletOwner(auth, request)))
+  app.delete('/:id', async (request, reply) => {
     // Awaited: the 204 says the key is revoked, and a refusal (an unknown id, another owner's) is the route's 404.
-    await auth.apiKeys.revoke(await walletOwner(request), (request.params as {id: string}).id)
+    await auth.apiKeys.revoke(await walletOwner(auth, request), (request.params as {id: string}).id)
     return reply.code(204).send()
   })
+}
 
-  extra?.(app as unknown as FastifyInstance, auth)
-
-  let url = ''
-  return {
-    get url() {
-      return url
-    },
-    async listen(port, host) {
-      url = await app.listen({port, host})
-      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
-      return url
-    },
-    close: () => app.close(),
-  }
+/** The owner of a request signed with the wallet headers; 403 for an API key. */
+async function walletOwner(auth: ApiAuth, request: FastifyRequest): Promise<string> {
+  const who = await auth.authenticate(requestHeaders(request.raw))
+  if (who.via !== 'wallet')
+    throw new ApiError(403, 'wallet_required', 'API keys are managed with the wallet headers, not with an API key')
+  return who.owner
 }
 
 /** An ISO date (or unix ms) of the query, in ms; 400 when it is neither. */

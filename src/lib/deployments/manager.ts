@@ -9,7 +9,7 @@ import {isLoopbackAddress} from '../http/loopback-guard.js'
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
 import {createApiAuth} from './api-auth.js'
-import {createDeploymentApi, type ExtraRoutes} from './api.js'
+import {createDeploymentApi, type CreditsPlugin} from './api.js'
 import type {ManagerContext} from './context.js'
 import {lockDataDir} from './data-dir-lock.js'
 import {leaseHolder} from './manager-lease.js'
@@ -61,8 +61,8 @@ export interface ManagerOptions {
   /** Where the crash points of the tests are read (crash-points.ts; `deployment serve` gives its own): none unless given. */
   env?: NodeJS.ProcessEnv
   now?: () => number
-  /** Routes served beside the deployments (the localnet's credits). */
-  routes?: ExtraRoutes
+  /** The credit routes, served beside the deployments under /api (the localnet's). */
+  credits?: CreditsPlugin
   /** Browser origins the API answers besides its own while on loopback (the allowOrigin setting). */
   allowedOrigins?: readonly string[]
 }
@@ -120,7 +120,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   }
   context.holdLease = leaseHolder(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
-  const api = createDeploymentApi(context, auth, options.routes, options.allowedOrigins)
+  const api = createDeploymentApi(context, auth, options.credits, options.allowedOrigins)
   let url: string
   try {
     url = await api.listen(options.port ?? 0, host)

@@ -50,7 +50,7 @@ const taskOf = (r: Raw): TaskRow => ({
   in_flight: r.in_flight ? (JSON.parse(r.in_flight as string) as InFlight) : null,
 })
 
-/** The database is unreachable now: the API answers 503 (api-error.ts), the worker tries again on its next poll. */
+/** The database is unreachable now: the API answers 503 (http/api-error.ts), the worker tries again on its next poll. */
 function unavailable(where: string, error: unknown): GpunetError {
   return new GpunetError('store_unavailable', `the deployment store (PostgreSQL at ${where}) cannot be reached now`, {
     exitCode: ExitCode.UNAVAILABLE,

@@ -5,7 +5,7 @@
  */
 import {checkPostableText} from '../definition/upload.js'
 import {computeCidV0} from '../ipfs/cid.js'
-import {badRequest, notFound, wrongState} from './api-error.js'
+import {badRequest, notFound, wrongState} from '../http/api-error.js'
 import type {ManagerContext} from './context.js'
 import type {DeploymentRow} from './types.js'
 

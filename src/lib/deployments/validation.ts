@@ -2,7 +2,7 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../network.js'
-import {badRequest} from './api-error.js'
+import {badRequest} from '../http/api-error.js'
 import {scheduleProblem} from './schedule.js'
 import {STRATEGIES, type Strategy} from './types.js'
 

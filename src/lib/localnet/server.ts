@@ -303,7 +303,7 @@ async function startLocalnetManager(
       network: 'localnet',
       port: 0,
       log: (line) => process.stderr.write(`${line}\n`),
-      routes: creditRoutes({ledger, net, wallet, fund}),
+      credits: creditRoutes({ledger, net, wallet, fund}),
       allowedOrigins,
     })
   } catch (error) {

@@ -6,7 +6,7 @@ import {findSecretReferences} from '../../definition/secret-refs.js'
 import {verifySignature} from '../../keys/ed25519.js'
 import {isGpunetError} from '../../errors.js'
 import {LOGIN_PREFIXES, loginMessage} from '../login-message.js'
-import {badRequest, HttpError} from './http-error.js'
+import {ApiError, badRequest, retryLater} from '../../http/api-error.js'
 
 /** A run of a job: the node that claimed it and when (unix s). */
 export interface JobRun {
@@ -28,7 +28,7 @@ export interface JobRecord {
 
 /**
  * The chain and the content store, as seen by the service. `getJob` answers null for an address that holds no
- * job; both throw (an HttpError 503 naming the setting, ideally) when the chain or the store does not answer.
+ * job; both throw (an ApiError 503 naming the setting, ideally) when the chain or the store does not answer.
  */
 export interface JobAuthority {
   /** The job; `fresh` asks a caching authority to read it again rather than answer from its cache. */
@@ -106,7 +106,7 @@ export function verifyLoginSignature(
   prefixes: readonly string[] = LOGIN_PREFIXES,
 ): void {
   if (Math.abs(now - login.timestamp) > skewSeconds) {
-    throw new HttpError(
+    throw new ApiError(
       401,
       'stale_timestamp',
       `the signed timestamp is more than ${skewSeconds} seconds from the server's clock`,
@@ -118,7 +118,7 @@ export function verifyLoginSignature(
   )
   if (!valid) {
     const messages = prefixes.map((prefix) => loginMessage(login.timestamp, prefix)).join(' or ')
-    throw new HttpError(401, 'invalid_signature', `the signature is not ${messages} signed by ${login.address}`)
+    throw new ApiError(401, 'invalid_signature', `the signature is not ${messages} signed by ${login.address}`)
   }
 }
 
@@ -140,20 +140,20 @@ export async function jobScope(
   options: {reread?: boolean} = {},
 ): Promise<{scope: TokenScope; endsAt: number}> {
   if (!authority) {
-    throw new HttpError(
+    throw new ApiError(
       503,
       'job_login_unavailable',
       'this service is not connected to a chain, so it cannot issue job tokens',
     )
   }
   const record = await currentJob(authority, job, (r) => activeRun(r, node, now) !== undefined, options.reread)
-  if (!record) throw new HttpError(404, 'unknown_job', `no job ${job} exists on this network`)
+  if (!record) throw new ApiError(404, 'unknown_job', `no job ${job} exists on this network`)
   const run = activeRun(record, node, now)
   if (!run) {
     const othersRunIt = record.runs.length > 0 && !record.runs.some((r) => r.node === node)
     if (record.state !== 'done' && othersRunIt)
-      throw new HttpError(403, 'not_job_node', `${node} is not the node running job ${job}`)
-    throw new HttpError(403, 'job_not_running', `job ${job} is not running on ${node}`)
+      throw new ApiError(403, 'not_job_node', `${node} is not the node running job ${job}`)
+    throw new ApiError(403, 'job_not_running', `job ${job} is not running on ${node}`)
   }
   // Fetched only for a login that passed the checks: the definition may come from a slower content store.
   const definition = await unavailableOnFailure(() => authority.getDefinition(record.definition))
@@ -168,7 +168,7 @@ function secretNames(definition: unknown): string[] {
   try {
     return findSecretReferences(definition)
   } catch (error) {
-    if (isGpunetError(error) && error.code === 'too_deep') throw new HttpError(422, 'too_deep', error.message)
+    if (isGpunetError(error) && error.code === 'too_deep') throw new ApiError(422, 'too_deep', error.message)
     throw error
   }
 }
@@ -182,7 +182,7 @@ export async function checkJobStillRuns(
   const runs = (r: JobRecord) => activeRun(r, scope.node, now) !== undefined
   const record = authority ? await currentJob(authority, scope.job, runs) : null
   if (!record || !runs(record))
-    throw new HttpError(401, 'job_ended', `job ${scope.job} is no longer running on ${scope.node}`)
+    throw new ApiError(401, 'job_ended', `job ${scope.job} is no longer running on ${scope.node}`)
 }
 
 /**
@@ -206,10 +206,8 @@ async function unavailableOnFailure<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read()
   } catch (error) {
-    if (error instanceof HttpError) throw error
-    throw new HttpError(503, 'chain_unavailable', 'the chain or the job definition could not be read; try again', {
-      'retry-after': '5',
-    })
+    if (error instanceof ApiError) throw error
+    throw retryLater(503, 'chain_unavailable', 'the chain or the job definition could not be read; try again', 5)
   }
 }
 
@@ -254,7 +252,7 @@ export class TokenIssuer {
   async verify(authorization: string | undefined, now: number): Promise<TokenScope> {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')
     if (!match)
-      throw new HttpError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
+      throw new ApiError(401, 'missing_token', 'send "Authorization: Bearer <token>"; get a token with POST /login')
     const token = match[1] as string
     const known = this.verified.get(token)
     if (known) {
@@ -272,11 +270,11 @@ export class TokenIssuer {
       }))
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired)
-        throw new HttpError(401, 'token_expired', 'the token has expired; log in again')
-      throw new HttpError(401, 'invalid_token', 'the token is not valid')
+        throw new ApiError(401, 'token_expired', 'the token has expired; log in again')
+      throw new ApiError(401, 'invalid_token', 'the token is not valid')
     }
     const scope = scopeOf(payload)
-    if (!scope) throw new HttpError(401, 'invalid_token', 'the token has no valid scope')
+    if (!scope) throw new ApiError(401, 'invalid_token', 'the token has no valid scope')
     if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value as string)
     this.verified.set(token, {scope, exp: payload.exp as number})
     return scope

@@ -1,4 +1,4 @@
-import {badRequest} from './http-error.js'
+import {badRequest} from '../../http/api-error.js'
 
 // fatal: bytes that are not UTF-8 are refused instead of silently becoming U+FFFD.
 const utf8 = new TextDecoder('utf-8', {fatal: true})

@@ -7,13 +7,13 @@ import {type Connection, PublicKey} from '@solana/web3.js'
 
 import {MAX_DEFINITION_BYTES} from '../../definition/size.js'
 import {GpunetError} from '../../errors.js'
+import {ApiError, retryLater} from '../../http/api-error.js'
 import {computeCidV0} from '../../ipfs/cid.js'
 import {AccountDecodeError, decodeJobAccount, JobState} from '../../market/accounts.js'
 import {bytesToIpfsHash} from '../../market/ipfs-hash.js'
 import {findRuns} from '../../market/jobs.js'
 import {rpcCall} from '../../market/rpc.js'
 import type {JobAuthority, JobRecord} from './auth.js'
-import {HttpError} from './http-error.js'
 
 export interface ChainAuthorityOptions {
   connection: Connection
@@ -30,7 +30,6 @@ export interface ChainAuthorityOptions {
   settings: {rpc: string; content: string}
 }
 
-const RETRY_AFTER = {'retry-after': '5'}
 /** The RPC layer's errors for a node that failed or refused (market/rpc.ts): the chain is unavailable, for now. */
 const RPC_FAILURES = new Set(['rpc_failed', 'rpc_rate_limited'])
 
@@ -38,13 +37,13 @@ const RPC_FAILURES = new Set(['rpc_failed', 'rpc_rate_limited'])
 export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority {
   const {connection, programId, settings} = options
   const chainDown = (code: string) =>
-    new HttpError(
+    retryLater(
       503,
       'chain_unavailable',
       code === 'rpc_rate_limited'
         ? `the Solana RPC node ${connection.rpcEndpoint} refuses requests (too many requests); check ${settings.rpc}`
         : `the Solana RPC node ${connection.rpcEndpoint} does not answer; check ${settings.rpc}`,
-      RETRY_AFTER,
+      5,
     )
   return {
     async getJob(address) {
@@ -74,9 +73,9 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
     async getDefinition(cid) {
       let bytes: Uint8Array | null
       const mismatch = () =>
-        new HttpError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
+        new ApiError(502, 'definition_mismatch', `the content store answered other bytes than ${cid}`)
       const tooLarge = () =>
-        new HttpError(
+        new ApiError(
           403,
           'definition_too_large',
           `the job's definition ${cid} is larger than ${MAX_DEFINITION_BYTES} bytes, more than any job may post`,
@@ -88,20 +87,20 @@ export function chainJobAuthority(options: ChainAuthorityOptions): JobAuthority 
         if (error instanceof GpunetError && error.code === 'content_too_large') throw tooLarge()
         // The content client checks the bytes against the CID itself: the same refusal as the check below.
         if (error instanceof GpunetError && error.code === 'content_mismatch') throw mismatch()
-        throw new HttpError(
+        throw retryLater(
           503,
           'content_store_unavailable',
           `the content store does not answer for the job's definition ${cid}; check ${settings.content}`,
-          RETRY_AFTER,
+          5,
         )
       }
-      if (!bytes) throw new HttpError(404, 'definition_not_found', `the content store has no definition ${cid}`)
+      if (!bytes) throw new ApiError(404, 'definition_not_found', `the content store has no definition ${cid}`)
       if (bytes.byteLength > MAX_DEFINITION_BYTES) throw tooLarge()
       if (computeCidV0(bytes).cid !== cid) throw mismatch()
       try {
         return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown
       } catch {
-        throw new HttpError(403, 'invalid_definition', `the job's definition ${cid} is not JSON`)
+        throw new ApiError(403, 'invalid_definition', `the job's definition ${cid} is not JSON`)
       }
     },
   }

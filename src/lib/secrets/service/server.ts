@@ -1,7 +1,8 @@
-import Fastify, {type FastifyError, type FastifyReply, type FastifyRequest} from 'fastify'
-import type {AddressInfo} from 'node:net'
+import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
 
-import {isLoopbackAddress, webPageRefusal} from '../../http/loopback-guard.js'
+import {ApiError, badRequest, retryLater} from '../../http/api-error.js'
+import {createApiServer} from '../../http/api-server.js'
+import {isLoopbackAddress} from '../../http/loopback-guard.js'
 import {secretProblem} from '../limits.js'
 import {boundLoginPrefix, LOGIN_PREFIXES} from '../login-message.js'
 import {
@@ -15,7 +16,6 @@ import {
 } from './auth.js'
 import {deriveKey, SecretCipher} from './crypto.js'
 import {parseForm, parseJson} from './body.js'
-import {badRequest, HttpError} from './http-error.js'
 import {type RateLimit, RateLimiter} from './rate-limit.js'
 import {type Quota, QuotaError, type SecretStorage, StorageBusyError} from './storage.js'
 
@@ -125,44 +125,22 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
   }
   for (const host of hosts) addHost(host)
 
-  const app = Fastify({
+  const server = createApiServer({
     bodyLimit: limits.bodyBytes,
-    logger: false,
-    trustProxy: options.trustProxy ?? false,
-    // A URL with a broken percent-escape is refused before any route: in the service's error shape, not Fastify's.
-    frameworkErrors: (_error, request, reply) => {
-      void (reply as FastifyReply)
-        .code(400)
-        .send({error: {code: 'invalid_url', message: `not a valid URL: ${request.url.slice(0, 200)}`}})
+    trustProxy: options.trustProxy,
+    allowedOrigins: options.allowedOrigins,
+    json: parseJson,
+    parsers: {'application/x-www-form-urlencoded': parseForm},
+    errors: (error) => serviceError(error, limits),
+    onServerError: (error) => {
+      if (!(error instanceof ApiError)) log(`internal error: ${(error as Error).name}: ${(error as Error).message}`)
     },
   })
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', {parseAs: 'buffer'}, (_request, body, done) => {
-    try {
-      done(null, parseJson(body as Buffer))
-    } catch (error) {
-      done(error as Error, undefined)
-    }
-  })
-  app.addContentTypeParser('application/x-www-form-urlencoded', {parseAs: 'buffer'}, (_request, body, done) => {
-    try {
-      done(null, parseForm(body as Buffer))
-    } catch (error) {
-      done(error as Error, undefined)
-    }
-  })
 
-  // Bound to loopback, the service is reachable from any web page the user opens: refuse those (loopback-guard.ts).
-  // On until the bound address shows the service listens beyond loopback.
-  let loopback = true
-  app.addHook('onRequest', (request, _reply, done) => {
-    const refusal = loopback ? webPageRefusal(request.raw, {allowedOrigins: options.allowedOrigins}) : null
-    done(refusal ? new HttpError(refusal.status, 'refused', refusal.message) : undefined)
-  })
-
+  // On the server, not in the routes' plugin: a request no route answers is logged too.
   // Without a log nothing is formatted: a hook costs every request a promise.
   if (options.log) {
-    app.addHook('onResponse', (request, reply, done) => {
+    server.app.addHook('onResponse', (request, reply, done) => {
       const path = request.url.split('?')[0]
       const who = subjects.get(request)
       const ms = reply.elapsedTime.toFixed(1)
@@ -173,161 +151,151 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
     })
   }
 
-  app.setErrorHandler((error: FastifyError | Error, _request, reply) => {
-    const failure = toHttpError(error, limits)
-    if (failure.status >= 500 && !(error instanceof HttpError)) log(`internal error: ${error.name}: ${error.message}`)
-    return reply
-      .code(failure.status)
-      .headers(failure.headers)
-      .send({error: {code: failure.code, message: failure.message}})
-  })
-
-  app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .send({error: {code: 'no_route', message: `no route ${request.method} ${request.url.split('?')[0]}`}})
-  })
-
-  app.get('/health', async () => {
-    try {
-      await storage.ping()
-    } catch {
-      throw new HttpError(503, 'storage_unavailable', 'the storage does not answer')
-    }
-    // The login messages bound to this service: a client that finds its URL's host here signs that one.
-    return {status: 'ok', login: {hosts: [...hosts]}}
-  })
-
-  app.post('/login', async (request) => {
-    const now = seconds()
-    const params = bodyParams(request)
-    let verified = false
-    // Failures from a stranger count against its IP; from this machine, against the address it claims.
-    let failureKey: string | null = isLoopbackAddress(request.ip) ? null : request.ip
-    try {
-      const login = parseLogin(params)
-      subjects.set(request, login.address)
-      const limited = !exempt.has(login.address)
-      failureKey ??= `address:${login.address}`
-      // Only failures count, so a client that logs in correctly is never throttled by its IP.
-      if (limited) refuseOverLimit(failuresPerIp, failureKey, clock())
-      verifyLoginSignature(login, now, limits.clockSkewSeconds, loginPrefixes)
-      verified = true
-      // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
-      if (limited) {
-        refuseOverLimit(perAddress, login.address, clock())
-        perAddress.hit(login.address, clock())
+  /** POST /login, GET/POST/DELETE /secrets and GET /health. */
+  async function secretsRoutes(app: FastifyInstance): Promise<void> {
+    app.get('/health', async () => {
+      try {
+        await storage.ping()
+      } catch {
+        throw new ApiError(503, 'storage_unavailable', 'the storage does not answer')
       }
-      // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
-      if (!(await storage.claimSignature(login.signature, login.timestamp, now, limits.clockSkewSeconds + 1))) {
-        verified = false
-        throw new HttpError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
-      }
-      const expiresAt = now + limits.tokenTtlSeconds
-      if (!login.job) return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
-      const refusedBefore = limited ? jobRefusals.blocked(login.address, clock()) : undefined
-      const job = await withinDeadline(
-        jobScope(authority, login.address, login.job, now, {reread: refusedBefore === undefined}).catch((error) => {
-          if (!limited || !isJobRefusal(error)) throw error
-          jobRefusals.hit(login.address, clock())
-          if (refusedBefore === undefined) throw error
-          throw new HttpError(429, 'rate_limited', `too many refused job logins; retry in ${refusedBefore} s`, {
-            'retry-after': String(refusedBefore),
-          })
-        }),
-        limits.jobLoginDeadlineMs,
-      )
-      return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
-    } catch (error) {
-      const status = error instanceof HttpError ? error.status : 500
-      // A malformed login from this machine names nobody (and costs no signature check): it is not counted.
-      if (!verified && failureKey !== null && (status === 400 || status === 401)) failuresPerIp.hit(failureKey, clock())
-      throw error
-    }
-  })
+      // The login messages bound to this service: a client that finds its URL's host here signs that one.
+      return {status: 'ok', login: {hosts: [...hosts]}}
+    })
 
-  /** The scope of the request's token (a job token only while its job runs), remembered for the request log. */
-  async function authorize(request: FastifyRequest): Promise<TokenScope> {
-    const now = seconds()
-    const scope = await tokens.verify(request.headers.authorization, now)
-    subjects.set(request, scope.kind === 'owner' ? scope.owner : `${scope.poster} job=${scope.job}`)
-    if (scope.kind === 'job') await checkJobStillRuns(authority, scope, now)
-    return scope
-  }
-
-  async function ownerOnly(request: FastifyRequest): Promise<string> {
-    const scope = await authorize(request)
-    if (scope.kind !== 'owner')
-      throw new HttpError(
-        403,
-        'read_only_token',
-        'a job token can only read secrets; log in without job to change them',
-      )
-    return scope.owner
-  }
-
-  app.get('/secrets', async (request) => {
-    const scope = await authorize(request)
-    const owner = scope.kind === 'owner' ? scope.owner : scope.poster
-    const sealed = await storage.list(owner, scope.kind === 'job' ? scope.names : undefined)
-    // fromEntries defines own properties, so a name such as "__proto__" stays an ordinary key.
-    return Object.fromEntries(sealed.map((s) => [s.name, cipher.open(owner, s.name, s.sealed)]))
-  })
-
-  app.post('/secrets', async (request, reply) => {
-    const owner = await ownerOnly(request)
-    const secrets = parseSecrets(bodyParams(request).secrets)
-    // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted; each owner
-    // counts once, so an owner's own concurrent first writes do not use up the address's allowance.
-    // From this machine the identity is the owner itself, as for failed logins (see ServiceLimits): an owner is one
-    // new owner, never past an allowance of one or more, so nothing is counted (a window per throwaway owner would
-    // only grow the service's memory).
-    const counted = !isLoopbackAddress(request.ip) || limits.newOwnersPerIp.limit < 1
-    if (counted && (await storage.list(owner)).length === 0) {
-      const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
-      if (retryAfter !== undefined)
-        throw new HttpError(
-          429,
-          'too_many_new_owners',
-          `too many new owners stored secrets from this address; retry in ${retryAfter} s`,
-          {'retry-after': String(retryAfter)},
+    app.post('/login', async (request) => {
+      const now = seconds()
+      const params = bodyParams(request)
+      let verified = false
+      // Failures from a stranger count against its IP; from this machine, against the address it claims.
+      let failureKey: string | null = isLoopbackAddress(request.ip) ? null : request.ip
+      try {
+        const login = parseLogin(params)
+        subjects.set(request, login.address)
+        const limited = !exempt.has(login.address)
+        failureKey ??= `address:${login.address}`
+        // Only failures count, so a client that logs in correctly is never throttled by its IP.
+        if (limited) refuseOverLimit(failuresPerIp, failureKey, clock())
+        verifyLoginSignature(login, now, limits.clockSkewSeconds, loginPrefixes)
+        verified = true
+        // Counted after the signature check, so nobody can use up an address's allowance but its key holder.
+        if (limited) {
+          refuseOverLimit(perAddress, login.address, clock())
+          perAddress.hit(login.address, clock())
+        }
+        // Kept until the timestamp can no longer pass the clock check; after that the check refuses it anyway.
+        if (!(await storage.claimSignature(login.signature, login.timestamp, now, limits.clockSkewSeconds + 1))) {
+          verified = false
+          throw new ApiError(401, 'replayed_signature', 'this signature was already used; sign a new timestamp')
+        }
+        const expiresAt = now + limits.tokenTtlSeconds
+        if (!login.job)
+          return {token: tokens.issue(login.address, {kind: 'owner', owner: login.address}, expiresAt, now)}
+        const refusedBefore = limited ? jobRefusals.blocked(login.address, clock()) : undefined
+        const job = await withinDeadline(
+          jobScope(authority, login.address, login.job, now, {reread: refusedBefore === undefined}).catch((error) => {
+            if (!limited || !isJobRefusal(error)) throw error
+            jobRefusals.hit(login.address, clock())
+            if (refusedBefore === undefined) throw error
+            throw retryLater(
+              429,
+              'rate_limited',
+              `too many refused job logins; retry in ${refusedBefore} s`,
+              refusedBefore,
+            )
+          }),
+          limits.jobLoginDeadlineMs,
         )
-      newOwnersPerIp.hitOnce(request.ip, owner, clock())
-    }
-    await storage.put(
-      owner,
-      secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
-      limits,
-    )
-    return ok(reply)
-  })
+        return {token: tokens.issue(login.address, job.scope, Math.min(expiresAt, job.endsAt), now)}
+      } catch (error) {
+        const status = error instanceof ApiError ? error.status : 500
+        // A malformed login from this machine names nobody (and costs no signature check): it is not counted.
+        if (!verified && failureKey !== null && (status === 400 || status === 401))
+          failuresPerIp.hit(failureKey, clock())
+        throw error
+      }
+    })
 
-  app.delete('/secrets', async (request, reply) => {
-    const owner = await ownerOnly(request)
-    const fromQuery = (request.query as Record<string, unknown>).key
-    const fromBody = bodyParams(request).key
-    if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
-      throw badRequest('conflicting_key', 'key is given in both the query and the body, with different values')
+    /** The scope of the request's token (a job token only while its job runs), remembered for the request log. */
+    async function authorize(request: FastifyRequest): Promise<TokenScope> {
+      const now = seconds()
+      const scope = await tokens.verify(request.headers.authorization, now)
+      subjects.set(request, scope.kind === 'owner' ? scope.owner : `${scope.poster} job=${scope.job}`)
+      if (scope.kind === 'job') await checkJobStillRuns(authority, scope, now)
+      return scope
     }
-    const key = fromQuery ?? fromBody
-    if (typeof key !== 'string' || key === '')
-      throw badRequest('missing_parameter', 'key is required (the name of the secret to delete)')
-    const problem = secretProblem(key, '')
-    if (problem) throw badRequest(problem.code, problem.message)
-    if (!(await storage.delete(owner, key))) throw new HttpError(404, 'not_found', `no secret named ${key}`)
-    return ok(reply)
-  })
 
-  let url = ''
+    async function ownerOnly(request: FastifyRequest): Promise<string> {
+      const scope = await authorize(request)
+      if (scope.kind !== 'owner')
+        throw new ApiError(
+          403,
+          'read_only_token',
+          'a job token can only read secrets; log in without job to change them',
+        )
+      return scope.owner
+    }
+
+    app.get('/secrets', async (request) => {
+      const scope = await authorize(request)
+      const owner = scope.kind === 'owner' ? scope.owner : scope.poster
+      const sealed = await storage.list(owner, scope.kind === 'job' ? scope.names : undefined)
+      // fromEntries defines own properties, so a name such as "__proto__" stays an ordinary key.
+      return Object.fromEntries(sealed.map((s) => [s.name, cipher.open(owner, s.name, s.sealed)]))
+    })
+
+    app.post('/secrets', async (request, reply) => {
+      const owner = await ownerOnly(request)
+      const secrets = parseSecrets(bodyParams(request).secrets)
+      // Counted when tried, so concurrent first writes from one IP cannot all pass before any is counted; each owner
+      // counts once, so an owner's own concurrent first writes do not use up the address's allowance.
+      // From this machine the identity is the owner itself, as for failed logins (see ServiceLimits): an owner is one
+      // new owner, never past an allowance of one or more, so nothing is counted (a window per throwaway owner would
+      // only grow the service's memory).
+      const counted = !isLoopbackAddress(request.ip) || limits.newOwnersPerIp.limit < 1
+      if (counted && (await storage.list(owner)).length === 0) {
+        const retryAfter = newOwnersPerIp.blocked(request.ip, clock())
+        if (retryAfter !== undefined)
+          throw retryLater(
+            429,
+            'too_many_new_owners',
+            `too many new owners stored secrets from this address; retry in ${retryAfter} s`,
+            retryAfter,
+          )
+        newOwnersPerIp.hitOnce(request.ip, owner, clock())
+      }
+      await storage.put(
+        owner,
+        secrets.map(([name, value]) => ({name, sealed: cipher.seal(owner, name, value)})),
+        limits,
+      )
+      return ok(reply)
+    })
+
+    app.delete('/secrets', async (request, reply) => {
+      const owner = await ownerOnly(request)
+      const fromQuery = (request.query as Record<string, unknown>).key
+      const fromBody = bodyParams(request).key
+      if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
+        throw badRequest('conflicting_key', 'key is given in both the query and the body, with different values')
+      }
+      const key = fromQuery ?? fromBody
+      if (typeof key !== 'string' || key === '')
+        throw badRequest('missing_parameter', 'key is required (the name of the secret to delete)')
+      const problem = secretProblem(key, '')
+      if (problem) throw badRequest(problem.code, problem.message)
+      if (!(await storage.delete(owner, key))) throw new ApiError(404, 'not_found', `no secret named ${key}`)
+      return ok(reply)
+    })
+  }
+
+  server.app.register(secretsRoutes)
   return {
     get url() {
-      return url
+      return server.url
     },
     async listen(port = 0, host = '127.0.0.1') {
-      url = await app.listen({port, host})
-      // Decided from the address the socket is bound to, not the text asked for: `0:0:0:0:0:0:0:1` and
-      // `::ffff:127.0.0.1` are loopback too.
-      loopback = isLoopbackAddress((app.server.address() as AddressInfo).address)
+      const url = await server.listen(port, host)
       addHost(new URL(url).host)
       return url
     },
@@ -335,7 +303,7 @@ export function createSecretsService(options: SecretsServiceOptions): SecretsSer
       exempt.add(address)
     },
     async close() {
-      await app.close()
+      await server.close()
       await storage.close()
     },
   }
@@ -351,13 +319,11 @@ async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(
       () =>
         reject(
-          new HttpError(
+          retryLater(
             503,
             'chain_unavailable',
             `the chain or the job's definition did not answer within ${ms} ms; try again`,
-            {
-              'retry-after': '5',
-            },
+            5,
           ),
         ),
       ms,
@@ -377,15 +343,13 @@ function ok(reply: FastifyReply): FastifyReply {
 
 /** A job login refused because the key does not run the job now: the refusal that costs chain reads. */
 function isJobRefusal(error: unknown): boolean {
-  return error instanceof HttpError && (error.code === 'not_job_node' || error.code === 'job_not_running')
+  return error instanceof ApiError && (error.code === 'not_job_node' || error.code === 'job_not_running')
 }
 
 function refuseOverLimit(limiter: RateLimiter, key: string, now: number): void {
   const retryAfter = limiter.blocked(key, now)
   if (retryAfter !== undefined) {
-    throw new HttpError(429, 'rate_limited', `too many login attempts; retry in ${retryAfter} s`, {
-      'retry-after': String(retryAfter),
-    })
+    throw retryLater(429, 'rate_limited', `too many login attempts; retry in ${retryAfter} s`, retryAfter)
   }
 }
 
@@ -421,30 +385,21 @@ function parseSecrets(raw: unknown): Array<[string, string]> {
   return entries as Array<[string, string]>
 }
 
-const QUOTA_ERRORS: Record<QuotaError['kind'], (limit: number) => HttpError> = {
+const QUOTA_ERRORS: Record<QuotaError['kind'], (limit: number) => ApiError> = {
   secretsPerOwner: (limit) =>
     badRequest('too_many_secrets', `an owner may hold at most ${limit} secrets; delete some first`),
   bytesPerOwner: (limit) =>
-    new HttpError(413, 'owner_quota_exceeded', `an owner may store at most ${limit} bytes; delete some secrets first`),
+    new ApiError(413, 'owner_quota_exceeded', `an owner may store at most ${limit} bytes; delete some secrets first`),
   totalBytes: (limit) =>
-    new HttpError(413, 'storage_full', `this service stores at most ${limit} bytes in all, and it is full`),
+    new ApiError(413, 'storage_full', `this service stores at most ${limit} bytes in all, and it is full`),
 }
 
-/** Maps anything thrown to the status and code the client sees; a 500 never carries internals. */
-function toHttpError(error: FastifyError | Error, limits: ServiceLimits): HttpError {
-  if (error instanceof HttpError) return error
+/** The answers of the service's own errors: its quotas, a busy database and its body limit. */
+function serviceError(error: unknown, limits: ServiceLimits): ApiError | undefined {
   if (error instanceof QuotaError) return QUOTA_ERRORS[error.kind](error.limit)
   if (error instanceof StorageBusyError)
-    return new HttpError(503, 'storage_busy', 'the database is busy with other writers; try again', {
-      'retry-after': '1',
-    })
-  const code = (error as FastifyError).code
-  const status = (error as FastifyError).statusCode ?? 500
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new HttpError(413, 'body_too_large', `the body is larger than ${limits.bodyBytes} bytes`)
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new HttpError(415, 'unsupported_media_type', 'send application/json or application/x-www-form-urlencoded')
-  }
-  if (status >= 400 && status < 500) return new HttpError(status, 'bad_request', 'the request is malformed')
-  return new HttpError(500, 'internal', 'internal error')
+    return retryLater(503, 'storage_busy', 'the database is busy with other writers; try again', 1)
+  if ((error as {code?: unknown}).code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new ApiError(413, 'body_too_large', `the body is larger than ${limits.bodyBytes} bytes`)
+  return undefined
 }

@@ -6,7 +6,7 @@ import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
 
 import {activeRun, parseLogin, TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
-import {HttpError} from '../../../../src/lib/secrets/service/http-error.js'
+import {ApiError} from '../../../../src/lib/http/api-error.js'
 import {newAddress} from '../../../helpers/secrets.js'
 
 /** The HTTP error `run` throws or rejects with: status and code. */
@@ -14,7 +14,7 @@ async function refusal(run: () => unknown): Promise<[number, string]> {
   try {
     await run()
   } catch (error) {
-    assert.ok(error instanceof HttpError, String(error))
+    assert.ok(error instanceof ApiError, String(error))
     return [error.status, error.code]
   }
   assert.fail('expected a refusal')

@@ -12,7 +12,7 @@ import {GpunetError} from '../../../../src/lib/errors.js'
 import {computeCidV0} from '../../../../src/lib/ipfs/cid.js'
 import type {ChainAuthorityOptions} from '../../../../src/lib/secrets/service/chain-authority.js'
 import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
-import {HttpError} from '../../../../src/lib/secrets/service/http-error.js'
+import {ApiError} from '../../../../src/lib/http/api-error.js'
 
 function authority(readContent: ChainAuthorityOptions['readContent']) {
   return chainJobAuthority({
@@ -29,7 +29,7 @@ async function refusal(
   try {
     await promise
   } catch (error) {
-    assert.ok(error instanceof HttpError, String(error))
+    assert.ok(error instanceof ApiError, String(error))
     return error as never
   }
   assert.fail('expected a refusal')

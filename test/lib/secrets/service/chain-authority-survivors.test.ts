@@ -13,7 +13,7 @@ import {ContentClient} from '../../../../src/lib/ipfs/client.js'
 import {NETWORK_PRESETS} from '../../../../src/lib/market/index.js'
 import {openConnection} from '../../../../src/lib/market/rpc.js'
 import {type ChainAuthorityOptions, chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
-import {HttpError} from '../../../../src/lib/secrets/service/http-error.js'
+import {ApiError} from '../../../../src/lib/http/api-error.js'
 import {JOB_CID} from '../../../helpers/market.js'
 import {cidDigest, startStandinRpc, type StandinRpc} from '../../../helpers/standin.js'
 import {putJobAccount, putRunAccount} from '../../../helpers/standin-network.js'
@@ -71,7 +71,7 @@ describe('chain job authority: job states and a failing gateway', function () {
       await assert.rejects(
         failing.getDefinition(JOB_CID),
         (error: unknown) =>
-          error instanceof HttpError &&
+          error instanceof ApiError &&
           error.status === 503 &&
           error.code === 'content_store_unavailable' &&
           JSON.stringify(error.headers) === '{"retry-after":"5"}',

@@ -11,7 +11,7 @@ import {request} from 'node:http'
 import {connect} from 'node:net'
 
 import type {JobRecord} from '../../../../src/lib/secrets/service/auth.js'
-import {HttpError} from '../../../../src/lib/secrets/service/http-error.js'
+import {ApiError} from '../../../../src/lib/http/api-error.js'
 import {createSecretsService, DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {
   call,
@@ -442,8 +442,8 @@ describe('secrets service: what the mutation audit found untested in its HTTP la
   })
 
   it('names its HTTP errors, as the storage names its own', () => {
-    const error = new HttpError(404, 'not_found', 'no secret named A')
-    assert.equal(error.name, 'HttpError')
-    assert.equal(String(error), 'HttpError: no secret named A')
+    const error = new ApiError(404, 'not_found', 'no secret named A')
+    assert.equal(error.name, 'ApiError')
+    assert.equal(String(error), 'ApiError: no secret named A')
   })
 })

@@ -9,7 +9,7 @@ import {join} from 'node:path'
 
 import {TokenIssuer} from '../../../../src/lib/secrets/service/auth.js'
 import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
-import {HttpError} from '../../../../src/lib/secrets/service/http-error.js'
+import {ApiError} from '../../../../src/lib/http/api-error.js'
 import {DEFAULT_LIMITS} from '../../../../src/lib/secrets/service/server.js'
 import {type DataSync, openSqliteStorage} from '../../../../src/lib/secrets/service/sqlite.js'
 import {call, newAddress, newWallet, signLogin, sqliteAdapter, startService, tempDir} from '../../../helpers/secrets.js'
@@ -73,7 +73,7 @@ describe('secrets service: bugs the mutation audit found', () => {
     for (const at of [now + 60, now + 3600]) {
       await assert.rejects(
         issuer.verify(`Bearer ${token}`, at),
-        (error: unknown) => error instanceof HttpError && error.status === 401 && error.code === 'token_expired',
+        (error: unknown) => error instanceof ApiError && error.status === 401 && error.code === 'token_expired',
         `at exp + ${at - now - 60} s`,
       )
     }
@@ -93,7 +93,7 @@ describe('secrets service: bugs the mutation audit found', () => {
     await assert.rejects(
       authority.getDefinition(cid),
       (error: unknown) =>
-        error instanceof HttpError &&
+        error instanceof ApiError &&
         error.status === 502 &&
         error.code === 'definition_mismatch' &&
         error.message.includes(cid),
