@@ -15,12 +15,12 @@ import {Keypair} from '@solana/web3.js'
 import pg from 'pg'
 
 import type {ManagerContext} from '../src/lib/deployments/context.js'
-import {openPgDeploymentStore} from '../src/lib/deployments/pg-store.js'
-import {openSqliteDeploymentStore} from '../src/lib/deployments/sqlite-store.js'
-import type {DeploymentStore} from '../src/lib/deployments/store.js'
+import {openPgDeploymentStore} from '../src/lib/deployments/store/pg-store.js'
+import {openSqliteDeploymentStore} from '../src/lib/deployments/store/sqlite-store.js'
+import type {DeploymentStore} from '../src/lib/deployments/store/store.js'
 import {STRATEGY_PLANS, type JobOnChain} from '../src/lib/deployments/strategies/index.js'
 import {ACTIVE_STATUSES, type DeploymentRow} from '../src/lib/deployments/types.js'
-import {tick, type TaskRunner} from '../src/lib/deployments/worker.js'
+import {tick, type TaskRunner} from '../src/lib/deployments/manager/worker.js'
 
 const DEPLOYMENTS = 1000
 const REPLICAS = 3

@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {readKeypair} from '../src/lib/keys/wallet.js'
-import type {LocalnetStatus} from '../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../src/lib/localnet/server/control.js'
 import {defaultPodmanDataDir, detectRuntime} from '../src/lib/node/runtime/podman.js'
 import {runCli} from '../test/helpers/cli.js'
 import {cliSandbox} from '../test/helpers/cli-localnet.js'

@@ -15,7 +15,7 @@ import {fileURLToPath} from 'node:url'
 
 import {Keypair} from '@solana/web3.js'
 
-import {startLocalnet} from '../src/lib/localnet/server.js'
+import {startLocalnet} from '../src/lib/localnet/server/server.js'
 import {containerName, defaultPodmanDataDir, detectRuntime, writePodmanConfig} from '../src/lib/node/runtime/podman.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))

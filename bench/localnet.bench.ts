@@ -25,7 +25,7 @@ import {
 } from '@solana/web3.js'
 
 import {BIN} from '../test/helpers/cli.js'
-import type {GenesisRecord} from '../src/lib/localnet/node.js'
+import type {GenesisRecord} from '../src/lib/localnet/state.js'
 import {decodeMarketAccount, QueueType, RUN_ACCOUNT_DISCRIMINATOR} from '../src/lib/market/index.js'
 import {localnetFiles} from '../src/lib/localnet/paths.js'
 import {writeKeypair} from '../src/lib/keys/wallet.js'

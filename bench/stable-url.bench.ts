@@ -15,7 +15,7 @@ import {join} from 'node:path'
 import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {apiAuthHeaders} from '../src/lib/deployments/auth-header.js'
-import {startLocalnet} from '../src/lib/localnet/server.js'
+import {startLocalnet} from '../src/lib/localnet/server/server.js'
 
 const ROUNDS = 2000
 const WARM_UP = 200

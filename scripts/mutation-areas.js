@@ -39,7 +39,7 @@ export const AREAS = {
     spec: ['test/lib/text/amounts.test.ts', 'test/lib/text/amounts-messages.test.ts'],
   },
   'market-instructions': {
-    mutate: ['src/lib/market/instructions.ts'],
+    mutate: ['src/lib/market/codec/instructions.ts'],
     spec: [
       'test/lib/market/codecs.test.ts',
       'test/lib/market/conformance.test.ts',
@@ -47,7 +47,7 @@ export const AREAS = {
     ],
   },
   'market-send': {
-    mutate: ['src/lib/market/send.ts', 'src/lib/market/sign.ts'],
+    mutate: ['src/lib/market/rpc/send.ts', 'src/lib/market/rpc/sign.ts'],
     spec: [
       'test/lib/market/send.test.ts',
       'test/lib/market/send-fee-cap.test.ts',
@@ -56,7 +56,7 @@ export const AREAS = {
     ],
   },
   'market-post': {
-    mutate: ['src/lib/market/post.ts'],
+    mutate: ['src/lib/market/jobs/post.ts'],
     // The CLI tests of job post spawn the built command, which no mutant of the source reaches.
     spec: ['test/lib/market/post.test.ts'],
   },
@@ -82,12 +82,16 @@ export const AREAS = {
   // As one area the instructions were estimated at over an hour, and the runtime took 41 minutes: its 117 static
   // mutants each restart the test runner.
   'jobs-program-handlers-a': {
-    mutate: ['src/lib/localnet/jobs-program/instructions/{shared,open,update,close,close-admin,assign,list,delist}.ts'],
+    mutate: [
+      'src/lib/localnet/jobs-program/instruction-kit.ts',
+      'src/lib/localnet/jobs-program/instructions/{open,update,close,close-admin,assign,list,delist}.ts',
+    ],
     spec: JOBS_PROGRAM_TESTS,
   },
   'jobs-program-handlers-b': {
     mutate: [
-      'src/lib/localnet/jobs-program/instructions/{recover,extend,end,work,stop,claim,complete,finish,quit,quit-admin,clean,clean-admin,index}.ts',
+      'src/lib/localnet/jobs-program/instructions/{recover,extend,end,work,stop,claim,complete,finish,quit,quit-admin,clean,clean-admin}.ts',
+      'src/lib/localnet/jobs-program/instructions.ts',
     ],
     spec: JOBS_PROGRAM_TESTS,
   },
@@ -99,6 +103,7 @@ export const AREAS = {
     mutate: [
       'src/lib/localnet/jobs-program/**/*.ts',
       '!src/lib/localnet/jobs-program/instructions/**',
+      '!src/lib/localnet/jobs-program/{instruction-kit,instructions,mixed-transaction}.ts',
       '!src/lib/localnet/jobs-program/{context,execute}.ts',
     ],
     spec: JOBS_PROGRAM_TESTS,
@@ -116,17 +121,17 @@ export const AREAS = {
   // The owner's check of a manager's withdraw transaction (client-vault.ts's checkWithdraw and the vault-is-owner
   // check): what the wallet co-signs.
   'withdraw-check': {
-    mutate: ['src/lib/deployments/client-vault.ts:90-187'],
+    mutate: ['src/lib/deployments/client/client-vault.ts:90-187'],
     spec: ['test/lib/deployments/client-vault.test.ts', 'test/lib/deployments/hostile-manager.test.ts'],
   },
   // The manager's side of a withdraw: who may withdraw a vault, and when (operations.ts's withdrawVault).
   'vault-withdraw': {
-    mutate: ['src/lib/deployments/operations.ts:190-207'],
+    mutate: ['src/lib/deployments/manager/operations.ts:190-207'],
     spec: ['test/lib/deployments/vault-withdraw.test.ts'],
   },
   // Paying safely: the lease checked before a payment, saved bytes resent while they can land, drain before stop.
   'deployments-paying': {
-    mutate: ['src/lib/deployments/paying.ts'],
+    mutate: ['src/lib/deployments/paying/paying.ts'],
     spec: ['test/lib/deployments/paying.test.ts'],
   },
   // The localnet's credit routes: whose job a key may stop or extend, holds kept or given back, Idempotency-Keys.

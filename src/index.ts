@@ -9,7 +9,7 @@ export {SETTINGS, type SettingKey, type SettingValue} from './lib/settings/catal
 export {localnetDataDir as defaultDataDir, resolveSettings, type Settings, walletPath} from './lib/settings/settings.js'
 export * from './lib/market/index.js'
 export {computeCidV0} from './lib/ipfs/cid.js'
-export {ensureLocalnet, localnetStatus, type LocalnetStatus, runningLocalnet} from './lib/localnet/control.js'
+export {ensureLocalnet, localnetStatus, type LocalnetStatus, runningLocalnet} from './lib/localnet/server/control.js'
 export {
   connectNetwork,
   type ConnectNetworkOptions,

@@ -1,7 +1,8 @@
 /**
  * The folder rules of ARCHITECTURE.md over the import graph of src/: dependencies between folders point one
- * way (no cycles), node/ reaches a chain only through its interface, and market/ and secrets/ never reach the
- * localnet (network-connection.ts, above them, does).
+ * way (no cycles), and so do those between the rooms of a folder; node/ reaches a chain only through its interface,
+ * and market/ and secrets/ never reach the localnet (network-connection.ts, above them, does); no folder holds more
+ * than MAX_LOOSE_FILES files of its own.
  */
 import {strict as assert} from 'node:assert'
 import {readdirSync, readFileSync} from 'node:fs'
@@ -10,6 +11,8 @@ import {dirname, join, relative, resolve} from 'node:path'
 import ts from 'typescript'
 
 const SRC = resolve(import.meta.dirname, '..', 'src')
+/** Past this many files loose in one folder, a new file has no obvious place: the folder wants rooms. */
+const MAX_LOOSE_FILES = 20
 
 /** Every .ts file under src/, relative to it. */
 function sources(dir = SRC): string[] {
@@ -45,16 +48,26 @@ function importGraph(): Map<string, string[]> {
   return graph
 }
 
-/** unit → units it imports, each with one example import. */
-function unitGraph(): Map<string, Map<string, string>> {
+/**
+ * The room a file of a folder of src/lib belongs to: the subfolder it is in (`lib/deployments/store`), or null for
+ * a file loose in the folder, which is the folder's own level (its entry points and what its rooms share).
+ */
+function roomOf(file: string): string | null {
+  const parts = file.split('/')
+  return parts[0] === 'lib' && parts.length > 3 ? parts.slice(0, 3).join('/') : null
+}
+
+/** unit → units it imports, each with one example import; `of` names a file's unit, null leaving it out. */
+function unitGraph(of: (file: string) => string | null = unitOf): Map<string, Map<string, string>> {
   const units = new Map<string, Map<string, string>>()
   for (const [file, targets] of importGraph()) {
-    const from = unitOf(file)
+    const from = of(file)
+    if (from === null) continue
     const edges = units.get(from) ?? new Map<string, string>()
     units.set(from, edges)
     for (const target of targets) {
-      const to = unitOf(target)
-      if (to !== from && !edges.has(to)) edges.set(to, `${file} -> ${target}`)
+      const to = of(target)
+      if (to !== null && to !== from && !edges.has(to)) edges.set(to, `${file} -> ${target}`)
     }
   }
   return units
@@ -96,6 +109,63 @@ describe('source structure', () => {
     assert.equal(cycle, null, `folders import each other in a cycle: ${cycle?.join(' -> ')}\n  ${explain}`)
   })
 
+  // Rooms of one folder (deployments' api, store, paying, ...) stack too: a room that imports a room importing it back
+  // is no room. What two rooms share lives loose in their folder (deployments/context.ts, types.ts).
+  it('has no import cycle between the rooms of a folder', () => {
+    const rooms = unitGraph(roomOf)
+    const cycle = findCycle(rooms)
+    const explain = cycle
+      ?.slice(1)
+      .map((to, i) => rooms.get(cycle[i]!)!.get(to))
+      .join('\n  ')
+    assert.equal(cycle, null, `rooms import each other in a cycle: ${cycle?.join(' -> ')}\n  ${explain}`)
+  })
+
+  it(`keeps at most ${MAX_LOOSE_FILES} files loose in any folder`, () => {
+    const loose = new Map<string, number>()
+    for (const file of sources()) loose.set(dirname(file), (loose.get(dirname(file)) ?? 0) + 1)
+    const crowded = [...loose].filter(([, count]) => count > MAX_LOOSE_FILES).map(([dir, n]) => `src/${dir}: ${n}`)
+    assert.deepEqual(crowded, [])
+  })
+
+  // docs/development.md draws the wings in this order; every import points down it, so the picture stays true.
+  const WINGS = [
+    'job',
+    'network-connection',
+    'manager-connection',
+    'localnet',
+    'credits',
+    'deployments',
+    'gateway',
+    'node',
+    'secrets',
+    'market',
+    'node-api',
+    'settings',
+    'results',
+    'definition',
+    'ipfs',
+    'keys',
+    'terminal',
+    'http',
+    'text',
+    'process',
+    'sqlite',
+    'errors',
+    'network',
+    'package-root',
+  ]
+  it('has every wing of lib/ import only wings drawn below it in docs/development.md', () => {
+    const rank = (unit: string) => WINGS.indexOf(unit.replace(/^lib\//, ''))
+    const upward: string[] = []
+    for (const [unit, edges] of graph) {
+      if (!unit.startsWith('lib/')) continue
+      assert.notEqual(rank(unit), -1, `${unit} is not drawn: give it its place in WINGS and in the picture`)
+      for (const [to, example] of edges) if (to.startsWith('lib/') && rank(to) <= rank(unit)) upward.push(example)
+    }
+    assert.deepEqual(upward, [])
+  })
+
   // Type-only imports count: a circle of types still ties the files together, and hides where a type belongs.
   it('has no import cycle between files either', () => {
     const files = new Map<string, Map<string, string>>()
@@ -112,6 +182,7 @@ describe('source structure', () => {
     ['lib/secrets', 'lib/localnet', 'network-connection.ts resolves the localnet for secrets/'],
     ['lib/market', 'lib/node', 'shared result types live in flow-state.ts'],
     ['lib/market', 'lib/secrets', 'market/ and secrets/ are siblings'],
+    ['lib/node', 'lib/gateway', 'a node names what it asks of a gateway (JobPorts in node/job-run.ts)'],
   ]
   for (const [from, to, why] of forbidden) {
     it(`${from}/ imports nothing from ${to}/ (${why})`, () => {
@@ -156,5 +227,6 @@ describe('source structure', () => {
   it('finds the imports it checks (the graph is not empty)', () => {
     assert.ok(graph.get('lib/localnet')?.has('lib/market'))
     assert.ok(graph.get('lib/network-connection')?.has('lib/localnet'))
+    assert.ok(unitGraph(roomOf).get('lib/deployments/api')?.has('lib/deployments/manager'))
   })
 })

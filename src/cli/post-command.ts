@@ -14,10 +14,10 @@ import {
   postUpload,
   type Reported,
 } from '../lib/job/posting.js'
-import {confirmSpend} from '../lib/market/confirm.js'
-import {rowsWithOutcome} from '../lib/market/job-info.js'
+import {confirmSpend} from '../lib/market/rpc/confirm.js'
+import {rowsWithOutcome} from '../lib/market/jobs/job-info.js'
 import {resultText} from '../lib/results/job-result.js'
-import {amountText, jobRows, reportLines} from '../lib/market/report.js'
+import {amountText, jobRows, reportLines} from '../lib/market/jobs/report.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {printable} from '../lib/text/terminal-text.js'
 import {PublicKey} from '@solana/web3.js'

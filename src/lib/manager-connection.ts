@@ -4,11 +4,11 @@
  * owner's credentials: an API key, or the wallet's headers.
  */
 import {apiAuthHeaders} from './deployments/auth-header.js'
-import {DeploymentClient} from './deployments/client.js'
+import {DeploymentClient} from './deployments/client/client.js'
 import type {AuthHeaders} from './http/api-client.js'
 import {ExitCode, GpunetError} from './errors.js'
 import {isLoopbackHost} from './http/client.js'
-import {ensureLocalnet} from './localnet/control.js'
+import {ensureLocalnet} from './localnet/server/control.js'
 import {openWallet} from './keys/wallet.js'
 import type {Settings} from './settings/settings.js'
 import type {Wallet} from './keys/wallet.js'

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 
 import {Connection, type Keypair, PublicKey} from '@solana/web3.js'
 
-import type {LocalnetStatus} from '../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../src/lib/localnet/server/control.js'
 import {isAlive} from '../../src/lib/process/alive.js'
 import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {BIN, type CliResult, runCli} from './cli.js'

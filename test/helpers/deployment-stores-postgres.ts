@@ -3,8 +3,8 @@ import {randomBytes} from 'node:crypto'
 
 import pg from 'pg'
 
-import {openPgDeploymentStore} from '../../src/lib/deployments/pg-store.js'
-import type {DeploymentStore} from '../../src/lib/deployments/store.js'
+import {openPgDeploymentStore} from '../../src/lib/deployments/store/pg-store.js'
+import type {DeploymentStore} from '../../src/lib/deployments/store/store.js'
 import {DATABASE_URL_ENV} from '../support/env.js'
 import type {StoreAdapter} from './deployment-stores.js'
 

@@ -1,8 +1,8 @@
 /** The deployment stores under test: a fresh SQLite file each time (PostgreSQL's: deployment-stores-postgres.ts). */
 import {join} from 'node:path'
 
-import {openSqliteDeploymentStore} from '../../src/lib/deployments/sqlite-store.js'
-import type {DeploymentStore} from '../../src/lib/deployments/store.js'
+import {openSqliteDeploymentStore} from '../../src/lib/deployments/store/sqlite-store.js'
+import type {DeploymentStore} from '../../src/lib/deployments/store/store.js'
 import {DATABASE_URL_ENV} from '../support/env.js'
 import {tempDir} from './secrets.js'
 

@@ -1,7 +1,7 @@
 import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 
-import type {LocalnetNodeOptions} from '../../src/lib/localnet/node-agent.js'
-import {type RunningLocalnet, startLocalnet} from '../../src/lib/localnet/server.js'
+import type {LocalnetNodeOptions} from '../../src/lib/localnet/nodes/node-agent.js'
+import {type RunningLocalnet, startLocalnet} from '../../src/lib/localnet/server/server.js'
 import {removeDir, tempDir} from './files.js'
 
 export interface TestLocalnet {

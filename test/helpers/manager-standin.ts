@@ -12,14 +12,14 @@ import bs58 from 'bs58'
 import type {ManagerContext} from '../../src/lib/deployments/context.js'
 import {Draining} from '../../src/lib/deployments/draining.js'
 import {jobTimeoutSeconds} from '../../src/lib/deployments/strategies/durations.js'
-import type {DeploymentStore} from '../../src/lib/deployments/store.js'
+import type {DeploymentStore} from '../../src/lib/deployments/store/store.js'
 import type {DeploymentRow, EventRow, JobRow, TaskKind} from '../../src/lib/deployments/types.js'
-import {vaultSeal} from '../../src/lib/deployments/vault-seal.js'
-import {POLL_MS, taskRunner, tick, type TaskRunner} from '../../src/lib/deployments/worker.js'
+import {vaultSeal} from '../../src/lib/deployments/paying/vault-seal.js'
+import {POLL_MS, taskRunner, tick, type TaskRunner} from '../../src/lib/deployments/manager/worker.js'
 import {GpunetError} from '../../src/lib/errors.js'
 import {generateKeypair} from '../../src/lib/keys/wallet.js'
 import type {MarketNetwork} from '../../src/lib/market/connect.js'
-import {encodeJobAccount, encodeRunAccount, JobState} from '../../src/lib/market/accounts.js'
+import {encodeJobAccount, encodeRunAccount, JobState} from '../../src/lib/market/codec/accounts.js'
 
 /** 2027-01-15: any fixed instant, so every deadline is decided by the test's clock alone. */
 export const T0 = 1_800_000_000_000

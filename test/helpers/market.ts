@@ -9,7 +9,7 @@ import {
 } from '@solana/web3.js'
 
 import {findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../src/lib/market/index.js'
-import {findStakeAddress} from '../../src/lib/market/pda.js'
+import {findStakeAddress} from '../../src/lib/market/codec/pda.js'
 import {localnetRewardsAccounts} from '../../src/lib/localnet/rewards.js'
 import type {TestLocalnet} from './localnet.js'
 import {rpc} from './json-rpc.js'

@@ -2,7 +2,7 @@ import {BaseCommand} from '../../cli/base-command.js'
 import {SECRET_SETTINGS} from '../../lib/settings/catalog.js'
 import {marketFlags} from '../../cli/flags.js'
 import {type SettingInForce, settingsInForce} from '../../lib/settings/config-settings.js'
-import {reportLines} from '../../lib/market/report.js'
+import {reportLines} from '../../lib/market/jobs/report.js'
 import type {Network} from '../../lib/network.js'
 
 interface ListReport {

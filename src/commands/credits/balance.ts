@@ -1,7 +1,7 @@
 import {DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
 import {creditBalance, type CreditsJson, creditsJson} from '../../lib/credits/client.js'
-import {amountText, reportLines} from '../../lib/market/report.js'
+import {amountText, reportLines} from '../../lib/market/jobs/report.js'
 import type {Network} from '../../lib/network.js'
 
 interface BalanceReport {

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags, marketFlag} from '../../cli/flags.js'
-import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
+import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {withExitCodes} from '../../cli/exit-codes.js'

@@ -1,6 +1,6 @@
 import {deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
-import {checkState} from '../../lib/deployments/client-states.js'
+import {checkState} from '../../lib/deployments/client/client-states.js'
 
 export default class DeploymentDelete extends DeploymentCommand {
   static override summary = 'Delete a stopped deployment from its manager.'

@@ -4,7 +4,7 @@ import {writeLine} from '../../cli/base-command.js'
 import {deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
 import {deploymentEvents} from '../../lib/job/deployment-events.js'
-import {eventLine} from '../../lib/deployments/client-render.js'
+import {eventLine} from '../../lib/deployments/client/client-render.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {printable} from '../../lib/text/terminal-text.js'
 

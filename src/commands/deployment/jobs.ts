@@ -2,8 +2,8 @@ import * as Flags from '@oclif/core/flags'
 
 import {deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
-import type {DeploymentJob} from '../../lib/deployments/client.js'
-import {jobRows} from '../../lib/deployments/client-render.js'
+import type {DeploymentJob} from '../../lib/deployments/client/client.js'
+import {jobRows} from '../../lib/deployments/client/client-render.js'
 import {printable} from '../../lib/text/terminal-text.js'
 
 export default class DeploymentJobs extends DeploymentCommand {

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
-import {deploymentRows} from '../../lib/deployments/client-render.js'
+import {deploymentRows} from '../../lib/deployments/client/client-render.js'
 import {printable} from '../../lib/text/terminal-text.js'
 
 export default class DeploymentList extends DeploymentCommand {

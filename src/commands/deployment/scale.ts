@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args'
 
 import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
-import {checkReplicas, MAX_REPLICAS} from '../../lib/deployments/client-create.js'
+import {checkReplicas, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentScale extends DeploymentCommand {

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-command.js'
 import {deploymentFlags, secondsFlag} from '../../cli/flags.js'
-import {checkState} from '../../lib/deployments/client-states.js'
+import {checkState} from '../../lib/deployments/client/client-states.js'
 import {waitForStatus} from '../../lib/job/deployment-events.js'
 import {interruptible} from '../../lib/job/stop-signals.js'
 import {startProgress} from '../../lib/terminal/progress.js'

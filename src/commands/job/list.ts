@@ -12,7 +12,7 @@ import {
   listJobs,
   MAX_LIST_LIMIT,
   OUTCOME_SCAN_LIMIT,
-} from '../../lib/market/job-list.js'
+} from '../../lib/market/jobs/job-list.js'
 import type {Outcome} from '../../lib/results/outcome.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import type {Network} from '../../lib/network.js'

@@ -1,7 +1,7 @@
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {localnetStatus, resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
+import {localnetStatus, resetLocalnet, runningLocalnet, startInBackground} from '../../lib/localnet/server/control.js'
 import {dataDirFlag, idsFlag} from '../../cli/localnet-flags.js'
 import {DEFAULT_PORT} from '../../lib/settings/presets.js'
 import {confirmUndoable} from '../../lib/terminal/prompt.js'

@@ -1,17 +1,22 @@
 import * as Flags from '@oclif/core/flags'
 
 import {BaseCommand} from '../../cli/base-command.js'
-import {type LocalnetStatus, localnetStatus, runningLocalnet, startInBackground} from '../../lib/localnet/control.js'
+import {
+  type LocalnetStatus,
+  localnetStatus,
+  runningLocalnet,
+  startInBackground,
+} from '../../lib/localnet/server/control.js'
 import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from '../../cli/localnet-flags.js'
-import {contentMaxBytes, idsInForce, nodeOptions, startArgs} from '../../lib/localnet/start-settings.js'
-import {statusLines} from '../../lib/localnet/format.js'
-import {reclaimedLines} from '../../lib/localnet/node-agent.js'
+import {contentMaxBytes, idsInForce, nodeOptions, startArgs} from '../../lib/localnet/server/start-settings.js'
+import {statusLines} from '../../lib/localnet/server/format.js'
+import {reclaimedLines} from '../../lib/localnet/nodes/node-agent.js'
 import {localnetFiles} from '../../lib/localnet/paths.js'
 import type {LocalnetIds} from '../../lib/settings/kinds.js'
-import {serveUntilSignal} from '../../lib/localnet/serve.js'
+import {serveUntilSignal} from '../../lib/localnet/server/serve.js'
 import {SETTING_KEYS, SETTINGS} from '../../lib/settings/catalog.js'
 import {walletPath} from '../../lib/settings/settings.js'
-import {type StartDifference, startDifferences} from '../../lib/localnet/start-args.js'
+import {type StartDifference, startDifferences} from '../../lib/localnet/server/start-args.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
 
 export default class LocalnetStart extends BaseCommand {

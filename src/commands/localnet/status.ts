@@ -1,8 +1,8 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {ExitCode} from '../../lib/errors.js'
-import {type LocalnetStatus, localnetStatus} from '../../lib/localnet/control.js'
+import {type LocalnetStatus, localnetStatus} from '../../lib/localnet/server/control.js'
 import {dataDirFlag} from '../../cli/localnet-flags.js'
-import {statusLines} from '../../lib/localnet/format.js'
+import {statusLines} from '../../lib/localnet/server/format.js'
 
 export default class LocalnetStatusCommand extends BaseCommand {
   static override summary = 'Show whether the localnet runs, with its URLs, market, token mint and program id.'

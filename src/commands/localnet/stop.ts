@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {runningLocalnetJobs, stopLocalnet} from '../../lib/localnet/control.js'
+import {runningLocalnetJobs, stopLocalnet} from '../../lib/localnet/server/control.js'
 import {dataDirFlag} from '../../cli/localnet-flags.js'
 
 export default class LocalnetStop extends BaseCommand {

@@ -3,9 +3,9 @@ import * as Args from '@oclif/core/args'
 import {BaseCommand} from '../../cli/base-command.js'
 import {marketFlags} from '../../cli/flags.js'
 import {parseAddress} from '../../lib/market/connect.js'
-import {readMarket} from '../../lib/market/jobs.js'
+import {readMarket} from '../../lib/market/jobs/jobs.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import {marketDetail, type MarketDetail, marketDetailLines} from '../../lib/market/markets.js'
+import {marketDetail, type MarketDetail, marketDetailLines} from '../../lib/market/jobs/markets.js'
 
 export default class MarketGet extends BaseCommand {
   static override summary = 'Show one market: price per second, job timeout, queue and who is in it, node requirements.'

@@ -1,7 +1,7 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {marketFlags} from '../../cli/flags.js'
 import {connectMarket} from '../../lib/network-connection.js'
-import {listMarkets, marketReport, type MarketReport, marketRows} from '../../lib/market/markets.js'
+import {listMarkets, marketReport, type MarketReport, marketRows} from '../../lib/market/jobs/markets.js'
 import type {Network} from '../../lib/network.js'
 
 export default class MarketList extends BaseCommand {

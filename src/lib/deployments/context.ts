@@ -2,8 +2,8 @@
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
 import type {Draining} from './draining.js'
-import type {DeploymentStore} from './store.js'
-import type {VaultSeal} from './vault-seal.js'
+import type {DeploymentStore} from './store/store.js'
+import type {VaultSeal} from './paying/vault-seal.js'
 
 /** The gateway in front of a manager (the localnet's): deployments' stable URLs and each replica's port state. */
 export interface ManagerGateway {

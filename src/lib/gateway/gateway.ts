@@ -22,7 +22,7 @@ import {type Duplex, pipeline} from 'node:stream'
 
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
-import type {NodeApi} from '../node/api/server.js'
+import type {NodeApi} from '../node/api-server/server.js'
 import {GATEWAY_ANSWER_HEADER} from '../node/gateway-answer.js'
 import {
   CONNECT_TIMEOUT_MS,

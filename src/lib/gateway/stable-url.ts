@@ -2,7 +2,7 @@
  * The seam between the gateway and whoever knows a deployment's replicas: a deployment's stable URL,
  * `http://<deployment>.deploy.localhost:<gateway port>/` (and `<deployment>-P` for its exposed port P, as a job's
  * URL has it), is served by any replica that is ready and not draining. The gateway asks a DeploymentRoutes before
- * each request; the localnet answers from its deployment manager and its nodes (localnet/deployment-routes.ts).
+ * each request; the localnet answers from its deployment manager and its nodes (localnet/nodes/deployment-routes.ts).
  */
 
 /** The host name suffix of deployments' stable URLs; browsers resolve `*.localhost` to the loopback address. */

@@ -15,10 +15,10 @@ import {openWallet, type Wallet, walletFromBytes} from '../keys/wallet.js'
 import {type AmountJson, amountJson} from '../text/amounts.js'
 import {type MarketNetwork, parseAddress} from '../market/connect.js'
 import {connectMarket} from '../network-connection.js'
-import {fetchDefinition} from '../market/definition.js'
-import {bytesToIpfsHash} from '../market/ipfs-hash.js'
-import {jobInfo, type JobInfo} from '../market/job-info.js'
-import {readJob} from '../market/jobs.js'
+import {fetchDefinition} from '../market/jobs/definition.js'
+import {bytesToIpfsHash} from '../market/codec/ipfs-hash.js'
+import {jobInfo, type JobInfo} from '../market/jobs/job-info.js'
+import {readJob} from '../market/jobs/jobs.js'
 import {
   extendJob as sendExtend,
   extendReport,
@@ -26,9 +26,9 @@ import {
   quoteExtend,
   readOwnJob,
   stopJob as sendStop,
-} from '../market/manage.js'
+} from '../market/jobs/manage.js'
 import {TOKEN_DECIMALS} from '../market/networks.js'
-import {type FeeJson, feeJson} from '../market/send.js'
+import {type FeeJson, feeJson} from '../market/rpc/send.js'
 import type {Progress} from '../terminal/progress.js'
 import {cancelled} from '../terminal/prompt.js'
 import {checkAndQuote, listChecked, type PostOptions, type PostSpend} from './posting.js'
@@ -210,7 +210,7 @@ function noteProgress(text: string, note: (line: string) => void): Progress {
   return {update: note, print: note, stop: () => {}}
 }
 
-export type {JobInfo} from '../market/job-info.js'
+export type {JobInfo} from '../market/jobs/job-info.js'
 
 /** Reads a job (exit 7 when the address holds none). */
 export async function getJob(network: GpunetNetwork, job: string): Promise<JobInfo> {

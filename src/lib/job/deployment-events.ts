@@ -5,7 +5,7 @@
 import {createHash} from 'node:crypto'
 import {setTimeout as sleep} from 'node:timers/promises'
 
-import type {Deployment, DeploymentClient, DeploymentEvent} from '../deployments/client.js'
+import type {Deployment, DeploymentClient, DeploymentEvent} from '../deployments/client/client.js'
 import {ExitCode, type ExitCodeValue, GpunetError} from '../errors.js'
 import {stopExitCode} from './stop-signals.js'
 

@@ -8,7 +8,7 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError, type JsonValue} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {isFinal, type JobStatus, type JobView, readJob} from '../market/jobs.js'
+import {isFinal, type JobStatus, type JobView, readJob} from '../market/jobs/jobs.js'
 import {outcomeText, type JobOutcome} from '../results/outcome.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../market/service-url.js'
 import type {Network} from '../network.js'

@@ -9,8 +9,8 @@ import type {PublicKey} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {jobInfo, type JobInfo} from '../market/job-info.js'
-import {isFinal, type JobView, readJob} from '../market/jobs.js'
+import {jobInfo, type JobInfo} from '../market/jobs/job-info.js'
+import {isFinal, type JobView, readJob} from '../market/jobs/jobs.js'
 import {
   type FlogEntry,
   type NodeApiAction,

@@ -1,11 +1,11 @@
 /**
  * What a command needs before it talks to a running job's node API as its poster: the job running, the node's API
- * URL, and the wallet that posted it. Read without web3.js (market/job-placement.ts), so `job exec` runs the same
+ * URL, and the wallet that posted it. Read without web3.js (market/jobs/job-placement.ts), so `job exec` runs the same
  * code when it is answered before oclif loads (src/cli/fast-start.ts).
  */
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {type ChainEndpoint, readJobPlacement} from '../market/job-placement.js'
+import {type ChainEndpoint, readJobPlacement} from '../market/jobs/job-placement.js'
 import type {WalletKey} from '../keys/wallet-key.js'
 
 /** A network as the node commands reach it: its chain, and where a node's API answers. */

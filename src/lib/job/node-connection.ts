@@ -8,7 +8,7 @@
 import {parseAddressText} from '../text/base58-text.js'
 import {execInJob} from './exec.js'
 import {type JobNodeSource} from './node-access.js'
-import {ensureLocalnet, localnetStatus} from '../localnet/control.js'
+import {ensureLocalnet, localnetStatus} from '../localnet/server/control.js'
 import {nodeApiUrl} from '../node-api/protocol.js'
 import type {Settings} from '../settings/settings.js'
 import {openWalletKey} from '../keys/wallet-key.js'

@@ -6,7 +6,7 @@
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
 import {describeHttpFailure, httpText} from '../http/client.js'
 import type {MarketNetwork} from '../market/connect.js'
-import type {JobView} from '../market/jobs.js'
+import type {JobView} from '../market/jobs/jobs.js'
 import {signHeader} from '../node-api/protocol.js'
 import type {Wallet} from '../keys/wallet.js'
 

@@ -7,7 +7,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {PublicKey} from '@solana/web3.js'
 
-import type {DeploymentClient, DeploymentJob} from '../deployments/client.js'
+import type {DeploymentClient, DeploymentJob} from '../deployments/client/client.js'
 import {GpunetError, isGpunetError} from '../errors.js'
 import {jobLogs, type LogLine, type NodeApiPoster} from './logs.js'
 import {stopExitCode} from './stop-signals.js'

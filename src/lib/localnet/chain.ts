@@ -14,11 +14,11 @@ import {
 } from 'litesvm/dist/internal.js'
 
 import type {JobsProgramIds} from './jobs-program/context.js'
-import {type AccountState, readAccount, toState, writeAccount} from './ledger.js'
-import {restore, runMixedTransaction, transactionFee} from './mixed-transaction.js'
-import {type ChainStore, type SignatureStatus, trimStatuses} from './persistence.js'
-import {CommitEvents} from './commit-events.js'
-import {MAX_PROCESSING_AGE, type SlotClock} from './slots.js'
+import {type AccountState, readAccount, toState, writeAccount} from './chain/ledger.js'
+import {restore, runMixedTransaction, transactionFee} from './jobs-program/mixed-transaction.js'
+import {type ChainStore, type SignatureStatus, trimStatuses} from './chain/persistence.js'
+import {CommitEvents} from './chain/commit-events.js'
+import {MAX_PROCESSING_AGE, type SlotClock} from './chain/slots.js'
 import {
   decodeTransaction,
   type DecodedTransaction,
@@ -26,8 +26,8 @@ import {
   resolveAccounts,
   type ResolvedAccount,
   verifySignatures,
-} from './transaction.js'
-import {litesvmErrorToJson, type TransactionErrorJson} from './tx-error.js'
+} from './chain/transaction.js'
+import {litesvmErrorToJson, type TransactionErrorJson} from './chain/tx-error.js'
 
 export interface Execution {
   err: TransactionErrorJson | null

@@ -20,8 +20,8 @@ import {nodeApiUrl} from '../node-api/protocol.js'
 import type {Settings} from '../settings/settings.js'
 import {NETWORK_PRESETS, rewardsAccounts} from './networks.js'
 import {DEFAULT_PINNING_SERVICE_URL} from '../settings/presets.js'
-import {openConnection} from './rpc.js'
-import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './send.js'
+import {openConnection} from './rpc/rpc.js'
+import {DEFAULT_MAX_PRIORITY_FEE_LAMPORTS, type FeePolicy} from './rpc/send.js'
 
 /**
  * A command's settings as the market layer takes them: resolved once, each value typed by its kind with where it

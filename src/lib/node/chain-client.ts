@@ -13,10 +13,10 @@ import {
   type MarketAccount,
   RUN_ACCOUNT_DISCRIMINATOR,
   type RunAccount,
-} from '../market/accounts.js'
-import {jobsInstruction} from '../market/instructions.js'
-import {ipfsHashToBytes} from '../market/ipfs-hash.js'
-import {findStakeAddress, findVaultAddress} from '../market/pda.js'
+} from '../market/codec/accounts.js'
+import {jobsInstruction} from '../market/codec/instructions.js'
+import {ipfsHashToBytes} from '../market/codec/ipfs-hash.js'
+import {findStakeAddress, findVaultAddress} from '../market/codec/pda.js'
 import type {NodeNetwork} from './network.js'
 
 /** Offset of `node` in a RunAccount (after the discriminator and `job`). */

@@ -1,7 +1,7 @@
 /**
  * What a node needs of the network it serves, and nothing more: reading accounts, sending its signed
  * transactions, hearing when accounts change, and the content store. The localnet provides one in-process
- * (`src/lib/localnet/node-network.ts`); a node of a real network would provide one over JSON-RPC subscriptions.
+ * (`src/lib/localnet/nodes/node-network.ts`); a node of a real network would provide one over JSON-RPC subscriptions.
  */
 import type {PublicKey} from '@solana/web3.js'
 

@@ -16,7 +16,7 @@ import {join} from 'node:path'
 import {Connection, Keypair, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {accountDiscriminator} from '../../../src/lib/market/discriminator.js'
+import {accountDiscriminator} from '../../../src/lib/market/codec/discriminator.js'
 import {runCli} from '../../helpers/cli.js'
 import {eventually} from '../../helpers/eventually.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'

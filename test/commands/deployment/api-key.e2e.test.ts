@@ -8,9 +8,9 @@ import {join} from 'node:path'
 
 import type Database from 'better-sqlite3'
 
-import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api.js'
-import {createApiAuth} from '../../../src/lib/deployments/api-auth.js'
-import {sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
+import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api/api.js'
+import {createApiAuth} from '../../../src/lib/deployments/api/api-auth.js'
+import {sqliteApiKeyRows} from '../../../src/lib/deployments/store/api-keys.js'
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
 import {openSqlite} from '../../../src/lib/sqlite/open.js'
 import {runCli} from '../../helpers/cli.js'

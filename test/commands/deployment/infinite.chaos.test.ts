@@ -16,7 +16,7 @@ import {Connection, type Keypair, PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {readKeypair} from '../../../src/lib/keys/wallet.js'
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {decodeJobAccount, JOB_ACCOUNT_DISCRIMINATOR, type JobAccount} from '../../../src/lib/market/index.js'
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'

@@ -10,7 +10,7 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {promisify} from 'node:util'
 
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {ownerTag, writePodmanConfig} from '../../../src/lib/node/runtime/podman.js'
 import {isAlive} from '../../../src/lib/process/alive.js'
 import {runCli} from '../../helpers/cli.js'

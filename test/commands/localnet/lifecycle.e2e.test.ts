@@ -4,7 +4,7 @@ import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {isAlive} from '../../../src/lib/process/alive.js'
 import {runCli} from '../../helpers/cli.js'
 import {describeAtTerminal, runInTerminal} from '../../helpers/terminal.js'

@@ -1,7 +1,7 @@
 import {strict as assert} from 'node:assert'
 import {existsSync} from 'node:fs'
 
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 

@@ -2,7 +2,7 @@ import {strict as assert} from 'node:assert'
 
 import {Keypair} from '@solana/web3.js'
 
-import {type LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import {type LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {useCliSandbox} from '../../helpers/cli-localnet.js'
 
 describe('gpunet market list and get on localnet', function () {

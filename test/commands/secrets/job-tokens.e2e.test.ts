@@ -8,7 +8,7 @@ import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token
 import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {computeCidV0} from '../../../src/lib/ipfs/cid.js'
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {findVaultAddress, ipfsHashToBytes, jobsInstruction} from '../../../src/lib/market/index.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox, type SandboxChain, sandboxChain} from '../../helpers/cli-localnet.js'

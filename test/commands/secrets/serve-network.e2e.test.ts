@@ -6,7 +6,7 @@ import {readFileSync} from 'node:fs'
 
 import {Keypair, PublicKey} from '@solana/web3.js'
 
-import {JobState} from '../../../src/lib/market/accounts.js'
+import {JobState} from '../../../src/lib/market/codec/accounts.js'
 import {BIN} from '../../helpers/cli.js'
 import {eventually} from '../../helpers/eventually.js'
 import {startServer, type TestServer} from '../../helpers/http.js'

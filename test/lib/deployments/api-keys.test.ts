@@ -6,10 +6,10 @@ import {join} from 'node:path'
 
 import type Database from 'better-sqlite3'
 
-import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api.js'
-import {type ApiAuth, createApiAuth} from '../../../src/lib/deployments/api-auth.js'
+import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api/api.js'
+import {type ApiAuth, createApiAuth} from '../../../src/lib/deployments/api/api-auth.js'
 import type {RequestHeaders} from '../../../src/lib/http/request-headers.js'
-import {MAX_KEYS_PER_OWNER, sqliteApiKeyRows} from '../../../src/lib/deployments/api-keys.js'
+import {MAX_KEYS_PER_OWNER, sqliteApiKeyRows} from '../../../src/lib/deployments/store/api-keys.js'
 import {apiAuthHeaders} from '../../../src/lib/deployments/auth-header.js'
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'

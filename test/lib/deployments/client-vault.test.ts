@@ -26,7 +26,7 @@ import {
 
 import {ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 
-import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
+import {checkWithdraw} from '../../../src/lib/deployments/client/client-vault.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 
 const owner = Keypair.generate()

@@ -12,8 +12,8 @@ import {runInNewContext} from 'node:vm'
 
 import {SystemProgram, Keypair, Transaction} from '@solana/web3.js'
 
-import {DeploymentClient} from '../../../src/lib/deployments/client.js'
-import {checkWithdraw} from '../../../src/lib/deployments/client-vault.js'
+import {DeploymentClient} from '../../../src/lib/deployments/client/client.js'
+import {checkWithdraw} from '../../../src/lib/deployments/client/client-vault.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {MAX_ANSWER_BYTES} from '../../../src/lib/http/api-client.js'
 import {closeHttpAgents, configureHttp} from '../../../src/lib/http/client.js'

@@ -9,9 +9,9 @@ import {strict as assert} from 'node:assert'
 import {Keypair} from '@solana/web3.js'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
-import {claim, LEASE_MS, leaseHolder} from '../../../src/lib/deployments/manager-lease.js'
-import type {DeploymentStore} from '../../../src/lib/deployments/store.js'
-import {releaseAll, tick, type TaskRunner} from '../../../src/lib/deployments/worker.js'
+import {claim, LEASE_MS, leaseHolder} from '../../../src/lib/deployments/store/manager-lease.js'
+import type {DeploymentStore} from '../../../src/lib/deployments/store/store.js'
+import {releaseAll, tick, type TaskRunner} from '../../../src/lib/deployments/manager/worker.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {forEachStore, type OpenedStore, type StoreAdapter} from '../../helpers/deployment-stores.js'
 

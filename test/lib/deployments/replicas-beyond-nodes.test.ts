@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 
-import {replicasBeyondNodes} from '../../../src/lib/deployments/client-create.js'
+import {replicasBeyondNodes} from '../../../src/lib/deployments/client/client-create.js'
 
 describe("replicas beyond a localnet's nodes (issue 59)", () => {
   it('warns when replicas outnumber the nodes, with the --nodes to run', () => {

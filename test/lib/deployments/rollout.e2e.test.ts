@@ -11,7 +11,7 @@ import bs58 from 'bs58'
 
 import {startDeploymentManager} from '../../../src/lib/deployments/manager.js'
 import {verifySignature} from '../../../src/lib/keys/ed25519.js'
-import {localnetNodeNetwork} from '../../../src/lib/localnet/node-network.js'
+import {localnetNodeNetwork} from '../../../src/lib/localnet/nodes/node-network.js'
 import {NodeChainClient} from '../../../src/lib/node/chain-client.js'
 import {parseHeader} from '../../../src/lib/node-api/protocol.js'
 

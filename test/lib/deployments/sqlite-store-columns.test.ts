@@ -2,7 +2,7 @@
 import {strict as assert} from 'node:assert'
 import {join} from 'node:path'
 
-import {openSqliteDeploymentStore} from '../../../src/lib/deployments/sqlite-store.js'
+import {openSqliteDeploymentStore} from '../../../src/lib/deployments/store/sqlite-store.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {openSqlite} from '../../../src/lib/sqlite/open.js'
 

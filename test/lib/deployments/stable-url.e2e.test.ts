@@ -9,8 +9,8 @@ import {join} from 'node:path'
 
 import {PublicKey} from '@solana/web3.js'
 
-import {deploymentLines} from '../../../src/lib/deployments/client-render.js'
-import type {Deployment} from '../../../src/lib/deployments/client.js'
+import {deploymentLines} from '../../../src/lib/deployments/client/client-render.js'
+import type {Deployment} from '../../../src/lib/deployments/client/client.js'
 import {drainJob} from '../../../src/lib/deployments/draining.js'
 import {api, createDeployment, deploymentJobs, statusWhen} from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'

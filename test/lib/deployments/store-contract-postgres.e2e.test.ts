@@ -7,10 +7,10 @@ import {join} from 'node:path'
 
 import pg from 'pg'
 
-import {createApiKeys} from '../../../src/lib/deployments/api-keys.js'
-import {openPgDeploymentStore} from '../../../src/lib/deployments/pg-store.js'
-import {PG_MIGRATIONS} from '../../../src/lib/deployments/pg-schema.js'
-import {SQLITE_SCHEMA} from '../../../src/lib/deployments/sqlite-store.js'
+import {createApiKeys} from '../../../src/lib/deployments/store/api-keys.js'
+import {openPgDeploymentStore} from '../../../src/lib/deployments/store/pg-store.js'
+import {PG_MIGRATIONS} from '../../../src/lib/deployments/store/pg-schema.js'
+import {SQLITE_SCHEMA} from '../../../src/lib/deployments/store/sqlite-store.js'
 import {openSqlite} from '../../../src/lib/sqlite/open.js'
 import {dropSchema, freshSchema, pgStores} from '../../helpers/deployment-stores-postgres.js'
 import {tempDir} from '../../helpers/secrets.js'
@@ -61,7 +61,7 @@ describe('deployment store on PostgreSQL: migrations and schema', function () {
       const pgColumns = found.rows.map((r) => `${r.table_name}.${r.column_name}`).sort()
       const db = openSqlite(join(dir, 'x.db'))
       db.exec(SQLITE_SCHEMA)
-      createApiKeys((await import('../../../src/lib/deployments/api-keys.js')).sqliteApiKeyRows(db))
+      createApiKeys((await import('../../../src/lib/deployments/store/api-keys.js')).sqliteApiKeyRows(db))
       const tables = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         .all() as {name: string}[]

@@ -7,7 +7,7 @@ import {randomBytes} from 'node:crypto'
 import {chmodSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {loadVaultKey} from '../../../src/lib/deployments/vault-seal.js'
+import {loadVaultKey} from '../../../src/lib/deployments/paying/vault-seal.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {tempDir} from '../../helpers/secrets.js'
 

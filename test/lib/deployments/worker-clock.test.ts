@@ -6,9 +6,9 @@
  */
 import {strict as assert} from 'node:assert'
 
-import {stopDeployment} from '../../../src/lib/deployments/operations.js'
+import {stopDeployment} from '../../../src/lib/deployments/manager/operations.js'
 import {extendLeadMs} from '../../../src/lib/deployments/strategies/durations.js'
-import {MAX_ATTEMPTS, POLL_MS} from '../../../src/lib/deployments/worker.js'
+import {MAX_ATTEMPTS, POLL_MS} from '../../../src/lib/deployments/manager/worker.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
 import {standinManager, type StandinManager} from '../../helpers/manager-standin.js'
 

@@ -6,7 +6,7 @@
 import {strict as assert} from 'node:assert'
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
-import {DeploymentClient} from '../../../src/lib/deployments/client.js'
+import {DeploymentClient} from '../../../src/lib/deployments/client/client.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {closeHttpAgents} from '../../../src/lib/http/client.js'
 import {latestEventTime, waitUntilServing} from '../../../src/lib/job/deployment-events.js'

@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {configureHttp} from '../../../src/lib/http/client.js'
-import {runningLocalnet} from '../../../src/lib/localnet/control.js'
+import {runningLocalnet} from '../../../src/lib/localnet/server/control.js'
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
 import {startProxy, startServer, type TestServer, withProxyVariables} from '../../helpers/http.js'
 

@@ -13,7 +13,7 @@ import {Keypair} from '@solana/web3.js'
 import bs58 from 'bs58'
 import WebSocket from 'ws'
 
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 import {prng} from '../../helpers/eventually.js'
 

@@ -18,7 +18,7 @@ import {
 import {base58btc} from 'multiformats/bases/base58'
 import WebSocket from 'ws'
 
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
 import {readKeypair} from '../../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 import {prng} from '../../helpers/eventually.js'

@@ -17,9 +17,9 @@ import {
 } from '@solana/web3.js'
 import WebSocket from 'ws'
 
-import {CommitEvents} from '../../../src/lib/localnet/commit-events.js'
-import type {LocalnetStatus} from '../../../src/lib/localnet/control.js'
-import {checkTransactionLayout, PACKET_DATA_SIZE, WireError} from '../../../src/lib/localnet/wire.js'
+import {CommitEvents} from '../../../src/lib/localnet/chain/commit-events.js'
+import type {LocalnetStatus} from '../../../src/lib/localnet/server/control.js'
+import {checkTransactionLayout, PACKET_DATA_SIZE, WireError} from '../../../src/lib/localnet/chain/wire.js'
 import {readKeypair} from '../../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox, spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'
 

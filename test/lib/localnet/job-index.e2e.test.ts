@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 
-import {localnetNodeNetwork} from '../../../src/lib/localnet/node-network.js'
+import {localnetNodeNetwork} from '../../../src/lib/localnet/nodes/node-network.js'
 import {findVaultAddress, jobsInstruction} from '../../../src/lib/market/index.js'
 import {NodeChainClient} from '../../../src/lib/node/chain-client.js'
 import {runCli} from '../../helpers/cli.js'

@@ -11,7 +11,7 @@ import {strict as assert} from 'node:assert'
 import {ACCOUNT_SIZE, AccountLayout, AccountState as TokenState, TOKEN_PROGRAM_ID} from '@solana/spl-token'
 import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
 
-import type {AccountState, Overlay} from '../../../src/lib/localnet/ledger.js'
+import type {AccountState, Overlay} from '../../../src/lib/localnet/chain/ledger.js'
 import {type InstructionAccount, JobsContext} from '../../../src/lib/localnet/jobs-program/context.js'
 import {AnchorError, fail, InstructionFailure, JobsError} from '../../../src/lib/localnet/jobs-program/errors.js'
 import {executeJobsInstruction} from '../../../src/lib/localnet/jobs-program/execute.js'

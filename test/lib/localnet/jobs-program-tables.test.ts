@@ -17,7 +17,7 @@ import {
   STAKE_ACCOUNT_DISCRIMINATOR,
   verifiedCollection,
 } from '../../../src/lib/localnet/jobs-program/foreign.js'
-import {INSTRUCTIONS} from '../../../src/lib/localnet/jobs-program/instructions/index.js'
+import {INSTRUCTIONS} from '../../../src/lib/localnet/jobs-program/instructions.js'
 
 interface Idl {
   instructions: {name: string; accounts: {name: string; isMut: boolean; isSigner: boolean}[]}[]

@@ -54,7 +54,7 @@ import {
   QueueType,
   RUN_ACCOUNT_DISCRIMINATOR,
 } from '../../../src/lib/market/index.js'
-import {signedTransaction, signingKeys} from '../../../src/lib/market/sign.js'
+import {signedTransaction, signingKeys} from '../../../src/lib/market/rpc/sign.js'
 import {generateKeypair, readKeypair} from '../../../src/lib/keys/wallet.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {rpc} from '../../helpers/json-rpc.js'

@@ -3,9 +3,9 @@ import {existsSync, readFileSync} from 'node:fs'
 
 import type {PublicKey} from '@solana/web3.js'
 
-import {localnetStatus} from '../../../src/lib/localnet/control.js'
-import {statusLines} from '../../../src/lib/localnet/format.js'
-import {nodeKeyFile} from '../../../src/lib/localnet/node-agent.js'
+import {localnetStatus} from '../../../src/lib/localnet/server/control.js'
+import {statusLines} from '../../../src/lib/localnet/server/format.js'
+import {nodeKeyFile} from '../../../src/lib/localnet/nodes/node-agent.js'
 import {startTestLocalnet, type TestLocalnet} from '../../helpers/localnet.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {post, runOf, waitFor} from '../../helpers/node.js'

@@ -9,7 +9,7 @@ import type {PublicKey} from '@solana/web3.js'
 import {localnetRewardsAccounts} from '../../../src/lib/localnet/rewards.js'
 import {marketNetwork} from '../../../src/lib/market/connect.js'
 import {decodeJobAccount, decodeRunAccount} from '../../../src/lib/market/index.js'
-import {extendJob, quoteExtend, readOwnJob, stopJob} from '../../../src/lib/market/manage.js'
+import {extendJob, quoteExtend, readOwnJob, stopJob} from '../../../src/lib/market/jobs/manage.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 

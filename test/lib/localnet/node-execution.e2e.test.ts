@@ -12,7 +12,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 
 import {Keypair} from '@solana/web3.js'
 
-import type {Follower} from '../../../src/lib/node/api/feed.js'
+import type {Follower} from '../../../src/lib/node/api-server/feed.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {eventually} from '../../helpers/eventually.js'

@@ -16,7 +16,7 @@ import {
 } from '@solana/web3.js'
 
 import {localnetFiles} from '../../../src/lib/localnet/paths.js'
-import type {GenesisRecord} from '../../../src/lib/localnet/node.js'
+import type {GenesisRecord} from '../../../src/lib/localnet/state.js'
 import {decodeJobAccount} from '../../../src/lib/market/index.js'
 import {writeKeypair} from '../../../src/lib/keys/wallet.js'
 import {spawnForegroundLocalnet} from '../../helpers/cli-localnet.js'

@@ -8,8 +8,8 @@ import {Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction} from '@solana/web3.js
 import {base58btc} from 'multiformats/bases/base58'
 import WebSocket from 'ws'
 
-import {MAX_BATCH} from '../../../src/lib/localnet/rpc.js'
-import {MAX_SUBSCRIPTIONS} from '../../../src/lib/localnet/websocket.js'
+import {MAX_BATCH} from '../../../src/lib/localnet/rpc/rpc.js'
+import {MAX_SUBSCRIPTIONS} from '../../../src/lib/localnet/rpc/websocket.js'
 import {RUN_ACCOUNT_DISCRIMINATOR} from '../../../src/lib/market/index.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {rpc} from '../../helpers/json-rpc.js'

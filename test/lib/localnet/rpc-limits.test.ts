@@ -7,8 +7,8 @@ import {strict as assert} from 'node:assert'
 
 import {Keypair} from '@solana/web3.js'
 
-import type {Localnet} from '../../../src/lib/localnet/node.js'
-import {RpcHandler} from '../../../src/lib/localnet/rpc.js'
+import type {Localnet} from '../../../src/lib/localnet/state.js'
+import {RpcHandler} from '../../../src/lib/localnet/rpc/rpc.js'
 
 /** A dispatcher over a chain that is at `slot` and holds no account. */
 function handlerAt(slot: number): RpcHandler {

@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 
-import {readStartArgs, startDifferences} from '../../../src/lib/localnet/start-args.js'
+import {readStartArgs, startDifferences} from '../../../src/lib/localnet/server/start-args.js'
 
 describe('a second localnet start against the one running (issue 59)', () => {
   const running = {

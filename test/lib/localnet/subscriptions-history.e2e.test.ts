@@ -8,7 +8,7 @@ import {strict as assert} from 'node:assert'
 import {Keypair, LAMPORTS_PER_SOL, SystemProgram, Transaction} from '@solana/web3.js'
 import WebSocket from 'ws'
 
-import {MAX_SUBSCRIPTIONS} from '../../../src/lib/localnet/websocket.js'
+import {MAX_SUBSCRIPTIONS} from '../../../src/lib/localnet/rpc/websocket.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {rpc} from '../../helpers/json-rpc.js'
 

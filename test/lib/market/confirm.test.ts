@@ -1,7 +1,7 @@
 import {strict as assert} from 'node:assert'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
-import {confirmSpend} from '../../../src/lib/market/confirm.js'
+import {confirmSpend} from '../../../src/lib/market/rpc/confirm.js'
 import {canPrompt} from '../../../src/lib/terminal/prompt.js'
 
 describe('confirmSpend', () => {

@@ -7,7 +7,7 @@ import {
   type JobListQuery,
   listByOutcome,
   OUTCOME_SCAN_LIMIT,
-} from '../../../src/lib/market/job-list.js'
+} from '../../../src/lib/market/jobs/job-list.js'
 
 const indexed = (i: number, state: IndexedJobState): IndexedJob => ({
   address: `job${i}`,

@@ -1,7 +1,7 @@
 /** `job list`'s columns: aligned whatever the addresses' lengths (43 or 44), and whatever an indexer puts in them. */
 import {strict as assert} from 'node:assert'
 
-import {jobListRows, type ListedJob} from '../../../src/lib/market/job-list.js'
+import {jobListRows, type ListedJob} from '../../../src/lib/market/jobs/job-list.js'
 import {stripControls} from '../../../src/lib/text/terminal-text.js'
 
 const row = (job: string, market: string, outcome: ListedJob['outcome'] = null): ListedJob => ({

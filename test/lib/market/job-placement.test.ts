@@ -1,5 +1,5 @@
 /**
- * Where a job runs, read over plain JSON-RPC without web3.js (market/job-placement.ts), from a JSON-RPC server on
+ * Where a job runs, read over plain JSON-RPC without web3.js (market/jobs/job-placement.ts), from a JSON-RPC server on
  * 127.0.0.1 that answers as a Solana node does: the fields it reads sit where accounts.ts's codec writes them, and
  * what the node answers is checked as readJob checks it.
  */
@@ -10,9 +10,9 @@ import type {AddressInfo} from 'node:net'
 import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
-import {JOB_FIELD_OFFSETS, RUN_FIELD_OFFSETS} from '../../../src/lib/market/account-layout.js'
-import {encodeJobAccount, encodeRunAccount, type JobAccount, JobState} from '../../../src/lib/market/accounts.js'
-import {readJobPlacement} from '../../../src/lib/market/job-placement.js'
+import {JOB_FIELD_OFFSETS, RUN_FIELD_OFFSETS} from '../../../src/lib/market/codec/account-layout.js'
+import {encodeJobAccount, encodeRunAccount, type JobAccount, JobState} from '../../../src/lib/market/codec/accounts.js'
+import {readJobPlacement} from '../../../src/lib/market/jobs/job-placement.js'
 
 const PROGRAM = Keypair.generate().publicKey
 const JOB = Keypair.generate().publicKey

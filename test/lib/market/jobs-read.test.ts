@@ -3,8 +3,8 @@ import {strict as assert} from 'node:assert'
 
 import {type AccountInfo, type Connection, Keypair, PublicKey} from '@solana/web3.js'
 
-import {encodeJobAccount, encodeRunAccount, type JobAccount, JobState} from '../../../src/lib/market/accounts.js'
-import {readJob} from '../../../src/lib/market/jobs.js'
+import {encodeJobAccount, encodeRunAccount, type JobAccount, JobState} from '../../../src/lib/market/codec/accounts.js'
+import {readJob} from '../../../src/lib/market/jobs/jobs.js'
 
 const PROGRAM = Keypair.generate().publicKey
 const JOB = Keypair.generate().publicKey

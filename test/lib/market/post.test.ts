@@ -1,5 +1,5 @@
 /**
- * market/post.ts in this process against a stand-in devnet (issue 26, area `market-post`): what a post costs
+ * market/jobs/post.ts in this process against a stand-in devnet (issue 26, area `market-post`): what a post costs
  * (price x timeout, rents, fee), the `list` it signs and sends, the free market's token account made on the way,
  * and each refusal before anything is uploaded or sent. The CLI tests (job post, real-networks) spawn the built
  * command, which a mutant of the source never reaches.
@@ -13,7 +13,7 @@ import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {marketNetwork, type MarketNetwork} from '../../../src/lib/market/connect.js'
 import {NETWORK_PRESETS} from '../../../src/lib/market/index.js'
-import {ataInstruction, listJob, quotePost} from '../../../src/lib/market/post.js'
+import {ataInstruction, listJob, quotePost} from '../../../src/lib/market/jobs/post.js'
 import {resolveSettings} from '../../../src/lib/settings/settings.js'
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
 import {JOB_CID} from '../../helpers/market.js'

@@ -7,8 +7,8 @@ import {strict as assert} from 'node:assert'
 
 import {ComputeBudgetInstruction, ComputeBudgetProgram, Keypair, SystemProgram} from '@solana/web3.js'
 
-import {openConnection} from '../../../src/lib/market/rpc.js'
-import {MIN_COMPUTE_UNIT_PRICE, prepareTransaction} from '../../../src/lib/market/send.js'
+import {openConnection} from '../../../src/lib/market/rpc/rpc.js'
+import {MIN_COMPUTE_UNIT_PRICE, prepareTransaction} from '../../../src/lib/market/rpc/send.js'
 import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
 describe('the priority-fee cap', function () {

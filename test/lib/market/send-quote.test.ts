@@ -1,5 +1,5 @@
 /**
- * The arithmetic and the errors of market/send.ts, unit-tested against a stand-in RPC node (issue 26, area
+ * The arithmetic and the errors of market/rpc/send.ts, unit-tested against a stand-in RPC node (issue 26, area
  * `market-send`): the compute-unit limit and default, the base fee per distinct signer, the priority fee's rounding
  * and percentile, the accounts fees are looked up for, the fee's two printed forms, and how a refused simulation,
  * send or landed transaction becomes exit 4 or 5.
@@ -16,7 +16,7 @@ import {
 } from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {openConnection} from '../../../src/lib/market/rpc.js'
+import {openConnection} from '../../../src/lib/market/rpc/rpc.js'
 import {
   type FeeQuote,
   feeJson,
@@ -25,7 +25,7 @@ import {
   prepareTransaction,
   sendJobsTransaction,
   sendPrepared,
-} from '../../../src/lib/market/send.js'
+} from '../../../src/lib/market/rpc/send.js'
 import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
 describe('market/send: quotes and errors', function () {

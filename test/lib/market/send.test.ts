@@ -4,8 +4,8 @@ import {Keypair, SystemProgram} from '@solana/web3.js'
 import {base58btc} from 'multiformats/bases/base58'
 
 import {isGpunetError} from '../../../src/lib/errors.js'
-import {openConnection} from '../../../src/lib/market/rpc.js'
-import {prepareTransaction, sendPrepared} from '../../../src/lib/market/send.js'
+import {openConnection} from '../../../src/lib/market/rpc/rpc.js'
+import {prepareTransaction, sendPrepared} from '../../../src/lib/market/rpc/send.js'
 import {startStandinRpc, type StandinRpc} from '../../helpers/standin.js'
 
 describe('sending a transaction', function () {

@@ -11,8 +11,8 @@ import {connect, type AddressInfo} from 'node:net'
 import {Keypair} from '@solana/web3.js'
 
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
-import {FeedRegistry} from '../../../src/lib/node/api/feed.js'
-import {NodeApi} from '../../../src/lib/node/api/server.js'
+import {FeedRegistry} from '../../../src/lib/node/api-server/feed.js'
+import {NodeApi} from '../../../src/lib/node/api-server/server.js'
 import {signHeader} from '../../../src/lib/node-api/protocol.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()

@@ -12,9 +12,9 @@ import {Keypair} from '@solana/web3.js'
 import WebSocket from 'ws'
 
 import {walletFromBytes} from '../../../src/lib/keys/wallet.js'
-import {FeedRegistry} from '../../../src/lib/node/api/feed.js'
-import type {OperationAccess} from '../../../src/lib/node/api/access.js'
-import {NodeApi} from '../../../src/lib/node/api/server.js'
+import {FeedRegistry} from '../../../src/lib/node/api-server/feed.js'
+import type {OperationAccess} from '../../../src/lib/node/api-server/access.js'
+import {NodeApi} from '../../../src/lib/node/api-server/server.js'
 import {signTerminalGrant, TERMINAL_PATH} from '../../../src/lib/node-api/terminal-protocol.js'
 
 const NODE = Keypair.generate().publicKey.toBase58()

@@ -5,7 +5,7 @@
 import {strict as assert} from 'node:assert'
 import {setImmediate as yieldToLoop} from 'node:timers/promises'
 
-import {type FeedEntry, type Follower, JobFeed, REPLAY_CHUNK_BYTES} from '../../../src/lib/node/api/feed.js'
+import {type FeedEntry, type Follower, JobFeed, REPLAY_CHUNK_BYTES} from '../../../src/lib/node/api-server/feed.js'
 import type {StatusEntry} from '../../../src/lib/node-api/protocol.js'
 
 /** A follower recording the seq of each entry it is handed; `accept` false from the `refuseAt`-th on. */

@@ -118,7 +118,8 @@ const ENVIRONMENT_READERS: Record<string, string> = {
   'terminal/colors.ts': 'NO_COLOR and FORCE_COLOR, the terminal conventions of the output, not settings',
   'node/runtime/host-process.ts': "a host-process job's PATH, handed to the child",
   'node/runtime/podman.ts': "podman's own environment (XDG_DATA_HOME, its configuration), handed to podman",
-  'localnet/control.ts': 'the background localnet is spawned with the environment, so it resolves the same settings',
+  'localnet/server/control.ts':
+    'the background localnet is spawned with the environment, so it resolves the same settings',
 }
 
 describe('settings: src/lib takes values, never the environment', () => {

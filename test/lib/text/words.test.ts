@@ -1,9 +1,9 @@
 /** Counted words in messages and reports (issue 25: "1 nodes", "0.004 needed" with no unit). */
 import {strict as assert} from 'node:assert'
 
-import {checkFunds} from '../../../src/lib/market/balances.js'
-import {type MarketDetail, marketDetailLines, marketRows} from '../../../src/lib/market/markets.js'
-import {amountText} from '../../../src/lib/market/report.js'
+import {checkFunds} from '../../../src/lib/market/rpc/balances.js'
+import {type MarketDetail, marketDetailLines, marketRows} from '../../../src/lib/market/jobs/markets.js'
+import {amountText} from '../../../src/lib/market/jobs/report.js'
 import {counted} from '../../../src/lib/text/words.js'
 import {PublicKey} from '@solana/web3.js'
 

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags'
 
 import {DeploymentCommand} from '../../../cli/deployment-command.js'
 import {deploymentFlags} from '../../../cli/flags.js'
-import type {ApiKey} from '../../../lib/deployments/client.js'
+import type {ApiKey} from '../../../lib/deployments/client/client.js'
 import {printable} from '../../../lib/text/terminal-text.js'
 
 export default class ApiKeyCreate extends DeploymentCommand {

@@ -1,7 +1,7 @@
 import {DeploymentCommand} from '../../../cli/deployment-command.js'
 import {deploymentFlags} from '../../../cli/flags.js'
-import type {ApiKey} from '../../../lib/deployments/client.js'
-import {apiKeyRows} from '../../../lib/deployments/client-render.js'
+import type {ApiKey} from '../../../lib/deployments/client/client.js'
+import {apiKeyRows} from '../../../lib/deployments/client/client-render.js'
 import {printable} from '../../../lib/text/terminal-text.js'
 
 export default class ApiKeyList extends DeploymentCommand {

@@ -18,8 +18,8 @@ import {
   RUN_ACCOUNT_DISCRIMINATOR,
   RUN_ACCOUNT_SIZE,
   type RunAccount,
-} from '../../market/accounts.js'
-import type {AccountState} from '../ledger.js'
+} from '../../market/codec/accounts.js'
+import type {AccountState} from '../chain/ledger.js'
 import {type InstructionAccount, type JobsContext, REWARDS_PROGRAM_ID, STAKING_PROGRAM_ID} from './context.js'
 import {AnchorError, fail, failRuntime, type ProgramError} from './errors.js'
 import {

@@ -12,7 +12,7 @@ import {
 } from '@solana/spl-token'
 import {PublicKey, SystemProgram} from '@solana/web3.js'
 
-import type {AccountState, Overlay} from '../ledger.js'
+import type {AccountState, Overlay} from '../chain/ledger.js'
 import {CpiError, failCpi, failRuntime} from './errors.js'
 
 /** The addresses a build of the jobs program is compiled with (`common/src/id.rs`). */
@@ -24,7 +24,7 @@ export interface JobsProgramIds {
   marketAdmin: PublicKey
 }
 
-export {STAKING_PROGRAM_ID} from '../../market/pda.js'
+export {STAKING_PROGRAM_ID} from '../../market/codec/pda.js'
 export const REWARDS_PROGRAM_ID = new PublicKey('nosRB8DUV67oLNrL45bo2pFLrmsWPiewe2Lk2DRNYCp')
 export const METADATA_PROGRAM_ID = new PublicKey('metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s')
 

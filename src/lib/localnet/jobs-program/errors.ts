@@ -3,7 +3,7 @@
  * the program's (`NosanaJobsError`), the shared `NosanaError` and staking's `InvalidStakeAccount`. Numbers
  * collide between the last three, so a failure carries the name and message too, and logs them as Anchor does.
  */
-import type {InstructionErrorJson} from '../tx-error.js'
+import type {InstructionErrorJson} from '../chain/tx-error.js'
 
 /** One error of the program: its enum, name, number and message, as the program logs them. */
 export interface ProgramError {

@@ -10,14 +10,14 @@ import {
   type JobAccount,
   type MarketAccount,
   type RunAccount,
-} from '../../market/accounts.js'
-import {decodeJobsInstructionData} from '../../market/instructions.js'
-import {findVaultAddress} from '../../market/pda.js'
-import type {Overlay} from '../ledger.js'
+} from '../../market/codec/accounts.js'
+import {decodeJobsInstructionData} from '../../market/codec/instructions.js'
+import {findVaultAddress} from '../../market/codec/pda.js'
+import type {Overlay} from '../chain/ledger.js'
 import {ACCOUNT_SPACE, type AccountDecl, Loaded, type ProgramAccountType, rustName, zeroed} from './accounts.js'
 import {type InstructionAccount, JobsContext, type JobsProgramIds} from './context.js'
 import {AnchorError, fail} from './errors.js'
-import {INSTRUCTIONS, type InstructionDef} from './instructions/index.js'
+import {INSTRUCTIONS, type InstructionDef} from './instructions.js'
 
 export interface JobsInstructionInput {
   ids: JobsProgramIds

@@ -4,8 +4,8 @@
  */
 import {PublicKey} from '@solana/web3.js'
 
-import {BorshReader, BorshWriter} from '../../market/borsh.js'
-import {accountDiscriminator} from '../../market/discriminator.js'
+import {BorshReader, BorshWriter} from '../../market/codec/borsh.js'
+import {accountDiscriminator} from '../../market/codec/discriminator.js'
 import {METADATA_PROGRAM_ID} from './context.js'
 
 export const STAKE_ACCOUNT_DISCRIMINATOR = accountDiscriminator('StakeAccount')

@@ -7,7 +7,7 @@ import {PublicKey} from '@solana/web3.js'
 import {createHash} from 'node:crypto'
 import {deflateSync} from 'node:zlib'
 
-import {accountDiscriminator} from '../../market/discriminator.js'
+import {accountDiscriminator} from '../../market/codec/discriminator.js'
 import idl from './idl.json' with {type: 'json'}
 
 /** The address of a program's Anchor IDL account. */

@@ -9,10 +9,10 @@ import {MAX_DEFINITION_BYTES} from '../../definition/size.js'
 import {GpunetError} from '../../errors.js'
 import {ApiError, retryLater} from '../../http/api-error.js'
 import {computeCidV0} from '../../ipfs/cid.js'
-import {AccountDecodeError, decodeJobAccount, JobState} from '../../market/accounts.js'
-import {bytesToIpfsHash} from '../../market/ipfs-hash.js'
-import {findRuns} from '../../market/jobs.js'
-import {rpcCall} from '../../market/rpc.js'
+import {AccountDecodeError, decodeJobAccount, JobState} from '../../market/codec/accounts.js'
+import {bytesToIpfsHash} from '../../market/codec/ipfs-hash.js'
+import {findRuns} from '../../market/jobs/jobs.js'
+import {rpcCall} from '../../market/rpc/rpc.js'
 import type {JobAuthority, JobRecord} from './auth.js'
 
 export interface ChainAuthorityOptions {
@@ -30,7 +30,7 @@ export interface ChainAuthorityOptions {
   settings: {rpc: string; content: string}
 }
 
-/** The RPC layer's errors for a node that failed or refused (market/rpc.ts): the chain is unavailable, for now. */
+/** The RPC layer's errors for a node that failed or refused (market/rpc/rpc.ts): the chain is unavailable, for now. */
 const RPC_FAILURES = new Set(['rpc_failed', 'rpc_rate_limited'])
 
 /** The job authority of a network, reading its chain over JSON-RPC. */

@@ -12,7 +12,7 @@ import {strict as assert} from 'node:assert'
 import {randomBytes, randomUUID} from 'node:crypto'
 
 import {NETWORK_PRESETS} from '../../../../src/lib/market/index.js'
-import {openConnection} from '../../../../src/lib/market/rpc.js'
+import {openConnection} from '../../../../src/lib/market/rpc/rpc.js'
 import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
 import {deriveKey} from '../../../../src/lib/secrets/service/crypto.js'
 import {cachedJobAuthority} from '../../../../src/lib/secrets/service/index.js'

@@ -8,7 +8,7 @@ import {strict as assert} from 'node:assert'
 import {Keypair} from '@solana/web3.js'
 
 import {NETWORK_PRESETS} from '../../../../src/lib/market/index.js'
-import {openConnection} from '../../../../src/lib/market/rpc.js'
+import {openConnection} from '../../../../src/lib/market/rpc/rpc.js'
 import {chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
 import {cidDigest, startStandinRpc, type StandinRpc} from '../../../helpers/standin.js'
 import {putJobAccount, putRunAccount} from '../../../helpers/standin-network.js'

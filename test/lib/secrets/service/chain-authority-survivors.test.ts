@@ -11,7 +11,7 @@ import {Keypair} from '@solana/web3.js'
 
 import {ContentClient} from '../../../../src/lib/ipfs/client.js'
 import {NETWORK_PRESETS} from '../../../../src/lib/market/index.js'
-import {openConnection} from '../../../../src/lib/market/rpc.js'
+import {openConnection} from '../../../../src/lib/market/rpc/rpc.js'
 import {type ChainAuthorityOptions, chainJobAuthority} from '../../../../src/lib/secrets/service/chain-authority.js'
 import {ApiError} from '../../../../src/lib/http/api-error.js'
 import {JOB_CID} from '../../../helpers/market.js'

@@ -3,7 +3,7 @@
  * run. It enforces the market's vault, a node queue (`MarketInWrongState`), the payer's ATA when the market charges
  * (`InvalidATA`) and the node's place in the queue (`NotInMarketQueue`); the deposit is taken as `list` takes it.
  */
-import {QueueType} from '../../../market/accounts.js'
+import {QueueType} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError} from '../errors.js'
 import {
@@ -19,7 +19,7 @@ import {
   systemProgram,
   takeDeposit,
   tokenProgram,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `assign` instruction. */
 export const assign: InstructionDef<'assign'> = {

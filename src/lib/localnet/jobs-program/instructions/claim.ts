@@ -2,10 +2,18 @@
  * `claim`: a node takes over a Stopped job with a new run. It enforces the job's market and state, and the node's
  * stake and access NFT as `work` does.
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError} from '../errors.js'
-import {fillRun, type InstructionDef, jobInMarket, mut, nodeGateAccounts, ro, systemProgram} from './shared.js'
+import {
+  fillRun,
+  type InstructionDef,
+  jobInMarket,
+  mut,
+  nodeGateAccounts,
+  ro,
+  systemProgram,
+} from '../instruction-kit.js'
 
 /** The `claim` instruction. */
 export const claim: InstructionDef<'claim'> = {

@@ -4,7 +4,7 @@
  */
 import {require} from '../accounts.js'
 import {NosanaError} from '../errors.js'
-import {adminOnly, type InstructionDef, mut, ro} from './shared.js'
+import {adminOnly, type InstructionDef, mut, ro} from '../instruction-kit.js'
 
 /** The `clean_admin` instruction. */
 export const cleanAdmin: InstructionDef<'cleanAdmin'> = {

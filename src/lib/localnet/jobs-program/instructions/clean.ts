@@ -2,10 +2,10 @@
  * `clean`: anyone closes a Done job into its payer once more than the market's `job_expiration` seconds have
  * passed since it ended. It enforces the payer (`InvalidPayer`), the state and the expiry (`JobNotExpired`).
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError, NosanaError} from '../errors.js'
-import {type InstructionDef, mut, ro} from './shared.js'
+import {type InstructionDef, mut, ro} from '../instruction-kit.js'
 
 /** The `clean` instruction. */
 export const clean: InstructionDef<'clean'> = {

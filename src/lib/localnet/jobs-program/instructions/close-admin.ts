@@ -2,7 +2,7 @@
  * `close_admin`: `close` signed by the build's `MARKET_ADMIN` (`Unauthorized` for anyone else) instead of the
  * market's authority, with the same vault check.
  */
-import {adminOnly, closeMarket, hasVault, type InstructionDef, mut, ro, tokenProgram} from './shared.js'
+import {adminOnly, closeMarket, hasVault, type InstructionDef, mut, ro, tokenProgram} from '../instruction-kit.js'
 
 /** The `close_admin` instruction. */
 export const closeAdmin: InstructionDef<'closeAdmin'> = {

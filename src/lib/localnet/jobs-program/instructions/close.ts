@@ -2,7 +2,7 @@
  * `close`: the market's authority (`Unauthorized`) closes a market that names its vault (`InvalidVault`); the
  * vault is emptied into `user`, then closed.
  */
-import {closeMarket, hasVault, type InstructionDef, marketAuthority, mut, ro, tokenProgram} from './shared.js'
+import {closeMarket, hasVault, type InstructionDef, marketAuthority, mut, ro, tokenProgram} from '../instruction-kit.js'
 
 /** The `close` instruction. */
 export const close: InstructionDef<'close'> = {

@@ -2,10 +2,10 @@
  * `complete`: the node of a Done job sets the result it lacks. It enforces the state, the node
  * (`Unauthorized`), no result yet (`JobResultsAlreadySet`) and a result that is not all zeros (`JobResultNull`).
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {fail, JobsError, NosanaError} from '../errors.js'
-import {type InstructionDef, isZero, mut, ro} from './shared.js'
+import {type InstructionDef, isZero, mut, ro} from '../instruction-kit.js'
 
 /** The `complete` instruction. */
 export const complete: InstructionDef<'complete'> = {

@@ -3,7 +3,7 @@
  * payer, market and project, a Queued job in a job queue, and the refund to the payer's ATA (nothing moves for a
  * free job).
  */
-import {JobState, QueueType} from '../../../market/accounts.js'
+import {JobState, QueueType} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError} from '../errors.js'
 import {
@@ -15,7 +15,7 @@ import {
   closedByProject,
   removeFromQueue,
   tokenProgram,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `delist` instruction. */
 export const delist: InstructionDef<'delist'> = {

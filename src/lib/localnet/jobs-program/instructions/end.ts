@@ -3,10 +3,10 @@
  * payer, and the node is paid for its time with the rest refunded, as `finish` settles. It enforces the project's
  * job in that market, the run of that job, and the ATAs of the job's payer and the run's node.
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError, NosanaError} from '../errors.js'
-import {hasVault, type InstructionDef, jobAta, mut, projectsJob, ro, settle, tokenProgram} from './shared.js'
+import {hasVault, type InstructionDef, jobAta, mut, projectsJob, ro, settle, tokenProgram} from '../instruction-kit.js'
 
 /** The `end` instruction. */
 export const end: InstructionDef<'end'> = {

@@ -3,7 +3,7 @@
  * enforces the project's job in that market, the payer of a paid job (`Unauthorized`), the Queued state and a
  * longer timeout (`JobTimeoutNotGreater`).
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {fail, JobsError, NosanaError} from '../errors.js'
 import {
@@ -17,7 +17,7 @@ import {
   ro,
   tokenProgram,
   u64,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `extend` instruction. */
 export const extend: InstructionDef<'extend'> = {

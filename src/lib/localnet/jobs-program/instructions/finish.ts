@@ -4,7 +4,7 @@
  * job's market and payer, the node's own run, the market's vault, the job payer's ATA, a `user` account of the
  * program's mint and a result that is not all zeros (`JobResultNull`).
  */
-import {JobState} from '../../../market/accounts.js'
+import {JobState} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {fail, JobsError, NosanaError} from '../errors.js'
 import {
@@ -18,7 +18,7 @@ import {
   ro,
   settle,
   tokenProgram,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `finish` instruction. */
 export const finish: InstructionDef<'finish'> = {

@@ -3,7 +3,7 @@
  * fresh `run` key); otherwise it joins the job queue. It enforces the market's vault, a fresh signing `run` key
  * (`MissingSignature`, `LamportsNonNull`) and the payer's ATA when the market charges (`InvalidATA`).
  */
-import {QueueType} from '../../../market/accounts.js'
+import {QueueType} from '../../../market/codec/accounts.js'
 import {
   addToQueue,
   createRun,
@@ -19,7 +19,7 @@ import {
   systemProgram,
   takeDeposit,
   tokenProgram,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `list` instruction. */
 export const list: InstructionDef<'list'> = {

@@ -3,11 +3,11 @@
  * enforces the program's own mint (`InvalidMint`) and the vault's address (`ConstraintSeeds`, while creating it); a
  * job type past 4 is stored as Unknown, which turns queueing off.
  */
-import {findVaultAddress} from '../../../market/pda.js'
-import {type MarketAccount, QueueType} from '../../../market/accounts.js'
+import {findVaultAddress} from '../../../market/codec/pda.js'
+import {type MarketAccount, QueueType} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {NosanaError} from '../errors.js'
-import {type InstructionDef, JOB_TYPE_UNKNOWN, mut, ro, systemProgram, tokenProgram} from './shared.js'
+import {type InstructionDef, JOB_TYPE_UNKNOWN, mut, ro, systemProgram, tokenProgram} from '../instruction-kit.js'
 
 /** The `open` instruction. */
 export const open: InstructionDef<'open'> = {

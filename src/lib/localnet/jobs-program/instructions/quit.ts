@@ -2,8 +2,8 @@
  * `quit`: the node of a run gives the job up: the run is closed into its payer and the job is Stopped, for
  * another node to `claim` or its project to `recover`. It enforces the node's own run of that job.
  */
-import {JobState} from '../../../market/accounts.js'
-import {type InstructionDef, mut, nodeRun, ro} from './shared.js'
+import {JobState} from '../../../market/codec/accounts.js'
+import {type InstructionDef, mut, nodeRun, ro} from '../instruction-kit.js'
 
 /** The `quit` instruction. */
 export const quit: InstructionDef<'quit'> = {

@@ -2,8 +2,8 @@
  * `recover`: the project of a Stopped job (its node quit) closes it and gets its deposit back into `user`. It
  * enforces the job's payer, market and project, the Stopped state and the market's vault.
  */
-import {JobState} from '../../../market/accounts.js'
-import {deposit, hasVault, type InstructionDef, mut, closedByProject, ro, tokenProgram} from './shared.js'
+import {JobState} from '../../../market/codec/accounts.js'
+import {deposit, hasVault, type InstructionDef, mut, closedByProject, ro, tokenProgram} from '../instruction-kit.js'
 
 /** The `recover` instruction. */
 export const recover: InstructionDef<'recover'> = {

@@ -2,10 +2,10 @@
  * `stop`: a node leaves the node queue. It enforces a node queue (`MarketInWrongState`) and the signature of the
  * node or of the market's authority (`Unauthorized`); a node not in the queue is `NotInMarketQueue`.
  */
-import {QueueType} from '../../../market/accounts.js'
+import {QueueType} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError, NosanaError} from '../errors.js'
-import {type InstructionDef, mut, removeFromQueue, ro} from './shared.js'
+import {type InstructionDef, mut, removeFromQueue, ro} from '../instruction-kit.js'
 
 /** The `stop` instruction. */
 export const stop: InstructionDef<'stop'> = {

@@ -2,8 +2,8 @@
  * `update`: the market's authority, and only it (`Unauthorized`), changes the market's settings. Unlike `open`,
  * the job type is stored as given; the queue is left as it is.
  */
-import type {MarketAccount} from '../../../market/accounts.js'
-import {type InstructionDef, marketAuthority, mut, ro} from './shared.js'
+import type {MarketAccount} from '../../../market/codec/accounts.js'
+import {type InstructionDef, marketAuthority, mut, ro} from '../instruction-kit.js'
 
 /** The `update` instruction. */
 export const update: InstructionDef<'update'> = {

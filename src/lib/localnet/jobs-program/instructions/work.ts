@@ -3,7 +3,7 @@
  * `run` key); otherwise it joins the node queue. It enforces the node's stake and, on a gated market, its access
  * NFT, a fresh signing `run` key and one place in the queue (`NodeAlreadyQueued`).
  */
-import {QueueType} from '../../../market/accounts.js'
+import {QueueType} from '../../../market/codec/accounts.js'
 import {require} from '../accounts.js'
 import {JobsError} from '../errors.js'
 import {
@@ -16,7 +16,7 @@ import {
   popFirst,
   ro,
   systemProgram,
-} from './shared.js'
+} from '../instruction-kit.js'
 
 /** The `work` instruction. */
 export const work: InstructionDef<'work'> = {

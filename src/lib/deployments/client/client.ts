@@ -1,0 +1,300 @@
+/**
+ * The client of a deployment manager's HTTP API: the network's own routes, bodies and objects under
+ * `/api/deployments` (@nosana/api), plus gpunet's API keys, on the API client core (http/api-client.ts): every
+ * answer is a stranger's, read up to a bound, checked with the zod schemas here, objects kept with all their members
+ * (the network's snake_case names) for `--json`.
+ */
+import {z} from 'zod'
+
+import {ExitCode, type ExitCodeValue, GpunetError} from '../../errors.js'
+import {
+  ApiClient,
+  type ApiClientOptions,
+  type ApiService,
+  type AuthHeaders,
+  remoteText,
+  segment,
+} from '../../http/api-client.js'
+
+const text = z.string().max(10_000)
+const time = z.string().max(100)
+
+/** The network's Deployment object (components.schemas.Deployment); members beyond these are kept as sent. */
+export const deploymentSchema = z.looseObject({
+  id: z.string().min(1).max(100),
+  name: text,
+  vault: z.string().max(100),
+  market: z.string().max(100),
+  owner: z.string().max(100),
+  status: z.string().max(40),
+  replicas: z.number().int().nonnegative(),
+  timeout: z.number().nonnegative(),
+  strategy: z.string().max(40),
+  endpoints: z
+    .array(z.looseObject({opId: text, port: z.union([z.number(), z.string().max(100)]), url: text}))
+    .max(1000)
+    .optional(),
+  active_revision: z.number().optional(),
+  active_jobs: z.number().optional(),
+  created_at: time,
+  updated_at: time,
+})
+export type Deployment = z.infer<typeof deploymentSchema>
+
+/** A row of `/:id/jobs` (components.schemas.Job). */
+export const deploymentJobSchema = z.looseObject({
+  job: z.string().min(1).max(100),
+  tx: z.string().max(200).optional(),
+  deployment: z.string().max(100).optional(),
+  market: z.string().max(100).optional(),
+  node: z.string().max(100).nullable().optional(),
+  revision: z.number().optional(),
+  state: z.union([z.string().max(40), z.number()]),
+  time_start: z.number().nullable().optional(),
+  created_at: time.optional(),
+  updated_at: time.optional(),
+})
+export type DeploymentJob = z.infer<typeof deploymentJobSchema>
+
+/** An event of `/:id/events` (components.schemas.Event). */
+export const deploymentEventSchema = z.looseObject({
+  category: z.string().max(40),
+  deploymentId: z.string().max(100).optional(),
+  type: z.string().max(100),
+  message: text,
+  tx: z.string().max(200).nullable().optional(),
+  created_at: time,
+})
+export type DeploymentEvent = z.infer<typeof deploymentEventSchema>
+
+const pagination = z.looseObject({
+  cursor_next: z.string().max(1000).nullable(),
+  cursor_prev: z.string().max(1000).nullable().optional(),
+  total_items: z.number().optional(),
+})
+export type Pagination = z.infer<typeof pagination>
+
+/**
+ * A page as the network's API answers it (`{<name>: [...], pagination}`), or a bare list, as a manager without
+ * pagination may: read as one last page.
+ */
+function page<N extends string, T extends z.ZodType>(name: N, item: T) {
+  const list = z.array(item).max(1000)
+  return z
+    .union([
+      z.looseObject({[name]: list, pagination} as {[K in N]: typeof list} & {pagination: typeof pagination}),
+      list,
+    ])
+    .transform((answer) =>
+      Array.isArray(answer)
+        ? ({[name]: answer, pagination: {cursor_next: null}} as unknown as {[K in N]: z.infer<T>[]} & {
+            pagination: Pagination
+          })
+        : (answer as unknown as {[K in N]: z.infer<T>[]} & {pagination: Pagination}),
+    )
+}
+
+const listAnswer = z.looseObject({deployments: z.array(deploymentSchema).max(1000), pagination})
+const jobsAnswer = page('jobs', deploymentJobSchema)
+const eventsAnswer = page('events', deploymentEventSchema)
+const statusAnswer = z.looseObject({status: z.string().max(40), updated_at: time.optional()})
+const replicasAnswer = z.looseObject({replicas: z.number().int().nonnegative(), updated_at: time.optional()})
+const revisionAnswer = z.looseObject({active_revision: z.number().int(), updated_at: time.optional()})
+const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
+const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})
+
+/** An API key as listed (the key itself is shown once, when it is made). */
+export const apiKeySchema = z.looseObject({
+  id: z.union([z.string().min(1).max(100), z.number()]),
+  name: z.string().max(200).nullable().optional(),
+  created_at: z.union([time, z.number()]),
+})
+export type ApiKey = z.infer<typeof apiKeySchema>
+const newApiKey = apiKeySchema.extend({key: z.string().min(8).max(500)})
+const apiKeysAnswer = z.union([z.array(apiKeySchema).max(1000), z.looseObject({keys: z.array(apiKeySchema).max(1000)})])
+
+/** The create body the network's API takes (DeploymentCreateBody), plus gpunet's localnet-only `time_scale`. */
+export interface CreateBody {
+  name: string
+  market: string
+  replicas: number
+  /** Minutes. */
+  timeout: number
+  strategy: string
+  job_definition: unknown
+  autostart?: boolean
+  time_scale?: number
+  /** SCHEDULED: a 5-field cron. */
+  schedule?: string
+  /** INFINITE: seconds before a job's end its replacement is listed; minutes a new job has to come online. */
+  rotation_time?: number
+  startup_timeout?: number
+}
+
+/** The filters of a page of a list. */
+export interface PageQuery {
+  cursor?: string
+  limit?: 10 | 20 | 50 | 100
+  sort_order?: 'asc' | 'desc'
+  [filter: string]: string | number | undefined
+}
+
+/** How a client treats what it sends (the core's options), and what its 401 hint names. */
+export interface ClientOptions extends Omit<ApiClientOptions, 'auth' | 'renewAuth'> {
+  /** The API key setting's variable. */
+  keyHint?: string
+}
+
+/** A manager's deployment API at `url` (its origin; routes are under `/api`), authenticated by `auth`. */
+export class DeploymentClient extends ApiClient {
+  constructor(url: string, auth: AuthHeaders, {keyHint, ...options}: ClientOptions = {}) {
+    super(url, managerService(keyHint), {...options, auth})
+  }
+
+  /** One page of the owner's deployments. */
+  async list(query: PageQuery = {}): Promise<{deployments: Deployment[]; pagination: Pagination}> {
+    return this.request('GET', '/api/deployments', undefined, listAnswer, {query})
+  }
+
+  /** One deployment; another owner's is 404 (exit 7). */
+  async get(id: string): Promise<Deployment> {
+    return this.request('GET', `/api/deployments/${segment(id)}`, undefined, deploymentSchema)
+  }
+
+  /** Creates a deployment (DRAFT, or STARTING with `autostart`). */
+  async create(body: CreateBody): Promise<Deployment> {
+    return this.request('POST', '/api/deployments/create', body, deploymentSchema)
+  }
+
+  /** Starts a deployment: `{status: "STARTING"}`. */
+  async start(id: string): Promise<{status: string}> {
+    return this.request('POST', `/api/deployments/${segment(id)}/start`, undefined, statusAnswer)
+  }
+
+  /** Stops a deployment: `{status: "STOPPING"}`; its jobs are stopped by the manager. */
+  async stop(id: string): Promise<{status: string}> {
+    return this.request('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
+  }
+
+  /** Sets the replica count (`update-replica-count`): the manager lists the shortfall or stops the excess. */
+  async scale(id: string, replicas: number): Promise<{replicas: number}> {
+    const path = `/api/deployments/${segment(id)}/update-replica-count`
+    return this.request('PATCH', path, {replicas}, replicasAnswer)
+  }
+
+  /** Adds a revision of the definition (`create-revision`, the definition itself as the body); answers its number. */
+  async revise(id: string, definition: unknown): Promise<{active_revision: number}> {
+    return this.request('POST', `/api/deployments/${segment(id)}/create-revision`, definition, revisionAnswer)
+  }
+
+  /** Deletes a STOPPED deployment (204). */
+  async remove(id: string): Promise<void> {
+    await this.request('DELETE', `/api/deployments/${segment(id)}`, undefined, null)
+  }
+
+  /** One page of a deployment's jobs. */
+  async jobs(id: string, query: PageQuery = {}): Promise<{jobs: DeploymentJob[]; pagination: Pagination}> {
+    return this.request('GET', `/api/deployments/${segment(id)}/jobs`, undefined, jobsAnswer, {query})
+  }
+
+  /** One page of a deployment's events. */
+  async events(id: string, query: PageQuery = {}): Promise<{events: DeploymentEvent[]; pagination: Pagination}> {
+    return this.request('GET', `/api/deployments/${segment(id)}/events`, undefined, eventsAnswer, {query})
+  }
+
+  /**
+   * A header the deployment's vault signed over `message` (the network's `/:id/header`): the vault posts the
+   * deployment's jobs, so only its signature opens their nodes' APIs.
+   */
+  async header(id: string, message: string, includeTime: boolean): Promise<string> {
+    const query = {message, includeTime: String(includeTime)}
+    return (await this.request('GET', `/api/deployments/${segment(id)}/header`, undefined, headerAnswer, {query}))
+      .header
+  }
+
+  /** The vault's withdraw transaction (base64, signed by the vault, the owner its fee payer); null when empty. */
+  async withdraw(vault: string): Promise<string | null> {
+    const path = `/api/deployments/vaults/${segment(vault)}/withdraw`
+    return (await this.request('POST', path, {}, transactionAnswer)).transaction
+  }
+
+  /** Makes an API key for the owner (wallet headers only): its key is in this answer and nowhere else. */
+  async createApiKey(name?: string): Promise<z.infer<typeof newApiKey>> {
+    return this.request('POST', '/api/api-keys', name === undefined ? {} : {name}, newApiKey)
+  }
+
+  /** The owner's API keys, without the keys themselves. */
+  async listApiKeys(): Promise<ApiKey[]> {
+    const answer = await this.request('GET', '/api/api-keys', undefined, apiKeysAnswer)
+    return Array.isArray(answer) ? answer : answer.keys
+  }
+
+  /** Revokes one of the owner's API keys. */
+  async revokeApiKey(id: string): Promise<void> {
+    await this.request('DELETE', `/api/api-keys/${segment(id)}`, undefined, null)
+  }
+}
+
+/** A deployment manager as the core's errors name it; `keyVariable` is the API key's setting, named in a 401's hint. */
+function managerService(keyVariable?: string): ApiService {
+  return {
+    name: 'the deployment manager',
+    short: 'the manager',
+    code: 'manager',
+    unreachableHint: 'check --manager (or GPUNET_MANAGER_URL, the manager setting) and that the manager runs',
+    invalidHint: 'is the URL a deployment manager (gpunet deployment serve, or the network\u2019s)? check --manager',
+    fields: (url) => ({manager: url}),
+    refused: ({status, text, url}) => managerError(status, text, url, keyVariable),
+  }
+}
+
+/** Exit codes of the manager's statuses (docs/deployments.md, "Exit codes"). */
+const STATUS_EXITS: Record<number, ExitCodeValue> = {
+  400: ExitCode.INVALID_INPUT,
+  401: ExitCode.DENIED,
+  402: ExitCode.INSUFFICIENT_BALANCE,
+  403: ExitCode.DENIED,
+  404: ExitCode.NOT_FOUND,
+  // The deployment is not in a state that allows it (stop a stopped one, delete a running one): as `job stop` of an
+  // ended job, a usage error.
+  409: ExitCode.USAGE,
+  413: ExitCode.INVALID_INPUT,
+  // An Idempotency-Key sent again with another request: the caller's mistake, as a usage error.
+  422: ExitCode.USAGE,
+}
+
+/**
+ * The manager's refusal as a GpunetError: gpunet's `{error: {code, message, hint?}}` or the network's
+ * `{error: "text"}`, with the exit code of its status; the manager's own words are cut short and kept as sent
+ * (the edge strips control sequences before a terminal sees them).
+ */
+export function managerError(status: number, raw: string, url: string, keyVariable = 'GPUNET_API_KEY'): GpunetError {
+  let code =
+    status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : 'manager_error'
+  let message = `the deployment manager answered ${status}`
+  let hint: string | undefined
+  try {
+    const error = (JSON.parse(raw) as {error?: unknown}).error
+    if (typeof error === 'string' && error !== '') message = error
+    if (typeof error === 'object' && error !== null) {
+      const fields = error as {code?: unknown; message?: unknown; hint?: unknown}
+      if (typeof fields.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(fields.code)) code = fields.code
+      if (typeof fields.message === 'string' && fields.message !== '') message = fields.message
+      if (typeof fields.hint === 'string' && fields.hint !== '') hint = remoteText(fields.hint)
+    }
+  } catch {
+    // Not a JSON document (a proxy's page, a bare "Unauthorized"): the status line says it.
+  }
+  // A stranger's words: no control sequence reaches a terminal or a log, whatever the output.
+  message = remoteText(message)
+  const exitCode = STATUS_EXITS[status] ?? ExitCode.UNAVAILABLE
+  hint ??=
+    status === 401
+      ? `the manager did not take the credentials: check the wallet (--wallet) or the API key (--api-key, ${keyVariable})`
+      : status === 429
+        ? `the manager at ${url} is still limiting requests after gpunet waited; try again later`
+        : status >= 500
+          ? `the manager at ${url} is failing (HTTP ${status}); try again later`
+          : undefined
+  return new GpunetError(code, message, {exitCode, hint, fields: {status, manager: url}})
+}

@@ -1,0 +1,211 @@
+/** What the API's routes do to a deployment: create, start, stop, archive, delete, change, and a vault's withdraw. */
+import {randomBytes} from 'node:crypto'
+
+import {PublicKey} from '@solana/web3.js'
+import bs58 from 'bs58'
+
+import {checkPostableText} from '../../definition/upload.js'
+import {computeCidV0} from '../../ipfs/cid.js'
+import {readMarket} from '../../market/jobs/jobs.js'
+import {generateKeypair} from '../../keys/wallet.js'
+import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
+import type {ManagerContext} from '../context.js'
+import {covers, requiredDeposit} from '../paying/deposit.js'
+import type {CreateRequest} from './validation.js'
+import type {DeploymentRow, DeploymentStatus, VaultRow} from '../types.js'
+import {withdrawTransaction} from '../paying/withdraw.js'
+
+/** The owner's deployment, or 404 (another owner's deployment is not found either). */
+export async function ownDeployment(ctx: ManagerContext, owner: string, id: string): Promise<DeploymentRow> {
+  const deployment = await ctx.store.deployment(id)
+  if (!deployment || deployment.owner !== owner) throw notFound(`deployment ${id}`)
+  return deployment
+}
+
+/** Checks the definition as `job post` does (nothing is paid for a refused one), uploads it and stores the deployment. */
+export async function createDeployment(
+  ctx: ManagerContext,
+  owner: string,
+  request: CreateRequest,
+): Promise<DeploymentRow> {
+  const {upload} = await checkPostableText(
+    JSON.stringify(request.job_definition),
+    'job_definition',
+    ctx.network,
+    `check it with \`gpunet job validate --network ${ctx.network}\`; nothing was created or paid`,
+  )
+  const market = request.market ?? ctx.net.defaultMarket.toBase58()
+  try {
+    await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
+  } catch (error) {
+    if ((error as {exitCode?: number}).exitCode === 7)
+      throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
+    throw error
+  }
+  const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
+  if (request.vault !== undefined && shared?.owner !== owner)
+    throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
+  const {cid} = computeCidV0(upload.bytes)
+  await ctx.net.content().add(upload.bytes)
+  const vault = shared ? null : generateKeypair()
+  const now = ctx.now()
+  const deployment: DeploymentRow = {
+    id: bs58.encode(randomBytes(32)),
+    name: request.name,
+    owner,
+    vault: shared ? shared.vault : vault!.publicKey.toBase58(),
+    market,
+    status: 'DRAFT',
+    replicas: request.replicas,
+    timeout: request.timeout,
+    strategy: request.strategy,
+    time_scale: request.time_scale,
+    confidential: request.confidential,
+    active_revision: 1,
+    started_at: null,
+    schedule: request.schedule,
+    rotation_time: request.rotation_time,
+    startup_timeout: request.startup_timeout,
+    throttle_rounds: 0,
+    created_at: now,
+    updated_at: now,
+  }
+  await ctx.store.createDeployment(
+    deployment,
+    {
+      deployment: deployment.id,
+      revision: 1,
+      ipfs_definition_hash: cid,
+      job_definition: JSON.stringify(request.job_definition),
+      created_at: now,
+    },
+    vault && {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},
+  )
+  await event(ctx, deployment.id, 'DEPLOYMENT_CREATED', `deployment created, vault ${deployment.vault}`)
+  return deployment
+}
+
+const START_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'INSUFFICIENT_FUNDS']
+const STOP_FROM: readonly DeploymentStatus[] = ['STARTING', 'RUNNING', 'ERROR', 'INSUFFICIENT_FUNDS']
+/** A vault may be emptied once nothing of its deployment runs (or may still pay). */
+const WITHDRAW_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED', 'INSUFFICIENT_FUNDS']
+
+/**
+ * Starts a deployment: STARTING, or INSUFFICIENT_FUNDS (402) when its vault does not hold one timeout's deposit of
+ * every replica (price x timeout x replicas in tokens; rent and fees in SOL).
+ */
+export async function startDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<DeploymentRow> {
+  if (!START_FROM.includes(deployment.status))
+    throw wrongState(`deployment ${deployment.id} is ${deployment.status}: only a ${START_FROM.join(', ')} one starts`)
+  const deposit = await requiredDeposit(ctx.net, deployment)
+  const now = ctx.now()
+  if (!covers(deposit)) {
+    // Not over a start that went through meanwhile (the vault was funded between the two reads).
+    const moved = await ctx.store.moveDeployment(
+      deployment.id,
+      [deployment.status],
+      {status: 'INSUFFICIENT_FUNDS', started_at: null},
+      now,
+    )
+    if (moved)
+      await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
+    throw new ApiError(
+      402,
+      'insufficient_funds',
+      `the vault ${deployment.vault} holds ${deposit.balances.tokens} token base units and ${deposit.balances.lamports} lamports; ` +
+        `starting needs ${deposit.tokens} token base units (price x timeout x ${deployment.replicas} replicas) and ${deposit.lamports} lamports (rent and fees)`,
+      'fund the vault (gpunet deployment fund ID), then start again',
+    )
+  }
+  // Only from the status read above: of starts sent at once, one moves it and records the event; the others find
+  // it started, as a start sent after it would.
+  const started = await ctx.store.moveDeployment(
+    deployment.id,
+    [deployment.status],
+    {status: 'STARTING', started_at: now, throttle_rounds: 0},
+    now,
+  )
+  if (!started) {
+    const current = await ctx.store.deployment(deployment.id)
+    if (!current) throw notFound(`deployment ${deployment.id}`)
+    throw wrongState(`deployment ${deployment.id} is ${current.status}: only a ${START_FROM.join(', ')} one starts`)
+  }
+  await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
+  return started
+}
+
+/** Stops a deployment: STOPPING, until the worker has stopped every job (then STOPPED). */
+export async function stopDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<DeploymentRow> {
+  if (!STOP_FROM.includes(deployment.status))
+    throw wrongState(`deployment ${deployment.id} is ${deployment.status}: there is nothing to stop`)
+  const stopped = await ctx.store.updateDeployment(deployment.id, {status: 'STOPPING'}, ctx.now())
+  await event(ctx, deployment.id, 'DEPLOYMENT_STOPPING', 'deployment stopping')
+  return stopped
+}
+
+/** Archives a stopped (or never started) deployment. */
+export async function archiveDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<DeploymentRow> {
+  if (deployment.status !== 'STOPPED' && deployment.status !== 'DRAFT')
+    throw wrongState(`deployment ${deployment.id} is ${deployment.status}: stop it before archiving it`)
+  return ctx.store.updateDeployment(deployment.id, {status: 'ARCHIVED'}, ctx.now())
+}
+
+/** Deletes a deployment that runs nothing; its vault stays (it may hold funds: withdraw them). */
+export async function deleteDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<void> {
+  if (!['STOPPED', 'DRAFT', 'ARCHIVED'].includes(deployment.status))
+    throw wrongState(`deployment ${deployment.id} is ${deployment.status}: stop it before deleting it`)
+  await ctx.store.deleteDeployment(deployment.id)
+}
+
+/** Changes the replica count; the strategy lists the shortfall or stops the excess. */
+export async function updateReplicas(ctx: ManagerContext, deployment: DeploymentRow, replicas: number) {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  return ctx.store.updateDeployment(deployment.id, {replicas}, ctx.now())
+}
+
+/** Changes a SCHEDULED deployment's cron; the listing waiting for the old one's next time is dropped for the new one's. */
+export async function updateSchedule(ctx: ManagerContext, deployment: DeploymentRow, schedule: string) {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  const now = ctx.now()
+  for (const task of await ctx.store.tasks(deployment.id, {open: true}))
+    if (task.task === 'LIST' && task.status === 'PENDING' && task.due_at > now)
+      await ctx.store.updateTask(task.id, {status: 'DONE', error: 'cancelled: the schedule changed'}, now)
+  return ctx.store.updateDeployment(deployment.id, {schedule}, now)
+}
+
+/** Changes the timeout (minutes) of the jobs listed and extensions made from now on. */
+export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentRow, timeout: number) {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
+}
+
+/** Makes a vault of the owner's apart from any deployment; deployments created with `vault` then share it. */
+export async function createVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
+  const vault = generateKeypair()
+  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
+  await ctx.store.addVault(row)
+  return row
+}
+
+/** The withdraw transaction of the owner's vault (`{transaction}`); 409 while its deployment may still pay from it. */
+export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
+  const row = await ctx.store.vault(vault)
+  if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
+  // Every deployment paying from it: a vault made with vaults/create may pay for many.
+  for (let offset = 0, total = 1; offset < total; offset += 100) {
+    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
+    total = page.total
+    for (const deployment of page.rows)
+      if (!WITHDRAW_FROM.includes(deployment.status))
+        throw wrongState(
+          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
+        )
+  }
+  const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
+  if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
+  return transaction
+}
+
+async function event(ctx: ManagerContext, deployment: string, type: string, message: string) {
+  await ctx.store.addEvent({deployment, category: 'Deployment', type, message, tx: null}, ctx.now())
+}

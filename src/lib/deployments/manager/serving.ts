@@ -1,0 +1,43 @@
+/**
+ * Whether a running replica serves, the one reading both the health watch (self-healing, INFINITE's readiness) and
+ * the rollout (a new revision's replica) use: every port its revision exposes online, as its node's continuous
+ * health checks say on the localnet (the node API's endpoint status, asked as the job's poster, the vault), or as
+ * the manager's own probe of the job's service URLs finds elsewhere.
+ */
+import {endpointStatus} from '../../market/jobs/endpoint-status.js'
+import type {JobView} from '../../market/jobs/jobs.js'
+import {type ExposingDefinition, exposedPorts, serviceUrls} from '../../market/service-url.js'
+import {probeServices} from '../../node/readiness.js'
+import type {ManagerContext} from '../context.js'
+import {vaultWallet} from '../paying/paying.js'
+import type {DeploymentRow} from '../types.js'
+
+/** A revision's definition when it exposes a port (one to watch); null when it exposes none or is unknown. */
+export async function exposingDefinition(
+  ctx: ManagerContext,
+  deployment: string,
+  revision: number,
+): Promise<ExposingDefinition | null> {
+  const row = await ctx.store.revision(deployment, revision)
+  if (!row) return null
+  const parsed = JSON.parse(row.job_definition) as ExposingDefinition
+  return Array.isArray(parsed.ops) && exposedPorts(parsed).length > 0 ? parsed : null
+}
+
+/** True when every port the definition exposes answers for the running job `view`. */
+export async function replicaServes(
+  ctx: ManagerContext,
+  deployment: Pick<DeploymentRow, 'vault'>,
+  view: JobView,
+  definition: ExposingDefinition,
+): Promise<boolean> {
+  const ports = exposedPorts(definition)
+  if (ports.length === 0) return true
+  if (ctx.network === 'localnet') {
+    const online = await endpointStatus(ctx.net, await vaultWallet(ctx, deployment.vault), view)
+    return online !== null && ports.every((port) => online.get(port) === true)
+  }
+  const urls = serviceUrls(ctx.network, view.address.toBase58(), definition, {networkHost: ctx.net.networkHost})
+  if (urls.length === 0) return false
+  return (await probeServices(urls, definition, false)).ready
+}

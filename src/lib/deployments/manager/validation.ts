@@ -1,0 +1,183 @@
+/** The checks of what a client sends: bodies, numbers and the rules of the network's API (item 8, server side). */
+import {PublicKey} from '@solana/web3.js'
+
+import type {Network} from '../../network.js'
+import {badRequest} from '../../http/api-error.js'
+import {scheduleProblem} from '../schedule.js'
+import {STRATEGIES, type Strategy} from '../types.js'
+
+/** The most replicas a deployment may ask for. */
+export const MAX_REPLICAS = 100
+/** The shortest timeout the network's API takes, in minutes. */
+export const MIN_TIMEOUT_MINUTES = 1
+/** The longest: 30 days. */
+export const MAX_TIMEOUT_MINUTES = 30 * 24 * 60
+const MAX_NAME = 100
+
+export interface CreateRequest {
+  name: string
+  market: string | undefined
+  replicas: number
+  timeout: number
+  strategy: Strategy
+  job_definition: Record<string, unknown>
+  confidential: boolean
+  autostart: boolean
+  time_scale: number
+  /** SCHEDULED's cron; INFINITE's rotation lead (s) and startup timeout (minutes); null for the others. */
+  schedule: string | null
+  rotation_time: number | null
+  startup_timeout: number | null
+  /** One of the owner's vaults (`vaults/create`) to pay from; a new one of its own when absent. */
+  vault: string | undefined
+}
+
+/** INFINITE's shortest timeout, in minutes (the network's schema). */
+export const INFINITE_MIN_TIMEOUT_MINUTES = 60
+/** rotation_time must leave at least this much of a job's timeout before its replacement is listed, in seconds. */
+export const ROTATION_MARGIN_S = 10 * 60
+
+/** The body as an object of members, or 400. */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('invalid_body', 'the body must be a JSON object')
+  return body as Record<string, unknown>
+}
+
+/** replicas: a whole number from 1 to 100. */
+export function parseReplicas(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_REPLICAS)
+    throw badRequest('invalid_replicas', `replicas must be a whole number from 1 to ${MAX_REPLICAS}`)
+  return value
+}
+
+/** timeout: whole minutes, at least the network's minimum. */
+export function parseTimeout(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw badRequest('invalid_timeout', 'timeout must be a whole number of minutes')
+  if (value < MIN_TIMEOUT_MINUTES)
+    throw badRequest(
+      'timeout_too_short',
+      `timeout must be at least ${MIN_TIMEOUT_MINUTES} minute (the network's minimum)`,
+    )
+  if (value > MAX_TIMEOUT_MINUTES)
+    throw badRequest('timeout_too_long', `timeout must be at most ${MAX_TIMEOUT_MINUTES} minutes (30 days)`)
+  return value
+}
+
+/** A base58 address, or 400 naming the member. */
+export function parseAddressMember(value: unknown, member: string): string {
+  if (typeof value === 'string') {
+    try {
+      return new PublicKey(value).toBase58()
+    } catch {
+      // refused below
+    }
+  }
+  throw badRequest(`invalid_${member}`, `${member} must be a base58 Solana address`)
+}
+
+/** The create body (DeploymentCreateBody, plus gpunet's `time_scale`), every member checked. */
+export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
+  const body = bodyObject(raw)
+  const {name, market, strategy, job_definition: definition} = body
+  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || hasControlCharacter(name))
+    throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters`)
+  if (typeof strategy !== 'string' || !(STRATEGIES as readonly string[]).includes(strategy))
+    throw badRequest('invalid_strategy', `strategy must be one of ${STRATEGIES.join(', ')}`)
+  if (typeof definition !== 'object' || definition === null || Array.isArray(definition))
+    throw badRequest('invalid_job_definition', 'job_definition must be a job definition object')
+  for (const member of ['confidential', 'autostart'])
+    if (body[member] !== undefined && typeof body[member] !== 'boolean')
+      throw badRequest(`invalid_${member}`, `${member} must be true or false`)
+  if (body.new_vault !== undefined)
+    throw badRequest(
+      'new_vault_not_supported',
+      'leave out new_vault: a deployment gets a vault of its own unless vault names one of yours',
+    )
+  const timeout = parseTimeout(body.timeout)
+  return {
+    name,
+    market: market === undefined ? undefined : parseAddressMember(market, 'market'),
+    replicas: parseReplicas(body.replicas),
+    timeout,
+    strategy: strategy as Strategy,
+    ...parseStrategyMembers(body, strategy as Strategy, timeout),
+    job_definition: definition as Record<string, unknown>,
+    confidential: body.confidential === true,
+    autostart: body.autostart === true,
+    time_scale: parseTimeScale(body.time_scale, network),
+    vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
+  }
+}
+
+/** SCHEDULED's schedule and INFINITE's rotation_time and startup_timeout, each only with its strategy. */
+export function parseStrategyMembers(
+  body: Record<string, unknown>,
+  strategy: Strategy,
+  timeout: number,
+): Pick<CreateRequest, 'schedule' | 'rotation_time' | 'startup_timeout'> {
+  const only = (member: string, owner: Strategy) => {
+    if (body[member] !== undefined && strategy !== owner)
+      throw badRequest(`invalid_${member}`, `${member} is for the ${owner} strategy only`)
+  }
+  only('schedule', 'SCHEDULED')
+  only('rotation_time', 'INFINITE')
+  only('startup_timeout', 'INFINITE')
+  if (strategy === 'SCHEDULED') {
+    const problem = scheduleProblem(body.schedule)
+    if (problem) throw badRequest('invalid_schedule', problem)
+    return {schedule: (body.schedule as string).trim(), rotation_time: null, startup_timeout: null}
+  }
+  if (strategy !== 'INFINITE') return {schedule: null, rotation_time: null, startup_timeout: null}
+  if (timeout < INFINITE_MIN_TIMEOUT_MINUTES)
+    throw badRequest(
+      'timeout_too_short',
+      `an INFINITE deployment's timeout must be at least ${INFINITE_MIN_TIMEOUT_MINUTES} minutes`,
+    )
+  const rotation = body.rotation_time
+  const longest = timeout * 60 - ROTATION_MARGIN_S
+  if (
+    rotation !== undefined &&
+    (typeof rotation !== 'number' || !Number.isInteger(rotation) || rotation < 1 || rotation > longest)
+  )
+    throw badRequest(
+      'invalid_rotation_time',
+      `rotation_time must be whole seconds from 1 to ${longest} (at least 10 minutes less than the timeout)`,
+    )
+  const startup = body.startup_timeout
+  if (
+    startup !== undefined &&
+    (typeof startup !== 'number' || !Number.isInteger(startup) || startup < 1 || startup >= timeout)
+  )
+    throw badRequest(
+      'invalid_startup_timeout',
+      `startup_timeout must be whole minutes from 1 to ${timeout - 1} (less than the timeout)`,
+    )
+  return {
+    schedule: null,
+    rotation_time: (rotation as number | undefined) ?? null,
+    startup_timeout: (startup as number | undefined) ?? null,
+  }
+}
+
+/** time_scale: a number >= 1, on the localnet only (elsewhere 400); 1 when absent. */
+export function parseTimeScale(value: unknown, network: Network): number {
+  if (value === undefined) return 1
+  if (network !== 'localnet')
+    throw badRequest(
+      'time_scale_localnet_only',
+      `time_scale is for the localnet only, not ${network}: durations there are real`,
+    )
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1 || value > 10_000)
+    throw badRequest('invalid_time_scale', 'time_scale must be a number from 1 to 10000')
+  return value
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
+}

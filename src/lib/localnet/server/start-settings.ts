@@ -1,0 +1,66 @@
+/**
+ * What `localnet start` takes from the command's settings (the flags among them): the node agents' options, the
+ * content store's bound, and the flags that give a background or restarted localnet the same values. The settings
+ * come typed (settings/kinds.ts read them); nothing here reads a flag or the environment.
+ */
+import type {Settings} from '../../settings/settings.js'
+import type {LocalnetIds} from '../../settings/kinds.js'
+import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
+import {defaultGatewayPort} from '../paths.js'
+
+/** The settings `localnet start` reads. */
+export type LocalnetStartSettings = Pick<Settings, 'typed' | 'localnet'>
+
+/** The ids a new chain is created with (the localnetIds setting); undefined when none is set (its own). */
+export function idsInForce(settings: LocalnetStartSettings): LocalnetIds | undefined {
+  return settings.typed('localnetIds')?.value
+}
+
+/** The node agents' options from the settings; undefined with --no-node. */
+export function nodeOptions(
+  settings: LocalnetStartSettings,
+  node: boolean,
+  log: (line: string) => void,
+): LocalnetNodeOptions | undefined {
+  if (!node) return undefined
+  const hfEndpoint = settings.typed('hfEndpoint')?.value
+  return {
+    gpus: settings.typed('nodeGpus')?.value,
+    hostProcesses: settings.typed('nodeHostProcesses')?.value ?? false,
+    runtime: settings.typed('nodeRuntime')!.value,
+    gatewayPort: gatewayPort(settings),
+    nodes: settings.typed('nodes')!.value,
+    pull: settings.typed('nodePull')!.value,
+    resources: hfEndpoint ? {hfEndpoint} : undefined,
+    log,
+  }
+}
+
+/** The content store's disk bound (the contentStoreMaxBytes setting); undefined for the store's default. */
+export function contentMaxBytes(settings: LocalnetStartSettings): number | undefined {
+  return settings.typed('contentStoreMaxBytes')?.value
+}
+
+/**
+ * The `localnet start` flags that give a localnet started in the background (or again by `localnet reset`) the
+ * node and content settings in force here, whichever layer set them.
+ */
+export function startArgs(settings: LocalnetStartSettings, node: boolean): string[] {
+  const args = node ? nodeArgs(settings) : ['--no-node']
+  const max = contentMaxBytes(settings)
+  return max === undefined ? args : [...args, '--content-max-bytes', String(max)]
+}
+
+function nodeArgs(settings: LocalnetStartSettings): string[] {
+  const options = nodeOptions(settings, true, () => {})!
+  const args = ['--runtime', options.runtime!, '--gateway-port', String(options.gatewayPort), '--pull', options.pull!]
+  if (options.gpus !== undefined) args.push('--gpus', String(options.gpus))
+  if (options.hostProcesses) args.push('--host-processes')
+  if (options.nodes !== 1) args.push('--nodes', String(options.nodes))
+  return args
+}
+
+/** The gateway port: as set, else following the RPC port (paths.ts). */
+function gatewayPort(settings: LocalnetStartSettings): number {
+  return settings.typed('gatewayPort')?.value ?? defaultGatewayPort(settings.localnet.port)
+}
