@@ -64,11 +64,33 @@ export function exposedPorts(definition: ExposingDefinition): number[] {
   return [...new Set(exposedServices(definition).map((s) => s.port))]
 }
 
+/** The network's hash of a text (the sdk's `createHash`): the first `length` characters of base58(SHA-512(text)). */
+export function networkHash(text: string, length: number): string {
+  return bs58.encode(createHash('sha512').update(text).digest()).slice(0, length)
+}
+
 /**
- * The host label current nodes serve a port under: the first 44 characters of base58(SHA-512("<opIndex>:<port>:<job>")).
+ * The host label current nodes serve a port under (the sdk's `getExposeIdHash(job, opIndex, port)`): the network's
+ * hash of `"<opIndex>:<port>:<job>"`, 44 characters.
  */
 export function serviceId(job: string, opIndex: number, port: number): string {
-  return bs58.encode(createHash('sha512').update(`${opIndex}:${port}:${job}`).digest()).slice(0, 44)
+  return networkHash(`${opIndex}:${port}:${job}`, 44)
+}
+
+/**
+ * The load-balancing key a node derives from a definition's `deployment_id` and the job's poster (its project):
+ * `createHash("<deployment_id>:<poster>", 45)`. Every job of one poster carrying that id shares it.
+ */
+export function deploymentHash(deploymentId: string, poster: string): string {
+  return networkHash(`${deploymentId}:${poster}`, 45)
+}
+
+/**
+ * The host label of an operation's deployment domain (`getExposeIdHash(deploymentHash, op.id, 0)`): one per exposed
+ * operation, shared by every job of the deployment; its ports are the load-balancer groups `<deploymentHash>-<port>`.
+ */
+export function deploymentLabel(hash: string, opId: string): string {
+  return networkHash(`${opId}:0:${hash}`, 44)
 }
 
 /**

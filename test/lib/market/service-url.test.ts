@@ -1,7 +1,13 @@
 import {strict as assert} from 'node:assert'
 
 import type {JobDefinition} from '../../../src/lib/definition/schema.js'
-import {exposedPorts, serviceId, serviceUrls} from '../../../src/lib/market/service-url.js'
+import {
+  deploymentHash,
+  deploymentLabel,
+  exposedPorts,
+  serviceId,
+  serviceUrls,
+} from '../../../src/lib/market/service-url.js'
 
 const JOB = '7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41'
 const definition = {
@@ -49,5 +55,20 @@ describe('service URLs', () => {
       {op: 'b', port: 11434, url: `http://${JOB}-11434.node.localhost:41234/`},
     ])
     assert.deepEqual(serviceUrls('localnet', JOB, definition, {gatewayUrl: null}), [])
+  })
+})
+
+describe("the network's deployment names", () => {
+  const POSTER = 'HmwXkQ2HjDvYWb5qDW3BfLUHgN7SN7rZuAkM1Wk5NqcQ'
+
+  it('hash as the sdk does: the deployment key from deployment_id and the poster, an operation label from it', async () => {
+    const sdk = await import('@nosana/sdk')
+    const hash = deploymentHash('my-service', POSTER)
+    assert.equal(hash, sdk.createHash(`my-service:${POSTER}`, 45))
+    assert.equal(hash.length, 45)
+    assert.equal(deploymentLabel(hash, 'web'), sdk.getExposeIdHash(hash, 'web', 0))
+    assert.equal(serviceId(JOB, 2, 8080), sdk.getExposeIdHash(JOB, 2, 8080))
+    assert.notEqual(deploymentHash('my-service', JOB), hash, 'the poster is hashed')
+    assert.notEqual(deploymentLabel(hash, 'api'), deploymentLabel(hash, 'web'), 'the operation is hashed')
   })
 })
