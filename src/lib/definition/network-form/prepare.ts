@@ -84,8 +84,13 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     const network = readNetworkDefinition(stripped)
     if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field' || inVolumeOp(e, stripped))) {
       const named = new Set(verdict.errors.map((e) => e.path))
-      const more = network.ok ? [] : network.issues.filter((i) => !named.has(i.path))
-      return {ok: false, issues: [...verdict.errors, ...more]}
+      const refused = network.ok ? [] : network.issues
+      const more = refused.filter((i) => !named.has(i.path))
+      // A member the spec does not know but the network's form has, with a value the network refuses (a
+      // `deployment_id` that is not a string): the network's word says what is wrong, the spec's would not.
+      const valueRefused = new Map(refused.filter((i) => i.message.startsWith('is refused by')).map((i) => [i.path, i]))
+      const issues = verdict.errors.map((e) => (e.code === 'unknown_field' && valueRefused.get(e.path)) || e)
+      return {ok: false, issues: [...issues, ...more]}
     }
     document = stripped as NetworkDefinition
     beyondSpec = verdict.errors.map(beyond)
