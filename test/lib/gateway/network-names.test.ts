@@ -114,11 +114,7 @@ describe("gateway: the network's names of jobs' ports", () => {
     assert.deepEqual([starting.status, starting.reason], [404, 'no-member'], 'a name whose port is not up: as frps')
     assert.match(starting.type, /text\/html/)
     gateway.remove(JOBS[1]!)
-    assert.equal(
-      (await send(gateway, `${unknown}.node.localhost`)).reason,
-      'not-ready',
-      'its job gone, so is the name',
-    )
+    assert.equal((await send(gateway, `${unknown}.node.localhost`)).reason, 'not-ready', 'its job gone, so is the name')
   })
 
   it("spreads a deployment's domain over its jobs, the operation's first port; none left is frps's 404", async () => {
