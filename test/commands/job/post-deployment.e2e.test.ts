@@ -12,12 +12,8 @@ import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {eventually} from '../../helpers/eventually.js'
 import {gatewayGet} from '../../helpers/node.js'
+import {type NetworkSdk, networkSdk} from '../../helpers/network-names.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
-
-type Sdk = {
-  createHash: (text: string, length: number) => string
-  getExposeIdHash: (a: string, b: unknown, c: unknown) => string
-}
 
 interface Posted {
   job: string
@@ -34,7 +30,7 @@ describe('gpunet job post with deployment_id', function () {
   let box: CliSandbox
   let env: NodeJS.ProcessEnv
   let gateway: string
-  let sdk: Sdk
+  let sdk: NetworkSdk
 
   const file = (name: string, definition: unknown): string => {
     const path = join(box.dir, `${name}.json`)
@@ -45,7 +41,7 @@ describe('gpunet job post with deployment_id', function () {
 
   before(async function () {
     this.timeout(120_000)
-    sdk = (await import('@nosana/sdk')) as unknown as Sdk
+    sdk = await networkSdk()
     box = cliSandbox()
     env = {...box.env, GPUNET_GATEWAY_PORT: '0', GPUNET_NODE_PULL: 'never'}
     const started = await cli(['localnet', 'start', '--detach', '--json'])

@@ -35,6 +35,7 @@ import {
   SIZES,
 } from '../../helpers/standin-network.js'
 import {runCli} from '../../helpers/cli.js'
+import {networkSdk} from '../../helpers/network-names.js'
 import {
   cidDigest,
   ipfsCid,
@@ -242,10 +243,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     ])
     // As the network's CLI prints them: each exposed operation's domain under the FRP server address, the poster
     // being the posting wallet (the job's project), computed with the sdk's own functions.
-    const sdk = (await import('@nosana/sdk')) as unknown as {
-      createHash: (text: string, length: number) => string
-      getExposeIdHash: (a: string, b: unknown, c: unknown) => string
-    }
+    const sdk = await networkSdk()
     const hash = sdk.createHash(`my-service:${report.project}`, 45)
     assert.deepEqual(report.deploymentUrls, [
       {op: 'web', port: 80, url: `https://${sdk.getExposeIdHash(hash, 'web', 0)}.node.k8s.dev.nos.ci`},

@@ -13,12 +13,8 @@ import {containerName, defaultPodmanDataDir} from '../../../src/lib/node/runtime
 import {eventually} from '../../helpers/eventually.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {gatewayGet, postNetwork, waitFor} from '../../helpers/node.js'
+import {type NetworkSdk, networkSdk} from '../../helpers/network-names.js'
 import {podman, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
-
-type Sdk = {
-  createHash: (text: string, length: number) => string
-  getExposeIdHash: (a: string, b: unknown, c: unknown) => string
-}
 
 const CHECK_INTERVAL_MS = 200
 const DEPLOYMENT_ID = 'names-e2e'
@@ -61,12 +57,12 @@ describe("localnet: the network's names of a deployment's jobs (podman)", functi
       groupCheckIntervalMs: CHECK_INTERVAL_MS,
     },
   })
-  let sdk: Sdk
+  let sdk: NetworkSdk
   let gateway: string
   const jobs: PublicKey[] = []
 
   before(async () => {
-    sdk = (await import('@nosana/sdk')) as unknown as Sdk
+    sdk = await networkSdk()
     gateway = new URL(t.ln.runtime.gatewayUrl!).host
   })
 

@@ -6,43 +6,17 @@
  */
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
-import {createServer, request, type Server} from 'node:http'
+import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 import WebSocket, {WebSocketServer} from 'ws'
 
 import {Gateway} from '../../../src/lib/gateway/gateway.js'
 import {networkNames} from '../../../src/lib/node/network-names.js'
+import {getAsHost, type NetworkSdk, networkSdk} from '../../helpers/network-names.js'
 
 const JOBS = ['Fh3NmqbHk9bmQ2JYpWZ5dTxQdGNxFDHStbU7zjWBX7bb', 'Hq8ZsPcGfkGx1X8PqM9Mx2s8pGqK4WmD8V2r7ZqPYbLm']
 const POSTER = 'BVy3k1hRzFYgGUR2gC5UNuKs1iGnFakN8AhJ4n9MtT7d'
-
-type Sdk = {
-  createHash: (text: string, length: number) => string
-  getExposeIdHash: (a: string, b: unknown, c: unknown) => string
-}
-
-/** A GET through the gateway with the Host header of `host`. */
-function send(gateway: Gateway, host: string): Promise<{status: number; body: string; type: string; reason?: string}> {
-  const port = Number(new URL(gateway.url).port)
-  return new Promise((resolve, reject) => {
-    const req = request({host: '127.0.0.1', port, path: '/', headers: {host: `${host}:${port}`}}, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body,
-          type: String(res.headers['content-type']),
-          reason: res.headers['x-gpunet-gateway'] as string | undefined,
-        }),
-      )
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
 
 /** A service answering its name and port on every request. */
 async function service(name: string): Promise<{server: Server; port: number}> {
@@ -54,12 +28,12 @@ async function service(name: string): Promise<{server: Server; port: number}> {
 }
 
 describe("gateway: the network's names of jobs' ports", () => {
-  let sdk: Sdk
+  let sdk: NetworkSdk
   let gateway: Gateway
   let services: {server: Server; port: number}[]
 
   before(async () => {
-    sdk = (await import('@nosana/sdk')) as unknown as Sdk
+    sdk = await networkSdk()
     services = [await service('a'), await service('b'), await service('a-metrics')]
   })
 
@@ -69,6 +43,9 @@ describe("gateway: the network's names of jobs' ports", () => {
   })
 
   afterEach(() => gateway.close())
+
+  /** A GET through the gateway with the Host header of `host`. */
+  const send = (g: Gateway, host: string) => getAsHost(Number(new URL(g.url).port), host)
 
   after(async () => {
     for (const {server} of services) {
