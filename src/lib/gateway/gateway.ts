@@ -20,7 +20,9 @@ import type {Duplex} from 'node:stream'
 import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from '../node/api-server/server.js'
+import type {NetworkName} from '../node/network-names.js'
 import {GATEWAY_DOMAIN, hostLabel, JobRoutes, splitLabel} from './job-routes.js'
+import {FRPS_NOT_FOUND_UPGRADE, frpsNotFound, type NetworkNameOptions, NetworkNames} from './network-names.js'
 import {notFound, sendPage, upgradeAnswer} from './pages.js'
 import {HttpProxy} from './proxy.js'
 import {Replicas} from './replicas.js'
@@ -89,6 +91,8 @@ interface Held {
 /** Serves exposed ports of the jobs the node runs. */
 export class Gateway {
   private readonly routes = new JobRoutes()
+  /** The network's own names of the jobs' ports (expose-id hashes, deployment domains): network-names.ts. */
+  private readonly names: NetworkNames
   private readonly server: Server
   private port = 0
   /** Each node's API by its lowercased address: a localnet's nodes share one gateway. */
@@ -111,6 +115,8 @@ export class Gateway {
       maxConnectionsPerSource?: number
       /** Browser origins allowed besides a page's own (the allowOrigin setting). */
       allowedOrigins?: readonly string[]
+      /** The load-balancer groups' health checks (their interval: 10 s; shorter in tests). */
+      networkNames?: NetworkNameOptions
     } = {},
   ) {
     this.policy = {...POLICY, allowedOrigins: options.allowedOrigins}
@@ -119,6 +125,7 @@ export class Gateway {
     const answerTimeoutMs = options.answerTimeoutMs ?? GATEWAY_ANSWER_TIMEOUT_MS
     const halfClosedMs = options.tunnelHalfClosedMs ?? GATEWAY_TUNNEL_HALF_CLOSED_MS
     this.maxPerSource = options.maxConnectionsPerSource ?? MAX_GATEWAY_CONNECTIONS_PER_SOURCE
+    this.names = new NetworkNames(this.routes, options.networkNames)
     this.replicas = new Replicas(this.routes, options.ejectionMs ?? EJECTION_MS, () => this.port)
     this.proxy = new HttpProxy(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs})
     this.tunnels = new Tunnels(this.routes, {connectTimeoutMs, answerTimeoutMs, halfClosedMs})
@@ -224,6 +231,12 @@ export class Gateway {
    */
   withdraw(job: string, ports: readonly number[]): void {
     this.routes.withdraw(job, ports)
+    this.names.withdraw(job, ports)
+  }
+
+  /** Serves the job's ports also under the network's names: expose-id hashes and deployment domains. */
+  serveNames(job: string, names: readonly NetworkName[]): void {
+    this.names.serve(job, names)
   }
 
   /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */
@@ -234,11 +247,13 @@ export class Gateway {
   /** Takes the job's service down; the requests sent to it and not answered yet are given up. */
   remove(job: string): void {
     this.routes.remove(job)
+    this.names.remove(job)
   }
 
   /** Stops serving and drops open connections, tunnels included (Node's closeAllConnections leaves those). */
   async close(): Promise<void> {
     for (const api of this.nodeApis.values()) api.close()
+    this.names.close()
     this.server.closeAllConnections()
     for (const mine of this.held.values()) for (const socket of mine.keys()) socket.destroy()
     await new Promise((resolve) => this.server.close(resolve))
@@ -257,6 +272,12 @@ export class Gateway {
     return {label, job, hostPort: this.routes.hostPort(job, port)}
   }
 
+  /** What the host names among the network's names (network-names.ts), or null for none of them. */
+  private named(req: IncomingMessage) {
+    const label = hostLabel(req)
+    return label === null ? null : this.names.target(label)
+  }
+
   private serve(req: IncomingMessage, res: ServerResponse): void {
     // Busy while its answer is under way: a connection is idle (may make room for another) only between requests.
     const held = this.heldOf(req.socket)
@@ -270,6 +291,8 @@ export class Gateway {
     if (api) return api.serve(req, res)
     const deployment = hostLabel(req, DEPLOYMENT_DOMAIN)
     if (deployment !== null) return void this.serveDeployment(req, res, deployment).catch(() => res.destroy())
+    const named = this.named(req)
+    if (named) return 'empty' in named ? frpsNotFound(req, res) : this.proxy.forward(req, res, [named.upstream], null)
     const {label, job, hostPort} = this.target(req)
     if (hostPort === null) return notFound(req, res, label)
     this.proxy.forward(req, res, [{job, hostPort}], null)
@@ -298,6 +321,9 @@ export class Gateway {
     const deployment = hostLabel(req, DEPLOYMENT_DOMAIN)
     if (deployment !== null)
       return void this.upgradeDeployment(req, socket, head, deployment).catch(() => socket.destroy())
+    const named = this.named(req)
+    if (named && 'empty' in named) return void socket.end(FRPS_NOT_FOUND_UPGRADE)
+    if (named) return this.tunnels.tunnel(req, socket as Socket, head, [named.upstream])
     const {job, hostPort} = this.target(req)
     if (hostPort === null) return void socket.end(upgradeAnswer('404 Not Found', 'not-ready'))
     this.tunnels.tunnel(req, socket as Socket, head, [{job, hostPort}])

@@ -9,7 +9,15 @@ import {GATEWAY_ANSWER_HEADER} from '../node/gateway-answer.js'
 import {GATEWAY_DOMAIN} from './job-routes.js'
 
 /** Why the gateway answered itself: the value of its header (node/gateway-answer.ts). */
-export type Reason = 'not-ready' | 'no-service' | 'unreachable' | 'refused' | 'no-replica' | 'invalid-answer'
+export type Reason =
+  | 'not-ready'
+  | 'no-service'
+  | 'unreachable'
+  | 'refused'
+  | 'no-replica'
+  | 'invalid-answer'
+  /** A network name (network-names.ts) with no member serving it now: frps's not-found page. */
+  | 'no-member'
 
 /** The `error` of a JSON page by its status. */
 const ERRORS: Record<number, string> = {404: 'not_found', 502: 'bad_gateway', 503: 'unavailable'}

@@ -29,6 +29,8 @@ export interface ServiceUrl {
 /** What the client reads of a definition in either form (spec 0.1 or the network's): each operation's `expose`. */
 export interface ExposingDefinition {
   ops: readonly {id: string; args: {expose?: unknown}}[]
+  /** The network's load-balancing key (its newer form): a string when the network's validator took it. */
+  deployment_id?: unknown
 }
 
 /** One port an operation exposes. */
@@ -121,4 +123,53 @@ export function serviceUrls(
   const seen = new Set<number>()
   const unique = services.filter(({port}) => !seen.has(port) && seen.add(port))
   return unique.map(({op, port}, i) => ({op, port, url: url(i === 0 ? job : portLabel(job, port))}))
+}
+
+/**
+ * The host the network's names of exposed ports live under, with its scheme: the FRP server address of devnet and
+ * mainnet (`node.<networkHost>`, over https) or the localnet's gateway (`node.localhost:<port>`, over http); null when
+ * the host is not known.
+ */
+function networkNameHost(network: Network, hosts: ServiceHosts): {scheme: string; host: string} | null {
+  if (network !== 'localnet') return hosts.networkHost ? {scheme: 'https:', host: `node.${hosts.networkHost}`} : null
+  if (!hosts.gatewayUrl) return null
+  const gateway = new URL(hosts.gatewayUrl)
+  return {scheme: gateway.protocol, host: gateway.host}
+}
+
+/**
+ * The URL of each exposed port under the network's own name (its expose-id hash), on the localnet's gateway: what
+ * the network's CLI prints for a job, answered on the localnet too. On devnet and mainnet `serviceUrls` gives these.
+ */
+export function localnetNetworkUrls(job: string, definition: ExposingDefinition, hosts: ServiceHosts): ServiceUrl[] {
+  const at = networkNameHost('localnet', hosts)
+  if (!at) return []
+  return exposedServices(definition).map(({opIndex, op, port}) => ({
+    op,
+    port,
+    url: `${at.scheme}//${serviceId(job, opIndex, port)}.${at.host}/`,
+  }))
+}
+
+/**
+ * Each exposed operation's deployment URL, when the definition has a `deployment_id`: the domain every job of that
+ * poster and id shares (`deploymentLabel(deploymentHash(id, poster), op)`), as the network's CLI prints it
+ * (`https://<label>.<frp server address>`; on localnet the gateway's `http://<label>.node.localhost:<port>/`). `port`
+ * is the one the domain reaches, the operation's first exposed port: frps routes a domain to the first group that
+ * claims it, and a node registers an operation's ports in order.
+ */
+export function deploymentUrls(
+  network: Network,
+  definition: ExposingDefinition,
+  poster: string,
+  hosts: ServiceHosts,
+): ServiceUrl[] {
+  const id = definition.deployment_id
+  const at = networkNameHost(network, hosts)
+  if (typeof id !== 'string' || !at) return []
+  const hash = deploymentHash(id, poster)
+  const seen = new Set<string>()
+  const first = exposedServices(definition).filter(({op}) => !seen.has(op) && seen.add(op))
+  const tail = network === 'localnet' ? '/' : ''
+  return first.map(({op, port}) => ({op, port, url: `${at.scheme}//${deploymentLabel(hash, op)}.${at.host}${tail}`}))
 }

@@ -29,6 +29,7 @@ import type {ControlAction, ControlTarget, ControlVerdict, Endpoint, OperationAc
 import type {NodeApiHost} from './api-server/server.js'
 import {NodeChainClient} from './chain-client.js'
 import {type JobPorts, JobRun} from './job-run.js'
+import {jobDeploymentHash} from './network-names.js'
 import {resolveLiterals} from './literals.js'
 import type {NodeNetwork} from './network.js'
 import {commandArgv, needsGpu, type OperationPlan, planSteps, substituteSecrets} from './operation-plan.js'
@@ -465,6 +466,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       redact: secrets,
       // The port `job post` prints at the job's own URL: served there by every operation that exposes it.
       jobPort: exposedPorts(definition)[0],
+      // Counted over the definition as posted (volume operations too), as the network's node counts them.
+      opIndexes: new Map(members.ops.map((op, index) => [op.id, index])),
+      deploymentHash: jobDeploymentHash(members.deploymentId, globals.project),
       readyTimeoutMs: this.options.readyTimeoutMs,
       healthIntervalMs: this.options.healthIntervalMs,
       continuousIntervalMs: this.options.continuousIntervalMs,

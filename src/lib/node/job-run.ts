@@ -17,6 +17,7 @@ import type {JobFeed, OpInfo} from './api-server/feed.js'
 import type {ControlAction, ControlTarget, ControlVerdict, Endpoint} from './api-server/access.js'
 import {type CheckOutcome, DEFAULT_CONTINUOUS_INTERVAL_MS, runChecks, waitUntilReady} from './health.js'
 import {type OperationPlan, type StepPlan, type VolumePlan} from './operation-plan.js'
+import {type NetworkName, networkNames} from './network-names.js'
 import {loadResources, type ResourceMount, type ResourceOptions} from './resources.js'
 import {mergeRuns, type ResultBuilder} from '../results/result-builder.js'
 import type {OperationResult} from '../results/operation-result.js'
@@ -41,6 +42,12 @@ export interface JobPorts {
   ready(job: string, port: number, hostPort: number): void
   /** Takes the job's service down. */
   remove(job: string): void
+  /**
+   * Serves the job's exposed ports also under the network's names (their expose-id hashes, and their deployment's
+   * domain and load-balancer groups), as the network's node registers them with its FRP server; `withdraw` and
+   * `remove` take them down with the ports.
+   */
+  serveNames(job: string, names: readonly NetworkName[]): void
 }
 
 /** What a job's run needs of its node. */
@@ -56,6 +63,10 @@ export interface JobRunContext {
   redact: Readonly<Record<string, string>>
   /** The port served at the job's own URL. */
   jobPort: number | undefined
+  /** Each operation's index in the definition as posted: its ports' expose-id hashes are counted from it. */
+  opIndexes: ReadonlyMap<string, number>
+  /** The job's deployment hash, when its definition has a `deployment_id`. */
+  deploymentHash?: string
   readyTimeoutMs?: number
   healthIntervalMs?: number
   continuousIntervalMs?: number
@@ -375,6 +386,11 @@ export class JobRun {
     const ports = op.ports.map((p) => p.port)
     if (ports.length === 0) markUp(true)
     gateway.register(job, ports.includes(ctx.jobPort ?? -1) ? [ctx.jobPort!, ...ports] : ports)
+    const opIndex = ctx.opIndexes.get(step.id) ?? 0
+    gateway.serveNames(
+      job,
+      networkNames({job, opIndex, opId: step.id, deploymentHash: ctx.deploymentHash, ports: op.ports}),
+    )
     const timing = {timeoutMs: ctx.readyTimeoutMs, intervalMs: ctx.healthIntervalMs}
     const endpoint = (port: number, status: Endpoint['status']) =>
       ctx.endpoints.set(portLabel(job, port), {opID: step.id, port, url: gateway.jobUrl(job, port), status})

@@ -35,6 +35,7 @@ import {
   SIZES,
 } from '../../helpers/standin-network.js'
 import {runCli} from '../../helpers/cli.js'
+import {networkSdk} from '../../helpers/network-names.js'
 import {
   cidDigest,
   ipfsCid,
@@ -216,6 +217,7 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     const exposed = {
       version: '0.1',
       type: 'container',
+      deployment_id: 'my-service',
       ops: [
         {id: 'web', type: 'container/run', args: {image: 'nginx', expose: [{port: 80, health_checks: [health]}]}},
         {id: 'api', type: 'container/run', args: {image: 'api', expose: [{port: 80}, {port: 8080}], required_vram: 4}},
@@ -224,15 +226,28 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
     writeFileSync(file, JSON.stringify(exposed))
     const result = await runCli(s.args('devnet', 'job', 'post', '--file', file), {env: s.env})
     assert.equal(result.code, 0, result.stderr + result.stdout)
-    const report = JSON.parse(result.stdout) as {job: string; serviceUrls: {op: string; port: number; url: string}[]}
+    const report = JSON.parse(result.stdout) as {
+      job: string
+      project: string
+      serviceUrls: {op: string; port: number; url: string}[]
+      deploymentUrls: {op: string; port: number; url: string}[]
+    }
     // The URLs current nodes serve: base58(SHA-512("<opIndex>:<port>:<job>")), first 44 characters, computed here
     // from the reference's recipe.
     const id = (op: number, port: number) =>
       bs58.encode(createHash('sha512').update(`${op}:${port}:${report.job}`).digest()).slice(0, 44)
     assert.deepEqual(report.serviceUrls, [
-      {op: 'web', port: 80, url: `https://${id(0, 80)}.node.k8s.dev.nos.ci`},
-      {op: 'api', port: 80, url: `https://${id(1, 80)}.node.k8s.dev.nos.ci`},
-      {op: 'api', port: 8080, url: `https://${id(1, 8080)}.node.k8s.dev.nos.ci`},
+      {op: 'web', port: 80, url: `https://${id(0, 80)}.node.k8s.dev.nos.ci`, kind: 'network'},
+      {op: 'api', port: 80, url: `https://${id(1, 80)}.node.k8s.dev.nos.ci`, kind: 'network'},
+      {op: 'api', port: 8080, url: `https://${id(1, 8080)}.node.k8s.dev.nos.ci`, kind: 'network'},
+    ])
+    // As the network's CLI prints them: each exposed operation's domain under the FRP server address, the poster
+    // being the posting wallet (the job's project), computed with the sdk's own functions.
+    const sdk = await networkSdk()
+    const hash = sdk.createHash(`my-service:${report.project}`, 45)
+    assert.deepEqual(report.deploymentUrls, [
+      {op: 'web', port: 80, url: `https://${sdk.getExposeIdHash(hash, 'web', 0)}.node.k8s.dev.nos.ci`},
+      {op: 'api', port: 80, url: `https://${sdk.getExposeIdHash(hash, 'api', 0)}.node.k8s.dev.nos.ci`},
     ])
     const uploaded = JSON.parse(new TextDecoder().decode(s.pinning.uploads[0]!.bytes)) as typeof exposed
     assert.deepEqual(uploaded.ops[0]!.args.expose, [{port: 80, health_checks: [{...health, continuous: false}]}])

@@ -123,6 +123,32 @@ describe('preparing a definition for upload to a network', () => {
       ])
     })
 
+    it('spec 0.1 beside deployment_id: the rest translated, the id carried as written, a warning', async () => {
+      const upload = await prepared(
+        job({expose: [{port: 80, health_checks: [http]}]}, {deployment_id: 'svc'}),
+        'devnet',
+      )
+      assert.equal(upload.document.deployment_id, 'svc')
+      assert.deepEqual(upload.document.ops[0]!.args.expose, [{port: 80, health_checks: [{...http, continuous: false}]}])
+      assert.deepEqual(
+        upload.beyondSpec.map((i) => [i.path, i.code]),
+        [['deployment_id', 'beyond_spec']],
+      )
+      assert.equal('deployment_id' in (upload.runnable as Json), false, 'the spec model has no deployment_id')
+      assert.deepEqual(upload.checks[0], {by: 'spec 0.1', verdict: 'valid, beside `deployment_id`'})
+    })
+
+    it("refuses a deployment_id that is not a string in either form, in the network's words", async () => {
+      const spec = job({}, {deployment_id: 7})
+      const network = job({expose: [{port: 80, health_checks: [{...http, continuous: true}]}]}, {deployment_id: [1]})
+      for (const value of [spec, network]) {
+        const issues = await refused(value, 'localnet')
+        const issue = issues.find((i) => i.path === 'deployment_id')
+        assert.equal(issue?.code, 'network_refused', JSON.stringify(issues))
+        assert.match(issue.message, /is refused by .*expected \(string \| undefined\)/)
+      }
+    })
+
     it('past the size cap: exit 3 before anything is uploaded', async () => {
       const spec = job({env: {BIG: 'x'.repeat(1024 * 1024)}})
       await assert.rejects(prepareUpload(spec, 'devnet'), (error: unknown) => {

@@ -131,6 +131,15 @@ describe("reading a definition in the network's form", () => {
       assert.deepEqual(document, before, 'the document given is left as it was')
     })
 
+    it('hands deployment_id to the node beside the model: it says where the node serves the ports', async () => {
+      const local = await onLocalnet(job({expose: 80}, {deployment_id: 'dep-1'}))
+      assert.ok(local.ok)
+      assert.equal(local.members.deploymentId, 'dep-1')
+      const none = await onLocalnet(job({expose: 80}))
+      assert.ok(none.ok)
+      assert.equal(none.members.deploymentId, undefined)
+    })
+
     for (const trigger of ['cli', 'dashboard']) {
       it(`keeps the spec's trigger ${trigger}`, async () => {
         assert.deepEqual((await runs(job({}, {meta: {trigger}}))).meta, {trigger})

@@ -4,10 +4,13 @@ import type {JobDefinition} from '../../../src/lib/definition/schema.js'
 import {
   deploymentHash,
   deploymentLabel,
+  deploymentUrls,
   exposedPorts,
+  localnetNetworkUrls,
   serviceId,
   serviceUrls,
 } from '../../../src/lib/market/service-url.js'
+import {networkSdk} from '../../helpers/network-names.js'
 
 const JOB = '7nxXoihx65yRGZiGzWZsFMz8D7qwxFePNKvDBWZnxc41'
 const definition = {
@@ -70,5 +73,36 @@ describe("the network's deployment names", () => {
     assert.equal(serviceId(JOB, 2, 8080), sdk.getExposeIdHash(JOB, 2, 8080))
     assert.notEqual(deploymentHash('my-service', JOB), hash, 'the poster is hashed')
     assert.notEqual(deploymentLabel(hash, 'api'), deploymentLabel(hash, 'web'), 'the operation is hashed')
+  })
+})
+
+describe("the network's URLs a report lists", () => {
+  const POSTER = 'HmwXkQ2HjDvYWb5qDW3BfLUHgN7SN7rZuAkM1Wk5NqcQ'
+  const gateway = {gatewayUrl: 'http://node.localhost:41234'}
+
+  it("each port's expose-id hash on the localnet's gateway, every operation counted", async () => {
+    const sdk = await networkSdk()
+    assert.deepEqual(localnetNetworkUrls(JOB, definition, gateway), [
+      {op: 'a', port: 8080, url: `http://${sdk.getExposeIdHash(JOB, 0, 8080)}.node.localhost:41234/`},
+      {op: 'b', port: 11434, url: `http://${sdk.getExposeIdHash(JOB, 1, 11434)}.node.localhost:41234/`},
+      {op: 'b', port: 8080, url: `http://${sdk.getExposeIdHash(JOB, 1, 8080)}.node.localhost:41234/`},
+    ])
+    assert.deepEqual(localnetNetworkUrls(JOB, definition, {gatewayUrl: null}), [])
+  })
+
+  it("each exposed operation's deployment URL, at its first port, as the network's CLI prints it", async () => {
+    const sdk = await networkSdk()
+    const hash = sdk.createHash(`svc:${POSTER}`, 45)
+    const deployed = {...definition, deployment_id: 'svc'}
+    assert.deepEqual(deploymentUrls('devnet', deployed, POSTER, {networkHost: 'k8s.dev.nos.ci'}), [
+      {op: 'a', port: 8080, url: `https://${sdk.getExposeIdHash(hash, 'a', 0)}.node.k8s.dev.nos.ci`},
+      {op: 'b', port: 11434, url: `https://${sdk.getExposeIdHash(hash, 'b', 0)}.node.k8s.dev.nos.ci`},
+    ])
+    assert.deepEqual(deploymentUrls('localnet', deployed, POSTER, gateway), [
+      {op: 'a', port: 8080, url: `http://${sdk.getExposeIdHash(hash, 'a', 0)}.node.localhost:41234/`},
+      {op: 'b', port: 11434, url: `http://${sdk.getExposeIdHash(hash, 'b', 0)}.node.localhost:41234/`},
+    ])
+    assert.deepEqual(deploymentUrls('devnet', definition, POSTER, {networkHost: 'k8s.dev.nos.ci'}), [], 'no id, none')
+    assert.deepEqual(deploymentUrls('devnet', {...definition, deployment_id: 7}, POSTER, {networkHost: 'h'}), [])
   })
 })

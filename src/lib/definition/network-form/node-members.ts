@@ -47,6 +47,11 @@ export interface NodeMembers {
   ops: OpMembers[]
   /** `global.variables`, read by `%%global.variables.NAME%%` literals. */
   variables: Record<string, string>
+  /**
+   * The top-level `deployment_id`: the node serves each exposed operation at the deployment's domain and puts each of
+   * its ports in the load-balancer group of the deployment (Provider.ts of the network's node).
+   */
+  deploymentId?: string
 }
 
 /** The groups in the order the network's node runs them: the order of each group's first operation. */

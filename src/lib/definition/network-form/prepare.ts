@@ -54,17 +54,25 @@ const SPEC = 'spec 0.1'
  */
 export async function prepareUpload(value: unknown, network: Network, spec?: ValidationResult): Promise<Preparation> {
   const stripped = withoutSchema(value)
-  const verdict = spec ?? (await specVerdict(stripped))
+  let verdict = spec ?? (await specVerdict(stripped))
   const checks: NetworkCheck[] = []
   let document: NetworkDefinition
   let changes: NetworkChange[] = []
   let beyondSpec: DefinitionIssue[] = []
+  // Spec 0.1 plus the network's `deployment_id`, which the spec does not define: the rest is translated as spec 0.1
+  // (so a health check gains its `continuous` as it would without the id), the id goes along as written, and a
+  // warning says it is beyond the spec. The network's validator then says whether the id is one (a string).
+  const deployment = await withDeploymentId(verdict, stripped)
+  if (deployment) {
+    verdict = deployment.verdict
+    beyondSpec = deployment.beyondSpec
+  }
   if (verdict.success) {
     const translation = toNetworkForm(verdict.data)
     if (!translation.ok) return {ok: false, issues: translation.issues}
-    document = translation.document
+    document = deployment ? {...translation.document, deployment_id: deployment.id} : translation.document
     changes = translation.changes
-    checks.push({by: SPEC, verdict: 'valid'})
+    checks.push({by: SPEC, verdict: deployment ? 'valid, beside `deployment_id`' : 'valid'})
     checks.push({
       by: 'translation',
       verdict: changes.length > 0 ? counted(changes.length, 'change') : 'no change needed',
@@ -76,16 +84,16 @@ export async function prepareUpload(value: unknown, network: Network, spec?: Val
     const network = readNetworkDefinition(stripped)
     if (!network.ok || !verdict.errors.every((e) => e.code === 'unknown_field' || inVolumeOp(e, stripped))) {
       const named = new Set(verdict.errors.map((e) => e.path))
-      const more = network.ok ? [] : network.issues.filter((i) => !named.has(i.path))
-      return {ok: false, issues: [...verdict.errors, ...more]}
+      const refused = network.ok ? [] : network.issues
+      const more = refused.filter((i) => !named.has(i.path))
+      // A member the spec does not know but the network's form has, with a value the network refuses (a
+      // `deployment_id` that is not a string): the network's word says what is wrong, the spec's would not.
+      const valueRefused = new Map(refused.filter((i) => i.message.startsWith('is refused by')).map((i) => [i.path, i]))
+      const issues = verdict.errors.map((e) => (e.code === 'unknown_field' && valueRefused.get(e.path)) || e)
+      return {ok: false, issues: [...issues, ...more]}
     }
     document = stripped as NetworkDefinition
-    beyondSpec = verdict.errors.map((issue) => ({
-      ...issue,
-      code: 'beyond_spec' as const,
-      message: `goes beyond spec 0.1 (${issue.message}); the network's newer format has it`,
-      hint: `${NETWORK_VALIDATOR} accepts it; other clients of spec 0.1 may not`,
-    }))
+    beyondSpec = verdict.errors.map(beyond)
     checks.push({by: SPEC, verdict: `beyond it (${counted(beyondSpec.length, 'member')})`})
   }
   const bytes = new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`)
@@ -113,6 +121,33 @@ function inVolumeOp(issue: DefinitionIssue, value: unknown): boolean {
   const ops = (value as {ops?: unknown}).ops
   const op = at && Array.isArray(ops) ? (ops[Number(at[1])] as {type?: unknown} | undefined) : undefined
   return op?.type === 'container/create-volume'
+}
+
+/** A member the spec does not define, which the network's newer format has: a warning, not an error. */
+function beyond(issue: DefinitionIssue): DefinitionIssue {
+  return {
+    ...issue,
+    code: 'beyond_spec' as const,
+    message: `goes beyond spec 0.1 (${issue.message}); the network's newer format has it`,
+    hint: `${NETWORK_VALIDATOR} accepts it; other clients of spec 0.1 may not`,
+  }
+}
+
+/**
+ * When the spec's one complaint is a top-level `deployment_id`: the spec's verdict on the rest, the id as written
+ * and its warning. Otherwise null.
+ */
+async function withDeploymentId(
+  verdict: ValidationResult,
+  value: unknown,
+): Promise<{verdict: ValidationResult; id: unknown; beyondSpec: DefinitionIssue[]} | null> {
+  if (verdict.success || !verdict.errors.every((e) => e.code === 'unknown_field' && e.path === 'deployment_id'))
+    return null
+  const rest = {...(value as Record<string, unknown>)}
+  const id = rest.deployment_id
+  delete rest.deployment_id
+  const inner = await specVerdict(rest)
+  return inner.success ? {verdict: inner, id, beyondSpec: verdict.errors.map(beyond)} : null
 }
 
 function withoutSchema(value: unknown): unknown {

@@ -64,11 +64,14 @@ export type LocalnetRead =
 export async function runnableOnLocalnet(document: NetworkDefinition): Promise<LocalnetRead> {
   const issues: DefinitionIssue[] = []
   const model = structuredClone(document) as NetworkDefinition
-  // Labels for the network's dashboards and deployments: they change nothing the node does.
+  // The deployment's key: it names no member of spec 0.1, and says where the node serves the ports (members).
+  const deploymentId = model.deployment_id
   delete model.deployment_id
   const trigger = model.meta?.trigger
   if (model.meta && trigger !== undefined && trigger !== 'cli' && trigger !== 'dashboard') delete model.meta.trigger
   const members = takeNodeMembers(model, issues)
+  // The network's validator took it, so it is a string when present.
+  if (typeof deploymentId === 'string') members.deploymentId = deploymentId
   for (const [i, op] of model.ops.entries()) {
     const args = op.args
     if (!Array.isArray(args.resources)) continue

@@ -43,6 +43,8 @@ export interface LocalnetNodeOptions {
   resources?: NodeAgentOptions['resources']
   /** Browser origins the gateway allows besides a page's own (the allowOrigin setting). */
   allowedOrigins?: readonly string[]
+  /** How often the gateway checks a load-balancer group's members (10 s, frpc's default; shorter in tests). */
+  groupCheckIntervalMs?: number
   log?: (line: string) => void
 }
 
@@ -136,7 +138,10 @@ export async function startNode(
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
   const left = (await runtime.reclaim?.()) ?? []
   if (left.length > 0) options.log?.(`Stopped ${left.join(' and ')}${reclaimedSuffix(dataDir)}`)
-  const gateway = new Gateway({allowedOrigins: options.allowedOrigins})
+  const gateway = new Gateway({
+    allowedOrigins: options.allowedOrigins,
+    networkNames: {checkIntervalMs: options.groupCheckIntervalMs},
+  })
   try {
     await gateway.listen(options.gatewayPort)
   } catch (error) {

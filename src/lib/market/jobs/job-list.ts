@@ -227,6 +227,7 @@ export function closedJobReport(network: Network, job: IndexedJob, nowSeconds: n
     timeout: job.timeout,
     totalPrice: tokens(BigInt(job.price) * BigInt(job.timeout)),
     serviceUrls: [],
+    deploymentUrls: [],
     node: job.node,
     startedAt: listed.startedAt,
     endedAt: job.timeEnd > 0 ? isoTime(job.timeEnd) : null,

@@ -8,7 +8,20 @@ import {SOL_DECIMALS} from '../rpc/balances.js'
 import {bytesToIpfsHash} from '../codec/ipfs-hash.js'
 import type {JobStatus, JobView} from './jobs.js'
 import {TOKEN_DECIMALS} from '../networks.js'
-import {type ExposingDefinition, type ServiceHosts, type ServiceUrl, serviceUrls} from '../service-url.js'
+import {
+  deploymentUrls,
+  type ExposingDefinition,
+  localnetNetworkUrls,
+  type ServiceHosts,
+  type ServiceUrl,
+  serviceUrls,
+} from '../service-url.js'
+
+/**
+ * Which name a service URL uses: the network's (the expose-id hash its nodes serve, on every network; on localnet
+ * the gateway answers it too) or gpunet's own on localnet (`<job>` and `<job>-<port>`).
+ */
+export type ServiceUrlKind = 'network' | 'gpunet'
 
 /** A job as `job get --json` prints it (docs/jobs.md). */
 export interface JobReport {
@@ -28,7 +41,9 @@ export interface JobReport {
   /** Price per second x timeout: the deposit. */
   totalPrice: AmountJson
   /** With `online` while the job runs, when its node's API said (the poster's `job get`). */
-  serviceUrls: (ServiceUrl & {online?: boolean})[]
+  serviceUrls: (ServiceUrl & {kind: ServiceUrlKind; online?: boolean})[]
+  /** Each exposed operation's deployment URL, when the definition has a `deployment_id` (poster: the project). */
+  deploymentUrls: ServiceUrl[]
   node: string | null
   startedAt: string | null
   endedAt: string | null
@@ -70,7 +85,8 @@ export function jobReport(
     pricePerSecond: tokens(job.price),
     timeout: Number(job.timeout),
     totalPrice: tokens(job.price * job.timeout),
-    serviceUrls: definition && live ? serviceUrls(network, view.address.toBase58(), definition, hosts) : [],
+    serviceUrls: definition && live ? kindedServiceUrls(network, view.address.toBase58(), definition, hosts) : [],
+    deploymentUrls: definition && live ? deploymentUrls(network, definition, job.project.toBase58(), hosts) : [],
     node: run ? run.node.toBase58() : job.node.equals(PublicKey.default) ? null : job.node.toBase58(),
     startedAt: started === null ? null : isoTime(started),
     endedAt: ended === null ? null : isoTime(ended),
@@ -79,6 +95,19 @@ export function jobReport(
     costSoFar: tokens(job.price * billed),
     result: done,
   }
+}
+
+/** A job's service URLs, each with its kind: on localnet gpunet's own names, then the network's names of its ports. */
+function kindedServiceUrls(
+  network: Network,
+  job: string,
+  definition: ExposingDefinition,
+  hosts: ServiceHosts,
+): JobReport['serviceUrls'] {
+  const own = serviceUrls(network, job, definition, hosts)
+  const kind: ServiceUrlKind = network === 'localnet' ? 'gpunet' : 'network'
+  const named = network === 'localnet' ? localnetNetworkUrls(job, definition, hosts) : []
+  return [...own.map((url) => ({...url, kind})), ...named.map((url) => ({...url, kind: 'network' as const}))]
 }
 
 /** The report's fields as aligned `Label  value` lines. */
@@ -112,10 +141,12 @@ export function jobRows(report: JobReport): [string, string | null][] {
     ['Ended', report.endedAt],
     ['Duration', report.durationSeconds === null ? null : `${report.durationSeconds} s`],
     ['Cost so far', amountText(report.cost)],
-    ...report.serviceUrls.map(({op, port, url, online}): [string, string] => [
-      `Service ${op}:${port}`,
+    ...report.serviceUrls.map(({op, port, url, online, kind}): [string, string] => [
+      // On localnet gpunet's own names keep their rows; the network's names of the same ports come after them.
+      report.network === 'localnet' && kind === 'network' ? `Network URL ${op}:${port}` : `Service ${op}:${port}`,
       online === undefined ? url : `${url}  (${online ? 'online' : 'offline'})`,
     ]),
+    ...report.deploymentUrls.map(({op, port, url}): [string, string] => [`Deployment ${op}:${port}`, url]),
     ['Result', report.result],
   ]
 }
