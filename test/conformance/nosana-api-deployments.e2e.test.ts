@@ -313,7 +313,8 @@ describe("@nosana/api deployments client: the endpoints of the localnet's manage
     const label = sdk.getExposeIdHash(sdk.createHash(`${got.id}:${vaultOf(got)}`, 45), 'svc', 0)
     const gateway = new URL(t.ln.runtime.gatewayUrl as string)
     // The client's own type, extended by gpunet's members: what it read is what the manager sent, unmodified.
-    const endpoints = got.endpoints as (ApiDeployment['endpoints'][number] & {kind: string; online?: boolean})[]
+    type Marked = ApiDeployment['endpoints'][number] & {kind: string; online?: boolean}
+    const endpoints = got.endpoints as Marked[]
     assert.deepEqual(
       endpoints.map((e) => [e.kind, e.opId, e.port]),
       [
@@ -329,7 +330,7 @@ describe("@nosana/api deployments client: the endpoints of the localnet's manage
     // A revision: the client's answer carries the endpoints of the new definition; every revision lists with the id.
     await got.createRevision(exposing(9000))
     assert.deepEqual(
-      (got.endpoints as {kind: string; port: number}[]).map((e) => [e.kind, e.port]),
+      (got.endpoints as Marked[]).map((e) => [e.kind, e.port]),
       [
         ['deployment', 9000],
         ['stable', 9000],
