@@ -9,7 +9,7 @@ import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
 
-import {runCli} from '../../helpers/cli.js'
+import {runManagerCli} from '../../helpers/cli.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 
@@ -22,15 +22,7 @@ describe('deployment get: endpoints by kind on devnet and mainnet', () => {
   const owner = Keypair.generate()
   let endpoints: unknown[] = []
   const cli = (network: string, args: string[]) =>
-    runCli(['deployment', 'get', ID, '--network', network, ...args], {
-      env: {
-        GPUNET_WALLET: join(dir, 'wallet.json'),
-        XDG_CONFIG_HOME: join(dir, 'config'),
-        GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
-        GPUNET_MANAGER_URL: server.url,
-      },
-      cwd: dir,
-    })
+    runManagerCli(['deployment', 'get', ID, '--network', network, ...args], dir, server.url)
 
   before(async () => {
     dir = tempDir('gpunet-get-endpoints-')
