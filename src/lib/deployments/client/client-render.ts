@@ -48,7 +48,7 @@ function endpointLines(endpoints: NonNullable<Deployment['endpoints']>): string[
 }
 
 /** An endpoint's kind as the manager marked it, or as a manager that marks none meant it. */
-export function kindOf(endpoint: Record<string, unknown>): EndpointKind {
+function kindOf(endpoint: Record<string, unknown>): EndpointKind {
   const kind = ENDPOINT_KINDS.find((k) => k === endpoint.kind)
   if (kind) return kind
   if (endpoint.stable === true) return 'stable'
