@@ -284,6 +284,66 @@ describe('@nosana/api deployments client against the localnet manager', function
   })
 })
 
+describe("@nosana/api deployments client: the endpoints of the localnet's manager, behind its gateway", function () {
+  this.timeout(120_000)
+  // A node agent (of host processes, no podman) for its gateway: nothing here runs a job.
+  const t = useLocalnet({node: {gatewayPort: 0, podman: '/nonexistent/podman', hostProcesses: true}})
+  const url = () => t.ln.runtime.deploymentManager as string
+
+  it("reads the endpoints as gpunet's manager marks them (kind), the network's deployment URL first, and every revision's definition carrying deployment_id", async () => {
+    const owner = newWallet()
+    const made = await api(url(), owner.keypair(), 'POST', '/api/api-keys', {name: 'endpoints'})
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const {deployments} = createNosanaApi(NosanaNetwork.MAINNET, made.body.key, {backend_url: url()})
+    const exposing = (port: number) =>
+      ({
+        ...SERVICE_DEFINITION,
+        ops: [{...SERVICE_DEFINITION.ops[0]!, args: {...SERVICE_DEFINITION.ops[0]!.args, expose: port}}],
+      }) as unknown as CreateBody['job_definition']
+    const created = await deployments.create({
+      name: 'endpoints',
+      market: t.market.toBase58(),
+      replicas: 1,
+      timeout: 10,
+      strategy: 'SIMPLE',
+      job_definition: exposing(8080),
+    } as CreateBody)
+    const got = await deployments.get(created.id)
+    const sdk = await import('@nosana/sdk')
+    const label = sdk.getExposeIdHash(sdk.createHash(`${got.id}:${vaultOf(got)}`, 45), 'svc', 0)
+    const gateway = new URL(t.ln.runtime.gatewayUrl as string)
+    // The client's own type, extended by gpunet's members: what it read is what the manager sent, unmodified.
+    type Marked = ApiDeployment['endpoints'][number] & {kind: string; online?: boolean}
+    const endpoints = got.endpoints as Marked[]
+    assert.deepEqual(
+      endpoints.map((e) => [e.kind, e.opId, e.port]),
+      [
+        ['deployment', 'svc', 8080],
+        ['stable', 'svc', 8080],
+      ],
+    )
+    assert.equal(endpoints[0]!.url, `http://${label}.${gateway.host}/`)
+    assert.equal(endpoints[1]!.url, `http://${got.id}.deploy.localhost:${gateway.port}/`)
+    const direct = await api(url(), owner.keypair(), 'GET', `/api/deployments/${got.id}`)
+    assert.deepEqual(endpoints, direct.body.endpoints, 'the client passes the objects through as sent')
+
+    // A revision: the client's answer carries the endpoints of the new definition; every revision lists with the id.
+    await got.createRevision(exposing(9000))
+    assert.deepEqual(
+      (got.endpoints as Marked[]).map((e) => [e.kind, e.port]),
+      [
+        ['deployment', 9000],
+        ['stable', 9000],
+      ],
+    )
+    const {revisions} = await got.getRevisions({sort_order: 'asc'})
+    assert.deepEqual(
+      revisions.map((r) => (r.job_definition as {deployment_id?: string}).deployment_id),
+      [got.id, got.id],
+    )
+  })
+})
+
 /** A deployment's vault address: a string with an API key, the kit's Vault object with a wallet. */
 function vaultOf(d: ApiDeployment): string {
   const vault = d.vault as unknown

@@ -1,4 +1,5 @@
 import {spawn} from 'node:child_process'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 /** The built CLI entry; `npm test` builds first, so tests run what users run. */
@@ -69,5 +70,21 @@ export function runPipeline(script: string, env: NodeJS.ProcessEnv = {}, limitMs
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({code, stdout, stderr, lingeredMs: Date.now() - (firstOutputAt ?? Date.now())}))
+  })
+}
+
+/**
+ * Runs `gpunet ARGS` in `dir` as a user of the manager at `managerUrl` would: the wallet `dir/wallet.json`, the
+ * config and the localnet's data in `dir`, so nothing of the machine's own is read.
+ */
+export function runManagerCli(args: string[], dir: string, managerUrl: string): Promise<CliResult> {
+  return runCli(args, {
+    env: {
+      GPUNET_WALLET: join(dir, 'wallet.json'),
+      XDG_CONFIG_HOME: join(dir, 'config'),
+      GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
+      GPUNET_MANAGER_URL: managerUrl,
+    },
+    cwd: dir,
   })
 }

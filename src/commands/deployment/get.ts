@@ -2,9 +2,9 @@ import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/d
 import {deploymentFlags} from '../../cli/flags.js'
 
 export default class DeploymentGet extends DeploymentCommand {
-  static override summary = 'Show a deployment: its state, replicas, timeout, vault and endpoints.'
+  static override summary = 'Show a deployment: its state, replicas, timeout, vault and endpoints, each with its kind.'
 
-  static override description = `--json prints the network's deployment object with its own member names (snake_case: status, replicas, timeout in minutes, vault, active_revision, active_jobs, endpoints, created_at...), plus gpunet's network and manager. Another owner's deployment is not found (exit 7).`
+  static override description = `--json prints the network's deployment object with its own member names (snake_case: status, replicas, timeout in minutes, vault, active_revision, active_jobs, endpoints, created_at...), exactly as the manager sent it, plus gpunet's network and manager. The text shows each endpoint with its kind: deployment (the network's load-balanced URL, one per exposed operation), stable (gpunet's stable URL, behind the localnet's gateway) or replica (one replica's own). Another owner's deployment is not found (exit 7).`
 
   static override examples = ['<%= config.bin %> deployment get 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU --json']
 

@@ -17,6 +17,13 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number]
 export const STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND', 'SCHEDULED', 'INFINITE'] as const
 export type Strategy = (typeof STRATEGIES)[number]
 
+/**
+ * What a deployment endpoint's URL is (its `kind`): the network's load-balanced URL of the deployment, gpunet's
+ * stable URL, or one replica's own; in the order a deployment's endpoints list them (docs/deployment-manager.md).
+ */
+export const ENDPOINT_KINDS = ['deployment', 'stable', 'replica'] as const
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number]
+
 /** The states the worker acts on: it lists, extends and stops only for these. */
 export const ACTIVE_STATUSES: readonly DeploymentStatus[] = ['STARTING', 'RUNNING', 'STOPPING', 'INSUFFICIENT_FUNDS']
 

@@ -11,7 +11,7 @@ import {join} from 'node:path'
 
 import {Keypair} from '@solana/web3.js'
 
-import {runCli} from '../../helpers/cli.js'
+import {runManagerCli} from '../../helpers/cli.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {startServer, type TestServer} from '../../helpers/http.js'
 
@@ -39,16 +39,7 @@ describe('deployment commands against a hostile manager', () => {
     created_at: '2026-11-27T10:00:00.000Z',
     updated_at: '2026-11-27T10:00:00.000Z',
   })
-  const cli = (args: string[]) =>
-    runCli(args, {
-      env: {
-        GPUNET_WALLET: join(dir, 'wallet.json'),
-        XDG_CONFIG_HOME: join(dir, 'config'),
-        GPUNET_LOCALNET_DIR: join(dir, 'localnet'),
-        GPUNET_MANAGER_URL: server.url,
-      },
-      cwd: dir,
-    })
+  const cli = (args: string[]) => runManagerCli(args, dir, server.url)
 
   before(async () => {
     dir = tempDir('gpunet-hostile-manager-')

@@ -1,6 +1,7 @@
 /**
- * A deployment's `endpoints` from the manager's rows (real SQLite): each running replica's URL per exposed port,
- * the stable URL of each port only where a gateway serves it, and what `deployment get` prints of them.
+ * A deployment's `endpoints` from the manager's rows (real SQLite), each marked with its kind: the network's
+ * deployment URL of each exposed port (computed here with @nosana/sdk's own functions), the stable URL of each port
+ * only where a gateway serves it, each running replica's URL per exposed port; and what `deployment get` prints.
  */
 import {strict as assert} from 'node:assert'
 import {join} from 'node:path'
@@ -99,26 +100,44 @@ describe('deployment endpoints', () => {
       ...(gateway ? {gateway} : {}),
     }) as unknown as ManagerContext
 
-  it("on a network: each running replica's job URL per port, no stable one, no online it cannot see", async () => {
+  /** The network's deployment URL of operation `op`, computed with @nosana/sdk's own functions. */
+  async function sdkDeploymentLabel(op: string): Promise<string> {
+    const sdk = await import('@nosana/sdk')
+    return sdk.getExposeIdHash(sdk.createHash(`${ID}:${QUEUED}`, 45), op, 0)
+  }
+
+  it("on a network: the network's deployment URL per port first, then each running replica's, no stable one", async () => {
     const ctx = context('devnet', {networkHost: 'k8s.dev.nos.ci'})
     const endpoints = await deploymentEndpoints(ctx, deployment, jobs)
-    assert.deepEqual(
-      endpoints,
-      JOBS.flatMap((job) =>
+    // One domain for the operation, listed for each of its ports, as the network's manager lists it.
+    const domain = `https://${await sdkDeploymentLabel('web')}.node.k8s.dev.nos.ci`
+    assert.deepEqual(endpoints, [
+      {opId: 'web', port: 8080, url: domain, kind: 'deployment'},
+      {opId: 'web', port: 9000, url: domain, kind: 'deployment'},
+      ...JOBS.flatMap((job) =>
         [8080, 9000].map((port) => ({
           opId: 'web',
           port,
           url: `https://${serviceId(job, 0, port)}.node.k8s.dev.nos.ci`,
+          kind: 'replica',
           job,
         })),
       ),
-    )
-    const lines = deploymentLines(deploymentObject(deployment, 3, endpoints) as unknown as Deployment).join('\n')
-    assert.match(lines, /the network gives no stable URL per deployment; each replica has its own:/)
-    assert.match(lines, new RegExp(`replica: +https://\\S+ \\(web:8080, job ${JOBS[0]}\\)`))
+    ])
+    const lines = deploymentLines(deploymentObject(deployment, 3, endpoints) as unknown as Deployment)
+    const text = lines.join('\n')
+    assert.match(text, /^ {2}endpoints:$/m)
+    assert.match(text, new RegExp(`^ {4}deployment {2}${domain.replace(/\./g, '\\.')} \\(web:8080\\)$`, 'm'))
+    assert.match(text, new RegExp(`^ {4}replica {5}https://\\S+ \\(web:8080, job ${JOBS[0]}\\)$`, 'm'))
+    assert.doesNotMatch(text, /stable/)
+    assert.doesNotMatch(text, /no stable URL/)
   })
 
-  it('behind a gateway: the stable URL of each port first (online when a replica not draining is), then the replicas', async () => {
+  it('a manager that knows no network host lists no URL it cannot build, of either kind', async () => {
+    assert.deepEqual(await deploymentEndpoints(context('devnet', {}), deployment, jobs), [])
+  })
+
+  it("behind the localnet's gateway: the network's deployment URL on the gateway's host, then the stable URL of each port (online when a replica not draining is), then the replicas", async () => {
     const online = new Set([`${JOBS[1]}:8080`, `${JOBS[0]}:8080`])
     const gateway: ManagerGateway = {
       deploymentUrl: (d, port) => `http://${port === undefined ? d : `${d}-${port}`}.deploy.localhost:1234/`,
@@ -127,23 +146,51 @@ describe('deployment endpoints', () => {
     const ctx = context('localnet', {gatewayUrl: 'http://node.localhost:1234'}, gateway)
     await ctx.draining!.drain(JOBS[1]!)
     const endpoints = await deploymentEndpoints(ctx, deployment, jobs)
-    assert.deepEqual(endpoints.slice(0, 2), [
-      {opId: 'web', port: 8080, url: `http://${ID}.deploy.localhost:1234/`, online: true, stable: true},
-      {opId: 'web', port: 9000, url: `http://${ID}-9000.deploy.localhost:1234/`, online: false, stable: true},
+    const domain = `http://${await sdkDeploymentLabel('web')}.node.localhost:1234/`
+    assert.deepEqual(endpoints.slice(0, 4), [
+      // The network's domain knows nothing of draining: a replica passing its checks is a member.
+      {opId: 'web', port: 8080, url: domain, kind: 'deployment', online: true},
+      {opId: 'web', port: 9000, url: domain, kind: 'deployment', online: false},
+      {opId: 'web', port: 8080, url: `http://${ID}.deploy.localhost:1234/`, kind: 'stable', online: true},
+      {opId: 'web', port: 9000, url: `http://${ID}-9000.deploy.localhost:1234/`, kind: 'stable', online: false},
     ])
     assert.deepEqual(
-      endpoints.slice(2).map((e) => [e.job, e.port, e.url, e.online]),
+      endpoints.slice(4).map((e) => [e.kind, e.job, e.port, e.url, e.online]),
       [
-        [JOBS[0], 8080, `http://${JOBS[0]}.node.localhost:1234/`, true],
-        [JOBS[0], 9000, `http://${JOBS[0]}-9000.node.localhost:1234/`, false],
+        ['replica', JOBS[0], 8080, `http://${JOBS[0]}.node.localhost:1234/`, true],
+        ['replica', JOBS[0], 9000, `http://${JOBS[0]}-9000.node.localhost:1234/`, false],
         // Draining: offline for new requests, whatever its checks say.
-        [JOBS[1], 8080, `http://${JOBS[1]}.node.localhost:1234/`, false],
-        [JOBS[1], 9000, `http://${JOBS[1]}-9000.node.localhost:1234/`, false],
+        ['replica', JOBS[1], 8080, `http://${JOBS[1]}.node.localhost:1234/`, false],
+        ['replica', JOBS[1], 9000, `http://${JOBS[1]}-9000.node.localhost:1234/`, false],
       ],
     )
     const lines = deploymentLines(deploymentObject(deployment, 3, endpoints) as unknown as Deployment).join('\n')
-    assert.match(lines, new RegExp(`stable URL: http://${ID}\\.deploy\\.localhost:1234/ \\(web:8080, online\\)`))
-    assert.match(lines, /stable URL: \S+-9000\S+ \(web:9000, offline\)/)
-    assert.doesNotMatch(lines, /gives no stable URL/)
+    assert.match(lines, new RegExp(`deployment {2}${domain.replace(/\./g, '\\.')} \\(web:8080, online\\)`))
+    assert.match(lines, new RegExp(`stable {6}http://${ID}\\.deploy\\.localhost:1234/ \\(web:8080, online\\)`))
+    assert.match(lines, /stable {6}\S+-9000\S+ \(web:9000, offline\)/)
+  })
+
+  it("deployment get reads endpoints without a kind as the manager meant them: the network's deployment URLs, an older gpunet's stable and replica ones", () => {
+    const base = deploymentObject(deployment, 1) as unknown as Deployment
+    const lines = deploymentLines({
+      ...base,
+      endpoints: [
+        // As the network's manager sends them: its deployment URL, nothing more.
+        {opId: 'web', port: 8080, url: 'https://network.node.k8s.prd.nos.ci'},
+        {opId: 'web', port: 8080, url: 'http://old.deploy.localhost:1/', stable: true, online: true},
+        {opId: 'web', port: 8080, url: 'http://job.node.localhost:1/', job: JOBS[0]},
+        {opId: 'web', port: 8080, url: 'http://new.example/', kind: 'replica', job: JOBS[1], online: false},
+      ],
+    }).join('\n')
+    assert.match(lines, /^ {4}deployment {2}https:\/\/network\.node\.k8s\.prd\.nos\.ci \(web:8080\)$/m)
+    assert.match(lines, /^ {4}stable {6}http:\/\/old\.deploy\.localhost:1\/ \(web:8080, online\)$/m)
+    assert.match(
+      lines,
+      new RegExp(`^ {4}replica {5}http://job\\.node\\.localhost:1/ \\(web:8080, job ${JOBS[0]}\\)$`, 'm'),
+    )
+    assert.match(
+      lines,
+      new RegExp(`^ {4}replica {5}http://new\\.example/ \\(web:8080, job ${JOBS[1]}, offline\\)$`, 'm'),
+    )
   })
 })

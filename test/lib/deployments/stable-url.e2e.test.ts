@@ -70,21 +70,36 @@ describe('deployment stable URL on the localnet (podman, 2 nodes)', function () 
 
     const object = (await api(url, owner, 'GET', `/api/deployments/${d.id}`)).body as unknown as Deployment
     const endpoints = object.endpoints as {
+      opId: string
       url: string
       port: number
+      kind: string
       online?: boolean
-      stable?: boolean
       job?: string
     }[]
-    assert.deepEqual(endpoints[0], {opId: 'web', port: 8080, url: stable, online: true, stable: true})
-    assert.deepEqual(new Set(endpoints.slice(1).map((e) => e.job)), new Set(jobs), 'each replica, at its own URL')
-    for (const e of endpoints.slice(1)) {
+    // The network's deployment URL first (the gateway serves it too), then gpunet's stable URL, then each replica.
+    assert.deepEqual(
+      endpoints.map((e) => e.kind),
+      ['deployment', 'stable', 'replica', 'replica'],
+    )
+    const sdk = await import('@nosana/sdk')
+    const label = sdk.getExposeIdHash(sdk.createHash(`${d.id}:${d.vault}`, 45), 'web', 0)
+    assert.deepEqual(endpoints[0], {
+      opId: 'web',
+      port: 8080,
+      url: stable.replace(/^http:\/\/[^.]+\.deploy\./, `http://${label}.node.`),
+      kind: 'deployment',
+      online: true,
+    })
+    assert.deepEqual(endpoints[1], {opId: 'web', port: 8080, url: stable, kind: 'stable', online: true})
+    const replicas = endpoints.slice(2)
+    assert.deepEqual(new Set(replicas.map((e) => e.job)), new Set(jobs), 'each replica, at its own URL')
+    for (const e of replicas) {
       assert.equal(e.url, t.ln.agent!.gateway.jobUrl(e.job!))
       assert.equal(e.online, true)
     }
     const lines = deploymentLines(object).join('\n')
-    assert.match(lines, new RegExp(`stable URL: ${stable.replace(/[.]/g, '\\.')} \\(web:8080, online\\)`))
-    assert.doesNotMatch(lines, /gives no stable URL/)
+    assert.match(lines, new RegExp(`stable {6}${stable.replace(/[.]/g, '\\.')} \\(web:8080, online\\)`))
 
     // Drained (as a rotation does before ending it): every request goes to the other replica.
     const [drained, kept] = jobs as [string, string]

@@ -1,5 +1,6 @@
 /** How `gpunet deployment` shows the manager's objects to a person; `--json` prints the objects as the manager sent them. */
 import {alignedColumns} from '../../market/jobs/report.js'
+import {ENDPOINT_KINDS, type EndpointKind} from '../types.js'
 import type {ApiKey, Deployment, DeploymentEvent, DeploymentJob} from './client.js'
 
 /** A deployment as `deployment get` and `create` print it: one `key: value` line each. */
@@ -29,22 +30,29 @@ export function deploymentLines(deployment: Deployment): string[] {
 }
 
 /**
- * The stable URL of each port (where the manager's gateway gives one), then each replica's; where none is stable,
- * a line saying the network gives none, so nobody takes a replica's URL for one that lasts.
+ * Each endpoint on a line of its own, with its kind (docs/deployment-manager.md): the network's deployment URL, gpunet's
+ * stable URL, a replica's own. The network's manager sends its deployment URLs without a kind, and gpunet's managers
+ * before kinds marked stable ones `stable: true` and replicas with their `job`: each is read as what it was.
  */
 function endpointLines(endpoints: NonNullable<Deployment['endpoints']>): string[] {
+  if (endpoints.length === 0) return []
   const state = (e: Record<string, unknown>) => (e.online === true ? ', online' : e.online === false ? ', offline' : '')
-  const lines = endpoints
-    .filter((e) => e.stable === true)
-    .map((e) => `  stable URL: ${e.url} (${e.opId}:${e.port}${state(e)})`)
-  const replicas = endpoints.filter((e) => e.stable !== true)
-  if (replicas.length > 0 && lines.length === 0)
-    lines.push('  endpoints:  the network gives no stable URL per deployment; each replica has its own:')
-  for (const e of replicas)
-    lines.push(
-      `  replica:    ${e.url} (${e.opId}:${e.port}${typeof e.job === 'string' ? `, job ${e.job}` : ''}${state(e)})`,
-    )
-  return lines
+  const width = Math.max(...ENDPOINT_KINDS.map((kind) => kind.length))
+  return [
+    '  endpoints:',
+    ...endpoints.map((e) => {
+      const job = typeof e.job === 'string' ? `, job ${e.job}` : ''
+      return `    ${kindOf(e).padEnd(width)}  ${e.url} (${e.opId}:${e.port}${job}${state(e)})`
+    }),
+  ]
+}
+
+/** An endpoint's kind as the manager marked it, or as a manager that marks none meant it. */
+function kindOf(endpoint: Record<string, unknown>): EndpointKind {
+  const kind = ENDPOINT_KINDS.find((k) => k === endpoint.kind)
+  if (kind) return kind
+  if (endpoint.stable === true) return 'stable'
+  return typeof endpoint.job === 'string' ? 'replica' : 'deployment'
 }
 
 /** `deployment list` as aligned columns. */

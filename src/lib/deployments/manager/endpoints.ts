@@ -1,27 +1,71 @@
 /**
- * A deployment's `endpoints`: each exposed port of each running replica at its job's own URL, and, where a gateway
- * in front of the manager serves them (the localnet's), one stable URL per port that outlives the replicas. The
- * network's nodes give each job its own URLs and no stable one; a client says so when none is stable.
+ * A deployment's `endpoints`, each marked with its `kind`:
+ * - `deployment`: the network's own URL of the deployment, one per exposed operation, load-balanced by the nodes over
+ *   every replica carrying its `deployment_id` (listed-definition.ts), listed once per port of the operation as the
+ *   network's manager lists it (`deploymentCreate.factory.ts`);
+ * - `stable`: gpunet's stable URL of each port, where a gateway in front of the manager serves one (the localnet's),
+ *   which adds draining, resending and ejection to what the network's URL does;
+ * - `replica`: each running replica's own URL of each port.
+ * The network's URLs come first, so `endpoints[0]` means what it means at the network's manager.
  */
-import {exposedServices, serviceUrls, type ExposingDefinition} from '../../market/service-url.js'
+import {
+  deploymentHash,
+  deploymentLabel,
+  exposedServices,
+  type ExposingDefinition,
+  type ServiceHosts,
+  serviceUrls,
+} from '../../market/service-url.js'
+import type {Network} from '../../network.js'
 import type {ManagerContext} from '../context.js'
 import {isDraining} from '../draining.js'
-import type {DeploymentRow, JobRow} from '../types.js'
+import type {DeploymentRow, EndpointKind, JobRow} from '../types.js'
 
 /**
- * One endpoint, as the network's object has it (`opId`, `port`, `url`, `online`), plus gpunet's `stable` (the
- * deployment's stable URL) or `job` (the replica it belongs to). `online` is absent where the manager cannot see it.
+ * One endpoint, as the network's object has it (`opId`, `port`, `url`), plus gpunet's `kind`, `online` (absent where
+ * the manager cannot see it) and, for a replica, `job`.
  */
 export interface DeploymentEndpoint {
   opId: string
   port: number
   url: string
+  kind: EndpointKind
   online?: boolean
-  stable?: true
   job?: string
 }
 
-/** The endpoints of a deployment whose jobs are `jobs`: stable ones first, then each running replica's. */
+/** One exposed port's URL, with the operation exposing it. */
+export interface OperationUrl {
+  opId: string
+  port: number
+  url: string
+}
+
+/**
+ * The network's URL of each port that `definition` exposes, for the deployment `deployment` whose jobs its vault
+ * `vault` posts: the domain `deploymentLabel(deploymentHash(deployment, vault), opId)`, one per operation, under
+ * `https://<label>.node.<networkHost>` on devnet and mainnet and under the gateway's host on the localnet (which serves
+ * the network's names as the network's nodes do). Empty when the host is not known.
+ */
+export function networkDeploymentUrls(
+  network: Network,
+  deployment: string,
+  vault: string,
+  definition: ExposingDefinition,
+  hosts: ServiceHosts,
+): OperationUrl[] {
+  const base = network === 'localnet' ? hosts.gatewayUrl : hosts.networkHost
+  if (!base) return []
+  const hash = deploymentHash(deployment, vault)
+  const url = (label: string) => {
+    if (network !== 'localnet') return `https://${label}.node.${base}`
+    const gateway = new URL(base)
+    return `${gateway.protocol}//${label}.${gateway.host}/`
+  }
+  return exposedServices(definition).map(({op, port}) => ({opId: op, port, url: url(deploymentLabel(hash, op))}))
+}
+
+/** The endpoints of a deployment whose jobs are `jobs`: the network's URLs, gpunet's stable ones, each replica's. */
 export async function deploymentEndpoints(
   ctx: ManagerContext,
   deployment: DeploymentRow,
@@ -38,24 +82,37 @@ export async function deploymentEndpoints(
   const {gateway} = ctx
   const hosts = {networkHost: ctx.net.networkHost, gatewayUrl: ctx.net.gatewayUrl}
   const replicas: DeploymentEndpoint[] = []
+  // The ports whose checks pass on some running replica, by operation: the network's domain sends them requests
+  // (a draining replica too: draining is gpunet's stable URL's, the network's nodes know nothing of it).
+  const up = new Set<string>()
   for (const job of jobs.filter((row) => row.state === 'RUNNING')) {
     const definition = await definitionOf(job.revision)
     if (!definition) continue
     for (const {op, port, url} of serviceUrls(ctx.network, job.job, definition, hosts)) {
-      const online = gateway ? {online: gateway.online(job.job, port) && !isDraining(ctx, job.job)} : {}
-      replicas.push({opId: op, port, url, ...online, job: job.job})
+      const checked = gateway?.online(job.job, port)
+      if (checked) up.add(`${op}:${port}`)
+      const online = gateway ? {online: checked === true && !isDraining(ctx, job.job)} : {}
+      replicas.push({opId: op, port, url, kind: 'replica', ...online, job: job.job})
     }
   }
   const active = await definitionOf(deployment.active_revision)
-  if (!gateway || !active) return replicas
+  if (!active) return replicas
+  const network = networkDeploymentUrls(ctx.network, deployment.id, deployment.vault, active, hosts).map(
+    (e): DeploymentEndpoint => ({
+      ...e,
+      kind: 'deployment',
+      ...(gateway ? {online: up.has(`${e.opId}:${e.port}`)} : {}),
+    }),
+  )
+  if (!gateway) return [...network, ...replicas]
   const seen = new Set<number>()
   const ports = exposedServices(active).filter(({port}) => !seen.has(port) && seen.add(port))
   const stable = ports.map(({op, port}, i): DeploymentEndpoint => {
     const url = gateway.deploymentUrl(deployment.id, i === 0 ? undefined : port)
     const online = replicas.some((r) => r.port === port && r.online === true)
-    return {opId: op, port, url, online, stable: true}
+    return {opId: op, port, url, kind: 'stable', online}
   })
-  return [...stable, ...replicas]
+  return [...network, ...stable, ...replicas]
 }
 
 function readDefinition(text: string): ExposingDefinition | null {

@@ -4,13 +4,12 @@ import {randomBytes} from 'node:crypto'
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
-import {checkPostableText} from '../../definition/upload.js'
-import {computeCidV0} from '../../ipfs/cid.js'
 import {readMarket} from '../../market/jobs/jobs.js'
 import {generateKeypair} from '../../keys/wallet.js'
 import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
 import type {ManagerContext} from '../context.js'
 import {covers, requiredDeposit} from '../paying/deposit.js'
+import {listedDefinition, uploadListed} from './listed-definition.js'
 import type {CreateRequest} from './validation.js'
 import type {DeploymentRow, DeploymentStatus, VaultRow} from '../types.js'
 import {withdrawTransaction} from '../paying/withdraw.js'
@@ -28,12 +27,9 @@ export async function createDeployment(
   owner: string,
   request: CreateRequest,
 ): Promise<DeploymentRow> {
-  const {upload} = await checkPostableText(
-    JSON.stringify(request.job_definition),
-    'job_definition',
-    ctx.network,
-    `check it with \`gpunet job validate --network ${ctx.network}\`; nothing was created or paid`,
-  )
+  // The id first: the definition its jobs are listed with carries it (listed-definition.ts).
+  const id = bs58.encode(randomBytes(32))
+  const listed = await listedDefinition(ctx, id, request.job_definition, 'nothing was created or paid')
   const market = request.market ?? ctx.net.defaultMarket.toBase58()
   try {
     await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
@@ -45,12 +41,11 @@ export async function createDeployment(
   const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
   if (request.vault !== undefined && shared?.owner !== owner)
     throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
-  const {cid} = computeCidV0(upload.bytes)
-  await ctx.net.content().add(upload.bytes)
+  await uploadListed(ctx, listed)
   const vault = shared ? null : generateKeypair()
   const now = ctx.now()
   const deployment: DeploymentRow = {
-    id: bs58.encode(randomBytes(32)),
+    id,
     name: request.name,
     owner,
     vault: shared ? shared.vault : vault!.publicKey.toBase58(),
@@ -75,8 +70,8 @@ export async function createDeployment(
     {
       deployment: deployment.id,
       revision: 1,
-      ipfs_definition_hash: cid,
-      job_definition: JSON.stringify(request.job_definition),
+      ipfs_definition_hash: listed.cid,
+      job_definition: listed.text,
       created_at: now,
     },
     vault && {vault: deployment.vault, owner, sealed: ctx.seal.seal(vault), created_at: now},

@@ -3,37 +3,13 @@
  * active again (`update-active-revision`). The definition is checked as `create` checks it; the rollout that
  * follows (rollout.ts) replaces the replicas one by one.
  */
-import {checkPostableText} from '../../definition/upload.js'
-import {computeCidV0} from '../../ipfs/cid.js'
 import {badRequest, notFound, wrongState} from '../../http/api-error.js'
 import type {ManagerContext} from '../context.js'
 import type {DeploymentRow} from '../types.js'
+import {listedDefinition, uploadListed} from './listed-definition.js'
 
 /** The event that starts a rollout: its time is when the rollout began (rollout.ts reads it). */
 export const ACTIVATED_EVENT = 'REVISION_ACTIVATED'
-
-/**
- * Checks a definition as `job post` does (400, nothing changed, when refused), uploads it, and answers its CID and
- * the document as stored.
- */
-export async function uploadDefinition(
-  ctx: ManagerContext,
-  definition: unknown,
-  nothing: string,
-): Promise<{cid: string; text: string}> {
-  if (typeof definition !== 'object' || definition === null || Array.isArray(definition))
-    throw badRequest('invalid_job_definition', `job_definition must be a job definition object; ${nothing}`)
-  const text = JSON.stringify(definition)
-  const {upload} = await checkPostableText(
-    text,
-    'job_definition',
-    ctx.network,
-    `check it with \`gpunet job validate --network ${ctx.network}\`; ${nothing}`,
-  )
-  const {cid} = computeCidV0(upload.bytes)
-  await ctx.net.content().add(upload.bytes)
-  return {cid, text}
-}
 
 /** Adds a revision of `definition` and makes it active; a running deployment then rolls it out. */
 export async function createRevision(
@@ -42,7 +18,9 @@ export async function createRevision(
   definition: unknown,
 ): Promise<DeploymentRow> {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
-  const {cid, text} = await uploadDefinition(ctx, definition, 'nothing was changed')
+  const listed = await listedDefinition(ctx, deployment.id, definition, 'nothing was changed')
+  await uploadListed(ctx, listed)
+  const {cid, text} = listed
   const revisions = await ctx.store.revisions(deployment.id)
   const revision = Math.max(0, ...revisions.map((r) => r.revision)) + 1
   const now = ctx.now()
