@@ -152,9 +152,31 @@ export function localnetNetworkUrls(job: string, definition: ExposingDefinition,
 }
 
 /**
- * Each exposed operation's deployment URL, when the definition has a `deployment_id`: the domain every job of that
- * poster and id shares (`deploymentLabel(deploymentHash(id, poster), op)`), as the network's CLI prints it
- * (`https://<label>.<frp server address>`; on localnet the gateway's `http://<label>.node.localhost:<port>/`). `port`
+ * The deployment URL of every exposed port of a deployment whose jobs carry `deploymentId` and are posted by
+ * `poster`: the domain every job of that poster and id shares (`deploymentLabel(deploymentHash(id, poster), op)`), as
+ * the network's CLI and deployment manager print it (`https://<label>.<frp server address>`; on localnet the
+ * gateway's `http://<label>.node.localhost:<port>/`). The ports of one operation share its one URL.
+ */
+export function deploymentPortUrls(
+  network: Network,
+  deploymentId: string,
+  poster: string,
+  definition: ExposingDefinition,
+  hosts: ServiceHosts,
+): ServiceUrl[] {
+  const at = networkNameHost(network, hosts)
+  if (!at) return []
+  const hash = deploymentHash(deploymentId, poster)
+  const tail = network === 'localnet' ? '/' : ''
+  return exposedServices(definition).map(({op, port}) => ({
+    op,
+    port,
+    url: `${at.scheme}//${deploymentLabel(hash, op)}.${at.host}${tail}`,
+  }))
+}
+
+/**
+ * Each exposed operation's deployment URL, when the definition has a `deployment_id` (deploymentPortUrls). `port`
  * is the one the domain reaches, the operation's first exposed port: frps routes a domain to the first group that
  * claims it, and a node registers an operation's ports in order.
  */
@@ -165,11 +187,7 @@ export function deploymentUrls(
   hosts: ServiceHosts,
 ): ServiceUrl[] {
   const id = definition.deployment_id
-  const at = networkNameHost(network, hosts)
-  if (typeof id !== 'string' || !at) return []
-  const hash = deploymentHash(id, poster)
+  if (typeof id !== 'string') return []
   const seen = new Set<string>()
-  const first = exposedServices(definition).filter(({op}) => !seen.has(op) && seen.add(op))
-  const tail = network === 'localnet' ? '/' : ''
-  return first.map(({op, port}) => ({op, port, url: `${at.scheme}//${deploymentLabel(hash, op)}.${at.host}${tail}`}))
+  return deploymentPortUrls(network, id, poster, definition, hosts).filter(({op}) => !seen.has(op) && seen.add(op))
 }

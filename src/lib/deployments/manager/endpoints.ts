@@ -9,8 +9,7 @@
  * The network's URLs come first, so `endpoints[0]` means what it means at the network's manager.
  */
 import {
-  deploymentHash,
-  deploymentLabel,
+  deploymentPortUrls,
   exposedServices,
   type ExposingDefinition,
   type ServiceHosts,
@@ -41,12 +40,7 @@ export interface OperationUrl {
   url: string
 }
 
-/**
- * The network's URL of each port that `definition` exposes, for the deployment `deployment` whose jobs its vault
- * `vault` posts: the domain `deploymentLabel(deploymentHash(deployment, vault), opId)`, one per operation, under
- * `https://<label>.node.<networkHost>` on devnet and mainnet and under the gateway's host on the localnet (which serves
- * the network's names as the network's nodes do). Empty when the host is not known.
- */
+/** The network's deployment URL of each exposed port (deploymentPortUrls), as the network's manager lists them. */
 export function networkDeploymentUrls(
   network: Network,
   deployment: string,
@@ -54,15 +48,11 @@ export function networkDeploymentUrls(
   definition: ExposingDefinition,
   hosts: ServiceHosts,
 ): OperationUrl[] {
-  const base = network === 'localnet' ? hosts.gatewayUrl : hosts.networkHost
-  if (!base) return []
-  const hash = deploymentHash(deployment, vault)
-  const url = (label: string) => {
-    if (network !== 'localnet') return `https://${label}.node.${base}`
-    const gateway = new URL(base)
-    return `${gateway.protocol}//${label}.${gateway.host}/`
-  }
-  return exposedServices(definition).map(({op, port}) => ({opId: op, port, url: url(deploymentLabel(hash, op))}))
+  return deploymentPortUrls(network, deployment, vault, definition, hosts).map(({op, port, url}) => ({
+    opId: op,
+    port,
+    url,
+  }))
 }
 
 /** The endpoints of a deployment whose jobs are `jobs`: the network's URLs, gpunet's stable ones, each replica's. */
