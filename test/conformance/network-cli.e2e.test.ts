@@ -5,13 +5,16 @@
  * through the localnet's proxy (`HTTPS_PROXY`), and the host manager's routes the CLI asks first.
  */
 import {strict as assert} from 'node:assert'
+import {readFileSync} from 'node:fs'
 import {request} from 'node:http'
+import {request as httpsRequest} from 'node:https'
 import {connect} from 'node:net'
 
 import {Client, type JobDefinition} from '@nosana/sdk'
 import WebSocket from 'ws'
 import {PublicKey} from '@solana/web3.js'
 
+import {loopbackLookup} from '../../src/lib/http/client.js'
 import {NETWORK_PRESETS} from '../../src/lib/market/networks.js'
 import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {type CliSandbox, cliSandbox} from '../helpers/cli-localnet.js'
@@ -26,6 +29,19 @@ interface Status {
   mint: string
   market: string
   ids: string
+}
+
+/** A GET over https trusting `ca` alone, `*.localhost` reached at 127.0.0.1 (a resolver may not know it). */
+function httpsGet(url: string, ca: Buffer): Promise<{status: number; body: string}> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, {ca, lookup: loopbackLookup}, (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (d: string) => (body += d))
+      res.on('end', () => resolve({status: res.statusCode ?? 0, body}))
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }
 
 /** A request sent to the proxy in absolute form, as axios sends it: its status and body. */
@@ -144,6 +160,35 @@ describe("the network's CLI against a localnet with devnet ids (replayed through
     assert.equal(Number((await sdk.jobs.get(running)).timeout), 900)
     await sdk.jobs.end(running)
     assert.equal((await sdk.jobs.get(running)).state, 'COMPLETED')
+  })
+
+  it('prints, as `nosana job post` does, service and deployment URLs that answer over https through FRP_SERVER_ADDRESS', async () => {
+    const st = JSON.parse((await box.run(['localnet', 'status', '--json'])).stdout) as {
+      frpServerAddress: {https: string}
+      caCertificate: string
+    }
+    const serve = 'mkdir -p /www && echo served to the cli > /www/index.html && exec httpd -f -p 8080 -h /www'
+    const web = definition(['sh', '-c', serve])
+    const exposing = {
+      ...web,
+      deployment_id: 'cli-replay',
+      ops: [{...web.ops[0]!, id: 'web', args: {...web.ops[0]!.args, expose: 8080}}],
+    } as JobDefinition
+    const posted = (await sdk.jobs.list(await sdk.ipfs.pin(exposing), 300, status.market)) as {job: string}
+    const {getExposeIdHash, createHash} = await import('@nosana/sdk')
+    // As the CLI prints them: `getJobUrls` and, for a definition with deployment_id, its deployment endpoints table.
+    const serviceUrl = `https://${getExposeIdHash(posted.job, 0, 8080)}.${st.frpServerAddress.https}`
+    const poster = sdk.solana.wallet.publicKey.toBase58()
+    const deploymentUrl = `https://${getExposeIdHash(createHash(`cli-replay:${poster}`, 45), 'web', 0)}.${st.frpServerAddress.https}`
+    const ca = readFileSync(st.caCertificate)
+    for (const url of [serviceUrl, deploymentUrl]) {
+      const answer = await eventually(`${url} answering`, 60_000, async () => {
+        const got = await httpsGet(url, ca).catch(() => null)
+        return got?.status === 200 ? got : undefined
+      })
+      assert.equal(answer.body, 'served to the cli\n')
+    }
+    await sdk.jobs.end(new PublicKey(posted.job))
   })
 
   it("streams /log with whole lines and stops a running job with the CLI's own header", async () => {
