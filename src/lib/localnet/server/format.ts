@@ -13,7 +13,7 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['Secrets', status.secretsUrl],
     ['Deployments', status.deploymentManager],
     ['Gateway', status.gatewayUrl && gatewayLine(status.gatewayUrl)],
-    ['Gateway https', status.gatewayHttpsUrl && gatewayLine(status.gatewayHttpsUrl)],
+    ['TLS gateway', status.gatewayHttpsUrl && gatewayLine(status.gatewayHttpsUrl)],
     ['CA', status.caCertificate && `${status.caCertificate} (NODE_EXTRA_CA_CERTS, curl --cacert)`],
     [
       'FRP address',
