@@ -16,12 +16,7 @@ import type {ContainerRuntime} from '../../node/runtime/runtime.js'
 import type {Localnet} from '../state.js'
 import type {LocalnetNodeStatus} from '../../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
-import {
-  defaultGatewayHttpsPort,
-  gatewayHttpsPortInUse,
-  gatewayPortInUse,
-  localnetFiles,
-} from '../paths.js'
+import {defaultGatewayHttpsPort, gatewayHttpsPortInUse, gatewayPortInUse, localnetFiles} from '../paths.js'
 import {ensureGatewayCertificate} from './certificates.js'
 import type {RuntimeChoice} from '../../settings/kinds.js'
 
