@@ -231,9 +231,6 @@ describe('gpunet localnet start / status / stop / reset', function () {
       'host',
       '--gateway-port',
       '0',
-      // The https port follows the gateway's: 0 gives 0.
-      '--gateway-https-port',
-      '0',
       '--pull',
       'never',
       '--gpus',

@@ -14,24 +14,7 @@ import {api, createDeployment, deploymentJobs} from '../../helpers/deployments.j
 import {eventually} from '../../helpers/eventually.js'
 import {type HttpsAnswer, httpsGet} from '../../helpers/https.js'
 import {useLocalnet} from '../../helpers/localnet.js'
-import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
-
-/** Answers every request with the job's address (the node fills in %%global.job%%). */
-const ECHO_JOB = {
-  version: '0.1',
-  type: 'container',
-  ops: [
-    {
-      id: 'web',
-      type: 'container/run',
-      args: {
-        image: TEST_IMAGE,
-        cmd: 'mkdir -p /tmp/w && echo -n %%global.job%% > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w',
-        expose: 8080,
-      },
-    },
-  ],
-}
+import {ECHO_JOB, requirePodman} from '../../helpers/podman.js'
 
 const body = (answer: HttpsAnswer) => ('status' in answer && answer.status === 200 ? answer.body : undefined)
 

@@ -1,5 +1,6 @@
 import {strict as assert} from 'node:assert'
 
+import {defaultGatewayHttpsPort, defaultGatewayPort} from '../../../src/lib/localnet/paths.js'
 import {readStartArgs, startDifferences} from '../../../src/lib/localnet/server/start-args.js'
 
 describe('a second localnet start against the one running (issue 59)', () => {
@@ -77,5 +78,13 @@ describe('a second localnet start against the one running (issue 59)', () => {
     assert.deepEqual(startDifferences(noNode, wanted(defaults, ['node'])), [
       {flag: 'node', running: '--no-node', given: '--node'},
     ])
+  })
+
+  it("the gateway's https port follows the gateway's, as the gateway's follows the RPC's", () => {
+    assert.equal(defaultGatewayHttpsPort(defaultGatewayPort(28899)), 28981)
+    assert.equal(defaultGatewayHttpsPort(defaultGatewayPort(30001)), 30083)
+    // Any free gateway port gives any free https port; none past the last port.
+    assert.equal(defaultGatewayHttpsPort(0), 0)
+    assert.equal(defaultGatewayHttpsPort(65_535), 0)
   })
 })

@@ -54,8 +54,10 @@ export function startArgs(settings: LocalnetStartSettings, node: boolean): strin
 
 function nodeArgs(settings: LocalnetStartSettings): string[] {
   const options = nodeOptions(settings, true, () => {})!
-  const args = ['--runtime', options.runtime!, '--gateway-port', String(options.gatewayPort)]
-  args.push('--gateway-https-port', String(options.gatewayHttpsPort), '--pull', options.pull!)
+  const args = ['--runtime', options.runtime!, '--gateway-port', String(options.gatewayPort), '--pull', options.pull!]
+  // Only when set: otherwise the https port follows the gateway's there too.
+  const https = settings.typed('gatewayHttpsPort')?.value
+  if (https !== undefined) args.push('--gateway-https-port', String(https))
   if (options.gpus !== undefined) args.push('--gpus', String(options.gpus))
   if (options.hostProcesses) args.push('--host-processes')
   if (options.nodes !== 1) args.push('--nodes', String(options.nodes))
