@@ -194,6 +194,39 @@ describe('gateway https: what it serves', function () {
   })
 })
 
+describe('gateway https: a renewed certificate', function () {
+  this.timeout(15_000)
+
+  it('serves new connections with it, under the same authority', async () => {
+    const dir = tempDir()
+    const gateway = new Gateway()
+    try {
+      const first = await ensureGatewayCertificate(dir)
+      await gateway.listen(0)
+      const port = Number(new URL(await gateway.listenHttps(0, first)).port)
+      const served = async () => {
+        const socket = tlsConnect({port, host: '127.0.0.1', servername: 'node.localhost', ca: first.ca})
+        await once(socket, 'secureConnect')
+        const serial = socket.getPeerCertificate().serialNumber
+        socket.destroy()
+        return serial
+      }
+      const before = await served()
+      // Made again (its key gone), at the real time: one made for a later day would not be valid yet.
+      removeDir(localnetTlsFiles(dir).key)
+      const renewed = await ensureGatewayCertificate(dir)
+      assert.deepEqual(renewed.made, {ca: false, cert: true})
+      gateway.renewCertificate(renewed)
+      const after = await served()
+      assert.notEqual(after, before)
+      assert.equal(renewed.ca, first.ca)
+    } finally {
+      await gateway.close()
+      removeDir(dir)
+    }
+  })
+})
+
 describe('gateway https: bounds', function () {
   this.timeout(15_000)
   let dir: string
