@@ -11,6 +11,12 @@ import {type AddressInfo, connect, type Socket} from 'node:net'
 import {connect as tlsConnect} from 'node:tls'
 import {setTimeout as sleep} from 'node:timers/promises'
 
+import 'reflect-metadata'
+import {webcrypto} from 'node:crypto'
+import {readFileSync} from 'node:fs'
+import {createServer as createTlsServer} from 'node:tls'
+
+import * as x509 from '@peculiar/x509'
 import WebSocket, {WebSocketServer} from 'ws'
 
 import {GATEWAY_HANDSHAKE_TIMEOUT_MS, GATEWAY_HEADERS_TIMEOUT_MS, Gateway} from '../../../src/lib/gateway/gateway.js'
@@ -73,6 +79,46 @@ describe('gateway https: the localnet authority', () => {
     assert.deepEqual(renewed.made, {ca: false, cert: true})
     assert.equal(renewed.ca, first.ca)
     assert.notEqual(renewed.cert, first.cert)
+  })
+
+  it('is trusted for the loopback only: a certificate it signs for another name is refused', async () => {
+    const {ca} = await ensureGatewayCertificate(dir)
+    const files = localnetTlsFiles(dir)
+    const alg = {name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256'}
+    x509.cryptoProvider.set(webcrypto as Crypto)
+    const caKey = await webcrypto.subtle.importKey(
+      'pkcs8',
+      x509.PemConverter.decodeFirst(readFileSync(files.caKey, 'utf8')),
+      alg,
+      false,
+      ['sign'],
+    )
+    const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair
+    // Whoever reads the authority's key signs a certificate for another site with it.
+    const forged = await x509.X509CertificateGenerator.create({
+      subject: 'CN=bank.example',
+      issuer: new x509.X509Certificate(ca).subject,
+      notBefore: new Date(Date.now() - 86_400_000),
+      notAfter: new Date(Date.now() + 86_400_000),
+      publicKey: keys.publicKey,
+      signingKey: caKey,
+      signingAlgorithm: alg,
+      extensions: [new x509.SubjectAlternativeNameExtension([{type: 'dns', value: 'bank.example'}])],
+    })
+    const key = x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY')
+    const server = createTlsServer({key, cert: forged.toString('pem')}, (socket) => socket.end())
+    server.on('tlsClientError', () => {})
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const port = (server.address() as AddressInfo).port
+      const socket = tlsConnect({port, host: '127.0.0.1', servername: 'bank.example', ca})
+      const [error] = (await once(socket, 'error')) as [NodeJS.ErrnoException]
+      // OpenSSL's X509_V_ERR_PERMITTED_VIOLATION, which Node gives no code of its own.
+      assert.equal(error.message, 'permitted subtree violation')
+    } finally {
+      server.close()
+    }
   })
 
   it('makes a new authority (and certificate) when its files are gone', async () => {

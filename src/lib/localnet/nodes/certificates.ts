@@ -3,7 +3,8 @@
  * directory (`tls/`, localnetTlsFiles): the authority is made at the first start and reused, so a client that trusts
  * it once (`NODE_EXTRA_CA_CERTS`, curl `--cacert`) goes on trusting every later certificate; the server certificate
  * is made again when it nears its end, when the names the gateway serves change, or when the authority is new.
- * ECDSA P-256 through Node's WebCrypto, certificates written by @peculiar/x509 (no native code, milliseconds).
+ * ECDSA P-256 through Node's WebCrypto, certificates written by @peculiar/x509 (no native code, milliseconds). The
+ * authority may name the loopback only (LOOPBACK_ONLY), so trusting it never lets its key vouch for another site.
  */
 // @peculiar/x509 resolves its parts through tsyringe, which asks for the Reflect metadata polyfill first.
 import 'reflect-metadata'
@@ -148,6 +149,19 @@ async function pemKey(key: CryptoKey): Promise<string> {
   return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY')
 }
 
+/**
+ * The authority may name nothing but `localhost` and its subdomains and 127.0.0.0/8 (RFC 5280 name constraints,
+ * critical, checked by OpenSSL, so by Node and curl): a client told to trust it is trusting it for the loopback
+ * only, whoever reads its key. DER written out, as @peculiar/x509 has no class for it:
+ * SEQUENCE { [0] { SEQUENCE { [2] "localhost" }, SEQUENCE { [7] 127.0.0.0 255.0.0.0 } } }.
+ */
+const LOOPBACK_ONLY = Buffer.concat([
+  Buffer.from('301ba019300b8209', 'hex'),
+  Buffer.from('localhost', 'ascii'),
+  Buffer.from('300a87087f000000ff000000', 'hex'),
+])
+const NAME_CONSTRAINTS_OID = '2.5.29.30'
+
 async function makeAuthority(now: Date): Promise<Pem> {
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair
   const notAfter = new Date(now.getTime() + CA_DAYS * DAY_MS)
@@ -163,6 +177,7 @@ async function makeAuthority(now: Date): Promise<Pem> {
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      new x509.Extension(NAME_CONSTRAINTS_OID, true, LOOPBACK_ONLY),
     ],
   })
   return {key: await pemKey(keys.privateKey), cert: cert.toString('pem'), notAfter}
