@@ -131,6 +131,7 @@ export const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   nodes: nodesFlag,
   contentStoreMaxBytes: contentMaxBytesFlag,
   gatewayPort: nodeFlags['gateway-port'],
+  gatewayHttpsPort: nodeFlags['gateway-https-port'],
   nodeGpus: nodeFlags.gpus,
   nodeRuntime: nodeFlags.runtime,
   nodePull: nodeFlags.pull,

@@ -70,6 +70,12 @@ export const nodeFlags = {
     helpValue: 'PORT',
     defaultHelp: async () => `$GPUNET_GATEWAY_PORT, else the RPC port + 81 (${DEFAULT_GATEWAY_PORT})`,
   }),
+  'gateway-https-port': Flags.string({
+    description:
+      "port of the gateway's https side (the same services, the localnet's own certificate); 0 picks a free one",
+    helpValue: 'PORT',
+    defaultHelp: async () => `$GPUNET_GATEWAY_HTTPS_PORT, else the gateway port + 1 (${DEFAULT_GATEWAY_PORT + 1})`,
+  }),
   pull: Flags.string({
     description: 'when the node pulls job images',
     options: [...PULL_POLICIES],

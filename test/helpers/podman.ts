@@ -14,6 +14,23 @@ export const TEST_IMAGE = 'localhost/gpunet-test-busybox:latest'
 /** The same image with a `bash` that says on stderr that it ran, then behaves as sh. */
 export const TEST_IMAGE_WITH_BASH = 'localhost/gpunet-test-busybox-bash:latest'
 
+/** An HTTP service on port 8080 that answers every request with its job's address (the node fills in %%global.job%%). */
+export const ECHO_JOB = {
+  version: '0.1',
+  type: 'container',
+  ops: [
+    {
+      id: 'web',
+      type: 'container/run',
+      args: {
+        image: TEST_IMAGE,
+        cmd: 'mkdir -p /tmp/w && echo -n %%global.job%% > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w',
+        expose: 8080,
+      },
+    },
+  ],
+}
+
 const APPLETS = ['sh', 'echo', 'cat', 'env', 'sleep', 'httpd', 'mkdir', 'pwd', 'printf', 'sha256sum', 'cut', 'wc']
 const FAKE_BASH = '#!/bin/sh\necho via-bash >&2\nexec /bin/sh "$@"\n'
 

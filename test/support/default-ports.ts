@@ -1,15 +1,20 @@
 /**
- * The localnet's default ports (JSON-RPC 28899, its WebSocket 28900, the gateway 28980) are held by the test run's
+ * The localnet's default ports (JSON-RPC 28899, its WebSocket 28900, the gateway 28980 and its https 28981) are held by the test run's
  * parent process while it runs: tests in parallel workers must each take free ports, and a test that falls back to
  * a default now fails at once (address in use) instead of now and then colliding with another worker.
  */
 import {once} from 'node:events'
 import {createServer, type Server} from 'node:net'
 
-import {defaultGatewayPort} from '../../src/lib/localnet/paths.js'
+import {defaultGatewayHttpsPort, defaultGatewayPort} from '../../src/lib/localnet/paths.js'
 import {DEFAULT_PORT} from '../../src/lib/settings/presets.js'
 
-const PORTS = [DEFAULT_PORT, DEFAULT_PORT + 1, defaultGatewayPort(DEFAULT_PORT)]
+const PORTS = [
+  DEFAULT_PORT,
+  DEFAULT_PORT + 1,
+  defaultGatewayPort(DEFAULT_PORT),
+  defaultGatewayHttpsPort(defaultGatewayPort(DEFAULT_PORT)),
+]
 
 const held: Server[] = []
 

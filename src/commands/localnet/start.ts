@@ -66,8 +66,9 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
         if (flag && found && found.from !== 'preset') given.add(flag.slice(2))
       }
       const gatewayPort = running.gatewayUrl ? Number(new URL(running.gatewayUrl).port) : null
+      const gatewayHttpsPort = running.gatewayHttpsUrl ? Number(new URL(running.gatewayHttpsUrl).port) : null
       const differences = startDifferences(
-        {args: running.startArgs ?? [], port: Number(new URL(running.rpcUrl).port), gatewayPort},
+        {args: running.startArgs ?? [], port: Number(new URL(running.rpcUrl).port), gatewayPort, gatewayHttpsPort},
         {args, port, given},
       )
       if (differences.length > 0) throw runsOtherwise(dataDir, running.pid, differences)

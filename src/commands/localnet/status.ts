@@ -6,7 +6,7 @@ import {statusLines} from '../../lib/localnet/server/format.js'
 
 export default class LocalnetStatusCommand extends BaseCommand {
   static override summary = 'Show whether the localnet runs, with its URLs, market, token mint and program id.'
-  static override description = `Exits 0 when the localnet runs and answers, 7 when it does not (the status is printed either way). "secretsUrl" and "gatewayUrl" are null until those services are part of the localnet.`
+  static override description = `Exits 0 when the localnet runs and answers, 7 when it does not (the status is printed either way). "secretsUrl" and "gatewayUrl" are null until those services are part of the localnet. "gatewayHttpsUrl" is the gateway over https, signed by the localnet's own certificate authority, whose file is "caCertificate" (trust it with NODE_EXTRA_CA_CERTS=<file> or curl --cacert <file>); "frpServerAddress" has the host and port of each ({http, https}), which a client that builds <hash>.<address> itself (FRP_SERVER_ADDRESS) takes.`
 
   static override examples = [
     '<%= config.bin %> localnet status',

@@ -4,7 +4,8 @@
  * requests and websocket upgrades to the port the container publishes on 127.0.0.1. A job whose service is not
  * ready (or gone) answers a page-not-found page. Each node's own API answers at `http://<node>.node.localhost:<port>/`
  * (the localnet's nodes share one gateway). A deployment's stable URL, `http://<deployment>.deploy.localhost:<port>/`
- * (stable-url.ts), is spread over its ready replicas that are not draining; none ready is a 503.
+ * (stable-url.ts), is spread over its ready replicas that are not draining; none ready is a 503. With a certificate,
+ * it serves all of it over https too, on a port of its own (https.ts).
  *
  * Here: the server and its bounds, and the dispatch of each request to what its host names (a node's API, a
  * deployment's replicas, a job's port). The routing table of jobs' ports (job-routes.ts), the replicas of stable URLs
@@ -28,6 +29,9 @@ import {HttpProxy} from './proxy.js'
 import {Replicas} from './replicas.js'
 import {CONNECT_TIMEOUT_MS, DEPLOYMENT_DOMAIN, type DeploymentRoutes, EJECTION_MS} from './stable-url.js'
 import {Tunnels} from './tunnel.js'
+import {GATEWAY_HANDSHAKE_TIMEOUT_MS, type GatewayTls, HttpsSide} from './https.js'
+
+export {GATEWAY_HANDSHAKE_TIMEOUT_MS, type GatewayTls}
 
 /** Default gateway port: clear of the localnet's JSON-RPC and WebSocket pair (28899, 28900). */
 export const DEFAULT_GATEWAY_PORT = 28980
@@ -104,6 +108,10 @@ export class Gateway {
   private readonly held = new Map<string, Map<Socket, Held>>()
   private readonly maxPerSource: number
   private readonly policy: LoopbackPolicy
+  private readonly handshakeTimeoutMs: number
+  private https: HttpsSide | null = null
+  /** The TCP connection under each https connection: what the source's cap counted. */
+  private readonly transports = new WeakMap<Duplex, Socket>()
 
   constructor(
     options: {
@@ -113,6 +121,8 @@ export class Gateway {
       answerTimeoutMs?: number
       tunnelHalfClosedMs?: number
       maxConnectionsPerSource?: number
+      /** How long an https connection's TLS handshake may take (GATEWAY_HANDSHAKE_TIMEOUT_MS). */
+      handshakeTimeoutMs?: number
       /** Browser origins allowed besides a page's own (the allowOrigin setting). */
       allowedOrigins?: readonly string[]
       /** The load-balancer groups' health checks (their interval: 10 s; shorter in tests). */
@@ -126,6 +136,7 @@ export class Gateway {
     const halfClosedMs = options.tunnelHalfClosedMs ?? GATEWAY_TUNNEL_HALF_CLOSED_MS
     this.maxPerSource = options.maxConnectionsPerSource ?? MAX_GATEWAY_CONNECTIONS_PER_SOURCE
     this.names = new NetworkNames(this.routes, options.networkNames)
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? GATEWAY_HANDSHAKE_TIMEOUT_MS
     this.replicas = new Replicas(this.routes, options.ejectionMs ?? EJECTION_MS, () => this.port)
     this.proxy = new HttpProxy(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs})
     this.tunnels = new Tunnels(this.routes, {connectTimeoutMs, answerTimeoutMs, halfClosedMs})
@@ -140,7 +151,8 @@ export class Gateway {
       (req, res) => guard(() => this.serve(req, res), res),
     )
     this.server.maxConnections = MAX_GATEWAY_CONNECTIONS
-    this.server.on('connection', (socket: Socket) => this.admit(socket))
+    // An https connection was counted as its TCP connection came, before its handshake.
+    this.server.on('connection', (socket: Socket) => this.transports.has(socket) || this.admit(socket))
     this.server.on('upgrade', (req, socket, head) => guard(() => this.upgrade(req, socket, head), socket))
   }
 
@@ -167,7 +179,7 @@ export class Gateway {
 
   /** What the gateway holds of the connection (null when it was closed meanwhile). */
   private heldOf(socket: Duplex): Held | null {
-    const net = socket as Socket
+    const net = this.transports.get(socket) ?? (socket as Socket)
     return this.held.get(net.remoteAddress ?? '')?.get(net) ?? null
   }
 
@@ -184,6 +196,36 @@ export class Gateway {
 
   get url(): string {
     return `http://${GATEWAY_DOMAIN}:${this.port}`
+  }
+
+  /**
+   * Serves everything over https too, on 127.0.0.1:`port` (0 picks a free one), with `tls`'s certificate; returns
+   * its base URL, `https://node.localhost:<port>`. Each connection counts against its source's cap from its first
+   * byte, and is closed when its handshake takes longer than the handshake bound.
+   */
+  async listenHttps(port: number, tls: GatewayTls): Promise<string> {
+    const https = new HttpsSide(tls, {
+      handshakeTimeoutMs: this.handshakeTimeoutMs,
+      maxConnections: MAX_GATEWAY_CONNECTIONS,
+      admit: (socket) => this.admit(socket),
+      secure: (socket, transport) => {
+        this.transports.set(socket, transport)
+        this.server.emit('connection', socket)
+      },
+    })
+    await https.listen(port)
+    this.https = https
+    return this.httpsUrl!
+  }
+
+  /** The https base URL, `https://node.localhost:<port>`; null when the gateway serves http only. */
+  get httpsUrl(): string | null {
+    return this.https && `https://${GATEWAY_DOMAIN}:${this.https.listeningPort}`
+  }
+
+  /** Serves new https connections with a renewed certificate. */
+  renewCertificate(tls: GatewayTls): void {
+    this.https?.renew(tls)
   }
 
   /** The URL a job's first exposed port is served at, or that of exposed port `port`. */
@@ -256,7 +298,7 @@ export class Gateway {
     this.names.close()
     this.server.closeAllConnections()
     for (const mine of this.held.values()) for (const socket of mine.keys()) socket.destroy()
-    await new Promise((resolve) => this.server.close(resolve))
+    await Promise.all([new Promise((resolve) => this.server.close(resolve)), this.https?.close()])
   }
 
   private apiFor(req: IncomingMessage): NodeApi | null {

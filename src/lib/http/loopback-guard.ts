@@ -59,7 +59,9 @@ export function webPageRefusal(req: IncomingMessage, policy: LoopbackPolicy = {}
     return {status: 403, message: `this service does not serve the host name ${JSON.stringify(name.slice(0, 100))}`}
   }
   const origin = req.headers.origin
-  if (origin === undefined || origin === `http://${host}`) return null
+  // A page is same-origin with the scheme it was served by: https on a TLS connection (the gateway's https port).
+  const scheme = (req.socket as {encrypted?: boolean}).encrypted === true ? 'https' : 'http'
+  if (origin === undefined || origin === `${scheme}://${host}`) return null
   const allowed = policy.allowedOrigins ?? []
   if (allowed.includes('*') || allowed.includes(origin)) return null
   return {

@@ -15,6 +15,26 @@ export function defaultGatewayPort(rpcPort: number): number {
   return rpcPort + GATEWAY_PORT_OFFSET
 }
 
+/**
+ * The gateway's https port when --gateway-https-port and GPUNET_GATEWAY_HTTPS_PORT are not given: the next one after
+ * the gateway's, as that follows the RPC port (28980 gives 28981); 0 gives 0 (any free port).
+ */
+export function defaultGatewayHttpsPort(gatewayPort: number): number {
+  if (gatewayPort === 0 || gatewayPort + 1 > 65_535) return 0
+  return gatewayPort + 1
+}
+
+/** The one error for a gateway https port another program holds: it names the flag and the variable that move it. */
+export function gatewayHttpsPortInUse(port: number): GpunetError {
+  return new GpunetError('gateway_https_port_in_use', `gateway https port ${port} is in use on 127.0.0.1`, {
+    exitCode: ExitCode.UNAVAILABLE,
+    hint:
+      'Another program holds it: choose another with `--gateway-https-port N` or GPUNET_GATEWAY_HTTPS_PORT=N (0 ' +
+      'picks a free one), or turn the node off with --no-node.',
+    fields: {port},
+  })
+}
+
 /** The one error for a gateway port another program holds: it names the flag and the variable that move it. */
 export function gatewayPortInUse(port: number): GpunetError {
   return new GpunetError('gateway_port_in_use', `gateway port ${port} is in use on 127.0.0.1`, {
@@ -35,6 +55,24 @@ export function localnetPortInUse(port: number): GpunetError {
       'GPUNET_LOCALNET_PORT=N for every command (the WebSocket endpoint takes N+1; 0 picks any free pair).',
     fields: {port},
   })
+}
+
+/**
+ * The gateway's certificate authority and server certificate (certificates.ts). Apart from localnetFiles, which
+ * `localnet reset` wipes: a client that trusts the authority goes on trusting it after a reset.
+ */
+export function localnetTlsFiles(dataDir: string) {
+  const dir = join(dataDir, 'tls')
+  return {
+    dir,
+    /** The authority's certificate: the file a client trusts (`NODE_EXTRA_CA_CERTS`, curl `--cacert`). */
+    caCert: join(dir, 'ca.pem'),
+    /** The authority's private key (mode 0600). */
+    caKey: join(dir, 'ca-key.pem'),
+    /** The gateway's server certificate and its key (mode 0600). */
+    cert: join(dir, 'gateway.pem'),
+    key: join(dir, 'gateway-key.pem'),
+  }
 }
 
 /** The files of a localnet data directory. */

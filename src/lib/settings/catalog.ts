@@ -121,6 +121,8 @@ export const SETTINGS = {
   contentStoreMaxBytes: {env: 'GPUNET_CONTENT_MAX_BYTES', kind: 'bytes', flag: '--content-max-bytes'},
   /** The port of the localnet's gateway; unset, it follows the RPC port (+81). */
   gatewayPort: {env: 'GPUNET_GATEWAY_PORT', kind: 'port', flag: '--gateway-port'},
+  /** The port of the gateway's https side; unset, it follows the gateway's port (+1). */
+  gatewayHttpsPort: {env: 'GPUNET_GATEWAY_HTTPS_PORT', kind: 'port', flag: '--gateway-https-port'},
   /** The GPUs the localnet's nodes say they have; unset, detected from /dev/nvidia*. */
   nodeGpus: {env: 'GPUNET_NODE_GPUS', kind: 'gpus', flag: '--gpus'},
   nodeRuntime: {env: 'GPUNET_NODE_RUNTIME', kind: 'runtime', flag: '--runtime', preset: () => 'auto'},

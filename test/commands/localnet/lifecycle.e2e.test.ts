@@ -1,6 +1,6 @@
 import {strict as assert} from 'node:assert'
 import {once} from 'node:events'
-import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, statSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 
@@ -69,6 +69,22 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.ok(node, 'the status has the node')
     if ('address' in node) {
       assert.match(status.gatewayUrl ?? '', /^http:\/\/node\.localhost:\d+$/)
+      // https beside http, on the next port (it follows the gateway's), signed by the localnet's own authority.
+      const gatewayPort = Number(new URL(status.gatewayUrl!).port)
+      assert.match(status.gatewayHttpsUrl ?? '', /^https:\/\/node\.localhost:\d+$/)
+      assert.equal(status.caCertificate, join(box.dataDir, 'tls', 'ca.pem'))
+      assert.equal(statSync(join(box.dataDir, 'tls', 'ca-key.pem')).mode & 0o777, 0o600)
+      const httpsPort = new URL(status.gatewayHttpsUrl!).port
+      assert.deepEqual(status.frpServerAddress, {
+        http: `node.localhost:${gatewayPort}`,
+        https: `node.localhost:${httpsPort}`,
+      })
+      assert.match(human.stdout, new RegExp(`TLS gateway +https://<job>\\.node\\.localhost:${httpsPort}/`))
+      assert.match(human.stdout, new RegExp(`CA +${status.caCertificate} \\(NODE_EXTRA_CA_CERTS`))
+      assert.match(
+        human.stdout,
+        new RegExp(`FRP address +node\\.localhost:${gatewayPort}, node\\.localhost:${httpsPort} \\(https\\)`),
+      )
       assert.match(
         human.stdout,
         new RegExp(`Node +${node.address} \\(podman, chosen by --runtime auto; \\d+ GPUs?, idle\\)`),
@@ -76,6 +92,7 @@ describe('gpunet localnet start / status / stop / reset', function () {
       assert.equal(statSync(join(box.dataDir, 'node.json')).mode & 0o777, 0o600)
     } else {
       assert.equal(status.gatewayUrl, null)
+      assert.deepEqual([status.gatewayHttpsUrl, status.caCertificate, status.frpServerAddress], [null, null, null])
       assert.match(human.stdout, /Node +off: /)
     }
 
@@ -106,6 +123,7 @@ describe('gpunet localnet start / status / stop / reset', function () {
     assert.equal(error.code, 'localnet_running_otherwise')
     assert.deepEqual(error.differences, [{flag: 'node', running: '--node', given: '--no-node'}])
 
+    const caBefore = status.caCertificate && readFileSync(status.caCertificate, 'utf8')
     const stopped = await box.run(['localnet', 'stop', '--json'])
     assert.deepEqual(JSON.parse(stopped.stdout), {stopped: true, pid: status.pid, dataDir: box.dataDir, endedJobs: []})
     assert.equal(isAlive(status.pid!), false)
@@ -115,6 +133,12 @@ describe('gpunet localnet start / status / stop / reset', function () {
 
     const restarted = JSON.parse((await box.run(['localnet', 'start', '--detach', '--json'])).stdout) as LocalnetStatus
     assert.equal(restarted.market, status.market, 'a restart keeps the chain')
+    if (status.caCertificate) {
+      // The same authority: a client that trusts it once goes on trusting the localnet.
+      assert.equal(restarted.caCertificate, status.caCertificate)
+      assert.equal(readFileSync(restarted.caCertificate!, 'utf8'), caBefore)
+      assert.equal(statSync(join(box.dataDir, 'tls', 'ca-key.pem')).mode & 0o777, 0o600)
+    }
   })
 
   it('stop says which running jobs it ends, on stderr and as endedJobs (issue 59)', async () => {

@@ -17,25 +17,8 @@ import {eventually} from '../../helpers/eventually.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {gatewayGet} from '../../helpers/node.js'
-import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {ECHO_JOB, requirePodman} from '../../helpers/podman.js'
 import {freePort} from '../../helpers/ports.js'
-
-/** Answers every request with the job's address (the node fills in %%global.job%%). */
-const ECHO_JOB = {
-  version: '0.1',
-  type: 'container',
-  ops: [
-    {
-      id: 'web',
-      type: 'container/run',
-      args: {
-        image: TEST_IMAGE,
-        cmd: 'mkdir -p /tmp/w && echo -n %%global.job%% > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w',
-        expose: 8080,
-      },
-    },
-  ],
-}
 
 describe('deployment stable URL on the localnet (podman, 2 nodes)', function () {
   this.timeout(180_000)

@@ -1,5 +1,6 @@
 import {strict as assert} from 'node:assert'
 
+import {defaultGatewayHttpsPort, defaultGatewayPort} from '../../../src/lib/localnet/paths.js'
 import {readStartArgs, startDifferences} from '../../../src/lib/localnet/server/start-args.js'
 
 describe('a second localnet start against the one running (issue 59)', () => {
@@ -16,6 +17,7 @@ describe('a second localnet start against the one running (issue 59)', () => {
       node: false,
       runtime: null,
       gatewayPort: null,
+      gatewayHttpsPort: null,
       pull: null,
       gpus: null,
       hostProcesses: false,
@@ -53,6 +55,15 @@ describe('a second localnet start against the one running (issue 59)', () => {
     assert.deepEqual(startDifferences(running, wanted(gateway, ['gateway-port'])), [
       {flag: 'gateway-port', running: '--gateway-port 28980', given: '--gateway-port 29000'},
     ])
+    const https = {...running, gatewayHttpsPort: 28981}
+    const otherHttps = [...defaults, '--gateway-https-port', '29001']
+    assert.deepEqual(startDifferences(https, wanted(otherHttps, ['gateway-https-port'])), [
+      {flag: 'gateway-https-port', running: '--gateway-https-port 28981', given: '--gateway-https-port 29001'},
+    ])
+    // 0 asks for any free port, and a localnet from before https has none to differ from.
+    const anyHttps = [...defaults, '--gateway-https-port', '0']
+    assert.deepEqual(startDifferences(https, wanted(anyHttps, ['gateway-https-port'])), [])
+    assert.deepEqual(startDifferences(running, wanted(otherHttps, ['gateway-https-port'])), [])
   })
 
   it('node flags against a localnet without a node: each is said, against its --no-node', () => {
@@ -67,5 +78,13 @@ describe('a second localnet start against the one running (issue 59)', () => {
     assert.deepEqual(startDifferences(noNode, wanted(defaults, ['node'])), [
       {flag: 'node', running: '--no-node', given: '--node'},
     ])
+  })
+
+  it("the gateway's https port follows the gateway's, as the gateway's follows the RPC's", () => {
+    assert.equal(defaultGatewayHttpsPort(defaultGatewayPort(28899)), 28981)
+    assert.equal(defaultGatewayHttpsPort(defaultGatewayPort(30001)), 30083)
+    // Any free gateway port gives any free https port; none past the last port.
+    assert.equal(defaultGatewayHttpsPort(0), 0)
+    assert.equal(defaultGatewayHttpsPort(65_535), 0)
   })
 })

@@ -16,7 +16,8 @@ import type {ContainerRuntime} from '../../node/runtime/runtime.js'
 import type {Localnet} from '../state.js'
 import type {LocalnetNodeStatus} from '../../market/connect.js'
 import {localnetNodeNetwork} from './node-network.js'
-import {gatewayPortInUse, localnetFiles} from '../paths.js'
+import {defaultGatewayHttpsPort, gatewayHttpsPortInUse, gatewayPortInUse, localnetFiles} from '../paths.js'
+import {ensureGatewayCertificate} from './certificates.js'
 import type {RuntimeChoice} from '../../settings/kinds.js'
 
 /** How the localnet's node runs. */
@@ -33,6 +34,8 @@ export interface LocalnetNodeOptions {
   podman?: string
   /** Gateway port on 127.0.0.1; 0 picks a free one. */
   gatewayPort: number
+  /** The gateway's https port on 127.0.0.1; 0 picks a free one; unset, the one after `gatewayPort` (paths.ts). */
+  gatewayHttpsPort?: number
   /** Node agents, each with its own key and stake, one job at a time each (1 when not given). */
   nodes?: number
   readyTimeoutMs?: number
@@ -59,6 +62,9 @@ export interface LocalnetNodeEntry {
   job: string | null
 }
 
+/** How often a running gateway checks whether its certificate is due to be made again. */
+const CERTIFICATE_CHECK_MS = 86_400_000
+
 /** The started nodes and their gateway. */
 export interface RunningNode {
   /** The first node (the one of `node.json`): what a localnet of one node has always had. */
@@ -66,6 +72,8 @@ export interface RunningNode {
   /** Every node, the first one first. */
   agents: NodeAgent[]
   gateway: Gateway
+  /** The certificate authority's file: the one a client trusts for the gateway's https side. */
+  caFile: string
   /** The first node's status, with the runtime and GPUs every node shares. */
   status(): LocalnetNodeStatus
   /** Every node, idle or running which job. */
@@ -148,6 +156,25 @@ export async function startNode(
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
     throw gatewayPortInUse(options.gatewayPort)
   }
+  const httpsPort = options.gatewayHttpsPort ?? defaultGatewayHttpsPort(options.gatewayPort)
+  let certificate
+  try {
+    certificate = await ensureGatewayCertificate(dataDir)
+    await gateway.listenHttps(httpsPort, certificate)
+  } catch (error) {
+    await gateway.close()
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
+    throw gatewayHttpsPortInUse(httpsPort)
+  }
+  if (certificate.made.ca) options.log?.(`Made the localnet's certificate authority, ${certificate.caFile}.`)
+  // A localnet that runs for months: its certificate is made again once it nears its end (the authority stays).
+  const renewal = setInterval(() => {
+    ensureGatewayCertificate(dataDir).then(
+      (renewed) => renewed.made.cert && gateway.renewCertificate(renewed),
+      (error: Error) => options.log?.(`Could not renew the gateway's certificate: ${error.message}`),
+    )
+  }, CERTIFICATE_CHECK_MS)
+  renewal.unref()
   const gpus = options.gpus ?? detectGpus()
   const network = localnetNodeNetwork(localnet)
   const count = options.nodes ?? 1
@@ -164,6 +191,7 @@ export async function startNode(
     // One after the other: each takes the head job or joins the queue, and the chain is one.
     for (const agent of agents) await agent.start()
   } catch (error) {
+    clearInterval(renewal)
     for (const agent of agents) await agent.close()
     await gateway.close()
     await runtime.close?.()
@@ -174,6 +202,7 @@ export async function startNode(
     agent: first,
     agents,
     gateway,
+    caFile: certificate.caFile,
     status: () => ({
       address: first.address,
       gpus,
@@ -187,6 +216,7 @@ export async function startNode(
         return {address: agent.address, state: job ? 'running' : 'idle', job}
       }),
     close: async () => {
+      clearInterval(renewal)
       for (const agent of agents) await agent.close()
       await gateway.close()
       await runtime.close?.()

@@ -14,7 +14,14 @@ import {packageRoot} from '../../package-root.js'
 import {isAlive} from '../../process/alive.js'
 import type {GenesisRecord} from '../state.js'
 import type {LocalnetNodeEntry, LocalnetNodeStatus} from '../nodes/node-agent.js'
-import {defaultGatewayPort, gatewayPortInUse, localnetFiles, localnetPortInUse} from '../paths.js'
+import {
+  defaultGatewayHttpsPort,
+  defaultGatewayPort,
+  gatewayHttpsPortInUse,
+  gatewayPortInUse,
+  localnetFiles,
+  localnetPortInUse,
+} from '../paths.js'
 import type {LocalnetRuntime} from './server.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 
@@ -30,6 +37,12 @@ export interface LocalnetStatus {
   /** The deployment manager running in the localnet (its API under /api/deployments); null when off. */
   deploymentManager: string | null
   gatewayUrl: string | null
+  /** The gateway's https side (`https://node.localhost:<port>`), signed by the localnet's own authority. */
+  gatewayHttpsUrl: string | null
+  /** The file of that authority's certificate, for a client to trust (`NODE_EXTRA_CA_CERTS`, curl `--cacert`). */
+  caCertificate: string | null
+  /** The localnet's FRP server address for http and https (`node.localhost:<port>`), as `FRP_SERVER_ADDRESS` is. */
+  frpServerAddress: {http: string; https: string} | null
   /** The forward proxy serving the network SDK's content hosts from the content store (`HTTPS_PROXY`). */
   proxyUrl: string | null
   /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
@@ -86,6 +99,9 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     secretsUrl: runtime?.secretsUrl ?? null,
     deploymentManager: runtime?.deploymentManager ?? null,
     gatewayUrl: runtime?.gatewayUrl ?? null,
+    gatewayHttpsUrl: runtime?.gatewayHttpsUrl ?? null,
+    caCertificate: runtime?.caCertificate ?? null,
+    frpServerAddress: runtime?.frpServerAddress ?? null,
     proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,
     nodes: runtime?.nodes ?? [],
@@ -111,6 +127,9 @@ export async function startInBackground(dataDir: string, port: number, args: str
     const given = args.indexOf('--gateway-port')
     const gateway = given === -1 ? defaultGatewayPort(port) : Number(args[given + 1])
     if (gateway !== 0 && !(await portFree(gateway))) throw gatewayPortInUse(gateway)
+    const givenHttps = args.indexOf('--gateway-https-port')
+    const https = givenHttps === -1 ? defaultGatewayHttpsPort(gateway) : Number(args[givenHttps + 1])
+    if (https !== 0 && !(await portFree(https))) throw gatewayHttpsPortInUse(https)
   }
   mkdirSync(dataDir, {recursive: true})
   const log = openSync(files.log, 'w')

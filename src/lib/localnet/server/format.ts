@@ -13,6 +13,12 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['Secrets', status.secretsUrl],
     ['Deployments', status.deploymentManager],
     ['Gateway', status.gatewayUrl && gatewayLine(status.gatewayUrl)],
+    ['TLS gateway', status.gatewayHttpsUrl && gatewayLine(status.gatewayHttpsUrl)],
+    ['CA', status.caCertificate && `${status.caCertificate} (NODE_EXTRA_CA_CERTS, curl --cacert)`],
+    [
+      'FRP address',
+      status.frpServerAddress && `${status.frpServerAddress.http}, ${status.frpServerAddress.https} (https)`,
+    ],
     ['Proxy', status.proxyUrl && `${status.proxyUrl} (HTTPS_PROXY for the network's SDK and CLI)`],
     ['Node', status.node && nodeLine(status.node, status.nodes.length)],
     ['Program', status.programId],
@@ -42,10 +48,11 @@ function nodeLine(node: NonNullable<LocalnetStatus['node']>, count: number): str
   return `${node.address} (${how}, ${jobs})`
 }
 
-/** A job's URL and a deployment's stable URL on the gateway (`http://node.localhost:<port>`). */
+/** A job's URL and a deployment's stable URL on the gateway (`http://node.localhost:<port>`, or https). */
 function gatewayLine(gatewayUrl: string): string {
-  const port = new URL(gatewayUrl).port
-  return `http://<job>.node.localhost:${port}/, a deployment at http://<deployment>.deploy.localhost:${port}/`
+  const {port, protocol} = new URL(gatewayUrl)
+  const scheme = protocol.slice(0, -1)
+  return `${scheme}://<job>.node.localhost:${port}/, a deployment at ${scheme}://<deployment>.deploy.localhost:${port}/`
 }
 
 function idsLine(ids: LocalnetIds): string {

@@ -57,6 +57,15 @@ export interface LocalnetRuntime {
   deploymentManager: string | null
   /** The node gateway, `http://node.localhost:<port>`: a job's exposed port is at `http://<job>.node.localhost:<port>/`. */
   gatewayUrl: string | null
+  /** The gateway's https side, `https://node.localhost:<https port>`: the same services as `gatewayUrl`. */
+  gatewayHttpsUrl: string | null
+  /** The localnet's certificate authority (PEM), which signs the gateway's certificate: the file a client trusts. */
+  caCertificate: string | null
+  /**
+   * The localnet's FRP server address, host and port, as the network's CLI takes `FRP_SERVER_ADDRESS`: a service is at
+   * `http://<hash>.<http>` and `https://<hash>.<https>`.
+   */
+  frpServerAddress: {http: string; https: string} | null
   /** The forward proxy that serves the network SDK's built-in content hosts from the content store (`HTTPS_PROXY`). */
   proxyUrl: string | null
   /** The localnet's (first) node, or why it is off; null when it was not asked for. */
@@ -175,6 +184,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     secretsUrl,
     deploymentManager: null,
     gatewayUrl: null,
+    gatewayHttpsUrl: null,
+    caCertificate: null,
+    frpServerAddress: null,
     proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
     nodes: [],
@@ -218,6 +230,9 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       else {
         agent = started
         runtime.gatewayUrl = started.gateway.url
+        runtime.gatewayHttpsUrl = started.gateway.httpsUrl
+        runtime.caCertificate = started.caFile
+        runtime.frpServerAddress = frpServerAddress(started.gateway.url, started.gateway.httpsUrl)
         // Every local process shares 127.0.0.1 with the nodes: none of them may lock one out of job logins.
         for (const {address} of started.nodes()) secrets.service.exemptFromLoginLimits(address)
       }
@@ -253,6 +268,11 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     node.dequeueNode(loadOrCreateKeypair(file).keypair.publicKey)
   publish()
   return {node, runtime, agent, manager, close}
+}
+
+/** The host and port of each of the gateway's URLs (`node.localhost:28980`): what a `<hash>.` goes before. */
+function frpServerAddress(http: string, https: string | null): {http: string; https: string} | null {
+  return https === null ? null : {http: new URL(http).host, https: new URL(https).host}
 }
 
 /**

@@ -10,6 +10,7 @@ export interface StartSettings {
   node: boolean
   runtime: string | null
   gatewayPort: number | null
+  gatewayHttpsPort: number | null
   pull: string | null
   gpus: number | null
   hostProcesses: boolean
@@ -31,6 +32,7 @@ export function readStartArgs(args: readonly string[]): StartSettings {
     node: !args.includes('--no-node'),
     runtime: value('--runtime'),
     gatewayPort: number('--gateway-port'),
+    gatewayHttpsPort: number('--gateway-https-port'),
     pull: value('--pull'),
     gpus: number('--gpus'),
     hostProcesses: args.includes('--host-processes'),
@@ -54,6 +56,8 @@ export interface RunningStart {
   args: readonly string[]
   port: number
   gatewayPort: number | null
+  /** Its gateway's https port; absent or null when it has none (or a localnet from before https). */
+  gatewayHttpsPort?: number | null
 }
 
 /** What the second start asks for: its own `startArgs`, its RPC port, and which flags the user gave (or set). */
@@ -97,6 +101,11 @@ export function startDifferences(running: RunningStart, wanted: WantedStart): St
   const gatewayWanted = want.gatewayPort
   if (running.gatewayPort !== null && gatewayWanted !== null && gatewayWanted !== 0) {
     differ('gateway-port', `--gateway-port ${running.gatewayPort}`, `--gateway-port ${gatewayWanted}`)
+  }
+  const httpsRunning = running.gatewayHttpsPort ?? null
+  const httpsWanted = want.gatewayHttpsPort
+  if (httpsRunning !== null && httpsWanted !== null && httpsWanted !== 0) {
+    differ('gateway-https-port', `--gateway-https-port ${httpsRunning}`, `--gateway-https-port ${httpsWanted}`)
   }
   return differences
 }

@@ -6,7 +6,7 @@
 import type {Settings} from '../../settings/settings.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
-import {defaultGatewayPort} from '../paths.js'
+import {defaultGatewayHttpsPort, defaultGatewayPort} from '../paths.js'
 
 /** The settings `localnet start` reads. */
 export type LocalnetStartSettings = Pick<Settings, 'typed' | 'localnet'>
@@ -29,6 +29,7 @@ export function nodeOptions(
     hostProcesses: settings.typed('nodeHostProcesses')?.value ?? false,
     runtime: settings.typed('nodeRuntime')!.value,
     gatewayPort: gatewayPort(settings),
+    gatewayHttpsPort: settings.typed('gatewayHttpsPort')?.value ?? defaultGatewayHttpsPort(gatewayPort(settings)),
     nodes: settings.typed('nodes')!.value,
     pull: settings.typed('nodePull')!.value,
     resources: hfEndpoint ? {hfEndpoint} : undefined,
@@ -54,6 +55,9 @@ export function startArgs(settings: LocalnetStartSettings, node: boolean): strin
 function nodeArgs(settings: LocalnetStartSettings): string[] {
   const options = nodeOptions(settings, true, () => {})!
   const args = ['--runtime', options.runtime!, '--gateway-port', String(options.gatewayPort), '--pull', options.pull!]
+  // Only when set: otherwise the https port follows the gateway's there too.
+  const https = settings.typed('gatewayHttpsPort')?.value
+  if (https !== undefined) args.push('--gateway-https-port', String(https))
   if (options.gpus !== undefined) args.push('--gpus', String(options.gpus))
   if (options.hostProcesses) args.push('--host-processes')
   if (options.nodes !== 1) args.push('--nodes', String(options.nodes))
