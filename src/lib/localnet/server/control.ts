@@ -13,7 +13,7 @@ import {httpText} from '../../http/client.js'
 import {packageRoot} from '../../package-root.js'
 import {isAlive} from '../../process/alive.js'
 import type {GenesisRecord} from '../state.js'
-import type {LocalnetNodeEntry, LocalnetNodeStatus} from '../nodes/node-agent.js'
+import type {LocalnetNodeEntry} from '../nodes/node-agent.js'
 import {
   defaultGatewayHttpsPort,
   defaultGatewayPort,
@@ -25,28 +25,28 @@ import {
 import type {LocalnetRuntime} from './server.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 
-/** What `localnet status` reports. */
-export interface LocalnetStatus {
+/** The members a running localnet publishes (server.ts), null while none runs. */
+type Published = Pick<
+  LocalnetRuntime,
+  | 'rpcUrl'
+  | 'wsUrl'
+  | 'contentStoreUrl'
+  | 'secretsUrl'
+  | 'deploymentManager'
+  | 'gatewayUrl'
+  | 'gatewayHttpsUrl'
+  | 'caCertificate'
+  | 'frpServerAddress'
+  | 'proxyUrl'
+  | 'node'
+  | 'startedAt'
+>
+
+/** What `localnet status` reports: what the running localnet publishes, and its chain's addresses. */
+export type LocalnetStatus = {[K in keyof Published]: Published[K] | null} & {
   network: 'localnet'
   running: boolean
   pid: number | null
-  rpcUrl: string | null
-  wsUrl: string | null
-  contentStoreUrl: string | null
-  secretsUrl: string | null
-  /** The deployment manager running in the localnet (its API under /api/deployments); null when off. */
-  deploymentManager: string | null
-  gatewayUrl: string | null
-  /** The gateway's https side (`https://node.localhost:<port>`), signed by the localnet's own authority. */
-  gatewayHttpsUrl: string | null
-  /** The file of that authority's certificate, for a client to trust (`NODE_EXTRA_CA_CERTS`, curl `--cacert`). */
-  caCertificate: string | null
-  /** The localnet's FRP server address for http and https (`node.localhost:<port>`), as `FRP_SERVER_ADDRESS` is. */
-  frpServerAddress: {http: string; https: string} | null
-  /** The forward proxy serving the network SDK's content hosts from the content store (`HTTPS_PROXY`). */
-  proxyUrl: string | null
-  /** The localnet's node agent: its address, GPUs, runtime and running jobs, or why it is off. */
-  node: LocalnetNodeStatus | null
   /** Every node agent (`--nodes N`): address, idle or running, and the job it runs; empty when none runs. */
   nodes: LocalnetNodeEntry[]
   programId: string | null
@@ -56,7 +56,6 @@ export interface LocalnetStatus {
   /** Whose addresses its jobs program and mint have (`own`, `devnet`, `mainnet`); null before its first start. */
   ids: LocalnetIds | null
   dataDir: string
-  startedAt: string | null
 }
 
 const START_TIMEOUT_MS = 30_000
