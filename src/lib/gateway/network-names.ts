@@ -12,13 +12,9 @@
  * earliest member left takes it. With no member the name answers frps's 404 at once: no holding, no resending, no
  * draining, no ejection. Those are gpunet's own, on a deployment's stable URL (stable-url.ts).
  */
-import type {IncomingMessage, ServerResponse} from 'node:http'
-
 import {httpProbe} from '../http/client.js'
-import {GATEWAY_ANSWER_HEADER} from '../node/gateway-answer.js'
 import type {NetworkName} from '../node/network-names.js'
 import type {JobRoutes, Upstream} from './job-routes.js'
-import {upgradeAnswer} from './pages.js'
 
 /** How often a member's health path is checked: frpc's default `healthCheck.intervalSeconds` (10). */
 export const GROUP_CHECK_INTERVAL_MS = 10_000
@@ -244,20 +240,3 @@ async function probe(hostPort: number, path: string, timeoutMs: number): Promise
     return false
   }
 }
-
-/**
- * frps's answer for a name it serves no proxy for: 404, an HTML page saying the page is not there now (in frps's
- * words' spirit, not its text), with the gateway's header so gpunet's own probes never count it as a service's.
- */
-export function frpsNotFound(req: IncomingMessage, res: ServerResponse): void {
-  req.resume()
-  if (!req.complete) res.shouldKeepAlive = false
-  res.writeHead(404, {'content-type': 'text/html', [GATEWAY_ANSWER_HEADER]: 'no-member'})
-  res.end(
-    '<!doctype html><title>Not Found</title><h1>Not found.</h1>' +
-      '<p>No service answers at this address now. Try again later.</p>\n',
-  )
-}
-
-/** frps's not-found answer on an upgrade's socket (Node has no response object for one). */
-export const FRPS_NOT_FOUND_UPGRADE = upgradeAnswer('404 Not Found', 'no-member')

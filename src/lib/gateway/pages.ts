@@ -44,9 +44,7 @@ export function sendPage(
   message: string,
   reason: Reason,
 ): void {
-  req.resume()
-  // A body still coming (sent a byte at a time, say) is not waited for: the connection goes with the page.
-  if (!req.complete) res.shouldKeepAlive = false
+  dropBody(req, res)
   if ((req.headers.accept ?? '').includes('text/html')) {
     const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
     res.writeHead(status, {'content-type': 'text/html; charset=utf-8', [GATEWAY_ANSWER_HEADER]: reason})
@@ -55,6 +53,26 @@ export function sendPage(
   }
   res.writeHead(status, {'content-type': 'application/json', [GATEWAY_ANSWER_HEADER]: reason})
   res.end(errorBody(status, message))
+}
+
+/**
+ * frps's answer for a network name (network-names.ts) it serves no proxy for: 404, an HTML page whatever the client
+ * accepts (in frps's words' spirit, not its text), with the gateway's header so gpunet's own probes never count it as
+ * a service's.
+ */
+export function frpsNotFound(req: IncomingMessage, res: ServerResponse): void {
+  dropBody(req, res)
+  res.writeHead(404, {'content-type': 'text/html', [GATEWAY_ANSWER_HEADER]: 'no-member'})
+  res.end(
+    '<!doctype html><title>Not Found</title><h1>Not found.</h1>' +
+      '<p>No service answers at this address now. Try again later.</p>\n',
+  )
+}
+
+/** A body still coming (sent a byte at a time, say) is not waited for: the connection goes with the page. */
+function dropBody(req: IncomingMessage, res: ServerResponse): void {
+  req.resume()
+  if (!req.complete) res.shouldKeepAlive = false
 }
 
 /**
@@ -69,3 +87,6 @@ export function upgradeAnswer(status: string, reason: Reason, message?: string):
     `connection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
   )
 }
+
+/** frps's not-found answer on an upgrade's socket. */
+export const FRPS_NOT_FOUND_UPGRADE = upgradeAnswer('404 Not Found', 'no-member')
