@@ -29,7 +29,8 @@ export type MasterKeySetting = Partial<Record<typeof KEY_ENV, string>>
  */
 export async function loadMasterKey(keyFile: string, env: MasterKeySetting = {}): Promise<Buffer> {
   const fromEnv = env[KEY_ENV]
-  if (fromEnv) return decodeKey(fromEnv, KEY_ENV)
+  // Named as the setting, not the variable: the value may come from the config file as well as the environment.
+  if (fromEnv) return decodeKey(fromEnv, `the secretsKey setting (${KEY_ENV})`)
   try {
     const info = await stat(keyFile)
     if ((info.mode & 0o077) !== 0) {

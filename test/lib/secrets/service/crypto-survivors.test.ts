@@ -27,7 +27,7 @@ describe('secrets service: a master key of hex digits', () => {
         loadMasterKey(join(dir, 'x'), {GPUNET_SECRETS_KEY: text}),
         (error: {code?: string; message?: string; exitCode?: number}) =>
           error.code === 'key_invalid' &&
-          error.message === 'GPUNET_SECRETS_KEY does not hold a 32-byte key' &&
+          error.message === 'the secretsKey setting (GPUNET_SECRETS_KEY) does not hold a 32-byte key' &&
           error.exitCode === 3,
         text,
       )

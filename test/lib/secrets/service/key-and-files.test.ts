@@ -47,7 +47,7 @@ describe('secrets service: master key and files', () => {
     for (const text of [`${KEY.toString('hex')}00`, `zz${KEY.toString('hex')}`, Buffer.alloc(31).toString('base64')]) {
       const error = await refusal(loadMasterKey(join(dir, 'x'), {GPUNET_SECRETS_KEY: text}))
       assert.equal(error.code, 'key_invalid', text)
-      assert.equal(error.message, 'GPUNET_SECRETS_KEY does not hold a 32-byte key')
+      assert.equal(error.message, 'the secretsKey setting (GPUNET_SECRETS_KEY) does not hold a 32-byte key')
       assert.equal(error.hint, 'make one with: openssl rand -base64 32')
       assert.equal(error.exitCode, 3)
     }
