@@ -50,7 +50,11 @@ export interface CooldownsGiven {
 
 /** The setting of each number of the cooldowns (catalog.ts' keys), for the errors that name one. */
 export const COOLDOWN_SETTINGS = {
-  retry: {base: 'managerRetryCooldownBase', max: 'managerRetryCooldownMax', multiplier: 'managerRetryCooldownMultiplier'},
+  retry: {
+    base: 'managerRetryCooldownBase',
+    max: 'managerRetryCooldownMax',
+    multiplier: 'managerRetryCooldownMultiplier',
+  },
   insufficientFunds: {
     base: 'managerFundsCooldownBase',
     max: 'managerFundsCooldownMax',
@@ -105,8 +109,7 @@ export interface CooldownSettingsSource {
 
 type Ladder = 'retry' | 'insufficientFunds' | 'rapidCompletion'
 type CooldownSettingKey =
-  | (typeof COOLDOWN_SETTINGS)[Ladder][keyof (typeof COOLDOWN_SETTINGS)[Ladder]]
-  | typeof COOLDOWN_SETTINGS.maxStreak
+  (typeof COOLDOWN_SETTINGS)[Ladder][keyof (typeof COOLDOWN_SETTINGS)[Ladder]] | typeof COOLDOWN_SETTINGS.maxStreak
 
 /** The cooldowns the settings give (each read by its kind: exit 2 naming a bad one), the network's defaults for the rest. */
 export function cooldownsFromSettings(settings: CooldownSettingsSource): Cooldowns {

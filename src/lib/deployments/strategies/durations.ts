@@ -59,4 +59,3 @@ export function startupTimeoutMs(deployment: Pick<DeploymentRow, 'startup_timeou
   const minutes = deployment.startup_timeout
   return minutes ? scaledMs(deployment, minutes * 60_000) : null
 }
-

@@ -160,7 +160,8 @@ export function rapidCompletions(deployment: DeploymentRow, jobs: JobOnChain[]):
     .sort((a, b) => (b.timeEnd ?? 0) - (a.timeEnd ?? 0) || b.created_at - a.created_at)
     .slice(0, deployment.replicas * INFINITE.rapidJobsPerReplica)
   const threshold = scaledMs(deployment, INFINITE.rapidMs)
-  const ranUnder = (j: JobOnChain) => j.timeStart > 0 && (j.timeEnd ?? 0) > 0 && (j.timeEnd! - j.timeStart) * 1000 < threshold
+  const ranUnder = (j: JobOnChain) =>
+    j.timeStart > 0 && (j.timeEnd ?? 0) > 0 && (j.timeEnd! - j.timeStart) * 1000 < threshold
   return latest.length >= INFINITE.rapidJobsPerReplica && latest.every(ranUnder) ? latest.length : null
 }
 

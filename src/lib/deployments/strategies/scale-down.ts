@@ -10,7 +10,8 @@ export function selectJobsToStop(jobs: readonly JobOnChain[], count: number): Jo
   if (count <= 0) return []
   const queuedFirst = (job: JobOnChain) => (job.state === 'QUEUED' ? 0 : 1)
   // A running job's age is its start on chain; a queued one has none yet, only when it was listed.
-  const since = (job: JobOnChain) => (job.state === 'RUNNING' && job.timeStart > 0 ? job.timeStart * 1000 : job.created_at)
+  const since = (job: JobOnChain) =>
+    job.state === 'RUNNING' && job.timeStart > 0 ? job.timeStart * 1000 : job.created_at
   return [...jobs]
     .sort((a, b) => queuedFirst(a) - queuedFirst(b) || since(a) - since(b) || a.created_at - b.created_at)
     .slice(0, count)
