@@ -331,7 +331,8 @@ describe('deployment manager on the localnet', function () {
       const d = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
       const patch = (path: string, params: Record<string, unknown>) =>
         api(url(), owner, 'PATCH', `/api/deployments/${d.id}/${path}`, params)
-      assert.equal((await patch('update-replica-count', {replicas: 0})).status, 400)
+      assert.equal((await patch('update-replica-count', {replicas: -1})).status, 400)
+      assert.equal((await patch('update-replica-count', {replicas: 0})).body.replicas, 0, 'a scale to 0 is taken')
       assert.equal((await patch('update-replica-count', {replicas: 101})).status, 400)
       assert.equal((await patch('update-timeout', {timeout: 0})).status, 400)
       assert.deepEqual((await patch('update-replica-count', {replicas: 3})).body.replicas, 3)
