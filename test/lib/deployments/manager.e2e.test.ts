@@ -223,6 +223,8 @@ describe('deployment manager on the localnet', function () {
       const events = await deploymentEvents(url(), owner, d.id)
       assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
       t.ln.node.fund(vault, {tokens: PRICE * 15n})
+      // The retry waits the insufficient-funds cooldown (10 min / 40 = 15 s): on the moved clock, at once.
+      skew += 15_000
       await statusWhen(url(), owner, d.id, 'RUNNING')
       const [extended] = await tasksWhen(url(), owner, d.id, (tasks) =>
         tasks.some((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx),
