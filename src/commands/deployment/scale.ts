@@ -36,12 +36,13 @@ export default class DeploymentScale extends DeploymentCommand {
     const connection = await this.manager()
     const warnings = this.replicaWarnings(replicas, connection)
     const before = await connection.client.get(args.id)
-    await connection.client.scale(args.id, replicas)
+    // The count the manager answers it took: what it means is said of that one.
+    const taken = (await connection.client.scale(args.id, replicas)).replicas
     const deployment = await connection.client.get(args.id)
-    const meaning = scaleMeaning(deployment.replicas)
-    this.say(`Deployment ${args.id}: ${before.replicas} -> ${deployment.replicas} replicas: ${meaning}.`)
+    const meaning = scaleMeaning(taken)
+    this.say(`Deployment ${args.id}: ${before.replicas} -> ${taken} replicas: ${meaning}.`)
     this.say(`Follow it: gpunet deployment events ${args.id} --follow`)
-    const scaled = {from: before.replicas, to: deployment.replicas, meaning}
+    const scaled = {from: before.replicas, to: taken, meaning}
     return {...this.deploymentJson(deployment, connection, warnings), scaled}
   }
 }
