@@ -6,7 +6,7 @@
  */
 import {strict as assert} from 'node:assert'
 
-import {stopDeployment} from '../../../src/lib/deployments/manager/operations.js'
+import {stopDeployment, updateTimeout} from '../../../src/lib/deployments/manager/operations.js'
 import {extendLeadMs} from '../../../src/lib/deployments/strategies/durations.js'
 import {MAX_ATTEMPTS, POLL_MS, taskRunner, tick} from '../../../src/lib/deployments/manager/worker.js'
 import {checkCooldowns} from '../../../src/lib/deployments/cooldowns.js'
@@ -169,6 +169,37 @@ describe('deployment worker on a moved clock (tick, stand-in chain)', () => {
     assert.equal((await list()).status, 'FAILED')
     assert.equal((await list()).attempts, MAX_ATTEMPTS)
     assert.equal((await m.deployment(d.id)).status, 'ERROR')
+  })
+
+  it('the extend rule: a raised timeout extends the running job by exactly the difference, once; its next extension moves as much', async () => {
+    const d = await m.start({strategy: 'SIMPLE-EXTEND', replicas: 1, time_scale: SCALE})
+    await pollUntil(m.clock + 1000)
+    const [job] = await m.jobs(d.id)
+    m.advance(1000 - (m.clock % 1000))
+    const start = m.clock
+    m.chain.take()
+    await pollUntil(start + 2000)
+    const chained = (await tasksOf(d.id)).find((t) => t.task === 'EXTEND' && t.status === 'PENDING')!
+    assert.equal(chained.due_at, start + JOB_S * 1000 - LEAD_MS)
+    // 10 -> 16 minutes: 24 s a job at time_scale 40, 9 s more than the job's 15 s on chain.
+    await updateTimeout(m.ctx, await m.deployment(d.id), 16)
+    await pollUntil(m.clock + 1000)
+    assert.equal(m.chain.timeoutOf(job!.job), 24)
+    const tasks = await tasksOf(d.id)
+    const oneShot = tasks.filter((t) => t.task === 'EXTEND' && t.status === 'DONE' && t.tx)
+    assert.deepEqual(
+      oneShot.map((t) => t.limit),
+      [9],
+    )
+    const next = tasks.find((t) => t.task === 'EXTEND' && t.status === 'PENDING')!
+    const lead = extendLeadMs({timeout: 16, time_scale: SCALE})
+    assert.equal(next.due_at, start + 24_000 - lead, 'the next extension counts from the new end')
+    assert.equal(next.limit, null)
+    // A lower timeout: nothing more for the running job.
+    await updateTimeout(m.ctx, await m.deployment(d.id), 12)
+    await pollUntil(m.clock + 1000)
+    assert.equal(m.chain.timeoutOf(job!.job), 24)
+    assert.equal((await tasksOf(d.id)).filter((t) => t.task === 'EXTEND' && t.limit !== null).length, 1)
   })
 
   it('a start refused for want of the deposit stays refused once the vault is funded: nothing listed', async () => {

@@ -3,7 +3,8 @@
  * deploymentTimeoutUpdate): once a RUNNING INFINITE or SIMPLE-EXTEND deployment's timeout is raised, each RUNNING
  * job whose timeout on chain is below the new one gets one EXTEND of exactly the difference, and the job's own
  * follow-up moves by as much: INFINITE's rotation counts from the job's end, which the extension moves; the next
- * EXTEND of SIMPLE-EXTEND's chain is dropped and planned again from the new end once the extension has landed. A
+ * EXTEND of SIMPLE-EXTEND's chain is dropped and planned again from the new end once the extension has landed (with
+ * the new timeout's lead; dropped, not moved, so that a restart in between cannot move it twice). A
  * lower timeout leaves the current jobs alone (the program never shortens one); new jobs take it.
  *
  * It is a rule on what the chain shows, not on the change itself: a job is extended while its timeout on chain is
