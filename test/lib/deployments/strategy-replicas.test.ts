@@ -46,6 +46,12 @@ describe('replica rules (pure planners)', () => {
         assert.deepEqual(extensions(plan), [])
         assert.deepEqual(plan.cancel, [openTasks[0]!.id], 'the waiting LIST is dropped')
         assert.equal(plan.status, undefined, 'not STOPPED')
+        if (strategy === 'INFINITE')
+          assert.deepEqual(
+            plan.events!.map((e) => e.type),
+            ['JOB_SCALED_DOWN', 'JOB_SCALED_DOWN'],
+            'scaled down, not rotated',
+          )
         // Later: the jobs are over (stopped by the manager), nothing open.
         const over = jobs.map((j) => ({...j, state: 'STOPPED' as const, stop_requested: true, timeEnd: S}))
         const later = STRATEGY_PLANS[strategy](planInput(NOW + 600_000, d, {jobs: over}))

@@ -72,7 +72,9 @@ export function planInfinite(input: PlanInput): Plan {
   const retire = Math.min(retiring.length, Math.max(0, ready + retiring.length - deployment.replicas))
   for (const job of retiring.slice(0, retire)) {
     const left = Math.max(0, Math.round((end(job) - now) / 1000))
-    event('JOB_ROTATED', `job ${job.job} stopped ${left} s before its end: its replacement is ready`)
+    // At 0 replicas nothing replaces it: it is scaled down, not rotated.
+    if (deployment.replicas === 0) event('JOB_SCALED_DOWN', `job ${job.job} stopped: the deployment wants 0 replicas`)
+    else event('JOB_ROTATED', `job ${job.job} stopped ${left} s before its end: its replacement is ready`)
     stop(job)
   }
 
