@@ -221,7 +221,8 @@ export function standinRunners(chain: StandinChain): Record<TaskKind, TaskRunner
       )
     },
     async EXTEND(ctx, deployment, task) {
-      const {before, after} = chain.extend(task.job!, jobTimeoutSeconds(deployment))
+      // A one-shot extension (the extend rule) adds its own seconds, as paying.ts's runExtend.
+      const {before, after} = chain.extend(task.job!, task.limit ?? jobTimeoutSeconds(deployment))
       const now = ctx.now()
       const signature = tx()
       await ctx.store.updateJob(task.job!, {chain_timeout: after}, now)

@@ -2,41 +2,47 @@ import * as Args from '@oclif/core/args'
 
 import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
-import {checkReplicas, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
+import {checkScaleReplicas, MAX_REPLICAS} from '../../lib/deployments/client/client.js'
+import {scaleMeaning} from '../../lib/deployments/client/client-scale.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class DeploymentScale extends DeploymentCommand {
-  static override summary = 'Change how many replicas a deployment keeps running.'
+  static override summary = 'Change how many replicas a deployment keeps running (0 keeps it running with no job).'
 
   static override description = withExitCodes(
-    `The manager lists the shortfall, or stops the excess (queued jobs first, then the newest). A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`. On the localnet, more replicas than its nodes (one job each) is warned of (stderr, and warnings[] under --json): the rest would stay QUEUED until \`gpunet localnet start --nodes N\`.`,
+    `The manager lists the shortfall, or stops the excess (queued jobs first, then the oldest running). 0 keeps the deployment RUNNING with no job: its jobs are stopped and nothing is listed, extended or spent until \`scale ID N\` lists again. A larger count needs the vault to pay the new replicas (\`gpunet deployment fund\`); follow the change with \`gpunet deployment events ID --follow\`. On the localnet, more replicas than its nodes (one job each) is warned of (stderr, and warnings[] under --json): the rest would stay QUEUED until \`gpunet localnet start --nodes N\`. --json prints the deployment with \`scaled\`: the count before and after and what it means.`,
     [
       [0, 'the manager took the new count'],
-      [2, `N outside 1..${MAX_REPLICAS}, nothing sent; or the deployment is archived`],
+      [2, `N not a whole number from 0 to ${MAX_REPLICAS}, nothing sent; or the deployment is archived`],
       [7, 'no such deployment of yours'],
     ],
   )
 
-  static override examples = ['<%= config.bin %> deployment scale 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU 3']
+  static override examples = [
+    '<%= config.bin %> deployment scale 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU 3',
+    '<%= config.bin %> deployment scale 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU 0',
+  ]
 
   static override args = {
     ...deploymentArg,
-    replicas: Args.integer({description: `replicas to keep running (1 to ${MAX_REPLICAS})`, required: true}),
+    replicas: Args.string({description: `replicas to keep running (0 to ${MAX_REPLICAS})`, required: true}),
   }
 
   static override flags = deploymentFlags
 
-  async run(): Promise<DeploymentJson> {
+  async run(): Promise<DeploymentJson & {scaled: {from: number; to: number; meaning: string}}> {
     const {args} = await this.parse(DeploymentScale)
-    const replicas = checkReplicas(args.replicas)
+    const replicas = checkScaleReplicas(args.replicas)
     const connection = await this.manager()
     const warnings = this.replicaWarnings(replicas, connection)
     const before = await connection.client.get(args.id)
-    await connection.client.scale(args.id, replicas)
+    // The count the manager answers it took: what it means is said of that one.
+    const taken = (await connection.client.scale(args.id, replicas)).replicas
     const deployment = await connection.client.get(args.id)
-    this.say(
-      `Deployment ${args.id}: ${before.replicas} -> ${deployment.replicas} replicas. Follow it: gpunet deployment events ${args.id} --follow`,
-    )
-    return this.deploymentJson(deployment, connection, warnings)
+    const meaning = scaleMeaning(taken)
+    this.say(`Deployment ${args.id}: ${before.replicas} -> ${taken} replicas: ${meaning}.`)
+    this.say(`Follow it: gpunet deployment events ${args.id} --follow`)
+    const scaled = {from: before.replicas, to: taken, meaning}
+    return {...this.deploymentJson(deployment, connection, warnings), scaled}
   }
 }

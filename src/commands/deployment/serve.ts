@@ -3,6 +3,7 @@ import {join} from 'node:path'
 
 import {BaseCommand} from '../../cli/base-command.js'
 import {managerDatabaseUrlFlag, marketFlags, vaultKeyFileFlag} from '../../cli/flags.js'
+import {cooldownsFromSettings} from '../../lib/deployments/cooldowns.js'
 import {CRASH_ENV} from '../../lib/deployments/crash-points.js'
 import {managerFiles, refuseClearText, startDeploymentManager} from '../../lib/deployments/manager.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
@@ -60,6 +61,8 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     const {network} = this.settings
     const host = flags.host
     if (!flags['tls-terminated'] && host !== 'localhost' && !isLoopbackAddress(host)) throw refuseClearText(host)
+    // A bad cooldown setting is exit 2 here, before the confirmation and before anything starts.
+    const cooldowns = cooldownsFromSettings(this.settings)
     await confirmSpend(
       network,
       `Run a deployment manager on ${network}? It lists and extends jobs with the tokens owners put in their vaults.`,
@@ -85,6 +88,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         log: (line) => process.stderr.write(`${line}\n`),
         env: process.env,
         allowedOrigins: this.settings.typed('allowOrigin')?.value,
+        cooldowns,
       })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code

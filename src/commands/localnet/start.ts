@@ -12,6 +12,7 @@ import {contentMaxBytes, idsInForce, nodeOptions, startArgs} from '../../lib/loc
 import {statusLines} from '../../lib/localnet/server/format.js'
 import {reclaimedLines} from '../../lib/localnet/nodes/node-agent.js'
 import {localnetFiles} from '../../lib/localnet/paths.js'
+import {cooldownsFromSettings} from '../../lib/deployments/cooldowns.js'
 import type {LocalnetIds} from '../../lib/settings/kinds.js'
 import {serveUntilSignal} from '../../lib/localnet/server/serve.js'
 import {SETTING_KEYS, SETTINGS} from '../../lib/settings/catalog.js'
@@ -55,6 +56,8 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     const ids = idsInForce(settings)
     const hostProcesses = settings.typed('nodeHostProcesses')?.value ?? false
     const args = startArgs(settings, flags.node)
+    // A bad cooldown setting of its manager is exit 2 before anything starts (in the background too).
+    const cooldowns = cooldownsFromSettings(settings)
     const running = await runningLocalnet(dataDir)
     if (running) {
       // A setting (a flag, its variable, a profile's or the config file's) that the running localnet does not
@@ -94,6 +97,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
       walletFile,
       allowedOrigins: settings.typed('allowOrigin')?.value,
       secretsKey: settings.value('secretsKey'),
+      cooldowns,
     }
     await serveUntilSignal(serve, async () => {
       const status = await localnetStatus(dataDir)

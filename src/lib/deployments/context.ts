@@ -1,6 +1,7 @@
 /** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
+import type {Cooldowns} from './cooldowns.js'
 import type {Draining} from './draining.js'
 import type {DeploymentStore} from './store/store.js'
 import type {VaultSeal} from './paying/vault-seal.js'
@@ -33,4 +34,6 @@ export interface ManagerContext {
   draining?: Draining
   /** The gateway serving the deployments' stable URLs (the localnet's); absent, replicas have their own URLs only. */
   gateway?: ManagerGateway
+  /** The retry, insufficient-funds and rapid-completion cooldowns (cooldowns.ts); absent, the network's defaults. */
+  cooldowns?: Cooldowns
 }

@@ -11,6 +11,7 @@ import type {Network} from '../network.js'
 import {createApiAuth} from './api/api-auth.js'
 import {createDeploymentApi, type CreditsPlugin} from './api/api.js'
 import type {ManagerContext} from './context.js'
+import {checkCooldowns, type CooldownsGiven} from './cooldowns.js'
 import {lockDataDir} from './store/data-dir-lock.js'
 import {leaseHolder} from './store/manager-lease.js'
 import {openPgDeploymentStore} from './store/pg-store.js'
@@ -65,6 +66,8 @@ export interface ManagerOptions {
   credits?: CreditsPlugin
   /** Browser origins the API answers besides its own while on loopback (the allowOrigin setting). */
   allowedOrigins?: readonly string[]
+  /** The cooldowns (the manager's cooldown settings); a part left out is the network's default. */
+  cooldowns?: CooldownsGiven
 }
 
 export interface RunningManager {
@@ -92,6 +95,8 @@ export function refuseClearText(host: string): GpunetError {
 export async function startDeploymentManager(options: ManagerOptions): Promise<RunningManager> {
   const host = options.host ?? '127.0.0.1'
   if (!options.tlsTerminated && !isLoopbackHost(host)) throw refuseClearText(host)
+  // Before the data directory is locked or the store opened: a bad cooldown starts nothing.
+  const cooldowns = checkCooldowns(options.cooldowns)
   const files = managerFiles(options.dataDir)
   // One manager per SQLite file; on PostgreSQL the leases keep managers apart instead.
   const release = options.databaseUrl ? () => {} : lockDataDir(options.dataDir)
@@ -117,6 +122,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     env: options.env ?? {},
     holder: options.holder,
     draining: new Draining(),
+    cooldowns,
   }
   context.holdLease = leaseHolder(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})

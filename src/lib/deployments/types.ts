@@ -101,7 +101,10 @@ export interface TaskRow {
   status: TaskStatus
   /** EXTEND and STOP: the job. */
   job: string | null
-  /** LIST: how many jobs are still to list. */
+  /**
+   * LIST: how many jobs are still to list. EXTEND: the seconds of a one-shot extension (the extend rule,
+   * strategies/extend-rule.ts); null for one of the deployment's full timeout.
+   */
   limit: number | null
   revision: number
   attempts: number

@@ -99,6 +99,21 @@ export const SETTINGS = {
   managerDatabaseUrl: {env: 'GPUNET_MANAGER_DATABASE_URL', kind: 'text', flag: '--database-url', secret: true},
   /** `deployment serve`'s vault key file: the same key on every manager of one database. */
   managerVaultKeyFile: {env: 'GPUNET_MANAGER_VAULT_KEY_FILE', kind: 'path', flag: '--vault-key-file'},
+  /**
+   * The manager's cooldowns (deployments/cooldowns.ts; unset, the network's defaults): a failed task's retry, a
+   * task the vault cannot pay, and INFINITE's listing after rapid completions, each min(base x multiplier^n, max),
+   * divided by a deployment's time_scale; the streak of rapid rounds at which the fail-safe stops a deployment.
+   */
+  managerRetryCooldownBase: {env: 'GPUNET_MANAGER_RETRY_COOLDOWN_BASE', kind: 'cooldown'},
+  managerRetryCooldownMax: {env: 'GPUNET_MANAGER_RETRY_COOLDOWN_MAX', kind: 'cooldown'},
+  managerRetryCooldownMultiplier: {env: 'GPUNET_MANAGER_RETRY_COOLDOWN_MULTIPLIER', kind: 'multiplier'},
+  managerFundsCooldownBase: {env: 'GPUNET_MANAGER_FUNDS_COOLDOWN_BASE', kind: 'cooldown'},
+  managerFundsCooldownMax: {env: 'GPUNET_MANAGER_FUNDS_COOLDOWN_MAX', kind: 'cooldown'},
+  managerFundsCooldownMultiplier: {env: 'GPUNET_MANAGER_FUNDS_COOLDOWN_MULTIPLIER', kind: 'multiplier'},
+  managerRapidCooldownBase: {env: 'GPUNET_MANAGER_RAPID_COOLDOWN_BASE', kind: 'cooldown'},
+  managerRapidCooldownMax: {env: 'GPUNET_MANAGER_RAPID_COOLDOWN_MAX', kind: 'cooldown'},
+  managerRapidCooldownMultiplier: {env: 'GPUNET_MANAGER_RAPID_COOLDOWN_MULTIPLIER', kind: 'multiplier'},
+  managerRapidMaxStreak: {env: 'GPUNET_MANAGER_RAPID_MAX_STREAK', kind: 'streak'},
   /** `secrets serve`'s PostgreSQL; unset: the SQLite file in its data folder. */
   secretsDatabaseUrl: {env: 'GPUNET_SECRETS_DATABASE_URL', kind: 'text', flag: '--database-url', secret: true},
   /** The secrets service's master key (32 bytes, base64 or hex); unset: its key file, created on first start. */

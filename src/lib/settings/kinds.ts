@@ -172,6 +172,28 @@ const seconds: Kind<number> = {
   write: (value) => `${value}s`,
 }
 
+/** A positive duration (`30s`, `10m`, `6h`) or a bare number of milliseconds, as the network's manager counts them. */
+const cooldown: Kind<number> = {
+  describe: 'a positive duration such as 30s, 10m or 6h (or milliseconds: 30000)',
+  read(text) {
+    const trimmed = text.trim()
+    const ms = /^\d{1,15}$/.test(trimmed) ? Number(trimmed) : durationMs(trimmed)
+    return ms === null || ms <= 0 ? {why: this.describe} : {value: ms}
+  },
+  write: (ms) => `${ms}ms`,
+}
+
+/** A positive number such as 2 or 1.5 (a cooldown's multiplier). */
+const multiplier: Kind<number> = {
+  describe: 'a positive number such as 2 or 1.5',
+  read(text) {
+    const trimmed = text.trim()
+    const value = /^\d{1,9}(\.\d{1,9})?$/.test(trimmed) ? Number(trimmed) : Number.NaN
+    return value > 0 ? {value} : {why: this.describe}
+  },
+  write: String,
+}
+
 /** Every kind, by the name a setting gives (settings.ts' SETTINGS). */
 export const KINDS = {
   url,
@@ -182,6 +204,8 @@ export const KINDS = {
   duration,
   seconds,
   origins,
+  cooldown,
+  multiplier,
   network: choiceKind(NETWORKS),
   ids: choiceKind(LOCALNET_IDS),
   runtime: choiceKind(RUNTIME_CHOICES),
@@ -195,6 +219,7 @@ export const KINDS = {
     NODE_COUNT_BOUNDS.max,
   ),
   gpus: wholeKind('a whole number of GPUs, 0 or more', 0, 1024),
+  streak: wholeKind('a whole number of rounds, at least 1', 1, 1_000_000),
   port: wholeKind('a port from 0 to 65535 (0 picks a free one)', 0, 65_535),
   rpcPort: wholeKind('a port from 0 to 65534 (the WebSocket takes the next; 0 picks a free pair)', 0, 65_534),
 } as const satisfies Record<string, Kind<unknown>>

@@ -217,14 +217,29 @@ describe('deployment commands: checks before any request', () => {
     assert.equal(definition.ops[0]!.id, 'web')
   })
 
-  for (const replicas of ['0', '101']) {
-    it(`scale to ${replicas} is exit 2, nothing sent`, async () => {
+  for (const replicas of ['-1', '101', '1.5', 'two', '']) {
+    it(`scale to ${JSON.stringify(replicas)} is exit 2, nothing sent`, async () => {
       const result = await cli(['deployment', 'scale', ID, replicas, '--json'])
       assert.equal(result.code, 2, result.stderr)
-      assert.equal(JSON.parse(result.stdout).error.code, 'invalid_replicas')
+      const {error} = JSON.parse(result.stdout)
+      assert.equal(error.code, 'invalid_replicas', result.stdout)
+      assert.match(error.message, /not a whole number from 0 to 100/)
       assert.deepEqual(server.seen, [])
     })
   }
+
+  it('scale to 0 sends {replicas: 0} and says what 0 means, in its output and its --json', async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'scale', ID, '0'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(lastBody, {replicas: 0})
+    assert.match(result.stdout, /keeps running with no job; nothing is listed, extended or spent/)
+    const json = await cli(['deployment', 'scale', ID, '0', '--json'])
+    assert.equal(json.code, 0, json.stderr)
+    const {scaled} = JSON.parse(json.stdout)
+    assert.equal(scaled.from, 1)
+    assert.match(scaled.meaning, /no job/)
+  })
 
   it("scale sends the network's update-replica-count", async () => {
     status = 'RUNNING'

@@ -223,6 +223,8 @@ describe('deployment manager on the localnet', function () {
       const events = await deploymentEvents(url(), owner, d.id)
       assert.ok(events.some((e) => e.type === 'JOB_EXTEND_ERROR'))
       t.ln.node.fund(vault, {tokens: PRICE * 15n})
+      // The retry waits the insufficient-funds cooldown (10 min / 40 = 15 s): on the moved clock, at once.
+      skew += 15_000
       await statusWhen(url(), owner, d.id, 'RUNNING')
       const [extended] = await tasksWhen(url(), owner, d.id, (tasks) =>
         tasks.some((x) => x.task === 'EXTEND' && x.status === 'DONE' && x.tx),
@@ -331,7 +333,8 @@ describe('deployment manager on the localnet', function () {
       const d = await createDeployment(url(), owner, {strategy: 'SIMPLE'})
       const patch = (path: string, params: Record<string, unknown>) =>
         api(url(), owner, 'PATCH', `/api/deployments/${d.id}/${path}`, params)
-      assert.equal((await patch('update-replica-count', {replicas: 0})).status, 400)
+      assert.equal((await patch('update-replica-count', {replicas: -1})).status, 400)
+      assert.equal((await patch('update-replica-count', {replicas: 0})).body.replicas, 0, 'a scale to 0 is taken')
       assert.equal((await patch('update-replica-count', {replicas: 101})).status, 400)
       assert.equal((await patch('update-timeout', {timeout: 0})).status, 400)
       assert.deepEqual((await patch('update-replica-count', {replicas: 3})).body.replicas, 3)

@@ -1,12 +1,8 @@
 import {strict as assert} from 'node:assert'
 
-import {
-  INFINITE,
-  lostWindowMs,
-  rotationLeadMs,
-  throttleDelayMs,
-} from '../../../src/lib/deployments/strategies/durations.js'
-import {planInfinite} from '../../../src/lib/deployments/strategies/infinite.js'
+import {checkCooldowns, DEFAULT_COOLDOWNS} from '../../../src/lib/deployments/cooldowns.js'
+import {INFINITE, lostWindowMs, rotationLeadMs} from '../../../src/lib/deployments/strategies/durations.js'
+import {planInfinite, rapidCooldownMs} from '../../../src/lib/deployments/strategies/infinite.js'
 import type {JobHealth, JobOnChain, Plan, PlanInput} from '../../../src/lib/deployments/strategies/plan.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
 import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/health.js'
@@ -152,30 +148,44 @@ describe('INFINITE strategy (pure)', () => {
     // replicas x 3 = 6 jobs of this run, each ran 10 s.
     const crashed = (ran = 10) => Array.from({length: 6}, (_, i) => ended(`c${i}`, 100 + i * 20, ran))
 
-    it('the last replicas x 3 ended jobs all under 5 minutes: the next listing waits 60 s (round 1 of 8)', () => {
+    it('the last replicas x 3 completed jobs all under 5 minutes: the next listing waits 60 s (round 1)', () => {
       const plan = planInfinite(input({jobs: crashed()}))
       assert.deepEqual(plan.tasks, [{task: 'LIST', limit: 2, due_at: NOW + 60_000}])
       assert.equal(plan.throttleRounds, 1)
       assert.deepEqual(types(plan), ['RAPID_COMPLETION_THROTTLE'])
-      assert.match(plan.events![0]!.message, /waits 60 s \(round 1 of 8\)/)
+      assert.match(plan.events![0]!.message, /waits 60 s \(round 1; the fail-safe stops the deployment at 8\)/)
     })
 
-    it('the delay doubles each round, at most 1 h', () => {
+    it('the delay is the rapid-completion cooldown: 60 s doubling, at most 1 h; the settings change it', () => {
       assert.deepEqual(
-        Array.from({length: 8}, (_, round) => throttleDelayMs(deployment(), round) / 1000),
+        Array.from({length: 8}, (_, round) => rapidCooldownMs(deployment(), DEFAULT_COOLDOWNS, round) / 1000),
         [60, 120, 240, 480, 960, 1920, 3600, 3600],
       )
       const plan = planInfinite(input({deployment: deployment({throttle_rounds: 3}), jobs: crashed()}))
       assert.deepEqual(plan.tasks, [{task: 'LIST', limit: 2, due_at: NOW + 480_000}])
       assert.equal(plan.throttleRounds, 4)
+      const cooldowns = checkCooldowns({rapidCompletion: {baseMs: 10_000, multiplier: 3, maxMs: 50_000}})
+      const d = deployment({throttle_rounds: 1})
+      assert.deepEqual(lists(planInfinite(input({deployment: d, jobs: crashed(), cooldowns}))), [
+        {task: 'LIST', limit: 2, due_at: NOW + 30_000},
+      ])
+      const capped = planInfinite(input({deployment: deployment({throttle_rounds: 2}), jobs: crashed(), cooldowns}))
+      assert.deepEqual(lists(capped), [{task: 'LIST', limit: 2, due_at: NOW + 50_000}])
     })
 
-    it('after 8 rounds the fail-safe stops the deployment and lists nothing', () => {
-      const plan = planInfinite(input({deployment: deployment({throttle_rounds: 8}), jobs: crashed()}))
+    it('the round that reaches the max streak (8) stops the deployment instead, and lists nothing', () => {
+      const seventh = planInfinite(input({deployment: deployment({throttle_rounds: 6}), jobs: crashed()}))
+      assert.equal(seventh.throttleRounds, 7)
+      assert.equal(seventh.status, undefined)
+      const plan = planInfinite(input({deployment: deployment({throttle_rounds: 7}), jobs: crashed()}))
       assert.deepEqual(plan.tasks, [])
       assert.equal(plan.status, 'STOPPING')
       assert.deepEqual(types(plan), ['RAPID_COMPLETION_FAIL_SAFE'])
       assert.equal(plan.events![0]!.category, 'Deployment')
+      // A max streak of 3 (the settings): the third round stops it.
+      const cooldowns = checkCooldowns({maxStreak: 3})
+      const early = planInfinite(input({deployment: deployment({throttle_rounds: 2}), jobs: crashed(), cooldowns}))
+      assert.equal(early.status, 'STOPPING')
     })
 
     it('one job that ran 5 minutes or more in the window lifts it, and the rounds start over', () => {
@@ -186,13 +196,16 @@ describe('INFINITE strategy (pure)', () => {
       assert.equal(plan.throttleRounds, 0)
     })
 
-    it('fewer ended jobs than replicas x 3, or jobs of an earlier run, do not throttle', () => {
-      assert.deepEqual(lists(planInfinite(input({jobs: crashed().slice(1)}))), [{task: 'LIST', limit: 2, due_at: NOW}])
+    it('fewer than 3 completed jobs, or jobs of an earlier run, do not throttle; 3 of the window suffice', () => {
+      assert.deepEqual(lists(planInfinite(input({jobs: crashed().slice(4)}))), [{task: 'LIST', limit: 2, due_at: NOW}])
+      assert.deepEqual(lists(planInfinite(input({jobs: crashed().slice(3)}))), [
+        {task: 'LIST', limit: 2, due_at: NOW + 60_000},
+      ])
       const earlier = crashed().map((j) => ({...j, created_at: NOW - 7_000_000}))
       assert.deepEqual(lists(planInfinite(input({jobs: earlier}))), [{task: 'LIST', limit: 2, due_at: NOW}])
     })
 
-    it('a crash loop lists at most replicas x (3 + 8) jobs before the fail-safe (the funds it can spend)', () => {
+    it('a crash loop lists at most replicas x (ceil(3 / replicas) + 7) jobs before the fail-safe (the funds it can spend)', () => {
       // Every job listed is taken at once and exits after 1 s; the planner runs every 5 s.
       for (const replicas of [1, 2, 3]) {
         let d = deployment({replicas, status: 'STARTING', started_at: NOW, throttle_rounds: 0})
@@ -214,7 +227,9 @@ describe('INFINITE strategy (pure)', () => {
           open = open.filter((o) => o.due_at > now)
         }
         assert.equal(d.status, 'STOPPING', `replicas ${replicas}: the fail-safe stopped it`)
-        assert.equal(listed, replicas * (INFINITE.rapidJobsPerReplica + INFINITE.failSafeRounds))
+        // The unthrottled listings until 3 jobs have completed, then one throttled round each up to the streak's.
+        const unthrottled = Math.ceil(INFINITE.rapidJobsPerReplica / replicas)
+        assert.equal(listed, replicas * (unthrottled + DEFAULT_COOLDOWNS.maxStreak - 1))
       }
     })
   })

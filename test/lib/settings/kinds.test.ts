@@ -68,6 +68,21 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     ],
     bad: ['1500ms', '10 m', 'abc', '-5'],
   },
+  cooldown: {
+    good: [
+      ['30s', 30_000],
+      ['6h', 21_600_000],
+      ['600000', 600_000],
+    ],
+    bad: ['0', '0s', '-5s', '1.5s', 'soon', ''],
+  },
+  multiplier: {
+    good: [
+      ['2', 2],
+      ['1.5', 1.5],
+    ],
+    bad: ['0', '0.0', '-2', '1e3', 'twice', ''],
+  },
   origins: {
     good: [
       ['http://localhost:3000, https://app.example/', ['http://localhost:3000', 'https://app.example']],
@@ -96,6 +111,7 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     bad: ['0', '17', 'x', '-1', '2.5'],
   },
   gpus: {good: [['0', 0]], bad: ['-1', 'many']},
+  streak: {good: [['8', 8]], bad: ['0', '-1', '2.5', 'many']},
   port: {
     good: [
       ['0', 0],

@@ -44,7 +44,7 @@ import {vaultWallet} from '../paying/paying.js'
 import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
-import {bodyObject, parseCreateBody, parseReplicas, parseTimeout} from '../manager/validation.js'
+import {bodyObject, parseCreateBody, parseReplicaCount, parseTimeout} from '../manager/validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
 export const BODY_LIMIT = 1024 * 1024
@@ -305,7 +305,7 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
   })
   app.patch('/:id/update-replica-count', async (request) => {
     const d = await own(request)
-    const changed = await updateReplicas(ctx, d, parseReplicas(bodyObject(request.body).replicas))
+    const changed = await updateReplicas(ctx, d, parseReplicaCount(bodyObject(request.body).replicas))
     return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
   })
   // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.

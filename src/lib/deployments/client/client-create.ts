@@ -13,8 +13,10 @@ import type {Network} from '../../network.js'
 import type {CreateBody} from './client.js'
 import {scheduleProblem} from '../schedule.js'
 
-/** The network's API takes 1 to 100 replicas. */
-export const MAX_REPLICAS = 100
+import {MAX_REPLICAS} from './client.js'
+
+/** The network's API takes 1 to 100 replicas at create (0 to 100 at a scale: client.ts' checkScaleReplicas). */
+export {MAX_REPLICAS}
 
 /** The network's strategies, as `--strategy` takes them. */
 export const CREATE_STRATEGIES = ['SIMPLE', 'SIMPLE-EXTEND', 'SCHEDULED', 'INFINITE'] as const

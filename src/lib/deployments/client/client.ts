@@ -16,6 +16,29 @@ import {
   segment,
 } from '../../http/api-client.js'
 
+/** The most replicas gpunet asks for (the network sets no maximum). */
+export const MAX_REPLICAS = 100
+
+/**
+ * A scale's replica count, 0 to MAX_REPLICAS (0 keeps the deployment running with no job, nothing spent), from a
+ * number or the digits of a command's argument; else exit 2 with nothing sent.
+ */
+export function checkScaleReplicas(given: number | string): number {
+  const replicas = typeof given === 'string' ? (/^[+-]?\d{1,15}$/.test(given.trim()) ? Number(given) : NaN) : given
+  if (!Number.isSafeInteger(replicas) || replicas < 0 || replicas > MAX_REPLICAS) {
+    const shown = typeof given === 'string' ? JSON.stringify(given) : String(given)
+    throw new GpunetError(
+      'invalid_replicas',
+      `replicas ${shown} is not a whole number from 0 to ${MAX_REPLICAS}: a deployment scales to 0 to ${MAX_REPLICAS} replicas`,
+      {
+        exitCode: ExitCode.USAGE,
+        hint: `give a whole number from 0 (running with no job) to ${MAX_REPLICAS}; nothing was changed`,
+      },
+    )
+  }
+  return replicas
+}
+
 const text = z.string().max(10_000)
 const time = z.string().max(100)
 
@@ -176,8 +199,12 @@ export class DeploymentClient extends ApiClient {
     return this.request('POST', `/api/deployments/${segment(id)}/stop`, undefined, statusAnswer)
   }
 
-  /** Sets the replica count (`update-replica-count`): the manager lists the shortfall or stops the excess. */
+  /**
+   * Sets the replica count (`update-replica-count`, 0 to 100: exit 2 otherwise, nothing sent): the manager lists the
+   * shortfall or stops the excess; at 0 the deployment keeps running with no job.
+   */
   async scale(id: string, replicas: number): Promise<{replicas: number}> {
+    checkScaleReplicas(replicas)
     const path = `/api/deployments/${segment(id)}/update-replica-count`
     return this.request('PATCH', path, {replicas}, replicasAnswer)
   }

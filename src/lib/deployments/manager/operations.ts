@@ -152,10 +152,17 @@ export async function deleteDeployment(ctx: ManagerContext, deployment: Deployme
   await ctx.store.deleteDeployment(deployment.id)
 }
 
-/** Changes the replica count; the strategy lists the shortfall or stops the excess. */
+/**
+ * Changes the replica count (0 to 100); the strategy lists the shortfall or stops the excess. At 0 a started
+ * deployment stays as it is (RUNNING) with no job; from 0 it begins a new run (started_at), as a start would: what
+ * the jobs of the run before did (SIMPLE's jobs ended on their own, INFINITE's rapid completions) counts no more.
+ */
 export async function updateReplicas(ctx: ManagerContext, deployment: DeploymentRow, replicas: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
-  return ctx.store.updateDeployment(deployment.id, {replicas}, ctx.now())
+  const now = ctx.now()
+  const fromZero = deployment.replicas === 0 && replicas > 0 && deployment.started_at !== null
+  const change: Partial<DeploymentRow> = fromZero ? {replicas, started_at: now, throttle_rounds: 0} : {replicas}
+  return ctx.store.updateDeployment(deployment.id, change, now)
 }
 
 /** Changes a SCHEDULED deployment's cron; the listing waiting for the old one's next time is dropped for the new one's. */
@@ -168,7 +175,10 @@ export async function updateSchedule(ctx: ManagerContext, deployment: Deployment
   return ctx.store.updateDeployment(deployment.id, {schedule}, now)
 }
 
-/** Changes the timeout (minutes) of the jobs listed and extensions made from now on. */
+/**
+ * Changes the timeout (minutes) of the jobs listed and extensions made from now on; a raised one also extends the
+ * running jobs of a RUNNING INFINITE or SIMPLE-EXTEND deployment to it (strategies/extend-rule.ts, at the next pass).
+ */
 export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentRow, timeout: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())

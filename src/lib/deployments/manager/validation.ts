@@ -44,10 +44,20 @@ export function bodyObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
-/** replicas: a whole number from 1 to 100. */
+/** replicas of a create: a whole number from 1 to 100. */
 export function parseReplicas(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_REPLICAS)
     throw badRequest('invalid_replicas', `replicas must be a whole number from 1 to ${MAX_REPLICAS}`)
+  return value
+}
+
+/** replicas of update-replica-count: a whole number from 0 (running with no job, nothing spent) to 100. */
+export function parseReplicaCount(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_REPLICAS)
+    throw badRequest(
+      'invalid_replicas',
+      `replicas must be a whole number from 0 to ${MAX_REPLICAS} (0 keeps the deployment running with no job)`,
+    )
   return value
 }
 

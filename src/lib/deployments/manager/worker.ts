@@ -6,11 +6,12 @@
 import {isGpunetError} from '../../errors.js'
 import {refreshJobs} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
+import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from '../store/manager-lease.js'
 import {watchHealth} from './health-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
 import {stepRollout} from './rollout.js'
-import {STRATEGY_PLANS} from '../strategies/index.js'
+import {scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
 import type {Workload} from '../store/store.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskKind, type TaskRow} from '../types.js'
 
@@ -20,8 +21,6 @@ export const POLL_MS = 5000
 const MIN_POLL_MS = 200
 /** Failed attempts before a task is given up and its deployment goes to ERROR. */
 export const MAX_ATTEMPTS = 5
-/** The wait before a failed task is tried again (unscaled). */
-const RETRY_MS = 15_000
 
 export interface Worker {
   /** Stops polling, once the pass under way is over. */
@@ -183,7 +182,8 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
   // Only INFINITE watches its services (readiness for rotation, self-healing).
   const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
   const now = ctx.now()
-  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health})
+  const cooldowns = ctx.cooldowns
+  const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health, cooldowns})
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
@@ -198,7 +198,7 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
           deployment: deployment.id,
           task: due.task,
           job: due.task === 'LIST' ? null : due.job,
-          limit: due.task === 'LIST' ? due.limit : null,
+          limit: due.task === 'LIST' ? due.limit : (due.seconds ?? null),
           revision: deployment.active_revision,
           due_at: due.due_at,
         },
@@ -229,7 +229,10 @@ export function taskRunner(runners: Record<TaskKind, TaskRunner>): TaskRunner {
   return (ctx, deployment, task) => runTask(ctx, deployment, task, runners)
 }
 
-/** Runs a task; a failure is counted and retried later, a lack of funds puts the deployment in INSUFFICIENT_FUNDS. */
+/**
+ * Runs a task; a failure is counted and retried after its cooldown (cooldowns.ts), a lack of funds puts the
+ * deployment in INSUFFICIENT_FUNDS.
+ */
 async function runTask(
   ctx: ManagerContext,
   deployment: DeploymentRow,
@@ -255,13 +258,16 @@ async function runTask(
       now,
     )
     const givenUp = !poor && attempts >= MAX_ATTEMPTS
+    // The n-th retry waits the n-th step of its ladder: a vault short of funds the slower one (it may be topped up).
+    const cooldowns = ctx.cooldowns ?? DEFAULT_COOLDOWNS
+    const wait = cooldownMs(attempts - 1, poor ? cooldowns.insufficientFunds : cooldowns.retry)
     await ctx.store.updateTask(
       task.id,
       {
         attempts,
         error: message,
         status: givenUp ? 'FAILED' : task.status,
-        due_at: now + Math.round(RETRY_MS / deployment.time_scale),
+        due_at: now + scaledMs(deployment, wait),
       },
       now,
     )

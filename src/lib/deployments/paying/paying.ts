@@ -179,7 +179,8 @@ export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, 
     return
   }
   const wallet = await vaultWallet(ctx, deployment.vault)
-  const timeoutAfter = view.job.timeout + BigInt(jobTimeoutSeconds(deployment))
+  // A one-shot extension (the extend rule) adds its own seconds; the others one of the deployment's timeout.
+  const timeoutAfter = view.job.timeout + BigInt(task.limit ?? jobTimeoutSeconds(deployment))
   const quote = await quoteExtend(ctx.net, wallet, view, timeoutAfter)
   const saved: InFlight = {
     ...signOnce(quote.transaction),

@@ -23,13 +23,11 @@ export const INFINITE = {
   defaultRotationS: 20 * 60,
   /** A job that ran less than this counts as a rapid completion. */
   rapidMs: 5 * 60_000,
-  /** How many of the latest ended jobs, per replica, must all be rapid for the throttle. */
+  /**
+   * The latest COMPLETED jobs looked at, per replica, and the fewest that must be there, all rapid, for the
+   * throttle (the network's rapid_completion_job_count); its waits are the rapid-completion cooldown (cooldowns.ts).
+   */
   rapidJobsPerReplica: 3,
-  /** The first throttle delay, doubled each round, at most maxDelayMs. */
-  firstDelayMs: 60_000,
-  maxDelayMs: 60 * 60_000,
-  /** Throttled rounds in a row after which the fail-safe stops the deployment. */
-  failSafeRounds: 8,
   /** How long a job's service may stay offline before the job is replaced (the network's tunnel-lost window). */
   lostMs: 60_000,
   /** The fewest of its node's consecutive continuous checks a job must fail before it is replaced. */
@@ -60,9 +58,4 @@ export function rotationLeadMs(deployment: Pick<DeploymentRow, 'rotation_time' |
 export function startupTimeoutMs(deployment: Pick<DeploymentRow, 'startup_timeout' | 'time_scale'>): number | null {
   const minutes = deployment.startup_timeout
   return minutes ? scaledMs(deployment, minutes * 60_000) : null
-}
-
-/** The delay of the throttle's round `round` (0 for the first): 60 s doubling, at most 1 h, scaled, in ms. */
-export function throttleDelayMs(deployment: Pick<DeploymentRow, 'time_scale'>, round: number): number {
-  return scaledMs(deployment, Math.min(INFINITE.maxDelayMs, INFINITE.firstDelayMs * 2 ** Math.min(round, 30)))
 }

@@ -3,13 +3,18 @@
  * `rotation_time` before a job's end, and the old job is stopped once its replacement is ready (so the service has
  * no gap and the old job is paid only for the time it ran). A job that ends on its own, misses its startup_timeout
  * or whose service stays offline for the lost window is replaced, with an event naming why. Rapid completions
- * throttle the listings: when the last replicas x 3 ended jobs all ran under 5 minutes, the next listing waits
- * (60 s, doubling, at most 1 h), and after 8 such rounds the fail-safe stops the deployment. Every duration is
- * divided by the deployment's time_scale.
+ * throttle the listings (rapidCompletions below: only jobs that COMPLETED count, never one the manager stopped): the
+ * next listing waits the rapid-completion cooldown (cooldowns.ts: 60 s doubling, at most 1 h), and the round that
+ * reaches the max streak (8) stops the deployment instead (the fail-safe). A scale-down stops queued jobs first,
+ * then the oldest running (scale-down.ts); at 0 replicas it stays RUNNING with no job. A raised timeout extends the
+ * running jobs (extend-rule.ts). Every duration is divided by the deployment's time_scale.
  */
+import {cooldownMs, type Cooldowns, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import type {DeploymentRow} from '../types.js'
-import {INFINITE, lostWindowMs, rotationLeadMs, scaledMs, startupTimeoutMs, throttleDelayMs} from './durations.js'
+import {INFINITE, lostWindowMs, rotationLeadMs, scaledMs, startupTimeoutMs} from './durations.js'
+import {dropStoppedExtensions, extendToTimeout, oneShotSeconds} from './extend-rule.js'
 import {isOver, type JobHealth, type JobOnChain, type Plan, type PlanInput} from './plan.js'
+import {selectJobsToStop} from './scale-down.js'
 import {planSimple} from './simple.js'
 
 /** The tasks INFINITE wants now. */
@@ -40,24 +45,23 @@ export function planInfinite(input: PlanInput): Plan {
   }
   active = active.filter((j) => !plan.stopping.includes(j.job))
 
+  // A raised timeout extends the running jobs first: their rotation then counts from the end it moves to.
+  extendToTimeout(input, plan)
   const lead = rotationLeadMs(deployment)
-  const end = (j: JobOnChain) => (j.timeStart + j.timeout) * 1000
+  const end = (j: JobOnChain) => (j.timeStart + j.timeout + oneShotSeconds(input, plan, j)) * 1000
   const retiring = active.filter((j) => j.state === 'RUNNING' && now >= end(j) - lead).sort((a, b) => end(a) - end(b))
   const fresh = active.filter((j) => !retiring.includes(j))
   const lists = openTasks.filter((t) => t.task === 'LIST')
   let pending = lists.reduce((sum, t) => sum + (t.limit ?? 0), 0)
 
-  // Fewer replicas wanted than run: the excess is stopped, queued jobs first, then the newest (as SIMPLE).
+  // Fewer replicas wanted than run: the excess is stopped, queued jobs first, then the oldest (as SIMPLE).
   if (fresh.length + pending > deployment.replicas) {
     for (const t of lists) {
       if (t.status !== 'PENDING') continue
       plan.cancel.push(t.id)
       pending -= t.limit ?? 0
     }
-    const excess = [...fresh]
-      .sort((a, b) => Number(a.state === 'RUNNING') - Number(b.state === 'RUNNING') || b.created_at - a.created_at)
-      .slice(0, Math.max(0, fresh.length + pending - deployment.replicas))
-    for (const job of excess) {
+    for (const job of selectJobsToStop(fresh, fresh.length + pending - deployment.replicas)) {
       event('JOB_SCALED_DOWN', `job ${job.job} stopped: the deployment wants ${deployment.replicas} replicas`)
       stop(job)
     }
@@ -68,40 +72,53 @@ export function planInfinite(input: PlanInput): Plan {
   const retire = Math.min(retiring.length, Math.max(0, ready + retiring.length - deployment.replicas))
   for (const job of retiring.slice(0, retire)) {
     const left = Math.max(0, Math.round((end(job) - now) / 1000))
-    event('JOB_ROTATED', `job ${job.job} stopped ${left} s before its end: its replacement is ready`)
+    // At 0 replicas nothing replaces it: it is scaled down, not rotated.
+    if (deployment.replicas === 0) event('JOB_SCALED_DOWN', `job ${job.job} stopped: the deployment wants 0 replicas`)
+    else event('JOB_ROTATED', `job ${job.job} stopped ${left} s before its end: its replacement is ready`)
     stop(job)
   }
 
+  dropStoppedExtensions(input, plan)
+
   const want = deployment.replicas - Math.min(fresh.length, deployment.replicas) - pending
   if (want > 0) {
-    const rounds = deployment.throttle_rounds ?? 0
-    if (!rapidCompletions(deployment, thisRun)) {
+    const cooldowns = input.cooldowns ?? DEFAULT_COOLDOWNS
+    const streak = deployment.throttle_rounds ?? 0
+    const rapid = rapidCompletions(deployment, thisRun)
+    if (rapid === null) {
       plan.tasks.push({task: 'LIST', limit: want, due_at: now})
-      if (rounds !== 0) plan.throttleRounds = 0
-    } else if (rounds >= INFINITE.failSafeRounds) {
+      if (streak !== 0) plan.throttleRounds = 0
+    } else if (streak + 1 >= cooldowns.maxStreak) {
+      // The round that reaches the streak stops the deployment rather than throttle once more (the network's).
       plan.status = 'STOPPING'
       plan.events!.push({
         category: 'Deployment',
         type: 'RAPID_COMPLETION_FAIL_SAFE',
         message:
-          `deployment stopped: the last ${rapidWindow(deployment)} jobs all ended within ${minutes(deployment)} of ` +
-          `starting, after ${rounds} throttled rounds`,
+          `deployment stopped to protect its funds: ${cooldowns.maxStreak} rounds in a row of jobs completing ` +
+          `within ${minutes(deployment)} of starting (the last ${rapid})`,
       })
       return plan
     } else {
-      const delay = throttleDelayMs(deployment, rounds)
+      const delay = rapidCooldownMs(deployment, cooldowns, streak)
       plan.tasks.push({task: 'LIST', limit: want, due_at: now + delay})
-      plan.throttleRounds = rounds + 1
+      plan.throttleRounds = streak + 1
       event(
         'RAPID_COMPLETION_THROTTLE',
-        `the last ${rapidWindow(deployment)} jobs all ended within ${minutes(deployment)} of starting: the next ` +
-          `listing waits ${seconds(delay)} (round ${rounds + 1} of ${INFINITE.failSafeRounds})`,
+        `the last ${rapid} completed jobs all ended within ${minutes(deployment)} of starting: the next listing ` +
+          `waits ${seconds(delay)} (round ${streak + 1}; the fail-safe stops the deployment at ${cooldowns.maxStreak})`,
       )
     }
   }
   const queued = plan.tasks.some((t) => t.task === 'LIST') || pending > 0 || active.length > 0
-  if (deployment.status === 'STARTING' && queued) plan.status = 'RUNNING'
+  // At 0 replicas no job is what is wanted: the deployment runs with none, it has not finished.
+  if (deployment.status === 'STARTING' && (queued || deployment.replicas === 0)) plan.status = 'RUNNING'
   return plan
+}
+
+/** The wait of the rapid-completion round after `streak` throttled ones, scaled, in ms. */
+export function rapidCooldownMs(deployment: Pick<DeploymentRow, 'time_scale'>, cooldowns: Cooldowns, streak: number) {
+  return scaledMs(deployment, cooldownMs(streak, cooldowns.rapidCompletion))
 }
 
 /** Why a live job must be replaced now for its health, if it must. */
@@ -132,19 +149,22 @@ function isReady(job: JobOnChain, health: JobHealth | undefined): boolean {
   return job.state === 'RUNNING' && (health === undefined || health.online !== false)
 }
 
-/** How many of the latest ended jobs the throttle looks at. */
-function rapidWindow(deployment: DeploymentRow): number {
-  return deployment.replicas * INFINITE.rapidJobsPerReplica
-}
-
-/** True when the latest replicas x 3 jobs that ran and ended (by the chain's clock) all ran under 5 minutes. */
-function rapidCompletions(deployment: DeploymentRow, jobs: JobOnChain[]): boolean {
-  const ran = jobs
-    .filter((j) => isOver(j.state) && j.timeStart > 0 && (j.timeEnd ?? 0) > 0)
-    .sort((a, b) => b.timeEnd! - a.timeEnd!)
-    .slice(0, rapidWindow(deployment))
-  const rapid = scaledMs(deployment, INFINITE.rapidMs)
-  return ran.length === rapidWindow(deployment) && ran.every((j) => (j.timeEnd! - j.timeStart) * 1000 < rapid)
+/**
+ * How many jobs were rapid when the latest completions all were, else null. As the network's manager counts them:
+ * of this run's COMPLETED jobs (one the manager stopped, by a scale-down, a rotation, a replacement or a stop, is
+ * short by design and says nothing of the workload), the latest replicas x 3 by their end on chain; rapid when
+ * there are at least 3 and each ran, by its start and end on chain, under 5 minutes (a job missing either stamp is
+ * not rapid).
+ */
+export function rapidCompletions(deployment: DeploymentRow, jobs: JobOnChain[]): number | null {
+  const latest = jobs
+    .filter((j) => j.state === 'COMPLETED' && !j.stop_requested)
+    .sort((a, b) => (b.timeEnd ?? 0) - (a.timeEnd ?? 0) || b.created_at - a.created_at)
+    .slice(0, deployment.replicas * INFINITE.rapidJobsPerReplica)
+  const threshold = scaledMs(deployment, INFINITE.rapidMs)
+  const ranUnder = (j: JobOnChain) =>
+    j.timeStart > 0 && (j.timeEnd ?? 0) > 0 && (j.timeEnd! - j.timeStart) * 1000 < threshold
+  return latest.length >= INFINITE.rapidJobsPerReplica && latest.every(ranUnder) ? latest.length : null
 }
 
 function endedMessage(job: JobOnChain): string {

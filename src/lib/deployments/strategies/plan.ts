@@ -1,4 +1,5 @@
 /** What a strategy is given and what it answers: the tasks due for one deployment, from its rows and the chain. */
+import type {Cooldowns} from '../cooldowns.js'
 import type {DeploymentRow, DeploymentStatus, JobState, TaskKind, TaskRow} from '../types.js'
 
 /** A job of the deployment as the chain shows it now, with what the manager recorded of it. */
@@ -44,10 +45,14 @@ export interface PlanInput {
   now: number
   /** Running jobs' health, by job (strategies that watch it: INFINITE); absent for the others. */
   health?: Record<string, JobHealth>
+  /** The manager's cooldowns (INFINITE's rapid-completion throttle); absent, the network's defaults. */
+  cooldowns?: Cooldowns
 }
 
 export type DueTask =
-  {task: 'LIST'; limit: number; due_at: number} | {task: Exclude<TaskKind, 'LIST'>; job: string; due_at: number}
+  | {task: 'LIST'; limit: number; due_at: number}
+  /** `seconds`: a one-shot EXTEND of that many seconds (extend-rule.ts); absent, one of the deployment's timeout. */
+  | {task: Exclude<TaskKind, 'LIST'>; job: string; due_at: number; seconds?: number}
 
 export interface Plan {
   tasks: DueTask[]
@@ -59,7 +64,7 @@ export interface Plan {
   stopping: string[]
   /** Events to record, naming why (a replica replaced, a listing throttled). */
   events?: PlanEvent[]
-  /** The deployment's rapid-completion rounds, when they change (INFINITE). */
+  /** The deployment's rapid-completion streak, when it changes (INFINITE). */
   throttleRounds?: number
 }
 

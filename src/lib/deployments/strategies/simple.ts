@@ -1,10 +1,12 @@
 /**
  * SIMPLE: list the replicas once. A replica-count change lists the shortfall or stops the excess (queued jobs
- * first, then the newest); a job that ends on its own is not replaced, and once every job has ended the deployment
- * is STOPPED. A stop stops every job.
+ * first, then the oldest running: scale-down.ts); a job that ends on its own is not replaced, and once every job has
+ * ended the deployment is STOPPED. At 0 replicas it stays RUNNING with no job (nothing listed, nothing extended),
+ * until a count above 0 lists again. A stop stops every job.
  */
 import type {JobOnChain, Plan, PlanInput} from './plan.js'
 import {isOver} from './plan.js'
+import {selectJobsToStop} from './scale-down.js'
 
 /** The tasks SIMPLE wants now. */
 export function planSimple({deployment, jobs, openTasks, now}: PlanInput): Plan {
@@ -39,18 +41,16 @@ export function planSimple({deployment, jobs, openTasks, now}: PlanInput): Plan 
       plan.cancel.push(t.id)
       pending -= t.limit ?? 0
     }
-    // Queued jobs first (nothing runs on them yet), then the newest.
-    const excess = [...active]
-      .sort((a, b) => Number(a.state === 'RUNNING') - Number(b.state === 'RUNNING') || b.created_at - a.created_at)
-      .slice(0, Math.max(0, active.length + pending - deployment.replicas))
-    for (const job of excess) stop(job)
+    for (const job of selectJobsToStop(active, active.length + pending - deployment.replicas)) stop(job)
   }
   const want = deployment.replicas - active.length - pending - endedOnOwn
   if (want > 0) plan.tasks.push({task: 'LIST', limit: want, due_at: now})
 
   const queued = plan.tasks.some((t) => t.task === 'LIST') || pending > 0 || active.length > 0
-  if (deployment.status === 'STARTING' && queued) plan.status = 'RUNNING'
-  else if (deployment.status === 'RUNNING' && !queued && live.length === 0) {
+  // At 0 replicas no job is what is wanted: the deployment runs with none, it has not finished.
+  const idle = deployment.replicas === 0
+  if (deployment.status === 'STARTING' && (queued || idle)) plan.status = 'RUNNING'
+  else if (deployment.status === 'RUNNING' && !queued && !idle && live.length === 0) {
     // Every job has ended: what is left open (an extension of an ended job) has nothing to act on.
     const settling = openTasks.some((t) => t.status === 'PROCESSING')
     if (!settling) {

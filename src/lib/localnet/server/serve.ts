@@ -5,6 +5,7 @@ import {ExitCode, GpunetError} from '../../errors.js'
 import {loadOrCreateKeypair} from '../../keys/wallet.js'
 import {isAlive} from '../../process/alive.js'
 import {localnetFiles, localnetPortInUse} from '../paths.js'
+import type {CooldownsGiven} from '../../deployments/cooldowns.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
@@ -26,6 +27,8 @@ export interface ServeOptions {
   allowedOrigins?: readonly string[]
   /** The secretsKey setting, for the in-process secrets service. */
   secretsKey?: string
+  /** The manager's cooldown settings (deployments/cooldowns.ts). */
+  cooldowns?: CooldownsGiven
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

@@ -32,6 +32,7 @@ import {loadOrCreateKeypair, walletFromBytes} from '../../keys/wallet.js'
 import {openCreditLedger} from '../../credits/ledger.js'
 import {creditRoutes} from '../../credits/routes.js'
 import {fundFromFaucet} from '../fund.js'
+import type {CooldownsGiven} from '../../deployments/cooldowns.js'
 import {type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from '../nodes/deployment-routes.js'
@@ -100,6 +101,8 @@ export interface StartOptions {
   allowedOrigins?: readonly string[]
   /** The secretsKey setting: the in-process secrets service's master key instead of its key file. */
   secretsKey?: string
+  /** Its deployment manager's cooldown settings (deployments/cooldowns.ts); the network's defaults when absent. */
+  cooldowns?: CooldownsGiven
 }
 
 export interface RunningLocalnet {
@@ -243,7 +246,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   if (options.deploymentManager !== false) {
     try {
-      manager = await startLocalnetManager(options.dataDir, node, runtime, options.allowedOrigins)
+      manager = await startLocalnetManager(options.dataDir, node, runtime, options.allowedOrigins, options.cooldowns)
       runtime.deploymentManager = manager.url
       if (agent) {
         // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
@@ -296,6 +299,7 @@ async function startLocalnetManager(
   node: Localnet,
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
+  cooldowns: CooldownsGiven | undefined,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
@@ -325,6 +329,7 @@ async function startLocalnetManager(
       log: (line) => process.stderr.write(`${line}\n`),
       credits: creditRoutes({ledger, net, wallet, fund}),
       allowedOrigins,
+      cooldowns,
     })
   } catch (error) {
     ledger.close()
