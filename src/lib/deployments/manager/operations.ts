@@ -102,7 +102,7 @@ export async function duplicateDeployment(
     replicas: source.replicas,
     timeout: source.timeout,
     strategy: source.strategy,
-    job_definition: JSON.parse(revision.job_definition) as Record<string, unknown>,
+    job_definition: givenDefinition(revision.job_definition),
     confidential: source.confidential,
     autostart: request.autostart,
     time_scale: source.time_scale,
@@ -111,6 +111,21 @@ export async function duplicateDeployment(
     startup_timeout: source.startup_timeout ?? null,
     vault: source.vault,
   })
+}
+
+/**
+ * A revision's definition as a create takes it: without the two members the manager added to list it
+ * (listed-definition.ts), which the check of a definition refuses and the copy's listing adds again, its own.
+ */
+function givenDefinition(text: string): Record<string, unknown> {
+  const definition = JSON.parse(text) as Record<string, unknown>
+  delete definition.deployment_id
+  if (typeof definition.meta === 'object' && definition.meta !== null) {
+    const meta = definition.meta as Record<string, unknown>
+    delete meta.trigger
+    if (Object.keys(meta).length === 0) delete definition.meta
+  }
+  return definition
 }
 
 const START_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'INSUFFICIENT_FUNDS']
