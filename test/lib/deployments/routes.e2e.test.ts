@@ -357,7 +357,7 @@ describe('deployment manager routes on the localnet: both spellings, /metrics, d
       assert.equal(await count(), total, 'nothing created by a refused duplicate')
     })
 
-    it('gpunet deployment duplicate: --name, --json, exit 2 for a bad --market before sending, exit 7 for an unknown id', async () => {
+    it('gpunet deployment duplicate: --name, --json, --start short of the deposit exit 4, a bad --market exit 2 before sending, an unknown id exit 7', async () => {
       const made = await api(url(), owner, 'POST', '/deployments/create', {
         name: 'cli',
         replicas: 1,
@@ -380,6 +380,12 @@ describe('deployment manager routes on the localnet: both spellings, /metrics, d
         assert.equal(copy.status, 'DRAFT')
         assert.equal(copy.vault, made.body.vault)
         assert.equal(copy.manager, url())
+        // --start from a vault without the deposit: the copy is created all the same, and the command says so (4).
+        const poor = await runManagerCli(['deployment', 'duplicate', made.body.id, '--start', '--json'], home, url())
+        assert.equal(poor.code, 4, poor.stderr)
+        const started = JSON.parse(poor.stdout) as Body
+        assert.equal(started.status, 'INSUFFICIENT_FUNDS')
+        assert.equal(started.error.code, 'insufficient_funds')
         const total = await count()
         const bad = await runManagerCli(['deployment', 'duplicate', made.body.id, '--market', 'nope'], home, url())
         assert.equal(bad.code, 2, bad.stderr)
