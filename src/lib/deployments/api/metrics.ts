@@ -19,6 +19,8 @@ import {DEPLOYMENT_STATUSES, type JobState, STRATEGIES, type TaskKind, type Task
 export const MAX_VAULTS = 500
 /** Vaults per chain request: each asks for the vault and its token account, 100 accounts, the RPC's most. */
 const VAULTS_PER_REQUEST = 50
+/** How long a scrape waits for the chain: past it the balances are left out (a scraper gives up at 10 s). */
+export const BALANCES_TIMEOUT_MS = 5000
 const TASK_KINDS: readonly TaskKind[] = ['LIST', 'EXTEND', 'STOP']
 const TASK_STATUSES: readonly TaskStatus[] = ['PENDING', 'PROCESSING', 'DONE', 'FAILED']
 const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOPPED']
@@ -46,7 +48,7 @@ export function metricsScraper(ctx: ManagerContext): () => Promise<MetricsText> 
 /** The metrics as they stand now, in Prometheus's text exposition format. */
 export async function readMetrics(ctx: ManagerContext): Promise<MetricsText> {
   const counts = await ctx.store.metricCounts(MAX_VAULTS)
-  const balances = await vaultBalances(ctx, counts.vaults).catch((error: unknown) => {
+  const balances = await withinTime(vaultBalances(ctx, counts.vaults), BALANCES_TIMEOUT_MS).catch((error: unknown) => {
     ctx.log(`metrics: the vault balances could not be read: ${(error as Error).message}`)
     return null
   })
@@ -90,6 +92,16 @@ export async function readMetrics(ctx: ManagerContext): Promise<MetricsText> {
     }
   }
   return {contentType: registry.contentType, text: await registry.metrics()}
+}
+
+/** `work`'s result, or a rejection once `ms` have gone by (the work goes on, its result unused). */
+function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+    timer.unref()
+  })
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
 }
 
 /** The rows' count for the labels, 0 when no row has them. */
