@@ -316,6 +316,7 @@ describe('every command --json: one schema per command, one vocabulary', functio
     await json(['deployment', 'start', created.id], deploymentObject)
     await json(['deployment', 'scale', created.id, '2'], deploymentObject)
     await json(['deployment', 'revise', created.id, '--file', join(box.dir, 'svc.json')], deploymentObject)
+    await json(['deployment', 'duplicate', created.id, '--name', 'svc-b'], deploymentObject)
     await json(
       ['deployment', 'jobs', created.id],
       z.strictObject({

@@ -96,6 +96,7 @@ describe('the CLI in scripts and pipes', function () {
       'config:unset': {args: ['config', 'unset'], stdin: 'rpcUrl\n'},
       'deployment:api-key:revoke': {args: ['deployment', 'api-key', 'revoke'], stdin: '1\n'},
       'deployment:delete': {args: ['deployment', 'delete', '--yes'], stdin: `${someAddress}\n`},
+      'deployment:duplicate': {args: ['deployment', 'duplicate'], stdin: `${someAddress}\n`},
       'deployment:events': {args: ['deployment', 'events'], stdin: `${someAddress}\n`},
       'deployment:fund': {args: ['deployment', 'fund', '--sol', '1'], stdin: `${someAddress}\n`},
       'deployment:get': {args: ['deployment', 'get'], stdin: `${someAddress}\n`},

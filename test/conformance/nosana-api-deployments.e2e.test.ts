@@ -6,7 +6,9 @@
  * revisions (create, make active, list), jobs, a job, events, tasks, the vault's auth header (refused to an API key:
  * it never expires); with the wallet also
  * the vaults (create, list) and a vault's balance, top-up and withdraw, signed and sent by the kit. A header the
- * same wallet signed for a node's API or for the secrets service's login opens nothing.
+ * same wallet signed for a node's API or for the secrets service's login opens nothing. What it sends under `/api` is
+ * what the bare spelling of the network's manager of 2026 serves (issue 54), and a copy made with `duplicate` (which
+ * 2.1.8 lacks) is one it reads and drives.
  */
 import {strict as assert} from 'node:assert'
 
@@ -250,6 +252,42 @@ describe('@nosana/api deployments client against the localnet manager', function
     })
     assert.equal(foreign.status, 400)
     assert.equal(foreign.body.error.code, 'unknown_vault')
+  })
+
+  it("what it sends under /api is what the bare spelling (the network's manager of 2026) serves: read, duplicated and counted alike", async () => {
+    // It knows only /api paths: the same manager under /deployments, its key made under /api-keys.
+    const owner = newWallet()
+    const made = await api(url(), owner.keypair(), 'POST', '/api-keys', {name: 'spellings'})
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const {deployments} = createNosanaApi(NosanaNetwork.MAINNET, made.body.key, {backend_url: url()})
+    const source = await deployments.create(body('spelled', {replicas: 2}))
+    const bare = await api(url(), owner.keypair(), 'GET', `/deployments/${source.id}`)
+    assert.equal(bare.status, 200)
+    assert.deepEqual(bare.body, (await api(url(), owner.keypair(), 'GET', `/api/deployments/${source.id}`)).body)
+    assert.equal(bare.body.name, source.name)
+
+    // duplicate, which 2.1.8 lacks, sent bare; the copy is one the client reads and drives as its own.
+    const dup = await api(url(), owner.keypair(), 'POST', `/deployments/${source.id}/duplicate`, {name: 'spelled-copy'})
+    assert.equal(dup.status, 201, JSON.stringify(dup.body))
+    const copy = await deployments.get(dup.body.id)
+    assert.equal(copy.name, 'spelled-copy')
+    assert.equal(copy.status, 'DRAFT')
+    assert.equal(copy.replicas, 2)
+    assert.equal(vaultOf(copy), vaultOf(source))
+    const {revisions} = await copy.getRevisions()
+    assert.deepEqual(
+      revisions.map((r) => [r.revision, (r.job_definition as {deployment_id?: string}).deployment_id]),
+      [[1, copy.id]],
+    )
+    await copy.updateReplicaCount(1)
+    assert.equal((await api(url(), owner.keypair(), 'GET', `/deployments/${copy.id}`)).body.replicas, 1)
+    assert.equal((await deployments.get(source.id)).replicas, 2, 'the source untouched')
+    assert.equal((await deployments.list()).total_items, 2)
+
+    // /metrics counts them, with neither the key nor the owner in it.
+    const text = await (await fetch(`${url()}/metrics`)).text()
+    assert.match(text, /^deployment_manager_deployments\{status="DRAFT",strategy="SIMPLE"\} [1-9]\d*$/m)
+    assert.ok(!text.includes(made.body.key) && !text.includes(owner.address) && !text.includes(copy.id))
   })
 
   it("a header the same wallet signed for a node's API or the secrets service's login opens nothing", async () => {

@@ -498,6 +498,72 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         assert.deepEqual((await store.workloads([])).size, 0)
       })
 
+      it("counts /metrics' figures by group, the same through another store on the database, with at most the vaults asked for", async () => {
+        const owner = newWallet().address
+        const made = [
+          rows('a', owner, T0),
+          rows('b', owner, T0 + 1, {status: 'RUNNING', strategy: 'INFINITE'}),
+          rows('c', newWallet().address, T0 + 2),
+        ]
+        for (const r of made) await store.createDeployment(r.deployment, r.revision, r.vault)
+        await store.addTask({deployment: 'a', task: 'LIST', job: null, limit: 1, revision: 1, due_at: T0}, T0)
+        const list = await store.addTask(
+          {deployment: 'b', task: 'LIST', job: null, limit: 1, revision: 1, due_at: T0},
+          T0,
+        )
+        const job = {
+          job: 'j1',
+          deployment: 'b',
+          tx: 'tx1',
+          market: 'market1',
+          revision: 1,
+          run: 'r1',
+          state: 'QUEUED' as const,
+          time_start: 0,
+          chain_timeout: 3600,
+          time_end: 0,
+          stop_requested: false,
+          created_at: T0,
+          updated_at: T0,
+        }
+        await store.recordListed(list, job, 'tx1', T0)
+        for (const [attempts, status] of [
+          [3, 'FAILED'],
+          [1, 'PENDING'],
+        ] as const) {
+          const extend = await store.addTask(
+            {deployment: 'b', task: 'EXTEND', job: 'j1', limit: null, revision: 1, due_at: T0},
+            T0,
+          )
+          await store.updateTask(extend.id, {attempts, status, error: 'the vault is short'}, T0)
+        }
+        const sorted = <R>(list: R[]) => [...list].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
+        const counts = await store.metricCounts(2)
+        assert.deepEqual(
+          {...counts, deployments: sorted(counts.deployments), tasks: sorted(counts.tasks)},
+          {
+            deployments: sorted([
+              {status: 'DRAFT', strategy: 'SIMPLE', count: 2},
+              {status: 'RUNNING', strategy: 'INFINITE', count: 1},
+            ]),
+            tasks: sorted([
+              {task: 'EXTEND', status: 'FAILED', count: 1, failures: 3},
+              {task: 'EXTEND', status: 'PENDING', count: 1, failures: 1},
+              {task: 'LIST', status: 'DONE', count: 1, failures: 0},
+              {task: 'LIST', status: 'PENDING', count: 1, failures: 0},
+            ]),
+            jobs: [{state: 'QUEUED', count: 1}],
+            vaults: made.slice(0, 2).map((r) => r.vault.vault),
+            vaultTotal: 3,
+          },
+        )
+        const other = await (await opened.reopen()).metricCounts(2)
+        assert.deepEqual(
+          {...other, deployments: sorted(other.deployments), tasks: sorted(other.tasks)},
+          {...counts, deployments: sorted(counts.deployments), tasks: sorted(counts.tasks)},
+        )
+      })
+
       it('gives a lease to exactly one of many holders claiming at once', async () => {
         const stores = [store, await opened.reopen(), await opened.reopen()]
         const won = await Promise.all(

@@ -1,7 +1,8 @@
 /**
- * The deployments API under /api/deployments, with the network's routes, bodies, objects and states, plus gpunet's
- * vault and API-key routes (docs/deployment-manager.md). Every route is authenticated: a deployment of another owner
- * is 404.
+ * The deployments API, with the network's routes, bodies, objects and states, plus gpunet's vault and API-key routes
+ * (docs/deployment-manager.md), under both spellings: the network's manager of 2026 serves `/deployments/...`,
+ * `@nosana/api` 2.1.8 and gpunet's older clients send `/api/deployments/...`. Every route is authenticated: a
+ * deployment of another owner is 404. Beside them `/health` and `/metrics` (metrics.ts), open.
  */
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
@@ -18,6 +19,7 @@ import type {ManagerContext} from '../context.js'
 import {readRecordedJob} from '../paying/chain-view.js'
 import {scheduleProblem} from '../schedule.js'
 import {deploymentEndpoints} from '../manager/endpoints.js'
+import {metricsScraper} from './metrics.js'
 import {
   deploymentObject,
   eventObject,
@@ -32,6 +34,7 @@ import {
   createDeployment,
   createVault,
   deleteDeployment,
+  duplicateDeployment,
   ownDeployment,
   startDeployment,
   stopDeployment,
@@ -44,7 +47,7 @@ import {vaultWallet} from '../paying/paying.js'
 import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
-import {bodyObject, parseCreateBody, parseReplicaCount, parseTimeout} from '../manager/validation.js'
+import {bodyObject, parseCreateBody, parseDuplicateBody, parseReplicaCount, parseTimeout} from '../manager/validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
 export const BODY_LIMIT = 1024 * 1024
@@ -53,8 +56,16 @@ const JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING', 'COMPLETED', 'STOP
 const EVENT_CATEGORIES = ['Deployment', 'Event'] as const
 const TASK_KINDS: readonly TaskKind[] = ['LIST', 'EXTEND', 'STOP']
 
+/**
+ * Where the deployments routes and gpunet's API keys are served: the network's spelling of 2026 and the one of
+ * `@nosana/api` 2.1.8, each the same plugin registered once more (not routes copied), so they cannot drift apart.
+ */
+export const ROUTE_PREFIXES = ['', '/api'] as const
+
 export interface DeploymentApi {
   readonly url: string
+  /** Every route served, as `METHOD /path` (fastify's spelling of parameters, `:id`). */
+  readonly routes: readonly string[]
   listen(port: number, host: string): Promise<string>
   close(): Promise<void>
 }
@@ -77,18 +88,39 @@ export function createDeploymentApi(
     allowedOrigins,
     onServerError: (error) => ctx.log(`deployments API: ${(error as Error).name}: ${(error as Error).message}`),
   })
+  const routes: string[] = []
+  server.app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url}`)
+  })
   server.app.get('/health', async () => ({status: 'ok', network: ctx.network}))
-  server.app.register(deploymentRoutes, {prefix: '/api/deployments', ctx, auth})
-  server.app.register(apiKeyRoutes, {prefix: '/api/api-keys', auth})
+  // Open, as the network's: a scraper carries no wallet signature, and nothing in it is secret (metrics.ts).
+  const scrape = metricsScraper(ctx)
+  server.app.get('/metrics', async (_request, reply) => {
+    const {contentType, text} = await scrape()
+    return reply.type(contentType).send(text)
+  })
+  for (const prefix of ROUTE_PREFIXES) {
+    server.app.register(deploymentRoutes, {prefix: `${prefix}/deployments`, ctx, auth})
+    server.app.register(apiKeyRoutes, {prefix: `${prefix}/api-keys`, auth})
+  }
+  // The credits are the network's dashboard API's routes, which keep their /api (docs/credits.md).
   if (credits) server.app.register(credits, {prefix: '/api', auth})
-  return server
+  return Object.assign(server, {routes})
 }
 
-/** The routes under /api/deployments: the network's, with the vaults and the node-API header. */
+/** The routes under /deployments (and /api/deployments): the network's, with the vaults and the node-API header. */
 async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: ManagerContext; auth: ApiAuth}) {
   const owner = async (request: FastifyRequest) => (await auth.authenticate(requestHeaders(request.raw))).owner
   const own = async (request: FastifyRequest) =>
     ownDeployment(ctx, await owner(request), (request.params as {id: string}).id)
+  // Created either way: without the deposit it answers the deployment in INSUFFICIENT_FUNDS, to fund and start.
+  const autostarted = async (deployment: DeploymentRow, autostart: boolean) =>
+    !autostart
+      ? deployment
+      : startDeployment(ctx, deployment).catch(async (error: unknown) => {
+          if (!(error instanceof ApiError) || error.status !== 402) throw error
+          return (await ctx.store.deployment(deployment.id)) ?? deployment
+        })
   const view = async (d: DeploymentRow) => {
     const jobs = await ctx.store.jobs(d.id)
     return deploymentObject(d, jobs.filter((j) => !isOver(j.state)).length, await deploymentEndpoints(ctx, d, jobs))
@@ -118,15 +150,16 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
   app.post('/create', async (request, reply) => {
     const who = await owner(request)
     const parsed = parseCreateBody(request.body, ctx.network)
-    let deployment = await createDeployment(ctx, who, parsed)
-    if (parsed.autostart) {
-      // Created either way: without the deposit it answers the deployment in INSUFFICIENT_FUNDS, to fund and start.
-      deployment = await startDeployment(ctx, deployment).catch(async (error: unknown) => {
-        if (!(error instanceof ApiError) || error.status !== 402) throw error
-        return (await ctx.store.deployment(deployment.id)) ?? deployment
-      })
-    }
+    const deployment = await autostarted(await createDeployment(ctx, who, parsed), parsed.autostart)
     return reply.code(201).send(await view(deployment))
+  })
+
+  // The network's duplicate: a new deployment like the source (a DRAFT, or started with autostart, as create does).
+  app.post('/:id/duplicate', async (request, reply) => {
+    const source = await own(request)
+    const parsed = parseDuplicateBody(request.body)
+    const copy = await autostarted(await duplicateDeployment(ctx, source, parsed), parsed.autostart)
+    return reply.code(201).send(await view(copy))
   })
 
   app.get('/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
@@ -332,7 +365,7 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
   app.post('/vaults/create', async (request) => vaultObject(await createVault(ctx, await walletOwner(auth, request))))
 }
 
-/** The routes under /api/api-keys: made, listed and revoked with the wallet only, so a leaked key cannot mint more. */
+/** The routes under /api-keys (and /api/api-keys): made, listed and revoked with the wallet only, so a leaked key cannot mint more. */
 async function apiKeyRoutes(app: FastifyInstance, {auth}: {auth: ApiAuth}) {
   app.post('', async (request, reply) => {
     const who = await walletOwner(auth, request)

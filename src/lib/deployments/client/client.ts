@@ -1,18 +1,23 @@
 /**
- * The client of a deployment manager's HTTP API: the network's own routes, bodies and objects under
- * `/api/deployments` (@nosana/api), plus gpunet's API keys, on the API client core (http/api-client.ts): every
- * answer is a stranger's, read up to a bound, checked with the zod schemas here, objects kept with all their members
- * (the network's snake_case names) for `--json`.
+ * The client of a deployment manager's HTTP API: the network's own routes, bodies and objects (@nosana/api), plus
+ * gpunet's API keys, on the API client core (http/api-client.ts): every answer is a stranger's, read up to a bound,
+ * checked with the zod schemas here, objects kept with all their members (the network's snake_case names) for
+ * `--json`. The deployments routes are sent as `/api/deployments/...`, which every gpunet manager and the network's
+ * until 2026 serve; a manager that answers that such a route does not exist (the network's of 2026, which dropped
+ * the `/api`) is asked again under `/deployments/...`, and that spelling is kept for it (docs/deployment-manager.md,
+ * "Routes").
  */
 import {z} from 'zod'
 
 import {ExitCode, type ExitCodeValue, GpunetError} from '../../errors.js'
 import {
+  type Answer,
   ApiClient,
   type ApiClientOptions,
   type ApiService,
   type AuthHeaders,
   remoteText,
+  type RequestOptions,
   segment,
 } from '../../http/api-client.js'
 
@@ -168,10 +173,59 @@ export interface ClientOptions extends Omit<ApiClientOptions, 'auth' | 'renewAut
   keyHint?: string
 }
 
-/** A manager's deployment API at `url` (its origin; routes are under `/api`), authenticated by `auth`. */
+/** The body of `duplicate` (the network's): each member optional, the source's own when absent. */
+export interface DuplicateBody {
+  name?: string
+  market?: string
+  autostart?: boolean
+}
+
+/** The deployments routes as this client writes them; a manager that has them without the `/api` gets them so. */
+const DEPLOYMENTS = '/api/deployments'
+
+/** The managers (by URL) found to serve the deployments routes without the `/api`: asked so from then on. */
+const WITHOUT_API = new Set<string>()
+
+/**
+ * True when a 404 says the route does not exist rather than that a deployment does not: gpunet's `no_route`,
+ * fastify's own "Route GET:/... not found" (the network's manager's), or a page that is no JSON (a proxy's): a
+ * manager's refusals of a deployment or a vault are JSON.
+ */
+export function isMissingRoute(answer: Pick<Answer, 'status' | 'text'>): boolean {
+  if (answer.status !== 404) return false
+  let body: unknown
+  try {
+    body = JSON.parse(answer.text)
+  } catch {
+    return true
+  }
+  if (typeof body !== 'object' || body === null) return true
+  const {error, message} = body as {error?: unknown; message?: unknown}
+  if (typeof error === 'object' && error !== null && (error as {code?: unknown}).code === 'no_route') return true
+  return typeof message === 'string' && /^Route [A-Z]+:\S* not found$/.test(message)
+}
+
+/** A manager's deployment API at `url` (its origin), authenticated by `auth`. */
 export class DeploymentClient extends ApiClient {
   constructor(url: string, auth: AuthHeaders, {keyHint, ...options}: ClientOptions = {}) {
     super(url, managerService(keyHint), {...options, auth})
+  }
+
+  /**
+   * One exchange, a deployments route under the spelling this manager serves: `/api/deployments/...` first, and
+   * once, when the manager answers that the route does not exist, `/deployments/...`, kept for this manager when it
+   * answers there. A missing route did nothing, so asking again cannot act twice.
+   */
+  override async exchange(method: string, path: string, body: unknown, options?: RequestOptions): Promise<Answer> {
+    if (!path.startsWith(DEPLOYMENTS)) return super.exchange(method, path, body, options)
+    const bare = path.slice('/api'.length)
+    if (WITHOUT_API.has(this.url)) return super.exchange(method, bare, body, options)
+    const answer = await super.exchange(method, path, body, options)
+    if (!isMissingRoute(answer)) return answer
+    const again = await super.exchange(method, bare, body, options)
+    if (isMissingRoute(again)) return answer
+    WITHOUT_API.add(this.url)
+    return again
   }
 
   /** One page of the owner's deployments. */
@@ -187,6 +241,11 @@ export class DeploymentClient extends ApiClient {
   /** Creates a deployment (DRAFT, or STARTING with `autostart`). */
   async create(body: CreateBody): Promise<Deployment> {
     return this.request('POST', '/api/deployments/create', body, deploymentSchema)
+  }
+
+  /** Duplicates a deployment (the network's `duplicate`): the new one, a DRAFT (or started with `autostart`). */
+  async duplicate(id: string, body: DuplicateBody = {}): Promise<Deployment> {
+    return this.request('POST', `/api/deployments/${segment(id)}/duplicate`, body, deploymentSchema)
   }
 
   /** Starts a deployment: `{status: "STARTING"}`. */

@@ -1,4 +1,7 @@
-/** What the API's routes do to a deployment: create, start, stop, archive, delete, change, and a vault's withdraw. */
+/**
+ * What the API's routes do to a deployment: create, duplicate, start, stop, archive, delete, change, and a vault's
+ * withdraw.
+ */
 import {randomBytes} from 'node:crypto'
 
 import {PublicKey} from '@solana/web3.js'
@@ -10,7 +13,7 @@ import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.j
 import type {ManagerContext} from '../context.js'
 import {covers, requiredDeposit} from '../paying/deposit.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
-import type {CreateRequest} from './validation.js'
+import {copyName, type CreateRequest, type DuplicateRequest} from './validation.js'
 import type {DeploymentRow, DeploymentStatus, VaultRow} from '../types.js'
 import {withdrawTransaction} from '../paying/withdraw.js'
 
@@ -78,6 +81,51 @@ export async function createDeployment(
   )
   await event(ctx, deployment.id, 'DEPLOYMENT_CREATED', `deployment created, vault ${deployment.vault}`)
   return deployment
+}
+
+/**
+ * Duplicates a deployment as the network's `duplicate` does: a new DRAFT named `name` (else "<source name> (copy)"),
+ * on the source's market unless `market` is given, with its vault, replicas, timeout, strategy (and its schedule or
+ * rotation), confidentiality and time_scale, and its active revision's definition as its first revision (carrying
+ * the copy's own deployment_id). Checked and stored as a create is (400, nothing created); the source is untouched.
+ */
+export async function duplicateDeployment(
+  ctx: ManagerContext,
+  source: DeploymentRow,
+  request: DuplicateRequest,
+): Promise<DeploymentRow> {
+  const revision = await ctx.store.revision(source.id, source.active_revision)
+  if (!revision) throw notFound(`revision ${source.active_revision} of deployment ${source.id}`)
+  return createDeployment(ctx, source.owner, {
+    name: request.name ?? copyName(source.name),
+    market: request.market ?? source.market,
+    replicas: source.replicas,
+    timeout: source.timeout,
+    strategy: source.strategy,
+    job_definition: givenDefinition(revision.job_definition),
+    confidential: source.confidential,
+    autostart: request.autostart,
+    time_scale: source.time_scale,
+    schedule: source.schedule ?? null,
+    rotation_time: source.rotation_time ?? null,
+    startup_timeout: source.startup_timeout ?? null,
+    vault: source.vault,
+  })
+}
+
+/**
+ * A revision's definition as a create takes it: without the two members the manager added to list it
+ * (listed-definition.ts), which the check of a definition refuses and the copy's listing adds again, its own.
+ */
+function givenDefinition(text: string): Record<string, unknown> {
+  const definition = JSON.parse(text) as Record<string, unknown>
+  delete definition.deployment_id
+  if (typeof definition.meta === 'object' && definition.meta !== null) {
+    const meta = definition.meta as Record<string, unknown>
+    delete meta.trigger
+    if (Object.keys(meta).length === 0) delete definition.meta
+  }
+  return definition
 }
 
 const START_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'INSUFFICIENT_FUNDS']

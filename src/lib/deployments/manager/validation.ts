@@ -91,8 +91,7 @@ export function parseAddressMember(value: unknown, member: string): string {
 export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   const body = bodyObject(raw)
   const {name, market, strategy, job_definition: definition} = body
-  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || hasControlCharacter(name))
-    throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters`)
+  if (!isName(name)) throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters`)
   if (typeof strategy !== 'string' || !(STRATEGIES as readonly string[]).includes(strategy))
     throw badRequest('invalid_strategy', `strategy must be one of ${STRATEGIES.join(', ')}`)
   if (typeof definition !== 'object' || definition === null || Array.isArray(definition))
@@ -119,6 +118,34 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     time_scale: parseTimeScale(body.time_scale, network),
     vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
   }
+}
+
+/** What `duplicate` takes (the network's): each member optional, the source's own when absent. */
+export interface DuplicateRequest {
+  name: string | undefined
+  market: string | undefined
+  autostart: boolean
+}
+
+/** The duplicate body (none, or `{name?, market?, autostart?}`), every member checked. */
+export function parseDuplicateBody(raw: unknown): DuplicateRequest {
+  const body = raw === undefined ? {} : bodyObject(raw)
+  const {name, market, autostart} = body
+  if (name !== undefined && !isName(name))
+    throw badRequest('invalid_name', `name must be 1 to ${MAX_NAME} printable characters; nothing was created`)
+  if (autostart !== undefined && typeof autostart !== 'boolean')
+    throw badRequest('invalid_autostart', 'autostart must be true or false; nothing was created')
+  return {
+    name: name as string | undefined,
+    market: market === undefined ? undefined : parseAddressMember(market, 'market'),
+    autostart: autostart === true,
+  }
+}
+
+/** A copy's name: the source's with " (copy)", the source's cut short so the whole stays within the limit. */
+export function copyName(source: string): string {
+  const suffix = ' (copy)'
+  return `${source.slice(0, MAX_NAME - suffix.length).trimEnd()}${suffix}`
 }
 
 /** SCHEDULED's schedule and INFINITE's rotation_time and startup_timeout, each only with its strategy. */
@@ -182,6 +209,10 @@ export function parseTimeScale(value: unknown, network: Network): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 1 || value > 10_000)
     throw badRequest('invalid_time_scale', 'time_scale must be a number from 1 to 10000')
   return value
+}
+
+function isName(name: unknown): name is string {
+  return typeof name === 'string' && name.trim() !== '' && name.length <= MAX_NAME && !hasControlCharacter(name)
 }
 
 function hasControlCharacter(text: string): boolean {

@@ -16,6 +16,7 @@ import {
   deploymentGone,
   type DeploymentStore,
   listedTaskChange,
+  type MetricCounts,
   type NewTask,
   newTaskRow,
   type Workload,
@@ -368,6 +369,27 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
         check,
       ])
       return (await one<{value: string}>("SELECT value FROM manager_meta WHERE name = 'vault_key_check'", []))!.value
+    },
+    async metricCounts(maxVaults) {
+      // COUNT and SUM are bigint, which pg hands over as text: cast where they are counted.
+      const [deployments, tasks, jobs, vaults, vaultTotal] = await Promise.all([
+        query(
+          'SELECT status, strategy, COUNT(*)::int AS count FROM deployments GROUP BY status, strategy ORDER BY status, strategy',
+        ),
+        query(
+          'SELECT task, status, COUNT(*)::int AS count, SUM(attempts)::int AS failures FROM tasks GROUP BY task, status ORDER BY task, status',
+        ),
+        query('SELECT state, COUNT(*)::int AS count FROM jobs GROUP BY state ORDER BY state'),
+        query('SELECT vault FROM vaults ORDER BY created_at, vault LIMIT $1', [maxVaults]),
+        one<{count: number}>('SELECT COUNT(*)::int AS count FROM vaults', []),
+      ])
+      return {
+        deployments: deployments.rows as unknown as MetricCounts['deployments'],
+        tasks: tasks.rows as unknown as MetricCounts['tasks'],
+        jobs: jobs.rows as unknown as MetricCounts['jobs'],
+        vaults: vaults.rows.map((row) => row.vault as string),
+        vaultTotal: vaultTotal?.count ?? 0,
+      }
     },
     async close() {
       await pool.end()

@@ -12,6 +12,7 @@ import {
   deploymentGone,
   type DeploymentStore,
   listedTaskChange,
+  type MetricCounts,
   type NewTask,
   newTaskRow,
   type Workload,
@@ -396,6 +397,23 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
     async keepKeyCheck(check) {
       sql("INSERT INTO manager_meta (name, value) VALUES ('vault_key_check', ?) ON CONFLICT DO NOTHING").run(check)
       return (sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as {value: string}).value
+    },
+    async metricCounts(maxVaults) {
+      return {
+        deployments: sql(
+          'SELECT status, strategy, COUNT(*) AS count FROM deployments GROUP BY status, strategy ORDER BY status, strategy',
+        ).all() as MetricCounts['deployments'],
+        tasks: sql(
+          'SELECT task, status, COUNT(*) AS count, SUM(attempts) AS failures FROM tasks GROUP BY task, status ORDER BY task, status',
+        ).all() as MetricCounts['tasks'],
+        jobs: sql(
+          'SELECT state, COUNT(*) AS count FROM jobs GROUP BY state ORDER BY state',
+        ).all() as MetricCounts['jobs'],
+        vaults: (sql('SELECT vault FROM vaults ORDER BY created_at, vault LIMIT ?').all(maxVaults) as VaultRow[]).map(
+          (row) => row.vault,
+        ),
+        vaultTotal: (sql('SELECT COUNT(*) AS count FROM vaults').get() as {count: number}).count,
+      }
     },
     async close() {
       db.close()

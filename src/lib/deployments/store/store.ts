@@ -11,9 +11,12 @@ import type {
   EventRow,
   InFlight,
   JobRow,
+  JobState,
   RevisionRow,
   Strategy,
+  TaskKind,
   TaskRow,
+  TaskStatus,
   VaultRow,
 } from '../types.js'
 
@@ -75,6 +78,20 @@ export function listedTaskChange(task: TaskRow, tx: string): Partial<TaskRow> {
   return left > 0
     ? {limit: left, in_flight: null, tx, status: 'PENDING', error: null}
     : {limit: 0, in_flight: null, tx, status: 'DONE', error: null}
+}
+
+/**
+ * The store's figures of `/metrics` (api/metrics.ts), counted by the database in one grouped read each, so every
+ * manager on one database answers the same: no owner, name, id or key among them.
+ */
+export interface MetricCounts {
+  deployments: {status: DeploymentStatus; strategy: Strategy; count: number}[]
+  /** `failures`: the failed tries of those tasks (a task's attempts count its failures). */
+  tasks: {task: TaskKind; status: TaskStatus; count: number; failures: number}[]
+  jobs: {state: JobState; count: number}[]
+  /** Vault addresses (public on chain), oldest first, at most the number asked for; vaultTotal counts them all. */
+  vaults: string[]
+  vaultTotal: number
 }
 
 /** Every method is asynchronous, so a store over the network (PostgreSQL) fits the same interface. */
@@ -153,5 +170,7 @@ export interface DeploymentStore {
   keyCheck(): Promise<string | undefined>
   /** Stores `check` unless one is stored already; answers the one stored (the first starter's wins). */
   keepKeyCheck(check: string): Promise<string>
+  /** The figures of `/metrics`, with at most `maxVaults` vault addresses. */
+  metricCounts(maxVaults: number): Promise<MetricCounts>
   close(): Promise<void>
 }

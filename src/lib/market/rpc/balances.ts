@@ -33,7 +33,7 @@ export async function readBalances(connection: Connection, owner: PublicKey, min
 }
 
 /** The amount an SPL token account holds, read from its data; 0 for an account of another kind. */
-function tokenAmount(account: AccountInfo<Buffer>): bigint {
+export function tokenAmount(account: AccountInfo<Buffer>): bigint {
   if (!account.owner.equals(TOKEN_PROGRAM_ID) || account.data.length < ACCOUNT_SIZE) return 0n
   return AccountLayout.decode(account.data).amount
 }
