@@ -66,10 +66,10 @@ describe('gateway: the deployment proxies’ registered / unregistered events', 
 
   it('registers once its port is ready, with frpc’s metadata; a port never ready never registers', () => {
     announce()
-    assert.deepEqual(events, [], 'announced, not served yet (a service that never came up)')
+    assert.equal(events.length, 0, 'announced, not served yet (a service that never came up)')
     gateway.ready(JOB, 8080, port)
     assert.equal(events.length, 1)
-    const [event] = events
+    const event = events[0]!
     assert.deepEqual(
       {...event, timestamp: 0},
       {type: 'registered', job: JOB, opId: 'web', port: 8080, deploymentId: 'dep-1', timestamp: 0},
