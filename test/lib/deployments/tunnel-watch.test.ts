@@ -96,6 +96,10 @@ describe('tunnel watch (worker passes on a moved clock, stand-in chain)', () => 
       assert.equal(live(await m.jobs(d.id)).length, 1, 'no replacement listed during the grace')
       await passFor(d, 10_000)
       assert.equal(await stateOf(d.id, job), 'COMPLETED', 'stopped after the grace')
+      // The manager's own stop: marked so, no JOB_ENDED (and no rapid completion, which counts only jobs that ended
+      // on their own).
+      assert.equal((await opened.store.job(job))?.stop_requested, true)
+      assert.deepEqual(await typed(d.id, 'JOB_ENDED'), [])
       const replacement = live(await m.jobs(d.id))
       assert.equal(replacement.length, 1, 'one replacement listed')
       assert.notEqual(replacement[0]!.job, job)
