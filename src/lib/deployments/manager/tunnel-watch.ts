@@ -37,13 +37,16 @@ function stateOf(event: Pick<ProxyEvent, 'type' | 'reason'>): JobTunnel | null {
 }
 
 /**
- * The grace STOP of a job: the one PENDING STOP task of it not yet due and never tried. Every other STOP is
- * due when it is made (the plans'), and one retried after a failure has an attempt counted.
+ * True for a grace STOP (a PENDING STOP not yet due and never tried): every other STOP is due when it is made (the
+ * plans'), and one retried after a failure has an attempt counted.
  */
+export function isGraceStop(task: TaskRow, now: number): boolean {
+  return task.task === 'STOP' && task.status === 'PENDING' && task.attempts === 0 && task.due_at > now
+}
+
+/** The job's grace STOP, if one is pending. */
 function graceTask(tasks: readonly TaskRow[], job: string, now: number): TaskRow | undefined {
-  return tasks.find(
-    (t) => t.task === 'STOP' && t.job === job && t.status === 'PENDING' && t.attempts === 0 && t.due_at > now,
-  )
+  return tasks.find((t) => t.job === job && isGraceStop(t, now))
 }
 
 /** Applies one event of a job's deployment proxy: records its state, then schedules or cancels the grace stop. */

@@ -9,6 +9,7 @@ import type {ManagerContext} from '../context.js'
 import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from '../store/manager-lease.js'
 import {watchJobs} from './job-watch.js'
+import {isGraceStop} from './tunnel-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
 import {stepRollout} from './rollout.js'
 import {scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
@@ -186,9 +187,10 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
-  // A job the plan stops now whose tunnel's grace stop is still ahead (tunnel-watch.ts) is stopped now.
+  // A job the plan stops now whose tunnel's grace stop is still ahead (tunnel-watch.ts' graceTask: never tried; a
+  // retried STOP keeps its cooldown) is stopped now.
   for (const task of openTasks)
-    if (task.task === 'STOP' && task.status === 'PENDING' && task.due_at > now && plan.stopping.includes(task.job!))
+    if (isGraceStop(task, now) && plan.stopping.includes(task.job!))
       await ctx.store.updateTask(task.id, {due_at: now}, now)
   for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
   if (plan.throttleRounds !== undefined)
