@@ -69,7 +69,8 @@ export default class DeploymentCreate extends DeploymentCommand {
       helpValue: 'DURATION',
     }),
     'startup-timeout': Flags.string({
-      description: 'INFINITE: whole minutes a new job has to come online before it is replaced [default: none]',
+      description:
+        "INFINITE, gpunet's own opt-in: whole minutes a new job has to come online before it is replaced [default: none]",
       helpValue: 'DURATION',
     }),
     name: Flags.string({description: "the deployment's name [default: the file's name]", helpValue: 'NAME'}),

@@ -89,6 +89,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         env: process.env,
         allowedOrigins: this.settings.typed('allowOrigin')?.value,
         cooldowns,
+        tunnelGraceMs: this.settings.typed('tunnelGrace')?.value,
       })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code

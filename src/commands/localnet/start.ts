@@ -96,6 +96,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
       ids,
       walletFile,
       allowedOrigins: settings.typed('allowOrigin')?.value,
+      tunnelGraceMs: settings.typed('tunnelGrace')?.value,
       secretsKey: settings.value('secretsKey'),
       cooldowns,
     }

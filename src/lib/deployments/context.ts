@@ -36,4 +36,11 @@ export interface ManagerContext {
   gateway?: ManagerGateway
   /** The retry, insufficient-funds and rapid-completion cooldowns (cooldowns.ts); absent, the network's defaults. */
   cooldowns?: Cooldowns
+  /** The tunnel watch's grace before scaling, in ms (tunnel-watch.ts); TUNNEL_GRACE_MS (60 s) when absent. */
+  tunnelGraceMs?: number
+  /**
+   * True while a stream of the deployment proxies' events feeds the tunnel watch (followProxies: the localnet's
+   * gateway); otherwise the job watch feeds it from the manager's own probe (job-watch.ts).
+   */
+  tunnelStream?: boolean
 }

@@ -21,6 +21,8 @@ import type {DeploymentStore} from './store/store.js'
 import {loadCheckedVaultKey} from './paying/vault-key-check.js'
 import {vaultSeal} from './paying/vault-seal.js'
 import {startWorker, type Worker} from './manager/worker.js'
+import {followProxies} from './manager/tunnel-watch.js'
+import type {ProxyEventSource} from '../gateway/proxy-events.js'
 
 /** The files of a manager's data directory. */
 export function managerFiles(dataDir: string) {
@@ -68,6 +70,13 @@ export interface ManagerOptions {
   allowedOrigins?: readonly string[]
   /** The cooldowns (the manager's cooldown settings); a part left out is the network's default. */
   cooldowns?: CooldownsGiven
+  /** The tunnel watch's grace before scaling, in ms (the tunnelGrace setting; 60 s when absent). */
+  tunnelGraceMs?: number
+  /**
+   * The deployment proxies' events the tunnel watch follows (the localnet's gateway); absent, it is fed by the
+   * manager's own probe of each job's service (manager/job-watch.ts).
+   */
+  proxyEvents?: ProxyEventSource
 }
 
 export interface RunningManager {
@@ -123,6 +132,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     holder: options.holder,
     draining: new Draining(),
     cooldowns,
+    tunnelGraceMs: options.tunnelGraceMs,
   }
   context.holdLease = leaseHolder(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
@@ -136,6 +146,8 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     release()
     throw error
   }
+  // Followed before the first pass, so that no pass feeds the watch from a probe where the stream does.
+  const tunnels = options.proxyEvents ? followProxies(context, options.proxyEvents) : null
   const worker = startWorker(context)
   return {
     url,
@@ -143,6 +155,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     context,
     async close() {
       await api.close()
+      await tunnels?.stop()
       await worker.stop()
       await store.close()
       release()

@@ -69,6 +69,9 @@ export interface RevisionRow {
 /** A job's state as the chain shows it (RUNNING: queued with a run). */
 export type JobState = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'STOPPED'
 
+/** A job's deployment proxies as the tunnel watch last saw them: serving, or stopped serving for a reason. */
+export type JobTunnel = 'up' | 'lost' | 'graceful'
+
 export interface JobRow {
   job: string
   deployment: string
@@ -87,6 +90,11 @@ export interface JobRow {
   time_end?: number
   /** True once the manager asked to stop it: a job that ends otherwise ended on its own. */
   stop_requested: boolean
+  /**
+   * The last state of its deployment proxies (manager/tunnel-watch.ts): `up` once one served, `lost` or `graceful`
+   * once one stopped serving; null (or absent) while none ever served (a service that never came up).
+   */
+  tunnel?: JobTunnel | null
   created_at: number
   updated_at: number
 }

@@ -24,6 +24,7 @@ import type {NodeApi} from '../node/api-server/server.js'
 import type {NetworkName} from '../node/network-names.js'
 import {GATEWAY_DOMAIN, hostLabel, JobRoutes, splitLabel} from './job-routes.js'
 import {type NetworkNameOptions, NetworkNames} from './network-names.js'
+import type {ProxyCloseReason, ProxyEventSource} from './proxy-events.js'
 import {FRPS_NOT_FOUND_UPGRADE, frpsNotFound, notFound, sendPage, upgradeAnswer} from './pages.js'
 import {HttpProxy} from './proxy.js'
 import {Replicas} from './replicas.js'
@@ -284,12 +285,21 @@ export class Gateway {
   /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */
   ready(job: string, port: number, hostPort: number): void {
     this.routes.ready(job, port, hostPort)
+    this.names.ready(job, port)
   }
 
-  /** Takes the job's service down; the requests sent to it and not answered yet are given up. */
-  remove(job: string): void {
+  /**
+   * Takes the job's service down; the requests sent to it and not answered yet are given up. Its deployment proxies
+   * unregister for `reason`: `graceful` (the job ended), `lost` (its node is going away with the job running).
+   */
+  remove(job: string, reason: ProxyCloseReason = 'graceful'): void {
     this.routes.remove(job)
-    this.names.remove(job)
+    this.names.remove(job, reason)
+  }
+
+  /** The deployment proxies' lifecycle events, as the network's FRP server streams them (proxy-events.ts). */
+  get proxyEvents(): ProxyEventSource {
+    return this.names.events
   }
 
   /** Stops serving and drops open connections, tunnels included (Node's closeAllConnections leaves those). */

@@ -11,10 +11,15 @@
  * router refuses a second group on the same domain) for as long as that group has a member; then the group of the
  * earliest member left takes it. With no member the name answers frps's 404 at once: no holding, no resending, no
  * draining, no ejection. Those are gpunet's own, on a deployment's stable URL (stable-url.ts).
+ *
+ * Each member's state is published as frps streams it (proxy-events.ts): registered once it serves (its port ready
+ * and passing its checks), unregistered `lost` when it leaves after its failed checks or its node is gone, and
+ * `graceful` when its operation ended. The localnet's deployment manager reads its tunnel watch from that.
  */
 import {httpProbe} from '../http/client.js'
 import type {NetworkName} from '../node/network-names.js'
 import type {JobRoutes, Upstream} from './job-routes.js'
+import {type ProxyCloseReason, ProxyEvents} from './proxy-events.js'
 
 /** How often a member's health path is checked: frpc's default `healthCheck.intervalSeconds` (10). */
 export const GROUP_CHECK_INTERVAL_MS = 10_000
@@ -44,6 +49,8 @@ interface Member {
   job: string
   port: number
   group: string
+  opId: string
+  deploymentId?: string
   healthPath?: string
   /** Failed checks in a row. */
   failures: number
@@ -52,6 +59,8 @@ interface Member {
   joined: number
   timer?: NodeJS.Timeout
   gone: boolean
+  /** What was last published of it: true once it serves, false again when it stopped serving. */
+  registered: boolean
 }
 
 interface Group {
@@ -67,6 +76,8 @@ export type NamedTarget = {upstream: Upstream} | {empty: true}
 
 /** The network's names of the jobs' ports, their groups and their health checks. */
 export class NetworkNames {
+  /** The deployment proxies' lifecycle, as frps streams it (proxy-events.ts). */
+  readonly events = new ProxyEvents()
   /** Expose-id hash (lowercased) -> the job's port. */
   private readonly ports = new Map<string, {job: string; port: number}>()
   private readonly groups = new Map<string, Group>()
@@ -113,21 +124,34 @@ export class NetworkNames {
         job,
         port,
         group: deployment.group,
+        opId: deployment.opId,
+        ...(deployment.id === undefined ? {} : {deploymentId: deployment.id}),
         healthPath: deployment.healthPath,
         failures: 0,
         // Its port is served once the node's own checks passed: as frpc's first check passing, it joins then.
         healthy: true,
         joined: this.joined++,
         gone: false,
+        registered: false,
       }
       group.members.push(member)
       mine.members.push(member)
+      this.publish(member)
       if (member.healthPath !== undefined) this.schedule(member)
     }
   }
 
-  /** Takes the network names of the job's given ports down, with their group memberships and checks. */
-  withdraw(job: string, ports: readonly number[]): void {
+  /** The job's `port` is served now (the node's readiness passed): its member registers. */
+  ready(job: string, port: number): void {
+    for (const member of this.byJob.get(job.toLowerCase())?.members ?? [])
+      if (member.port === port) this.publish(member)
+  }
+
+  /**
+   * Takes the network names of the job's given ports down, with their group memberships and checks; their members
+   * unregister for `reason` (`graceful`: the operation ended; `lost`: the node is gone).
+   */
+  withdraw(job: string, ports: readonly number[], reason: ProxyCloseReason = 'graceful'): void {
     const key = job.toLowerCase()
     const mine = this.byJob.get(key)
     if (!mine) return
@@ -138,14 +162,14 @@ export class NetworkNames {
     }
     const leaving = mine.members.filter((m) => ports.includes(m.port))
     mine.members = mine.members.filter((m) => !ports.includes(m.port))
-    for (const member of leaving) this.leave(member)
+    for (const member of leaving) this.leave(member, reason)
     if (mine.labels.size === 0 && mine.members.length === 0) this.byJob.delete(key)
   }
 
-  /** Takes every network name of the job down. */
-  remove(job: string): void {
+  /** Takes every network name of the job down (its members unregister for `reason`, as withdraw's). */
+  remove(job: string, reason: ProxyCloseReason = 'graceful'): void {
     const mine = this.byJob.get(job.toLowerCase())
-    if (mine) this.withdraw(job, [...new Set([...mine.labels.keys(), ...mine.members.map((m) => m.port)])])
+    if (mine) this.withdraw(job, [...new Set([...mine.labels.keys(), ...mine.members.map((m) => m.port)])], reason)
   }
 
   /**
@@ -170,7 +194,8 @@ export class NetworkNames {
 
   /** Stops every check (the gateway closes). */
   close(): void {
-    for (const mine of this.byJob.values()) for (const member of mine.members) this.leave(member)
+    // The gateway closing is no proxy's end: nothing is published (frps going away ends its stream, not a proxy).
+    for (const mine of this.byJob.values()) for (const member of mine.members) this.leave(member, null)
     this.byJob.clear()
   }
 
@@ -192,9 +217,26 @@ export class NetworkNames {
     return group.members.filter((m) => m.healthy && this.routes.hostPort(m.job, m.port) !== null)
   }
 
-  private leave(member: Member): void {
+  /** Publishes the member's state when it changed: it serves while there, passing its checks, its port served. */
+  private publish(member: Member, reason: ProxyCloseReason = 'lost'): void {
+    const serves = !member.gone && member.healthy && this.routes.hostPort(member.job, member.port) !== null
+    if (serves === member.registered) return
+    member.registered = serves
+    this.events.publish({
+      type: serves ? 'registered' : 'unregistered',
+      job: member.job,
+      opId: member.opId,
+      port: member.port,
+      ...(member.deploymentId === undefined ? {} : {deploymentId: member.deploymentId}),
+      ...(serves ? {} : {reason}),
+      timestamp: Date.now(),
+    })
+  }
+
+  private leave(member: Member, reason: ProxyCloseReason | null): void {
     member.gone = true
     clearTimeout(member.timer)
+    if (reason !== null) this.publish(member, reason)
     const group = this.groups.get(member.group)
     if (!group) return
     group.members = group.members.filter((m) => m !== member)
@@ -224,6 +266,8 @@ export class NetworkNames {
         member.failures = 0
         member.healthy = true
       } else if (++member.failures >= this.maxFailed) member.healthy = false
+      // Left after its failed checks: lost (frpc reports a backend failing its check so); back on a pass.
+      this.publish(member, 'lost')
     }
     if (!member.gone) this.schedule(member)
   }

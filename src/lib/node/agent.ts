@@ -203,6 +203,9 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     await this.looking
     if (this.current) {
       this.current.ended = true
+      // The node goes away with its job still running on chain: its tunnels are lost, not ended (frps sees frpc's
+      // control connection drop), whatever its operations' ends say afterwards.
+      this.options.gateway.remove(this.current.address, 'lost')
       this.current.abort.abort()
       clearTimeout(this.current.timeoutTimer)
       this.current.steps?.stopAll(5)
@@ -469,6 +472,7 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
       // Counted over the definition as posted (volume operations too), as the network's node counts them.
       opIndexes: new Map(members.ops.map((op, index) => [op.id, index])),
       deploymentHash: jobDeploymentHash(members.deploymentId, globals.project),
+      deploymentId: members.deploymentId,
       readyTimeoutMs: this.options.readyTimeoutMs,
       healthIntervalMs: this.options.healthIntervalMs,
       continuousIntervalMs: this.options.continuousIntervalMs,

@@ -40,8 +40,11 @@ export interface JobPorts {
   withdraw(job: string, ports: readonly number[]): void
   /** Sends the traffic of the job's exposed `port` to `hostPort` on 127.0.0.1 from now on. */
   ready(job: string, port: number, hostPort: number): void
-  /** Takes the job's service down. */
-  remove(job: string): void
+  /**
+   * Takes the job's service down: its job ended (`graceful`, the default), or its node is going away with the job
+   * still running (`lost`), which is what its deployment proxies' unregistering says (gateway/proxy-events.ts).
+   */
+  remove(job: string, reason?: 'lost' | 'graceful'): void
   /**
    * Serves the job's exposed ports also under the network's names (their expose-id hashes, and their deployment's
    * domain and load-balancer groups), as the network's node registers them with its FRP server; `withdraw` and
@@ -67,6 +70,8 @@ export interface JobRunContext {
   opIndexes: ReadonlyMap<string, number>
   /** The job's deployment hash, when its definition has a `deployment_id`. */
   deploymentHash?: string
+  /** Its definition's `deployment_id` (the metadata its deployment proxies carry). */
+  deploymentId?: string
   readyTimeoutMs?: number
   healthIntervalMs?: number
   continuousIntervalMs?: number
@@ -389,7 +394,14 @@ export class JobRun {
     const opIndex = ctx.opIndexes.get(step.id) ?? 0
     gateway.serveNames(
       job,
-      networkNames({job, opIndex, opId: step.id, deploymentHash: ctx.deploymentHash, ports: op.ports}),
+      networkNames({
+        job,
+        opIndex,
+        opId: step.id,
+        deploymentHash: ctx.deploymentHash,
+        deploymentId: ctx.deploymentId,
+        ports: op.ports,
+      }),
     )
     const timing = {timeoutMs: ctx.readyTimeoutMs, intervalMs: ctx.healthIntervalMs}
     const endpoint = (port: number, status: Endpoint['status']) =>

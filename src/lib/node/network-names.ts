@@ -19,6 +19,9 @@ export interface NetworkName {
     domain: string
     /** The group `<deploymentHash>-<port>`. */
     group: string
+    /** The operation's id and the definition's `deployment_id`: the metadata frpc gives the proxy. */
+    opId: string
+    id?: string
     /** The path of the port's first HTTP check with method GET expecting 200: the group checks its member there. */
     healthPath?: string
   }
@@ -32,11 +35,20 @@ export interface NamedOperation {
   opId: string
   /** Its deployment hash (`deploymentHash(deployment_id, poster)`); none without `deployment_id`. */
   deploymentHash?: string
+  /** The definition's `deployment_id` (what frpc's metadata names the deployment by). */
+  deploymentId?: string
   ports: readonly {port: number; health_checks?: readonly HealthCheck[]}[]
 }
 
 /** The network's names of an operation's ports, as the network's node registers them with its FRP server. */
-export function networkNames({job, opIndex, opId, deploymentHash: hash, ports}: NamedOperation): NetworkName[] {
+export function networkNames({
+  job,
+  opIndex,
+  opId,
+  deploymentHash: hash,
+  deploymentId,
+  ports,
+}: NamedOperation): NetworkName[] {
   return ports.map(({port, health_checks: checks = []}) => {
     const name: NetworkName = {port, label: serviceId(job, opIndex, port)}
     if (hash === undefined) return name
@@ -46,6 +58,8 @@ export function networkNames({job, opIndex, opId, deploymentHash: hash, ports}: 
     name.deployment = {
       domain: deploymentLabel(hash, opId),
       group: `${hash}-${port}`,
+      opId,
+      ...(deploymentId === undefined ? {} : {id: deploymentId}),
       ...(healthPath === undefined ? {} : {healthPath}),
     }
     return name

@@ -114,6 +114,11 @@ export const SETTINGS = {
   managerRapidCooldownMax: {env: 'GPUNET_MANAGER_RAPID_COOLDOWN_MAX', kind: 'cooldown'},
   managerRapidCooldownMultiplier: {env: 'GPUNET_MANAGER_RAPID_COOLDOWN_MULTIPLIER', kind: 'multiplier'},
   managerRapidMaxStreak: {env: 'GPUNET_MANAGER_RAPID_MAX_STREAK', kind: 'streak'},
+  /**
+   * A deployment manager's tunnel grace (the network's FRPS_UNHEALTHY_GRACE_MS): how long an INFINITE job's lost
+   * tunnel may stay lost before the job is stopped and replaced, before its deployment's time_scale; unset: 60 s.
+   */
+  tunnelGrace: {env: 'GPUNET_TUNNEL_GRACE', kind: 'duration'},
   /** `secrets serve`'s PostgreSQL; unset: the SQLite file in its data folder. */
   secretsDatabaseUrl: {env: 'GPUNET_SECRETS_DATABASE_URL', kind: 'text', flag: '--database-url', secret: true},
   /** The secrets service's master key (32 bytes, base64 or hex); unset: its key file, created on first start. */

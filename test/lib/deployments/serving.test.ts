@@ -1,6 +1,6 @@
 /**
- * The one reading of whether a replica serves (serving.ts), which the health watch and the rollout share: on the
- * localnet every port its revision exposes must be ONLINE in its node's API, asked with the vault's signature; a
+ * The one reading of whether a replica serves (serving.ts), which the job watch (readiness; the tunnel watch
+ * without a stream) and the rollout share: on the localnet every port its revision exposes must be ONLINE in its node's API, asked with the vault's signature; a
  * port the node does not report, an unreachable or refusing node API, are not serving. Real SQLite, a real HTTP
  * server standing for the node's API.
  */

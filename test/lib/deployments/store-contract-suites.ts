@@ -234,6 +234,7 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           chain_timeout: 3600,
           time_end: 0,
           stop_requested: false,
+          tunnel: null,
           created_at: T0,
           updated_at: T0,
         }
@@ -361,6 +362,10 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         await store.recordListed(list, job, 'tx', T0)
         await store.updateJob('j', {state: 'COMPLETED', time_end: 1_800_000_100}, T0 + 7)
         assert.equal((await store.job('j'))!.time_end, 1_800_000_100)
+        // The tunnel watch's column: null until a proxy served, then its last state.
+        assert.equal((await store.job('j'))!.tunnel, null)
+        await store.updateJob('j', {tunnel: 'lost'}, T0 + 8)
+        assert.equal((await store.job('j'))!.tunnel, 'lost')
       })
 
       it('leases a deployment to one holder for its time, then to another', async () => {

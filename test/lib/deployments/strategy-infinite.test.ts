@@ -1,11 +1,10 @@
 import {strict as assert} from 'node:assert'
 
 import {checkCooldowns, DEFAULT_COOLDOWNS} from '../../../src/lib/deployments/cooldowns.js'
-import {INFINITE, lostWindowMs, rotationLeadMs} from '../../../src/lib/deployments/strategies/durations.js'
+import {INFINITE, rotationLeadMs} from '../../../src/lib/deployments/strategies/durations.js'
 import {planInfinite, rapidCooldownMs} from '../../../src/lib/deployments/strategies/infinite.js'
 import type {JobHealth, JobOnChain, Plan, PlanInput} from '../../../src/lib/deployments/strategies/plan.js'
 import type {DeploymentRow, TaskRow} from '../../../src/lib/deployments/types.js'
-import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../../src/lib/node/health.js'
 
 import {chainJob, deploymentRow, planInput, taskRow} from '../../helpers/strategy-rows.js'
 
@@ -34,8 +33,10 @@ const task = (change: Partial<TaskRow>) => taskRow(NOW, change)
 
 const input = (change: Partial<PlanInput>) => planInput(NOW, deployment(), change)
 
-const online = (since: number): JobHealth => ({online: true, onlineSince: since, offlineSince: null})
-const starting: JobHealth = {online: false, onlineSince: null, offlineSince: null}
+const online = (_since: number): JobHealth => ({online: true, cameUp: true})
+const starting: JobHealth = {online: false, cameUp: false}
+/** A service that came up and no longer answers. */
+const offline: JobHealth = {online: false, cameUp: true}
 const types = (plan: Plan) => (plan.events ?? []).map((e) => e.type)
 const stops = (plan: Plan) => plan.tasks.filter((t) => t.task === 'STOP').map((t) => (t as {job: string}).job)
 const lists = (plan: Plan) => plan.tasks.filter((t) => t.task === 'LIST')
@@ -104,33 +105,17 @@ describe('INFINITE strategy (pure)', () => {
     assert.deepEqual(types(planInfinite(input({jobs: [ended('a', 100, 40), job('b', 100)]}))), [])
   })
 
-  it('a job whose service stays offline for the lost window (60 s) is stopped and replaced', () => {
-    const lost = (ms: number): JobHealth => ({online: false, onlineSince: NOW - 600_000, offlineSince: NOW - ms})
+  it('a job whose service went offline is not stopped by the plan (the tunnel watch stops it), nor counted ready', () => {
     const jobs = [job('a', 700), job('b', 700)]
-    assert.deepEqual(stops(planInfinite(input({jobs, health: {a: lost(59_000)}}))), [])
-    const plan = planInfinite(input({jobs, health: {a: lost(60_000)}}))
-    assert.deepEqual(stops(plan), ['a'])
-    assert.deepEqual(lists(plan), [{task: 'LIST', limit: 1, due_at: NOW}])
-    assert.deepEqual(types(plan), ['JOB_UNHEALTHY'])
-    assert.match(plan.events![0]!.message, /failed its health checks for 60 s/)
-  })
-
-  it("the offline window is floored at two of the node's continuous-check intervals, whatever the time_scale", () => {
-    // The node re-checks every 30 s (unscaled) and one failed check turns a port OFFLINE: below 60 s a window would
-    // end before the node's next check could say the job is back.
-    assert.equal(DEFAULT_CONTINUOUS_INTERVAL_MS, 30_000)
-    assert.equal(lostWindowMs(deployment({time_scale: 1})), 60_000)
-    for (const scale of [2, 10, 90, 10_000])
-      assert.equal(lostWindowMs(deployment({time_scale: scale})), 2 * DEFAULT_CONTINUOUS_INTERVAL_MS, `scale ${scale}`)
-    const d = deployment({time_scale: 90})
-    const jobs = [job('a', 700), job('b', 700)]
-    // Offline through one failed check and a little more (31 s): kept; through a second interval: replaced.
-    const lost = (ms: number): JobHealth => ({online: false, onlineSince: NOW - 600_000, offlineSince: NOW - ms})
-    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs, health: {a: lost(31_000)}}))), [])
-    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs, health: {a: lost(59_999)}}))), [])
-    const plan = planInfinite(input({deployment: d, jobs, health: {a: lost(60_000)}}))
-    assert.deepEqual(stops(plan), ['a'])
-    assert.match(plan.events![0]!.message, /failed its health checks for 60 s/)
+    const plan = planInfinite(input({jobs, health: {a: offline, b: online(0)}}))
+    assert.deepEqual(stops(plan), [])
+    assert.deepEqual(types(plan), [])
+    // At its rotation an offline replacement is no replacement: the old job keeps serving.
+    const rotating = [job('old', 3600 - 600), job('b', 100), job('new', 5)]
+    assert.deepEqual(
+      stops(planInfinite(input({jobs: rotating, health: {old: online(0), b: online(0), new: offline}}))),
+      [],
+    )
   })
 
   it('a job that does not come online within startup_timeout is stopped and replaced; none without one', () => {
@@ -142,6 +127,8 @@ describe('INFINITE strategy (pure)', () => {
     const plan = planInfinite(input({deployment: d, jobs, health}))
     assert.deepEqual(stops(plan), ['a'])
     assert.deepEqual(types(plan), ['JOB_STARTUP_TIMEOUT'])
+    // One that came up once (its tunnel served) and is offline now is past its startup: the tunnel watch's.
+    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs, health: {a: offline, b: online(0)}}))), [])
   })
 
   describe('rapid-completion throttle and fail-safe', () => {
@@ -234,7 +221,7 @@ describe('INFINITE strategy (pure)', () => {
     })
   })
 
-  it('time_scale divides every duration: rotation, the rapid threshold, the throttle delay; the lost window down to its floor', () => {
+  it('time_scale divides every duration: rotation, the rapid threshold, and the throttle delay', () => {
     // timeout 60 min at scale 90: jobs of 40 s; rotation 20 min -> 13.3 s; 5 min -> 3.3 s; 60 s -> 0.67 s.
     const d = deployment({time_scale: 90})
     const lead = rotationLeadMs(d)
@@ -249,11 +236,6 @@ describe('INFINITE strategy (pure)', () => {
     ])
     const slow = Array.from({length: 6}, (_, i) => ended(`c${i}`, 10 + i * 5, 4, {timeout: 40}))
     assert.deepEqual(planInfinite(input({deployment: d, jobs: slow})).tasks, [{task: 'LIST', limit: 2, due_at: NOW}])
-    // The offline window is not scaled below two of the node's 30-s checks: 667 ms offline replaces nothing.
-    const lost = (ms: number): JobHealth => ({online: false, onlineSince: NOW - 100_000, offlineSince: NOW - ms})
-    const pair = [job('a', 5), job('b', 5)]
-    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs: pair, health: {a: lost(667)}}))), [])
-    assert.deepEqual(stops(planInfinite(input({deployment: d, jobs: pair, health: {a: lost(60_000)}}))), ['a'])
   })
 
   it('a lowered replica count stops the excess, queued jobs first', () => {

@@ -1,9 +1,10 @@
 /**
- * Whether a running replica serves, the one reading both the health watch (self-healing, INFINITE's readiness) and
- * the rollout (a new revision's replica) use: every port its revision exposes online, as its node's continuous
+ * Whether a running replica serves, the one reading both the job watch (INFINITE's readiness; the tunnel watch of a
+ * manager with no proxy stream) and the rollout (a new revision's replica) use: every port its revision exposes online, as its node's continuous
  * health checks say on the localnet (the node API's endpoint status, asked as the job's poster, the vault), or as
  * the manager's own probe of the job's service URLs finds elsewhere.
  */
+import type {HealthCheck} from '../../definition/schema.js'
 import {endpointStatus} from '../../market/jobs/endpoint-status.js'
 import type {JobView} from '../../market/jobs/jobs.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../../market/service-url.js'
@@ -22,6 +23,29 @@ export async function exposingDefinition(
   if (!row) return null
   const parsed = JSON.parse(row.job_definition) as ExposingDefinition
   return Array.isArray(parsed.ops) && exposedPorts(parsed).length > 0 ? parsed : null
+}
+
+/**
+ * The definition as the network's frpc checks its ports: each port's health checks cut to its HTTP GET ones
+ * expecting 200 (the only ones frpc runs), so a port with none is read as a tunnel is, without a check. The
+ * definition itself when every check is one of those.
+ */
+export function tunnelDefinition(definition: ExposingDefinition): ExposingDefinition {
+  let cut = false
+  const keep = (entry: unknown): unknown => {
+    if (typeof entry !== 'object' || entry === null || !('health_checks' in entry)) return entry
+    const checks = (entry as {health_checks?: unknown}).health_checks
+    if (!Array.isArray(checks)) return entry
+    const kept = checks.filter((c: HealthCheck) => c.type === 'http' && c.method === 'GET' && c.expected_status === 200)
+    if (kept.length === checks.length) return entry
+    cut = true
+    return {...entry, health_checks: kept}
+  }
+  const ops = definition.ops.map((op) => {
+    const expose = op.args.expose
+    return {...op, args: {...op.args, expose: Array.isArray(expose) ? expose.map(keep) : keep(expose)}}
+  })
+  return cut ? {...definition, ops} : definition
 }
 
 /** True when every port the definition exposes answers for the running job `view`. */

@@ -8,7 +8,8 @@ import {refreshJobs} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from '../store/manager-lease.js'
-import {watchHealth} from './health-watch.js'
+import {watchJobs} from './job-watch.js'
+import {isGraceStop} from './tunnel-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
 import {stepRollout} from './rollout.js'
 import {scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
@@ -63,8 +64,7 @@ export function startWorker(ctx: ManagerContext): Worker {
 /**
  * One pass; answers the largest time_scale among the active deployments (the next poll is divided by it). Each
  * deployment with work (active, or with a task due) is worked on only under its lease (manager-lease.ts): a
- * manager keeps the deployments it holds from pass to pass (their in-memory state, such as the health watch's,
- * stays with one manager), takes free ones up to its share among the managers holding leases, and gives up those
+ * manager keeps the deployments it holds from pass to pass, takes free ones up to its share among the managers holding leases, and gives up those
  * beyond its share, so managers sharing a database split the deployments and never run one's tasks twice.
  */
 export async function tick(ctx: ManagerContext, run: TaskRunner = runTask): Promise<number> {
@@ -179,14 +179,19 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
   const openTasks = read.jobs.some((job) => job.revision !== row.active_revision)
     ? await ctx.store.tasks(deployment.id, {open: true})
     : read.openTasks
-  // Only INFINITE watches its services (readiness for rotation, self-healing).
-  const health = deployment.strategy === 'INFINITE' ? await watchHealth(ctx, deployment, jobs) : undefined
+  // Only INFINITE watches its services (readiness for rotation; the tunnel watch when no stream feeds it).
+  const health = deployment.strategy === 'INFINITE' ? await watchJobs(ctx, deployment, jobs) : undefined
   const now = ctx.now()
   const cooldowns = ctx.cooldowns
   const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health, cooldowns})
   for (const id of plan.cancel)
     await ctx.store.updateTask(id, {status: 'DONE', error: 'cancelled: no longer needed'}, now)
   for (const job of plan.stopping) await ctx.store.updateJob(job, {stop_requested: true}, now)
+  // A job the plan stops now whose tunnel's grace stop is still ahead (tunnel-watch.ts' graceTask: never tried; a
+  // retried STOP keeps its cooldown) is stopped now.
+  for (const task of openTasks)
+    if (isGraceStop(task, now) && plan.stopping.includes(task.job!))
+      await ctx.store.updateTask(task.id, {due_at: now}, now)
   for (const event of plan.events ?? []) await ctx.store.addEvent({deployment: deployment.id, ...event, tx: null}, now)
   if (plan.throttleRounds !== undefined)
     await ctx.store.updateDeployment(deployment.id, {throttle_rounds: plan.throttleRounds}, now)

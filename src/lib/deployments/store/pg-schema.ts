@@ -107,6 +107,8 @@ export const PG_MIGRATIONS: readonly string[] = [
      revoked_at TEXT
    );
    CREATE INDEX api_keys_owner ON api_keys (owner);`,
+  // 2: the last state of a job's deployment proxies (tunnel-watch.ts).
+  `ALTER TABLE jobs ADD COLUMN tunnel TEXT`,
 ]
 
 /**

@@ -64,6 +64,7 @@ export const SQLITE_SCHEMA = `
     chain_timeout INTEGER NOT NULL,
     time_end INTEGER NOT NULL DEFAULT 0,
     stop_requested INTEGER NOT NULL,
+    tunnel TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -124,6 +125,7 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'startup_timeout', 'INTEGER'],
   ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'tunnel', 'TEXT'],
 ]
 
 function addMissingColumns(db: Database.Database): void {

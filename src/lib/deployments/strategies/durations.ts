@@ -1,5 +1,4 @@
 /** The durations a strategy works with, each divided by the deployment's time_scale (1 off the localnet). */
-import {DEFAULT_CONTINUOUS_INTERVAL_MS} from '../../node/health.js'
 import type {DeploymentRow} from '../types.js'
 
 /** The shortest and longest extend lead of SIMPLE-EXTEND, in seconds, before scaling (the network's manager's). */
@@ -28,25 +27,11 @@ export const INFINITE = {
    * throttle (the network's rapid_completion_job_count); its waits are the rapid-completion cooldown (cooldowns.ts).
    */
   rapidJobsPerReplica: 3,
-  /** How long a job's service may stay offline before the job is replaced (the network's tunnel-lost window). */
-  lostMs: 60_000,
-  /** The fewest of its node's consecutive continuous checks a job must fail before it is replaced. */
-  lostChecks: 2,
 } as const
 
 /** A duration of the strategy divided by the deployment's time_scale, in ms. */
 export function scaledMs(deployment: Pick<DeploymentRow, 'time_scale'>, ms: number): number {
   return Math.round(ms / deployment.time_scale)
-}
-
-/**
- * How long a job's service may stay offline before INFINITE replaces it: the lost window scaled, but never shorter
- * than two of its node's continuous-check intervals. The node re-checks every 30 s whatever the time_scale, and one
- * failed check turns the port OFFLINE, so a shorter window would replace a job on one failed check (at time_scale
- * 90, 60 s / 90 = 0.7 s): the window from the first failure seen must span the next check, even a slow one.
- */
-export function lostWindowMs(deployment: Pick<DeploymentRow, 'time_scale'>): number {
-  return Math.max(scaledMs(deployment, INFINITE.lostMs), INFINITE.lostChecks * DEFAULT_CONTINUOUS_INTERVAL_MS)
 }
 
 /** How long before a job's end INFINITE lists its replacement, scaled, in ms. */

@@ -1,17 +1,18 @@
 /**
  * INFINITE, as the network's manager runs it: the replicas are kept running for ever. A replacement is listed
  * `rotation_time` before a job's end, and the old job is stopped once its replacement is ready (so the service has
- * no gap and the old job is paid only for the time it ran). A job that ends on its own, misses its startup_timeout
- * or whose service stays offline for the lost window is replaced, with an event naming why. Rapid completions
- * throttle the listings (rapidCompletions below: only jobs that COMPLETED count, never one the manager stopped): the
- * next listing waits the rapid-completion cooldown (cooldowns.ts: 60 s doubling, at most 1 h), and the round that
- * reaches the max streak (8) stops the deployment instead (the fail-safe). A scale-down stops queued jobs first,
- * then the oldest running (scale-down.ts); at 0 replicas it stays RUNNING with no job. A raised timeout extends the
- * running jobs (extend-rule.ts). Every duration is divided by the deployment's time_scale.
+ * no gap and the old job is paid only for the time it ran). A job that ends on its own, or misses its opt-in
+ * startup_timeout, is replaced, with an event naming why; one whose tunnel stays lost is stopped by the tunnel watch
+ * (manager/tunnel-watch.ts) and replaced as any job the manager stopped. Rapid completions throttle the listings
+ * (rapidCompletions below: only jobs that COMPLETED count, never one the manager stopped): the next listing waits the
+ * rapid-completion cooldown (cooldowns.ts: 60 s doubling, at most 1 h), and the round that reaches the max streak
+ * (8) stops the deployment instead (the fail-safe). A scale-down stops queued jobs first, then the oldest running
+ * (scale-down.ts); at 0 replicas it stays RUNNING with no job. A raised timeout extends the running jobs
+ * (extend-rule.ts). Every duration is divided by the deployment's time_scale.
  */
 import {cooldownMs, type Cooldowns, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import type {DeploymentRow} from '../types.js'
-import {INFINITE, lostWindowMs, rotationLeadMs, scaledMs, startupTimeoutMs} from './durations.js'
+import {INFINITE, rotationLeadMs, scaledMs, startupTimeoutMs} from './durations.js'
 import {dropStoppedExtensions, extendToTimeout, oneShotSeconds} from './extend-rule.js'
 import {isOver, type JobHealth, type JobOnChain, type Plan, type PlanInput} from './plan.js'
 import {selectJobsToStop} from './scale-down.js'
@@ -36,7 +37,13 @@ export function planInfinite(input: PlanInput): Plan {
   for (const job of thisRun) if (job.justEnded && !job.stop_requested) event('JOB_ENDED', endedMessage(job))
 
   let active = jobs.filter((j) => !isOver(j.state) && !j.stop_requested)
+  // A STOP now due that no plan asked for (the tunnel watch's, its grace over) is the manager's stop all the same:
+  // marked so, the job's end is not taken for one on its own (no JOB_ENDED, no rapid completion), and its
+  // replacement is listed at once.
+  for (const t of openTasks)
+    if (t.task === 'STOP' && t.due_at <= now && active.some((j) => j.job === t.job)) plan.stopping.push(t.job!)
   for (const job of active) {
+    if (plan.stopping.includes(job.job)) continue
     const why = unhealthy(deployment, job, health[job.job], now)
     if (why) {
       event(why.type, why.message)
@@ -121,25 +128,23 @@ export function rapidCooldownMs(deployment: Pick<DeploymentRow, 'time_scale'>, c
   return scaledMs(deployment, cooldownMs(streak, cooldowns.rapidCompletion))
 }
 
-/** Why a live job must be replaced now for its health, if it must. */
+/**
+ * Why a live job must be replaced now for its health, if it must: only its opt-in startup_timeout, gpunet's own
+ * (the network's manager guesses nothing from time: a service still starting and one that never will look alike).
+ * A service that came up and went away is the tunnel watch's (manager/tunnel-watch.ts).
+ */
 function unhealthy(
   deployment: DeploymentRow,
   job: JobOnChain,
   health: JobHealth | undefined,
   now: number,
 ): {type: string; message: string} | null {
-  if (job.state !== 'RUNNING' || !health) return null
+  if (job.state !== 'RUNNING' || !health || health.cameUp) return null
   const startup = startupTimeoutMs(deployment)
-  if (startup !== null && health.onlineSince === null && now - job.timeStart * 1000 >= startup)
+  if (startup !== null && now - job.timeStart * 1000 >= startup)
     return {
       type: 'JOB_STARTUP_TIMEOUT',
       message: `job ${job.job} did not come online within ${seconds(startup)} of starting: stopped and replaced`,
-    }
-  const lost = lostWindowMs(deployment)
-  if (health.offlineSince !== null && now - health.offlineSince >= lost)
-    return {
-      type: 'JOB_UNHEALTHY',
-      message: `job ${job.job} failed its health checks for ${seconds(now - health.offlineSince)}: stopped and replaced`,
     }
   return null
 }

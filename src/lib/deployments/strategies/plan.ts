@@ -23,10 +23,8 @@ export interface JobOnChain {
 export interface JobHealth {
   /** Whether the service answers now; null when nobody can say (no node API, no exposed port). */
   online: boolean | null
-  /** When it was first seen online (ms); null while it never was. */
-  onlineSince: number | null
-  /** When it was last seen go offline after having been online (ms); null while it is online or never was. */
-  offlineSince: number | null
+  /** Whether it ever came up: online now, or its deployment proxy served once (the store's `tunnel`). */
+  cameUp: boolean
 }
 
 /** An event a plan asks the worker to record. */

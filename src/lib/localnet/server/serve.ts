@@ -25,6 +25,8 @@ export interface ServeOptions {
   walletFile: string
   /** Browser origins its services answer besides their own (the allowOrigin setting). */
   allowedOrigins?: readonly string[]
+  /** Its deployment manager's tunnel grace, in ms (the tunnelGrace setting). */
+  tunnelGraceMs?: number
   /** The secretsKey setting, for the in-process secrets service. */
   secretsKey?: string
   /** The manager's cooldown settings (deployments/cooldowns.ts). */

@@ -33,7 +33,7 @@ import {openCreditLedger} from '../../credits/ledger.js'
 import {creditRoutes} from '../../credits/routes.js'
 import {fundFromFaucet} from '../fund.js'
 import type {CooldownsGiven} from '../../deployments/cooldowns.js'
-import {type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
+import {type ManagerOptions, type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from '../nodes/deployment-routes.js'
 import {localnetRewardsAccounts} from '../rewards.js'
@@ -99,6 +99,8 @@ export interface StartOptions {
   deploymentManager?: boolean
   /** Browser origins its services answer besides their own (the allowOrigin setting); none by default. */
   allowedOrigins?: readonly string[]
+  /** Its deployment manager's tunnel grace before scaling, in ms (the tunnelGrace setting; 60 s by default). */
+  tunnelGraceMs?: number
   /** The secretsKey setting: the in-process secrets service's master key instead of its key file. */
   secretsKey?: string
   /** Its deployment manager's cooldown settings (deployments/cooldowns.ts); the network's defaults when absent. */
@@ -246,7 +248,12 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   if (options.deploymentManager !== false) {
     try {
-      manager = await startLocalnetManager(options.dataDir, node, runtime, options.allowedOrigins, options.cooldowns)
+      manager = await startLocalnetManager(options.dataDir, node, runtime, options.allowedOrigins, options.cooldowns, {
+        // Its tunnel watch follows the gateway's deployment proxies in process, as the network's follows its FRP
+        // server's stream.
+        proxyEvents: agent?.gateway.proxyEvents,
+        tunnelGraceMs: options.tunnelGraceMs,
+      })
       runtime.deploymentManager = manager.url
       if (agent) {
         // The gateway serves each deployment's stable URL from the manager's replicas; a drain waits for the
@@ -300,6 +307,7 @@ async function startLocalnetManager(
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
   cooldowns: CooldownsGiven | undefined,
+  tunnels: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs'>,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
@@ -330,6 +338,7 @@ async function startLocalnetManager(
       credits: creditRoutes({ledger, net, wallet, fund}),
       allowedOrigins,
       cooldowns,
+      ...tunnels,
     })
   } catch (error) {
     ledger.close()

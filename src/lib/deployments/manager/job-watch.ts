@@ -1,39 +1,35 @@
 /**
- * What the manager sees of its running jobs' services, for INFINITE's readiness and self-healing, read as
- * serving.ts reads it (the node's continuous checks on the localnet, the manager's own probe elsewhere). Each job's first time online and the time it went offline are kept in memory: a restarted manager starts
- * the lost window over, which only delays a replacement.
+ * The one watch of an INFINITE deployment's running jobs, each pass: their readiness for rotations (serving.ts'
+ * reading: the node's continuous checks on the localnet, the manager's own probe elsewhere), and, for a manager
+ * with no stream of its deployment proxies (`deployment serve`), the tunnel watch fed by its own probe
+ * (tunnel-watch.ts). Nothing is kept in memory: what a restarted manager needs is in the store.
  */
 import type {ExposingDefinition} from '../../market/service-url.js'
 import {readRecordedJob} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
-import {exposingDefinition, replicaServes} from './serving.js'
+import {exposingDefinition, replicaServes, tunnelDefinition} from './serving.js'
+import {probeTunnels} from './tunnel-watch.js'
 import type {JobHealth, JobOnChain} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
 
-interface Seen {
-  onlineSince: number | null
-  offlineSince: number | null
-}
-
-const watched = new WeakMap<ManagerContext, Map<string, Seen>>()
-
 /** The health of each running job of the deployment whose definition exposes a port; others are not watched. */
-export async function watchHealth(
+export async function watchJobs(
   ctx: ManagerContext,
   deployment: DeploymentRow,
   jobs: JobOnChain[],
 ): Promise<Record<string, JobHealth>> {
-  let seen = watched.get(ctx)
-  if (!seen) watched.set(ctx, (seen = new Map()))
   const health: Record<string, JobHealth> = {}
   const running = jobs.filter((j) => j.state === 'RUNNING' && !j.stop_requested)
-  for (const job of jobs) if (job.state !== 'RUNNING') seen.delete(job.job)
   if (running.length === 0) return health
   const definitions = new Map<number, ExposingDefinition | null>()
   const definitionOf = async (revision: number) => {
     if (!definitions.has(revision)) definitions.set(revision, await exposingDefinition(ctx, deployment.id, revision))
     return definitions.get(revision)!
   }
+  // Without a stream, the probe is the tunnel's signal, as the network's watcher reads its FRP server's (RUNNING
+  // deployments only).
+  const probing = !ctx.tunnelStream && deployment.status === 'RUNNING'
+  const probes = new Map<string, boolean>()
   await Promise.all(
     running.map(async (job) => {
       const row = await ctx.store.job(job.job)
@@ -42,14 +38,13 @@ export async function watchHealth(
       const view = await readRecordedJob(ctx, row)
       if (!view) return
       const online = await replicaServes(ctx, deployment, view, definition)
-      const now = ctx.now()
-      const was = seen.get(job.job) ?? {onlineSince: null, offlineSince: null}
-      const next: Seen = online
-        ? {onlineSince: was.onlineSince ?? now, offlineSince: null}
-        : {onlineSince: was.onlineSince, offlineSince: was.onlineSince === null ? null : (was.offlineSince ?? now)}
-      seen.set(job.job, next)
-      health[job.job] = {online, ...next}
+      health[job.job] = {online, cameUp: online || (row.tunnel ?? null) !== null}
+      if (!probing) return
+      // Only the checks frpc runs (HTTP GET expecting 200) count for the tunnel: read again when others are there.
+      const tunnel = tunnelDefinition(definition)
+      probes.set(job.job, tunnel === definition ? online : await replicaServes(ctx, deployment, view, tunnel))
     }),
   )
+  if (probes.size > 0) await probeTunnels(ctx, deployment, probes)
   return health
 }
