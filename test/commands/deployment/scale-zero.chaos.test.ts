@@ -106,7 +106,12 @@ describe('deployment serve: kill -9 during a scale to 0 and back', function () {
     await eventually('both jobs ended, nothing open', 60_000, async () => {
       const accounts = [...(await jobsPaidBy(t, vault)).values()]
       const open = (await deploymentTasks(second.url, owner, d.id)).filter((x) => x.status !== 'DONE')
-      return accounts.every((a) => a.state !== JobState.QUEUED && a.timeEnd > 0n) && open.length === 0
+      // The manager's record too: a restarted manager may still wait out the killed one's lease before it reads
+      // the chain's ends into its rows.
+      const seen = await api(second.url, owner, 'GET', `/api/deployments/${d.id}`)
+      return accounts.every((a) => a.state !== JobState.QUEUED && a.timeEnd > 0n) &&
+        open.length === 0 &&
+        seen.body.active_jobs === 0
         ? true
         : undefined
     }).catch((error: Error) => {
