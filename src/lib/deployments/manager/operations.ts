@@ -8,7 +8,8 @@ import {readMarket} from '../../market/jobs/jobs.js'
 import {generateKeypair} from '../../keys/wallet.js'
 import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
 import type {ManagerContext} from '../context.js'
-import {covers, requiredDeposit} from '../paying/deposit.js'
+import {covers, readFloor} from '../paying/deposit.js'
+import {type Cost, type Floor, type WithdrawRefusal, withdrawAmounts} from '../paying/floor.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
 import type {CreateRequest} from './validation.js'
 import type {DeploymentRow, DeploymentStatus, VaultRow} from '../types.js'
@@ -38,17 +39,16 @@ export async function createDeployment(
       throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
     throw error
   }
-  const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
-  if (request.vault !== undefined && shared?.owner !== owner)
-    throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
+  // The owner's shared vault unless new_vault asks for one of its own or vault names one (the network's rule).
+  const chosen = request.new_vault ? null : await chooseVault(ctx, owner, request.vault)
   await uploadListed(ctx, listed)
-  const vault = shared ? null : generateKeypair()
+  const vault = chosen ? null : generateKeypair()
   const now = ctx.now()
   const deployment: DeploymentRow = {
     id,
     name: request.name,
     owner,
-    vault: shared ? shared.vault : vault!.publicKey.toBase58(),
+    vault: chosen ? chosen.vault : vault!.publicKey.toBase58(),
     market,
     status: 'DRAFT',
     replicas: request.replicas,
@@ -82,19 +82,22 @@ export async function createDeployment(
 
 const START_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'INSUFFICIENT_FUNDS']
 const STOP_FROM: readonly DeploymentStatus[] = ['STARTING', 'RUNNING', 'ERROR', 'INSUFFICIENT_FUNDS']
-/** A vault may be emptied once nothing of its deployment runs (or may still pay). */
-const WITHDRAW_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED', 'INSUFFICIENT_FUNDS']
 
 /**
- * Starts a deployment: STARTING, or INSUFFICIENT_FUNDS (402) when its vault does not hold one timeout's deposit of
- * every replica (price x timeout x replicas in tokens; rent and fees in SOL).
+ * Starts a deployment: STARTING, or INSUFFICIENT_FUNDS (402) when its vault does not hold the next listing of every
+ * replica (price x timeout x replicas in tokens; rent and fees in SOL) on top of what the other deployments paying
+ * from the same vault need (a shared vault pays for all of them: floor.ts).
  */
 export async function startDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<DeploymentRow> {
   if (!START_FROM.includes(deployment.status))
     throw wrongState(`deployment ${deployment.id} is ${deployment.status}: only a ${START_FROM.join(', ')} one starts`)
-  const deposit = await requiredDeposit(ctx.net, deployment)
   const now = ctx.now()
-  if (!covers(deposit)) {
+  const others = (await deploymentsOnVault(ctx, deployment.owner, deployment.vault)).filter(
+    (d) => d.id !== deployment.id,
+  )
+  const started: DeploymentRow = {...deployment, status: 'STARTING', started_at: now}
+  const {floor, chain} = await readFloor(ctx.net, deployment.vault, [started, ...others])
+  if (!covers(chain.balances, floor)) {
     // Not over a start that went through meanwhile (the vault was funded between the two reads).
     const moved = await ctx.store.moveDeployment(
       deployment.id,
@@ -104,29 +107,34 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
     )
     if (moved)
       await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
+    const sharers = floor.payers.filter((id) => id !== deployment.id)
+    const shared =
+      sharers.length === 0
+        ? ''
+        : `, with what the vault keeps for the ${sharers.length} other running deployment${sharers.length === 1 ? '' : 's'} it pays for (${sharers.join(', ')}): a shared vault must cover all of them`
     throw new ApiError(
       402,
       'insufficient_funds',
-      `the vault ${deployment.vault} holds ${deposit.balances.tokens} token base units and ${deposit.balances.lamports} lamports; ` +
-        `starting needs ${deposit.tokens} token base units (price x timeout x ${deployment.replicas} replicas) and ${deposit.lamports} lamports (rent and fees)`,
+      `the vault ${deployment.vault} holds ${chain.balances.tokens} token base units and ${chain.balances.lamports} lamports; ` +
+        `starting needs ${floor.tokens} token base units (price x timeout x ${deployment.replicas} replicas) and ${floor.lamports} lamports (rent and fees)${shared}`,
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
   // Only from the status read above: of starts sent at once, one moves it and records the event; the others find
   // it started, as a start sent after it would.
-  const started = await ctx.store.moveDeployment(
+  const moved = await ctx.store.moveDeployment(
     deployment.id,
     [deployment.status],
     {status: 'STARTING', started_at: now, throttle_rounds: 0},
     now,
   )
-  if (!started) {
+  if (!moved) {
     const current = await ctx.store.deployment(deployment.id)
     if (!current) throw notFound(`deployment ${deployment.id}`)
     throw wrongState(`deployment ${deployment.id} is ${current.status}: only a ${START_FROM.join(', ')} one starts`)
   }
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
-  return started
+  return moved
 }
 
 /** Stops a deployment: STOPPING, until the worker has stopped every job (then STOPPED). */
@@ -174,31 +182,91 @@ export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentR
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
 }
 
-/** Makes a vault of the owner's apart from any deployment; deployments created with `vault` then share it. */
-export async function createVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
-  const vault = generateKeypair()
-  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
-  await ctx.store.addVault(row)
+/** The vault a new deployment pays from: the one `vault` names (the owner's, else 404), or the owner's shared one. */
+async function chooseVault(ctx: ManagerContext, owner: string, named: string | undefined): Promise<VaultRow> {
+  if (named === undefined) return sharedVault(ctx, owner)
+  const row = await ctx.store.vault(named)
+  // Another owner's vault is not found either, as the network answers.
+  if (!row || row.owner !== owner)
+    throw new ApiError(
+      404,
+      'not_found',
+      `no vault ${named}`,
+      'name one of your vaults (GET /api/deployments/vaults), or leave vault out',
+    )
   return row
 }
 
-/** The withdraw transaction of the owner's vault (`{transaction}`); 409 while its deployment may still pay from it. */
-export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
+/**
+ * The owner's shared vault (the network's `vaults/create` and its default for new deployments): the owner's oldest
+ * vault, made when the owner has none. Two managers making one at once each store theirs, then both answer the
+ * oldest: the same vault from then on (the other stays, empty, in the owner's list).
+ */
+export async function sharedVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
+  const oldest = async () => [...(await ctx.store.vaults(owner))].sort(vaultOrder)[0]
+  const found = await oldest()
+  if (found) return found
+  const vault = generateKeypair()
+  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
+  await ctx.store.addVault(row)
+  return (await oldest()) ?? row
+}
+
+/** Oldest first; ties by address, so every manager picks the same one. */
+function vaultOrder(a: VaultRow, b: VaultRow): number {
+  return a.created_at - b.created_at || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0)
+}
+
+/** Every deployment of the owner paying (or that may pay) from the vault. */
+export async function deploymentsOnVault(ctx: ManagerContext, owner: string, vault: string): Promise<DeploymentRow[]> {
+  const all: DeploymentRow[] = []
+  for (let offset = 0, total = 1; offset < total; offset += 100) {
+    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'asc'})
+    total = page.total
+    all.push(...page.rows)
+  }
+  return all
+}
+
+/**
+ * The withdraw transaction of the owner's vault (`{transaction}`): `ask` null takes everything above its floor
+ * (what the deployments paying from it need next, floor.ts), an ask exactly that; more than the vault may give is
+ * 402, nothing signed.
+ */
+export async function withdrawVault(
+  ctx: ManagerContext,
+  owner: string,
+  vault: string,
+  ask: Cost | null,
+): Promise<string> {
   const row = await ctx.store.vault(vault)
   if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
-  // Every deployment paying from it: a vault made with vaults/create may pay for many.
-  for (let offset = 0, total = 1; offset < total; offset += 100) {
-    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
-    total = page.total
-    for (const deployment of page.rows)
-      if (!WITHDRAW_FROM.includes(deployment.status))
-        throw wrongState(
-          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
-        )
-  }
-  const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
-  if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
-  return transaction
+  const {floor, chain} = await readFloor(ctx.net, vault, await deploymentsOnVault(ctx, owner, vault))
+  const amounts = withdrawAmounts(chain.balances, floor, ask, chain.costs.vaultRent)
+  if ('refused' in amounts) throw withdrawRefused(vault, chain.balances, floor, amounts, chain.costs.vaultRent)
+  return withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner), chain.balances, amounts)
+}
+
+function withdrawRefused(vault: string, held: Cost, floor: Floor, refusal: WithdrawRefusal, vaultRent: bigint) {
+  const keeps =
+    floor.payers.length === 0
+      ? 'nothing pays from it'
+      : `it keeps ${floor.tokens} token base units and ${floor.lamports} lamports for the next listing or extension of every replica of ${floor.payers.join(', ')}`
+  const may = `${refusal.available.tokens} token base units and ${refusal.available.lamports} lamports`
+  if (refusal.refused === 'nothing')
+    return wrongState(`vault ${vault} holds nothing it may give: ${keeps}`, 'stop its deployments to withdraw the rest')
+  if (refusal.refused === 'under_rent')
+    return badRequest(
+      'withdraw_under_rent',
+      `that withdraw would leave the vault ${vault} under its rent-exempt minimum of ${vaultRent} lamports`,
+      'withdraw all of its SOL (leave SOL out) or leave it at least that much',
+    )
+  return new ApiError(
+    402,
+    'withdraw_exceeds_available',
+    `the vault ${vault} holds ${held.tokens} token base units and ${held.lamports} lamports and may give ${may}: ${keeps}`,
+    'ask at most that much, or leave SOL and NOS out to take all of it; nothing was moved',
+  )
 }
 
 async function event(ctx: ManagerContext, deployment: string, type: string, message: string) {
