@@ -258,8 +258,6 @@ describe('deployment commands: checks before any request', () => {
     ['STOPPED', 'stop', 'deployment_not_running'],
     ['DRAFT', 'stop', 'deployment_not_running'],
     ['RUNNING', 'delete', 'deployment_running'],
-    ['RUNNING', 'withdraw', 'deployment_running'],
-    ['STOPPING', 'withdraw', 'deployment_running'],
   ]
   for (const [state, command, code] of refusals) {
     it(`${command} of a ${state} deployment is exit 2 (${code}), only read`, async () => {
