@@ -209,13 +209,12 @@ function baseUnits(value: unknown, member: string, decimals: number): bigint {
       `${member} must be a number from 0 with at most ${decimals} decimals`,
       'leave SOL and NOS out to withdraw everything the vault may give',
     )
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_WITHDRAW) throw refused()
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 2 ** 53 / 10 ** decimals)
+    throw refused()
+  // Beyond 2^53 base units a JSON number has lost its last digits (the bound above).
   const fixed = value.toFixed(decimals)
   // More decimals than the unit has would be rounded: refused rather than moved in another amount than asked.
   if (Number(fixed) !== value) throw refused()
   const [whole, fraction] = fixed.split('.') as [string, string]
   return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction)
 }
-
-/** The largest amount taken: whole numbers beyond it lose their last digits in a JSON number. */
-const MAX_WITHDRAW = 2 ** 53 / 10 ** 9
