@@ -1,5 +1,5 @@
 /**
- * The owner's shared vault (operations.ts's sharedVault, as the network's getOrCreateVault) and the create body's
+ * The owner's shared vault (vault-operations.ts's sharedVault, as the network's getOrCreateVault) and the create body's
  * vault members and the withdraw body, as validation.ts reads them: the network's rules, checked without a chain.
  */
 import {strict as assert} from 'node:assert'
@@ -8,7 +8,7 @@ import {randomBytes} from 'node:crypto'
 import {Keypair} from '@solana/web3.js'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
-import {sharedVault} from '../../../src/lib/deployments/manager/operations.js'
+import {sharedVault} from '../../../src/lib/deployments/manager/vault-operations.js'
 import {parseCreateBody, parseWithdrawBody} from '../../../src/lib/deployments/manager/validation.js'
 import {vaultSeal} from '../../../src/lib/deployments/paying/vault-seal.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'

@@ -32,14 +32,13 @@ import {
   createDeployment,
   deleteDeployment,
   ownDeployment,
-  sharedVault,
   startDeployment,
   stopDeployment,
   updateReplicas,
   updateSchedule,
   updateTimeout,
-  withdrawVault,
 } from '../manager/operations.js'
+import {sharedVault, withdrawVault} from '../manager/vault-operations.js'
 import {vaultWallet} from '../paying/paying.js'
 import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
