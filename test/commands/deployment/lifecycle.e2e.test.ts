@@ -232,12 +232,12 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     const refused = await json<{error: {code: string; status: string}}>(['deployment', 'delete', id, '--yes'], 2)
     assert.deepEqual(refused.error.code, 'deployment_running')
     const heldRunning = await balances(vault)
-    const tooMuch = await json<{error: {code: string; message: string}}>(
+    const overAsked = await json<{error: {code: string; message: string}}>(
       ['deployment', 'withdraw', id, '--tokens', String(Number(heldRunning.tokens) / 1e6), '--yes'],
       4,
     )
-    assert.equal(tooMuch.error.code, 'withdraw_exceeds_available')
-    assert.match(tooMuch.error.message, new RegExp(`for the next listing or extension of every replica of ${id}`))
+    assert.equal(overAsked.error.code, 'withdraw_exceeds_available')
+    assert.match(overAsked.error.message, new RegExp(`for the next listing or extension of every replica of ${id}`))
     assert.equal((await balances(vault)).tokens, heldRunning.tokens, 'nothing moved')
     assert.equal(heldRunning.tokens > 0n, true)
 

@@ -240,7 +240,7 @@ describe('deployment create: local checks', () => {
 
 describe('deployment state checks', () => {
   const at = (status: string) => ({...DEPLOYMENT, status})
-  const refuses = (status: string, action: 'stop' | 'delete' | 'withdraw', code: string) =>
+  const refuses = (status: string, action: 'stop' | 'delete', code: string) =>
     assert.throws(
       () => checkState(at(status), action),
       (e: GpunetError) => e.exitCode === ExitCode.USAGE && e.code === code && e.fields.status === status,
