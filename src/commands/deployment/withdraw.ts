@@ -65,10 +65,10 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     const tokens = parseAmount(flags.tokens ?? '0', TOKEN_DECIMALS, 'token')
     const deployment = await connection.client.get(args.id)
     const vault = new PublicKey(deployment.vault)
-    const sharers = await vaultSharers(connection.client, deployment.vault, args.id)
     // Before the question: a manager naming the wallet itself as the vault has nothing to give back.
     const wallet = await connection.wallet()
     checkVaultIsNotOwner(vault, wallet.publicKey)
+    const sharers = await vaultSharers(connection.client, deployment.vault, args.id)
     const what = asked
       ? `${formatAmount(lamports, SOL_DECIMALS)} SOL and ${formatAmount(tokens, TOKEN_DECIMALS)} tokens`
       : 'everything'
