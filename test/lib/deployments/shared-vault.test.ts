@@ -8,7 +8,7 @@ import {randomBytes} from 'node:crypto'
 import {Keypair} from '@solana/web3.js'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
-import {sharedVault} from '../../../src/lib/deployments/manager/vault-operations.js'
+import {chooseVault, sharedVault} from '../../../src/lib/deployments/manager/vault-operations.js'
 import {parseCreateBody, parseWithdrawBody} from '../../../src/lib/deployments/manager/validation.js'
 import {vaultSeal} from '../../../src/lib/deployments/paying/vault-seal.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
@@ -33,6 +33,23 @@ describe("the owner's shared vault", () => {
   })
   afterEach(() => opened.cleanup())
 
+  it("a deployment pays from the vault it names only when it is the owner's (404 otherwise), else the shared one", async () => {
+    const own = await sharedVault(ctx, 'owner-1')
+    const theirs = await sharedVault(ctx, 'owner-2')
+    assert.deepEqual(await chooseVault(ctx, 'owner-1', own.vault), own)
+    assert.deepEqual(await chooseVault(ctx, 'owner-1', undefined), own)
+    for (const named of [theirs.vault, Keypair.generate().publicKey.toBase58()]) {
+      await assert.rejects(
+        chooseVault(ctx, 'owner-1', named),
+        (error: {status: number; code: string; message: string; hint: string}) =>
+          error.status === 404 &&
+          error.code === 'not_found' &&
+          error.message === `no vault ${named}` &&
+          /name one of your vaults \(GET \/api\/deployments\/vaults\), or leave vault out/.test(error.hint),
+      )
+    }
+  })
+
   it('is made on the first ask and the same vault on every ask after', async () => {
     const first = await sharedVault(ctx, 'owner-1')
     now += 1_000
@@ -52,11 +69,19 @@ describe("the owner's shared vault", () => {
     }
     await add('owner-2', T0 - 10_000)
     await add('owner-1', T0 + 5_000)
-    const a = await add('owner-1', T0)
-    const b = await add('owner-1', T0)
-    const oldest = [a, b].sort((x, y) => (x.vault < y.vault ? -1 : 1))[0]!
-    assert.equal((await sharedVault(ctx, 'owner-1')).vault, oldest.vault)
-    assert.equal((await ctx.store.vaults('owner-1')).length, 3, 'nothing made: the owner has vaults')
+    // Two of the same instant, the one of the greater address stored first: the lesser is the shared one.
+    const [lesser, greater] = [Keypair.generate(), Keypair.generate()]
+      .map((keypair) => keypair.publicKey.toBase58())
+      .sort()
+    const tie = async (vault: string) => {
+      await ctx.store.addVault({vault, owner: 'owner-1', sealed: Buffer.alloc(0), created_at: T0})
+    }
+    await tie(greater!)
+    await tie(lesser!)
+    await add('owner-1', T0 + 1)
+    assert.equal((await sharedVault(ctx, 'owner-1')).vault, lesser)
+    assert.equal((await ctx.store.vaults('owner-1')).length, 4, 'nothing made: the owner has vaults')
+    assert.equal((await sharedVault(ctx, 'owner-2')).owner, 'owner-2')
   })
 })
 

@@ -8,7 +8,8 @@ import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
 import {join} from 'node:path'
 
-import {Keypair, PublicKey, SystemProgram} from '@solana/web3.js'
+import {ASSOCIATED_TOKEN_PROGRAM_ID, TOKEN_PROGRAM_ID} from '@solana/spl-token'
+import {Keypair, PublicKey, SystemProgram, Transaction} from '@solana/web3.js'
 import type Database from 'better-sqlite3'
 
 import {createDeploymentApi, type DeploymentApi} from '../../../src/lib/deployments/api/api.js'
@@ -109,6 +110,42 @@ describe('deployment API: withdrawing a vault', function () {
     fundWallet(rpc, keypair.publicKey, DEVNET.mint!, 7_000_000, 3_000_000n)
     return vault
   }
+
+  /** Another deployment of `owner` paying from `vault` (a shared vault's second). */
+  async function alsoOn(vault: string, status: DeploymentStatus): Promise<string> {
+    const id = `dep-${randomBytes(4).toString('hex')}`
+    await ctx.store.createDeployment(
+      {
+        id,
+        name: 'svc',
+        owner: owner.address,
+        vault,
+        market: DEVNET.market!.toBase58(),
+        status,
+        replicas: 2,
+        timeout: 20,
+        strategy: 'SIMPLE-EXTEND',
+        time_scale: 1,
+        confidential: false,
+        active_revision: 1,
+        started_at: T0,
+        created_at: T0,
+        updated_at: T0,
+      },
+      {deployment: id, revision: 1, ipfs_definition_hash: 'Qm1', job_definition: '{}', created_at: T0},
+      null,
+    )
+    return id
+  }
+
+  /** The kinds of a withdraw transaction's instructions, in order. */
+  const kinds = (transaction: string) =>
+    Transaction.from(Buffer.from(transaction, 'base64')).instructions.map((ix) => {
+      if (ix.programId.equals(SystemProgram.programId)) return 'sol'
+      if (ix.programId.equals(TOKEN_PROGRAM_ID)) return ix.data[0] === 9 ? 'close' : 'tokens'
+      if (ix.programId.equals(ASSOCIATED_TOKEN_PROGRAM_ID)) return 'owner-token-account'
+      return ix.programId.toBase58()
+    })
 
   async function withdraw(who: ReturnType<typeof newWallet>, vault: string, body: object = {}) {
     const response = await fetch(`${api.url}/api/deployments/vaults/${vault}/withdraw`, {
@@ -220,6 +257,72 @@ describe('deployment API: withdrawing a vault', function () {
     const under = await withdraw(owner, vault, {SOL: 0.00699})
     assert.equal(under.status, 400, JSON.stringify(under.body))
     assert.equal(under.body.error?.code, 'withdraw_under_rent')
+  })
+
+  it('keeps the floor of every deployment on a shared vault, and names them when it may give nothing', async () => {
+    const vault = await vaultOf('RUNNING')
+    const [first] = (await ctx.store.deployments({owner: owner.address, vault, offset: 0, limit: 10, order: 'asc'}))
+      .rows
+    const second = await alsoOn(vault, 'RUNNING')
+    await alsoOn(vault, 'STOPPED')
+    fundWallet(rpc, new PublicKey(vault), DEVNET.mint!, 20_000_000, 3_000_000n)
+    // 600 s x 1 replica and 1,200 s x 2 replicas at PRICE; three listings' SOL; the vault's rent once.
+    const tokens = PRICE * 600n + PRICE * 1_200n * 2n
+    const answer = await withdraw(owner, vault)
+    assert.equal(answer.status, 200, JSON.stringify(answer.body))
+    assert.deepEqual(planOf(answer.body.transaction!, vault), {
+      lamports: 20_000_000n - listing * 3n - vaultRent,
+      tokens: 3_000_000n - tokens,
+      closes: 0,
+    })
+    const over = await withdraw(owner, vault, {NOS: Number(3_000_000n - tokens + 1n) / 1e6})
+    assert.equal(over.status, 402)
+    assert.match(over.body.error!.message, new RegExp(`every replica of ${first!.id}, ${second}$`))
+    assert.match(JSON.stringify(over.body), /ask at most that much, or leave SOL and NOS out to take all of it/)
+
+    // A vault its deployments need all of: 409, naming them, and how to get the rest.
+    fundWallet(rpc, new PublicKey(vault), DEVNET.mint!, 1_000, 1_000n)
+    const nothing = await withdraw(owner, vault)
+    assert.equal(nothing.status, 409, JSON.stringify(nothing.body))
+    assert.match(nothing.body.error!.message, /holds nothing it may give: it keeps \d+ token base units/)
+    assert.match(JSON.stringify(nothing.body), /stop its deployments to withdraw the rest/)
+  })
+
+  it('moves only what it takes: no token instruction for SOL alone, no SOL one for tokens alone, no empty transfer', async () => {
+    const running = await vaultOf('RUNNING')
+    const sol = await withdraw(owner, running, {SOL: 0.001})
+    assert.deepEqual(kinds(sol.body.transaction!), ['sol'])
+    const tokens = await withdraw(owner, running, {NOS: 0.5})
+    assert.deepEqual(kinds(tokens.body.transaction!), ['owner-token-account', 'tokens'])
+    assert.deepEqual(kinds((await withdraw(owner, running)).body.transaction!), [
+      'owner-token-account',
+      'tokens',
+      'sol',
+    ])
+    const idle = await vaultOf('STOPPED')
+    assert.deepEqual(kinds((await withdraw(owner, idle)).body.transaction!), [
+      'owner-token-account',
+      'tokens',
+      'close',
+      'sol',
+    ])
+    // An idle vault whose token account is empty: closed (its rent to the owner), no transfer of 0 tokens.
+    fundWallet(rpc, new PublicKey(idle), DEVNET.mint!, 7_000_000, 0n)
+    assert.deepEqual(kinds((await withdraw(owner, idle)).body.transaction!), ['owner-token-account', 'close', 'sol'])
+    // All of an idle vault's tokens, none of its SOL: the account goes, no transfer of 0 lamports.
+    fundWallet(rpc, new PublicKey(idle), DEVNET.mint!, 7_000_000, 5n)
+    assert.deepEqual(kinds((await withdraw(owner, idle, {NOS: 0.000005})).body.transaction!), [
+      'owner-token-account',
+      'tokens',
+      'close',
+    ])
+  })
+
+  it("says why a remainder under the vault's rent is refused", async () => {
+    const under = await withdraw(owner, await vaultOf('STOPPED'), {SOL: 0.00699})
+    assert.equal(under.status, 400)
+    assert.match(under.body.error!.message, new RegExp(`under its rent-exempt minimum of ${vaultRent} lamports`))
+    assert.match(JSON.stringify(under.body), /withdraw all of its SOL \(leave SOL out\) or leave it at least that much/)
   })
 
   it('refuses the owner a vault that holds nothing', async () => {
