@@ -8,7 +8,7 @@ import {randomBytes} from 'node:crypto'
 import {Keypair} from '@solana/web3.js'
 
 import type {ManagerContext} from '../../../src/lib/deployments/context.js'
-import {chooseVault, sharedVault} from '../../../src/lib/deployments/manager/vault-operations.js'
+import {chooseVault, deploymentsOnVault, sharedVault} from '../../../src/lib/deployments/manager/vault-operations.js'
 import {parseCreateBody, parseWithdrawBody} from '../../../src/lib/deployments/manager/validation.js'
 import {vaultSeal} from '../../../src/lib/deployments/paying/vault-seal.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
@@ -82,6 +82,58 @@ describe("the owner's shared vault", () => {
     assert.equal((await sharedVault(ctx, 'owner-1')).vault, lesser)
     assert.equal((await ctx.store.vaults('owner-1')).length, 4, 'nothing made: the owner has vaults')
     assert.equal((await sharedVault(ctx, 'owner-2')).owner, 'owner-2')
+  })
+})
+
+describe('the shared vault and the deployments on a vault, whatever order a store answers in', () => {
+  const row = (vault: string, created_at: number) => ({vault, owner: 'o', sealed: Buffer.alloc(0), created_at})
+  const withVaults = (rows: ReturnType<typeof row>[]) =>
+    ({store: {vaults: async () => rows}, now: () => T0}) as unknown as ManagerContext
+
+  it('is the oldest, ties by the lesser address, in any order', async () => {
+    const rows = [row('B', T0), row('A', T0), row('C', T0 - 1), row('0', T0 + 1)]
+    // Every order of the four: the oldest (C) each time.
+    const orders = [
+      rows,
+      [...rows].reverse(),
+      [rows[2]!, rows[0]!, rows[3]!, rows[1]!],
+      [rows[3]!, rows[1]!, rows[2]!, rows[0]!],
+    ]
+    for (const order of orders) assert.equal((await sharedVault(withVaults(order), 'o')).vault, 'C')
+    for (const order of [
+      [row('B', T0), row('A', T0)],
+      [row('A', T0), row('B', T0)],
+    ])
+      assert.equal((await sharedVault(withVaults(order), 'o')).vault, 'A')
+  })
+
+  it('reads the deployments on a vault page by page, one query a page, until the total or an empty page', async () => {
+    const deployments = Array.from({length: 150}, (_, i) => ({id: `d${i}`}))
+    const queries: {offset: number; limit: number; vault: string; owner: string}[] = []
+    const ctx = (total: number, rows = deployments) =>
+      ({
+        store: {
+          async deployments(q: {offset: number; limit: number; vault: string; owner: string}) {
+            queries.push(q)
+            return {rows: rows.slice(q.offset, q.offset + q.limit), total}
+          },
+        },
+      }) as unknown as ManagerContext
+    assert.equal((await deploymentsOnVault(ctx(150), 'o', 'V')).length, 150)
+    assert.deepEqual(
+      queries.map((q) => [q.offset, q.limit, q.vault, q.owner]),
+      [
+        [0, 100, 'V', 'o'],
+        [100, 100, 'V', 'o'],
+      ],
+    )
+    queries.length = 0
+    // A total beyond its rows (a store changing under it): the empty page ends the reading.
+    assert.equal((await deploymentsOnVault(ctx(1_000), 'o', 'V')).length, 150)
+    assert.equal(queries.length, 3)
+    queries.length = 0
+    assert.deepEqual(await deploymentsOnVault(ctx(0, []), 'o', 'V'), [])
+    assert.equal(queries.length, 1)
   })
 })
 

@@ -33,7 +33,11 @@ export async function chooseVault(ctx: ManagerContext, owner: string, named: str
  * oldest: the same vault from then on (the other stays, empty, in the owner's list).
  */
 export async function sharedVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
-  const oldest = async () => [...(await ctx.store.vaults(owner))].sort(vaultOrder)[0]
+  const oldest = async () =>
+    (await ctx.store.vaults(owner)).reduce<VaultRow | undefined>(
+      (best, vault) => (best === undefined || older(vault, best) ? vault : best),
+      undefined,
+    )
   const found = await oldest()
   if (found) return found
   const vault = generateKeypair()
@@ -42,20 +46,20 @@ export async function sharedVault(ctx: ManagerContext, owner: string): Promise<V
   return (await oldest()) ?? row
 }
 
-/** Oldest first; ties by address, so every manager picks the same one. */
-function vaultOrder(a: VaultRow, b: VaultRow): number {
-  return a.created_at - b.created_at || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0)
+/** Whether `a` was made before `b`; ties by address, so every manager picks the same one. */
+function older(a: VaultRow, b: VaultRow): boolean {
+  return a.created_at < b.created_at || (a.created_at === b.created_at && a.vault < b.vault)
 }
 
-/** Every deployment of the owner paying (or that may pay) from the vault. */
+/** Every deployment of the owner paying (or that may pay) from the vault, page by page. */
 export async function deploymentsOnVault(ctx: ManagerContext, owner: string, vault: string): Promise<DeploymentRow[]> {
   const all: DeploymentRow[] = []
-  for (let offset = 0, total = 1; offset < total; offset += 100) {
-    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'asc'})
-    total = page.total
+  for (;;) {
+    const page = await ctx.store.deployments({owner, vault, offset: all.length, limit: 100, order: 'asc'})
     all.push(...page.rows)
+    // An empty page ends it too: a store whose total outruns its rows never loops.
+    if (page.rows.length === 0 || all.length >= page.total) return all
   }
-  return all
 }
 
 /**
