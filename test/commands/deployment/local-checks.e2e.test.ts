@@ -220,6 +220,30 @@ describe('deployment commands: checks before any request', () => {
     assert.equal(definition.ops[0]!.id, 'web')
   })
 
+  it('--vault new sends new_vault, --vault ADDRESS sends vault, neither sends none (the shared vault)', async () => {
+    const vault = Keypair.generate().publicKey.toBase58()
+    for (const [flags, member] of [
+      [['--vault', 'new'], {new_vault: true}],
+      [['--vault', vault], {vault}],
+    ] as const) {
+      const result = await cli([...create('--timeout', '10m', ...flags), '--json'])
+      assert.equal(result.code, 0, result.stderr)
+      const rest = {...(lastBody as Record<string, unknown>)}
+      delete rest.job_definition
+      assert.deepEqual(rest, {name: 'svc', market, replicas: 1, timeout: 10, strategy: 'SIMPLE-EXTEND', ...member})
+    }
+  })
+
+  it('a --vault that is neither new nor an address is exit 2, nothing sent', async () => {
+    const result = await cli([...create('--timeout', '10m', '--vault', 'mine'), '--json'])
+    assert.equal(result.code, 2, result.stderr)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'invalid_vault')
+    assert.match(error.message, /--vault "mine" is neither "new" nor a vault's address/)
+    assert.match(error.hint, /leave --vault out for your shared vault/)
+    assert.deepEqual(server.seen, [])
+  })
+
   for (const replicas of ['0', '101']) {
     it(`scale to ${replicas} is exit 2, nothing sent`, async () => {
       const result = await cli(['deployment', 'scale', ID, replicas, '--json'])

@@ -186,6 +186,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
   const replicas = checkReplicas(input.replicas)
   const timeout = timeoutMinutes(input.timeout)
   const members = strategyMembers(input, timeout)
+  const vault = vaultMember(input.vault)
   if (input.timeScale !== undefined && input.network !== 'localnet') {
     throw new GpunetError('time_scale_localnet_only', '--time-scale is for the localnet only', {
       exitCode: ExitCode.USAGE,
@@ -203,7 +204,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
     job_definition: loaded.upload.document,
     ...members,
     ...(input.timeScale === undefined ? {} : {time_scale: input.timeScale}),
-    ...vaultMember(input.vault),
+    ...vault,
   }
   return {body, warnings: loaded.warnings}
 }
