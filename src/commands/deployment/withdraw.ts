@@ -58,11 +58,11 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     const {args, flags} = await this.parse(DeploymentWithdraw)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
-    const connection = await this.manager()
-    // Checked before anything is asked or sent: a bad amount is exit 2.
+    // Checked before anything is asked or sent (or a localnet started): a bad amount is exit 2.
     const asked = flags.sol !== undefined || flags.tokens !== undefined
     const lamports = parseAmount(flags.sol ?? '0', SOL_DECIMALS, 'SOL')
     const tokens = parseAmount(flags.tokens ?? '0', TOKEN_DECIMALS, 'token')
+    const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
     const vault = new PublicKey(deployment.vault)
     // Before the question: a manager naming the wallet itself as the vault has nothing to give back.
