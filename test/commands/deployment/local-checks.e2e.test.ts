@@ -244,6 +244,19 @@ describe('deployment commands: checks before any request', () => {
     assert.deepEqual(server.seen, [])
   })
 
+  it('withdraw --sol or --tokens that is no amount is exit 2, nothing sent', async () => {
+    for (const flags of [
+      ['--sol', 'all'],
+      ['--tokens', '-1'],
+      ['--tokens', '0.0000001'],
+    ]) {
+      const result = await cli(['deployment', 'withdraw', ID, ...flags, '--yes', '--json'])
+      assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`)
+      assert.equal(JSON.parse(result.stdout).error.code, 'invalid_amount')
+      assert.deepEqual(server.seen, [])
+    }
+  })
+
   for (const replicas of ['0', '101']) {
     it(`scale to ${replicas} is exit 2, nothing sent`, async () => {
       const result = await cli(['deployment', 'scale', ID, replicas, '--json'])
