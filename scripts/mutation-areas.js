@@ -124,10 +124,19 @@ export const AREAS = {
     mutate: ['src/lib/deployments/client/client-vault.ts:90-187'],
     spec: ['test/lib/deployments/client-vault.test.ts', 'test/lib/deployments/hostile-manager.test.ts'],
   },
-  // The manager's side of a withdraw: who may withdraw a vault, and when (operations.ts's withdrawVault).
+  // The manager's side of a withdraw (issue 54): who may withdraw a vault, what it keeps for the deployments paying
+  // from it (the floor) and what the transaction moves; the shared vault got or made; the withdraw body's amounts.
   'vault-withdraw': {
-    mutate: ['src/lib/deployments/manager/operations.ts:190-207'],
-    spec: ['test/lib/deployments/vault-withdraw.test.ts'],
+    mutate: [
+      'src/lib/deployments/manager/vault-operations.ts',
+      'src/lib/deployments/paying/floor.ts',
+      'src/lib/deployments/paying/withdraw.ts',
+    ],
+    spec: [
+      'test/lib/deployments/vault-floor.test.ts',
+      'test/lib/deployments/shared-vault.test.ts',
+      'test/lib/deployments/vault-withdraw.test.ts',
+    ],
   },
   // Paying safely: the lease checked before a payment, saved bytes resent while they can land, drain before stop.
   'deployments-paying': {

@@ -293,7 +293,7 @@ describe('every command --json: one schema per command, one vocabulary', functio
       ['deployment', 'create', '--file', join(box.dir, 'svc.json'), '--timeout', '10m'],
       deploymentObject,
     )
-    await json(['deployment', 'get', created.id], deploymentObject)
+    await json(['deployment', 'get', created.id], deploymentObject.extend({shared_with: z.array(address)}))
     await json(
       ['deployment', 'list'],
       z.strictObject({
@@ -307,6 +307,7 @@ describe('every command --json: one schema per command, one vocabulary', functio
         network: z.literal('localnet'),
         deployment: z.string(),
         vault: address,
+        shared_with: z.array(address),
         signature: z.string(),
         sent: z.strictObject({sol: amount, tokens: amount}),
         balance: z.strictObject({sol: amount, tokens: amount}),
@@ -346,6 +347,7 @@ describe('every command --json: one schema per command, one vocabulary', functio
         network: z.literal('localnet'),
         deployment: z.string(),
         vault: address,
+        shared_with: z.array(address),
         signature: z.string(),
         returned: z.strictObject({sol: amount, tokens: amount}),
         wallet,

@@ -178,8 +178,14 @@ describe('@nosana/api deployments client against the localnet manager', function
     assert.equal(main.status, 'STOPPING')
     const stopped = await statusOf(deployments, main.id, 'STOPPED')
 
-    // archive: another deployment, started and stopped.
-    const other = await deployments.pipe(body(`${label}-archived`), fund, (d) => d.start())
+    // archive: another deployment, started and stopped; on a vault of its own (new_vault, which @nosana/api 2.1.8
+    // sends as given), as main's shared one still holds main's funds.
+    const other = await deployments.pipe(
+      body(`${label}-archived`, {new_vault: true} as Partial<CreateBody>),
+      fund,
+      (d) => d.start(),
+    )
+    assert.notEqual(vaultOf(other), vaultOf(main))
     await other.stop()
     const archived = await statusOf(deployments, other.id, 'STOPPED')
     await archived.archive()
@@ -241,17 +247,22 @@ describe('@nosana/api deployments client against the localnet manager', function
     assert.equal((await holdings(t, ownerKey)).tokens - before.tokens, held.tokens)
     await stopped.delete()
 
-    // A shared vault: made apart, listed, and paying for a deployment created with it.
+    // The shared vault: vaults.create() answers the owner's oldest (the one its first deployment made), every time;
+    // listed, and paying for a deployment created with it or with no vault named.
     const shared = await deployments.vaults.create()
+    assert.equal(shared.address, vault.address)
+    assert.ok(shared.created_at instanceof Date && !Number.isNaN(shared.created_at.getTime()))
+    assert.equal((await deployments.vaults.create()).address, shared.address)
     assert.ok((await deployments.vaults.list()).some((v) => v.address === shared.address))
     const onShared = await deployments.create(body('wallet-shared', {vault: shared.address}))
     assert.equal(vaultOf(onShared), shared.address)
+    assert.equal(vaultOf(await deployments.create(body('wallet-default'))), shared.address)
     const foreign = await api(url(), newWallet().keypair(), 'POST', '/api/deployments/create', {
       ...body('not-mine'),
       vault: shared.address,
     })
-    assert.equal(foreign.status, 400)
-    assert.equal(foreign.body.error.code, 'unknown_vault')
+    assert.equal(foreign.status, 404)
+    assert.equal(foreign.body.error.code, 'not_found')
   })
 
   it("what it sends under /api is what the bare spelling (the network's manager of 2026) serves: read, duplicated and counted alike", async () => {
@@ -390,6 +401,7 @@ function vaultOf(d: ApiDeployment): string {
 
 interface Vault {
   address: string
+  created_at?: Date
   getBalance(): Promise<{SOL: number; NOS: number}>
   topup(options: {SOL?: number; NOS?: number}): Promise<void>
   withdraw(): Promise<void>

@@ -109,12 +109,16 @@ export async function deploymentTasks(url: string, owner: Keypair, id: string): 
 
 /** Creates a deployment and answers its object; fails the test otherwise. */
 export async function createDeployment(url: string, owner: Keypair, body: Record<string, unknown>): Promise<Body> {
+  // A vault of its own unless the test names one or asks for the shared one (new_vault: false): the deployments of
+  // one test wallet then do not pay from, or fund, each other's vault.
+  const vault = 'vault' in body || 'new_vault' in body ? {} : {new_vault: true}
   const created = await api(url, owner, 'POST', '/api/deployments/create', {
     name: 'svc',
     replicas: 1,
     timeout: 10,
     strategy: 'SIMPLE-EXTEND',
     job_definition: SERVICE_DEFINITION,
+    ...vault,
     ...body,
   })
   assert.equal(created.status, 201, JSON.stringify(created.body))

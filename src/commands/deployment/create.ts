@@ -11,12 +11,12 @@ export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
 
   static override description = withExitCodes(
-    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from its own new vault, which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.`,
+    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from your shared vault (one per owner, made with your first deployment; \`--vault new\` gives it one of its own, \`--vault ADDRESS\` names one of yours), which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.`,
     [
       [0, 'created'],
       [
         2,
-        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time or --startup-timeout, --time-scale off the localnet`,
+        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout or --vault, --time-scale off the localnet`,
       ],
       [3, 'invalid definition or --schedule (nothing sent), or the manager refused the request'],
       [
@@ -24,6 +24,7 @@ export default class DeploymentCreate extends DeploymentCommand {
         '--start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)',
       ],
       [5, 'the manager is unreachable or failing'],
+      [7, '--vault names no vault of yours (nothing created)'],
       [6, "the manager refused the wallet's headers or the API key"],
     ],
   )
@@ -73,10 +74,15 @@ export default class DeploymentCreate extends DeploymentCommand {
         "INFINITE, gpunet's own opt-in: whole minutes a new job has to come online before it is replaced [default: none]",
       helpValue: 'DURATION',
     }),
+    vault: Flags.string({
+      description:
+        'the vault it pays from: new (one of its own) or a vault address of yours [default: your shared vault]',
+      helpValue: 'new|ADDRESS',
+    }),
     name: Flags.string({description: "the deployment's name [default: the file's name]", helpValue: 'NAME'}),
     start: Flags.boolean({
       description:
-        'start it once created; its new vault is empty, so this is exit 4 (the deployment stays, INSUFFICIENT_FUNDS) unless the manager funds vaults itself',
+        'start it once created; exit 4 when its vault cannot pay (the deployment stays, INSUFFICIENT_FUNDS): a new vault is empty, a shared one must cover its other running deployments too',
     }),
     'time-scale': Flags.integer({
       description: 'localnet only: divide every duration of the strategy by N (extensions within minutes)',
@@ -101,6 +107,7 @@ export default class DeploymentCreate extends DeploymentCommand {
       schedule: flags.schedule,
       rotationTime: flags['rotation-time'],
       startupTimeout: flags['startup-timeout'],
+      vault: flags.vault,
       // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
       market: async () => {
         const given = this.settings.typed('market')

@@ -1,10 +1,12 @@
 import {type DeploymentJson, deploymentArg, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags} from '../../cli/flags.js'
+import {sharedText, vaultSharers} from '../../lib/deployments/client/client-vault.js'
+import {isGpunetError} from '../../lib/errors.js'
 
 export default class DeploymentGet extends DeploymentCommand {
   static override summary = 'Show a deployment: its state, replicas, timeout, vault and endpoints, each with its kind.'
 
-  static override description = `--json prints the network's deployment object with its own member names (snake_case: status, replicas, timeout in minutes, vault, active_revision, active_jobs, endpoints, created_at...), exactly as the manager sent it, plus gpunet's network and manager. The text shows each endpoint with its kind: deployment (the network's load-balanced URL, one per exposed operation), stable (gpunet's stable URL, behind the localnet's gateway) or replica (one replica's own). Another owner's deployment is not found (exit 7).`
+  static override description = `--json prints the network's deployment object with its own member names (snake_case: status, replicas, timeout in minutes, vault, active_revision, active_jobs, endpoints, created_at...), exactly as the manager sent it, plus gpunet's network and manager. The text shows each endpoint with its kind: deployment (the network's load-balanced URL, one per exposed operation), stable (gpunet's stable URL, behind the localnet's gateway) or replica (one replica's own), and the vault's other deployments (shared_with under --json): a shared vault pays for all of them, and its balance keeps what its running ones need (\`gpunet deployment withdraw\`). Another owner's deployment is not found (exit 7).`
 
   static override examples = ['<%= config.bin %> deployment get 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU --json']
 
@@ -16,6 +18,12 @@ export default class DeploymentGet extends DeploymentCommand {
     const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
     this.showDeployment(deployment)
-    return this.deploymentJson(deployment, connection)
+    // A manager that does not filter by vault (a stand-in, an older one) leaves the vault's sharing unsaid.
+    const sharers = await vaultSharers(connection.client, deployment.vault, args.id).catch((error: unknown) => {
+      if (isGpunetError(error)) return null
+      throw error
+    })
+    if (sharers) this.say(`  vault use:  ${sharedText(sharers)}`)
+    return {...this.deploymentJson(deployment, connection), ...(sharers ? {shared_with: sharers} : {})}
   }
 }

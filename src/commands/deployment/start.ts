@@ -6,13 +6,16 @@ export default class DeploymentStart extends DeploymentCommand {
   static override summary = 'Start a deployment: its manager lists its replicas and keeps them as its strategy says.'
 
   static override description = withExitCodes(
-    `Allowed from DRAFT, STOPPED, ERROR and INSUFFICIENT_FUNDS. The vault must hold what one timeout of every replica costs (exit 4 otherwise: \`gpunet deployment fund\`). On the localnet, more replicas than its nodes (one job each) is warned of (stderr, and warnings[] under --json): the rest would stay QUEUED until \`gpunet localnet start --nodes N\`.
+    `Allowed from DRAFT, STOPPED, ERROR and INSUFFICIENT_FUNDS. The vault must hold what one timeout of every replica costs (exit 4 otherwise: \`gpunet deployment fund\`); a shared vault must also keep what its other running deployments need for their next listing or extension of every replica: it covers all of them. On the localnet, more replicas than its nodes (one job each) is warned of (stderr, and warnings[] under --json): the rest would stay QUEUED until \`gpunet localnet start --nodes N\`.
 
 Without --wait it returns at STARTING. --wait follows it until it is RUNNING with every replica ready (its job RUNNING, each endpoint the manager sees online), progress on stderr, so \`gpunet deployment start ID --wait && next-step\` goes on only once it serves; it fails as the deployment does (ERROR 8, out of funds 4, stopped 9), and --wait-timeout bounds it (124).`,
     [
       [0, 'STARTING; with --wait, RUNNING with every replica ready'],
       [2, 'its state does not allow a start'],
-      [4, 'the vault cannot pay one timeout of every replica (with --wait: it ran short, INSUFFICIENT_FUNDS)'],
+      [
+        4,
+        'the vault cannot pay one timeout of every replica on top of what its other running deployments need (with --wait: it ran short, INSUFFICIENT_FUNDS)',
+      ],
       [7, 'no such deployment of yours'],
       [8, '--wait: it failed (ERROR)'],
       [9, '--wait: it was stopped or archived before it served'],

@@ -1,10 +1,16 @@
+import * as Flags from '@oclif/core/flags'
 import {PublicKey} from '@solana/web3.js'
 
 import {deploymentArg, DeploymentCommand, yesFlag} from '../../cli/deployment-command.js'
 import {deploymentFlags, marketFlags} from '../../cli/flags.js'
-import {checkState} from '../../lib/deployments/client/client-states.js'
-import {checkVaultIsNotOwner, checkWithdraw, sendWithdraw} from '../../lib/deployments/client/client-vault.js'
-import {type AmountJson, amountJson} from '../../lib/text/amounts.js'
+import {
+  checkVaultIsNotOwner,
+  checkWithdraw,
+  sendWithdraw,
+  sharedText,
+  vaultSharers,
+} from '../../lib/deployments/client/client-vault.js'
+import {type AmountJson, amountJson, formatAmount, parseAmount} from '../../lib/text/amounts.js'
 import {readBalances, SOL_DECIMALS} from '../../lib/market/rpc/balances.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
 import {rpcCall} from '../../lib/market/rpc/rpc.js'
@@ -16,6 +22,8 @@ interface WithdrawReport {
   network: Network
   deployment: string
   vault: string
+  /** The other deployments paying from the same vault: what it keeps for them stays. */
+  shared_with: string[]
   /** Null when the vault held nothing: nothing was signed or sent. */
   signature: string | null
   returned: {sol: AmountJson; tokens: AmountJson}
@@ -23,9 +31,10 @@ interface WithdrawReport {
 }
 
 export default class DeploymentWithdraw extends DeploymentCommand {
-  static override summary = "Return everything a stopped deployment's vault holds to your wallet."
+  static override summary =
+    "Return what a deployment's vault may give to your wallet: everything once nothing pays from it."
 
-  static override description = `Asks first at a terminal, unless --yes; without a terminal it refuses (exit 2) unless --yes. The manager answers a transaction its vault signed, moving all of its SOL and tokens to you; gpunet checks that it does nothing else (it moves the vault's funds to your wallet and its token account, and your wallet pays only the fee: exit 5 otherwise, nothing signed), co-signs it as the fee payer, sends it and waits for it to be confirmed. A deployment whose jobs may run (STARTING, RUNNING, STOPPING, INSUFFICIENT_FUNDS) is exit 2: stop it first.`
+  static override description = `The vault is named, and the other deployments that pay from it (new deployments share your one shared vault). A vault keeps what its running deployments (STARTING, RUNNING, INSUFFICIENT_FUNDS) need for the next listing or extension of every replica, plus fees (docs/deployment-manager.md, "The floor"); the rest is yours, all of it once they are stopped. --sol and --tokens ask for those amounts instead (an absent one is 0): more than the vault may give is exit 4, nothing moved. Asks first at a terminal, unless --yes; without a terminal it refuses (exit 2) unless --yes. The manager answers a transaction its vault signed; gpunet checks that it does nothing else (it moves the vault's funds to your wallet and its token account, and your wallet pays only the fee: exit 5 otherwise, nothing signed), co-signs it as the fee payer, sends it and waits for it to be confirmed. A vault that may give nothing (its running deployments need all of it) is exit 2.`
 
   static override examples = [
     '<%= config.bin %> deployment withdraw 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU',
@@ -34,6 +43,11 @@ export default class DeploymentWithdraw extends DeploymentCommand {
 
   static override args = deploymentArg
   static override flags = {
+    sol: Flags.string({description: 'SOL to withdraw [default: all the vault may give]', helpValue: 'SOL'}),
+    tokens: Flags.string({
+      description: 'payment tokens to withdraw [default: all the vault may give]',
+      helpValue: 'TOKENS',
+    }),
     yes: yesFlag,
     rpc: marketFlags.rpc,
     'max-priority-fee': marketFlags['max-priority-fee'],
@@ -44,20 +58,31 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     const {args, flags} = await this.parse(DeploymentWithdraw)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
+    // Checked before anything is asked or sent (or a localnet started): a bad amount is exit 2.
+    const asked = flags.sol !== undefined || flags.tokens !== undefined
+    const lamports = parseAmount(flags.sol ?? '0', SOL_DECIMALS, 'SOL')
+    const tokens = parseAmount(flags.tokens ?? '0', TOKEN_DECIMALS, 'token')
     const connection = await this.manager()
     const deployment = await connection.client.get(args.id)
-    checkState(deployment, 'withdraw')
     const vault = new PublicKey(deployment.vault)
     // Before the question: a manager naming the wallet itself as the vault has nothing to give back.
     const wallet = await connection.wallet()
     checkVaultIsNotOwner(vault, wallet.publicKey)
+    const sharers = await vaultSharers(connection.client, deployment.vault, args.id)
+    const what = asked
+      ? `${formatAmount(lamports, SOL_DECIMALS)} SOL and ${formatAmount(tokens, TOKEN_DECIMALS)} tokens`
+      : 'everything'
     await this.confirmFirst(flags.yes, {
-      question: `Withdraw everything the vault ${vault.toBase58()} of deployment ${args.id} holds to your wallet?`,
+      question: `Withdraw ${what} the vault ${vault.toBase58()} of deployment ${args.id} may give to your wallet (${sharedText(sharers)})?`,
       doing: `withdraw the vault of deployment ${args.id}`,
       short: 'withdraw it',
     })
     const net = await connectMarket(this.settings, note)
-    const transaction = await connection.client.withdraw(vault.toBase58())
+    // The network's body is in SOL and tokens: the amounts given, checked above, as numbers.
+    const ask = asked
+      ? {SOL: Number(formatAmount(lamports, SOL_DECIMALS)), NOS: Number(formatAmount(tokens, TOKEN_DECIMALS))}
+      : undefined
+    const transaction = await connection.client.withdraw(vault.toBase58(), ask)
     let signature: string | null = null
     let returned = {lamports: 0n, tokens: 0n}
     if (transaction === null) {
@@ -80,6 +105,7 @@ export default class DeploymentWithdraw extends DeploymentCommand {
       network,
       deployment: args.id,
       vault: vault.toBase58(),
+      shared_with: sharers,
       signature,
       returned: {
         sol: amountJson(returned.lamports, SOL_DECIMALS, 'SOL'),
@@ -93,8 +119,9 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     }
     if (signature) {
       this.say(
-        `Withdrew ${report.returned.sol.amount} SOL and ${report.returned.tokens.amount} tokens from the vault of deployment ${args.id} to ${wallet.address}.`,
+        `Withdrew ${report.returned.sol.amount} SOL and ${report.returned.tokens.amount} tokens from the vault ${vault.toBase58()} of deployment ${args.id} to ${wallet.address}.`,
       )
+      if (sharers.length > 0) this.say(`What it keeps pays for the deployments on it: ${sharedText(sharers)}.`)
     }
     return report
   }

@@ -227,12 +227,19 @@ describe('gpunet deployment on the localnet (end to end)', function () {
     assert.ok(types.includes('DEPLOYMENT_STARTED'), types.join(' '))
     assert.equal(types.filter((type) => type === 'JOB_LIST_CONFIRMED').length, 2, types.join(' '))
 
-    // A running deployment is neither deleted nor withdrawn from; nothing is asked or sent.
-    for (const command of ['delete', 'withdraw']) {
-      const refused = await json<{error: {code: string; status: string}}>(['deployment', command, id, '--yes'], 2)
-      assert.deepEqual(refused.error.code, 'deployment_running')
-    }
-    assert.equal((await balances(vault)).tokens > 0n, true)
+    // A running deployment is not deleted (nothing asked or sent), and its vault gives no more than it may: what
+    // its replicas need next stays (exit 4, nothing moved).
+    const refused = await json<{error: {code: string; status: string}}>(['deployment', 'delete', id, '--yes'], 2)
+    assert.deepEqual(refused.error.code, 'deployment_running')
+    const heldRunning = await balances(vault)
+    const overAsked = await json<{error: {code: string; message: string}}>(
+      ['deployment', 'withdraw', id, '--tokens', String(Number(heldRunning.tokens) / 1e6), '--yes'],
+      4,
+    )
+    assert.equal(overAsked.error.code, 'withdraw_exceeds_available')
+    assert.match(overAsked.error.message, new RegExp(`for the next listing or extension of every replica of ${id}`))
+    assert.equal((await balances(vault)).tokens, heldRunning.tokens, 'nothing moved')
+    assert.equal(heldRunning.tokens > 0n, true)
 
     // stop waits until the manager has stopped every job; logs --follow, begun before, ends once it is STOPPED.
     const following = cli(['deployment', 'logs', id, '--follow'])

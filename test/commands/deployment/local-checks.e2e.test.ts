@@ -178,7 +178,10 @@ describe('deployment commands: checks before any request', () => {
     const result = await runCli(['deployment', 'get', ID, '--json'], {env: withoutEnv})
     assert.equal(result.code, 0, result.stderr)
     assert.equal((JSON.parse(result.stdout) as {manager: string}).manager, server.url)
-    assert.deepEqual(server.seen, [`GET /api/deployments/${ID}`])
+    // The deployment, then the others on its vault (shared_with).
+    assert.equal(server.seen[0], `GET /api/deployments/${ID}`)
+    assert.match(server.seen[1] ?? '', /^GET \/api\/deployments\?(.*&)?vault=/)
+    assert.equal(server.seen.length, 2)
   })
 
   it('sends the wallet headers, or the managerApiKey setting (read from stdin, never printed) as a Bearer key', async () => {
@@ -215,6 +218,43 @@ describe('deployment commands: checks before any request', () => {
     const {job_definition: definition, ...rest} = lastBody as {job_definition: {ops: {id: string}[]}}
     assert.deepEqual(rest, {name: 'svc', market, replicas: 3, timeout: 90, strategy: 'SIMPLE'})
     assert.equal(definition.ops[0]!.id, 'web')
+  })
+
+  it('--vault new sends new_vault, --vault ADDRESS sends vault, neither sends none (the shared vault)', async () => {
+    const vault = Keypair.generate().publicKey.toBase58()
+    for (const [flags, member] of [
+      [['--vault', 'new'], {new_vault: true}],
+      [['--vault', vault], {vault}],
+    ] as const) {
+      const result = await cli([...create('--timeout', '10m', ...flags), '--json'])
+      assert.equal(result.code, 0, result.stderr)
+      const rest = {...(lastBody as Record<string, unknown>)}
+      delete rest.job_definition
+      assert.deepEqual(rest, {name: 'svc', market, replicas: 1, timeout: 10, strategy: 'SIMPLE-EXTEND', ...member})
+    }
+  })
+
+  it('a --vault that is neither new nor an address is exit 2, nothing sent', async () => {
+    const result = await cli([...create('--timeout', '10m', '--vault', 'mine'), '--json'])
+    assert.equal(result.code, 2, result.stderr)
+    const {error} = JSON.parse(result.stdout) as {error: {code: string; message: string; hint: string}}
+    assert.equal(error.code, 'invalid_vault')
+    assert.match(error.message, /--vault "mine" is neither "new" nor a vault's address/)
+    assert.match(error.hint, /leave --vault out for your shared vault/)
+    assert.deepEqual(server.seen, [])
+  })
+
+  it('withdraw --sol or --tokens that is no amount is exit 2, nothing sent', async () => {
+    for (const flags of [
+      ['--sol', 'all'],
+      ['--tokens', '-1'],
+      ['--tokens', '0.0000001'],
+    ]) {
+      const result = await cli(['deployment', 'withdraw', ID, ...flags, '--yes', '--json'])
+      assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`)
+      assert.equal(JSON.parse(result.stdout).error.code, 'invalid_amount')
+      assert.deepEqual(server.seen, [])
+    }
   })
 
   for (const replicas of ['-1', '101', '1.5', 'two', '']) {
@@ -273,8 +313,6 @@ describe('deployment commands: checks before any request', () => {
     ['STOPPED', 'stop', 'deployment_not_running'],
     ['DRAFT', 'stop', 'deployment_not_running'],
     ['RUNNING', 'delete', 'deployment_running'],
-    ['RUNNING', 'withdraw', 'deployment_running'],
-    ['STOPPING', 'withdraw', 'deployment_running'],
   ]
   for (const [state, command, code] of refusals) {
     it(`${command} of a ${state} deployment is exit 2 (${code}), only read`, async () => {

@@ -240,7 +240,7 @@ describe('deployment create: local checks', () => {
 
 describe('deployment state checks', () => {
   const at = (status: string) => ({...DEPLOYMENT, status})
-  const refuses = (status: string, action: 'stop' | 'delete' | 'withdraw', code: string) =>
+  const refuses = (status: string, action: 'stop' | 'delete', code: string) =>
     assert.throws(
       () => checkState(at(status), action),
       (e: GpunetError) => e.exitCode === ExitCode.USAGE && e.code === code && e.fields.status === status,
@@ -251,15 +251,11 @@ describe('deployment state checks', () => {
     for (const status of ['RUNNING', 'STARTING', 'ERROR', 'INSUFFICIENT_FUNDS']) checkState(at(status), 'stop')
   })
 
-  it('a delete or withdraw while its jobs may run is exit 2', () => {
-    for (const status of ['STARTING', 'RUNNING', 'STOPPING', 'INSUFFICIENT_FUNDS']) {
+  // A withdraw is the manager's to bound (it leaves what the running deployments on the vault need): no state check.
+  it('a delete while its jobs may run is exit 2', () => {
+    for (const status of ['STARTING', 'RUNNING', 'STOPPING', 'INSUFFICIENT_FUNDS'])
       refuses(status, 'delete', 'deployment_running')
-      refuses(status, 'withdraw', 'deployment_running')
-    }
-    for (const status of ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED']) {
-      checkState(at(status), 'delete')
-      checkState(at(status), 'withdraw')
-    }
+    for (const status of ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED']) checkState(at(status), 'delete')
   })
 })
 

@@ -98,6 +98,7 @@ describe('deployments: the definition a manager lists', function () {
     rotation_time: null,
     startup_timeout: null,
     vault: undefined,
+    new_vault: false,
   })
 
   /** The uploaded document of a revision, checked to be what its row names and the network's validator takes. */

@@ -32,7 +32,6 @@ import {
 import {
   archiveDeployment,
   createDeployment,
-  createVault,
   deleteDeployment,
   duplicateDeployment,
   ownDeployment,
@@ -41,13 +40,20 @@ import {
   updateReplicas,
   updateSchedule,
   updateTimeout,
-  withdrawVault,
 } from '../manager/operations.js'
+import {sharedVault, withdrawVault} from '../manager/vault-operations.js'
 import {vaultWallet} from '../paying/paying.js'
 import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
-import {bodyObject, parseCreateBody, parseDuplicateBody, parseReplicaCount, parseTimeout} from '../manager/validation.js'
+import {
+  bodyObject,
+  parseCreateBody,
+  parseDuplicateBody,
+  parseReplicaCount,
+  parseTimeout,
+  parseWithdrawBody,
+} from '../manager/validation.js'
 
 /** The largest body taken: a deployment with its job definition. */
 export const BODY_LIMIT = 1024 * 1024
@@ -165,10 +171,8 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
   app.get('/vaults', async (request) => (await ctx.store.vaults(await owner(request))).map(vaultObject))
   app.post('/vaults/:vault/withdraw', async (request) => {
     const who = await owner(request)
-    const body = request.body === undefined ? {} : bodyObject(request.body)
-    if (body.SOL !== undefined || body.NOS !== undefined)
-      throw badRequest('partial_withdraw', 'this manager withdraws everything: leave out SOL and NOS')
-    return {transaction: await withdrawVault(ctx, who, (request.params as {vault: string}).vault)}
+    const ask = parseWithdrawBody(request.body === undefined ? {} : bodyObject(request.body))
+    return {transaction: await withdrawVault(ctx, who, (request.params as {vault: string}).vault, ask)}
   })
 
   app.get('/:id', async (request) => view(await own(request)))
@@ -361,8 +365,8 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
     return {timeout: changed.timeout, updated_at: new Date(changed.updated_at).toISOString()}
   })
 
-  // A vault apart from any deployment, as the network's `vaults/create`: with the wallet only, as its client says.
-  app.post('/vaults/create', async (request) => vaultObject(await createVault(ctx, await walletOwner(auth, request))))
+  // The owner's shared vault, got or made, as the network's `vaults/create`: with the wallet only, as its client says.
+  app.post('/vaults/create', async (request) => vaultObject(await sharedVault(ctx, await walletOwner(auth, request))))
 }
 
 /** The routes under /api-keys (and /api/api-keys): made, listed and revoked with the wallet only, so a leaked key cannot mint more. */

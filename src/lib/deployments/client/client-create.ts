@@ -5,6 +5,8 @@
  */
 import {basename, extname} from 'node:path'
 
+import {PublicKey} from '@solana/web3.js'
+
 import {loadPostableDefinition} from '../../definition/upload.js'
 import type {LocatedIssue} from '../../definition/check.js'
 import {ExitCode, GpunetError} from '../../errors.js'
@@ -92,6 +94,8 @@ export interface CreateInput {
   /** INFINITE's `--rotation-time` and `--startup-timeout` as given (durations such as 20m). */
   rotationTime?: string
   startupTimeout?: string
+  /** `--vault`: `new` (a vault of its own) or one of the owner's vaults; absent, the owner's shared vault. */
+  vault?: string
 }
 
 /**
@@ -162,6 +166,20 @@ export function strategyMembers(
   return members
 }
 
+/** `--vault` as the body's member: `new_vault: true` for `new`, `vault` for an address (else exit 2), none when absent. */
+export function vaultMember(vault: string | undefined): {vault?: string; new_vault?: true} {
+  if (vault === undefined) return {}
+  if (vault === 'new') return {new_vault: true}
+  try {
+    return {vault: new PublicKey(vault).toBase58()}
+  } catch {
+    throw new GpunetError('invalid_vault', `--vault ${JSON.stringify(vault)} is neither "new" nor a vault's address`, {
+      exitCode: ExitCode.USAGE,
+      hint: 'leave --vault out for your shared vault, give --vault new for one of its own, or a vault address of yours',
+    })
+  }
+}
+
 /**
  * The create body of a definition file, every local check passed (usage: exit 2; definition: exit 3), and the
  * definition's warnings for the caller to show.
@@ -170,6 +188,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
   const replicas = checkReplicas(input.replicas)
   const timeout = timeoutMinutes(input.timeout)
   const members = strategyMembers(input, timeout)
+  const vault = vaultMember(input.vault)
   if (input.timeScale !== undefined && input.network !== 'localnet') {
     throw new GpunetError('time_scale_localnet_only', '--time-scale is for the localnet only', {
       exitCode: ExitCode.USAGE,
@@ -187,6 +206,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
     job_definition: loaded.upload.document,
     ...members,
     ...(input.timeScale === undefined ? {} : {time_scale: input.timeScale}),
+    ...vault,
   }
   return {body, warnings: loaded.warnings}
 }

@@ -1,6 +1,6 @@
 /**
  * What the owner's commands check of a deployment's state before they ask or send anything: the same rules the
- * manager applies (its 409 says so too), given here first so a mistaken stop, delete or withdraw is a clear exit 2
+ * manager applies (its 409 says so too), given here first so a mistaken stop or delete is a clear exit 2
  * without a question or a request.
  */
 import {ExitCode, GpunetError} from '../../errors.js'
@@ -13,7 +13,7 @@ export const ACTIVE_STATES: ReadonlySet<string> = new Set(['STARTING', 'RUNNING'
 const NOT_STOPPABLE: ReadonlySet<string> = new Set(['DRAFT', 'STOPPING', 'STOPPED', 'ARCHIVED'])
 
 /** What is being done to a deployment, for the checks below. */
-export type StateAction = 'stop' | 'delete' | 'withdraw'
+export type StateAction = 'stop' | 'delete'
 
 /** Exit 2 when the deployment's state does not allow `action` (docs/deployments.md, "States"). */
 export function checkState(deployment: Deployment, action: StateAction): void {
@@ -30,10 +30,9 @@ export function checkState(deployment: Deployment, action: StateAction): void {
     })
   }
   if (action !== 'stop' && ACTIVE_STATES.has(status)) {
-    const what = action === 'delete' ? 'deleted' : 'withdrawn from'
     throw new GpunetError(
       'deployment_running',
-      `deployment ${id} is ${status}: it cannot be ${what} while its jobs may run`,
+      `deployment ${id} is ${status}: it cannot be deleted while its jobs may run`,
       {
         exitCode: ExitCode.USAGE,
         hint:

@@ -21,6 +21,7 @@ import {TOKEN_DECIMALS} from '../../market/networks.js'
 import {rpcCall} from '../../market/rpc/rpc.js'
 import {type FeeQuote, sendJobsTransaction, sendSigned} from '../../market/rpc/send.js'
 import type {Wallet} from '../../keys/wallet.js'
+import type {DeploymentClient} from './client.js'
 
 /** Blocks a blockhash stays valid for (the runtime's MAX_PROCESSING_AGE). */
 const BLOCKHASH_LIFETIME = 150
@@ -209,4 +210,26 @@ function refused(why: string): GpunetError {
     exitCode: ExitCode.UNAVAILABLE,
     hint: 'nothing was signed or sent; a manager that sends this is not one to trust with funds',
   })
+}
+
+/** The deployments of the owner's besides `except` that pay from the same vault (the owner's shared vault's others). */
+export async function vaultSharers(client: DeploymentClient, vault: string, except: string): Promise<string[]> {
+  const ids: string[] = []
+  let cursor: string | undefined
+  // Pages of 100 until the manager has no next one (a bound, so a manager answering a cursor forever ends).
+  for (let page = 0; page < 100; page += 1) {
+    const {deployments, pagination} = await client.list({vault, limit: 100, ...(cursor ? {cursor} : {})})
+    ids.push(...deployments.filter((d) => d.vault === vault && d.id !== except).map((d) => d.id))
+    cursor = pagination.cursor_next ?? undefined
+    if (!cursor) break
+  }
+  return [...new Set(ids)]
+}
+
+/** How a command names a vault and its other deployments: "its own" or "shared with N other deployments: ...". */
+export function sharedText(sharers: readonly string[]): string {
+  if (sharers.length === 0) return 'no other deployment pays from it'
+  const shown = sharers.slice(0, 10).join(', ')
+  const more = sharers.length > 10 ? ` and ${sharers.length - 10} more` : ''
+  return `shared with ${sharers.length} other deployment${sharers.length === 1 ? '' : 's'}: ${shown}${more}`
 }

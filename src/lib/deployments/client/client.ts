@@ -157,6 +157,9 @@ export interface CreateBody {
   /** INFINITE: seconds before a job's end its replacement is listed; minutes a new job has to come online. */
   rotation_time?: number
   startup_timeout?: number
+  /** One of the owner's vaults to pay from, or new_vault for one of its own; neither: the owner's shared vault. */
+  vault?: string
+  new_vault?: boolean
 }
 
 /** The filters of a page of a list. */
@@ -298,10 +301,13 @@ export class DeploymentClient extends ApiClient {
       .header
   }
 
-  /** The vault's withdraw transaction (base64, signed by the vault, the owner its fee payer); null when empty. */
-  async withdraw(vault: string): Promise<string | null> {
+  /**
+   * The vault's withdraw transaction (base64, signed by the vault, the owner its fee payer); null when empty. `ask`
+   * in SOL and tokens (the network's `{SOL, NOS}`); without it, everything the vault may give.
+   */
+  async withdraw(vault: string, ask?: {SOL: number; NOS: number}): Promise<string | null> {
     const path = `/api/deployments/vaults/${segment(vault)}/withdraw`
-    return (await this.request('POST', path, {}, transactionAnswer)).transaction
+    return (await this.request('POST', path, ask ?? {}, transactionAnswer)).transaction
   }
 
   /** Makes an API key for the owner (wallet headers only): its key is in this answer and nowhere else. */

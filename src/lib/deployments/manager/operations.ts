@@ -1,6 +1,6 @@
 /**
- * What the API's routes do to a deployment: create, duplicate, start, stop, archive, delete, change, and a vault's
- * withdraw.
+ * What the API's routes do to a deployment: create, duplicate, start, stop, archive, delete, change (a vault's:
+ * vault-operations.ts).
  */
 import {randomBytes} from 'node:crypto'
 
@@ -11,11 +11,11 @@ import {readMarket} from '../../market/jobs/jobs.js'
 import {generateKeypair} from '../../keys/wallet.js'
 import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
 import type {ManagerContext} from '../context.js'
-import {covers, requiredDeposit} from '../paying/deposit.js'
+import {covers, readFloor} from '../paying/deposit.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
+import {chooseVault, deploymentsOnVault} from './vault-operations.js'
 import {copyName, type CreateRequest, type DuplicateRequest} from './validation.js'
-import type {DeploymentRow, DeploymentStatus, VaultRow} from '../types.js'
-import {withdrawTransaction} from '../paying/withdraw.js'
+import type {DeploymentRow, DeploymentStatus} from '../types.js'
 
 /** The owner's deployment, or 404 (another owner's deployment is not found either). */
 export async function ownDeployment(ctx: ManagerContext, owner: string, id: string): Promise<DeploymentRow> {
@@ -41,17 +41,16 @@ export async function createDeployment(
       throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
     throw error
   }
-  const shared = request.vault === undefined ? null : await ctx.store.vault(request.vault)
-  if (request.vault !== undefined && shared?.owner !== owner)
-    throw badRequest('unknown_vault', `${request.vault} is not one of your vaults at this manager`)
+  // The owner's shared vault unless new_vault asks for one of its own or vault names one (the network's rule).
+  const chosen = request.new_vault ? null : await chooseVault(ctx, owner, request.vault)
   await uploadListed(ctx, listed)
-  const vault = shared ? null : generateKeypair()
+  const vault = chosen ? null : generateKeypair()
   const now = ctx.now()
   const deployment: DeploymentRow = {
     id,
     name: request.name,
     owner,
-    vault: shared ? shared.vault : vault!.publicKey.toBase58(),
+    vault: chosen ? chosen.vault : vault!.publicKey.toBase58(),
     market,
     status: 'DRAFT',
     replicas: request.replicas,
@@ -110,6 +109,7 @@ export async function duplicateDeployment(
     rotation_time: source.rotation_time ?? null,
     startup_timeout: source.startup_timeout ?? null,
     vault: source.vault,
+    new_vault: false,
   })
 }
 
@@ -130,19 +130,22 @@ function givenDefinition(text: string): Record<string, unknown> {
 
 const START_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'INSUFFICIENT_FUNDS']
 const STOP_FROM: readonly DeploymentStatus[] = ['STARTING', 'RUNNING', 'ERROR', 'INSUFFICIENT_FUNDS']
-/** A vault may be emptied once nothing of its deployment runs (or may still pay). */
-const WITHDRAW_FROM: readonly DeploymentStatus[] = ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED', 'INSUFFICIENT_FUNDS']
 
 /**
- * Starts a deployment: STARTING, or INSUFFICIENT_FUNDS (402) when its vault does not hold one timeout's deposit of
- * every replica (price x timeout x replicas in tokens; rent and fees in SOL).
+ * Starts a deployment: STARTING, or INSUFFICIENT_FUNDS (402) when its vault does not hold the next listing of every
+ * replica (price x timeout x replicas in tokens; rent and fees in SOL) on top of what the other deployments paying
+ * from the same vault need (a shared vault pays for all of them: floor.ts).
  */
 export async function startDeployment(ctx: ManagerContext, deployment: DeploymentRow): Promise<DeploymentRow> {
   if (!START_FROM.includes(deployment.status))
     throw wrongState(`deployment ${deployment.id} is ${deployment.status}: only a ${START_FROM.join(', ')} one starts`)
-  const deposit = await requiredDeposit(ctx.net, deployment)
   const now = ctx.now()
-  if (!covers(deposit)) {
+  const others = (await deploymentsOnVault(ctx, deployment.owner, deployment.vault)).filter(
+    (d) => d.id !== deployment.id,
+  )
+  const started: DeploymentRow = {...deployment, status: 'STARTING', started_at: now}
+  const {floor, chain} = await readFloor(ctx.net, deployment.vault, [started, ...others])
+  if (!covers(chain.balances, floor)) {
     // Not over a start that went through meanwhile (the vault was funded between the two reads).
     const moved = await ctx.store.moveDeployment(
       deployment.id,
@@ -152,29 +155,34 @@ export async function startDeployment(ctx: ManagerContext, deployment: Deploymen
     )
     if (moved)
       await event(ctx, deployment.id, 'DEPLOYMENT_INSUFFICIENT_FUNDS', 'the vault does not hold the deposit to start')
+    const sharers = floor.payers.filter((id) => id !== deployment.id)
+    const shared =
+      sharers.length === 0
+        ? ''
+        : `, with what the vault keeps for the ${sharers.length} other running deployment${sharers.length === 1 ? '' : 's'} it pays for (${sharers.join(', ')}): a shared vault must cover all of them`
     throw new ApiError(
       402,
       'insufficient_funds',
-      `the vault ${deployment.vault} holds ${deposit.balances.tokens} token base units and ${deposit.balances.lamports} lamports; ` +
-        `starting needs ${deposit.tokens} token base units (price x timeout x ${deployment.replicas} replicas) and ${deposit.lamports} lamports (rent and fees)`,
+      `the vault ${deployment.vault} holds ${chain.balances.tokens} token base units and ${chain.balances.lamports} lamports; ` +
+        `starting needs ${floor.tokens} token base units (price x timeout x ${deployment.replicas} replicas) and ${floor.lamports} lamports (rent and fees)${shared}`,
       'fund the vault (gpunet deployment fund ID), then start again',
     )
   }
   // Only from the status read above: of starts sent at once, one moves it and records the event; the others find
   // it started, as a start sent after it would.
-  const started = await ctx.store.moveDeployment(
+  const moved = await ctx.store.moveDeployment(
     deployment.id,
     [deployment.status],
     {status: 'STARTING', started_at: now, throttle_rounds: 0},
     now,
   )
-  if (!started) {
+  if (!moved) {
     const current = await ctx.store.deployment(deployment.id)
     if (!current) throw notFound(`deployment ${deployment.id}`)
     throw wrongState(`deployment ${deployment.id} is ${current.status}: only a ${START_FROM.join(', ')} one starts`)
   }
   await event(ctx, deployment.id, 'DEPLOYMENT_STARTED', 'deployment starting')
-  return started
+  return moved
 }
 
 /** Stops a deployment: STOPPING, until the worker has stopped every job (then STOPPED). */
@@ -230,33 +238,6 @@ export async function updateSchedule(ctx: ManagerContext, deployment: Deployment
 export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentRow, timeout: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
-}
-
-/** Makes a vault of the owner's apart from any deployment; deployments created with `vault` then share it. */
-export async function createVault(ctx: ManagerContext, owner: string): Promise<VaultRow> {
-  const vault = generateKeypair()
-  const row: VaultRow = {vault: vault.publicKey.toBase58(), owner, sealed: ctx.seal.seal(vault), created_at: ctx.now()}
-  await ctx.store.addVault(row)
-  return row
-}
-
-/** The withdraw transaction of the owner's vault (`{transaction}`); 409 while its deployment may still pay from it. */
-export async function withdrawVault(ctx: ManagerContext, owner: string, vault: string): Promise<string> {
-  const row = await ctx.store.vault(vault)
-  if (!row || row.owner !== owner) throw notFound(`vault ${vault}`)
-  // Every deployment paying from it: a vault made with vaults/create may pay for many.
-  for (let offset = 0, total = 1; offset < total; offset += 100) {
-    const page = await ctx.store.deployments({owner, vault, offset, limit: 100, order: 'desc'})
-    total = page.total
-    for (const deployment of page.rows)
-      if (!WITHDRAW_FROM.includes(deployment.status))
-        throw wrongState(
-          `deployment ${deployment.id} is ${deployment.status} and pays from this vault: stop it before withdrawing`,
-        )
-  }
-  const transaction = await withdrawTransaction(ctx.net, ctx.seal.open(vault, row.sealed), new PublicKey(owner))
-  if (transaction === null) throw wrongState(`vault ${vault} holds nothing to withdraw`)
-  return transaction
 }
 
 async function event(ctx: ManagerContext, deployment: string, type: string, message: string) {

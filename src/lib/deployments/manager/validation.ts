@@ -2,6 +2,8 @@
 import {PublicKey} from '@solana/web3.js'
 
 import type {Network} from '../../network.js'
+import {SOL_DECIMALS} from '../../market/rpc/balances.js'
+import {TOKEN_DECIMALS} from '../../market/networks.js'
 import {badRequest} from '../../http/api-error.js'
 import {scheduleProblem} from '../schedule.js'
 import {STRATEGIES, type Strategy} from '../types.js'
@@ -28,8 +30,10 @@ export interface CreateRequest {
   schedule: string | null
   rotation_time: number | null
   startup_timeout: number | null
-  /** One of the owner's vaults (`vaults/create`) to pay from; a new one of its own when absent. */
+  /** One of the owner's vaults to pay from; the owner's shared vault when absent (and new_vault is not true). */
   vault: string | undefined
+  /** A new vault of the deployment's own instead of the owner's shared one. */
+  new_vault: boolean
 }
 
 /** INFINITE's shortest timeout, in minutes (the network's schema). */
@@ -99,10 +103,14 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   for (const member of ['confidential', 'autostart'])
     if (body[member] !== undefined && typeof body[member] !== 'boolean')
       throw badRequest(`invalid_${member}`, `${member} must be true or false`)
-  if (body.new_vault !== undefined)
+  if (body.new_vault !== undefined && typeof body.new_vault !== 'boolean')
+    throw badRequest('invalid_new_vault', 'new_vault must be true or false')
+  // The network's schema takes one of the two, never both (even new_vault: false beside a vault).
+  if (body.new_vault !== undefined && body.vault !== undefined)
     throw badRequest(
-      'new_vault_not_supported',
-      'leave out new_vault: a deployment gets a vault of its own unless vault names one of yours',
+      'invalid_vault',
+      'give vault or new_vault, not both',
+      "vault names one of your vaults; new_vault: true makes one of the deployment's own; neither uses your shared vault",
     )
   const timeout = parseTimeout(body.timeout)
   return {
@@ -117,6 +125,7 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     autostart: body.autostart === true,
     time_scale: parseTimeScale(body.time_scale, network),
     vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
+    new_vault: body.new_vault === true,
   }
 }
 
@@ -221,4 +230,32 @@ function hasControlCharacter(text: string): boolean {
     if (code < 0x20 || code === 0x7f) return true
   }
   return false
+}
+
+/**
+ * The withdraw body (the network's `{SOL?, NOS?}`, in SOL and tokens): null when both are absent (everything the
+ * vault may give), else the amounts in base units, an absent one 0.
+ */
+export function parseWithdrawBody(body: Record<string, unknown>): {lamports: bigint; tokens: bigint} | null {
+  if (body.SOL === undefined && body.NOS === undefined) return null
+  return {lamports: baseUnits(body.SOL, 'SOL', SOL_DECIMALS), tokens: baseUnits(body.NOS, 'NOS', TOKEN_DECIMALS)}
+}
+
+/** A non-negative number of SOL or tokens with at most their decimals, in base units; absent is 0. */
+function baseUnits(value: unknown, member: string, decimals: number): bigint {
+  if (value === undefined) return 0n
+  const refused = () =>
+    badRequest(
+      `invalid_${member}`,
+      `${member} must be a number from 0 with at most ${decimals} decimals`,
+      'leave SOL and NOS out to withdraw everything the vault may give',
+    )
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 2 ** 53 / 10 ** decimals)
+    throw refused()
+  // Beyond 2^53 base units a JSON number has lost its last digits (the bound above).
+  const fixed = value.toFixed(decimals)
+  // More decimals than the unit has would be rounded: refused rather than moved in another amount than asked.
+  if (Number(fixed) !== value) throw refused()
+  const [whole, fraction] = fixed.split('.') as [string, string]
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction)
 }

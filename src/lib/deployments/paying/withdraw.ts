@@ -1,7 +1,9 @@
 /**
- * Withdraw: one transaction that returns everything a vault holds to its owner: every token (then the emptied token
- * account is closed, its rent to the owner) and every lamport. The owner pays the fee, so nothing stays behind; the
- * vault signs here, the owner co-signs and sends it, as with the network's manager.
+ * Withdraw: one transaction that returns the amounts floor.ts allowed to the vault's owner: tokens (and, once the
+ * token account is emptied and nothing pays from the vault, the account closed, its rent to the owner) and
+ * lamports. The owner pays the fee, so an empty withdraw leaves nothing behind; the vault signs here, the owner
+ * co-signs and sends it, as with the network's manager. The amounts are fixed in the transaction: a listing that
+ * lands meanwhile can make it fail (nothing moved), never take more.
  */
 import {
   createAssociatedTokenAccountIdempotentInstruction,
@@ -11,36 +13,36 @@ import {
 } from '@solana/spl-token'
 import {type Keypair, type PublicKey, SystemProgram, Transaction, type TransactionInstruction} from '@solana/web3.js'
 
-import {readBalances} from '../../market/rpc/balances.js'
+import type {Balances} from '../../market/rpc/balances.js'
 import type {MarketNetwork} from '../../market/connect.js'
 import {rpcCall} from '../../market/rpc/rpc.js'
+import type {WithdrawAmounts} from './floor.js'
 
-/** The withdraw transaction, signed by the vault, base64; null when the vault holds nothing. */
+/** The withdraw transaction of `amounts` from the vault holding `balances`, signed by the vault, base64. */
 export async function withdrawTransaction(
   net: MarketNetwork,
   vault: Keypair,
   owner: PublicKey,
-): Promise<string | null> {
+  balances: Balances,
+  amounts: WithdrawAmounts,
+): Promise<string> {
   const {connection} = net
-  const [balances, latest] = await Promise.all([
-    rpcCall(connection, () => readBalances(connection, vault.publicKey, net.mint)),
-    rpcCall(connection, () => connection.getLatestBlockhash('confirmed')),
-  ])
+  const latest = await rpcCall(connection, () => connection.getLatestBlockhash('confirmed'))
   const instructions: TransactionInstruction[] = []
-  if (balances.hasTokenAccount) {
+  if (amounts.tokens > 0n || amounts.closeTokenAccount) {
     const ownerTokens = getAssociatedTokenAddressSync(net.mint, owner, true)
     instructions.push(createAssociatedTokenAccountIdempotentInstruction(owner, ownerTokens, owner, net.mint))
-    if (balances.tokens > 0n) {
-      instructions.push(createTransferInstruction(balances.tokenAccount, ownerTokens, vault.publicKey, balances.tokens))
+    if (amounts.tokens > 0n) {
+      instructions.push(createTransferInstruction(balances.tokenAccount, ownerTokens, vault.publicKey, amounts.tokens))
     }
-    instructions.push(createCloseAccountInstruction(balances.tokenAccount, owner, vault.publicKey))
+    if (amounts.closeTokenAccount)
+      instructions.push(createCloseAccountInstruction(balances.tokenAccount, owner, vault.publicKey))
   }
-  if (balances.lamports > 0n) {
+  if (amounts.lamports > 0n) {
     instructions.push(
-      SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner, lamports: balances.lamports}),
+      SystemProgram.transfer({fromPubkey: vault.publicKey, toPubkey: owner, lamports: amounts.lamports}),
     )
   }
-  if (instructions.length === 0) return null
   const tx = new Transaction({feePayer: owner, ...latest}).add(...instructions)
   tx.partialSign(vault)
   return tx.serialize({requireAllSignatures: false}).toString('base64')
