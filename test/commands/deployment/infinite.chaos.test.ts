@@ -85,6 +85,9 @@ describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function 
       'INFINITE',
       '--timeout',
       '60m',
+      // A vault of its own: each test counts what its deployment spent from what its vault holds.
+      '--vault',
+      'new',
       ...args,
     ])
     await cli(['deployment', 'fund', created.id, '--sol', '0.2', '--tokens', '20'])
