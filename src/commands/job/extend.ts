@@ -38,6 +38,8 @@ export default class JobExtend extends BaseCommand {
     ...marketFlags,
   }
 
+  static paysOrDestroys = {what: 'wallet'} as const
+
   async run(): Promise<({network: Network} & ExtendReport) | CreditExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
     const {network} = this.settings

@@ -68,6 +68,8 @@ Put gpunet's flags before -- : everything after it belongs to the command, word 
     ...postFlags,
   }
 
+  static paysOrDestroys = {what: 'wallet'} as const
+
   async run(): Promise<RunReport> {
     const {flagWords, command} = splitCommand(this.argv)
     // Only gpunet's words are parsed: oclif's leftovers mix flag values with the command's words.
