@@ -143,7 +143,6 @@ export function catalog(commands: readonly ManifestCommand[]): {tools: Tool[]; e
 }
 
 function toolOf(command: ManifestCommand): Tool {
-  const args = Object.values(command.args ?? {})
   const flags = Object.values(command.flags ?? {}).filter(
     (flag) =>
       !flag.hidden &&
@@ -151,6 +150,8 @@ function toolOf(command: ManifestCommand): Tool {
       !GPUNET_OWNED_FLAGS.has(flag.name) &&
       !flag.exclusive?.includes('json'),
   )
+  // `job post FILE` and `--file FILE` are one input: the tool takes it once, as the flag.
+  const args = Object.values(command.args ?? {}).filter((arg) => !flags.some((flag) => flag.name === arg.name))
   const follows = Object.values(command.flags ?? {}).some((flag) => flag.name === 'follow')
   const quoted = command.paysOrDestroys ?? null
   const posts = POSTING.has(command.id)
