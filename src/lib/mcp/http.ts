@@ -27,20 +27,20 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
   res.end(JSON.stringify({jsonrpc: '2.0', error: {code, message}, id: null}))
 }
 
+/**
+ * The body, or null when it is over the limit: read to its end all the same (up to 16 times the limit), so the
+ * refusal reaches a client still sending instead of a closed socket.
+ */
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
-      if (size > MAX_BODY_BYTES) {
-        resolve(null)
-        req.destroy()
-        return
-      }
-      chunks.push(chunk)
+      if (size > 16 * MAX_BODY_BYTES) req.destroy()
+      else if (size <= MAX_BODY_BYTES) chunks.push(chunk)
     })
-    req.on('end', () => resolve(Buffer.concat(chunks)))
+    req.on('end', () => resolve(size > MAX_BODY_BYTES ? null : Buffer.concat(chunks)))
     req.on('error', reject)
   })
 }
