@@ -11,6 +11,7 @@ import {
   MAX_SECONDS_ARGUMENT,
   QUOTE_ARGUMENT,
   type Tool,
+  WORDS_ARGUMENT,
 } from './catalog.js'
 
 /** The most a call's arguments may weigh, as JSON text. */
@@ -23,6 +24,8 @@ export class BadArguments extends Error {}
 export interface PreparedCall {
   /** The words after `gpunet`: the command's id, its flags, its positional values (never `--json`). */
   words: string[]
+  /** `--` and the words after it, for a command that takes them (`job run -- CMD...`); else empty. */
+  tail: string[]
   /** The arguments the command sees (the quote flow's own members left out): a quote is bound to them. */
   commandArgs: Record<string, unknown>
   quote: string | undefined
@@ -98,6 +101,15 @@ export function prepareCall(tool: Tool, input: unknown): PreparedCall {
     throw new BadArguments(`"${tool.args[missing]!.name}" is needed before the arguments after it`)
   }
   words.push(...positional)
+  let tail: string[] = []
+  const after = given[WORDS_ARGUMENT]
+  if (tool.command.mcp?.words !== undefined && after !== undefined) {
+    if (!Array.isArray(after) || after.some((word) => typeof word !== 'string')) {
+      throw new BadArguments(`"${WORDS_ARGUMENT}" is a list of strings`)
+    }
+    commandArgs[WORDS_ARGUMENT] = after
+    tail = ['--', ...(after as string[])]
+  }
 
   const quote = given[QUOTE_ARGUMENT]
   if (quote !== undefined && typeof quote !== 'string') throw new BadArguments('"quote" is a quote id (a string)')
@@ -119,7 +131,7 @@ export function prepareCall(tool: Tool, input: unknown): PreparedCall {
     commandArgs[MAX_LINES_ARGUMENT] = follow.maxLines
     commandArgs[MAX_SECONDS_ARGUMENT] = follow.maxSeconds
   }
-  return {words, commandArgs, quote, allowDuplicate: allowDuplicate === true, follow}
+  return {words, tail, commandArgs, quote, allowDuplicate: allowDuplicate === true, follow}
 }
 
 function bound(given: Record<string, unknown>, name: string, most: number): number | undefined {

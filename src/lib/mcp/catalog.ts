@@ -41,8 +41,11 @@ export interface ManifestCommand {
   strict?: boolean
   hidden?: boolean
   jsonLines?: boolean
-  /** Why the command is not a tool. */
-  mcp?: {exclude?: string}
+  /**
+   * What the command says of its tool: `exclude`, why it is none; `words`, what the words after `--` are, for a
+   * command that takes them (`job run -- CMD...`): the tool takes them as a list.
+   */
+  mcp?: {exclude?: string; words?: string}
   /** Whether a call pays or destroys, and so needs a quote first. */
   paysOrDestroys?: PaysOrDestroys
 }
@@ -83,6 +86,7 @@ export const QUOTE_ARGUMENT = 'quote'
 export const ALLOW_DUPLICATE_ARGUMENT = 'allowDuplicate'
 export const MAX_LINES_ARGUMENT = 'maxLines'
 export const MAX_SECONDS_ARGUMENT = 'maxSeconds'
+export const WORDS_ARGUMENT = 'command'
 /** The bounds of a following read: defaults and most. */
 export const FOLLOW_BOUNDS = {maxLines: {default: 1000, most: 10_000}, maxSeconds: {default: 30, most: 600}}
 
@@ -179,6 +183,13 @@ function toolOf(command: ManifestCommand): Tool {
     if (flag.options) one.enum = [...flag.options]
     properties[flag.name] = flag.multiple ? {type: 'array', items: one, description} : one
     if (flag.required) required.push(flag.name)
+  }
+  if (command.mcp?.words !== undefined) {
+    properties[WORDS_ARGUMENT] = {
+      type: 'array',
+      items: {type: 'string'},
+      description: `${command.mcp.words} (the words after --, each as it is)`,
+    }
   }
   if (follows) {
     properties[MAX_LINES_ARGUMENT] = {

@@ -27,6 +27,8 @@ export interface CommandOutput {
 export interface RunOptions {
   /** The words after `gpunet` (without `--json`). */
   words: string[]
+  /** `--` and the words after it (`job run -- CMD...`): `--json` goes before them. */
+  tail?: string[]
   /** The session's environment (its network and the other session-wide settings). */
   env: NodeJS.ProcessEnv
   jsonLines: boolean
@@ -40,7 +42,7 @@ export interface RunOptions {
 export function runCommand(options: RunOptions): Promise<CommandOutput> {
   const bin = options.bin ?? join(packageRoot(), 'bin', 'run.js')
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...options.words, '--json'], {
+    const child = spawn(process.execPath, [bin, ...options.words, '--json', ...(options.tail ?? [])], {
       env: options.env,
       stdio: ['ignore', 'pipe', 'ignore'],
     })

@@ -83,7 +83,7 @@ export class McpSession {
       const quote = this.book.issue(
         {
           tool: tool.name,
-          action: `gpunet ${call.words.join(' ')} (network ${this.options.network})`,
+          action: `gpunet ${[...call.words, ...call.tail].map(shellWord).join(' ')} (network ${this.options.network})`,
           network: this.options.network,
           cost: priced.cost,
           from: priced.from,
@@ -114,6 +114,7 @@ export class McpSession {
   private exec(tool: Tool, words: string[], call: PreparedCall, signal?: AbortSignal): Promise<CommandOutput> {
     return this.run({
       words,
+      tail: call.tail,
       env: this.options.env,
       jsonLines: tool.command.jsonLines === true,
       follow: call.follow,
@@ -190,6 +191,11 @@ export class McpSession {
 
 function refused(why: Refusal): ToolAnswer {
   return {document: why as unknown as Record<string, unknown>, isError: true}
+}
+
+/** A word as a shell would need it written (the quote's action reads as the CLI line it runs). */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
 }
 
 function round(value: number): number {

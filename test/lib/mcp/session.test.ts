@@ -53,8 +53,8 @@ describe('gpunet mcp session', function () {
 
   /** A session whose commands are answered by a stand-in that records every run. */
   function session(options: {maxSpend?: number; maxCredits?: number; secrets?: string[]} = {}) {
-    const run = async ({words}: RunOptions): Promise<CommandOutput> => {
-      runs.push(words)
+    const run = async ({words, tail}: RunOptions): Promise<CommandOutput> => {
+      runs.push(tail?.length ? [...words, '|', ...tail] : words)
       if (words.includes('--dry-run')) return {exitCode: 0, document: dryRun(price)}
       if (words[0] === 'job' && words[1] === 'post') return {exitCode: 0, document: {job: JOB, posted: true}}
       if (words[0] === 'config')
@@ -149,6 +149,22 @@ describe('gpunet mcp session', function () {
     assert.deepEqual(create.document, {ok: true})
     const started = await mcp.call('deployment_create', {file, replicas: '1', timeout: '60', start: true})
     assert.ok(started.document.quote)
+  })
+
+  it('gives `job run` its command words after --, with every flag of gpunet before them', async () => {
+    const mcp = session()
+    const args = {command: ['sh', '-c', 'echo --wait --yes'], timeout: '60', wait: true}
+    const quote = (await mcp.call('job_run', args)).document.quote as {id: string; action: string}
+    assert.equal(quote.action, "gpunet job run --timeout=60 --wait -- sh -c 'echo --wait --yes' (network localnet)")
+    await mcp.call('job_run', {...args, quote: quote.id})
+    const dry = ['job', 'run', '--timeout=60', '--dry-run', '|', '--', 'sh', '-c', 'echo --wait --yes']
+    // Priced at the quote, priced again when it acts (the price it is bound to), then run.
+    assert.deepEqual(runs, [
+      dry,
+      dry,
+      ['job', 'run', '--timeout=60', '--wait', '--yes', '|', '--', 'sh', '-c', 'echo --wait --yes'],
+    ])
+    await assert.rejects(mcp.call('job_run', {command: 'sh'}), /list of strings/)
   })
 
   it('answers a command’s failure as an error result with its document', async () => {
