@@ -8,7 +8,7 @@ import {join} from 'node:path'
 
 import {Server} from '@modelcontextprotocol/sdk/server/index.js'
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -16,10 +16,18 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import {literal, looseObject, unknown} from 'zod'
 
 import {BadArguments} from './arguments.js'
 import {type McpSession} from './session.js'
 import {installedPackage} from '../package-root.js'
+
+/**
+ * tools/call as the SDK's router sees it: any params. The SDK's server checks them against its own CallToolRequest
+ * schema next, answering -32602 when they do not fit; the router's own check, with the full schema, would answer a
+ * malformed call with -32603 (internal error).
+ */
+const ToolsCall = looseObject({method: literal('tools/call'), params: unknown()})
 
 const SCHEMA_URI = 'gpunet://schema/job-definition'
 const TEMPLATE_PREFIX = 'gpunet://templates/'
@@ -54,7 +62,8 @@ export function createMcpServer(session: McpSession): Server {
     })),
   }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(ToolsCall, async (loose, extra) => {
+    const request = loose as unknown as CallToolRequest
     try {
       const {document, isError} = await session.call(request.params.name, request.params.arguments, extra.signal)
       return {content: [{type: 'text', text: JSON.stringify(document, null, 2)}], structuredContent: document, isError}

@@ -82,6 +82,15 @@ describe('gpunet mcp --http', function () {
     assert.match(JSON.stringify(await page.json()), /web page at \\"http:\/\/evil\.example\.com\\" are refused/)
   })
 
+  it('answers a malformed tools/call (arguments not an object, no name) with -32602, not an internal error', async () => {
+    for (const params of [{name: 'job_get', arguments: 'nope'}, {arguments: {}}]) {
+      const answer = await post({}, JSON.stringify({jsonrpc: '2.0', id: 7, method: 'tools/call', params}))
+      const text = await answer.text()
+      assert.match(text, /"code":-32602/, text)
+      assert.doesNotMatch(text, /\bat \S+ \(/, 'no stack trace')
+    }
+  })
+
   it('refuses a body over the 1 MiB a call may carry, and other paths and methods', async () => {
     assert.equal((await post({}, JSON.stringify({pad: 'x'.repeat(1024 * 1024 + 70_000)}))).status, 413)
     assert.equal((await fetch(url.replace('/mcp', '/other'), {method: 'POST', body: '{}'})).status, 404)
