@@ -168,8 +168,32 @@ describe('gpunet mcp over stdio, with the SDK client, on a localnet (end to end)
     const logs = await call('job_logs', {job})
     const lines = (logs.structuredContent!.lines as {line: string}[]).map((line) => line.line)
     assert.ok(lines.includes('hello from mcp'), JSON.stringify(logs.structuredContent))
+    const cliLogs = await runCli(['job', 'logs', job, '--json'], {env})
+    const cliLines = cliLogs.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown)
+    assert.deepEqual(stable(logs.structuredContent!.lines), stable(cliLines))
+    const bounded = await call('job_logs', {job, maxLines: 1, maxSeconds: 20})
+    assert.equal((bounded.structuredContent!.lines as unknown[]).length, 1)
+    assert.ok(['maxLines', 'exit'].includes(bounded.structuredContent!.ended as string))
+
     const read = await client.readResource({uri: `gpunet://jobs/${job}/result`})
     assert.deepEqual(stable(JSON.parse((read.contents[0] as {text: string}).text)), stable(got.document))
+    const readLogs = await client.readResource({uri: `gpunet://jobs/${job}/logs`})
+    assert.deepEqual(stable(JSON.parse((readLogs.contents[0] as {text: string}).text).lines), stable(cliLines))
+  })
+
+  it('runs a one-off command through its quote, its words after -- as given', async () => {
+    const args = {command: ['sh', '-c', 'echo "run --via mcp"'], timeout: '60'}
+    const quote = (await call('job_run', args)).structuredContent!.quote as {id: string}
+    const posted = await call('job_run', {...args, quote: quote.id})
+    assert.equal(posted.isError, false, JSON.stringify(posted.structuredContent))
+    const job = posted.structuredContent!.job as string
+    const done = await call('job_get', {job, wait: true, 'wait-timeout': '90'})
+    assert.equal(done.structuredContent!.state, 'COMPLETED', JSON.stringify(done.structuredContent))
+    const lines = ((await call('job_logs', {job})).structuredContent!.lines as {line: string}[]).map((l) => l.line)
+    assert.ok(lines.includes('run --via mcp'), JSON.stringify(lines))
   })
 
   it('answers unknown tools and bad arguments with JSON-RPC -32602', async () => {
