@@ -55,7 +55,10 @@ export async function startMcp(options: StartOptions): Promise<void> {
     const {server, url} = await serveMcpHttp(session, options.http, {allowedOrigins: options.allowedOrigins})
     options.note(`gpunet mcp on ${options.network}: ${url}`)
     await new Promise<void>((resolve) => {
-      const stop = () => server.close(() => resolve())
+      const stop = () => {
+        server.close(() => resolve())
+        server.closeAllConnections() // idle keep-alive sockets would hold close() open
+      }
       process.once('SIGINT', stop)
       process.once('SIGTERM', stop)
     })

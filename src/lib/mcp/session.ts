@@ -132,10 +132,10 @@ export class McpSession {
     const args = call.commandArgs
     if (what === 'destroys') return {cost: {tokens: 0, sol: 0, credits: 0}, from: 'nothing is paid'}
     if (what === 'vault') {
-      const id = Object.values(args).find((value) => typeof value === 'string') as string | undefined
+      const id = tool.args.map((arg) => args[arg.name]).find((value) => typeof value === 'string')
       return {
         cost: {tokens: 0, sol: 0, credits: 0},
-        from: `the deployment's vault${id && tool.args.some((arg) => args[arg.name] === id) ? ` (deployment ${id})` : ''}, which holds only what deployment fund sent it: nothing from the wallet`,
+        from: `the vault of ${id ? `deployment ${id as string}` : 'the deployment'} (it holds only what deployment fund sent it): nothing from the wallet`,
       }
     }
     if (args.credits === true) {
