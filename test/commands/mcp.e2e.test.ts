@@ -196,6 +196,33 @@ describe('gpunet mcp over stdio, with the SDK client, on a localnet (end to end)
     assert.ok(lines.includes('run --via mcp'), JSON.stringify(lines))
   })
 
+  it('extends a running job at the price its dry run quotes, then stops it, each through its quote', async () => {
+    const args = {command: ['sleep', '60'], timeout: '60'}
+    const runQuote = (await call('job_run', args)).structuredContent!.quote as {id: string}
+    const job = (await call('job_run', {...args, quote: runQuote.id})).structuredContent!.job as string
+    const running = await call('job_get', {job, wait: true, 'wait-for': 'running', 'wait-timeout': '60'})
+    assert.equal(running.structuredContent!.state, 'RUNNING', JSON.stringify(running.structuredContent))
+
+    const asked = await call('job_extend', {job, timeout: '120'})
+    const quote = asked.structuredContent!.quote as {id: string; cost: {tokens: number}}
+    const dry = (await cli(['job', 'extend', job, '--timeout', '120', '--dry-run'])).document as {
+      totalPrice: {amount: number}
+    }
+    assert.ok(dry.totalPrice.amount > 0)
+    assert.equal(quote.cost.tokens, dry.totalPrice.amount)
+    const extended = await call('job_extend', {job, timeout: '120', quote: quote.id})
+    assert.equal(extended.isError, false, JSON.stringify(extended.structuredContent))
+    assert.equal(extended.structuredContent!.timeout, 120)
+    assert.deepEqual(extended.structuredContent!.charged, dry.totalPrice)
+
+    const stopQuote = (await call('job_stop', {job})).structuredContent!.quote as {id: string; cost: unknown}
+    assert.deepEqual(stopQuote.cost, {tokens: 0, sol: 0, credits: 0})
+    const stopped = await call('job_stop', {job, quote: stopQuote.id})
+    assert.equal(stopped.isError, false, JSON.stringify(stopped.structuredContent))
+    const after = (await cli(['job', 'get', job])).document as {state: string}
+    assert.notEqual(after.state, 'RUNNING')
+  })
+
   it('answers unknown tools and bad arguments with JSON-RPC -32602', async () => {
     await assert.rejects(call('job_nope'), (error: {code?: number}) => error.code === -32602)
     await assert.rejects(call('job_get', {job: '--network=mainnet'}), (error: {code?: number}) => error.code === -32602)

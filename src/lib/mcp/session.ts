@@ -146,14 +146,19 @@ export class McpSession {
       const words = call.words.filter((word) => !NOT_IN_DRY_RUN.test(word))
       const output = await this.exec(tool, [...words, '--dry-run'], {...call, follow: null}, signal)
       if (output.exitCode !== 0) return {failure: this.answer(output)}
+      // `job post`, `job run` and `job extend --dry-run`: the tokens (deposit or difference), the SOL (fee, rent).
       const report = output.document as {
         totalPrice: {amount: number}
         fee: {amount: number}
-        rent: {amount: number}
+        rent?: {amount: number}
         wallet: {address: string}
       }
       return {
-        cost: {tokens: report.totalPrice.amount, sol: round(report.fee.amount + report.rent.amount), credits: 0},
+        cost: {
+          tokens: report.totalPrice.amount,
+          sol: round(report.fee.amount + (report.rent?.amount ?? 0)),
+          credits: 0,
+        },
         from: `wallet ${report.wallet.address}`,
       }
     }

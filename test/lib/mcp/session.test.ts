@@ -134,8 +134,15 @@ describe('gpunet mcp session', function () {
     assert.equal(over.isError, true)
     assert.equal((over.document.error as {code: string}).code, 'over_cap')
     assert.match((over.document.error as {message: string}).message, /costs 3 tokens; the session spent 3 of the 5/)
+    // An extension is priced by its own dry run; one paid by credits cannot be priced before it acts.
     const extend = await mcp.call('job_extend', {job: JOB, timeout: '2h'})
-    assert.equal((extend.document.error as {code: string}).code, 'unpriced')
+    assert.equal((extend.document.error as {code: string}).code, 'over_cap')
+    assert.deepEqual(runs.at(-1), ['job', 'extend', '--timeout=2h', JOB, '--dry-run'])
+    // Credits are not tokens: under --max-spend alone such a call is quoted; under --max-credits it is refused.
+    const credits = await mcp.call('job_extend', {job: JOB, timeout: '2h', credits: true})
+    assert.deepEqual((credits.document.quote as {cost: unknown}).cost, {tokens: 0, sol: 0, credits: null})
+    const capped = await session({maxCredits: 10}).call('job_extend', {job: JOB, timeout: '2h', credits: true})
+    assert.equal((capped.document.error as {code: string}).code, 'unpriced')
     assert.equal(acted().length, 1)
     assert.equal(mcp.book.spent.tokens, 3)
   })
