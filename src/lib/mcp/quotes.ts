@@ -165,6 +165,13 @@ export class QuoteBook {
     this.spent.credits += cost.credits ?? 0
   }
 
+  /** Gives back what `charge` counted, for a call that sent nothing. */
+  refund(cost: Cost): void {
+    this.spent.tokens -= cost.tokens ?? 0
+    this.spent.sol -= cost.sol ?? 0
+    this.spent.credits -= cost.credits ?? 0
+  }
+
   /** The refusal of a definition this session posted in the last 10 minutes, or null. */
   duplicate(definitionHash: string): Refusal | null {
     const at = this.posted.get(definitionHash)
@@ -176,8 +183,17 @@ export class QuoteBook {
     )
   }
 
-  recordPost(definitionHash: string): void {
+  /** Records a post now; returns the time of the one before it (for `forgetPost`). */
+  recordPost(definitionHash: string): number | undefined {
+    const before = this.posted.get(definitionHash)
     this.posted.set(definitionHash, this.now())
+    return before
+  }
+
+  /** Takes back a post that sent nothing: the one before it, if any, stands again. */
+  forgetPost(definitionHash: string, before: number | undefined): void {
+    if (before === undefined) this.posted.delete(definitionHash)
+    else this.posted.set(definitionHash, before)
   }
 }
 

@@ -33,6 +33,13 @@ export interface SessionOptions {
   now?: () => number
 }
 
+/**
+ * The exit codes of a paying command that refused before it sent anything: usage (2), an invalid definition or input
+ * (3), a wallet that cannot pay (4), a refused login (6), a job or deployment not found (7). Any other end (success,
+ * a --wait that saw the job fail, a service failing midway) may have paid, and stays counted.
+ */
+const NOTHING_SENT: ReadonlySet<number> = new Set([2, 3, 4, 6, 7])
+
 /** The words a dry run leaves out: it stops before anything is posted, so there is nothing to wait for. */
 const NOT_IN_DRY_RUN = /^--(wait|wait-for|wait-timeout|logs|quiet|no-logs)(=|$)/
 
@@ -70,12 +77,14 @@ export class McpSession {
     if (!needsQuote(tool, call.commandArgs)) return this.answer(await this.exec(tool, call.words, call, signal))
 
     const definition = tool.posts ? definitionHash(call) : null
+    const priced = await this.price(tool, call, signal)
+    if ('failure' in priced) return priced.failure
+    // From here to the command's start nothing waits: two calls at once cannot both pass a cap or the duplicate
+    // guard that only one of them fits.
     if (definition && !call.allowDuplicate) {
       const duplicate = this.book.duplicate(definition)
       if (duplicate) return refused(duplicate)
     }
-    const priced = await this.price(tool, call, signal)
-    if ('failure' in priced) return priced.failure
     const binding = bindingOf(tool.name, call.commandArgs, {definition, cost: priced.cost})
     const over = this.book.overCap(priced.cost)
     if (over) return refused(over)
@@ -101,12 +110,15 @@ export class McpSession {
     }
     const redeemed = this.book.redeem(call.quote, tool.name, binding)
     if (isRefusal(redeemed)) return refused(redeemed)
+    // Counted before it runs, and given back only when its exit code says nothing was sent.
+    this.book.charge(priced.cost)
+    const postedBefore = definition ? this.book.recordPost(definition) : undefined
     // The quote is the confirmation a terminal would be asked for (devnet, mainnet).
     const declaresYes = Object.values(tool.command.flags ?? {}).some((flag) => flag.name === 'yes')
     const output = await this.exec(tool, declaresYes ? [...call.words, '--yes'] : call.words, call, signal)
-    if (output.exitCode === 0) {
-      this.book.charge(priced.cost)
-      if (definition) this.book.recordPost(definition)
+    if (NOTHING_SENT.has(output.exitCode)) {
+      this.book.refund(priced.cost)
+      if (definition) this.book.forgetPost(definition, postedBefore)
     }
     return this.answer(output)
   }

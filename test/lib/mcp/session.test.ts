@@ -37,6 +37,7 @@ describe('gpunet mcp session', function () {
   let runs: string[][]
   let price: number
   let clock: number
+  let postExit: number
 
   before(async () => {
     commands = await manifestCommands()
@@ -48,6 +49,7 @@ describe('gpunet mcp session', function () {
     runs = []
     price = 3
     clock = 1_000_000
+    postExit = 0
   })
   afterEach(() => removeDir(dir))
 
@@ -56,7 +58,10 @@ describe('gpunet mcp session', function () {
     const run = async ({words, tail}: RunOptions): Promise<CommandOutput> => {
       runs.push(tail?.length ? [...words, '|', ...tail] : words)
       if (words.includes('--dry-run')) return {exitCode: 0, document: dryRun(price)}
-      if (words[0] === 'job' && words[1] === 'post') return {exitCode: 0, document: {job: JOB, posted: true}}
+      if (words[0] === 'job' && words[1] === 'post') {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        return {exitCode: postExit, document: {job: JOB, posted: true}}
+      }
       if (words[0] === 'config')
         return {exitCode: 0, document: {apiKey: 'key-abcdef-123', nested: ['x key-abcdef-123']}}
       if (words[0] === 'job' && words[1] === 'validate') return {exitCode: 3, document: {valid: false}}
@@ -145,6 +150,38 @@ describe('gpunet mcp session', function () {
     assert.equal((capped.document.error as {code: string}).code, 'unpriced')
     assert.equal(acted().length, 1)
     assert.equal(mcp.book.spent.tokens, 3)
+  })
+
+  it('counts a call against the cap before it runs: of two quoted calls acting at once, the cap lets one', async () => {
+    const mcp = session({maxSpend: 5})
+    const first = (await mcp.call('job_post', {file, timeout: '60'})).document.quote as {id: string}
+    const second = (await mcp.call('job_post', {file, timeout: '90', allowDuplicate: true})).document.quote as {
+      id: string
+    }
+    const answers = await Promise.all([
+      mcp.call('job_post', {file, timeout: '60', quote: first.id}),
+      mcp.call('job_post', {file, timeout: '90', allowDuplicate: true, quote: second.id}),
+    ])
+    assert.deepEqual(
+      answers.map((answer) => answer.isError),
+      [false, true],
+    )
+    assert.equal((answers[1]!.document.error as {code: string}).code, 'over_cap')
+    assert.equal(acted().length, 1)
+    assert.equal(mcp.book.spent.tokens, 3)
+  })
+
+  it('gives back what a call counted when its exit code says nothing was sent, and only then', async () => {
+    const mcp = session()
+    postExit = 4 // the wallet cannot pay: nothing sent
+    const poor = (await mcp.call('job_post', {file})).document.quote as {id: string}
+    assert.equal((await mcp.call('job_post', {file, quote: poor.id})).isError, true)
+    assert.deepEqual(mcp.book.spent, {tokens: 0, sol: 0, credits: 0})
+    postExit = 8 // posted and paid; --wait saw the job fail
+    const paid = (await mcp.call('job_post', {file})).document.quote as {id: string}
+    assert.equal((await mcp.call('job_post', {file, quote: paid.id})).isError, true)
+    assert.equal(mcp.book.spent.tokens, 3)
+    assert.equal(((await mcp.call('job_post', {file})).document.error as {code: string}).code, 'duplicate_post')
   })
 
   it('quotes what it destroys at no cost, and a deployment create only with --start', async () => {
