@@ -203,6 +203,13 @@ describe('gpunet mcp over stdio, with the SDK client, on a localnet (end to end)
     const running = await call('job_get', {job, wait: true, 'wait-for': 'running', 'wait-timeout': '60'})
     assert.equal(running.structuredContent!.state, 'RUNNING', JSON.stringify(running.structuredContent))
 
+    // A following read of a job that goes on ends at its bound, as a result (not an error).
+    const started = Date.now()
+    const followed = await call('job_logs', {job, maxSeconds: 2})
+    assert.equal(followed.isError, false, JSON.stringify(followed.structuredContent))
+    assert.equal(followed.structuredContent!.ended, 'maxSeconds')
+    assert.ok(Date.now() - started < 15_000)
+
     const asked = await call('job_extend', {job, timeout: '120'})
     const quote = asked.structuredContent!.quote as {id: string; cost: {tokens: number}}
     const dry = (await cli(['job', 'extend', job, '--timeout', '120', '--dry-run'])).document as {
