@@ -3,6 +3,7 @@ import * as Flags from '@oclif/core/flags'
 import {BaseCommand} from '../cli/base-command.js'
 import {apiKeyFlag, managerFlag, marketFlags} from '../cli/flags.js'
 import {ExitCode, GpunetError} from '../lib/errors.js'
+import {SETTINGS, type SettingKey} from '../lib/settings/catalog.js'
 import {type ManifestCommand, sessionEnv, startMcp} from '../lib/mcp/index.js'
 
 /** A cap's amount: a decimal number, zero or more. */
@@ -55,7 +56,12 @@ export default class Mcp extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Mcp)
     const {network} = this.settings
-    const apiKey = this.settings.typed('managerApiKey')?.value
+    // Every credential the session's settings hold (the API key, a pinning JWT, database URLs, ...), from whichever
+    // layer: none of them may appear in a result.
+    const secrets = (Object.entries(SETTINGS) as [SettingKey, {secret?: boolean}][])
+      .filter(([, spec]) => spec.secret)
+      .map(([key]) => this.settings.typed(key)?.value)
+      .filter((value): value is string => typeof value === 'string')
     await startMcp({
       commands: this.config.commands as unknown as ManifestCommand[],
       network,
@@ -69,7 +75,7 @@ export default class Mcp extends BaseCommand {
       }),
       maxSpend: amount('max-spend', flags['max-spend']),
       maxCredits: amount('max-credits', flags['max-credits']),
-      secrets: typeof apiKey === 'string' ? [apiKey] : [],
+      secrets,
       http: flags.http,
       allowedOrigins: this.settings.typed('allowOrigin')?.value,
       note: (line) => this.note(line),
