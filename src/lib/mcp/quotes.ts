@@ -127,14 +127,7 @@ export class QuoteBook {
   }
 
   /** The quote a call redeems, or why it may not act. A quote is spent by a call that acts, whatever its end. */
-  redeem(id: string | undefined, tool: string, binding: string): Quote | Refusal {
-    if (id === undefined) {
-      return refusal(
-        'quote_required',
-        `${tool} pays or destroys: it acts only with a quote`,
-        'call it without "quote" to get one',
-      )
-    }
+  redeem(id: string, tool: string, binding: string): Quote | Refusal {
     const held = this.quotes.get(id)
     if (!held) return refusal('quote_unknown', 'no such quote in this session', 'call it without "quote" to get one')
     if (held.quote.tool !== tool) {
