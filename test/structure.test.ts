@@ -130,6 +130,7 @@ describe('source structure', () => {
 
   // docs/development.md draws the wings in this order; every import points down it, so the picture stays true.
   const WINGS = [
+    'mcp',
     'job',
     'network-connection',
     'manager-connection',

@@ -29,6 +29,8 @@ export default class ConfigSet extends BaseCommand {
 
   static override flags = {...configScopeFlags}
 
+  static mcp = {exclude: 'changes the settings the session runs with (its network is named once, at start)'}
+
   async run(): Promise<{file: string; scope: string; key: string; value: string | null}> {
     const {args, flags} = await this.parse(ConfigSet)
     const scope = configScope(flags.profile, flags.network)

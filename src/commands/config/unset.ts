@@ -24,6 +24,8 @@ export default class ConfigUnset extends BaseCommand {
   static override flags = {...configScopeFlags}
 
   /** `removed` is null when the key was not set there: nothing was removed, and the file is left as it was. */
+  static mcp = {exclude: 'changes the settings the session runs with (its network is named once, at start)'}
+
   async run(): Promise<{file: string; scope: string; removed: string | null}> {
     const {args, flags} = await this.parse(ConfigUnset)
     const scope = configScope(flags.profile, flags.network)

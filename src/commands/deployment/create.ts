@@ -92,6 +92,8 @@ export default class DeploymentCreate extends DeploymentCommand {
     ...deploymentFlags,
   }
 
+  static paysOrDestroys = {what: 'vault', whenFlag: 'start'} as const
+
   async run(): Promise<DeploymentJson> {
     const {flags} = await this.parse(DeploymentCreate)
     const {network} = this.settings

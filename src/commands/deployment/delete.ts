@@ -12,6 +12,8 @@ export default class DeploymentDelete extends DeploymentCommand {
   static override args = deploymentArg
   static override flags = {yes: yesFlag, ...deploymentFlags}
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<{deleted: string; network: string; manager: string}> {
     const {args, flags} = await this.parse(DeploymentDelete)
     const connection = await this.manager()

@@ -47,6 +47,8 @@ export default class DeploymentFund extends DeploymentCommand {
     ...deploymentFlags,
   }
 
+  static paysOrDestroys = {what: 'wallet'} as const
+
   async run(): Promise<FundReport> {
     const {args, flags} = await this.parse(DeploymentFund)
     const {network} = this.settings

@@ -44,6 +44,8 @@ Without --wait it returns once the revision is the active one. --wait follows th
     ...deploymentFlags,
   }
 
+  static paysOrDestroys = {what: 'vault'} as const
+
   async run(): Promise<DeploymentJson> {
     const {args, flags} = await this.parse(DeploymentRevise)
     const loaded = await loadPostableDefinition(flags.file, this.settings.network)

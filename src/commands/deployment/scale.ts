@@ -30,6 +30,8 @@ export default class DeploymentScale extends DeploymentCommand {
 
   static override flags = deploymentFlags
 
+  static paysOrDestroys = {what: 'vault'} as const
+
   async run(): Promise<DeploymentJson & {scaled: {from: number; to: number; meaning: string}}> {
     const {args} = await this.parse(DeploymentScale)
     const replicas = checkScaleReplicas(args.replicas)

@@ -56,6 +56,8 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     yes: Flags.boolean({char: 'y', description: 'pay from the vaults without asking (devnet, mainnet)'}),
   }
 
+  static mcp = {exclude: 'a server that never returns'}
+
   async run(): Promise<void> {
     const {flags} = await this.parse(DeploymentServe)
     const {network} = this.settings

@@ -32,6 +32,8 @@ Without --wait it returns at STARTING. --wait follows it until it is RUNNING wit
   static override args = deploymentArg
   static override flags = {...servingWaitFlags, ...deploymentFlags}
 
+  static paysOrDestroys = {what: 'vault'} as const
+
   async run(): Promise<DeploymentJson> {
     const {args, flags} = await this.parse(DeploymentStart)
     const connection = await this.manager()

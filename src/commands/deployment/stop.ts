@@ -42,6 +42,8 @@ export default class DeploymentStop extends DeploymentCommand {
     ...deploymentFlags,
   }
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<DeploymentJson> {
     const {args, flags} = await this.parse(DeploymentStop)
     const connection = await this.manager()

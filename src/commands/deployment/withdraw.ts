@@ -54,6 +54,8 @@ export default class DeploymentWithdraw extends DeploymentCommand {
     ...deploymentFlags,
   }
 
+  static paysOrDestroys = {what: 'vault'} as const
+
   async run(): Promise<WithdrawReport> {
     const {args, flags} = await this.parse(DeploymentWithdraw)
     const {network} = this.settings

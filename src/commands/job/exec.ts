@@ -40,6 +40,8 @@ This uses gpunet's own /exec route of the node API, which the localnet's nodes s
     ...jobNodeFlags,
   }
 
+  static mcp = {exclude: "streams a process's raw standard input and output, not a JSON document"}
+
   async run(): Promise<void> {
     const {flagWords, command} = splitCommand(this.argv)
     const {args, flags, argv: stray} = await this.parse(JobExec, flagWords)

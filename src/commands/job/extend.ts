@@ -15,13 +15,27 @@ import {confirmSpend} from '../../lib/market/rpc/confirm.js'
 import {extendJob, extendReport, type ExtendReport, quoteExtend} from '../../lib/market/jobs/manage.js'
 import {openOwnJob} from '../../lib/network-connection.js'
 import {TOKEN_DECIMALS} from '../../lib/market/networks.js'
+import {SOL_DECIMALS} from '../../lib/market/rpc/balances.js'
 import {amountText, reportLines} from '../../lib/market/jobs/report.js'
-import {feeText} from '../../lib/market/rpc/send.js'
+import {feeJson, type FeeJson, feeText} from '../../lib/market/rpc/send.js'
 import type {Network} from '../../lib/network.js'
+
+/** What `job extend --dry-run --json` prints: the quote, nothing sent. */
+interface ExtendDryRun {
+  dryRun: true
+  network: Network
+  job: string
+  previousTimeout: number
+  timeout: number
+  /** Price per second x (new timeout - previous timeout). */
+  totalPrice: AmountJson
+  fee: FeeJson
+  wallet: {address: string; sol: AmountJson; tokens: AmountJson}
+}
 
 export default class JobExtend extends BaseCommand {
   static override summary = "Extend a job's timeout to a new, larger total, paying the difference at the job's price."
-  static override description = `--timeout is the new total duration (a duration such as 4h or 90m, or a number of seconds); it must be larger than the current one. The wallet must hold price x the difference (exit 4 otherwise, nothing sent). On devnet and mainnet the cost is confirmed first, unless --yes.`
+  static override description = `--timeout is the new total duration (a duration such as 4h or 90m, or a number of seconds); it must be larger than the current one. The wallet must hold price x the difference (exit 4 otherwise, nothing sent). On devnet and mainnet the cost is confirmed first, unless --yes. --dry-run prints that quote (the price of the difference, the fee, the wallet) and stops: nothing sent.`
 
   static override examples = ['<%= config.bin %> job extend 5Zp1Qb3kq8o5oGb2Jk2DhPQH1p7q2h4nWc5ZkY7sQz1a --timeout 4h']
 
@@ -32,13 +46,19 @@ export default class JobExtend extends BaseCommand {
     credits: Flags.boolean({
       description:
         "a job paid by credits (job post --credits): extended by the network's API that listed it, with your API key, paid by your credits",
+      exclusive: ['dry-run'],
+    }),
+    'dry-run': Flags.boolean({
+      description: 'print the quote (the price of the difference, the fee, the wallet), then stop: nothing sent',
     }),
     manager: managerFlag,
     'api-key': apiKeyFlag,
     ...marketFlags,
   }
 
-  async run(): Promise<({network: Network} & ExtendReport) | CreditExtendReport> {
+  static paysOrDestroys = {what: 'wallet'} as const
+
+  async run(): Promise<({network: Network} & ExtendReport) | ExtendDryRun | CreditExtendReport> {
     const {args, flags} = await this.parse(JobExtend)
     const {network} = this.settings
     if (flags.credits) return this.extendWithCredits(args.job, flags.timeout, flags.yes)
@@ -47,6 +67,23 @@ export default class JobExtend extends BaseCommand {
     const quote = await quoteExtend(net, wallet, view, timeout)
     const charged = amountJson(quote.cost, TOKEN_DECIMALS, 'token')
     this.note(`Transaction fee: ${feeText(quote.fee)}`)
+    if (flags['dry-run']) {
+      this.say(`Extending job ${args.job} to ${timeout} s would cost ${amountText(charged)} (nothing sent)`)
+      return {
+        dryRun: true,
+        network,
+        job: args.job,
+        previousTimeout: Number(quote.previousTimeout),
+        timeout: Number(quote.timeout),
+        totalPrice: charged,
+        fee: feeJson(quote.fee),
+        wallet: {
+          address: wallet.address,
+          sol: amountJson(quote.balances.lamports, SOL_DECIMALS, 'SOL'),
+          tokens: amountJson(quote.balances.tokens, TOKEN_DECIMALS, 'token'),
+        },
+      }
+    }
     await confirmSpend(network, `Extend job ${args.job} to ${timeout} s for ${amountText(charged)}?`, flags.yes)
     const sent = await extendJob(net, quote)
     const report = {network, ...extendReport(args.job, quote, sent)}

@@ -59,6 +59,8 @@ export default class JobGet extends BaseCommand {
     ...jobNodeFlags,
   }
 
+  static paysOrDestroys = {what: 'destroys', whenFlag: 'force'} as const
+
   async run(): Promise<JobInfo & {files?: string[]}> {
     const {args, flags} = await this.parse(JobGet)
     const {network} = this.settings

@@ -27,6 +27,8 @@ export default class JobInit extends BaseCommand {
     force: Flags.boolean({char: 'f', description: 'overwrite the file if it exists', default: false}),
   }
 
+  static paysOrDestroys = {what: 'destroys', whenFlag: 'force'} as const
+
   async run(): Promise<InitResult> {
     const {flags} = await this.parse(JobInit)
     if (!flags.template) {

@@ -52,6 +52,8 @@ With --wait, follows the job: a job exposing ports until its services answer the
     ...postFlags,
   }
 
+  static paysOrDestroys = {what: 'wallet'} as const
+
   async run(): Promise<PostReport | DryRunReport | CreditPostReport> {
     const {args, flags} = await this.parse(JobPost)
     const file = definitionFile(args.file, flags.file)

@@ -68,6 +68,10 @@ Put gpunet's flags before -- : everything after it belongs to the command, word 
     ...postFlags,
   }
 
+  static paysOrDestroys = {what: 'wallet'} as const
+
+  static mcp = {words: "the container's command and its arguments"}
+
   async run(): Promise<RunReport> {
     const {flagWords, command} = splitCommand(this.argv)
     // Only gpunet's words are parsed: oclif's leftovers mix flag values with the command's words.

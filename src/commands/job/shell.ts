@@ -38,6 +38,8 @@ It speaks the network's /terminal route of the node API: the job's poster signs 
     ...jobNodeFlags,
   }
 
+  static mcp = {exclude: 'interactive: a terminal session in the job, not one answer'}
+
   async run(): Promise<void> {
     const {args, flags} = await this.parse(JobShell)
     const {stdin, stdout} = process

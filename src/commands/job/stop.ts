@@ -74,6 +74,8 @@ export default class JobStop extends BaseCommand {
     'api-key': apiKeyFlag,
   }
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<StopReport | OperationStopReport | CreditStopReport> {
     const {args, flags} = await this.parse(JobStop)
     const {network} = this.settings

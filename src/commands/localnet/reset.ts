@@ -20,6 +20,8 @@ export default class LocalnetReset extends BaseCommand {
     ids: idsFlag,
   }
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<{
     reset: boolean
     restarted: boolean

@@ -49,6 +49,8 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     nodes: nodesFlag,
   }
 
+  static mcp = {exclude: 'a server that never returns (the localnet runs in it); the tools start a localnet on demand'}
+
   async run(): Promise<LocalnetStatus | undefined> {
     const {flags, metadata} = await this.parse(LocalnetStart)
     const {settings} = this

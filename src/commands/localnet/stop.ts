@@ -20,6 +20,8 @@ The jobs its nodes run are ended with it, and it says so first, on stderr, namin
 
   static override flags = {'data-dir': dataDirFlag}
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<{stopped: boolean; pid: number | null; dataDir: string; endedJobs: string[]}> {
     await this.parse(LocalnetStop)
     const {dataDir} = this.settings.localnet

@@ -24,6 +24,8 @@ export default class SecretsDelete extends BaseCommand {
     yes: Flags.boolean({char: 'y', description: 'delete without asking (needed without a terminal)', default: false}),
   }
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<{network: string; url: string; secrets: {name: string}[]; deleted: string}> {
     const {args, flags} = await this.parse(SecretsDelete)
     if (!flags.yes) {

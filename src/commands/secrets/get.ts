@@ -38,6 +38,8 @@ export default class SecretsGet extends BaseCommand {
     'show-values': Flags.boolean({description: 'print values in the list instead of masking them', default: false}),
   }
 
+  static mcp = {exclude: "prints a secret's value"}
+
   async run(): Promise<GetResult> {
     const {args, flags} = await this.parse(SecretsGet)
     const client = await connectSecrets(this.settings, {

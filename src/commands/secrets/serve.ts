@@ -52,6 +52,8 @@ Prints the URL on stdout (with --json, one JSON document once it listens) and on
     }),
   }
 
+  static mcp = {exclude: 'a server that never returns'}
+
   async run(): Promise<void> {
     const {flags} = await this.parse(SecretsServe)
     const {network} = this.settings

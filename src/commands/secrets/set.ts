@@ -37,6 +37,8 @@ export default class SecretsSet extends BaseCommand {
     }),
   }
 
+  static mcp = {exclude: "takes a secret's value (from standard input, which a tool has none of)"}
+
   async run(): Promise<{network: string; url: string; secrets: {name: string}[]; names: string[]}> {
     const {args, flags} = await this.parse(SecretsSet)
     const secrets = await this.collect(args.name, args.source, flags.value, flags['from-env-file'])

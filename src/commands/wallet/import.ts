@@ -32,6 +32,8 @@ export default class WalletImport extends BaseCommand {
     force: Flags.boolean({description: 'replace an existing wallet (its file is kept as a .bak copy)'}),
   }
 
+  static mcp = {exclude: "takes a wallet's secret key"}
+
   async run(): Promise<{address: string; file: string; backup: string | null}> {
     const {args, flags} = await this.parse(WalletImport)
     const source = args.file === undefined || args.file === '-' ? 'standard input' : args.file

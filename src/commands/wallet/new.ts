@@ -22,6 +22,8 @@ export default class WalletNew extends BaseCommand {
     force: Flags.boolean({description: 'replace an existing wallet (its file is kept as a .bak copy)'}),
   }
 
+  static paysOrDestroys = {what: 'destroys', whenFlag: 'force'} as const
+
   async run(): Promise<{address: string; file: string; backup: string | null}> {
     const {flags} = await this.parse(WalletNew)
     const {file} = walletPath(this.settings)

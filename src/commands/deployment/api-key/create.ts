@@ -20,6 +20,8 @@ export default class ApiKeyCreate extends DeploymentCommand {
     ...deploymentFlags,
   }
 
+  static mcp = {exclude: 'prints a new API key, a secret'}
+
   async run(): Promise<ApiKey & {key: string; manager: string}> {
     const {flags} = await this.parse(ApiKeyCreate)
     const connection = await this.manager(true)

@@ -13,6 +13,8 @@ export default class ApiKeyRevoke extends DeploymentCommand {
   }
   static override flags = deploymentFlags
 
+  static paysOrDestroys = {what: 'destroys'} as const
+
   async run(): Promise<{revoked: string; manager: string}> {
     const {args} = await this.parse(ApiKeyRevoke)
     const connection = await this.manager(true)
