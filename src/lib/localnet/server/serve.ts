@@ -8,6 +8,7 @@ import {localnetFiles, localnetPortInUse} from '../paths.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
+import type {MarketsSpec} from '../markets/spec.js'
 
 export interface ServeOptions {
   dataDir: string
@@ -26,6 +27,9 @@ export interface ServeOptions {
   allowedOrigins?: readonly string[]
   /** The secretsKey setting, for the in-process secrets service. */
   secretsKey?: string
+  /** The markets file's markets (`--markets`), and the token's USD price (the tokenUsd setting). */
+  markets?: MarketsSpec
+  tokenUsd?: number
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */
