@@ -58,7 +58,7 @@ export async function startTestLocalnet(
 
 /** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
 export function useLocalnet(
-  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number} = {},
+  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number; markets?: MarketsSpec} = {},
 ): TestLocalnet {
   const t = {} as TestLocalnet
   before(async () => {

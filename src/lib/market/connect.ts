@@ -68,12 +68,21 @@ export interface MarketNetwork {
   indexerUrl: string
   /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
   localnetNode?: LocalnetNodeStatus | null
+  /** The localnet's markets and how many nodes serve each now; undefined on other networks. */
+  localnetMarkets?: LocalnetMarketNodes[]
   /** Priority fees: on by default on mainnet, opt-in elsewhere; capped. */
   fees: FeePolicy
   /** The content store: reads through the gateway; uploads need a store configured (checked on first upload). */
   content(): ContentClient
   /** The rewards accounts `list` and `extend` name: derived from the preset, each overridable by a setting. */
   rewards(): RewardsAccounts
+}
+
+/** A market of the localnet: its address and slug, and how many of its nodes run now. */
+export interface LocalnetMarketNodes {
+  address: string
+  slug: string
+  nodes: number
 }
 
 /** What a running localnet tells its clients (network-connection.ts reads it from the localnet). */
@@ -86,6 +95,8 @@ export interface LocalnetEndpoints {
   market: PublicKey
   /** Its node: what it runs with, or why it is off; null with --no-node. */
   node: LocalnetNodeStatus | null
+  /** Its markets (absent from a localnet before markets files: its default market alone). */
+  markets?: LocalnetMarketNodes[]
   rewards: RewardsAccounts
 }
 
@@ -105,6 +116,7 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
     nodeApiUrl: (node) => nodeApiUrl(node, where.nodeApi),
     indexerUrl: where.indexerUrl,
     localnetNode: where.localnetNode,
+    localnetMarkets: where.localnetMarkets,
     fees: values.fees,
     content: () => networkContentClient(values.content, where.contentStore),
     rewards: where.rewards,
@@ -114,7 +126,15 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
 /** Where a network's parts are: what MarketNetwork names, before its connection and clients are made. */
 type NetworkPlaces = Pick<
   MarketNetwork,
-  'rpcUrl' | 'programId' | 'mint' | 'defaultMarket' | 'networkHost' | 'gatewayUrl' | 'indexerUrl' | 'localnetNode'
+  | 'rpcUrl'
+  | 'programId'
+  | 'mint'
+  | 'defaultMarket'
+  | 'networkHost'
+  | 'gatewayUrl'
+  | 'indexerUrl'
+  | 'localnetNode'
+  | 'localnetMarkets'
 > & {
   nodeApi: Parameters<typeof nodeApiUrl>[1]
   /** The localnet's own content store, where uploads go when no other is set. */
@@ -200,6 +220,7 @@ function localnetPlaces(values: MarketValues, localnet: LocalnetEndpoints | unde
     nodeApi: {template: values.nodeApiUrl, gatewayUrl: localnet.gatewayUrl},
     indexerUrl: values.indexerUrl ?? trimUrl(localnet.rpcUrl),
     localnetNode: localnet.node,
+    localnetMarkets: localnet.markets,
     contentStore: localnet.contentStoreUrl,
     rewards: () => localnet.rewards,
   }

@@ -1,15 +1,14 @@
 /**
  * `localnet node leave NODE` and `join NODE`: the running localnet takes one of its nodes out of its market's queue,
  * or puts it back, as a node of the network goes offline and comes back. The route, on the localnet's RPC port
- * (`POST /localnet/nodes/<address>/leave` or `/join`, JSON only, so a web page cannot send it unasked), and its client.
+ * (`POST /localnet/nodes/<address>/leave` or `/join`, JSON only, so a web page cannot send it unasked); its client is
+ * node-actions.ts.
  */
 import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import {isJsonContentType} from '../../http/loopback-guard.js'
-import {httpText} from '../../http/client.js'
-import {ExitCode, GpunetError} from '../../errors.js'
 import {sendJson, type SubService} from '../http.js'
-import type {LocalnetNodeEntry, RunningNode} from '../nodes/node-agent.js'
+import type {RunningNode} from '../nodes/node-agent.js'
 
 /** What a leave or join does. */
 export type NodeAction = 'leave' | 'join'
@@ -39,32 +38,4 @@ export function nodeControlService(running: () => RunningNode | null): SubServic
       sendJson(res, 200, entry)
     },
   }
-}
-
-/** Asks the localnet at `rpcUrl` to take `node` out of its queue or put it back; its entry as it is now. */
-export async function nodeAction(rpcUrl: string, node: string, action: NodeAction): Promise<LocalnetNodeEntry> {
-  const response = await httpText(`${rpcUrl}/localnet/nodes/${encodeURIComponent(node)}/${action}`, {
-    method: 'POST',
-    headers: {'content-type': 'application/json'},
-    body: '{}',
-  })
-  const text = await response.text()
-  if (response.status === 404) {
-    throw new GpunetError('node_not_found', `no node ${node} runs on the localnet`, {
-      exitCode: ExitCode.NOT_FOUND,
-      hint: '`gpunet localnet status` lists its nodes (a node runs only while the localnet has its node agents on)',
-      fields: {node},
-    })
-  }
-  if (!response.ok) {
-    throw new GpunetError(
-      'localnet_failed',
-      `the localnet could not ${action} the node: it answered ${response.status}`,
-      {
-        exitCode: ExitCode.UNAVAILABLE,
-        fields: {node},
-      },
-    )
-  }
-  return JSON.parse(text) as LocalnetNodeEntry
 }
