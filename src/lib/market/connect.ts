@@ -66,6 +66,9 @@ export interface MarketNetwork {
   nodeApiUrl(node: string): string | null
   /** The indexer that lists a poster's jobs (`/jobs/`, §5): the network's, or the localnet's own. */
   indexerUrl: string
+  /** The host manager (`/markets/`, `/markets/price`) and its reservations routes: the network's, or the localnet's. */
+  hostManagerUrl: string | null
+  reservationsUrl: string | null
   /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
   localnetNode?: LocalnetNodeStatus | null
   /** The localnet's markets and how many nodes serve each now; undefined on other networks. */
@@ -115,6 +118,8 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
     gatewayUrl: where.gatewayUrl,
     nodeApiUrl: (node) => nodeApiUrl(node, where.nodeApi),
     indexerUrl: where.indexerUrl,
+    hostManagerUrl: where.hostManagerUrl,
+    reservationsUrl: where.reservationsUrl,
     localnetNode: where.localnetNode,
     localnetMarkets: where.localnetMarkets,
     fees: values.fees,
@@ -133,6 +138,8 @@ type NetworkPlaces = Pick<
   | 'networkHost'
   | 'gatewayUrl'
   | 'indexerUrl'
+  | 'hostManagerUrl'
+  | 'reservationsUrl'
   | 'localnetNode'
   | 'localnetMarkets'
 > & {
@@ -157,6 +164,8 @@ function networkPlaces(values: MarketValues): NetworkPlaces {
     gatewayUrl: null,
     nodeApi: {template, networkHost},
     indexerUrl: required(values, 'indexerUrl'),
+    hostManagerUrl: values.hostManagerUrl ?? null,
+    reservationsUrl: values.reservationsUrl ?? null,
     rewards: () => rewardsAccounts(new PublicKey(rewardsProgram), mint, {rewardsReflection, rewardsVault}),
   }
 }
@@ -169,6 +178,8 @@ interface MarketValues {
   networkHost: string | null
   nodeApiUrl?: string
   indexerUrl?: string
+  hostManagerUrl?: string
+  reservationsUrl?: string
   rewardsProgram?: string
   rewardsReflection?: string
   rewardsVault?: string
@@ -186,6 +197,8 @@ function marketValues(settings: MarketSettings): MarketValues {
     networkHost: settings.typed('networkHost')?.value ?? null,
     nodeApiUrl: settings.typed('nodeApiUrl')?.value,
     indexerUrl: settings.typed('indexerUrl')?.value,
+    hostManagerUrl: settings.typed('hostManagerUrl')?.value,
+    reservationsUrl: settings.typed('reservationsUrl')?.value,
     rewardsProgram: settings.typed('rewardsProgram')?.value,
     rewardsReflection: settings.typed('rewardsReflection')?.value,
     rewardsVault: settings.typed('rewardsVault')?.value,
@@ -219,6 +232,9 @@ function localnetPlaces(values: MarketValues, localnet: LocalnetEndpoints | unde
     gatewayUrl: localnet.gatewayUrl,
     nodeApi: {template: values.nodeApiUrl, gatewayUrl: localnet.gatewayUrl},
     indexerUrl: values.indexerUrl ?? trimUrl(localnet.rpcUrl),
+    // The localnet's RPC port serves its host manager and reservations routes.
+    hostManagerUrl: values.hostManagerUrl ?? trimUrl(localnet.rpcUrl),
+    reservationsUrl: values.reservationsUrl ?? trimUrl(localnet.rpcUrl),
     localnetNode: localnet.node,
     localnetMarkets: localnet.markets,
     contentStore: localnet.contentStoreUrl,

@@ -168,10 +168,14 @@ describe('localnet markets: nodes, pulls and the reservations routes', function 
     const before = await hm('/reservations/gpus')
     assert.equal(before.status, 200)
     // The network's client's fixture members, exactly (nosana-kit, packages/api routes/reservations).
-    assert.deepEqual(
-      Object.keys(gpu(before.json, 'NVIDIA H100 80GB HBM3')).sort(),
-      ['available', 'markets', 'name', 'nodes', 'vramGb'].concat('working').sort(),
-    )
+    assert.deepEqual(Object.keys(gpu(before.json, 'NVIDIA H100 80GB HBM3')).sort(), [
+      'available',
+      'markets',
+      'name',
+      'nodes',
+      'vramGb',
+      'working',
+    ])
     assert.deepEqual(gpu(before.json, 'NVIDIA H100 80GB HBM3'), {
       name: 'NVIDIA H100 80GB HBM3',
       vramGb: 80,
