@@ -43,14 +43,24 @@ export interface MarketReport {
   /** Nodes waiting in its queue now (free: a job posted there starts at once), and jobs waiting for a node. */
   freeNodes: number
   queuedJobs: number
-  /** From the host manager (null when it could not be read, or does not list the market): */
+  /** USD an hour before the network's fee: the host manager's, else the chain's price at the token's USD price. */
+  usdPerHour: number | null
+  /**
+   * What the network's host manager says of the market, with its names (each null when it could not be read, or
+   * does not list the market).
+   */
+  hostManager: HostManagerFigures
+}
+
+/** The host manager's figures of a market, with the network's names. */
+export interface HostManagerFigures {
   slug: string | null
   name: string | null
   type: CatalogMarket['type'] | null
   gpu_types: string[] | null
   /** GB: the least VRAM of a node of it. */
   lowest_vram: number | null
-  /** USD an hour before the network fee: the host manager's, else the chain's price at the token's USD price. */
+  /** USD an hour before the network's fee, as the host manager says (null on a market it prices otherwise). */
   usd_reward_per_hour: number | null
   /** Percent the network adds to the USD price (nothing on chain: a job paid in the token pays the chain's price). */
   network_fee_percentage: number | null
@@ -122,14 +132,17 @@ export function marketReport(
     pricePerHour: amountJson(perHour, TOKEN_DECIMALS, 'token'),
     freeNodes: kind === 'nodes' ? length : 0,
     queuedJobs: kind === 'jobs' ? length : 0,
-    slug: listed?.slug ?? null,
-    name: listed?.name ?? null,
-    type: listed?.type ?? null,
-    gpu_types: listed?.gpu_types ?? null,
-    lowest_vram: listed?.lowest_vram ?? null,
-    usd_reward_per_hour: usd,
-    network_fee_percentage: listed ? (listed.network_fee_percentage ?? 0) : null,
-    required_images: listed ? (listed.required_images ?? []) : null,
+    usdPerHour: usd,
+    hostManager: {
+      slug: listed?.slug ?? null,
+      name: listed?.name ?? null,
+      type: listed?.type ?? null,
+      gpu_types: listed?.gpu_types ?? null,
+      lowest_vram: listed?.lowest_vram ?? null,
+      usd_reward_per_hour: typeof listed?.usd_reward_per_hour === 'number' ? listed.usd_reward_per_hour : null,
+      network_fee_percentage: listed ? (listed.network_fee_percentage ?? 0) : null,
+      required_images: listed ? (listed.required_images ?? []) : null,
+    },
   }
 }
 
@@ -155,12 +168,14 @@ export function filterMarkets(
     )
   }
   const model = filters.gpuModel?.toLowerCase()
-  return markets.filter(
-    (m) =>
-      (model === undefined || (m.gpu_types ?? []).some((gpu) => gpu.toLowerCase() === model)) &&
-      (filters.minVram === undefined || (m.lowest_vram !== null && m.lowest_vram >= filters.minVram)) &&
-      (filters.type === undefined || m.type === filters.type),
-  )
+  return markets.filter(({hostManager: h}) => {
+    const vram = h.lowest_vram
+    return (
+      (model === undefined || (h.gpu_types ?? []).some((gpu) => gpu.toLowerCase() === model)) &&
+      (filters.minVram === undefined || (vram !== null && vram >= filters.minVram)) &&
+      (filters.type === undefined || h.type === filters.type)
+    )
+  })
 }
 
 /** The full report of one market, its queue's keys included. */
@@ -180,10 +195,10 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
     ...markets.map((m) => [
       m.market === defaultMarket ? '*' : '',
       m.market,
-      m.slug ?? '-',
-      m.type ?? '-',
-      m.gpu_types === null || m.gpu_types.length === 0 ? '-' : m.gpu_types.join(', '),
-      m.lowest_vram === null ? '-' : `${m.lowest_vram} GB`,
+      m.hostManager.slug ?? '-',
+      m.hostManager.type ?? '-',
+      gpuText(m.hostManager),
+      m.hostManager.lowest_vram === null ? '-' : `${m.hostManager.lowest_vram} GB`,
       String(m.pricePerHour.amount),
       usdText(m),
       String(m.freeNodes),
@@ -197,9 +212,13 @@ export function marketRows(markets: MarketReport[], defaultMarket: string): stri
 
 /** The USD price an hour, the network's fee said apart (`0.18 + 10%`); `-` when unknown. */
 function usdText(m: MarketReport): string {
-  if (m.usd_reward_per_hour === null) return '-'
-  const fee = m.network_fee_percentage ?? 0
-  return fee > 0 ? `${m.usd_reward_per_hour} + ${fee}%` : String(m.usd_reward_per_hour)
+  if (m.usdPerHour === null) return '-'
+  const fee = m.hostManager.network_fee_percentage ?? 0
+  return fee > 0 ? `${m.usdPerHour} + ${fee}%` : String(m.usdPerHour)
+}
+
+function gpuText(h: HostManagerFigures): string {
+  return h.gpu_types === null || h.gpu_types.length === 0 ? '-' : h.gpu_types.join(', ')
 }
 
 /** `market get` as `Label  value` lines. */
@@ -207,16 +226,16 @@ export function marketDetailLines(m: MarketDetail): string[] {
   return reportLines([
     ['Network', m.network],
     ['Market', m.market],
-    ['Slug', m.slug ?? '- (the host manager does not list it)'],
-    ['Name', m.name ?? '-'],
-    ['Type', m.type ?? '-'],
-    ['GPU models', m.gpu_types === null || m.gpu_types.length === 0 ? '-' : m.gpu_types.join(', ')],
-    ['Lowest VRAM', m.lowest_vram === null ? '-' : `${m.lowest_vram} GB`],
+    ['Slug', m.hostManager.slug ?? '- (the host manager does not list it)'],
+    ['Name', m.hostManager.name ?? '-'],
+    ['Type', m.hostManager.type ?? '-'],
+    ['GPU models', gpuText(m.hostManager)],
+    ['Lowest VRAM', m.hostManager.lowest_vram === null ? '-' : `${m.hostManager.lowest_vram} GB`],
     ['Price', `${amountText(m.pricePerSecond)}/s, ${amountText(m.pricePerHour)}/h`],
     ['USD price', usdLine(m)],
     ['Free nodes', String(m.freeNodes)],
     ['Queued jobs', String(m.queuedJobs)],
-    ['Images', m.required_images === null ? '-' : m.required_images.join(', ') || 'none required'],
+    ['Images', imagesText(m.hostManager.required_images)],
     ['Job timeout', `${m.jobTimeout} s`],
     ['Job expiration', `${m.jobExpiration} s`],
     ['Queue', m.queue.kind === 'empty' ? 'empty' : `${queueText(m.queue)} waiting`],
@@ -229,11 +248,16 @@ export function marketDetailLines(m: MarketDetail): string[] {
 }
 
 function usdLine(m: MarketReport): string {
-  if (m.usd_reward_per_hour === null) return '-'
-  const fee = m.network_fee_percentage ?? 0
-  if (fee === 0) return `$${m.usd_reward_per_hour}/h (no network fee)`
-  const total = Math.round(m.usd_reward_per_hour * (1 + fee / 100) * 1e6) / 1e6
-  return `$${m.usd_reward_per_hour}/h + network fee ${fee}% = $${total}/h (a job paid in the token pays the chain's price: no fee on chain)`
+  if (m.usdPerHour === null) return '-'
+  const fee = m.hostManager.network_fee_percentage ?? 0
+  if (fee === 0) return `$${m.usdPerHour}/h (no network fee)`
+  const total = Math.round(m.usdPerHour * (1 + fee / 100) * 1e6) / 1e6
+  return `$${m.usdPerHour}/h + network fee ${fee}% = $${total}/h (a job paid in the token pays the chain's price: no fee on chain)`
+}
+
+function imagesText(images: string[] | null): string {
+  if (images === null) return '-'
+  return images.length === 0 ? 'none required' : images.join(', ')
 }
 
 /** A queue as counted words: "1 job", "3 nodes", or "empty". */
