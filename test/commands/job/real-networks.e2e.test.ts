@@ -519,7 +519,10 @@ describe('gpunet job on devnet and mainnet, as the deployed program expects (sta
       human.stdout,
       new RegExp(`^\\*\\s+${preset.market!.toBase58()}(\\s+-){4}\\s+0\\.036\\s+-\\s+0\\s+0\\s+3600 s\\s+none$`, 'm'),
     )
-    assert.match(human.stdout, new RegExp(`${gated.toBase58()}(\\s+-){4}\\s+9000\\s+-\\s+2\\s+0\\s+900 s\\s+${collection}`))
+    assert.match(
+      human.stdout,
+      new RegExp(`${gated.toBase58()}(\\s+-){4}\\s+9000\\s+-\\s+2\\s+0\\s+900 s\\s+${collection}`),
+    )
 
     const got = await runCli(s.args('devnet', 'market', 'get', gated.toBase58()), {env: s.env})
     assert.equal(got.code, 0, got.stderr)
