@@ -98,6 +98,14 @@ describe('the default markets, in market list and through @nosana/api 2.1.8', fu
       (JSON.parse(model.stdout) as Listed).markets.map((m) => m.hostManager.slug),
       ['a100-80gb'],
     )
+    const rtx = status.markets.find((m) => m.slug === 'rtx-4090')!.address
+    const got = await run(['market', 'get', rtx, '--json'])
+    assert.equal(got.code, 0, got.stderr)
+    const detail = JSON.parse(got.stdout) as {gpuModels: unknown; hostManager: {slug: string}; freeNodes: number}
+    assert.equal(detail.hostManager.slug, 'rtx-4090')
+    assert.deepEqual(detail.gpuModels, [
+      {name: 'NVIDIA GeForce RTX 4090', vramGb: 24, nodes: 1, available: 1, working: 0},
+    ])
     const human = await run(['market', 'list'])
     assert.match(
       human.stdout,
@@ -151,6 +159,13 @@ describe('the default markets, in market list and through @nosana/api 2.1.8', fu
       assert.equal(m.usdPerHour, null)
       assert.deepEqual(Object.values(m.hostManager), [null, null, null, null, null, null, null, null])
     }
+    const one = await run(['market', 'get', markets[0]!.market, '--json'], {
+      ...gone,
+      GPUNET_RESERVATIONS_URL: 'http://127.0.0.1:1',
+    })
+    assert.equal(one.code, 0, one.stderr)
+    assert.equal((JSON.parse(one.stdout) as {gpuModels: unknown}).gpuModels, null)
+    assert.match(one.stderr, /^Warning: the reservations routes at http:\/\/127\.0\.0\.1:1 could not be read/m)
     const filtered = await run(['market', 'list', '--min-vram', '40', '--json'], gone)
     assert.equal(filtered.code, 5)
     assert.equal((JSON.parse(filtered.stdout) as {error: {code: string}}).error.code, 'host_manager_unavailable')

@@ -49,7 +49,8 @@ export default class LocalnetReset extends BaseCommand {
     const ids = flags.ids ?? (await localnetStatus(dataDir, running)).ids
     const kept = given ?? keptMarkets(dataDir)
     const existed = await resetLocalnet(dataDir)
-    if (kept) keepMarkets(dataDir, kept)
+    // A directory that held no localnet is left as it was: its first start takes a markets file itself.
+    if (kept && existed) keepMarkets(dataDir, kept)
     this.say(existed ? `Wiped the localnet in ${dataDir}.` : `There was no localnet in ${dataDir}.`)
     if (!running) return {reset: existed, restarted: false, dataDir, rpcUrl: null, startArgs: null}
     const port = Number(new URL(running.rpcUrl).port) || DEFAULT_PORT

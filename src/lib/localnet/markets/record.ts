@@ -5,7 +5,7 @@
  * chain with them; `reset` alone keeps them for the new chain. A chain made before markets files gets the default
  * markets added at its next start.
  */
-import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
 
 import {PublicKey} from '@solana/web3.js'
 
@@ -119,6 +119,7 @@ function readRecord(dataDir: string): MarketsRecord | null {
 
 function writeRecord(dataDir: string, record: MarketsRecord): void {
   const file = localnetFiles(dataDir).markets
+  mkdirSync(dataDir, {recursive: true})
   writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`)
   renameSync(`${file}.tmp`, file)
 }

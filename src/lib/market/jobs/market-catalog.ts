@@ -43,6 +43,47 @@ export interface MarketCatalog {
   warnings: string[]
 }
 
+const GPU_MODEL = looseObject({
+  name: text(200),
+  vramGb: number().nonnegative(),
+  nodes: number().int().nonnegative(),
+  available: number().int().nonnegative(),
+  working: number().int().nonnegative(),
+  markets: array(string().max(100)).max(10_000),
+})
+
+/** A GPU model as the reservations routes list it: its VRAM, hosts, free (queued) and working hosts. */
+export interface GpuModel {
+  name: string
+  vramGb: number
+  nodes: number
+  available: number
+  working: number
+}
+
+/**
+ * The GPU models a market's hosts have, from the reservations routes at `base` (`GET /reservations/gpus`): null,
+ * with a warning, when they cannot be read.
+ */
+export async function marketGpuModels(
+  base: string | null,
+  market: string,
+): Promise<{models: GpuModel[] | null; warnings: string[]}> {
+  if (base === null) return {models: null, warnings: []}
+  try {
+    const body = (await readJson(`${base}/reservations/gpus`, MAX_MARKETS_BYTES)) as {gpus?: unknown}
+    if (!Array.isArray(body?.gpus)) throw new Error('its answer has no GPU list')
+    const models = body.gpus
+      .map((entry) => GPU_MODEL.safeParse(entry))
+      .flatMap((parsed) => (parsed.success && parsed.data.markets.includes(market) ? [parsed.data] : []))
+      .map(({name, vramGb, nodes, available, working}) => ({name, vramGb, nodes, available, working}))
+    return {models, warnings: []}
+  } catch (error) {
+    const warning = `Warning: the reservations routes at ${base} could not be read (${(error as Error).message}): the market's GPU models and their free hosts are missing (null under --json).`
+    return {models: null, warnings: [warning]}
+  }
+}
+
 /** The catalog of a network's host manager (`hostManagerUrl`); with none set, empty and a warning saying so. */
 export async function networkCatalog(hostManagerUrl: string | null): Promise<MarketCatalog> {
   if (hostManagerUrl !== null) return readMarketCatalog(hostManagerUrl)

@@ -16,7 +16,7 @@ import {type AmountJson, amountJson} from '../../text/amounts.js'
 import {TOKEN_DECIMALS} from '../networks.js'
 import {alignedColumns, amountText, reportLines} from './report.js'
 import {rpcCall} from '../rpc/rpc.js'
-import type {CatalogMarket, MarketCatalog} from './market-catalog.js'
+import type {CatalogMarket, GpuModel, MarketCatalog} from './market-catalog.js'
 import {ExitCode, GpunetError} from '../../errors.js'
 
 /** A market as `market list --json` prints it (docs/networks.md); the host manager's members under its names. */
@@ -78,9 +78,13 @@ export interface MarketFilters {
   type?: string
 }
 
-/** `market get` adds the queue's keys: jobs waiting for a node, or nodes waiting for a job. */
+/**
+ * `market get` adds the queue's keys (jobs waiting for a node, or nodes waiting for a job) and, from the reservations
+ * routes, the GPU models its hosts have with their VRAM and free hosts (null when they cannot be read).
+ */
 export interface MarketDetail extends MarketReport {
   queued: string[]
+  gpuModels?: GpuModel[] | null
 }
 
 /** Every market of the jobs program, read without their queues' keys; sorted by address. */
@@ -234,6 +238,10 @@ export function marketDetailLines(m: MarketDetail): string[] {
     ['Price', `${amountText(m.pricePerSecond)}/s, ${amountText(m.pricePerHour)}/h`],
     ['USD price', usdLine(m)],
     ['Free nodes', String(m.freeNodes)],
+    ...(m.gpuModels ?? []).map((g): [string, string] => [
+      `  ${g.name}`,
+      `${g.vramGb} GB VRAM, ${g.available} of ${g.nodes} hosts free, ${g.working} working (on every market)`,
+    ]),
     ['Queued jobs', String(m.queuedJobs)],
     ['Images', imagesText(m.hostManager.required_images)],
     ['Job timeout', `${m.jobTimeout} s`],
