@@ -35,7 +35,7 @@ export function statusLines(status: LocalnetStatus): string[] {
     const at = lines.findIndex((line) => line.startsWith('  Node '))
     const each = status.nodes.map(
       (n, i) =>
-        `  ${''.padEnd(13)}${i + 1}. ${n.address}  ${n.slug ? `${n.slug}, ` : ''}${n.left ? 'left (localnet node join)' : n.job ? `running ${n.job}` : n.state}`,
+        `  ${''.padEnd(13)}${i + 1}. ${n.address}  ${status.markets.length > 1 ? `${n.slug}, ` : ''}${n.left ? 'left (localnet node join)' : n.job ? `running ${n.job}` : n.state}`,
     )
     lines.splice(at + 1, 0, ...each)
   }
