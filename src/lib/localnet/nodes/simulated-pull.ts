@@ -45,7 +45,7 @@ export function withSimulatedPulls(
 ): ContainerRuntime {
   // Two operations of one job with the same image wait for the one pull.
   const pulling = new Map<string, Promise<void>>()
-  const pull = async (plan: OperationPlan): Promise<void> => {
+  const pull = async (plan: OperationPlan, signal: AbortSignal | undefined): Promise<void> => {
     const image = canonicalImage(plan.image)
     if (cached.has(image)) return
     let pending = pulling.get(image)
@@ -60,22 +60,27 @@ export function withSimulatedPulls(
       })
       pulling.set(image, pending)
     }
-    await pending
+    // A job ended meanwhile waits no longer (the pull goes on for the next job); its run then stops what starts.
+    if (!signal) return pending
+    if (signal.aborted) return
+    await new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => resolve(), {once: true})
+      void pending.then(resolve)
+    })
   }
   const wrapped: ContainerRuntime = {
     kind: runtime.kind,
     start: async (plan: OperationPlan, options: RunOptions) => {
-      await pull(plan)
+      await pull(plan, options.signal)
       return runtime.start(plan, options)
     },
     run: async (plan: OperationPlan, options: RunOptions) => {
-      await pull(plan)
+      await pull(plan, options.signal)
       return runtime.run(plan, options)
     },
     exec: (op, cmd, options) => runtime.exec(op, cmd, options),
     sample: (op) => runtime.sample(op),
   }
-  if (runtime.close) wrapped.close = () => runtime.close!()
-  if (runtime.reclaim) wrapped.reclaim = () => runtime.reclaim!()
+  // No close or reclaim: the runtime is every node's, closed once by its owner (node-agent.ts).
   return wrapped
 }
