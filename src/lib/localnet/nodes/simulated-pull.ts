@@ -53,7 +53,8 @@ export function withSimulatedPulls(
       const seconds = pullSeconds(simulation, image)
       const size = simulation.sizeMb(image)
       log(`pulling ${image} (${size} MB at ${simulation.rateMbPerSecond} MB/s, simulated): ${seconds.toFixed(1)} s`)
-      pending = sleep(seconds * 1000).then(() => {
+      // Unreferenced: a pull under way never keeps a stopping localnet alive.
+      pending = sleep(seconds * 1000, undefined, {ref: false}).then(() => {
         cached.add(image)
         pulling.delete(image)
         log(`pulled ${image}`)
