@@ -17,6 +17,7 @@ import {Keypair} from '@solana/web3.js'
 
 import {startLocalnet} from '../src/lib/localnet/server/server.js'
 import {containerName, defaultPodmanDataDir, detectRuntime, writePodmanConfig} from '../src/lib/node/runtime/podman.js'
+import {ONE_MARKET} from '../test/helpers/markets.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const IMAGE = 'localhost/gpunet-test-busybox:latest'
@@ -37,10 +38,12 @@ export default async function bench(): Promise<void> {
   const walletFile = join(dir, 'wallet.json')
   writeFileSync(walletFile, JSON.stringify([...wallet.secretKey]))
   const ln = await startLocalnet({
+    // One market of one node, instant simulated pulls: what was measured before the localnet had markets.
+    markets: ONE_MARKET,
     dataDir: join(dir, 'localnet'),
     port: 0,
     wallet: wallet.publicKey,
-    node: {gatewayPort: 0, pull: 'never', gpus: 0},
+    node: {pullSimulation: {rateMbPerSecond: 50, scale: 1_000_000}, gatewayPort: 0, pull: 'never', gpus: 0},
   })
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -18,6 +18,7 @@ import {Keypair} from '@solana/web3.js'
 
 import {startLocalnet} from '../src/lib/localnet/server/server.js'
 import {detectRuntime, defaultPodmanDataDir} from '../src/lib/node/runtime/podman.js'
+import {ONE_MARKET} from '../test/helpers/markets.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const IMAGE = 'localhost/gpunet-test-busybox:latest'
@@ -54,11 +55,14 @@ async function scenario(runtime: 'host' | 'podman', clock: Clock): Promise<void>
   const walletFile = join(dir, 'wallet.json')
   writeFileSync(walletFile, JSON.stringify([...wallet.secretKey]))
   const ln = await startLocalnet({
+    // One market of one node, instant simulated pulls: what was measured before the localnet had markets.
+    markets: ONE_MARKET,
     dataDir: join(dir, 'localnet'),
     port: 0,
     wallet: wallet.publicKey,
     // A podman that cannot be found leaves the node on host processes.
     node: {
+      pullSimulation: {rateMbPerSecond: 50, scale: 1_000_000},
       gatewayPort: 0,
       pull: 'never',
       gpus: 0,

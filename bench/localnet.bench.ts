@@ -31,6 +31,7 @@ import {localnetFiles} from '../src/lib/localnet/paths.js'
 import {writeKeypair} from '../src/lib/keys/wallet.js'
 import {spawnForegroundLocalnet} from '../test/helpers/cli-localnet.js'
 import {listInstruction} from '../test/helpers/market.js'
+import {INSTANT_PULLS, writeOneMarketFile} from '../test/helpers/markets.js'
 
 const TRANSACTIONS = 400
 const IN_FLIGHT = 16
@@ -192,6 +193,9 @@ async function postToRunning(dir: string): Promise<void> {
     GPUNET_WALLET: join(dir, 'wallet.json'),
     GPUNET_NODE_HOST_PROCESSES: '1',
     GPUNET_NODE_PULL: 'never',
+    // One market of one node and instant simulated pulls, as measured before the localnet had markets.
+    GPUNET_LOCALNET_MARKETS: writeOneMarketFile(dir),
+    GPUNET_LOCALNET_PULL_SCALE: INSTANT_PULLS,
     XDG_CONFIG_HOME: join(dir, 'config'),
     XDG_DATA_HOME: join(dir, 'data'),
   }

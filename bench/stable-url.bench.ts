@@ -16,6 +16,7 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 
 import {apiAuthHeaders} from '../src/lib/deployments/auth-header.js'
 import {startLocalnet} from '../src/lib/localnet/server/server.js'
+import {ONE_MARKET} from '../test/helpers/markets.js'
 
 const ROUNDS = 2000
 const WARM_UP = 200
@@ -28,10 +29,17 @@ export default async function bench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpunet-bench-stable-url-'))
   const owner = Keypair.generate()
   const ln = await startLocalnet({
+    // One market of one node, instant simulated pulls: what was measured before the localnet had markets.
+    markets: ONE_MARKET,
     dataDir: join(dir, 'localnet'),
     port: 0,
     wallet: owner.publicKey,
-    node: {gatewayPort: 0, runtime: 'host', healthIntervalMs: 100},
+    node: {
+      pullSimulation: {rateMbPerSecond: 50, scale: 1_000_000},
+      gatewayPort: 0,
+      runtime: 'host',
+      healthIntervalMs: 100,
+    },
   })
   const agent = new Agent({keepAlive: true, maxSockets: 1})
   try {

@@ -1,7 +1,15 @@
 import * as Flags from '@oclif/core/flags'
 
 import {WAIT_POINTS} from '../lib/job/wait-point.js'
-import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from './localnet-flags.js'
+import {
+  contentMaxBytesFlag,
+  dataDirFlag,
+  idsFlag,
+  marketsFlag,
+  nodeFlags,
+  nodesFlag,
+  portFlag,
+} from './localnet-flags.js'
 import {NETWORKS} from '../lib/network.js'
 import {type SettingKey, SETTINGS} from '../lib/settings/catalog.js'
 import {readKind} from '../lib/settings/kinds.js'
@@ -129,6 +137,7 @@ export const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   localnetPort: portFlag,
   localnetIds: idsFlag,
   nodes: nodesFlag,
+  localnetMarkets: marketsFlag,
   contentStoreMaxBytes: contentMaxBytesFlag,
   gatewayPort: nodeFlags['gateway-port'],
   gatewayHttpsPort: nodeFlags['gateway-https-port'],

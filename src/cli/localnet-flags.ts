@@ -82,3 +82,11 @@ export const nodeFlags = {
     defaultHelp: async () => '$GPUNET_NODE_PULL, else missing',
   }),
 }
+
+/** `localnet start --markets FILE` and `localnet reset --markets FILE`: the localnet's markets (docs/localnet.md). */
+export const marketsFlag = Flags.string({
+  description:
+    'the localnet\'s markets and their nodes, a YAML or JSON file (docs/localnet.md, "Markets"); a chain keeps its markets',
+  helpValue: 'FILE',
+  defaultHelp: async () => '$GPUNET_LOCALNET_MARKETS, else the markets the chain keeps, else three default markets',
+})

@@ -37,6 +37,7 @@ export async function connectMarket(settings: Settings, note: (line: string) => 
     mint,
     market: new PublicKey(status.market!),
     node: status.node,
+    markets: status.markets.map(({address, slug, nodes}) => ({address, slug, nodes})),
     rewards: localnetRewardsAccounts(mint),
   })
 }

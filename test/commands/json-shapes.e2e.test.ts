@@ -83,7 +83,21 @@ const localnetStatus = z.looseObject({
   rpcUrl: z.string().nullable(),
   market: address.nullable(),
   dataDir: z.string(),
-  nodes: z.array(z.strictObject({address, state: z.enum(['idle', 'running']), job: address.nullable()})),
+  nodes: z.array(
+    z.strictObject({
+      address,
+      state: z.enum(['idle', 'running']),
+      job: address.nullable(),
+      market: address,
+      slug: z.string(),
+      left: z.boolean(),
+      gpu: z.string(),
+      vram: z.number(),
+      ram: z.number(),
+      country: z.string(),
+    }),
+  ),
+  markets: z.array(z.strictObject({slug: z.string(), address, name: z.string(), nodes: z.number()})),
 })
 const secretsBase = {network: z.literal('localnet'), url: z.string()}
 const market = z.looseObject({
@@ -93,6 +107,20 @@ const market = z.looseObject({
   jobTimeout: z.number(),
   queue: z.strictObject({kind: z.enum(['jobs', 'nodes', 'empty']), length: z.number()}),
   nodeStakeMinimum: amount,
+  pricePerHour: amount,
+  freeNodes: z.number(),
+  queuedJobs: z.number(),
+  usdPerHour: z.number().nullable(),
+  hostManager: z.strictObject({
+    slug: z.string().nullable(),
+    name: z.string().nullable(),
+    type: z.enum(['PREMIUM', 'COMMUNITY', 'OTHER']).nullable(),
+    gpu_types: z.array(z.string()).nullable(),
+    lowest_vram: z.number().nullable(),
+    usd_reward_per_hour: z.number().nullable(),
+    network_fee_percentage: z.number().nullable(),
+    required_images: z.array(z.string()).nullable(),
+  }),
 })
 
 /** docs/json.md's vocabulary: the members, those passed through unread, and the deprecated ones with their new names. */
@@ -209,7 +237,13 @@ describe('every command --json: one schema per command, one vocabulary', functio
     )
     await json(['config', 'list'], z.looseObject({settings: z.array(z.looseObject({key: z.string()}))}))
     await json(['config', 'unset', 'rpcUrl', '--network', 'devnet'], z.looseObject({removed: z.literal('rpcUrl')}))
-    await json(['market', 'list'], z.looseObject({defaultMarket: address, markets: z.array(market)}))
+    await json(
+      ['market', 'list'],
+      z.looseObject({defaultMarket: address, tokenUsd: z.number().nullable(), markets: z.array(market)}),
+    )
+    // Started with --no-node: no node to take out of its queue (exit 7), in the one error shape.
+    await json(['localnet', 'node', 'leave', status.market!], failure, 7)
+    await json(['localnet', 'node', 'join', status.market!], failure, 7)
     await json(['market', 'get', status.market!], market.extend({queued: z.array(address)}))
     const file = join(box.dir, 'job.json')
     await json(

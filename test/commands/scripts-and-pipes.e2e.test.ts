@@ -118,6 +118,8 @@ describe('the CLI in scripts and pipes', function () {
       'job:stats': {args: ['job', 'stats'], stdin: `${someAddress}\n`},
       'job:validate': {args: ['job', 'validate'], stdin: 'job.json\n'},
       'localnet:fund': {args: ['localnet', 'fund', '--tokens', '1'], stdin: `${someAddress}\n`},
+      'localnet:node:join': {args: ['localnet', 'node', 'join'], stdin: `${someAddress}\n`},
+      'localnet:node:leave': {args: ['localnet', 'node', 'leave'], stdin: `${someAddress}\n`},
       'market:get': {args: ['market', 'get'], stdin: `${someAddress}\n`},
       'secrets:delete': {args: ['secrets', 'delete', '--yes'], stdin: 'PIPED\n'},
       'secrets:get': {args: ['secrets', 'get'], stdin: 'PIPED\n'},

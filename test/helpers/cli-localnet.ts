@@ -1,6 +1,6 @@
 import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 import {Connection, type Keypair, PublicKey} from '@solana/web3.js'
 
@@ -9,6 +9,7 @@ import {isAlive} from '../../src/lib/process/alive.js'
 import {readKeypair} from '../../src/lib/keys/wallet.js'
 import {BIN, type CliResult, runCli} from './cli.js'
 import {removeDir, tempDir} from './files.js'
+import {INSTANT_PULLS, writeOneMarketFile} from './markets.js'
 
 /** An isolated home for CLI tests: localnet data, wallet and XDG folders in one temp directory, free ports. */
 export interface CliSandbox {
@@ -40,6 +41,9 @@ export function cliSandbox(): CliSandbox {
     GPUNET_WALLET: join(dir, 'wallet.json'),
     XDG_CONFIG_HOME: join(dir, 'config'),
     XDG_DATA_HOME: join(dir, 'data'),
+    // One market of one node, and instant simulated pulls: what a test needs unless it says otherwise.
+    GPUNET_LOCALNET_MARKETS: writeOneMarketFile(dir),
+    GPUNET_LOCALNET_PULL_SCALE: INSTANT_PULLS,
   }
   return {
     dir,
@@ -66,8 +70,12 @@ export async function spawnForegroundLocalnet(
   args: string[] = [],
 ): Promise<{child: ChildProcessWithoutNullStreams; status: LocalnetStatus}> {
   const argv = [BIN, 'localnet', 'start', '--json', '--data-dir', dataDir, '--port', '0', ...args]
+  const pinned = {
+    GPUNET_LOCALNET_MARKETS: writeOneMarketFile(dirname(dataDir)),
+    GPUNET_LOCALNET_PULL_SCALE: INSTANT_PULLS,
+  }
   const child = spawn(process.execPath, argv, {
-    env: {...process.env, NO_COLOR: '1', GPUNET_GATEWAY_PORT: '0', ...env},
+    env: {...process.env, NO_COLOR: '1', GPUNET_GATEWAY_PORT: '0', ...pinned, ...env},
   })
   let stdout = ''
   child.stdout.setEncoding('utf8')

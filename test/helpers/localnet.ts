@@ -2,7 +2,9 @@ import {Connection, Keypair, LAMPORTS_PER_SOL, PublicKey} from '@solana/web3.js'
 
 import type {LocalnetNodeOptions} from '../../src/lib/localnet/nodes/node-agent.js'
 import {type RunningLocalnet, startLocalnet} from '../../src/lib/localnet/server/server.js'
+import type {MarketsSpec} from '../../src/lib/localnet/markets/spec.js'
 import {removeDir, tempDir} from './files.js'
+import {ONE_MARKET} from './markets.js'
 
 export interface TestLocalnet {
   ln: RunningLocalnet
@@ -24,6 +26,8 @@ export async function startTestLocalnet(
     wallet?: Keypair
     node?: LocalnetNodeOptions
     contentMaxBytes?: number
+    /** Its markets: one market of one node unless given (the default markets run three node agents). */
+    markets?: MarketsSpec
   } = {},
 ): Promise<TestLocalnet> {
   const dataDir = options.dataDir ?? tempDir()
@@ -34,7 +38,9 @@ export async function startTestLocalnet(
     slotMs: options.slotMs,
     contentMaxBytes: options.contentMaxBytes,
     wallet: wallet.publicKey,
-    node: options.node,
+    markets: options.markets ?? ONE_MARKET,
+    // Simulated image pulls are instant unless a test asks for them.
+    node: options.node && {pullSimulation: {rateMbPerSecond: 50, scale: 1_000_000}, ...options.node},
   })
   // No wsEndpoint: web3.js derives it (port + 1) as it does for any node.
   const connection = new Connection(ln.runtime.rpcUrl, 'confirmed')
@@ -52,7 +58,7 @@ export async function startTestLocalnet(
 
 /** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
 export function useLocalnet(
-  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number} = {},
+  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number; markets?: MarketsSpec} = {},
 ): TestLocalnet {
   const t = {} as TestLocalnet
   before(async () => {

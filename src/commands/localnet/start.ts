@@ -7,8 +7,25 @@ import {
   runningLocalnet,
   startInBackground,
 } from '../../lib/localnet/server/control.js'
-import {contentMaxBytesFlag, dataDirFlag, idsFlag, nodeFlags, nodesFlag, portFlag} from '../../cli/localnet-flags.js'
-import {contentMaxBytes, idsInForce, nodeOptions, startArgs} from '../../lib/localnet/server/start-settings.js'
+import {
+  contentMaxBytesFlag,
+  dataDirFlag,
+  idsFlag,
+  marketsFlag,
+  nodeFlags,
+  nodesFlag,
+  portFlag,
+} from '../../cli/localnet-flags.js'
+import {
+  contentMaxBytes,
+  idsInForce,
+  marketsFile,
+  nodeOptions,
+  startArgs,
+  tokenUsd,
+} from '../../lib/localnet/server/start-settings.js'
+import {readMarketsFile} from '../../lib/localnet/markets/markets-file.js'
+import {checkMarketsGiven} from '../../lib/localnet/markets/record.js'
 import {statusLines} from '../../lib/localnet/server/format.js'
 import {reclaimedLines} from '../../lib/localnet/nodes/node-agent.js'
 import {localnetFiles} from '../../lib/localnet/paths.js'
@@ -25,7 +42,7 @@ export default class LocalnetStart extends BaseCommand {
     'Start the localnet: Solana JSON-RPC, the jobs program, a faucet and a content store on 127.0.0.1.'
   static override description = `Runs in the foreground until Ctrl+C, or in the background with --detach. The first start creates a payment token (6 decimals), a default market and funds your wallet; later starts resume the saved chain. With --json, prints the status document once the localnet answers. Does nothing when a localnet already serves the data directory with the flags given; one given that it does not run with (--pull never on a localnet pulling missing images, another --nodes, --no-node...) is refused, exit 2: stop it first (\`gpunet localnet stop\`, the chain is kept), then start it again with them.
 
-Its node agent (on unless --no-node; --nodes N runs N of them, each with its own key and one job at a time) takes the jobs posted to the default market, runs them in podman containers and serves their exposed ports through the one gateway at http://<job>.node.localhost:<gateway port>/; a deployment's replicas answer together at http://<deployment>.deploy.localhost:<gateway port>/.`
+Its markets (--markets FILE, YAML or JSON; three default markets of different GPUs, VRAM, types and prices otherwise) are opened with the jobs program's own \`open\` and kept with the chain: a file with other markets for a chain that exists is refused (exit 2; \`gpunet localnet reset --markets FILE\` makes a new chain with them). Each market runs its own nodes, each taking only that market's jobs. Its node agents (on unless --no-node; --nodes N runs N of them in the default market, each with its own key and one job at a time) take the jobs posted to their market, runs them in podman containers and serves their exposed ports through the one gateway at http://<job>.node.localhost:<gateway port>/; a deployment's replicas answer together at http://<deployment>.deploy.localhost:<gateway port>/.`
 
   static override examples = [
     '<%= config.bin %> localnet start',
@@ -34,6 +51,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     '<%= config.bin %> localnet start --no-node',
     '<%= config.bin %> localnet start --host-processes --gateway-port 0',
     '<%= config.bin %> localnet start --detach --nodes 4',
+    '<%= config.bin %> localnet start --detach --markets markets.yaml',
     '<%= config.bin %> localnet stop && <%= config.bin %> localnet start --detach --pull never',
   ]
 
@@ -47,6 +65,7 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     'content-max-bytes': contentMaxBytesFlag,
     ...nodeFlags,
     nodes: nodesFlag,
+    markets: marketsFlag,
   }
 
   static mcp = {exclude: 'a server that never returns (the localnet runs in it); the tools start a localnet on demand'}
@@ -60,6 +79,10 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
     const args = startArgs(settings, flags.node)
     // A bad cooldown setting of its manager is exit 2 before anything starts (in the background too).
     const cooldowns = cooldownsFromSettings(settings)
+    // A bad markets file, or one a kept chain does not have, is refused before anything starts.
+    const file = marketsFile(settings)
+    const markets = file === undefined ? undefined : await readMarketsFile(file)
+    if (file !== undefined && markets) checkMarketsGiven(dataDir, markets, file)
     const running = await runningLocalnet(dataDir)
     if (running) {
       // A setting (a flag, its variable, a profile's or the config file's) that the running localnet does not
@@ -101,6 +124,8 @@ Its node agent (on unless --no-node; --nodes N runs N of them, each with its own
       tunnelGraceMs: settings.typed('tunnelGrace')?.value,
       secretsKey: settings.value('secretsKey'),
       cooldowns,
+      markets,
+      tokenUsd: tokenUsd(settings),
     }
     await serveUntilSignal(serve, async () => {
       const status = await localnetStatus(dataDir)

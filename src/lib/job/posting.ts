@@ -304,14 +304,17 @@ async function postWithCredits(
  * warning; elsewhere no warnings.
  */
 export function runnableWarnings(
-  net: Pick<MarketNetwork, 'localnetNode' | 'defaultMarket'>,
+  net: Pick<MarketNetwork, 'localnetNode' | 'defaultMarket' | 'localnetMarkets'>,
   market: PublicKey,
   definition: JobDefinition | null,
   options: Pick<PostOptions, 'queueAnyway' | 'note'>,
 ): string[] {
-  // The localnet's node serves its default market only; another market's nodes are not known here.
-  if (net.localnetNode === undefined || !market.equals(net.defaultMarket) || !definition) return []
-  const problem = localnetRunProblem(net.localnetNode, definition)
+  if (net.localnetNode === undefined || !definition) return []
+  // Every market the localnet opened has its own nodes, checked alike; one opened by hand has none it knows of.
+  const markets = net.localnetMarkets ?? [{address: net.defaultMarket.toBase58(), slug: 'localnet', nodes: 1}]
+  const served = markets.find((m) => m.address === market.toBase58())
+  if (!served) return []
+  const problem = localnetRunProblem(net.localnetNode, definition, served)
   if (!problem) return []
   if (!options.queueAnyway) throw problem
   options.note(`Warning: ${problem.message} (--queue-anyway)`)

@@ -6,7 +6,7 @@
 import type {JobDefinition} from '../definition/schema.js'
 import {findSecretReferences} from '../definition/secret-refs.js'
 import {ExitCode, GpunetError, isGpunetError} from '../errors.js'
-import type {LocalnetNodeStatus} from '../market/connect.js'
+import type {LocalnetMarketNodes, LocalnetNodeStatus} from '../market/connect.js'
 import {commandArgv, needsGpu, planOperations} from '../node/operation-plan.js'
 import {connectSecrets, type SecretsConnectOptions} from '../network-connection.js'
 import type {Settings} from '../settings/settings.js'
@@ -54,11 +54,23 @@ export async function checkSecretsStored(
 }
 
 /**
- * Why no localnet node would run this job (its node is off, or it has no GPU for a GPU job), or null when one
- * can. `node` is the localnet's node status: null when the localnet was started with --no-node.
+ * Why no localnet node would run this job (its node is off, it has no GPU for a GPU job, or its market has no node),
+ * or null when one can. `node` is the localnet's node status: null when the localnet was started with --no-node.
+ * Every market's nodes share the runtime and GPUs of that status; `market` is the job's (the default one if not given).
  */
-export function localnetRunProblem(node: LocalnetNodeStatus | null, definition: JobDefinition): GpunetError | null {
+export function localnetRunProblem(
+  node: LocalnetNodeStatus | null,
+  definition: JobDefinition,
+  market?: LocalnetMarketNodes,
+): GpunetError | null {
   const anyway = 'or pass --queue-anyway to post it all the same (it stays QUEUED until a node takes it)'
+  if (node !== null && !('off' in node) && market && market.nodes === 0) {
+    return new GpunetError('no_node', `no localnet node would run this job: no node serves market ${market.slug}`, {
+      exitCode: ExitCode.UNAVAILABLE,
+      hint: `give that market nodes in the markets file (\`gpunet localnet reset --markets FILE\`), post to another market (\`gpunet market list\`), ${anyway}`,
+      fields: {market: market.address},
+    })
+  }
   if (node === null) {
     return new GpunetError('no_node', 'no localnet node would run this job: the localnet was started with --no-node', {
       exitCode: ExitCode.UNAVAILABLE,

@@ -104,6 +104,8 @@ export function localnetFiles(dataDir: string) {
     credits: join(dataDir, 'credits', 'credits.db'),
     /** The wallet that lists credit-paid jobs, as the network's API lists them with its own (mode 0600). */
     creditsWallet: join(dataDir, 'credits', 'wallet.json'),
+    /** The localnet's markets: each one's terms, nodes and address on this chain (localnet/markets/record.ts). */
+    markets: join(dataDir, 'markets.json'),
     /** The localnet's indexer: every job it saw, one JSON line per change (job-index.ts). */
     jobIndex: join(dataDir, 'jobs-index.jsonl'),
   }

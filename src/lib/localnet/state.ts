@@ -100,6 +100,14 @@ export interface LocalnetOptions {
   ids?: LocalnetIds
   /** The content store's disk use (DEFAULT_CONTENT_MAX_BYTES when absent). */
   contentMaxBytes?: number
+  /** The default market's price (base units per second) and job timeout on a new chain; DEFAULT_MARKET's otherwise. */
+  defaultMarket?: MarketTerms
+}
+
+/** What the jobs program's `open` takes of a market: its price (token base units per second) and job timeout. */
+export interface MarketTerms {
+  jobPrice: bigint
+  jobTimeout: bigint
 }
 
 export class Localnet {
@@ -162,7 +170,6 @@ export class Localnet {
       data: Buffer.alloc(0),
       executable: false,
     })
-    const [vault] = findVaultAddress(programId, market.publicKey, mintAddress)
     const node = new Localnet(chain, genesis, content, faucet)
     if (ownMint) {
       node.submit(
@@ -201,32 +208,7 @@ export class Localnet {
         executable: false,
       })
     }
-    node.submit(
-      [
-        jobsInstruction(
-          programId,
-          'open',
-          {
-            mint: mintAddress,
-            market: market.publicKey,
-            vault,
-            authority: faucet.publicKey,
-            accessKey: SystemProgram.programId,
-            rent: SYSVAR_RENT_PUBKEY,
-            systemProgram: SystemProgram.programId,
-            tokenProgram: TOKEN_PROGRAM_ID,
-          },
-          {
-            jobExpiration: DEFAULT_MARKET.jobExpiration,
-            jobPrice: DEFAULT_MARKET.jobPrice,
-            jobTimeout: DEFAULT_MARKET.jobTimeout,
-            jobType: 0,
-            nodeXnosMinimum: 0n,
-          },
-        ),
-      ],
-      [market],
-    )
+    node.openMarket(options.defaultMarket ?? DEFAULT_MARKET, market)
     node.ensureRewardsAccounts()
     node.ensureIdlAccount()
     if (options.wallet) {
@@ -304,9 +286,45 @@ export class Localnet {
     return {lamports: this.chain.rentExempt(data.length), owner, data, executable: false}
   }
 
-  /** Takes `node` out of the default market's node queue (the faucet is the market's authority). */
-  dequeueNode(node: PublicKey): void {
-    const account = this.chain.account(this.market)
+  /**
+   * Opens a market with the jobs program's own `open`, the faucet its authority, open to every node (no access key),
+   * as anyone may open one on the network; returns its address.
+   */
+  openMarket(terms: MarketTerms, market = Keypair.generate()): PublicKey {
+    const {programId} = this.chain
+    const [vault] = findVaultAddress(programId, market.publicKey, this.mint)
+    this.submit(
+      [
+        jobsInstruction(
+          programId,
+          'open',
+          {
+            mint: this.mint,
+            market: market.publicKey,
+            vault,
+            authority: this.faucet.publicKey,
+            accessKey: SystemProgram.programId,
+            rent: SYSVAR_RENT_PUBKEY,
+            systemProgram: SystemProgram.programId,
+            tokenProgram: TOKEN_PROGRAM_ID,
+          },
+          {
+            jobExpiration: DEFAULT_MARKET.jobExpiration,
+            jobPrice: terms.jobPrice,
+            jobTimeout: terms.jobTimeout,
+            jobType: 0,
+            nodeXnosMinimum: 0n,
+          },
+        ),
+      ],
+      [market],
+    )
+    return market.publicKey
+  }
+
+  /** Takes `node` out of a market's node queue (the default market's unless named; the faucet is its authority). */
+  dequeueNode(node: PublicKey, marketAddress: PublicKey = this.market): void {
+    const account = this.chain.account(marketAddress)
     if (!account) return
     const market = decodeMarketAccount(account.data)
     if (market.queueType !== QueueType.NODE || !market.queue.some((k) => k.equals(node))) return
@@ -315,7 +333,7 @@ export class Localnet {
         jobsInstruction(
           this.chain.programId,
           'stop',
-          {market: this.market, node, authority: this.faucet.publicKey},
+          {market: marketAddress, node, authority: this.faucet.publicKey},
           {},
         ),
       ],

@@ -66,14 +66,26 @@ export interface MarketNetwork {
   nodeApiUrl(node: string): string | null
   /** The indexer that lists a poster's jobs (`/jobs/`, §5): the network's, or the localnet's own. */
   indexerUrl: string
+  /** The host manager (`/markets/`, `/markets/price`) and its reservations routes: the network's, or the localnet's. */
+  hostManagerUrl: string | null
+  reservationsUrl: string | null
   /** The localnet's node (what it runs with, or why it is off; null with --no-node); undefined on other networks. */
   localnetNode?: LocalnetNodeStatus | null
+  /** The localnet's markets and how many nodes serve each now; undefined on other networks. */
+  localnetMarkets?: LocalnetMarketNodes[]
   /** Priority fees: on by default on mainnet, opt-in elsewhere; capped. */
   fees: FeePolicy
   /** The content store: reads through the gateway; uploads need a store configured (checked on first upload). */
   content(): ContentClient
   /** The rewards accounts `list` and `extend` name: derived from the preset, each overridable by a setting. */
   rewards(): RewardsAccounts
+}
+
+/** A market of the localnet: its address and slug, and how many of its nodes run now. */
+export interface LocalnetMarketNodes {
+  address: string
+  slug: string
+  nodes: number
 }
 
 /** What a running localnet tells its clients (network-connection.ts reads it from the localnet). */
@@ -86,6 +98,8 @@ export interface LocalnetEndpoints {
   market: PublicKey
   /** Its node: what it runs with, or why it is off; null with --no-node. */
   node: LocalnetNodeStatus | null
+  /** Its markets (absent from a localnet before markets files: its default market alone). */
+  markets?: LocalnetMarketNodes[]
   rewards: RewardsAccounts
 }
 
@@ -104,7 +118,10 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
     gatewayUrl: where.gatewayUrl,
     nodeApiUrl: (node) => nodeApiUrl(node, where.nodeApi),
     indexerUrl: where.indexerUrl,
+    hostManagerUrl: where.hostManagerUrl,
+    reservationsUrl: where.reservationsUrl,
     localnetNode: where.localnetNode,
+    localnetMarkets: where.localnetMarkets,
     fees: values.fees,
     content: () => networkContentClient(values.content, where.contentStore),
     rewards: where.rewards,
@@ -114,7 +131,17 @@ export function marketNetwork(settings: MarketSettings, localnet?: LocalnetEndpo
 /** Where a network's parts are: what MarketNetwork names, before its connection and clients are made. */
 type NetworkPlaces = Pick<
   MarketNetwork,
-  'rpcUrl' | 'programId' | 'mint' | 'defaultMarket' | 'networkHost' | 'gatewayUrl' | 'indexerUrl' | 'localnetNode'
+  | 'rpcUrl'
+  | 'programId'
+  | 'mint'
+  | 'defaultMarket'
+  | 'networkHost'
+  | 'gatewayUrl'
+  | 'indexerUrl'
+  | 'hostManagerUrl'
+  | 'reservationsUrl'
+  | 'localnetNode'
+  | 'localnetMarkets'
 > & {
   nodeApi: Parameters<typeof nodeApiUrl>[1]
   /** The localnet's own content store, where uploads go when no other is set. */
@@ -137,6 +164,8 @@ function networkPlaces(values: MarketValues): NetworkPlaces {
     gatewayUrl: null,
     nodeApi: {template, networkHost},
     indexerUrl: required(values, 'indexerUrl'),
+    hostManagerUrl: values.hostManagerUrl ?? null,
+    reservationsUrl: values.reservationsUrl ?? null,
     rewards: () => rewardsAccounts(new PublicKey(rewardsProgram), mint, {rewardsReflection, rewardsVault}),
   }
 }
@@ -149,6 +178,8 @@ interface MarketValues {
   networkHost: string | null
   nodeApiUrl?: string
   indexerUrl?: string
+  hostManagerUrl?: string
+  reservationsUrl?: string
   rewardsProgram?: string
   rewardsReflection?: string
   rewardsVault?: string
@@ -166,6 +197,8 @@ function marketValues(settings: MarketSettings): MarketValues {
     networkHost: settings.typed('networkHost')?.value ?? null,
     nodeApiUrl: settings.typed('nodeApiUrl')?.value,
     indexerUrl: settings.typed('indexerUrl')?.value,
+    hostManagerUrl: settings.typed('hostManagerUrl')?.value,
+    reservationsUrl: settings.typed('reservationsUrl')?.value,
     rewardsProgram: settings.typed('rewardsProgram')?.value,
     rewardsReflection: settings.typed('rewardsReflection')?.value,
     rewardsVault: settings.typed('rewardsVault')?.value,
@@ -199,7 +232,11 @@ function localnetPlaces(values: MarketValues, localnet: LocalnetEndpoints | unde
     gatewayUrl: localnet.gatewayUrl,
     nodeApi: {template: values.nodeApiUrl, gatewayUrl: localnet.gatewayUrl},
     indexerUrl: values.indexerUrl ?? trimUrl(localnet.rpcUrl),
+    // The localnet's RPC port serves its host manager and reservations routes.
+    hostManagerUrl: values.hostManagerUrl ?? trimUrl(localnet.rpcUrl),
+    reservationsUrl: values.reservationsUrl ?? trimUrl(localnet.rpcUrl),
     localnetNode: localnet.node,
+    localnetMarkets: localnet.markets,
     contentStore: localnet.contentStoreUrl,
     rewards: () => localnet.rewards,
   }

@@ -112,6 +112,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
   /** One look at the chain at a time; a change seen meanwhile asks for another. */
   private looking: Promise<void> | null = null
   private lookAgain = false
+  /** Taken out of its market's queue (`localnet node leave`): it takes no job until it joins again. */
+  private away = false
 
   constructor(private readonly options: NodeAgentOptions) {
     super()
@@ -196,6 +198,31 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     await this.lookNow()
   }
 
+  /** Whether the node is out of its market's queue (`leave`), taking no job. */
+  get left(): boolean {
+    return this.away
+  }
+
+  /**
+   * Takes the node out of its market's queue, as a node of the network that goes offline: the job it runs goes on
+   * to its end, and it takes none after it until `join`.
+   */
+  async leave(): Promise<void> {
+    this.away = true
+    await this.looking
+    const market = await this.chain.market()
+    if (market?.queueType === QueueType.NODE && market.queue.some((k) => k.equals(this.chain.address)))
+      await this.chain.leaveQueue()
+    this.options.onChange?.()
+  }
+
+  /** Puts a node that left back: it takes the head job, or waits in the queue again. */
+  join(): void {
+    this.away = false
+    this.options.onChange?.()
+    this.look()
+  }
+
   /** Stops watching, leaves the node queue, and stops the running job's operation without recording a result. */
   async close(): Promise<void> {
     this.closed = true
@@ -255,6 +282,8 @@ export class NodeAgent extends EventEmitter<NodeAgentEvents> implements NodeApiH
     if (this.closed) return
     let [given] = await this.chain.ownRuns()
     if (!given) {
+      // A run given before it left is still run; nothing new is taken.
+      if (this.away) return
       const market = await this.chain.market()
       if (!market) return
       const queued = market.queueType === QueueType.NODE && market.queue.some((k) => k.equals(this.chain.address))

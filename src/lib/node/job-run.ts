@@ -307,7 +307,14 @@ export class JobRun {
       for (const v of step.execution.volumes) volumes.push({source: await this.volumePath(v.name), target: v.dest})
       const onLine = (stream: 'stdout' | 'stderr', text: string, timestamp: number) =>
         feed.line(step.id, stream, text.endsWith('\n') ? text.slice(0, -1) : text, timestamp)
-      const options = {jobId: ctx.job, redact: ctx.redact, mounts: resources.mounts, volumes, onLine}
+      const options = {
+        jobId: ctx.job,
+        redact: ctx.redact,
+        mounts: resources.mounts,
+        volumes,
+        onLine,
+        signal: ctx.signal,
+      }
       feed.notice('info', `Operation ${step.id}: ${ctx.startingWhat(step)}`)
       ctx.log(`node: job ${ctx.job}: operation ${step.id} starting`)
       // Restarts the poster asks for do not count against `restart_tries`.

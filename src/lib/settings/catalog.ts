@@ -87,6 +87,21 @@ export const SETTINGS = {
     flag: '--manager',
     preset: (net) => SETTING_PRESETS[net].managerUrl,
   },
+  /**
+   * The network's host manager (its markets' GPUs, VRAM, types and USD prices, and the token's price) and its
+   * reservations routes (GPU models, free hosts), which `market list` and `market get` read beside the chain; on
+   * localnet with none set the localnet's own (its RPC port serves both).
+   */
+  hostManagerUrl: {
+    env: 'GPUNET_HOST_MANAGER_URL',
+    kind: 'url',
+    preset: (net) => SETTING_PRESETS[net].hostManagerUrl,
+  },
+  reservationsUrl: {
+    env: 'GPUNET_RESERVATIONS_URL',
+    kind: 'url',
+    preset: (net) => SETTING_PRESETS[net].reservationsUrl,
+  },
   /** An API key of that manager, sent instead of the wallet's headers (credits take one). */
   managerApiKey: {
     env: 'GPUNET_API_KEY',
@@ -137,6 +152,14 @@ export const SETTINGS = {
   localnetIds: {env: 'GPUNET_LOCALNET_IDS', kind: 'ids', flag: '--ids'},
   /** How many node agents `localnet start` runs (1..16; 1 when nothing sets it). */
   nodes: {env: 'GPUNET_LOCALNET_NODES', kind: 'nodes', flag: '--nodes', preset: () => '1'},
+  /** The localnet's markets file (YAML or JSON, docs/localnet.md); unset: its markets as kept, else the defaults. */
+  localnetMarkets: {env: 'GPUNET_LOCALNET_MARKETS', kind: 'path', flag: '--markets'},
+  /** How fast a localnet node's simulated image pull goes, in MB/s. */
+  pullRate: {env: 'GPUNET_LOCALNET_PULL_RATE', kind: 'positive', preset: () => '50'},
+  /** How many times faster than `pullRate` the simulated pulls go: 1 but in tests. */
+  pullScale: {env: 'GPUNET_LOCALNET_PULL_SCALE', kind: 'positive', preset: () => '1'},
+  /** The localnet's token price in USD, for its markets' USD prices (`/markets/price`). */
+  tokenUsd: {env: 'GPUNET_LOCALNET_TOKEN_USD', kind: 'positive', preset: () => '0.5'},
   /** The most bytes the localnet's content store keeps on disk (2 GiB when nothing sets it). */
   contentStoreMaxBytes: {env: 'GPUNET_CONTENT_MAX_BYTES', kind: 'bytes', flag: '--content-max-bytes'},
   /** The port of the localnet's gateway; unset, it follows the RPC port (+81). */

@@ -74,6 +74,17 @@ function wholeKind(describe: string, min: number, max: number): Kind<number> {
   }
 }
 
+/** A number above 0 written in digits with at most 9 decimals (`50`, `0.25`): a rate or a scale. */
+const positive: Kind<number> = {
+  describe: 'a number above 0 such as 50 or 0.25',
+  read(text) {
+    const trimmed = text.trim()
+    const value = /^\d{1,12}(\.\d{1,9})?$/.test(trimmed) ? Number(trimmed) : Number.NaN
+    return value > 0 ? {value} : {why: this.describe}
+  },
+  write: String,
+}
+
 /** An http or https URL; its value has no trailing slash, so a path can be appended. */
 const url: Kind<string> = {
   describe: 'an http or https URL such as https://example.org',
@@ -206,6 +217,7 @@ export const KINDS = {
   origins,
   cooldown,
   multiplier,
+  positive,
   network: choiceKind(NETWORKS),
   ids: choiceKind(LOCALNET_IDS),
   runtime: choiceKind(RUNTIME_CHOICES),

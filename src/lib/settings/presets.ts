@@ -26,6 +26,10 @@ export interface SettingPresets {
   indexerUrl: string | null
   /** The network's public API (@nosana/api's backend_url): hosted deployments and credits. */
   managerUrl: string | null
+  /** The network's host manager: its markets (`/markets/`), their prices and the token's USD price. */
+  hostManagerUrl: string | null
+  /** Where the network's reservations routes are (`/reservations/gpus`): GPU models and free hosts. */
+  reservationsUrl: string | null
   /** Whether transactions carry a compute-unit price unless told otherwise. */
   priorityFeeByDefault: boolean
 }
@@ -49,6 +53,8 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     networkHost: null,
     indexerUrl: null,
     managerUrl: null,
+    hostManagerUrl: null,
+    reservationsUrl: null,
     priorityFeeByDefault: false,
   },
   devnet: {
@@ -60,6 +66,8 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     networkHost: 'k8s.dev.nos.ci',
     indexerUrl: 'https://blockchain-indexer.k8s.dev.nos.ci',
     managerUrl: 'https://dashboard.k8s.dev.nos.ci',
+    hostManagerUrl: 'https://host-manager.k8s.dev.nosana.com',
+    reservationsUrl: 'https://host-manager.k8s.dev.nosana.com',
     priorityFeeByDefault: false,
   },
   mainnet: {
@@ -71,6 +79,8 @@ export const SETTING_PRESETS: Record<Network, SettingPresets> = {
     networkHost: 'k8s.prd.nos.ci',
     indexerUrl: 'https://blockchain-indexer.k8s.prd.nos.ci',
     managerUrl: 'https://dashboard.k8s.prd.nos.ci',
+    hostManagerUrl: 'https://host-manager.k8s.prd.nosana.com',
+    reservationsUrl: 'https://host-manager.k8s.prd.nosana.com',
     priorityFeeByDefault: true,
   },
 }

@@ -46,7 +46,13 @@ describe('gpunet localnet start --nodes', function () {
     const status = JSON.parse(started.stdout) as LocalnetStatus
     assert.equal(status.nodes.length, 3)
     assert.equal(new Set(status.nodes.map((n) => n.address)).size, 3)
-    for (const node of status.nodes) assert.deepEqual(node, {address: node.address, state: 'idle', job: null})
+    for (const node of status.nodes) {
+      const {address, state, job, slug, left} = node
+      assert.deepEqual(
+        {address, state, job, slug, left},
+        {address: node.address, state: 'idle', job: null, slug: 'localnet', left: false},
+      )
+    }
     const human = await box.run(['localnet', 'status'])
     assert.equal(human.code, 0)
     assert.match(human.stdout, /Node\s+3 nodes \(host-process/)

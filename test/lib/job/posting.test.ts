@@ -123,6 +123,32 @@ describe('runnableWarnings: a job no localnet node would run', () => {
     assert.deepEqual(notes, [`Warning: ${warnings[0]} (--queue-anyway)`])
   })
 
+  it('is judged alike on every market the localnet opened, and refused on one that has no node', () => {
+    const other = Keypair.generate().publicKey
+    const noGpu = {address: 'N', gpus: 0, runtime: 'podman' as const, runtimeChoice: 'auto' as const, runningJobs: []}
+    const localnetMarkets = [
+      {address: market.toBase58(), slug: 'localnet', nodes: 1},
+      {address: other.toBase58(), slug: 'rtx-4090', nodes: 1},
+    ]
+    const gpuJob = {
+      version: '0.1',
+      type: 'container',
+      ops: [{id: 'a', type: 'container/run', args: {image: 'x', gpu: true}}],
+    }
+    const net = {localnetNode: noGpu, defaultMarket: market, localnetMarkets}
+    const refused = (error: unknown) => isGpunetError(error) && error.code === 'no_gpu_node' && error.exitCode === 5
+    assert.throws(() => runnableWarnings(net, other, gpuJob as JobDefinition, {note: () => {}}), refused)
+    assert.throws(
+      () => runnableWarnings({...net, localnetNode: {off: 'no podman'}}, other, job, {note: () => {}}),
+      (error: unknown) => isGpunetError(error) && error.code === 'node_off',
+    )
+    const empty = {...net, localnetMarkets: [localnetMarkets[0]!, {...localnetMarkets[1]!, nodes: 0}]}
+    assert.throws(
+      () => runnableWarnings(empty, other, job, {note: () => {}}),
+      (error: unknown) => isGpunetError(error) && error.code === 'no_node' && /market rtx-4090/.test(error.message),
+    )
+  })
+
   it('is not judged on another market, off the localnet, or without a definition the node could read', () => {
     const note = () => assert.fail('nothing noted')
     assert.deepEqual(runnableWarnings(noNode, Keypair.generate().publicKey, job, {note}), [])

@@ -90,6 +90,14 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     ],
     bad: ['localhost:3000', 'https://app.example/path'],
   },
+  positive: {
+    good: [
+      ['50', 50],
+      ['0.25', 0.25],
+      [' 1000000 ', 1_000_000],
+    ],
+    bad: ['0', '-1', '1e3', 'fast', '0.0000000001', ''],
+  },
   network: {good: [['devnet', 'devnet']], bad: ['testnet', 'Devnet']},
   ids: {good: [['mainnet', 'mainnet']], bad: ['testnet']},
   runtime: {good: [['host', 'host']], bad: ['docker']},

@@ -22,6 +22,20 @@ function market(queue: MarketDetail['queue']): MarketDetail {
     accessKey: null,
     authority: 'A',
     vault: 'V',
+    pricePerHour: amount(360),
+    freeNodes: queue.kind === 'nodes' ? queue.length : 0,
+    queuedJobs: queue.kind === 'jobs' ? queue.length : 0,
+    usdPerHour: null,
+    hostManager: {
+      slug: null,
+      name: null,
+      type: null,
+      gpu_types: null,
+      lowest_vram: null,
+      usd_reward_per_hour: null,
+      network_fee_percentage: null,
+      required_images: null,
+    },
     queued: [],
   }
 }
@@ -37,8 +51,9 @@ describe('counted words', () => {
 
   it("counts a market's queue: 1 node, 2 jobs, empty", () => {
     const rows = marketRows([market({kind: 'nodes', length: 1}), market({kind: 'jobs', length: 2})], 'none')
-    assert.match(rows[1]!, / 1 node /)
-    assert.match(rows[2]!, / 2 jobs /)
+    // FREE and QUEUED: the nodes waiting, the jobs waiting.
+    assert.match(rows[1]!, / 360 +- +1 +0 +60 s /)
+    assert.match(rows[2]!, / 360 +- +0 +2 +60 s /)
     assert.ok(marketDetailLines(market({kind: 'jobs', length: 1})).some((l) => /^ {2}Queue\s+1 job waiting$/.test(l)))
     assert.ok(marketDetailLines(market({kind: 'empty', length: 0})).some((l) => /^ {2}Queue\s+empty$/.test(l)))
   })

@@ -6,6 +6,8 @@
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
+import {PublicKey} from '@solana/web3.js'
+
 import {loadOrCreateKeypair} from '../../keys/wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../../node/agent.js'
 import {NodeApi} from '../../node/api-server/server.js'
@@ -19,6 +21,9 @@ import {localnetNodeNetwork} from './node-network.js'
 import {defaultGatewayHttpsPort, gatewayHttpsPortInUse, gatewayPortInUse, localnetFiles} from '../paths.js'
 import {ensureGatewayCertificate} from './certificates.js'
 import type {RuntimeChoice} from '../../settings/kinds.js'
+import {DEFAULT_MARKET_SLUG, NODE_DEFAULTS, type NodeSpec} from '../markets/spec.js'
+import type {OpenedMarket} from '../markets/record.js'
+import {canonicalImage, type PullSimulation, withSimulatedPulls} from './simulated-pull.js'
 
 /** How the localnet's node runs. */
 export interface LocalnetNodeOptions {
@@ -36,8 +41,10 @@ export interface LocalnetNodeOptions {
   gatewayPort: number
   /** The gateway's https port on 127.0.0.1; 0 picks a free one; unset, the one after `gatewayPort` (paths.ts). */
   gatewayHttpsPort?: number
-  /** Node agents, each with its own key and stake, one job at a time each (1 when not given). */
+  /** The default market's node agents, each with its own key and stake, one job at a time each (the markets' count when not given). */
   nodes?: number
+  /** How simulated image pulls go (simulated-pull.ts); sizes from the markets. */
+  pullSimulation?: {rateMbPerSecond: number; scale: number}
   readyTimeoutMs?: number
   healthIntervalMs?: number
   /** How often an up port's continuous health checks run again (30 s, as on the network's nodes). */
@@ -60,6 +67,23 @@ export interface LocalnetNodeEntry {
   state: 'idle' | 'running'
   /** The job it runs; null when idle. */
   job: string | null
+  /** The market it serves: its address and slug. */
+  market: string
+  slug: string
+  /** Out of its market's queue (`localnet node leave`): it takes no job until it joins. */
+  left: boolean
+  /** What it reports as the network's nodes do: GPU model, VRAM and RAM in GB, country. */
+  gpu: string
+  vram: number
+  ram: number
+  country: string
+}
+
+/** A started node agent with the market it serves and what it is. */
+export interface MarketNode {
+  agent: NodeAgent
+  market: OpenedMarket
+  spec: NodeSpec
 }
 
 /** How often a running gateway checks whether its certificate is due to be made again. */
@@ -71,6 +95,8 @@ export interface RunningNode {
   agent: NodeAgent
   /** Every node, the first one first. */
   agents: NodeAgent[]
+  /** Every node with its market and description, the default market's first. */
+  marketNodes: MarketNode[]
   gateway: Gateway
   /** The certificate authority's file: the one a client trusts for the gateway's https side. */
   caFile: string
@@ -82,12 +108,25 @@ export interface RunningNode {
 }
 
 /**
- * The keypair file of the localnet's node number `index` (0-based): the first keeps `node.json`, the others are
- * `nodes/node-<index + 1>.json`, so a localnet restarted with the same count comes back with the same keys.
+ * The keypair file of the localnet's node number `index` (0-based) of a market: the default market's first keeps
+ * `node.json`, its others are `nodes/node-<index + 1>.json`, another market's `nodes/<slug>-<index + 1>.json`, so a
+ * localnet restarted with the same count comes back with the same keys.
  */
-export function nodeKeyFile(dataDir: string, index: number): string {
+export function nodeKeyFile(dataDir: string, index: number, slug: string = DEFAULT_MARKET_SLUG): string {
   const files = localnetFiles(dataDir)
+  if (slug !== DEFAULT_MARKET_SLUG) return join(files.nodes, `${slug}-${index + 1}.json`)
   return index === 0 ? files.node : join(files.nodes, `node-${index + 1}.json`)
+}
+
+/** The key files of a market's nodes from `from` (0-based) on, other than the default market's: none run now. */
+export function marketNodeKeyFilesFrom(dataDir: string, slug: string, from: number): string[] {
+  const files = localnetFiles(dataDir)
+  if (!existsSync(files.nodes)) return []
+  const pattern = new RegExp(`^${slug}-(\\d+)\\.json$`)
+  return readdirSync(files.nodes)
+    .map((name) => pattern.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null && Number(m[1]) - 1 >= from)
+    .map((m) => join(files.nodes, m[0]))
 }
 
 /** The key files of nodes a localnet ran before, from `from` (0-based) on: they must not wait in the queue now. */
@@ -138,9 +177,12 @@ export async function startNode(
   localnet: Localnet,
   dataDir: string,
   secretsUrl: string,
+  markets: {markets: OpenedMarket[]; images: {sizes: Record<string, number>; defaultSize: number}},
   options: LocalnetNodeOptions,
   onChange: () => void,
 ): Promise<RunningNode | {off: string}> {
+  const {images} = markets
+  if (markets.markets.length === 0) throw new Error('a localnet has its default market at least')
   const runtime = await chooseRuntime(options, resolve(dataDir))
   if ('off' in runtime) return runtime
   // Only one process holds the data directory (serve.ts' lock): what carries its label now, a killed one left.
@@ -176,17 +218,39 @@ export async function startNode(
   }, CERTIFICATE_CHECK_MS)
   renewal.unref()
   const gpus = options.gpus ?? detectGpus()
-  const network = localnetNodeNetwork(localnet)
-  const count = options.nodes ?? 1
-  const agents: NodeAgent[] = []
-  for (let index = 0; index < count; index++) {
-    const {keypair} = loadOrCreateKeypair(nodeKeyFile(dataDir, index))
-    // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
-    const agent = new NodeAgent({...options, network, keypair, runtime, gateway, secretsUrl, gpus, onChange})
-    // Its node API, at http://<node>.node.localhost:<gateway port>/, as the network's nodes publish theirs.
-    gateway.mountNodeApi(agent.address, new NodeApi(agent))
-    agents.push(agent)
+  const simulation = options.pullSimulation ?? {rateMbPerSecond: 50, scale: 1}
+  const sizes = new Map(Object.entries(images.sizes).map(([image, mb]) => [canonicalImage(image), mb]))
+  const pulls: PullSimulation = {...simulation, sizeMb: (image) => sizes.get(image) ?? images.defaultSize}
+  const marketNodes: MarketNode[] = []
+  for (const market of markets.markets) {
+    const network = localnetNodeNetwork(localnet, new PublicKey(market.address))
+    // --nodes N is the default market's count; a markets file gives each market's.
+    const specs =
+      market.slug === DEFAULT_MARKET_SLUG && options.nodes !== undefined
+        ? Array.from({length: options.nodes}, (_, i) => market.nodes[i] ?? market.nodes[0] ?? defaultNode(market))
+        : market.nodes
+    for (const [index, spec] of specs.entries()) {
+      const {keypair} = loadOrCreateKeypair(nodeKeyFile(dataDir, index, market.slug))
+      const cache = new Set(spec.cached.map(canonicalImage))
+      const address = keypair.publicKey.toBase58()
+      const nodeRuntime = withSimulatedPulls(runtime, cache, pulls, (line) => options.log?.(`node ${address}: ${line}`))
+      // The options go first: an unset `gpus` in them (no --gpus) must not hide the detected count.
+      const agent = new NodeAgent({
+        ...options,
+        network,
+        keypair,
+        runtime: nodeRuntime,
+        gateway,
+        secretsUrl,
+        gpus,
+        onChange,
+      })
+      // Its node API, at http://<node>.node.localhost:<gateway port>/, as the network's nodes publish theirs.
+      gateway.mountNodeApi(agent.address, new NodeApi(agent))
+      marketNodes.push({agent, market, spec})
+    }
   }
+  const agents = marketNodes.map((node) => node.agent)
   try {
     // One after the other: each takes the head job or joins the queue, and the chain is one.
     for (const agent of agents) await agent.start()
@@ -201,6 +265,7 @@ export async function startNode(
   return {
     agent: first,
     agents,
+    marketNodes,
     gateway,
     caFile: certificate.caFile,
     status: () => ({
@@ -211,9 +276,20 @@ export async function startNode(
       runningJobs: first.runningJobs,
     }),
     nodes: () =>
-      agents.map((agent) => {
+      marketNodes.map(({agent, market, spec}) => {
         const [job = null] = agent.runningJobs
-        return {address: agent.address, state: job ? 'running' : 'idle', job}
+        return {
+          address: agent.address,
+          state: job ? 'running' : 'idle',
+          job,
+          market: market.address,
+          slug: market.slug,
+          left: agent.left,
+          gpu: spec.gpu,
+          vram: spec.vram,
+          ram: spec.ram,
+          country: spec.country,
+        }
       }),
     close: async () => {
       clearInterval(renewal)
@@ -222,6 +298,11 @@ export async function startNode(
       await runtime.close?.()
     },
   }
+}
+
+/** A node as its market describes them, for a default market given more nodes (--nodes) than the file has. */
+function defaultNode(market: OpenedMarket): NodeSpec {
+  return {gpu: market.gpus[0]!, vram: market.vram, ram: NODE_DEFAULTS.ram, country: NODE_DEFAULTS.country, cached: []}
 }
 
 /** The runtime the node uses; `owner` (the data directory) labels its containers. */

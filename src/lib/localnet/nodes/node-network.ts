@@ -10,8 +10,8 @@ import type {NodeNetwork} from '../../node/network.js'
 import type {Localnet} from '../state.js'
 import {transactionErrorMessage} from '../chain/tx-error.js'
 
-/** The localnet's default market, as its node sees it. */
-export function localnetNodeNetwork(localnet: Localnet): NodeNetwork {
+/** A market of the localnet (its default market unless named), as its node sees it. */
+export function localnetNodeNetwork(localnet: Localnet, market: PublicKey = localnet.market): NodeNetwork {
   const {chain} = localnet
   const send = (wire: Uint8Array): string => {
     const outcome = chain.send(wire)
@@ -25,7 +25,7 @@ export function localnetNodeNetwork(localnet: Localnet): NodeNetwork {
   return {
     programId: chain.programId,
     mint: localnet.mint,
-    market: localnet.market,
+    market,
     getAccount: async (address) => chain.account(address),
     getProgramAccounts: async (filters) =>
       chain

@@ -22,7 +22,7 @@ import {
   localnetFiles,
   localnetPortInUse,
 } from '../paths.js'
-import type {LocalnetRuntime} from './server.js'
+import type {LocalnetMarketEntry, LocalnetRuntime} from './server.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 
 /** The members a running localnet publishes (server.ts), null while none runs. */
@@ -49,6 +49,8 @@ export type LocalnetStatus = {[K in keyof Published]: Published[K] | null} & {
   pid: number | null
   /** Every node agent (`--nodes N`): address, idle or running, and the job it runs; empty when none runs. */
   nodes: LocalnetNodeEntry[]
+  /** The localnet's markets, the default first: slug, address, name, nodes serving it now; empty when none runs. */
+  markets: LocalnetMarketEntry[]
   programId: string | null
   market: string | null
   mint: string | null
@@ -104,6 +106,7 @@ export async function localnetStatus(dataDir: string, runtime?: LocalnetRuntime 
     proxyUrl: runtime?.proxyUrl ?? null,
     node: runtime?.node ?? null,
     nodes: runtime?.nodes ?? [],
+    markets: runtime?.markets ?? [],
     programId: genesis?.programId ?? null,
     market: genesis?.market ?? null,
     mint: genesis?.mint ?? null,

@@ -23,7 +23,8 @@ export function statusLines(status: LocalnetStatus): string[] {
     ['Node', status.node && nodeLine(status.node, status.nodes.length)],
     ['Program', status.programId],
     ['Ids', status.ids && idsLine(status.ids)],
-    ['Market', status.market],
+    ['Market', status.market && `${status.market} (the default market, slug localnet)`],
+    ['Markets', status.markets.length > 1 ? status.markets.map((m) => `${m.slug} ${m.address}`).join(', ') : null],
     ['Token mint', status.mint],
     ['Faucet', status.faucet],
     ['Data', status.dataDir],
@@ -33,7 +34,8 @@ export function statusLines(status: LocalnetStatus): string[] {
   if (status.nodes.length > 1) {
     const at = lines.findIndex((line) => line.startsWith('  Node '))
     const each = status.nodes.map(
-      (n, i) => `  ${''.padEnd(13)}${i + 1}. ${n.address}  ${n.job ? `running ${n.job}` : n.state}`,
+      (n, i) =>
+        `  ${''.padEnd(13)}${i + 1}. ${n.address}  ${status.markets.length > 1 ? `${n.slug}, ` : ''}${n.left ? 'left (localnet node join)' : n.job ? `running ${n.job}` : n.state}`,
     )
     lines.splice(at + 1, 0, ...each)
   }

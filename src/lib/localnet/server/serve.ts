@@ -9,6 +9,7 @@ import type {CooldownsGiven} from '../../deployments/cooldowns.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
 import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
 import {type LocalnetRuntime, startLocalnet} from './server.js'
+import type {MarketsSpec} from '../markets/spec.js'
 
 export interface ServeOptions {
   dataDir: string
@@ -31,6 +32,9 @@ export interface ServeOptions {
   secretsKey?: string
   /** The manager's cooldown settings (deployments/cooldowns.ts). */
   cooldowns?: CooldownsGiven
+  /** The markets file's markets (`--markets`), and the token's USD price (the tokenUsd setting). */
+  markets?: MarketsSpec
+  tokenUsd?: number
 }
 
 /** Serves until a signal arrives; `onReady` hears the URLs once the localnet answers. */

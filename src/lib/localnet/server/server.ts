@@ -8,7 +8,7 @@ import type {AddressInfo} from 'node:net'
 import {renameSync, rmSync, writeFileSync} from 'node:fs'
 import type {Duplex} from 'node:stream'
 
-import {Connection, type PublicKey} from '@solana/web3.js'
+import {Connection, PublicKey} from '@solana/web3.js'
 import {WebSocketServer} from 'ws'
 
 import {isJsonContentType, type LoopbackPolicy, webPageRefusal} from '../../http/loopback-guard.js'
@@ -16,6 +16,9 @@ import {cachedJobAuthority, chainJobAuthority, KEY_ENV, openSecretsService} from
 import {contentProxy} from '../content/content-proxy.js'
 import {contentService} from '../content/content-routes.js'
 import {hostManagerService} from '../services/host-manager.js'
+import {DEFAULT_MARKET_SLUG, type MarketsSpec} from '../markets/spec.js'
+import {defaultMarketTerms, marketsInForce, type OpenedMarket, openLocalnetMarkets} from '../markets/record.js'
+import {nodeControlService} from './node-control.js'
 import {JobIndex, jobIndexService} from '../services/job-index.js'
 import {readBody, sendJson, sendTooLarge, type SubService} from '../http.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
@@ -24,6 +27,7 @@ import {
   type LocalnetNodeEntry,
   type LocalnetNodeOptions,
   type LocalnetNodeStatus,
+  marketNodeKeyFilesFrom,
   nodeKeyFilesFrom,
   type RunningNode,
   startNode,
@@ -73,9 +77,20 @@ export interface LocalnetRuntime {
   node: LocalnetNodeStatus | null
   /** Every node agent (`--nodes N`), idle or running which job; empty when none runs. */
   nodes: LocalnetNodeEntry[]
+  /** The localnet's markets (the default first): slug, address, and how many nodes serve each now. */
+  markets: LocalnetMarketEntry[]
   startedAt: string
   /** The node flags it was started with (`--gpus 2 --host-processes ...`): `localnet reset` starts it again so. */
   startArgs: string[]
+}
+
+/** A market of the localnet as `localnet status` lists it. */
+export interface LocalnetMarketEntry {
+  slug: string
+  address: string
+  name: string
+  /** Node agents serving it now (0 with --no-node). */
+  nodes: number
 }
 
 export interface StartOptions {
@@ -105,6 +120,10 @@ export interface StartOptions {
   secretsKey?: string
   /** Its deployment manager's cooldown settings (deployments/cooldowns.ts); the network's defaults when absent. */
   cooldowns?: CooldownsGiven
+  /** The markets of a markets file (`--markets`); unset: those the data directory keeps, else the defaults. */
+  markets?: MarketsSpec
+  /** The token's USD price its host manager gives (the tokenUsd setting; 0.5 when not given). */
+  tokenUsd?: number
 }
 
 export interface RunningLocalnet {
@@ -120,21 +139,28 @@ export interface RunningLocalnet {
 
 /** Starts a localnet in this process. */
 export async function startLocalnet(options: StartOptions): Promise<RunningLocalnet> {
+  const spec = marketsInForce(options.dataDir, options.markets)
   const node = Localnet.open({
     dataDir: options.dataDir,
     slotMs: options.slotMs,
     wallet: options.wallet,
     ids: options.ids,
     contentMaxBytes: options.contentMaxBytes,
+    defaultMarket: defaultMarketTerms(spec),
   })
+  // Each market of the spec the chain lacks is opened now, with the jobs program's own `open`.
+  const markets: OpenedMarket[] = openLocalnetMarkets(node, options.dataDir, spec)
   const rpc = new RpcHandler(node)
   const index = new JobIndex(node.chain, localnetFiles(options.dataDir).jobIndex)
   let rpcUrl = ''
+  let agent: RunningNode | null = null
   const content = contentService(node.content)
+  const marketsView = {markets: () => markets, nodes: () => agent?.nodes() ?? [], tokenUsd: options.tokenUsd ?? 0.5}
   const services = [
     content,
     jobIndexService(index),
-    hostManagerService(node, () => rpcUrl),
+    hostManagerService(node, () => rpcUrl, marketsView),
+    nodeControlService(() => agent),
     ...(options.services ?? []),
   ]
   const policy = {allowedOrigins: options.allowedOrigins}
@@ -195,11 +221,11 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
     proxyUrl: `http://${LOCALNET_HOST}:${(proxy.address() as AddressInfo).port}`,
     node: null,
     nodes: [],
+    markets: [],
     startedAt: new Date().toISOString(),
     startArgs: options.startArgs ?? [],
   }
   const files = localnetFiles(options.dataDir)
-  let agent: RunningNode | null = null
   let manager: RunningManager | null = null
   // The status file follows the node: `localnet status` lists the jobs it runs.
   const publish = () => {
@@ -207,6 +233,12 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
       runtime.node = agent.status()
       runtime.nodes = agent.nodes()
     }
+    runtime.markets = markets.map((m) => ({
+      slug: m.slug,
+      address: m.address,
+      name: m.name,
+      nodes: runtime.nodes.filter((n) => n.market === m.address).length,
+    }))
     writeFileSync(`${files.runtime}.tmp`, `${JSON.stringify(runtime, null, 2)}\n`)
     renameSync(`${files.runtime}.tmp`, files.runtime)
   }
@@ -230,7 +262,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   if (options.node) {
     try {
       const nodeOptions = {...options.node, allowedOrigins: options.allowedOrigins}
-      const started = await startNode(node, options.dataDir, secretsUrl, nodeOptions, publish)
+      const images = {sizes: spec.images, defaultSize: spec.defaultImageSize}
+      const started = await startNode(node, options.dataDir, secretsUrl, {markets, images}, nodeOptions, publish)
       if ('off' in started) runtime.node = started
       else {
         agent = started
@@ -274,8 +307,15 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
   }
   // A node that is not running (--no-node, or beyond a smaller --nodes than last time) must not wait in the queue,
   // or `list` would start jobs on it.
-  for (const file of nodeKeyFilesFrom(options.dataDir, agent?.agents.length ?? 0))
-    node.dequeueNode(loadOrCreateKeypair(file).keypair.publicKey)
+  const running = (m: OpenedMarket) => agent?.marketNodes.filter((n) => n.market.address === m.address).length ?? 0
+  for (const market of markets) {
+    const address = new PublicKey(market.address)
+    const stale =
+      market.slug === DEFAULT_MARKET_SLUG
+        ? nodeKeyFilesFrom(options.dataDir, running(market))
+        : marketNodeKeyFilesFrom(options.dataDir, market.slug, running(market))
+    for (const file of stale) node.dequeueNode(loadOrCreateKeypair(file).keypair.publicKey, address)
+  }
   publish()
   return {node, runtime, agent, manager, close}
 }

@@ -9,7 +9,7 @@ import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
 import {defaultGatewayHttpsPort, defaultGatewayPort} from '../paths.js'
 
 /** The settings `localnet start` reads. */
-export type LocalnetStartSettings = Pick<Settings, 'typed' | 'localnet'>
+export type LocalnetStartSettings = Pick<Settings, 'typed' | 'localnet' | 'get'>
 
 /** The ids a new chain is created with (the localnetIds setting); undefined when none is set (its own). */
 export function idsInForce(settings: LocalnetStartSettings): LocalnetIds | undefined {
@@ -30,11 +30,32 @@ export function nodeOptions(
     runtime: settings.typed('nodeRuntime')!.value,
     gatewayPort: gatewayPort(settings),
     gatewayHttpsPort: settings.typed('gatewayHttpsPort')?.value ?? defaultGatewayHttpsPort(gatewayPort(settings)),
-    nodes: settings.typed('nodes')!.value,
+    // Only when set: a markets file gives each market's count otherwise (the default markets: 1).
+    nodes: nodesGiven(settings),
     pull: settings.typed('nodePull')!.value,
+    pullSimulation: {
+      rateMbPerSecond: settings.typed('pullRate')!.value,
+      scale: settings.typed('pullScale')!.value,
+    },
     resources: hfEndpoint ? {hfEndpoint} : undefined,
     log,
   }
+}
+
+/** The default market's node count when a setting gives it (`--nodes`, its variable, a profile, the config file). */
+function nodesGiven(settings: LocalnetStartSettings): number | undefined {
+  const found = settings.get('nodes')
+  return found && found.from !== 'preset' ? settings.typed('nodes')!.value : undefined
+}
+
+/** The markets file in force (`--markets`, GPUNET_LOCALNET_MARKETS, a profile or the config file); undefined if none. */
+export function marketsFile(settings: LocalnetStartSettings): string | undefined {
+  return settings.typed('localnetMarkets')?.value
+}
+
+/** The token's USD price of the localnet's host manager (the tokenUsd setting). */
+export function tokenUsd(settings: LocalnetStartSettings): number {
+  return settings.typed('tokenUsd')!.value
 }
 
 /** The content store's disk bound (the contentStoreMaxBytes setting); undefined for the store's default. */
@@ -49,7 +70,12 @@ export function contentMaxBytes(settings: LocalnetStartSettings): number | undef
 export function startArgs(settings: LocalnetStartSettings, node: boolean): string[] {
   const args = node ? nodeArgs(settings) : ['--no-node']
   const max = contentMaxBytes(settings)
-  return max === undefined ? args : [...args, '--content-max-bytes', String(max)]
+  if (max !== undefined) args.push('--content-max-bytes', String(max))
+  // The file's path, made absolute by its kind: a background localnet reads it again (reset drops it: the data
+  // directory keeps the markets).
+  const markets = marketsFile(settings)
+  if (markets !== undefined) args.push('--markets', markets)
+  return args
 }
 
 function nodeArgs(settings: LocalnetStartSettings): string[] {
@@ -60,7 +86,7 @@ function nodeArgs(settings: LocalnetStartSettings): string[] {
   if (https !== undefined) args.push('--gateway-https-port', String(https))
   if (options.gpus !== undefined) args.push('--gpus', String(options.gpus))
   if (options.hostProcesses) args.push('--host-processes')
-  if (options.nodes !== 1) args.push('--nodes', String(options.nodes))
+  if (options.nodes !== undefined && options.nodes !== 1) args.push('--nodes', String(options.nodes))
   return args
 }
 

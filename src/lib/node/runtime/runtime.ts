@@ -21,6 +21,8 @@ export interface RunOptions {
   volumes?: readonly ResourceMount[]
   /** Told of each line of output as it comes, masked: the node API streams them. */
   onLine?: LineListener
+  /** Aborted when the job ends or times out: a wait before the operation starts (a localnet's simulated pull) ends. */
+  signal?: AbortSignal
 }
 
 /** An exposed port of a running operation, reachable on 127.0.0.1 at `hostPort`. */
