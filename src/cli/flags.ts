@@ -233,3 +233,47 @@ export const deploymentFlags = {
   'api-key': apiKeyFlag,
   wallet: networkFlags.wallet,
 }
+
+/**
+ * What a job needs of a market, instead of `--market` (docs/jobs.md, "Placement"): `job post`, `job run` and
+ * `deployment create`. Values are read and checked by lib/job/placing.ts (exit 2 for a bad one).
+ */
+export const placementFlags = {
+  'gpu-model': Flags.string({
+    description: "place the job on a market with this GPU model (the network's name, any case; repeat for any of several)",
+    helpValue: 'MODEL',
+    multiple: true,
+  }),
+  'min-vram': Flags.string({
+    description: "place the job on a market whose lowest VRAM is at least this many GB (the definition's required_vram counts too)",
+    helpValue: 'GB',
+  }),
+  'max-price': Flags.string({
+    description: 'place the job on a market costing at most this per hour: in the token, or in USD with the network fee under --credits',
+    helpValue: 'PRICE',
+  }),
+  'market-type': Flags.string({
+    description: 'place the job on a market of this type',
+    options: ['premium', 'community'],
+  }),
+  strict: Flags.boolean({
+    description: 'with --market and a need: refuse (exit 3) a market that does not fit, instead of a warning',
+  }),
+}
+
+/** The need of the placement flags, for lib/job/placing.ts. */
+export function needOfFlags(flags: {
+  'gpu-model'?: string[]
+  'min-vram'?: string
+  'max-price'?: string
+  'market-type'?: string
+  strict?: boolean
+}): {gpuModels?: string[]; minVram?: string; maxPrice?: string; marketType?: string; strict?: boolean} {
+  return {
+    gpuModels: flags['gpu-model'],
+    minVram: flags['min-vram'],
+    maxPrice: flags['max-price'],
+    marketType: flags['market-type'],
+    strict: flags.strict,
+  }
+}

@@ -4,7 +4,17 @@ import type {Interfaces} from '@oclif/core'
 import {ux} from '@oclif/core/ux'
 
 import {BaseCommand} from './base-command.js'
-import {apiKeyFlag, managerFlag, marketFlag, marketFlags, networkFlags, secondsFlag, waitFlags} from './flags.js'
+import {
+  apiKeyFlag,
+  managerFlag,
+  marketFlag,
+  marketFlags,
+  needOfFlags,
+  networkFlags,
+  placementFlags,
+  secondsFlag,
+  waitFlags,
+} from './flags.js'
 import {waitRequest} from './wait.js'
 import type {PostableDefinition} from '../lib/definition/upload.js'
 import {
@@ -20,11 +30,13 @@ import {resultText} from '../lib/results/job-result.js'
 import {amountText, jobRows, reportLines} from '../lib/market/jobs/report.js'
 import {startProgress} from '../lib/terminal/progress.js'
 import {printable} from '../lib/text/terminal-text.js'
+import {type Placement, placementLines} from '../lib/market/jobs/placement.js'
 import {PublicKey} from '@solana/web3.js'
 
 /** The flags of every command that posts a job (`job post`, `job run`), apart from where its definition comes from. */
 export const postFlags = {
   market: marketFlag,
+  ...placementFlags,
   timeout: secondsFlag({description: "how long the job may run [default: the market's job timeout]"}),
   yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
   'dry-run': Flags.boolean({
@@ -84,9 +96,12 @@ export abstract class PostCommand extends BaseCommand {
     const {network} = this.settings
     // --market names the market to post to; the setting's other layers make the network's default market (on
     // localnet, the localnet's own), which the localnet's node serves.
+    // A market given by a flag, the environment, a profile or the config file is explicit: placement only checks
+    // it against a need; the preset's default is not, so a need places the job.
     const given = this.settings.typed('market')
     const posted = await postUpload(this.settings, upload, {
-      market: given?.from === 'flag' ? new PublicKey(given.value) : undefined,
+      market: given !== undefined && given.from !== 'preset' ? new PublicKey(given.value) : undefined,
+      need: needOfFlags(flags),
       timeout: flags.timeout,
       secretsCheck: flags['secrets-check'],
       allowUnboundLogin: flags['allow-unbound-login'],
@@ -107,6 +122,7 @@ export abstract class PostCommand extends BaseCommand {
     const {network} = this.settings
     if (this.quiet) ux.stdout(report.job)
     const credits = 'credits' in report ? report.credits : null
+    this.sayPlacement(report.placement)
     this.say(`Posted job ${report.job} on ${network}${credits ? ', paid by credits' : ''}`)
     const rows: [string, string][] = credits
       ? [['Credits', `${amountText(credits.charged)} held (${credits.manager})`]]
@@ -120,6 +136,12 @@ export abstract class PostCommand extends BaseCommand {
       this.say(printable(result, process.stdout))
     }
     return this.failWithReport(report, failure)
+  }
+
+  private sayPlacement(placement: Placement | undefined): void {
+    if (!placement) return
+    for (const line of placementText(placement)) this.say(line)
+    this.say()
   }
 
   private renderDryRun(report: DryRunReport, bytes: number): DryRunReport {
@@ -137,11 +159,18 @@ export abstract class PostCommand extends BaseCommand {
       ['Checks', report.checks.map(({by, verdict}) => `${by}: ${verdict}`).join('; ')],
     ]
     for (const line of reportLines(rows)) this.say(line)
+    this.sayPlacement(report.placement)
     this.say()
     this.say(`Uploaded as (${bytes} bytes):`)
     for (const line of JSON.stringify(report.uploaded, null, 2).split('\n')) this.say(`  ${line}`)
     return report
   }
+}
+
+/** The placement table, when placement chose the market: first in a report, so the market's why comes with it. */
+function placementText(placement: Placement): string[] {
+  const chosen = placement.markets.find((row) => row.chosen)
+  return [`Placed on ${chosen?.slug ?? placement.chosen} (placement: fits, a free node, the price, the image):`, ...placementLines(placement).map((line) => `  ${line}`)]
 }
 
 function walletRows({address, sol, tokens}: PostReport['wallet']): [string, string][] {

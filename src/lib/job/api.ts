@@ -32,6 +32,8 @@ import {type FeeJson, feeJson} from '../market/rpc/send.js'
 import type {Progress} from '../terminal/progress.js'
 import {cancelled} from '../terminal/prompt.js'
 import {checkAndQuote, listChecked, type PostOptions, type PostSpend} from './posting.js'
+import type {NeedInput} from './placing.js'
+import type {Placement} from '../market/jobs/placement.js'
 
 /** Where and as whom to work; every field falls back to the CLI's settings (flags' environment variables, config). */
 export interface ConnectNetworkOptions {
@@ -126,6 +128,12 @@ export interface PostJobOptions {
    * (exit 130, `cancelled`). Without it, calling postJob is the consent.
    */
   confirm?: (spend: PostSpend) => boolean | Promise<boolean>
+  /**
+   * What the job needs of a market, as `--gpu-model`, `--min-vram`, `--max-price`, `--market-type` and `--strict`
+   * (docs/jobs.md, "Placement"): without `market`, the market that fits is chosen (exit 3 when none does); with it,
+   * it is checked. The definition's `required_vram` counts too.
+   */
+  need?: NeedInput
 }
 
 export type {PostSpend} from './posting.js'
@@ -145,6 +153,8 @@ export interface PostedJob {
   fee: FeeJson
   /** What the poster should know: a job posted with `queueAnyway` that no localnet node would run. */
   warnings: string[]
+  /** How placement chose the market, when it ran (a need and no `market`). */
+  placement?: Placement
 }
 
 /**
@@ -201,6 +211,7 @@ export async function postJob(
     signature: posted.signature,
     fee: feeJson(posted.fee),
     warnings: checked.warnings,
+    ...(checked.placement ? {placement: checked.placement} : {}),
   }
 }
 

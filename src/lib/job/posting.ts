@@ -32,6 +32,8 @@ import type {Settings} from '../settings/settings.js'
 import type {Progress} from '../terminal/progress.js'
 import {followIfAsked, type WaitRequest} from './follow.js'
 import {checkSecretsStored, localnetRunProblem} from './preflight.js'
+import {chooseMarket, jobNeed, type NeedInput, parseNeed} from './placing.js'
+import type {Placement} from '../market/jobs/placement.js'
 
 interface WalletReport {
   address: string
@@ -47,6 +49,8 @@ export interface PostReport extends JobInfo {
   fee: FeeJson
   /** What the poster should know, also printed on stderr: e.g. no localnet node can run this job (--queue-anyway). */
   warnings: string[]
+  /** How placement chose the market (only when it ran: a need and no explicit market; docs/jobs.md). */
+  placement?: Placement
 }
 
 /** What `job post --credits --json` prints: the job's report, what the network's API charged, the key it was sent with. */
@@ -62,6 +66,7 @@ export interface CreditPostReport extends JobInfo {
   /** The Idempotency-Key the post was sent with: the same key and definition post it once, however often sent. */
   idempotencyKey: string
   warnings: string[]
+  placement?: Placement
 }
 
 /** What `job post --dry-run --json` prints: every check passed, the quote, and nothing uploaded or sent. */
@@ -88,6 +93,7 @@ export interface DryRunReport {
   /** The secrets the job refers to, each found in the poster's store (empty with --no-secrets-check). */
   secrets: string[]
   warnings: string[]
+  placement?: Placement
 }
 
 /** What the caller is asked to consent to before anything is uploaded or paid. */
@@ -104,6 +110,12 @@ export interface PostSpend {
 export interface PostOptions {
   /** The market (default: the network's default market, which on localnet is the one its node serves). */
   market?: PublicKey
+  /**
+   * What the job needs of a market (docs/jobs.md, "Placement"): with no `market`, placement picks the market that
+   * fits; with one, it is checked against the need (a warning, exit 3 with `strict`). The definition's
+   * `required_vram` counts too.
+   */
+  need?: NeedInput
   /** Seconds the job may run (default: the market's job timeout). */
   timeout?: number
   /** Check that every secret the job refers to is stored (default: on). */
@@ -125,6 +137,7 @@ export interface CheckedPost {
   quote: PostQuote
   secrets: string[]
   warnings: string[]
+  placement?: Placement
 }
 
 /** A job the wallet listed, with what its checks found. */
@@ -153,8 +166,10 @@ export async function checkAndQuote(
   upload: PreparedUpload,
   options: PostOptions,
 ): Promise<CheckedPost> {
-  const market = marketOf(net, options.market)
-  const warnings = runnableWarnings(net, market, upload.runnable, options)
+  // Placement first: it picks the market the rest checks and prices (nothing asked of the wallet before it).
+  const choice = await placeIfAsked(net, upload, options, 'token')
+  const market = choice?.market ?? marketOf(net, options.market)
+  const warnings = [...(choice?.warnings ?? []), ...runnableWarnings(net, market, upload.runnable, options)]
   const {note, allowUnboundLogin} = options
   // The secrets service and the chain are asked side by side; a missing secret is still reported first.
   const stored = inFlight(
@@ -165,7 +180,7 @@ export async function checkAndQuote(
   const timeout = options.timeout === undefined ? undefined : BigInt(options.timeout)
   const quoted = inFlight(quotePost(net, wallet, market, computeCidV0(upload.bytes).cid, timeout))
   const secrets = await stored
-  return {quote: await quoted, secrets, warnings}
+  return {quote: await quoted, secrets, warnings, ...(choice?.placement ? {placement: choice.placement} : {})}
 }
 
 /** Asks the caller's consent for the quote, uploads the definition and sends the quoted `list` once. */
@@ -245,6 +260,7 @@ async function postDefinition(
     signature: listed.signature,
     fee: feeJson(listed.fee),
     warnings: checked.warnings,
+    ...(checked.placement ? {placement: checked.placement} : {}),
   }
   return {report, failure: followed.failure(report)}
 }
@@ -262,9 +278,10 @@ async function postWithCredits(
   const {note, timeout} = options
   noteChanges(upload, note)
   const net = await connectMarket(settings, note)
+  const choice = await placeIfAsked(net, upload, options, 'credits')
   const api = await connectManager(settings, {note})
-  const market = marketOf(net, options.market)
-  const warnings = runnableWarnings(net, market, upload.runnable, options)
+  const market = choice?.market ?? marketOf(net, options.market)
+  const warnings = [...(choice?.warnings ?? []), ...runnableWarnings(net, market, upload.runnable, options)]
   const key = options.idempotencyKey ?? newIdempotencyKey()
   const network = net.name
   await options.confirm?.({
@@ -295,6 +312,7 @@ async function postWithCredits(
     },
     idempotencyKey: key,
     warnings,
+    ...(choice?.placement ? {placement: choice.placement} : {}),
   }
   return {report, failure: followed.failure(report)}
 }
@@ -319,6 +337,25 @@ export function runnableWarnings(
   if (!options.queueAnyway) throw problem
   options.note(`Warning: ${problem.message} (--queue-anyway)`)
   return [problem.message]
+}
+
+/** The market placement chose, or the explicit one checked against the need; null with no need (as before). */
+async function placeIfAsked(
+  net: MarketNetwork,
+  upload: PreparedUpload,
+  options: PostOptions,
+  payment: 'token' | 'credits',
+): ReturnType<typeof chooseMarket> {
+  // Flags checked first: a bad value is exit 2 before the chain is asked anything.
+  const flags = parseNeed(options.need ?? {})
+  const need = jobNeed(flags, upload.document as unknown as Record<string, unknown>)
+  return chooseMarket(net, {
+    explicit: options.market ?? null,
+    need,
+    payment,
+    strict: options.need?.strict ?? false,
+    note: options.note,
+  })
 }
 
 function marketOf(net: MarketNetwork, market: PublicKey | undefined): PublicKey {
@@ -348,6 +385,7 @@ function dryRunReport(network: Network, wallet: Wallet, upload: PreparedUpload, 
     rent: amountJson(quote.rent, SOL_DECIMALS, 'SOL'),
     secrets: checked.secrets,
     warnings: checked.warnings,
+    ...(checked.placement ? {placement: checked.placement} : {}),
   }
 }
 
