@@ -240,16 +240,19 @@ export const deploymentFlags = {
  */
 export const placementFlags = {
   'gpu-model': Flags.string({
-    description: "place the job on a market with this GPU model (the network's name, any case; repeat for any of several)",
+    description:
+      "place the job on a market with this GPU model (the network's name, any case; repeat for any of several)",
     helpValue: 'MODEL',
     multiple: true,
   }),
   'min-vram': Flags.string({
-    description: "place the job on a market whose lowest VRAM is at least this many GB (the definition's required_vram counts too)",
+    description:
+      "place the job on a market whose lowest VRAM is at least this many GB (the definition's required_vram counts too)",
     helpValue: 'GB',
   }),
   'max-price': Flags.string({
-    description: 'place the job on a market costing at most this per hour: in the token, or in USD with the network fee under --credits',
+    description:
+      'place the job on a market costing at most this per hour: in the token, or in USD with the network fee under --credits',
     helpValue: 'PRICE',
   }),
   'market-type': Flags.string({

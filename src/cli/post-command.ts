@@ -170,7 +170,10 @@ export abstract class PostCommand extends BaseCommand {
 /** The placement table, when placement chose the market: first in a report, so the market's why comes with it. */
 function placementText(placement: Placement): string[] {
   const chosen = placement.markets.find((row) => row.chosen)
-  return [`Placed on ${chosen?.slug ?? placement.chosen} (placement: fits, a free node, the price, the image):`, ...placementLines(placement).map((line) => `  ${line}`)]
+  return [
+    `Placed on ${chosen?.slug ?? placement.chosen} (placement: fits, a free node, the price, the image):`,
+    ...placementLines(placement).map((line) => `  ${line}`),
+  ]
 }
 
 function walletRows({address, sol, tokens}: PostReport['wallet']): [string, string][] {

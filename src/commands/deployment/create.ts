@@ -1,11 +1,14 @@
 import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
-import {deploymentFlags, marketFlag} from '../../cli/flags.js'
+import {deploymentFlags, marketFlag, needOfFlags, placementFlags} from '../../cli/flags.js'
+import {chooseMarket, jobNeed, parseNeed} from '../../lib/job/placing.js'
+import {needAsks, type Placement, placementLines} from '../../lib/market/jobs/placement.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
+import {PublicKey} from '@solana/web3.js'
 
 export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
@@ -89,6 +92,7 @@ export default class DeploymentCreate extends DeploymentCommand {
       helpValue: 'N',
     }),
     market: marketFlag,
+    ...placementFlags,
     ...deploymentFlags,
   }
 
@@ -98,6 +102,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     const {flags} = await this.parse(DeploymentCreate)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
+    let placement: Placement | null = null
     const {body, warnings} = await createBody({
       file: flags.file,
       network,
@@ -110,13 +115,25 @@ export default class DeploymentCreate extends DeploymentCommand {
       rotationTime: flags['rotation-time'],
       startupTimeout: flags['startup-timeout'],
       vault: flags.vault,
-      // --market names the market; its other layers make the network's default (on localnet, the localnet's own).
-      market: async () => {
+      // --market (or a configured market) names the market, checked against a need; with a need and none named,
+      // placement picks it; else the network's default (on localnet, the localnet's own).
+      market: async (document) => {
         const given = this.settings.typed('market')
-        if (given?.from === 'flag') return given.value
-        return (await connectMarket(this.settings, note)).defaultMarket.toBase58()
+        const explicit = given !== undefined && given.from !== 'preset' ? new PublicKey(given.value) : null
+        const need = jobNeed(parseNeed(needOfFlags(flags)), document)
+        // A named market with no need is sent as named, without connecting (as before).
+        if (explicit !== null && !needAsks(need)) return explicit.toBase58()
+        const net = await connectMarket(this.settings, note)
+        const strict = flags.strict
+        const choice = await chooseMarket(net, {explicit, need, payment: 'token', strict, note})
+        placement = choice?.placement ?? null
+        return (choice?.market ?? explicit ?? net.defaultMarket).toBase58()
       },
     })
+    if (placement) {
+      for (const line of placementLines(placement)) this.say(line)
+      this.say()
+    }
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     const connection = await this.manager()
     const replicaWarnings = this.replicaWarnings(flags.replicas, connection)
@@ -150,6 +167,7 @@ export default class DeploymentCreate extends DeploymentCommand {
           : `Follow it: gpunet deployment events ${deployment.id} --follow`,
       )
     }
-    return this.failWithReport(this.deploymentJson(deployment, connection, replicaWarnings), refused)
+    const report = this.deploymentJson(deployment, connection, replicaWarnings)
+    return this.failWithReport(placement ? {...report, placement} : report, refused)
   }
 }

@@ -37,10 +37,15 @@ export interface NeedInput {
 export function parseNeed(input: NeedInput): Omit<PlacementNeed, 'images'> {
   const marketType = input.marketType === undefined ? null : input.marketType.toLowerCase()
   if (marketType !== null && !(MARKET_TYPES as readonly string[]).includes(marketType)) {
-    throw usage('market_type_invalid', `--market-type ${input.marketType} is not a market type`, 'use premium or community')
+    throw usage(
+      'market_type_invalid',
+      `--market-type ${input.marketType} is not a market type`,
+      'use premium or community',
+    )
   }
   const gpuModels = (input.gpuModels ?? []).map((m) => m.trim())
-  if (gpuModels.some((m) => m === '')) throw usage('gpu_model_invalid', '--gpu-model is empty', 'name a GPU model: gpunet market list')
+  if (gpuModels.some((m) => m === ''))
+    throw usage('gpu_model_invalid', '--gpu-model is empty', 'name a GPU model: gpunet market list')
   return {
     gpuModels,
     minVram: positive(input.minVram, '--min-vram', 'GB'),
@@ -54,7 +59,11 @@ function positive(value: string | number | undefined, flag: string, unit: string
   const text = String(value).trim()
   const number = /^\d+(\.\d+)?$|^\.\d+$/.test(text) ? Number(text) : Number.NaN
   if (!Number.isFinite(number) || number <= 0) {
-    throw usage(`${flag.slice(2).replace('-', '_')}_invalid`, `${flag} ${text} is not a positive number`, `give ${flag} a number above 0 (${unit}), e.g. ${flag} 40`)
+    throw usage(
+      `${flag.slice(2).replace('-', '_')}_invalid`,
+      `${flag} ${text} is not a positive number`,
+      `give ${flag} a number above 0 (${unit}), e.g. ${flag} 40`,
+    )
   }
   return number
 }
@@ -67,7 +76,10 @@ function usage(code: string, message: string, hint: string): GpunetError {
  * What the definition needs (the spec's `required_vram` of an operation and `meta.system_resources.required_vram`,
  * the largest) and its images.
  */
-export function definitionNeed(document: NetworkDefinition | Record<string, unknown>): {minVram: number | null; images: string[]} {
+export function definitionNeed(document: NetworkDefinition | Record<string, unknown>): {
+  minVram: number | null
+  images: string[]
+} {
   const doc = document as {
     meta?: {system_resources?: Record<string, unknown>}
     global?: {image?: unknown}
@@ -88,7 +100,10 @@ export function definitionNeed(document: NetworkDefinition | Record<string, unkn
 }
 
 /** The need of the flags joined with the definition's: the larger VRAM, the definition's images. */
-export function jobNeed(flags: Omit<PlacementNeed, 'images'>, document: NetworkDefinition | Record<string, unknown>): PlacementNeed {
+export function jobNeed(
+  flags: Omit<PlacementNeed, 'images'>,
+  document: NetworkDefinition | Record<string, unknown>,
+): PlacementNeed {
   const fromDefinition = definitionNeed(document)
   const vrams = [flags.minVram, fromDefinition.minVram].filter((v): v is number => v !== null)
   return {...flags, minVram: vrams.length > 0 ? Math.max(...vrams) : null, images: fromDefinition.images}
@@ -119,9 +134,16 @@ export async function chooseMarket(
 ): Promise<MarketChoice | null> {
   const {explicit, need, payment, note} = options
   if (!needAsks(need)) return null
-  const [chain, catalog] = await Promise.all([listMarkets(net.connection, net.programId), networkCatalog(net.hostManagerUrl)])
+  const [chain, catalog] = await Promise.all([
+    listMarkets(net.connection, net.programId),
+    networkCatalog(net.hostManagerUrl),
+  ])
   for (const warning of catalog.warnings) note(warning)
-  const asksCatalog = need.gpuModels.length > 0 || need.minVram !== null || need.marketType !== null || (need.maxPrice !== null && payment === 'credits')
+  const asksCatalog =
+    need.gpuModels.length > 0 ||
+    need.minVram !== null ||
+    need.marketType !== null ||
+    (need.maxPrice !== null && payment === 'credits')
   if (asksCatalog && catalog.markets === null) {
     throw new GpunetError('host_manager_unavailable', 'cannot place the job: the host manager could not be read', {
       exitCode: ExitCode.UNAVAILABLE,
@@ -129,7 +151,10 @@ export async function chooseMarket(
     })
   }
   const markets = chain.map(({address, market}) => placementMarket(marketReport(net.name, address, market, catalog)))
-  checkGpuModels(need.gpuModels, markets.flatMap((m) => m.gpuModels ?? []))
+  checkGpuModels(
+    need.gpuModels,
+    markets.flatMap((m) => m.gpuModels ?? []),
+  )
   if (explicit !== null) {
     const market = markets.find((m) => m.market === explicit.toBase58())
     if (!market) return {market: explicit, placement: null, warnings: []}
@@ -152,10 +177,12 @@ export async function chooseMarket(
     const name = nearest ? (nearest.slug ?? nearest.market) : null
     throw new GpunetError(
       'no_market_fits',
-      nearest ? `no market fits the job: the nearest, ${name}, lacks ${nearest.lacks.join('; ')}` : 'no market fits the job: the network lists no market',
+      nearest
+        ? `no market fits the job: the nearest, ${name}, lacks ${nearest.lacks.join('; ')}`
+        : 'no market fits the job: the network lists no market',
       {
         exitCode: ExitCode.INVALID_INPUT,
-        hint: 'ask for less (gpunet market list shows each market\'s GPU, VRAM, type and price), or name a market with --market',
+        hint: "ask for less (gpunet market list shows each market's GPU, VRAM, type and price), or name a market with --market",
         fields: {
           nearest: nearest ? {market: nearest.market, slug: nearest.slug, lacks: nearest.lacks} : null,
           placement: placementJson(placement),
@@ -172,11 +199,15 @@ function checkGpuModels(asked: string[], known: string[]): void {
   const unknown = asked.filter((m) => !names.has(m.toLowerCase()))
   if (unknown.length === 0) return
   const list = [...new Set(known)].sort()
-  throw new GpunetError('gpu_model_unknown', `no market lists the GPU model ${unknown.map((m) => `"${m}"`).join(', ')}`, {
-    exitCode: ExitCode.USAGE,
-    hint: list.length > 0 ? `the known GPU models: ${list.join(', ')}` : 'the host manager lists no GPU model',
-    fields: {unknown, known: list},
-  })
+  throw new GpunetError(
+    'gpu_model_unknown',
+    `no market lists the GPU model ${unknown.map((m) => `"${m}"`).join(', ')}`,
+    {
+      exitCode: ExitCode.USAGE,
+      hint: list.length > 0 ? `the known GPU models: ${list.join(', ')}` : 'the host manager lists no GPU model',
+      fields: {unknown, known: list},
+    },
+  )
 }
 
 /** The placement as `--json` prints it (docs/json.md, `placement`). */

@@ -82,8 +82,11 @@ export function timeoutMinutes(text: string): number {
 export interface CreateInput {
   file: string
   network: Network
-  /** The market's address, asked for once every local check passed (it may start the localnet). */
-  market: () => Promise<string>
+  /**
+   * The market's address, asked for once every local check passed (it may start the localnet), given the definition
+   * in the network's form (placement reads its `required_vram`).
+   */
+  market: (document: Record<string, unknown>) => Promise<string>
   replicas: number
   strategy: string
   timeout: string
@@ -199,7 +202,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
   const name = input.name ?? (input.file === '-' ? 'deployment' : basename(input.file, extname(input.file)))
   const body: CreateBody = {
     name,
-    market: await input.market(),
+    market: await input.market(loaded.upload.document as unknown as Record<string, unknown>),
     replicas,
     timeout,
     strategy: input.strategy,

@@ -127,7 +127,12 @@ function imagesListed(market: PlacementMarket, images: string[]): number {
  * Compares two fitting markets by the order of placement (negative: `a` first): a free node, then the lower price
  * (an unknown price last), then more of the job's images listed, then the address.
  */
-export function comparePlacement(a: PlacementMarket, b: PlacementMarket, need: PlacementNeed, payment: Payment): number {
+export function comparePlacement(
+  a: PlacementMarket,
+  b: PlacementMarket,
+  need: PlacementNeed,
+  payment: Payment,
+): number {
   const free = Number(b.freeNodes > 0) - Number(a.freeNodes > 0)
   if (free !== 0) return free
   const pa = pricePerHour(a, payment)
@@ -166,8 +171,17 @@ export function placeJob(markets: PlacementMarket[], need: PlacementNeed, paymen
     reason,
   })
   const rows = [
-    ...fitting.map((market, i) => row(market, i + 1, [], chosen === market ? chosenReason(market, fitting, need, payment) : passedReason(market, chosen!, need, payment))),
-    ...unfit.map(({market, lacks}, i) => row(market, fitting.length + i + 1, lacks, `does not fit: ${lacks.join('; ')}`)),
+    ...fitting.map((market, i) =>
+      row(
+        market,
+        i + 1,
+        [],
+        chosen === market ? chosenReason(market, fitting, need, payment) : passedReason(market, chosen!, need, payment),
+      ),
+    ),
+    ...unfit.map(({market, lacks}, i) =>
+      row(market, fitting.length + i + 1, lacks, `does not fit: ${lacks.join('; ')}`),
+    ),
   ]
   const first = unfit[0]
   const nearest =
@@ -180,12 +194,25 @@ function priceText(price: number | null, payment: Payment): string {
   return payment === 'token' ? `${price} tokens/h` : `$${price}/h with the network fee`
 }
 
-function chosenReason(market: PlacementMarket, fitting: PlacementMarket[], need: PlacementNeed, payment: Payment): string {
-  const free = market.freeNodes > 0 ? `${market.freeNodes} free node${market.freeNodes === 1 ? '' : 's'}` : 'no free node (none that fits has one: the job waits in its queue)'
+function chosenReason(
+  market: PlacementMarket,
+  fitting: PlacementMarket[],
+  need: PlacementNeed,
+  payment: Payment,
+): string {
+  const free =
+    market.freeNodes > 0
+      ? `${market.freeNodes} free node${market.freeNodes === 1 ? '' : 's'}`
+      : 'no free node (none that fits has one: the job waits in its queue)'
   const parts = [`fits, ${free}`, priceText(pricePerHour(market, payment), payment)]
   if (fitting.length > 1) {
-    const rivals = fitting.filter((m) => m !== market && (m.freeNodes > 0) === (market.freeNodes > 0))
-    if (rivals.length > 0) parts.push(rivals.every((m) => pricePerHour(m, payment) === pricePerHour(market, payment)) ? 'same price as the next' : 'cheapest')
+    const rivals = fitting.filter((m) => m !== market && m.freeNodes > 0 === market.freeNodes > 0)
+    if (rivals.length > 0)
+      parts.push(
+        rivals.every((m) => pricePerHour(m, payment) === pricePerHour(market, payment))
+          ? 'same price as the next'
+          : 'cheapest',
+      )
   }
   if (imagesListed(market, need.images) > 0) parts.push('lists the image')
   return parts.join(', ')
