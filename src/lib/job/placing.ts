@@ -194,7 +194,7 @@ export async function chooseMarket(
 }
 
 /** Exit 2 for a GPU model no market lists, with the known ones. */
-function checkGpuModels(asked: string[], known: string[]): void {
+export function checkGpuModels(asked: string[], known: string[]): void {
   const names = new Set(known.map((m) => m.toLowerCase()))
   const unknown = asked.filter((m) => !names.has(m.toLowerCase()))
   if (unknown.length === 0) return
