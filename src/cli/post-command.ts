@@ -159,7 +159,10 @@ export abstract class PostCommand extends BaseCommand {
       ['Checks', report.checks.map(({by, verdict}) => `${by}: ${verdict}`).join('; ')],
     ]
     for (const line of reportLines(rows)) this.say(line)
-    this.sayPlacement(report.placement)
+    if (report.placement) {
+      this.say()
+      for (const line of placementText(report.placement)) this.say(line)
+    }
     this.say()
     this.say(`Uploaded as (${bytes} bytes):`)
     for (const line of JSON.stringify(report.uploaded, null, 2).split('\n')) this.say(`  ${line}`)
