@@ -182,4 +182,55 @@ describe('gpunet job post places the job on the market that fits', function () {
     assert.equal(report.placement, undefined)
     assert.equal(report.warnings.length, 1)
   })
+  it('job run and deployment create place by the same need', async () => {
+    const ran = await run([
+      'job',
+      'run',
+      '--image',
+      'docker.io/library/ubuntu:24.04',
+      '--min-vram',
+      '40',
+      '--dry-run',
+      '--json',
+      '--',
+      'echo',
+      'placed',
+    ])
+    assert.equal(ran.code, 0, ran.stderr)
+    checkReasons((JSON.parse(ran.stdout) as {placement: PlacementJson}).placement)
+    const created = await run([
+      'deployment',
+      'create',
+      '--file',
+      file,
+      '--timeout',
+      '10m',
+      '--min-vram',
+      '40',
+      '--json',
+    ])
+    assert.equal(created.code, 0, created.stderr)
+    const deployment = JSON.parse(created.stdout) as {market: string; placement: PlacementJson}
+    assert.equal(deployment.market, bySlug.get('a100-fits'))
+    checkReasons(deployment.placement)
+    const refused = await run([
+      'deployment',
+      'create',
+      '--file',
+      file,
+      '--timeout',
+      '10m',
+      '--market-type',
+      'premium',
+      '--max-price',
+      '1',
+      '--min-vram',
+      '40',
+    ])
+    assert.equal(refused.code, 3)
+    assert.match(
+      refused.stderr,
+      /^Error: no market fits the job: the nearest, h100-full, lacks 1\.8 tokens\/h > 1 tokens\/h$/m,
+    )
+  })
 })
