@@ -120,12 +120,14 @@ export default class DeploymentCreate extends DeploymentCommand {
       market: async (document) => {
         const given = this.settings.typed('market')
         const explicit = given !== undefined && given.from !== 'preset' ? new PublicKey(given.value) : null
-        const need = jobNeed(parseNeed(needOfFlags(flags)), document)
+        const asked = parseNeed(needOfFlags(flags))
+        const need = jobNeed(asked, document)
         // A named market with no need is sent as named, without connecting (as before).
         if (explicit !== null && !needAsks(need)) return explicit.toBase58()
         const net = await connectMarket(this.settings, note)
         const strict = flags.strict
-        const choice = await chooseMarket(net, {explicit, need, payment: 'token', strict, note})
+        const flagsAsked = needAsks({...asked, images: []})
+        const choice = await chooseMarket(net, {explicit, need, payment: 'token', strict, flagsAsked, note})
         placement = choice?.placement ?? null
         return (choice?.market ?? explicit ?? net.defaultMarket).toBase58()
       },

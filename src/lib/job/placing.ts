@@ -111,7 +111,8 @@ export function jobNeed(
 
 /** Where a job is posted: the market, the placement that chose it (null for an explicit or the default market). */
 export interface MarketChoice {
-  market: PublicKey
+  /** Null: the network's default market (the need could not be checked). */
+  market: PublicKey | null
   placement: Placement | null
   warnings: string[]
 }
@@ -129,21 +130,40 @@ export async function chooseMarket(
     need: PlacementNeed
     payment: Payment
     strict: boolean
+    /**
+     * Whether flags asked for the need (else only the definition's `required_vram` did): without the host manager
+     * a need of the flags is exit 5, the definition's alone leaves the market as it was, with a warning.
+     */
+    flagsAsked?: boolean
     note: (line: string) => void
   },
 ): Promise<MarketChoice | null> {
   const {explicit, need, payment, note} = options
   if (!needAsks(need)) return null
+  const unchecked = (why: string): MarketChoice => {
+    const warning = `Warning: the definition's required_vram (${need.minVram} GB) was not checked against the markets: ${why}`
+    note(warning)
+    return {market: explicit ?? null, placement: null, warnings: [warning.replace(/^Warning: /, '')]}
+  }
   const [chain, catalog] = await Promise.all([
-    listMarkets(net.connection, net.programId),
+    // A post the definition alone asked to place is not refused for an RPC node that lists no markets (some limit
+    // getProgramAccounts): it goes where it went before placement existed.
+    listMarkets(net.connection, net.programId).catch((error: unknown) => {
+      if (options.flagsAsked === false) return null
+      throw error
+    }),
     networkCatalog(net.hostManagerUrl),
   ])
   for (const warning of catalog.warnings) note(warning)
+  if (chain === null) return unchecked("the RPC node did not list the network's markets")
   const asksCatalog =
     need.gpuModels.length > 0 ||
     need.minVram !== null ||
     need.marketType !== null ||
     (need.maxPrice !== null && payment === 'credits')
+  if (asksCatalog && catalog.markets === null && options.flagsAsked === false) {
+    return unchecked('the host manager could not be read')
+  }
   if (asksCatalog && catalog.markets === null) {
     throw new GpunetError('host_manager_unavailable', 'cannot place the job: the host manager could not be read', {
       exitCode: ExitCode.UNAVAILABLE,

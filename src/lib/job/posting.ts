@@ -33,7 +33,7 @@ import type {Progress} from '../terminal/progress.js'
 import {followIfAsked, type WaitRequest} from './follow.js'
 import {checkSecretsStored, localnetRunProblem} from './preflight.js'
 import {chooseMarket, jobNeed, type NeedInput, parseNeed} from './placing.js'
-import type {Placement} from '../market/jobs/placement.js'
+import {needAsks, type Placement} from '../market/jobs/placement.js'
 
 interface WalletReport {
   address: string
@@ -354,6 +354,7 @@ async function placeIfAsked(
     need,
     payment,
     strict: options.need?.strict ?? false,
+    flagsAsked: needAsks({...flags, images: []}),
     note: options.note,
   })
 }

@@ -6,7 +6,9 @@ import {strict as assert} from 'node:assert'
 
 import fc from 'fast-check'
 
-import {checkGpuModels, definitionNeed, jobNeed, parseNeed} from '../../../src/lib/job/placing.js'
+import {PublicKey} from '@solana/web3.js'
+
+import {checkGpuModels, chooseMarket, definitionNeed, jobNeed, parseNeed} from '../../../src/lib/job/placing.js'
 import {isGpunetError} from '../../../src/lib/errors.js'
 import {
   type Payment,
@@ -161,6 +163,42 @@ describe('the need', () => {
     const need = jobNeed(parseNeed({minVram: '12'}), document)
     assert.equal(need.minVram, 40)
     assert.equal(jobNeed(parseNeed({minVram: '48'}), document).minVram, 48)
+  })
+})
+
+describe('chooseMarket without the host manager', () => {
+  // A chain of no market and no host manager: what placement may still decide.
+  const net = {
+    name: 'devnet' as const,
+    connection: {getProgramAccounts: async () => [], rpcEndpoint: 'http://127.0.0.1:1'} as never,
+    programId: PublicKey.default,
+    hostManagerUrl: null,
+  }
+  const need = {...NO_NEED, minVram: 40}
+
+  it("leaves the market as it was, with a warning, when only the definition's required_vram asked", async () => {
+    const notes: string[] = []
+    const choice = await chooseMarket(net, {
+      explicit: null,
+      need,
+      payment: 'token',
+      strict: false,
+      flagsAsked: false,
+      note: (line) => notes.push(line),
+    })
+    assert.deepEqual(choice, {market: null, placement: null, warnings: [notes.at(-1)!.replace(/^Warning: /, '')]})
+    assert.match(notes.at(-1)!, /required_vram \(40 GB\) was not checked/)
+  })
+
+  it('is exit 5 when a flag asked, and nothing when nothing is asked', async () => {
+    const options = {explicit: null, payment: 'token' as const, strict: false, flagsAsked: true, note: () => {}}
+    await assert.rejects(chooseMarket(net, {...options, need}), (error: unknown) => {
+      assert.ok(isGpunetError(error))
+      assert.equal(error.code, 'host_manager_unavailable')
+      assert.equal(error.exitCode, 5)
+      return true
+    })
+    assert.equal(await chooseMarket(net, {...options, need: NO_NEED}), null)
   })
 })
 
