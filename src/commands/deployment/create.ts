@@ -21,7 +21,10 @@ export default class DeploymentCreate extends DeploymentCommand {
         2,
         `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout or --vault, --time-scale off the localnet`,
       ],
-      [3, 'invalid definition or --schedule (nothing sent), or the manager refused the request'],
+      [
+        3,
+        'invalid definition or --schedule (nothing sent), no market fits the need (or --market does not, with --strict), or the manager refused the request',
+      ],
       [
         4,
         '--start, and the vault cannot pay one timeout of every replica (the deployment is created: fund it, start it)',

@@ -21,7 +21,10 @@ Put gpunet's flags before -- : everything after it belongs to the command, word 
     [
       [0, 'posted (with --wait: it got there and did not fail)'],
       [2, 'usage: a bad flag or --env, a missing setting, mainnet without --yes, --save over an existing file'],
-      [3, 'the definition built is invalid, or a secret it refers to is not stored'],
+      [
+        3,
+        'the definition built is invalid, a secret it refers to is not stored, no market fits the need (or --market does not, with --strict)',
+      ],
       [4, 'the wallet cannot pay (nothing uploaded or sent)'],
       [5, 'a service unreachable; on localnet, no node would run the job'],
       [8, '--wait saw the job end failed (the command exited non-zero)'],
