@@ -241,17 +241,23 @@ describe('gpunet job exec on a localnet (end to end)', function () {
       await waitFor(/^24 80\r?$/m)
       // The outer terminal is resized, as a window is: gpunet passes the new size on.
       execFileSync('stty', ['-F', terminalOf(child.pid!), 'cols', '132', 'rows', '43'])
-      // The size reaches the session a moment later (gpunet hears SIGWINCH, then tells the node): asked until it has.
+      // The size reaches the session a moment later (gpunet hears SIGWINCH, then tells the node): asked until it has,
+      // each time once the last answer came (typed ahead of a busy shell, the echoes would break the answers' lines).
+      const sizes = () => output.match(/^\d+ \d+\r?$/gm)?.length ?? 0
       await eventually(
         'the new size in the session',
-        15_000,
+        20_000,
         async () => {
+          if (/^43 132\r?$/m.test(output)) return true
+          const before = sizes()
           child.stdin.write('busybox stty size\r')
+          for (let i = 0; i < 40 && sizes() === before; i++) await sleep(50)
           return /^43 132\r?$/m.test(output) ? true : undefined
         },
         300,
-      )
-      await waitFor(/^43 132\r?$/m)
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; the session showed: ${JSON.stringify(output.slice(-600))}`)
+      })
       child.stdin.write('\x04')
       assert.equal(await closed, 0, output)
     } finally {

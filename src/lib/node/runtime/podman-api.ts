@@ -24,6 +24,9 @@ const IDLE_SECONDS = 60
 const START_TIMEOUT_MS = 20_000
 /** podman's answers here are a few hundred bytes; anything far larger is not podman's. */
 const MAX_JSON_BYTES = 64 * 1024
+/** Tries of one terminal resize, the first retry after RESIZE_RETRY_MS, doubling (about 3 s in all). */
+const RESIZE_TRIES = 5
+const RESIZE_RETRY_MS = 200
 /** podman frames output in pieces of at most 32 KiB; a header announcing more than this is refused. */
 const MAX_FRAME_BYTES = 1 << 20
 const FRAME_HEADER = 8
@@ -57,6 +60,8 @@ export class PodmanApi {
     let socket: Duplex | null = null
     let killed = false
     let id: string | null = null
+    /** How many resizes were asked: a retry stops once a newer one is. */
+    let resizes = 0
     const connected = this.attach(name, cmd, env, options).then(
       (session) => {
         id = session.id
@@ -104,9 +109,21 @@ export class PodmanApi {
       child,
       resize: (cols, rows) => {
         if (id === null) return
-        void this.connect()
-          .then(({client}) => request(client, 'POST', `${API}/exec/${id}/resize?h=${rows}&w=${cols}`))
-          .catch(() => undefined)
+        const asked = ++resizes
+        const session = id
+        void (async () => {
+          // A resize is asked once per window change: one podman refuses or drops (a busy service) would leave the
+          // terminal at its old size for good, so it is tried again, until a newer size takes its place.
+          for (let attempt = 0; attempt < RESIZE_TRIES && asked === resizes; attempt++) {
+            try {
+              const {client} = await this.connect()
+              await request(client, 'POST', `${API}/exec/${session}/resize?h=${rows}&w=${cols}`)
+              return
+            } catch {
+              await sleep(RESIZE_RETRY_MS * 2 ** attempt)
+            }
+          }
+        })()
       },
       kill: () => {
         killed = true
