@@ -6,6 +6,7 @@ import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import type {MarketsSpec} from '../../src/lib/localnet/markets/spec.js'
+import {DEFAULT_MARKET} from '../../src/lib/localnet/markets/default-markets.js'
 
 /** The one-market localnet, as a markets file says it. */
 export const ONE_MARKET_YAML = `markets:
@@ -17,26 +18,12 @@ export const ONE_MARKET_YAML = `markets:
     price: 0.0001
 `
 
-/** The same as a spec (what readMarketsFile makes of ONE_MARKET_YAML). */
+/** The same as a spec (what readMarketsFile makes of ONE_MARKET_YAML): the default market alone. */
 export const ONE_MARKET: MarketsSpec = {
   version: 1,
   images: {},
   defaultImageSize: 500,
-  markets: [
-    {
-      slug: 'localnet',
-      name: 'gpunet localnet',
-      type: 'COMMUNITY',
-      gpus: ['NVIDIA GeForce RTX 3060'],
-      vram: 12,
-      priceUnits: '100',
-      timeout: 7200,
-      networkFee: 0,
-      requiredImages: [],
-      client: true,
-      nodes: [{gpu: 'NVIDIA GeForce RTX 3060', vram: 12, ram: 32, country: 'NL', cached: []}],
-    },
-  ],
+  markets: [DEFAULT_MARKET],
 }
 
 /** A simulated pull this many times faster than 50 MB/s is over at once (a 10 GB image: about 0.2 ms). */

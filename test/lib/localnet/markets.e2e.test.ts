@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import {Keypair, PublicKey} from '@solana/web3.js'
 
 import type {MarketsSpec} from '../../../src/lib/localnet/markets/spec.js'
+import {DEFAULT_MARKET} from '../../../src/lib/localnet/markets/default-markets.js'
 import {prepareUpload} from '../../../src/lib/definition/network-form/prepare.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {listInstruction, sendInstructions} from '../../helpers/market.js'
@@ -24,19 +25,7 @@ const SPEC: MarketsSpec = {
   images: {[IMAGE]: 100},
   defaultImageSize: 500,
   markets: [
-    {
-      slug: 'localnet',
-      name: 'gpunet localnet',
-      type: 'COMMUNITY',
-      gpus: ['NVIDIA GeForce RTX 3060'],
-      vram: 12,
-      priceUnits: '100',
-      timeout: 7200,
-      networkFee: 0,
-      requiredImages: [],
-      client: true,
-      nodes: [{gpu: 'NVIDIA GeForce RTX 3060', vram: 12, ram: 32, country: 'NL', cached: []}],
-    },
+    DEFAULT_MARKET,
     {
       slug: 'big',
       name: 'Big GPUs',

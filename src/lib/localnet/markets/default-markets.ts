@@ -3,7 +3,22 @@
  * `localnet`, 0.0001 tokens a second) and two more of other GPUs, VRAM, types and prices, one node each, so that
  * choosing a market can be rehearsed (docs/localnet.md, "Markets").
  */
-import {DEFAULT_IMAGE_MB, DEFAULT_MARKET_SLUG, type MarketsSpec} from './spec.js'
+import {DEFAULT_IMAGE_MB, DEFAULT_MARKET_SLUG, type MarketSpec, type MarketsSpec} from './spec.js'
+
+/** The default market as it always was: slug `localnet`, one RTX 3060 node of 12 GB, 0.0001 tokens a second. */
+export const DEFAULT_MARKET: MarketSpec = {
+  slug: DEFAULT_MARKET_SLUG,
+  name: 'gpunet localnet',
+  type: 'COMMUNITY',
+  gpus: ['NVIDIA GeForce RTX 3060'],
+  vram: 12,
+  priceUnits: '100',
+  timeout: 7200,
+  networkFee: 0,
+  requiredImages: [],
+  client: true,
+  nodes: [{gpu: 'NVIDIA GeForce RTX 3060', vram: 12, ram: 32, country: 'NL', cached: []}],
+}
 
 /** The default markets; `--nodes N` sets the default market's node count. */
 export const DEFAULT_MARKETS: MarketsSpec = {
@@ -16,19 +31,7 @@ export const DEFAULT_MARKETS: MarketsSpec = {
   },
   defaultImageSize: DEFAULT_IMAGE_MB,
   markets: [
-    {
-      slug: DEFAULT_MARKET_SLUG,
-      name: 'gpunet localnet',
-      type: 'COMMUNITY',
-      gpus: ['NVIDIA GeForce RTX 3060'],
-      vram: 12,
-      priceUnits: '100',
-      timeout: 7200,
-      networkFee: 0,
-      requiredImages: [],
-      client: true,
-      nodes: [{gpu: 'NVIDIA GeForce RTX 3060', vram: 12, ram: 32, country: 'NL', cached: []}],
-    },
+    DEFAULT_MARKET,
     {
       slug: 'rtx-4090',
       name: 'NVIDIA RTX 4090',
