@@ -5,7 +5,6 @@
  * and the task ends recorded.
  */
 import {strict as assert} from 'node:assert'
-import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {join} from 'node:path'
 
@@ -13,7 +12,6 @@ import {PublicKey} from '@solana/web3.js'
 
 import {CRASH_ENV, CRASH_POINTS, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
 import {openSqlite} from '../../src/lib/sqlite/open.js'
-import {BIN} from '../helpers/cli.js'
 import {
   api,
   createDeployment,
@@ -25,6 +23,7 @@ import {
   tasksWhen,
   deploymentTasks,
   serving,
+  spawnServe,
   type ServeProcess,
 } from '../helpers/deployments.js'
 import {useLocalnet} from '../helpers/localnet.js'
@@ -48,21 +47,7 @@ describe('deployment serve: crash points', function () {
 
   /** Starts `gpunet deployment serve` on the test's localnet; answers once it listens. */
   async function serve(dataDir: string, crashAt?: CrashPoint): Promise<Manager> {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'deployment', 'serve', '--network', 'localnet', '--port', '0', '--data-dir', dataDir, '--json'],
-      {
-        env: {
-          ...process.env,
-          NO_COLOR: '1',
-          GPUNET_LOCALNET_DIR: t.dataDir,
-          XDG_CONFIG_HOME: join(dir, 'config'),
-          XDG_DATA_HOME: join(dir, 'data'),
-          [CRASH_ENV]: crashAt ?? '',
-        },
-      },
-    )
-    const manager = await serving(child)
+    const manager = await serving(spawnServe(t, dir, dataDir, crashAt))
     running.push(manager)
     return manager
   }

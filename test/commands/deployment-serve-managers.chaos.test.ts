@@ -8,7 +8,6 @@
  */
 import {strict as assert} from 'node:assert'
 import {execFileSync} from 'node:child_process'
-import {spawn} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
 import {once} from 'node:events'
 import {existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
@@ -19,7 +18,6 @@ import {Keypair, PublicKey} from '@solana/web3.js'
 import pg from 'pg'
 
 import {CRASH_ENV, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
-import {BIN} from '../helpers/cli.js'
 import {
   api,
   createDeployment,
@@ -32,6 +30,7 @@ import {
   type Body,
   deploymentTasks,
   serving,
+  spawnServe,
   type ServeProcess,
 } from '../helpers/deployments.js'
 import {useLocalnet} from '../helpers/localnet.js'
@@ -121,28 +120,12 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
     if (dir) removeDir(dir)
   })
 
-  function spawnServe(name: string, databaseUrl: string, key: string, crashAt?: CrashPoint) {
-    return spawn(
-      process.execPath,
-      [BIN, 'deployment', 'serve', '--network', 'localnet', '--port', '0', '--data-dir', join(dir, name), '--json'],
-      {
-        env: {
-          ...process.env,
-          NO_COLOR: '1',
-          GPUNET_LOCALNET_DIR: t.dataDir,
-          XDG_CONFIG_HOME: join(dir, 'config'),
-          XDG_DATA_HOME: join(dir, 'data'),
-          GPUNET_MANAGER_DATABASE_URL: databaseUrl,
-          GPUNET_MANAGER_VAULT_KEY_FILE: key,
-          [CRASH_ENV]: crashAt ?? '',
-        },
-      },
-    )
-  }
-
   /** Starts a manager on `databaseUrl`; answers once it listens. */
   async function serve(name: string, databaseUrl: string, crashAt?: CrashPoint): Promise<Manager> {
-    const child = spawnServe(name, databaseUrl, keyFile, crashAt)
+    const child = spawnServe(t, dir, join(dir, name), crashAt, {
+      GPUNET_MANAGER_DATABASE_URL: databaseUrl,
+      GPUNET_MANAGER_VAULT_KEY_FILE: keyFile,
+    })
     const manager = await serving(child)
     running.push(manager)
     return manager
@@ -293,7 +276,10 @@ describe('deployment serve: three managers on one PostgreSQL', function () {
       const first = await serve('k1', db.url)
       const other = join(dir, 'other.key')
       writeFileSync(other, `${randomBytes(32).toString('base64')}\n`, {mode: 0o600})
-      const child = spawnServe('k2', db.url, other)
+      const child = spawnServe(t, dir, join(dir, 'k2'), undefined, {
+        GPUNET_MANAGER_DATABASE_URL: db.url,
+        GPUNET_MANAGER_VAULT_KEY_FILE: other,
+      })
       let output = ''
       child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
       // With --json the refusal is a JSON document on stdout.

@@ -1,16 +1,19 @@
 /** Driving a deployment manager in tests: its API with a wallet's headers, the chain's view of a vault's jobs. */
 import {strict as assert} from 'node:assert'
-import type {ChildProcessWithoutNullStreams} from 'node:child_process'
+import {type ChildProcessWithoutNullStreams, spawn} from 'node:child_process'
+import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {Keypair, LAMPORTS_PER_SOL, type PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
 import {apiAuthHeaders} from '../../src/lib/deployments/auth-header.js'
+import {CRASH_ENV, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
 import {marketNetwork, type MarketNetwork} from '../../src/lib/market/connect.js'
 import {decodeJobAccount, JOB_ACCOUNT_DISCRIMINATOR, type JobAccount} from '../../src/lib/market/index.js'
 import {localnetRewardsAccounts} from '../../src/lib/localnet/rewards.js'
 import {resolveSettings} from '../../src/lib/settings/settings.js'
+import {BIN} from './cli.js'
 import {eventually} from './eventually.js'
 import type {TestLocalnet} from './localnet.js'
 import {sendInstructions, workInstruction} from './market.js'
@@ -202,6 +205,34 @@ export async function serving(child: ChildProcessWithoutNullStreams): Promise<Se
     child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
   })
   return {child, url, stderr: () => stderr}
+}
+
+/**
+ * Spawns `gpunet deployment serve` on the localnet `t` with its data in `dataDir` and its config and data homes under
+ * `home`, killed at `crashAt` when given; `env` adds settings (a database URL, a vault key file).
+ */
+export function spawnServe(
+  t: TestLocalnet,
+  home: string,
+  dataDir: string,
+  crashAt?: CrashPoint,
+  env: NodeJS.ProcessEnv = {},
+): ChildProcessWithoutNullStreams {
+  return spawn(
+    process.execPath,
+    [BIN, 'deployment', 'serve', '--network', 'localnet', '--port', '0', '--data-dir', dataDir, '--json'],
+    {
+      env: {
+        ...process.env,
+        NO_COLOR: '1',
+        GPUNET_LOCALNET_DIR: t.dataDir,
+        XDG_CONFIG_HOME: join(home, 'config'),
+        XDG_DATA_HOME: join(home, 'data'),
+        [CRASH_ENV]: crashAt ?? '',
+        ...env,
+      },
+    },
+  )
 }
 
 /** The localnet `t` as a client reaches it (no config file read; `env` adds settings), for managers a test starts. */

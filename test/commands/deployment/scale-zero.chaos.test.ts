@@ -6,7 +6,6 @@
  * wanted; nothing is listed while at 0.
  */
 import {strict as assert} from 'node:assert'
-import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -15,7 +14,6 @@ import {PublicKey} from '@solana/web3.js'
 
 import {CRASH_ENV, type CrashPoint} from '../../../src/lib/deployments/crash-points.js'
 import {JobState} from '../../../src/lib/market/codec/accounts.js'
-import {BIN} from '../../helpers/cli.js'
 import {
   api,
   createDeployment,
@@ -25,6 +23,7 @@ import {
   jobsPaidBy,
   nodeTakesNextJob,
   serving,
+  spawnServe,
   type ServeProcess,
   statusWhen,
 } from '../../helpers/deployments.js'
@@ -48,21 +47,7 @@ describe('deployment serve: kill -9 during a scale to 0 and back', function () {
 
   /** Starts `gpunet deployment serve` on the test's localnet and `dataDir`; answers once it listens. */
   async function serve(dataDir: string, crashAt?: CrashPoint): Promise<ServeProcess> {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'deployment', 'serve', '--network', 'localnet', '--port', '0', '--data-dir', dataDir, '--json'],
-      {
-        env: {
-          ...process.env,
-          NO_COLOR: '1',
-          GPUNET_LOCALNET_DIR: t.dataDir,
-          XDG_CONFIG_HOME: join(dir, 'config'),
-          XDG_DATA_HOME: join(dir, 'data'),
-          [CRASH_ENV]: crashAt ?? '',
-        },
-      },
-    )
-    const manager = await serving(child)
+    const manager = await serving(spawnServe(t, dir, dataDir, crashAt))
     running.push(manager)
     return manager
   }
