@@ -437,6 +437,8 @@ async function main() {
       await route(req, res)
     } catch (error) {
       const status = error instanceof HttpError ? error.status : error instanceof BadRequest ? 400 : 500
+      // The rest of a body over the bound is never read: its connection cannot carry another request.
+      if (status === 413 && !res.headersSent) res.setHeader('connection', 'close')
       if (status === 500) console.error(`${req.method} ${path}: ${error.stack ?? error}`)
       if (!res.writableEnded && !res.destroyed) sendError(req, res, status, error.message)
     }
