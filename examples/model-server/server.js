@@ -175,8 +175,11 @@ async function main() {
     return name
   }
 
-  /** Generates with `generate` (model.complete or model.chat), streaming through `pieces` as the text comes. */
-  async function run(generate, options, res, onPiece) {
+  /**
+   * Generates with `generate` (model.complete or model.chat), handing each piece of text to `piece` as it comes;
+   * `begin` runs once the request passed the model's checks, so a refused one still gets its status.
+   */
+  async function run(generate, options, res, {begin, piece}) {
     const abort = new AbortController()
     res.on('close', () => abort.abort())
     const pieces = pacedText(config.tokenDelayMs)
@@ -184,11 +187,8 @@ async function main() {
       pieces.end(),
     )
     result.catch(() => {}) // awaited below, after the pieces; this only keeps an early failure from going unhandled
-    let first = true
-    for await (const text of pieces) {
-      if (onPiece) onPiece(text, first)
-      first = false
-    }
+    begin?.()
+    for await (const text of pieces) piece(text)
     return result
   }
 
@@ -234,9 +234,11 @@ async function main() {
       stop: stopList(o),
     }
     const createdAt = () => new Date().toISOString()
-    if (stream) ndjson(res)
-    const result = await run(model.complete, options, res, (text) => {
-      if (stream) write(res, JSON.stringify({model: name, created_at: createdAt(), response: text, done: false}) + '\n')
+    const result = await run(model.complete, options, res, {
+      begin: () => stream && ndjson(res),
+      piece: (text) =>
+        stream &&
+        write(res, JSON.stringify({model: name, created_at: createdAt(), response: text, done: false}) + '\n'),
     })
     const final = {
       model: name,
@@ -323,9 +325,9 @@ async function main() {
       model: name,
       choices: [{text, index: 0, logprobs: null, finish_reason: finishReason}],
     })
-    if (stream) sse(res)
-    const result = await run(model.complete, {...options, prompt}, res, (text) => {
-      if (stream) sseData(res, chunk(text, null))
+    const result = await run(model.complete, {...options, prompt}, res, {
+      begin: () => stream && sse(res),
+      piece: (text) => stream && sseData(res, chunk(text, null)),
     })
     if (!stream) return sendJson(res, 200, {...chunk(result.text, result.stopReason), usage: usage(result)})
     sseData(res, chunk('', result.stopReason))
@@ -361,12 +363,13 @@ async function main() {
       model: name,
       choices: [{index: 0, delta, logprobs: null, finish_reason: finishReason}],
     })
-    if (stream) {
-      sse(res)
-      sseData(res, chunk({role: 'assistant', content: ''}, null))
-    }
-    const result = await run(model.chat, {...options, messages: history}, res, (text) => {
-      if (stream) sseData(res, chunk({content: text}, null))
+    const result = await run(model.chat, {...options, messages: history}, res, {
+      begin: () => {
+        if (!stream) return
+        sse(res)
+        sseData(res, chunk({role: 'assistant', content: ''}, null))
+      },
+      piece: (text) => stream && sseData(res, chunk({content: text}, null)),
     })
     if (!stream)
       return sendJson(res, 200, {
@@ -467,7 +470,8 @@ async function main() {
   server.listen(config.port, config.host, () => {
     const {port} = server.address()
     console.log(
-      `serving ${model.name} (${model.file}, context ${model.contextSize} tokens) on http://${config.host}:${port}` +
+      `serving ${model.name} (${model.file}, context ${model.contextSize} tokens, loaded in ` +
+        `${Math.round(Number(model.loadDuration) / 1e6)} ms) on http://${config.host}:${port}` +
         ` (token delay ${config.tokenDelayMs} ms, ${config.parallel} at once)`,
     )
   })
