@@ -82,7 +82,8 @@ export async function loadModel({modelPath, parallel = 4, threads = 1}) {
   const chatWrapper = resolveChatWrapper(model)
 
   return {
-    name: 'tiny-random-llama',
+    // The name the model gives itself (write-model.js: tiny-random-llama), else its file's.
+    name: model.fileInfo.metadata.general?.name ?? basename(modelPath, '.gguf'),
     file: basename(modelPath),
     size: bytes.length,
     modifiedAt: mtime,

@@ -10,7 +10,7 @@ import {parseArgs} from 'node:util'
 import {BadRequest, loadModel} from './model.js'
 import {DEFAULT_MODEL_PATH, writeModel} from './write-model.js'
 
-const USAGE = `usage: node server.js [--port P] [--host H] [--token-delay-ms D] [--model PATH] [--parallel N]
+const USAGE = `usage: node server.js [--port P] [--host H] [--token-delay-ms D] [--model PATH] [--parallel N] [--max-tokens N]
 
   --port, PORT                     port to listen on (default 11434, Ollama's)
   --host, HOST                     address to listen on (default 0.0.0.0)
@@ -31,18 +31,27 @@ class HttpError extends Error {
 
 /** The settings from the command line, then the environment, then the defaults; exits 2 on a bad one. */
 function settings(argv, env) {
-  const {values} = parseArgs({
-    args: argv,
-    options: {
-      port: {type: 'string'},
-      host: {type: 'string'},
-      'token-delay-ms': {type: 'string'},
-      model: {type: 'string'},
-      parallel: {type: 'string'},
-      'max-tokens': {type: 'string'},
-      help: {type: 'boolean', short: 'h'},
-    },
-  })
+  const usageError = (message) => {
+    console.error(`error: ${message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  let values
+  try {
+    ;({values} = parseArgs({
+      args: argv,
+      options: {
+        port: {type: 'string'},
+        host: {type: 'string'},
+        'token-delay-ms': {type: 'string'},
+        model: {type: 'string'},
+        parallel: {type: 'string'},
+        'max-tokens': {type: 'string'},
+        help: {type: 'boolean', short: 'h'},
+      },
+    }))
+  } catch (error) {
+    usageError(error.message)
+  }
   if (values.help) {
     console.log(USAGE)
     process.exit(0)
@@ -50,10 +59,8 @@ function settings(argv, env) {
   const integer = (name, raw, fallback, min, max) => {
     if (raw === undefined || raw === '') return fallback
     const value = Number(raw)
-    if (!Number.isInteger(value) || value < min || value > max) {
-      console.error(`error: ${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}\n\n${USAGE}`)
-      process.exit(2)
-    }
+    if (!Number.isInteger(value) || value < min || value > max)
+      usageError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`)
     return value
   }
   return {
@@ -108,7 +115,7 @@ function field(body, name, kind, {min = -Infinity, max = Infinity} = {}) {
             : false
   if (!ok) {
     const range = Number.isFinite(min) || Number.isFinite(max) ? ` from ${min} to ${max}` : ''
-    throw new HttpError(400, `"${name}" must be a ${kind}${range}`)
+    throw new HttpError(400, `"${name}" must be ${kind === 'integer' ? 'an' : 'a'} ${kind}${range}`)
   }
   return value
 }

@@ -199,7 +199,7 @@ describe('the model server example', () => {
     })
     await assert.rejects(openai.completions.create({model: MODEL, prompt: 'x', max_tokens: -1}), (error) => {
       assert.equal(error.status, 400)
-      assert.match(error.message, /"max_tokens" must be a integer from 1/)
+      assert.match(error.message, /"max_tokens" must be an integer from 1/)
       return true
     })
   })
