@@ -317,6 +317,12 @@ async function main() {
     total_tokens: result.promptTokens.length + result.outputTokens.length,
   })
   const sseData = (res, value) => write(res, `data: ${JSON.stringify(value)}\n\n`)
+  /** The last chunk (with its finish_reason), a usage chunk if asked (OpenAI's: no choices), then [DONE]. */
+  const endSse = (res, last, usage) => {
+    sseData(res, last)
+    if (usage) sseData(res, {...last, choices: [], usage})
+    res.end('data: [DONE]\n\n')
+  }
 
   async function openaiCompletions(req, res) {
     const body = await readJson(req)
@@ -337,10 +343,7 @@ async function main() {
       piece: (text) => stream && sseData(res, chunk(text, null)),
     })
     if (!stream) return sendJson(res, 200, {...chunk(result.text, result.stopReason), usage: usage(result)})
-    sseData(res, chunk('', result.stopReason))
-    if (includeUsage)
-      sseData(res, {id, object: 'text_completion', created, model: name, choices: [], usage: usage(result)})
-    res.end('data: [DONE]\n\n')
+    endSse(res, chunk('', result.stopReason), includeUsage && usage(result))
   }
 
   async function openaiChat(req, res) {
@@ -394,10 +397,7 @@ async function main() {
         ],
         usage: usage(result),
       })
-    sseData(res, chunk({}, result.stopReason))
-    if (includeUsage)
-      sseData(res, {id, object: 'chat.completion.chunk', created, model: name, choices: [], usage: usage(result)})
-    res.end('data: [DONE]\n\n')
+    endSse(res, chunk({}, result.stopReason), includeUsage && usage(result))
   }
 
   const routes = {
