@@ -195,7 +195,10 @@ async function main() {
     )
     result.catch(() => {}) // awaited below, after the pieces; this only keeps an early failure from going unhandled
     begin?.()
-    for await (const text of pieces) piece(text)
+    for await (const text of pieces) {
+      if (res.destroyed) break // the client is gone: no more pauses for pieces nobody reads
+      piece(text)
+    }
     return result
   }
 
