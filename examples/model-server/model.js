@@ -3,7 +3,7 @@
 import {createHash} from 'node:crypto'
 import {readFile, stat} from 'node:fs/promises'
 import {basename} from 'node:path'
-import {getLlama, LlamaChat, LlamaCompletion} from 'node-llama-cpp'
+import {getLlama, LlamaChat, LlamaCompletion, resolveChatWrapper} from 'node-llama-cpp'
 
 /** A request the model cannot answer as asked (the server answers 400). */
 export class BadRequest extends Error {}
@@ -61,10 +61,16 @@ export async function loadModel({modelPath, parallel = 4, threads = 1}) {
     }
   }
 
-  // Without a limit the answer fills the context: a limit is always set, and context shifting is off, so no
-  // answer runs on forever (this model never ends its text by itself).
-  const sampling = (options, inputLength) => ({
-    maxTokens: Math.min(options.maxTokens ?? Infinity, context.contextSize - inputLength - 1),
+  // Without a limit the answer fills the context: a limit is always set (at least one token, so never node-llama-cpp's
+  // 0 for none), and context shifting is off, so no answer runs on forever (this model never ends its text itself).
+  const room = (inputLength, what) => {
+    const left = context.contextSize - inputLength - 1
+    if (left < 1)
+      throw new BadRequest(`${what} ${inputLength} tokens; this model's context holds ${context.contextSize}`)
+    return left
+  }
+  const sampling = (options, room) => ({
+    maxTokens: Math.min(options.maxTokens ?? Infinity, room),
     temperature: options.temperature,
     topK: options.topK,
     topP: options.topP,
@@ -73,9 +79,11 @@ export async function loadModel({modelPath, parallel = 4, threads = 1}) {
     signal: options.signal,
     stopOnAbortSignal: true,
   })
+  const chatWrapper = resolveChatWrapper(model)
 
   return {
-    name: 'tiny-random-llama',
+    // The name the model gives itself (write-model.js: tiny-random-llama), else its file's.
+    name: model.fileInfo.metadata.general?.name ?? basename(modelPath, '.gguf'),
     file: basename(modelPath),
     size: bytes.length,
     modifiedAt: mtime,
@@ -93,15 +101,12 @@ export async function loadModel({modelPath, parallel = 4, threads = 1}) {
         ...(earlier[0] === model.tokens.bos ? earlier.slice(1) : earlier),
         ...model.tokenize(options.prompt, false, 'trimLeadingSpace'),
       ]
-      if (input.length + 1 >= context.contextSize)
-        throw new BadRequest(
-          `the prompt is ${input.length + 1} tokens; this model's context holds ${context.contextSize}`,
-        )
+      const left = room(input.length + 1, 'the prompt is')
       return timed(async (sequence, onToken) => {
         const completion = new LlamaCompletion({contextSequence: sequence})
         try {
           const {response, metadata} = await completion.generateCompletionWithMeta(input, {
-            ...sampling(options, input.length + 1),
+            ...sampling(options, left),
             disableContextShift: true,
             onToken,
             onTextChunk: options.onText,
@@ -115,23 +120,20 @@ export async function loadModel({modelPath, parallel = 4, threads = 1}) {
 
     /** A chat answer to `messages` ({role: system|user|assistant, content}), rendered by the model's chat wrapper. */
     chat(options) {
+      const history = options.messages.map((message) =>
+        message.role === 'assistant'
+          ? {type: 'model', response: [message.content]}
+          : {type: message.role, text: message.content},
+      )
+      history.push({type: 'model', response: []})
+      const {contextText} = chatWrapper.generateContextState({chatHistory: history})
+      const promptTokens = contextText.tokenize(model.tokenizer)
+      const left = room(promptTokens.length, 'the messages are')
       return timed(async (sequence, onToken) => {
-        const chat = new LlamaChat({contextSequence: sequence, autoDisposeSequence: false})
+        const chat = new LlamaChat({contextSequence: sequence, chatWrapper, autoDisposeSequence: false})
         try {
-          const history = options.messages.map((message) =>
-            message.role === 'assistant'
-              ? {type: 'model', response: [message.content]}
-              : {type: message.role, text: message.content},
-          )
-          history.push({type: 'model', response: []})
-          const {contextText} = chat.chatWrapper.generateContextState({chatHistory: history})
-          const promptTokens = contextText.tokenize(model.tokenizer)
-          if (promptTokens.length + 1 >= context.contextSize)
-            throw new BadRequest(
-              `the messages are ${promptTokens.length} tokens; this model's context holds ${context.contextSize}`,
-            )
           const {response, metadata} = await chat.generateResponse(history, {
-            ...sampling(options, promptTokens.length),
+            ...sampling(options, left),
             onToken,
             onTextChunk: options.onText,
           })

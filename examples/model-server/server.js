@@ -10,7 +10,7 @@ import {parseArgs} from 'node:util'
 import {BadRequest, loadModel} from './model.js'
 import {DEFAULT_MODEL_PATH, writeModel} from './write-model.js'
 
-const USAGE = `usage: node server.js [--port P] [--host H] [--token-delay-ms D] [--model PATH] [--parallel N]
+const USAGE = `usage: node server.js [--port P] [--host H] [--token-delay-ms D] [--model PATH] [--parallel N] [--max-tokens N]
 
   --port, PORT                     port to listen on (default 11434, Ollama's)
   --host, HOST                     address to listen on (default 0.0.0.0)
@@ -31,18 +31,27 @@ class HttpError extends Error {
 
 /** The settings from the command line, then the environment, then the defaults; exits 2 on a bad one. */
 function settings(argv, env) {
-  const {values} = parseArgs({
-    args: argv,
-    options: {
-      port: {type: 'string'},
-      host: {type: 'string'},
-      'token-delay-ms': {type: 'string'},
-      model: {type: 'string'},
-      parallel: {type: 'string'},
-      'max-tokens': {type: 'string'},
-      help: {type: 'boolean', short: 'h'},
-    },
-  })
+  const usageError = (message) => {
+    console.error(`error: ${message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  let values
+  try {
+    ;({values} = parseArgs({
+      args: argv,
+      options: {
+        port: {type: 'string'},
+        host: {type: 'string'},
+        'token-delay-ms': {type: 'string'},
+        model: {type: 'string'},
+        parallel: {type: 'string'},
+        'max-tokens': {type: 'string'},
+        help: {type: 'boolean', short: 'h'},
+      },
+    }))
+  } catch (error) {
+    usageError(error.message)
+  }
   if (values.help) {
     console.log(USAGE)
     process.exit(0)
@@ -50,10 +59,8 @@ function settings(argv, env) {
   const integer = (name, raw, fallback, min, max) => {
     if (raw === undefined || raw === '') return fallback
     const value = Number(raw)
-    if (!Number.isInteger(value) || value < min || value > max) {
-      console.error(`error: ${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}\n\n${USAGE}`)
-      process.exit(2)
-    }
+    if (!Number.isInteger(value) || value < min || value > max)
+      usageError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`)
     return value
   }
   return {
@@ -108,7 +115,7 @@ function field(body, name, kind, {min = -Infinity, max = Infinity} = {}) {
             : false
   if (!ok) {
     const range = Number.isFinite(min) || Number.isFinite(max) ? ` from ${min} to ${max}` : ''
-    throw new HttpError(400, `"${name}" must be a ${kind}${range}`)
+    throw new HttpError(400, `"${name}" must be ${kind === 'integer' ? 'an' : 'a'} ${kind}${range}`)
   }
   return value
 }
@@ -175,8 +182,11 @@ async function main() {
     return name
   }
 
-  /** Generates with `generate` (model.complete or model.chat), streaming through `pieces` as the text comes. */
-  async function run(generate, options, res, onPiece) {
+  /**
+   * Generates with `generate` (model.complete or model.chat), handing each piece of text to `piece` as it comes;
+   * `begin` runs once the request passed the model's checks, so a refused one still gets its status.
+   */
+  async function run(generate, options, res, {begin, piece}) {
     const abort = new AbortController()
     res.on('close', () => abort.abort())
     const pieces = pacedText(config.tokenDelayMs)
@@ -184,11 +194,8 @@ async function main() {
       pieces.end(),
     )
     result.catch(() => {}) // awaited below, after the pieces; this only keeps an early failure from going unhandled
-    let first = true
-    for await (const text of pieces) {
-      if (onPiece) onPiece(text, first)
-      first = false
-    }
+    begin?.()
+    for await (const text of pieces) piece(text)
     return result
   }
 
@@ -234,9 +241,11 @@ async function main() {
       stop: stopList(o),
     }
     const createdAt = () => new Date().toISOString()
-    if (stream) ndjson(res)
-    const result = await run(model.complete, options, res, (text) => {
-      if (stream) write(res, JSON.stringify({model: name, created_at: createdAt(), response: text, done: false}) + '\n')
+    const result = await run(model.complete, options, res, {
+      begin: () => stream && ndjson(res),
+      piece: (text) =>
+        stream &&
+        write(res, JSON.stringify({model: name, created_at: createdAt(), response: text, done: false}) + '\n'),
     })
     const final = {
       model: name,
@@ -323,9 +332,9 @@ async function main() {
       model: name,
       choices: [{text, index: 0, logprobs: null, finish_reason: finishReason}],
     })
-    if (stream) sse(res)
-    const result = await run(model.complete, {...options, prompt}, res, (text) => {
-      if (stream) sseData(res, chunk(text, null))
+    const result = await run(model.complete, {...options, prompt}, res, {
+      begin: () => stream && sse(res),
+      piece: (text) => stream && sseData(res, chunk(text, null)),
     })
     if (!stream) return sendJson(res, 200, {...chunk(result.text, result.stopReason), usage: usage(result)})
     sseData(res, chunk('', result.stopReason))
@@ -361,12 +370,13 @@ async function main() {
       model: name,
       choices: [{index: 0, delta, logprobs: null, finish_reason: finishReason}],
     })
-    if (stream) {
-      sse(res)
-      sseData(res, chunk({role: 'assistant', content: ''}, null))
-    }
-    const result = await run(model.chat, {...options, messages: history}, res, (text) => {
-      if (stream) sseData(res, chunk({content: text}, null))
+    const result = await run(model.chat, {...options, messages: history}, res, {
+      begin: () => {
+        if (!stream) return
+        sse(res)
+        sseData(res, chunk({role: 'assistant', content: ''}, null))
+      },
+      piece: (text) => stream && sseData(res, chunk({content: text}, null)),
     })
     if (!stream)
       return sendJson(res, 200, {
@@ -467,7 +477,8 @@ async function main() {
   server.listen(config.port, config.host, () => {
     const {port} = server.address()
     console.log(
-      `serving ${model.name} (${model.file}, context ${model.contextSize} tokens) on http://${config.host}:${port}` +
+      `serving ${model.name} (${model.file}, context ${model.contextSize} tokens, loaded in ` +
+        `${Math.round(Number(model.loadDuration) / 1e6)} ms) on http://${config.host}:${port}` +
         ` (token delay ${config.tokenDelayMs} ms, ${config.parallel} at once)`,
     )
   })

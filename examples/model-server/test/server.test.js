@@ -190,9 +190,16 @@ describe('the model server example', () => {
       assert.match(error.message, /model "nope" not found/)
       return true
     })
+    // Refused before the stream starts, so a streamed request gets its status too.
+    const long = {model: MODEL, prompt: 'ab'.repeat(2100), stream: true}
+    await assert.rejects(ollama.generate(long), (error) => {
+      assert.equal(error.status_code, 400)
+      assert.match(error.message, /the prompt is \d+ tokens; this model's context holds 2048/)
+      return true
+    })
     await assert.rejects(openai.completions.create({model: MODEL, prompt: 'x', max_tokens: -1}), (error) => {
       assert.equal(error.status, 400)
-      assert.match(error.message, /"max_tokens" must be a integer from 1/)
+      assert.match(error.message, /"max_tokens" must be an integer from 1/)
       return true
     })
   })
