@@ -274,7 +274,9 @@ export async function failOver(
       const markets = await readPlacementMarkets(net)
       const from = tried.at(-1)!
       const next = nextMarket(markets, request.need, 'token', tried)
-      const why = `still QUEUED after ${request.queueTimeout} s on ${slugOf(markets, from)}`
+      const scaled =
+        request.scale === 1 ? '' : ` (${request.queueTimeout / request.scale} s at queueTimeoutScale ${request.scale})`
+      const why = `still QUEUED after ${request.queueTimeout} s${scaled} on ${slugOf(markets, from)}`
       const row = await moveOnce(ctx, view, {from, to: next?.market ?? null, why, request})
       if (row === null) {
         moves.push({
