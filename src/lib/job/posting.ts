@@ -257,7 +257,7 @@ async function postDefinition(
   const wallet = await openWallet(settings, {note})
   // A move a killed post left half done is finished (or rolled back) before anything else is paid.
   const env = options.crashEnv ?? {}
-  await settleMoves({net, wallet: async () => wallet, env, dataDir: settings.dataDir, note})
+  await settleMoves({net, wallet: async () => wallet, env, dataDir: settings.dataDir, note, project: wallet.address})
   const checked = await checkAndQuote(settings, net, wallet, upload, options)
   const scale = settings.typed('queueTimeoutScale')?.value ?? 1
   if (options.queueTimeout !== undefined) {

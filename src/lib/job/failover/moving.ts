@@ -176,11 +176,12 @@ export function hasJournal(dataDir: string): boolean {
 }
 
 /**
- * Settles the moves a killed process left open on this network (of `job` only, its old or new address, when given):
- * each is finished or rolled back from the chain. Nothing is opened when no journal was ever written.
+ * Settles the moves a killed process left open on this network (of `job` only, its old or new address, when given;
+ * of the `project` wallet only, when given): each is finished or rolled back from the chain. Nothing is opened when
+ * no journal was ever written.
  */
 export async function settleMoves(
-  ctx: Omit<MoveContext, 'journal'> & {dataDir: string; note: (line: string) => void},
+  ctx: Omit<MoveContext, 'journal'> & {dataDir: string; note: (line: string) => void; project?: string},
   job?: string,
 ): Promise<MoveRow[]> {
   if (!hasJournal(ctx.dataDir)) return []
@@ -189,6 +190,7 @@ export async function settleMoves(
     const settled: MoveRow[] = []
     for (const open of journal.open(ctx.net.name, job)) {
       if (open.program !== ctx.net.programId.toBase58()) continue
+      if (ctx.project !== undefined && open.project !== ctx.project) continue
       const row = await driveMove({...ctx, journal}, open)
       ctx.note(moveLine(row, `(settled from the failover journal, stage ${open.stage})`))
       settled.push(row)
