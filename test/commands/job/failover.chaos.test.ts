@@ -7,16 +7,14 @@
  * moved stays queued where the test can count it.
  */
 import {strict as assert} from 'node:assert'
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
 import {PublicKey} from '@solana/web3.js'
 
 import {CRASH_ENV, FAILOVER_CRASH_POINTS} from '../../../src/lib/deployments/crash-points.js'
 import {readMarket} from '../../../src/lib/market/jobs/jobs.js'
-import {runCli} from '../../helpers/cli.js'
 import {sandboxChain, type SandboxChain, useCliSandbox} from '../../helpers/cli-localnet.js'
+import {type FailoverLocalnet, startFailoverLocalnet} from '../../helpers/failover-localnet.js'
 
 const MARKETS = `markets:
   - slug: localnet
@@ -32,39 +30,19 @@ const MARKETS = `markets:
     nodes: []
 `
 
-const DEFINITION = {
-  version: '0.1',
-  type: 'container',
-  ops: [{id: 'hello', type: 'container/run', args: {image: 'docker.io/library/ubuntu:24.04', cmd: ['echo', 'moved']}}],
-}
-
 describe('kill -9 of a failover at each journal point: one live listing, every deposit on chain', function () {
   this.timeout(300_000)
   const box = useCliSandbox()
-  let env: NodeJS.ProcessEnv
   let file: string
   let chain: SandboxChain
-  const markets = new Map<string, PublicKey>()
-  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, {env: {...env, ...extra}})
+  let markets: Map<string, PublicKey>
+  let run: FailoverLocalnet['run']
 
   before(async () => {
-    const marketsFile = join(box.dir, 'markets.yaml')
-    writeFileSync(marketsFile, MARKETS)
-    env = {...box.env, GPUNET_LOCALNET_MARKETS: marketsFile, GPUNET_QUEUE_TIMEOUT_SCALE: '30'}
-    file = join(box.dir, 'job.json')
-    writeFileSync(file, JSON.stringify(DEFINITION))
-    const started = await run(['localnet', 'start', '--detach', '--runtime', 'host'])
-    assert.equal(started.code, 0, started.stderr)
-    const listed = JSON.parse((await run(['market', 'list', '--json'])).stdout) as {
-      markets: {market: string; hostManager: {slug: string}}[]
-    }
-    for (const m of listed.markets) markets.set(m.hostManager.slug, new PublicKey(m.market))
-    const status = JSON.parse((await run(['localnet', 'status', '--json'])).stdout) as {
-      nodes: {address: string; slug: string}[]
-    }
-    const node = status.nodes.find((n) => n.slug === 'localnet')!.address
-    assert.equal((await run(['localnet', 'node', 'leave', node])).code, 0)
-    chain = await sandboxChain({...box, env, run})
+    const localnet = await startFailoverLocalnet(box, MARKETS)
+    ;({file, run} = localnet)
+    markets = new Map([...localnet.bySlug].map(([slug, address]) => [slug, new PublicKey(address)]))
+    chain = await sandboxChain({...box, env: localnet.env, run})
   })
 
   /** The wallet's tokens and each market's vault, in base units; the jobs queued on each market. */

@@ -9,15 +9,14 @@
 import {strict as assert} from 'node:assert'
 import {type ChildProcess, spawn} from 'node:child_process'
 import {once} from 'node:events'
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
 
 import {getAssociatedTokenAddressSync} from '@solana/spl-token'
 
 import {PAUSE_ENV} from '../../../src/lib/deployments/crash-points.js'
-import {BIN, runCli} from '../../helpers/cli.js'
+import {BIN} from '../../helpers/cli.js'
 import {sandboxChain, useCliSandbox} from '../../helpers/cli-localnet.js'
 import {eventually} from '../../helpers/eventually.js'
+import {type FailoverLocalnet, startFailoverLocalnet} from '../../helpers/failover-localnet.js'
 
 const TWO_MARKETS = `markets:
   - slug: localnet
@@ -31,13 +30,6 @@ const TWO_MARKETS = `markets:
     vram: 80
     price: 0.0002
 `
-
-/** A job the host runtime runs at once. */
-const DEFINITION = {
-  version: '0.1',
-  type: 'container',
-  ops: [{id: 'hello', type: 'container/run', args: {image: 'docker.io/library/ubuntu:24.04', cmd: ['echo', 'moved']}}],
-}
 
 interface MoveJson {
   from: string
@@ -58,30 +50,16 @@ interface PostJson {
 describe('gpunet job post --queue-timeout moves a job that waits', function () {
   this.timeout(240_000)
   const box = useCliSandbox()
+  let localnet: FailoverLocalnet
   let env: NodeJS.ProcessEnv
   let file: string
-  const bySlug = new Map<string, string>()
-  let waitingNode = ''
-  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, {env: {...env, ...extra}})
+  let bySlug: Map<string, string>
+  let waitingNode: string
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) => localnet.run(args, extra)
 
   before(async () => {
-    const markets = join(box.dir, 'two-markets.yaml')
-    writeFileSync(markets, TWO_MARKETS)
-    env = {...box.env, GPUNET_LOCALNET_MARKETS: markets, GPUNET_QUEUE_TIMEOUT_SCALE: '30'}
-    file = join(box.dir, 'job.json')
-    writeFileSync(file, JSON.stringify(DEFINITION))
-    const started = await run(['localnet', 'start', '--detach', '--runtime', 'host'])
-    assert.equal(started.code, 0, started.stderr)
-    const listed = await run(['market', 'list', '--json'])
-    for (const m of (JSON.parse(listed.stdout) as {markets: {market: string; hostManager: {slug: string}}[]}).markets) {
-      bySlug.set(m.hostManager.slug, m.market)
-    }
-    const status = JSON.parse((await run(['localnet', 'status', '--json'])).stdout) as {
-      nodes: {address: string; slug: string}[]
-    }
-    waitingNode = status.nodes.find((n) => n.slug === 'localnet')!.address
-    const left = await run(['localnet', 'node', 'leave', waitingNode])
-    assert.equal(left.code, 0, left.stderr)
+    localnet = await startFailoverLocalnet(box, TWO_MARKETS)
+    ;({env, file, bySlug, waitingNode} = localnet)
   })
 
   /** A market's queue as `market get` shows it: the jobs waiting there. */
