@@ -255,9 +255,11 @@ async function postDefinition(
   noteChanges(upload, note)
   const net = await connectMarket(settings, note)
   const wallet = await openWallet(settings, {note})
-  // A move a killed post left half done is finished (or rolled back) before anything else is paid.
+  // A move a killed post left half done is finished (or rolled back) before anything else is paid; a dry run sends
+  // nothing, so it leaves them to the next command.
   const env = options.crashEnv ?? {}
-  await settleMoves({net, wallet: async () => wallet, env, dataDir: settings.dataDir, note, project: wallet.address})
+  if (!options.dryRun)
+    await settleMoves({net, wallet: async () => wallet, env, dataDir: settings.dataDir, note, project: wallet.address})
   const checked = await checkAndQuote(settings, net, wallet, upload, options)
   const scale = settings.typed('queueTimeoutScale')?.value ?? 1
   if (options.queueTimeout !== undefined) {

@@ -117,4 +117,39 @@ describe('kill -9 of a failover at each journal point: one live listing, every d
       assert.equal(end.vaults, before.vaults)
     })
   }
+
+  it('killed at relist-saved: job post again settles the move before it posts, one listing of each job alive', async () => {
+    const before = await ledger()
+    const seen = new Set((await postedJobs()).map((j) => j.job))
+    const waiting = markets.get('localnet')!
+    const killed = await run(['job', 'post', file, '--market', waiting.toBase58(), '--queue-timeout', '1m'], {
+      [CRASH_ENV]: 'relist-saved',
+    })
+    assert.equal(killed.code, null, killed.stderr)
+    const old = (await postedJobs()).find((j) => !seen.has(j.job) && j.market === waiting.toBase58())!
+    // A dry run sends nothing, so it settles nothing either.
+    const dry = await run(['job', 'post', file, '--dry-run'])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.doesNotMatch(dry.stderr, /settled from the failover journal/)
+    const again = await run(['job', 'post', file, '--market', waiting.toBase58(), '-q'])
+    assert.equal(again.code, 0, again.stderr)
+    assert.match(
+      again.stderr,
+      new RegExp(`^Moved job ${old.job} from market .*\\(settled from the failover journal, stage list-saved\\)$`, 'm'),
+    )
+    const posted = again.stdout.trim()
+    const after = await ledger()
+    assert.equal(after.queued.length, 2, after.queued.join(', '))
+    assert.ok(after.queued.includes(posted), 'the new post is listed')
+    const [moved] = after.queued.filter((j) => j !== posted)
+    assert.equal(
+      (JSON.parse((await run(['job', 'get', old.job, '--json'])).stdout) as {movedTo: string}).movedTo,
+      moved,
+    )
+    const deposits = (await deposit(markets.get('later')!)) + (await deposit(waiting))
+    assert.equal(before.wallet - after.wallet, deposits)
+    assert.equal(after.vaults - before.vaults, deposits)
+    for (const job of after.queued) assert.equal((await run(['job', 'stop', job])).code, 0)
+    assert.equal((await ledger()).wallet, before.wallet)
+  })
 })
