@@ -38,6 +38,10 @@ export const postFlags = {
   market: marketFlag,
   ...placementFlags,
   timeout: secondsFlag({description: "how long the job may run [default: the market's job timeout]"}),
+  'queue-timeout': secondsFlag({
+    description:
+      "wait until the job runs; still QUEUED after this long, it is delisted (deposit back) and listed on the next market that fits, until one runs or none is left (exit 3). At least 1m, at most the market's job timeout; not with --credits",
+  }),
   yes: Flags.boolean({char: 'y', description: 'spend without asking (devnet, mainnet)'}),
   'dry-run': Flags.boolean({
     description:
@@ -103,6 +107,8 @@ export abstract class PostCommand extends BaseCommand {
       market: given !== undefined && given.from !== 'preset' ? new PublicKey(given.value) : undefined,
       need: needOfFlags(flags),
       timeout: flags.timeout,
+      queueTimeout: flags['queue-timeout'],
+      crashEnv: process.env,
       secretsCheck: flags['secrets-check'],
       allowUnboundLogin: flags['allow-unbound-login'],
       queueAnyway: flags['queue-anyway'],

@@ -20,6 +20,7 @@ import {ExitCode, GpunetError} from '../../lib/errors.js'
 import {MAX_OUT_OPERATIONS, writeResultFiles} from '../../lib/results/result-files.js'
 import {printable} from '../../lib/text/terminal-text.js'
 import {openWallet} from '../../lib/keys/wallet.js'
+import {movedTo, settleMoves} from '../../lib/job/failover/moving.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 
 export default class JobGet extends BaseCommand {
@@ -61,13 +62,21 @@ export default class JobGet extends BaseCommand {
 
   static paysOrDestroys = {what: 'destroys', whenFlag: 'force'} as const
 
-  async run(): Promise<JobInfo & {files?: string[]}> {
+  async run(): Promise<JobInfo & {files?: string[]; movedTo?: string}> {
     const {args, flags} = await this.parse(JobGet)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
     const address = parseAddress(args.job, 'the job')
     const net = await connectMarket(this.settings, note)
     const wait = waitRequest(flags)
+    const wallet = () => openWallet(this.settings, {create: false})
+    // A move a killed `job post --queue-timeout` left half done is settled first, so the job is shown as it ends up.
+    const {dataDir} = this.settings
+    await settleMoves({net, wallet, env: process.env, dataDir, note}, address.toBase58())
+    const moved = movedTo(dataDir, network, address.toBase58())
+    if (moved) note(`Job ${address.toBase58()} moved to job ${moved} (--queue-timeout): gpunet job get ${moved}`)
+    const withMove = <T extends object>(report: T): T & {movedTo?: string} =>
+      moved ? {...report, movedTo: moved} : report
     let view = await readJob(net.connection, net.programId, address).catch(async (error: unknown) => {
       const closed = await this.closedJob(net, address.toBase58(), error)
       if (!closed) throw error
@@ -79,10 +88,9 @@ export default class JobGet extends BaseCommand {
       // No result to write: --out is exit 7, as for any job without one.
       if (flags.out) this.writeOut(flags.out, view.closed, flags.force, undefined)
       for (const line of reportLines(rowsWithOutcome(view.closed))) this.say(line)
-      return this.failWithReport(view.closed, wait ? jobEndedBadly(network, view.closed) : null)
+      return this.failWithReport(withMove(view.closed), wait ? jobEndedBadly(network, view.closed) : null)
     }
     const definition = await fetchDefinition(net, bytesToIpfsHash(view.job.ipfsJob), note)
-    const wallet = () => openWallet(this.settings, {create: false})
     const followed = await followIfAsked(net, address, wait, {definition, wallet, seen: view})
     view = followed.view ?? (await readJob(net.connection, net.programId, address))
     // --out writes the result's bytes exactly as stored.
@@ -103,7 +111,7 @@ export default class JobGet extends BaseCommand {
       this.say()
       this.say(printable(result, process.stdout))
     }
-    const shown = written ? {...report, files: written} : report
+    const shown = withMove(written ? {...report, files: written} : report)
     return this.failWithReport(shown, followed.failure(report))
   }
 

@@ -11,7 +11,7 @@ export default class JobPost extends PostCommand {
   static override summary =
     'Post a job to a market: validate and upload its definition, pay its deposit, print its address.'
   static override description = withExitCodes(
-    `The job runs for --timeout (a duration such as 10m or 2h, or a number of seconds), or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. --gpu-model, --min-vram, --max-price and --market-type (and the definition's required_vram) place the job on the market that fits, has a free node and costs least, and print why (docs/jobs.md, "Placement"); with --market they check it (--strict: exit 3 when it does not fit). On devnet and mainnet the total is shown and confirmed first, unless --yes.
+    `The job runs for --timeout (a duration such as 10m or 2h, or a number of seconds), or the market's job timeout (two hours on the default market); it costs the market's price per second times that duration, paid up front into the market's vault. Before anything is uploaded or paid: the definition is validated (exit 3), the secrets it refers to must be stored (exit 3; --no-secrets-check skips it), on localnet a node must be able to run it (exit 5; --queue-anyway posts it all the same) and the wallet must cover it (exit 4). --dry-run stops there and prints the quote. --gpu-model, --min-vram, --max-price and --market-type (and the definition's required_vram) place the job on the market that fits, has a free node and costs least, and print why (docs/jobs.md, "Placement"); with --market they check it (--strict: exit 3 when it does not fit). --queue-timeout waits until the job runs: still QUEUED after that long, it is delisted (its deposit back) and listed on the next market that fits, until one runs or none is left (exit 3); each move is a line on stderr and in --json's moves; the moves are journaled in gpunet's data folder, so a kill never lists the job twice (docs/jobs.md, "Failover"). Not with --credits (exit 2). On devnet and mainnet the total is shown and confirmed first, unless --yes.
 
 With --credits, the job is paid by credits of the network's API (an API key: GPUNET_API_KEY) and listed by the API's wallet through its /api/jobs/list, with one Idempotency-Key for every try, so a retry never posts twice (docs/credits.md).
 
@@ -20,11 +20,11 @@ With --wait, follows the job: a job exposing ports until its services answer the
       [0, 'posted (with --wait: it got there and did not fail)'],
       [
         2,
-        'usage: a bad flag, a missing setting, mainnet without --yes, a bad --min-vram/--max-price, an unknown --gpu-model',
+        'usage: a bad flag, a missing setting, mainnet without --yes, a bad --min-vram/--max-price, an unknown --gpu-model, a --queue-timeout out of range or with --credits',
       ],
       [
         3,
-        'invalid definition, a secret it refers to is not stored, no market fits the need (or --market does not, with --strict)',
+        'invalid definition, a secret it refers to is not stored, no market fits the need (or --market does not, with --strict), --queue-timeout found no market where a node took the job',
       ],
       [4, 'the wallet cannot pay (nothing uploaded or sent)'],
       [5, 'a service unreachable; on localnet, no node would run the job'],
@@ -44,6 +44,7 @@ With --wait, follows the job: a job exposing ports until its services answer the
     '<%= config.bin %> job post --file llm.json --wait-for ready --wait-timeout 1800 --json',
     '<%= config.bin %> job post --file job.json --network devnet --yes --json',
     '<%= config.bin %> job post llm.json --min-vram 40 --max-price 5   # the market that fits, and why',
+    '<%= config.bin %> job post llm.json --min-vram 40 --queue-timeout 10m --wait   # still queued after 10m: moved to the next market that fits',
   ]
 
   static override args = {

@@ -17,13 +17,16 @@ export default class JobRun extends PostCommand {
   static override description = withExitCodes(
     `Builds a job definition with one container/run operation from the command line, then posts it exactly as \`job post\` does, with every check before anything is paid. The command words after -- are kept as an array, so your shell's quoting survives; without a command the image's own runs. The default image is ${DEFAULT_RUN_IMAGE}.
 
-Put gpunet's flags before -- : everything after it belongs to the command, word for word, even words that look like gpunet's flags or their values. A word before -- that is no flag is refused (exit 2), since it would be taken for part of the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one.`,
+Put gpunet's flags before -- : everything after it belongs to the command, word for word, even words that look like gpunet's flags or their values. A word before -- that is no flag is refused (exit 2), since it would be taken for part of the command. --dry-run prints the definition and the quote; --save FILE writes the definition, as the start of a real one. --queue-timeout moves a job that waits to the next market that fits, as \`job post\` does (docs/jobs.md, "Failover").`,
     [
       [0, 'posted (with --wait: it got there and did not fail)'],
-      [2, 'usage: a bad flag or --env, a missing setting, mainnet without --yes, --save over an existing file'],
+      [
+        2,
+        'usage: a bad flag or --env, a missing setting, mainnet without --yes, --save over an existing file, a --queue-timeout out of range or with --credits',
+      ],
       [
         3,
-        'the definition built is invalid, a secret it refers to is not stored, no market fits the need (or --market does not, with --strict)',
+        'the definition built is invalid, a secret it refers to is not stored, no market fits the need (or --market does not, with --strict), --queue-timeout found no market where a node took the job',
       ],
       [4, 'the wallet cannot pay (nothing uploaded or sent)'],
       [5, 'a service unreachable; on localnet, no node would run the job'],
@@ -42,6 +45,7 @@ Put gpunet's flags before -- : everything after it belongs to the command, word 
     '<%= config.bin %> job run --image docker.io/library/nginx:1.27 --expose 80 --timeout 10m --wait-for ready',
     '<%= config.bin %> job run --env MODEL=small --env TOKEN=%%secrets.HF_TOKEN%% --dry-run -- python3 app.py',
     '<%= config.bin %> job run --save job.json --dry-run -- echo hello   # then edit job.json and `job post` it',
+    '<%= config.bin %> job run --min-vram 24 --queue-timeout 5m -q -- python3 train.py   # prints the job that finally runs',
   ]
 
   // Not strict, so a word before -- gets gpunet's own error (with the fix) rather than oclif's "Unexpected argument".

@@ -9,7 +9,9 @@ import {connectManager} from '../../lib/manager-connection.js'
 import {controlOperation, endedJobHasNoOperation} from '../../lib/job/operation-control.js'
 import {stopJob} from '../../lib/market/jobs/manage.js'
 import {type FeeJson, feeJson} from '../../lib/market/rpc/send.js'
-import {openOwnJob} from '../../lib/network-connection.js'
+import {connectMarket, openOwnJob} from '../../lib/network-connection.js'
+import {openWallet} from '../../lib/keys/wallet.js'
+import {hasJournal, settleMoves} from '../../lib/job/failover/moving.js'
 import type {Network} from '../../lib/network.js'
 
 interface StopReport {
@@ -80,6 +82,8 @@ export default class JobStop extends BaseCommand {
     const {args, flags} = await this.parse(JobStop)
     const {network} = this.settings
     if (flags.credits) return this.stopWithCredits(args.job)
+    // A move a killed `job post --queue-timeout` left half done is settled first: the job stopped is the one listed.
+    await this.settleMovesOf(args.job)
     const {net, wallet, view} = await openOwnJob(this.settings, args.job, (line) => this.note(line)).catch(
       (error: unknown) => {
         // --op asks the node for an operation, as `job restart` does: an ended job has none running (7).
@@ -100,6 +104,14 @@ export default class JobStop extends BaseCommand {
     const state = action === 'end' ? 'COMPLETED' : 'STOPPED'
     const status = action === 'end' ? 'COMPLETED' : 'DELISTED'
     return {network, job: args.job, action, state, outcome: 'stopped', status, signature, fee: feeJson(fee)}
+  }
+
+  private async settleMovesOf(job: string): Promise<void> {
+    if (!hasJournal(this.settings.dataDir)) return
+    const note = (line: string) => this.note(line)
+    const net = await connectMarket(this.settings, note)
+    const wallet = () => openWallet(this.settings, {create: false})
+    await settleMoves({net, wallet, env: process.env, dataDir: this.settings.dataDir, note}, job)
   }
 
   private async stopWithCredits(job: string): Promise<CreditStopReport> {

@@ -33,7 +33,9 @@ import type {Progress} from '../terminal/progress.js'
 import {followIfAsked, type WaitRequest} from './follow.js'
 import {checkSecretsStored, localnetRunProblem} from './preflight.js'
 import {chooseMarket, jobNeed, type NeedInput, parseNeed} from './placing.js'
-import {needAsks, type Placement} from '../market/jobs/placement.js'
+import {needAsks, type Placement, type PlacementNeed} from '../market/jobs/placement.js'
+import {failOver, type MoveEvent, settleMoves} from './failover/moving.js'
+import {checkQueueTimeout} from './failover/steps.js'
 
 interface WalletReport {
   address: string
@@ -51,6 +53,8 @@ export interface PostReport extends JobInfo {
   warnings: string[]
   /** How placement chose the market (only when it ran: a need and no explicit market; docs/jobs.md). */
   placement?: Placement
+  /** With a queue timeout: each move from a market where the job waited too long (docs/jobs.md, "Failover"). */
+  moves?: MoveEvent[]
 }
 
 /** What `job post --credits --json` prints: the job's report, what the network's API charged, the key it was sent with. */
@@ -118,6 +122,13 @@ export interface PostOptions {
   need?: NeedInput
   /** Seconds the job may run (default: the market's job timeout). */
   timeout?: number
+  /**
+   * Seconds the job may wait QUEUED on a market before it moves to the next that fits (docs/jobs.md, "Failover"):
+   * the post then waits until it runs. At least a minute, at most the market's job timeout; not with credits.
+   */
+  queueTimeout?: number
+  /** Where the failover's test crash points are read (deployments/crash-points.ts): none unless given. */
+  crashEnv?: NodeJS.ProcessEnv
   /** Check that every secret the job refers to is stored (default: on). */
   secretsCheck?: boolean
   /** See SecretsClientOptions. */
@@ -138,6 +149,8 @@ export interface CheckedPost {
   secrets: string[]
   warnings: string[]
   placement?: Placement
+  /** What the job needs of a market: where a failover may move it. */
+  need: PlacementNeed
 }
 
 /** A job the wallet listed, with what its checks found. */
@@ -167,7 +180,8 @@ export async function checkAndQuote(
   options: PostOptions,
 ): Promise<CheckedPost> {
   // Placement first: it picks the market the rest checks and prices (nothing asked of the wallet before it).
-  const choice = await placeIfAsked(net, upload, options, 'token')
+  const need = postNeed(upload, options)
+  const choice = await placeIfAsked(net, upload, options, 'token', need)
   const market = choice?.market ?? marketOf(net, options.market)
   const warnings = [...(choice?.warnings ?? []), ...runnableWarnings(net, market, upload.runnable, options)]
   const {note, allowUnboundLogin} = options
@@ -180,7 +194,7 @@ export async function checkAndQuote(
   const timeout = options.timeout === undefined ? undefined : BigInt(options.timeout)
   const quoted = inFlight(quotePost(net, wallet, market, computeCidV0(upload.bytes).cid, timeout))
   const secrets = await stored
-  return {quote: await quoted, secrets, warnings, ...(choice?.placement ? {placement: choice.placement} : {})}
+  return {quote: await quoted, secrets, warnings, need, ...(choice?.placement ? {placement: choice.placement} : {})}
 }
 
 /** Asks the caller's consent for the quote, uploads the definition and sends the quoted `list` once. */
@@ -241,26 +255,56 @@ async function postDefinition(
   noteChanges(upload, note)
   const net = await connectMarket(settings, note)
   const wallet = await openWallet(settings, {note})
+  // A move a killed post left half done is finished (or rolled back) before anything else is paid; a dry run sends
+  // nothing, so it leaves them to the next command.
+  const env = options.crashEnv ?? {}
+  if (!options.dryRun)
+    await settleMoves({net, wallet: async () => wallet, env, dataDir: settings.dataDir, note, project: wallet.address})
   const checked = await checkAndQuote(settings, net, wallet, upload, options)
+  const scale = settings.typed('queueTimeoutScale')?.value ?? 1
+  if (options.queueTimeout !== undefined) {
+    const marketJobTimeout = Number(checked.quote.marketAccount.jobTimeout)
+    checkQueueTimeout(options.queueTimeout, {marketJobTimeout, credits: false, network: net.name, scale})
+  }
   if (options.dryRun) return dryRunReport(net.name, wallet, upload, checked)
   const listed = await listChecked(net, upload, checked, options)
   const definition = upload.document
-  const followed = await followIfAsked(net, listed.job, options.wait, {definition, wallet: async () => wallet})
+  const moved =
+    options.queueTimeout === undefined
+      ? null
+      : await failOver(
+          net,
+          wallet,
+          {...listed, market: checked.quote.market},
+          {
+            queueTimeout: options.queueTimeout,
+            scale,
+            need: checked.need,
+            cid: checked.quote.cid,
+            timeout: options.timeout ?? null,
+            dataDir: settings.dataDir,
+            env,
+            note,
+          },
+        )
+  const job = moved?.job ?? listed.job
+  const followed = await followIfAsked(net, job, options.wait, {definition, wallet: async () => wallet})
   if (exposedPorts(definition).length > 0 && net.name === 'localnet' && !net.gatewayUrl) {
     note('No service URL: the localnet runs no gateway for exposed ports yet.')
   }
   // The job (unless --wait has just read it) and the wallet, side by side.
   const [view, balances] = await Promise.all([
-    followed.view ?? readJob(net.connection, net.programId, listed.job, listed.run),
+    followed.view ?? readJob(net.connection, net.programId, job, job.equals(listed.job) ? listed.run : undefined),
     rpcCall(net.connection, () => readBalances(net.connection, wallet.publicKey, net.mint)),
   ])
   const report: PostReport = {
     ...(await jobInfo(net, view, definition)),
     wallet: walletReport(wallet, balances.lamports, balances.tokens),
-    signature: listed.signature,
+    signature: moved?.signature ?? listed.signature,
     fee: feeJson(listed.fee),
     warnings: checked.warnings,
     ...(checked.placement ? {placement: checked.placement} : {}),
+    ...(moved ? {moves: moved.moves} : {}),
   }
   return {report, failure: followed.failure(report)}
 }
@@ -276,6 +320,14 @@ async function postWithCredits(
   options: PostOptions & {idempotencyKey?: string; wait: WaitRequest | null},
 ): Promise<Reported<CreditPostReport>> {
   const {note, timeout} = options
+  if (options.queueTimeout !== undefined) {
+    checkQueueTimeout(options.queueTimeout, {
+      marketJobTimeout: Infinity,
+      credits: true,
+      network: settings.network,
+      scale: 1,
+    })
+  }
   noteChanges(upload, note)
   const net = await connectMarket(settings, note)
   const choice = await placeIfAsked(net, upload, options, 'credits')
@@ -339,16 +391,20 @@ export function runnableWarnings(
   return [problem.message]
 }
 
+/** The need of the flags and of the definition; a bad flag is exit 2 before the chain is asked anything. */
+function postNeed(upload: PreparedUpload, options: PostOptions): PlacementNeed {
+  return jobNeed(parseNeed(options.need ?? {}), upload.document as unknown as Record<string, unknown>)
+}
+
 /** The market placement chose, or the explicit one checked against the need; null with no need (as before). */
 async function placeIfAsked(
   net: MarketNetwork,
   upload: PreparedUpload,
   options: PostOptions,
   payment: 'token' | 'credits',
+  need = postNeed(upload, options),
 ): ReturnType<typeof chooseMarket> {
-  // Flags checked first: a bad value is exit 2 before the chain is asked anything.
   const flags = parseNeed(options.need ?? {})
-  const need = jobNeed(flags, upload.document as unknown as Record<string, unknown>)
   return chooseMarket(net, {
     explicit: options.market ?? null,
     need,

@@ -162,6 +162,11 @@ export const SETTINGS = {
   localnetMarkets: {env: 'GPUNET_LOCALNET_MARKETS', kind: 'path', flag: '--markets'},
   /** How fast a localnet node's simulated image pull goes, in MB/s. */
   pullRate: {env: 'GPUNET_LOCALNET_PULL_RATE', kind: 'positive', preset: () => '50'},
+  /**
+   * How many times faster than asked `--queue-timeout` passes on the localnet: 1 but in tests, whose queue timeouts
+   * (at least a minute, as on every network) would otherwise take minutes. Refused on other networks.
+   */
+  queueTimeoutScale: {env: 'GPUNET_QUEUE_TIMEOUT_SCALE', kind: 'positive', preset: () => '1'},
   /** How many times faster than `pullRate` the simulated pulls go: 1 but in tests. */
   pullScale: {env: 'GPUNET_LOCALNET_PULL_SCALE', kind: 'positive', preset: () => '1'},
   /** The localnet's token price in USD, for its markets' USD prices (`/markets/price`). */

@@ -10,7 +10,7 @@ import {type ConfigDocument, configFile, type NetworkConfig, type Profile, readC
 import {readKind} from './kinds.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import {type InForce, type Network, NETWORKS, type Typed} from '../network.js'
-import {configDir} from '../keys/private-file.js'
+import {configDir, dataDir} from '../keys/private-file.js'
 
 // The wallet file the settings choose: defined beside the key's loading (web3-free), so wallet.ts need not import
 // this module.
@@ -44,6 +44,8 @@ export interface Settings {
   readonly configFile: string
   /** gpunet's own folder: the default wallet and the secrets service tokens live there. */
   readonly configDir: string
+  /** gpunet's data folder (`$XDG_DATA_HOME/gpunet`): the failover journal lives there. */
+  readonly dataDir: string
   /** The profiles the config file holds (for `config list`). */
   readonly profiles: {name: string; network: string}[]
   /** Where the local network keeps its files and its RPC port (the localnetDir and localnetPort settings). */
@@ -89,6 +91,7 @@ export function resolveSettings(input: SettingsInput = {}): Settings {
     profile: profile?.name ?? null,
     configFile: file,
     configDir: configDir(env),
+    dataDir: dataDir(env),
     profiles: Object.entries(document.profiles).map(([name, {network: of}]) => ({name, network: of})),
     get localnet() {
       return {dataDir: typedValue('localnetDir')!.value, port: typedValue('localnetPort')!.value}

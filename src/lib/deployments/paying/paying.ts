@@ -6,15 +6,13 @@
  * task starts over. So a crash never lists or extends twice.
  */
 import {PublicKey} from '@solana/web3.js'
-import bs58 from 'bs58'
 
 import {isGpunetError} from '../../errors.js'
 import {isFinal, type JobView} from '../../market/jobs/jobs.js'
 import {quoteExtend, stopJob} from '../../market/jobs/manage.js'
 import {quotePost} from '../../market/jobs/post.js'
 import {rpcCall} from '../../market/rpc/rpc.js'
-import {type PreparedTransaction, sendSigned} from '../../market/rpc/send.js'
-import {signedTransaction, signingKeys} from '../../market/rpc/sign.js'
+import {resendSaved, sendSigned, signOnce} from '../../market/rpc/send.js'
 import {walletFromBytes, type Wallet} from '../../keys/wallet.js'
 import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from '../context.js'
@@ -29,30 +27,6 @@ export async function vaultWallet(ctx: ManagerContext, vault: string): Promise<W
   const row = await ctx.store.vault(vault)
   if (!row) throw new Error(`no vault ${vault} in the store`)
   return walletFromBytes(ctx.seal.open(vault, row.sealed).secretKey)
-}
-
-/** Signs a prepared transaction once, with the blockhash it was prepared with. */
-function signOnce(prepared: PreparedTransaction): Pick<InFlight, 'raw' | 'signature' | 'lastValidBlockHeight'> {
-  const raw = signedTransaction(
-    prepared.signers[0]!.publicKey,
-    prepared.blockhash.blockhash,
-    [...prepared.budget, ...prepared.instructions],
-    signingKeys(prepared.signers),
-  )
-  // One signature count byte (under 128 signers), then the fee payer's signature: the transaction's id.
-  return {
-    raw: raw.toString('base64'),
-    signature: bs58.encode(raw.subarray(1, 65)),
-    lastValidBlockHeight: prepared.blockhash.lastValidBlockHeight,
-  }
-}
-
-/** What became of saved bytes: landed, or expired unlanded (they never can now). */
-async function resend(ctx: ManagerContext, saved: InFlight): Promise<boolean> {
-  const {connection} = ctx.net
-  const height = await rpcCall(connection, () => connection.getBlockHeight('confirmed'))
-  if (height > saved.lastValidBlockHeight) return false
-  return (await sendSigned(connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight, true)) !== null
 }
 
 /**
@@ -96,7 +70,7 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
     const saved = task.in_flight
     const exists = async () =>
       (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
-    if ((await exists()) || (await resend(ctx, saved)) || (await exists()))
+    if ((await exists()) || (await resendSaved(ctx.net.connection, saved)) || (await exists()))
       return recordList(ctx, deployment, task, saved)
     // Expired and not on chain: it never will be. The next run builds a new one.
     await ctx.store.saveInFlight(task.id, null, ctx.now())
@@ -167,7 +141,7 @@ export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, 
   if (task.in_flight) {
     const saved = task.in_flight
     const moved = (seen: JobView | null) => seen !== null && seen.job.timeout > BigInt(saved.timeoutBefore!)
-    if (moved(view) || (await resend(ctx, saved)) || moved(await read())) {
+    if (moved(view) || (await resendSaved(ctx.net.connection, saved)) || moved(await read())) {
       return recordExtend(ctx, deployment, task, saved)
     }
     await ctx.store.saveInFlight(task.id, null, ctx.now())

@@ -1,6 +1,6 @@
 /** Stopping a job (delist a queued one, end a running one) and extending its timeout, as its project. */
 import {getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID} from '@solana/spl-token'
-import type {PublicKey} from '@solana/web3.js'
+import type {PublicKey, TransactionInstruction} from '@solana/web3.js'
 
 import {ExitCode, GpunetError} from '../../errors.js'
 import type {Wallet} from '../../keys/wallet.js'
@@ -55,6 +55,20 @@ export async function stopJob(
   wallet: Wallet,
   view: JobView,
 ): Promise<{signature: string; action: 'delist' | 'end'; fee: FeeQuote}> {
+  const instructions = await stopInstructions(net, wallet, view)
+  const {signature, fee} = await sendJobsTransaction(net.connection, instructions, [wallet.keypair()], net.fees)
+  return {signature, action: view.run ? 'end' : 'delist', fee}
+}
+
+/**
+ * The instructions that stop the job as `view` shows it: `end` with a run, else `delist` (which the program refuses
+ * once a node has taken the job: the failover's signal), after any missing token account it pays into.
+ */
+export async function stopInstructions(
+  net: MarketNetwork,
+  wallet: Wallet,
+  view: JobView,
+): Promise<TransactionInstruction[]> {
   const market = await readMarket(net.connection, net.programId, view.job.market)
   const deposit = getAssociatedTokenAddressSync(net.mint, view.job.payer, true)
   const authority = wallet.keypair()
@@ -91,9 +105,7 @@ export async function stopJob(
         },
         {},
       )
-  const instructions = [...prepare.map((owner) => ataInstruction(net, owner, authority.publicKey)), ix]
-  const {signature, fee} = await sendJobsTransaction(net.connection, instructions, [authority], net.fees)
-  return {signature, action: view.run ? 'end' : 'delist', fee}
+  return [...prepare.map((owner) => ataInstruction(net, owner, authority.publicKey)), ix]
 }
 
 /** The owners among `owners` whose associated token account of the payment token does not exist yet. */

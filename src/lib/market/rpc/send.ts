@@ -15,6 +15,8 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js'
 
+import bs58 from 'bs58'
+
 import {ExitCode, GpunetError, isGpunetError} from '../../errors.js'
 import {type AmountJson, amountJson, formatAmount} from '../../text/amounts.js'
 import {SIGNATURE_FEE, SOL_DECIMALS} from './balances.js'
@@ -192,6 +194,42 @@ export async function sendSigned(
   const final = (await rpcCall(connection, () => connection.getSignatureStatuses([signature]))).value[0]
   if (final && !final.err) return signature
   return null
+}
+
+/** A transaction signed once and saved before it is sent: resent as it is while its blockhash is valid. */
+export interface SignedOnce {
+  /** The signed wire bytes, base64. */
+  raw: string
+  signature: string
+  lastValidBlockHeight: number
+}
+
+/** Signs a prepared transaction once, with the blockhash it was prepared with: its bytes and signature known before it is sent. */
+export function signOnce(prepared: PreparedTransaction): SignedOnce {
+  const raw = signedTransaction(
+    prepared.signers[0]!.publicKey,
+    prepared.blockhash.blockhash,
+    [...prepared.budget, ...prepared.instructions],
+    signingKeys(prepared.signers),
+  )
+  // One signature count byte (under 128 signers), then the fee payer's signature: the transaction's id.
+  return {
+    raw: raw.toString('base64'),
+    signature: bs58.encode(raw.subarray(1, 65)),
+    lastValidBlockHeight: prepared.blockhash.lastValidBlockHeight,
+  }
+}
+
+/** Sends saved bytes the first time (`resumed`: maybe again, after a process stopped): true once landed, false when they expired unlanded. */
+export async function sendSignedOnce(connection: Connection, saved: SignedOnce, resumed = false): Promise<boolean> {
+  return (await sendSigned(connection, Buffer.from(saved.raw, 'base64'), saved.lastValidBlockHeight, resumed)) !== null
+}
+
+/** What became of saved bytes a stopped process may have sent: landed (true), or expired unlanded (they never can now). */
+export async function resendSaved(connection: Connection, saved: SignedOnce): Promise<boolean> {
+  const height = await rpcCall(connection, () => connection.getBlockHeight('confirmed'))
+  if (height > saved.lastValidBlockHeight) return false
+  return sendSignedOnce(connection, saved, true)
 }
 
 /** Prepares and sends: the usual path when the fee need not be shown before a question. */
