@@ -12,7 +12,7 @@
  * A deployment with a queue timeout (`queue_placement`) moves itself: a replica QUEUED past it moves the deployment
  * to the next market that fits its need by the order of placement (market/jobs/placement.ts), one not tried before.
  */
-import {readPlacementMarkets} from '../../job/placing.js'
+import {readPlacementMarkets} from '../../market/jobs/placement-markets.js'
 import {placeJob, type PlacementNeed} from '../../market/jobs/placement.js'
 import type {ManagerContext} from '../context.js'
 import {isOver} from '../strategies/index.js'
