@@ -18,6 +18,9 @@ import {
   queuedPastTimeout,
 } from '../../../src/lib/deployments/manager/move.js'
 import {createRevision} from '../../../src/lib/deployments/manager/revisions.js'
+import {moveDeployment} from '../../../src/lib/deployments/manager/operations.js'
+import {parseQueuePlacement} from '../../../src/lib/deployments/manager/validation.js'
+import {queueTimeoutSeconds} from '../../../src/lib/deployments/client/client-create.js'
 import type {DeploymentRow, JobRow} from '../../../src/lib/deployments/types.js'
 import {placeJob, type PlacementMarket, type PlacementNeed} from '../../../src/lib/market/jobs/placement.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
@@ -166,6 +169,44 @@ describe('deployment queue timeout: the replica that waited and the next market'
   })
 })
 
+describe('deployment queue timeout: what create takes', () => {
+  it('the CLI takes a duration from a minute to the job timeout (exit 2 otherwise)', () => {
+    assert.equal(queueTimeoutSeconds('1m', 10), 60)
+    assert.equal(queueTimeoutSeconds('10m', 10), 600)
+    for (const bad of ['59s', '10m1s', '1.5s', 'soon', '-1m'])
+      assert.throws(
+        () => queueTimeoutSeconds(bad, 10),
+        (e: {exitCode?: number; code?: string}) => e.exitCode === 2 && e.code === 'invalid_queue_timeout',
+        bad,
+      )
+  })
+
+  it('the manager keeps queue_timeout with its need (none: every market fits), and refuses what is out of range', () => {
+    assert.equal(parseQueuePlacement({}, 10), null)
+    assert.deepEqual(
+      JSON.parse(parseQueuePlacement({queue_timeout: 60, need: {minVram: 40, gpuModels: ['A100']}}, 10)!),
+      {
+        timeout_s: 60,
+        need: {gpuModels: ['A100'], minVram: 40, maxPrice: null, marketType: null, images: []},
+        tried: [],
+      },
+    )
+    const refused = (body: Record<string, unknown>, code: string) =>
+      assert.throws(
+        () => parseQueuePlacement(body, 10),
+        (e: {code?: string}) => e.code === code,
+        JSON.stringify(body),
+      )
+    refused({queue_timeout: 59}, 'invalid_queue_timeout')
+    refused({queue_timeout: 601}, 'invalid_queue_timeout')
+    refused({queue_timeout: '60'}, 'invalid_queue_timeout')
+    refused({need: {}}, 'invalid_need')
+    refused({queue_timeout: 60, need: {minVram: -1}}, 'invalid_need')
+    refused({queue_timeout: 60, need: {marketType: 'gold'}}, 'invalid_need')
+    refused({queue_timeout: 60, need: {gpuModels: 'A100'}}, 'invalid_need')
+  })
+})
+
 describe('deployment move on a moved clock (tick, stand-in chain)', () => {
   let opened: OpenedStore
   let m: StandinManager
@@ -254,6 +295,21 @@ describe('deployment move on a moved clock (tick, stand-in chain)', () => {
     const rows = await jobsWhen(d.id, (r) => live(r).length === 2 && live(r).every((j) => j.market === B))
     assert.equal(rows.length, 4)
     assert.deepEqual(await types(d.id), [MOVE_EVENTS.started, MOVE_EVENTS.draining, MOVE_EVENTS.moved])
+  })
+
+  it('update-market refuses the same market (400) and a second move while one is under way (409), changing nothing', async () => {
+    const {d} = await moving()
+    const row = await m.deployment(d.id)
+    await assert.rejects(
+      moveDeployment(m.ctx, row, B),
+      (e: {status?: number; code?: string}) => e.code === 'same_market',
+    )
+    await assert.rejects(
+      moveDeployment(m.ctx, row, A),
+      (e: {status?: number; message?: string}) => e.status === 409 && /is moving from/.test(e.message ?? ''),
+    )
+    const after = await m.deployment(d.id)
+    assert.deepEqual([after.market, after.move_from], [B, row.move_from])
   })
 
   it('a revision is refused while a move is under way (409): a rollout and a move never run at once', async () => {
