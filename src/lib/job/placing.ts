@@ -18,7 +18,6 @@ import {
   needAsks,
   type Payment,
   type Placement,
-  type PlacementMarket,
   placeJob,
   placementMarket,
   type PlacementNeed,
@@ -212,20 +211,6 @@ export async function chooseMarket(
     )
   }
   return {market: new PublicKey(placement.chosen), placement, warnings: []}
-}
-
-/**
- * The network's markets as placement reads them: the chain's, with the host manager's figures (null where it said
- * nothing); what the deployment manager places a deployment's move with (deployments/manager/move.ts).
- */
-export async function readPlacementMarkets(
-  net: Pick<MarketNetwork, 'name' | 'connection' | 'programId' | 'hostManagerUrl'>,
-): Promise<PlacementMarket[]> {
-  const [chain, catalog] = await Promise.all([
-    listMarkets(net.connection, net.programId),
-    networkCatalog(net.hostManagerUrl),
-  ])
-  return chain.map(({address, market}) => placementMarket(marketReport(net.name, address, market, catalog)))
 }
 
 /** Exit 2 for a GPU model no market lists, with the known ones. */

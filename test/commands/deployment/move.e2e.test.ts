@@ -18,7 +18,7 @@ import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {api, deploymentEvents, deploymentJobs} from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
-import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {okService, requirePodman} from '../../helpers/podman.js'
 import {loopOnStableUrl, type StableUrlClient} from '../../helpers/stable-url-client.js'
 
 const MARKETS = `markets:
@@ -41,27 +41,8 @@ const MARKETS = `markets:
     nodes: []
 `
 
-/** An HTTP service answering `ok`, whose continuous health check drives its endpoint's ONLINE (the readiness). */
-const SERVICE = {
-  version: '0.1',
-  type: 'container',
-  ops: [
-    {
-      id: 'web',
-      type: 'container/run',
-      args: {
-        image: TEST_IMAGE,
-        cmd: ['sh', '-c', 'mkdir -p /tmp/w && echo ok > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w'],
-        expose: [
-          {
-            port: 8080,
-            health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200, continuous: true}],
-          },
-        ],
-      },
-    },
-  ],
-}
+/** An HTTP service answering `ok`; its continuous health check is the readiness the move waits for. */
+const SERVICE = okService('w')
 
 const live = (state: string) => state === 'QUEUED' || state === 'RUNNING'
 
