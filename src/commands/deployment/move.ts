@@ -29,6 +29,10 @@ export default class DeploymentMove extends DeploymentCommand {
         '--market is not an address or is the market it is on; the deployment is starting, stopping, failed, short of funds, archived, rolling out a revision or moving already (nothing sent, or the manager refused it: 409)',
       ],
       [3, 'the manager does not know the market'],
+      [
+        4,
+        "the vault cannot pay the new replicas' deposit beside the old ones' (one timeout of every replica on the new market, as a start needs; nothing changed)",
+      ],
       [7, 'no such deployment of yours'],
     ],
   )

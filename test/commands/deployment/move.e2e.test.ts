@@ -196,6 +196,39 @@ describe('deployment move and --queue-timeout on a localnet of three markets (po
     assert.match(refusal.error.hint, /deployment duplicate/)
   })
 
+  it("a move the vault cannot pay beside the old replicas' deposits is exit 4, nothing changed", async () => {
+    const created = await json([
+      'deployment',
+      'create',
+      '--file',
+      'svc.json',
+      '--vault',
+      'new',
+      '--timeout',
+      '60m',
+      '--time-scale',
+      '20',
+    ])
+    // Funded with exactly what a start asks (its refusal says how much): the running replica holds all of it.
+    const refused = await cli(['deployment', 'start', created.id])
+    assert.equal(refused.code, 4, refused.stderr)
+    const [, tokens, lamports] = /needs (\d+) token base units .* and (\d+) lamports/.exec(refused.stderr)!
+    const sol = (Number(lamports) / 1e9).toFixed(9)
+    await json(['deployment', 'fund', created.id, '--sol', sol, '--tokens', (Number(tokens) / 1e6).toFixed(6)])
+    await json(['deployment', 'start', created.id])
+    await eventually('RUNNING', 60_000, async () =>
+      (await json(['deployment', 'get', created.id])).status === 'RUNNING' ? true : undefined,
+    )
+    const poor = await cli(['deployment', 'move', created.id, '--market', market('east'), '--json'])
+    assert.equal(poor.code, 4, poor.stderr)
+    const {error} = JSON.parse(poor.stdout) as {error: {code: string; message: string}}
+    assert.equal(error.code, 'insufficient_funds')
+    assert.match(error.message, new RegExp(`moving lists 1 new replicas on ${market('east')} beside the old ones`))
+    assert.equal((await json(['deployment', 'get', created.id])).market, market('localnet'))
+    assert.deepEqual(await types(created.id), [])
+    await json(['deployment', 'stop', created.id, '--yes'])
+  })
+
   it('a deployment on a market with no free node and --queue-timeout moves itself to the market placement puts first', async () => {
     const bad = await cli([
       'deployment',

@@ -285,6 +285,18 @@ export async function moveDeployment(ctx: ManagerContext, deployment: Deployment
       `deployment ${id} is rolling out revision ${deployment.active_revision}`,
       `move it once the rollout is over: gpunet deployment events ${id} --follow`,
     )
+  // The new replicas are listed while the old still hold their deposits: the vault pays for them as for a start.
+  const others = (await deploymentsOnVault(ctx, deployment.owner, deployment.vault)).filter((d) => d.id !== id)
+  const moved: DeploymentRow = {...deployment, market, status: 'STARTING', started_at: ctx.now()}
+  const {floor, chain} = await readFloor(ctx.net, deployment.vault, [moved, ...others])
+  if (!covers(chain.balances, floor))
+    throw new ApiError(
+      402,
+      'insufficient_funds',
+      `the vault ${deployment.vault} holds ${chain.balances.tokens} token base units and ${chain.balances.lamports} lamports; ` +
+        `moving lists ${deployment.replicas} new replicas on ${market} beside the old ones, which needs ${floor.tokens} token base units and ${floor.lamports} lamports`,
+      'fund the vault (gpunet deployment fund ID), then move again; nothing was changed',
+    )
   return beginMove(ctx, deployment, market, 'asked (update-market)')
 }
 
