@@ -245,6 +245,17 @@ describe('deployment move and --queue-timeout on a localnet of three markets (po
     assert.equal((JSON.parse(bad.stdout) as {error: {code: string}}).error.code, 'invalid_queue_timeout')
     const long = await cli(['deployment', 'create', '--file', 'svc.json', '--timeout', '10m', '--queue-timeout', '11m'])
     assert.equal(long.code, 2, long.stderr)
+    // The manager's own check: at most the market's job timeout (the localnet's markets: 7200 s).
+    const pastMarket = await api(manager(), owner, 'POST', '/api/deployments/create', {
+      name: 'past-market',
+      replicas: 1,
+      timeout: 180,
+      strategy: 'SIMPLE',
+      job_definition: SERVICE,
+      queue_timeout: 7201,
+    })
+    assert.equal(pastMarket.status, 400, JSON.stringify(pastMarket.body))
+    assert.match(JSON.stringify(pastMarket.body), /longer than the market's job timeout \(7200 s\)/)
 
     const d = await startService([
       '--market',

@@ -7,6 +7,7 @@ import {randomBytes} from 'node:crypto'
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
+import type {MarketAccount} from '../../market/codec/accounts.js'
 import {readMarket} from '../../market/jobs/jobs.js'
 import {generateKeypair} from '../../keys/wallet.js'
 import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
@@ -36,7 +37,13 @@ export async function createDeployment(
   const id = bs58.encode(randomBytes(32))
   const listed = await listedDefinition(ctx, id, request.job_definition, 'nothing was created or paid')
   const market = request.market ?? ctx.net.defaultMarket.toBase58()
-  await checkMarket(ctx, market)
+  const {jobTimeout} = await checkMarket(ctx, market)
+  const queueTimeout = request.queue_placement && queuePlacementOf(request)!.timeout_s
+  if (queueTimeout && queueTimeout > Number(jobTimeout))
+    throw badRequest(
+      'invalid_queue_timeout',
+      `queue_timeout ${queueTimeout} s is longer than the market's job timeout (${jobTimeout} s)`,
+    )
   // The owner's shared vault unless new_vault asks for one of its own or vault names one (the network's rule).
   const chosen = request.new_vault ? null : await chooseVault(ctx, owner, request.vault)
   await uploadListed(ctx, listed)
@@ -244,10 +251,10 @@ export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentR
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
 }
 
-/** 400 unless `market` is a market account of the manager's network. */
-async function checkMarket(ctx: ManagerContext, market: string): Promise<void> {
+/** The market account of `market`, or 400 unless it is a market of the manager's network. */
+async function checkMarket(ctx: ManagerContext, market: string): Promise<MarketAccount> {
   try {
-    await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
+    return await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
   } catch (error) {
     if ((error as {exitCode?: number}).exitCode === 7)
       throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
