@@ -182,6 +182,17 @@ export default class DeploymentCreate extends DeploymentCommand {
           : `Follow it: gpunet deployment events ${deployment.id} --follow`,
       )
     }
+    // A manager that does not answer queue_timeout did not keep it (the network's): the deployment stays put.
+    if (body.queue_timeout !== undefined && typeof deployment.queue_timeout !== 'number') {
+      const warning = {
+        code: 'queue_timeout_ignored',
+        message: `the manager at ${connection.url} did not keep --queue-timeout: this deployment does not move itself`,
+        hint: "--queue-timeout is gpunet's manager's (the localnet's, or gpunet deployment serve); move it by hand: gpunet deployment move",
+      }
+      this.note(`Warning: ${warning.message}`)
+      this.note(`Hint: ${warning.hint}`)
+      replicaWarnings.push(warning)
+    }
     const report = this.deploymentJson(deployment, connection, replicaWarnings)
     return this.failWithReport(placement ? {...report, placement} : report, refused)
   }
