@@ -16,33 +16,11 @@ import {defaultPodmanDataDir, detectRuntime} from '../src/lib/node/runtime/podma
 import {runCli} from '../test/helpers/cli.js'
 import {cliSandbox} from '../test/helpers/cli-localnet.js'
 import {deploymentEvents, deploymentJobs} from '../test/helpers/deployments.js'
+import {okService} from '../test/helpers/podman.js'
 import {getThrough, loopOnStableUrl, percentile, type StableUrlClient} from '../test/helpers/stable-url-client.js'
 
 const IMAGE = 'localhost/gpunet-test-busybox:latest'
-const SERVICE = {
-  version: '0.1',
-  type: 'container',
-  ops: [
-    {
-      id: 'web',
-      type: 'container/run',
-      args: {
-        image: IMAGE,
-        cmd: [
-          'sh',
-          '-c',
-          'mkdir -p /tmp/benchsvc && echo ok > /tmp/benchsvc/index.html && exec httpd -f -p 8080 -h /tmp/benchsvc',
-        ],
-        expose: [
-          {
-            port: 8080,
-            health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200, continuous: true}],
-          },
-        ],
-      },
-    },
-  ],
-}
+const SERVICE = okService('benchsvc')
 
 export default async function bench(): Promise<void> {
   const podmanHere = await detectRuntime({dataDir: defaultPodmanDataDir()})

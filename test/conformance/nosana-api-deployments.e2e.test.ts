@@ -8,7 +8,8 @@
  * the vaults (create, list) and a vault's balance, top-up and withdraw, signed and sent by the kit. A header the
  * same wallet signed for a node's API or for the secrets service's login opens nothing. What it sends under `/api` is
  * what the bare spelling of the network's manager of 2026 serves (issue 54), and a copy made with `duplicate` (which
- * 2.1.8 lacks) is one it reads and drives.
+ * 2.1.8 lacks) is one it reads and drives. `update-market`, which 2.1.8 lacks too, answers the request the kit's newer
+ * `deploymentUpdateMarket` sends with what it reads.
  */
 import {strict as assert} from 'node:assert'
 
@@ -24,6 +25,8 @@ import {apiAuthHeaders} from '../../src/lib/deployments/auth-header.js'
 import {api, holdings, nodeTakesNextJob, SERVICE_DEFINITION} from '../helpers/deployments.js'
 import {eventually} from '../helpers/eventually.js'
 import {useLocalnet} from '../helpers/localnet.js'
+import {ONE_MARKET} from '../helpers/markets.js'
+import {DEFAULT_MARKET} from '../../src/lib/localnet/markets/default-markets.js'
 import {restoreSdkPresets} from '../helpers/sdk-presets.js'
 import {newAddress, newWallet, signLogin} from '../helpers/secrets.js'
 
@@ -390,6 +393,59 @@ describe("@nosana/api deployments client: the endpoints of the localnet's manage
       revisions.map((r) => (r.job_definition as {deployment_id?: string}).deployment_id),
       [got.id, got.id],
     )
+  })
+})
+
+describe("@nosana/api deployments: update-market, the kit's deploymentUpdateMarket (newer than 2.1.8)", function () {
+  this.timeout(120_000)
+  // Two markets, no node: a DRAFT deployment changes market at once (a running one's move: move.e2e.test.ts).
+  const t = useLocalnet({
+    markets: {...ONE_MARKET, markets: [DEFAULT_MARKET, {...DEFAULT_MARKET, slug: 'east', name: 'east', nodes: []}]},
+  })
+  const url = () => t.ln.runtime.deploymentManager as string
+
+  it('answers the request that method sends (PATCH /deployments/{id}/update-market {market}) with what it reads, under both spellings', async () => {
+    const owner = newWallet()
+    const made = await api(url(), owner.keypair(), 'POST', '/api/api-keys', {name: 'update-market'})
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const {deployments} = createNosanaApi(NosanaNetwork.MAINNET, made.body.key, {backend_url: url()})
+    const created = await deployments.create({
+      name: 'update-market',
+      market: t.market.toBase58(),
+      replicas: 1,
+      timeout: 10,
+      strategy: 'SIMPLE',
+      job_definition: SERVICE_DEFINITION as unknown as CreateBody['job_definition'],
+    } as CreateBody)
+    // 2.1.8, the only release, has no such method: once one has, this test calls it instead of its request.
+    assert.equal('updateMarket' in created, false)
+    const east = t.ln.runtime.markets.find((m) => m.slug === 'east')!.address
+    // The kit's source (packages/api, deploymentUpdateMarket.ts): the bare path, `{market}`, then it reads
+    // `market` and `updated_at` (a date) from the answer.
+    const moved = await api(url(), owner.keypair(), 'PATCH', `/deployments/${created.id}/update-market`, {market: east})
+    assert.equal(moved.status, 200, JSON.stringify(moved.body))
+    assert.equal(moved.body.market, east)
+    assert.ok(!Number.isNaN(new Date(moved.body.updated_at as string).getTime()))
+    assert.equal(moved.body.move_from, null, 'a DRAFT runs nothing: no move under way')
+    const got = await deployments.get(created.id)
+    assert.equal(got.market, east)
+    assert.equal(got.updated_at.toISOString(), moved.body.updated_at)
+    // The /api spelling, as 2.1.8's paths are written, is the same route.
+    const back = await api(url(), owner.keypair(), 'PATCH', `/api/deployments/${created.id}/update-market`, {
+      market: t.market.toBase58(),
+    })
+    assert.equal(back.status, 200, JSON.stringify(back.body))
+    assert.equal((await deployments.get(created.id)).market, t.market.toBase58())
+    // What that method's errorFormatter would throw on: a refusal with the manager's words.
+    for (const [market, code] of [
+      [t.market.toBase58(), 'same_market'],
+      [newWallet().address, 'unknown_market'],
+      ['nope', 'invalid_market'],
+    ] as const) {
+      const refused = await api(url(), owner.keypair(), 'PATCH', `/deployments/${created.id}/update-market`, {market})
+      assert.equal(refused.status, 400, market)
+      assert.equal(refused.body.error.code, code)
+    }
   })
 })
 

@@ -56,6 +56,7 @@ export interface TaskJson {
 export interface JobJson {
   job: string
   tx?: string
+  market: string
   state: string
   time_start: number
 }

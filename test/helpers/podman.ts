@@ -31,6 +31,37 @@ export const ECHO_JOB = {
   ],
 }
 
+/**
+ * An HTTP service on port 8080 answering `ok` (from /tmp/`marker`), whose continuous health check drives its
+ * endpoint's ONLINE: the readiness a rollout, a rotation and a move wait for.
+ */
+export function okService(marker: string) {
+  return {
+    version: '0.1',
+    type: 'container',
+    ops: [
+      {
+        id: 'web',
+        type: 'container/run',
+        args: {
+          image: TEST_IMAGE,
+          cmd: [
+            'sh',
+            '-c',
+            `mkdir -p /tmp/${marker} && echo ok > /tmp/${marker}/index.html && exec httpd -f -p 8080 -h /tmp/${marker}`,
+          ],
+          expose: [
+            {
+              port: 8080,
+              health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200, continuous: true}],
+            },
+          ],
+        },
+      },
+    ],
+  }
+}
+
 const APPLETS = ['sh', 'echo', 'cat', 'env', 'sleep', 'httpd', 'mkdir', 'pwd', 'printf', 'sha256sum', 'cut', 'wc']
 const FAKE_BASH = '#!/bin/sh\necho via-bash >&2\nexec /bin/sh "$@"\n'
 

@@ -3,7 +3,7 @@ import * as Flags from '@oclif/core/flags'
 import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
 import {deploymentFlags, marketFlag, needOfFlags, placementFlags} from '../../cli/flags.js'
 import {chooseMarket, jobNeed, parseNeed} from '../../lib/job/placing.js'
-import {needAsks, type Placement, placementLines} from '../../lib/market/jobs/placement.js'
+import {needAsks, type Placement, type PlacementNeed, placementLines} from '../../lib/market/jobs/placement.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
@@ -14,12 +14,12 @@ export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
 
   static override description = withExitCodes(
-    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from your shared vault (one per owner, made with your first deployment; \`--vault new\` gives it one of its own, \`--vault ADDRESS\` names one of yours), which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes.`,
+    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from your shared vault (one per owner, made with your first deployment; \`--vault new\` gives it one of its own, \`--vault ADDRESS\` names one of yours), which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes. --queue-timeout DURATION (gpunet's manager; at least 1m, at most --timeout and the market's job timeout, divided by --time-scale): a replica still QUEUED that long moves the whole deployment, as \`gpunet deployment move\` does, to the next market that fits the need (the need flags and the definition's required_vram) by the order of placement, one it has not left before; each move is an event (QUEUE_TIMEOUT, then the move's).`,
     [
       [0, 'created'],
       [
         2,
-        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout or --vault, --time-scale off the localnet`,
+        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout, --queue-timeout or --vault, --time-scale off the localnet`,
       ],
       [
         3,
@@ -42,6 +42,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     "<%= config.bin %> deployment create --file batch.json --strategy SCHEDULED --schedule '0 3 * * *' --timeout 1h",
     '<%= config.bin %> deployment create --file svc.json --strategy INFINITE --replicas 2 --timeout 2h --rotation-time 20m',
     '<%= config.bin %> deployment create --file llm.json --timeout 2h --network devnet --manager https://manager.example.org',
+    '<%= config.bin %> deployment create --file llm.json --timeout 2h --min-vram 40 --queue-timeout 10m   # moves itself off a market with no free node',
   ]
 
   static override flags = {
@@ -94,6 +95,11 @@ export default class DeploymentCreate extends DeploymentCommand {
       description: 'localnet only: divide every duration of the strategy by N (extensions within minutes)',
       helpValue: 'N',
     }),
+    'queue-timeout': Flags.string({
+      description:
+        "gpunet's manager: a replica still QUEUED this long moves the deployment to the next market that fits the need, by the order of placement (at least 1m, at most --timeout and the market's job timeout)",
+      helpValue: 'DURATION',
+    }),
     market: marketFlag,
     ...placementFlags,
     ...deploymentFlags,
@@ -106,6 +112,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     const {network} = this.settings
     const note = (line: string) => this.note(line)
     let placement: Placement | null = null
+    let need: PlacementNeed | null = null
     const {body, warnings} = await createBody({
       file: flags.file,
       network,
@@ -118,13 +125,14 @@ export default class DeploymentCreate extends DeploymentCommand {
       rotationTime: flags['rotation-time'],
       startupTimeout: flags['startup-timeout'],
       vault: flags.vault,
+      queueTimeout: flags['queue-timeout'],
       // --market (or a configured market) names the market, checked against a need; with a need and none named,
       // placement picks it; else the network's default (on localnet, the localnet's own).
       market: async (document) => {
         const given = this.settings.typed('market')
         const explicit = given !== undefined && given.from !== 'preset' ? new PublicKey(given.value) : null
         const asked = parseNeed(needOfFlags(flags))
-        const need = jobNeed(asked, document)
+        need = jobNeed(asked, document)
         // A named market with no need is sent as named, without connecting (as before).
         if (explicit !== null && !needAsks(need)) return explicit.toBase58()
         const net = await connectMarket(this.settings, note)
@@ -135,6 +143,8 @@ export default class DeploymentCreate extends DeploymentCommand {
         return (choice?.market ?? explicit ?? net.defaultMarket).toBase58()
       },
     })
+    // The need the queue timeout's moves fit, kept by the manager with the deployment.
+    if (body.queue_timeout !== undefined && need) body.need = need
     if (placement) {
       for (const line of placementLines(placement)) this.say(line)
       this.say()
@@ -171,6 +181,17 @@ export default class DeploymentCreate extends DeploymentCommand {
           ? `Fund its vault, then start it: gpunet deployment fund ${deployment.id} --sol 0.05 --tokens 10 && gpunet deployment start ${deployment.id}`
           : `Follow it: gpunet deployment events ${deployment.id} --follow`,
       )
+    }
+    // A manager that does not answer queue_timeout did not keep it (the network's): the deployment stays put.
+    if (body.queue_timeout !== undefined && typeof deployment.queue_timeout !== 'number') {
+      const warning = {
+        code: 'queue_timeout_ignored',
+        message: `the manager at ${connection.url} did not keep --queue-timeout: this deployment does not move itself`,
+        hint: "--queue-timeout is gpunet's manager's (the localnet's, or gpunet deployment serve); move it by hand: gpunet deployment move",
+      }
+      this.note(`Warning: ${warning.message}`)
+      this.note(`Hint: ${warning.hint}`)
+      replicaWarnings.push(warning)
     }
     const report = this.deploymentJson(deployment, connection, replicaWarnings)
     return this.failWithReport(placement ? {...report, placement} : report, refused)

@@ -52,6 +52,18 @@ export interface DeploymentRow {
   startup_timeout?: number | null
   /** INFINITE: rapid-completion rounds throttled in a row (the fail-safe stops the deployment after 8). */
   throttle_rounds?: number
+  /**
+   * A move under way (manager/move.ts): the market its replicas leave (`market` is the one they move to); null when
+   * none is. Kept with `move_began` so that a restarted manager finishes the move or rolls it back.
+   */
+  move_from?: string | null
+  /** When the move under way began (ms). */
+  move_began?: number | null
+  /**
+   * gpunet's queue timeout (JSON of QueuePlacement): a replica QUEUED longer than it moves the deployment to the next
+   * market that fits its need; null when the deployment stays where it is.
+   */
+  queue_placement?: string | null
   created_at: number
   updated_at: number
 }

@@ -22,36 +22,8 @@ import {runCli} from '../../helpers/cli.js'
 import {type CliSandbox, cliSandbox} from '../../helpers/cli-localnet.js'
 import {deploymentEvents, deploymentJobs, type EventJson} from '../../helpers/deployments.js'
 import {eventually} from '../../helpers/eventually.js'
-import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {okService, requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
 import {loopOnStableUrl, type StableUrlClient} from '../../helpers/stable-url-client.js'
-
-/** An HTTP service answering `ok`, whose continuous health check drives its endpoint's ONLINE. */
-function httpService(marker: string) {
-  return {
-    version: '0.1',
-    type: 'container',
-    ops: [
-      {
-        id: 'web',
-        type: 'container/run',
-        args: {
-          image: TEST_IMAGE,
-          cmd: [
-            'sh',
-            '-c',
-            `mkdir -p /tmp/${marker} && echo ok > /tmp/${marker}/index.html && exec httpd -f -p 8080 -h /tmp/${marker}`,
-          ],
-          expose: [
-            {
-              port: 8080,
-              health_checks: [{type: 'http', method: 'GET', path: '/', expected_status: 200, continuous: true}],
-            },
-          ],
-        },
-      },
-    ],
-  }
-}
 
 describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function () {
   this.timeout(180_000)
@@ -150,7 +122,7 @@ describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function 
 
   it('2 replicas of 40 s jobs keep the stable URL answering through two rotations each; old jobs end early, paid for their time', async () => {
     // timeout 60 min at time_scale 90: jobs of 40 s, a replacement listed 13.3 s before each one's end.
-    const d = await startInfinite('rotating', httpService('rotating'), ['--replicas', '2', '--time-scale', '90'])
+    const d = await startInfinite('rotating', okService('rotating'), ['--replicas', '2', '--time-scale', '90'])
     const loop = await clientOn(d.id)
     const rotated = await eventually(
       'four rotations (two per replica)',
@@ -195,7 +167,7 @@ describe('INFINITE deployments on a localnet of 4 nodes (end to end)', function 
   })
 
   it("a replica's process killed: an event says why, a new job replaces it, the stable URL never fails", async () => {
-    const d = await startInfinite('healing', httpService('healing'), ['--replicas', '2'])
+    const d = await startInfinite('healing', okService('healing'), ['--replicas', '2'])
     const loop = await clientOn(d.id)
     await eventually('both replicas serve', 60_000, async () => {
       const jobs = await deploymentJobs(manager(), owner, d.id)

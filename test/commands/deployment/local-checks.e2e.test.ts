@@ -69,11 +69,14 @@ describe('deployment commands: checks before any request', () => {
         const created = req.url === '/api/deployments/create'
         const answer = req.url?.endsWith('/update-replica-count')
           ? {replicas: lastBody.replicas, updated_at: '2026-11-27T10:00:00.000Z'}
-          : req.url?.endsWith('/create-revision')
-            ? {active_revision: 2, endpoints: [], revisions: [], updated_at: '2026-11-27T10:00:00.000Z'}
-            : req.method === 'GET' || created
-              ? deployment(created ? 'DRAFT' : status)
-              : {status: 'STOPPING'}
+          : req.url?.endsWith('/update-market')
+            ? // The network's manager's answer: no move_from (it stops the jobs and relists them).
+              {market: lastBody.market, updated_at: '2026-11-27T10:00:00.000Z'}
+            : req.url?.endsWith('/create-revision')
+              ? {active_revision: 2, endpoints: [], revisions: [], updated_at: '2026-11-27T10:00:00.000Z'}
+              : req.method === 'GET' || created
+                ? deployment(created ? 'DRAFT' : status)
+                : {status: 'STOPPING'}
         res.end(JSON.stringify(answer))
       })
     })
@@ -96,6 +99,28 @@ describe('deployment commands: checks before any request', () => {
       assert.deepEqual(server.seen, [])
     })
   }
+
+  it("--queue-timeout is sent in seconds; a manager that does not keep it (the network's) is warned of", async () => {
+    const result = await cli([...create('--timeout', '10m', '--queue-timeout', '5m'), '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.equal(lastBody.queue_timeout, 300)
+    const {warnings} = JSON.parse(result.stdout) as {warnings: {code: string}[]}
+    assert.deepEqual(
+      warnings.map((w) => w.code),
+      ['queue_timeout_ignored'],
+    )
+    assert.match(result.stderr, /did not keep --queue-timeout: this deployment does not move itself/)
+  })
+
+  it("deployment move against the network's manager says it relists the running jobs (moving false)", async () => {
+    status = 'RUNNING'
+    const result = await cli(['deployment', 'move', ID, '--market', market, '--json'])
+    assert.equal(result.code, 0, result.stderr)
+    assert.deepEqual(lastBody, {market})
+    const {moved} = JSON.parse(result.stdout) as {moved: {to: string; moving: boolean; how: string}}
+    assert.deepEqual([moved.to, moved.moving], [market, false])
+    assert.match(moved.how, /stops the running jobs and relists them/)
+  })
 
   it('a --timeout that is no whole number of minutes is exit 2, nothing sent', async () => {
     const result = await cli(create('--timeout', '90s'))

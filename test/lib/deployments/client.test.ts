@@ -240,7 +240,7 @@ describe('deployment create: local checks', () => {
 
 describe('deployment state checks', () => {
   const at = (status: string) => ({...DEPLOYMENT, status})
-  const refuses = (status: string, action: 'stop' | 'delete', code: string) =>
+  const refuses = (status: string, action: 'stop' | 'delete' | 'move', code: string) =>
     assert.throws(
       () => checkState(at(status), action),
       (e: GpunetError) => e.exitCode === ExitCode.USAGE && e.code === code && e.fields.status === status,
@@ -257,6 +257,13 @@ describe('deployment state checks', () => {
       refuses(status, 'delete', 'deployment_running')
     for (const status of ['DRAFT', 'STOPPED', 'ERROR', 'ARCHIVED']) checkState(at(status), 'delete')
   })
+
+  it('a move is taken RUNNING (and DRAFT or STOPPED, which change market at once); otherwise exit 2', () => {
+    for (const status of ['STARTING', 'STOPPING', 'INSUFFICIENT_FUNDS', 'ERROR'])
+      refuses(status, 'move', 'deployment_not_running')
+    refuses('ARCHIVED', 'move', 'deployment_archived')
+    for (const status of ['RUNNING', 'DRAFT', 'STOPPED']) checkState(at(status), 'move')
+  })
 })
 
 describe('deployment rendering', () => {
@@ -267,6 +274,14 @@ describe('deployment rendering', () => {
     assert.match(lines, /timeout: +120 min/)
     assert.match(lines, /time scale: 30/)
     assert.doesNotMatch(deploymentLines(DEPLOYMENT).join('\n'), /time scale/)
+  })
+
+  it("shows gpunet's move under way and queue timeout; a move_from that is no address is not printed", () => {
+    const from = '97G9NnvBDQ2WpKu6fasoMsAKmfj63C9rhysJnkeWodAf'
+    const lines = deploymentLines({...DEPLOYMENT, move_from: from, queue_timeout: 300}).join('\n')
+    assert.match(lines, new RegExp(`moving: +from ${from}`))
+    assert.match(lines, /queue: +moves after 300 s QUEUED/)
+    assert.doesNotMatch(deploymentLines({...DEPLOYMENT, move_from: '\x1b[31mred'}).join('\n'), /moving/)
   })
 
   it('prints an event with its transaction', () => {

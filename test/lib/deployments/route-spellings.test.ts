@@ -61,6 +61,7 @@ const ROUTES = [
   'POST /deployments/:id/stop',
   'POST /deployments/:id/archive',
   'PATCH /deployments/:id/update-active-revision',
+  'PATCH /deployments/:id/update-market',
   'PATCH /deployments/:id/update-replica-count',
   'PATCH /deployments/:id/update-schedule',
   'PATCH /deployments/:id/update-timeout',

@@ -40,6 +40,9 @@ function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRo
     rotation_time: null,
     startup_timeout: null,
     throttle_rounds: 0,
+    move_from: null,
+    move_began: null,
+    queue_placement: null,
     created_at: at,
     updated_at: at,
     ...extra,
@@ -315,6 +318,10 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           rotation_time: 900,
           startup_timeout: 5,
           throttle_rounds: 2,
+          // A move under way and its queue timeout (manager/move.ts): a manager restarted mid-move reads them.
+          move_from: 'market0',
+          move_began: T0 + 0.5e12,
+          queue_placement: '{"timeout_s":60,"tried":[]}',
         })
         await store.createDeployment(r.deployment, r.revision, r.vault)
         assert.deepEqual(await store.deployment('d'), r.deployment)

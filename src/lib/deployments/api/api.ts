@@ -34,6 +34,7 @@ import {
   createDeployment,
   deleteDeployment,
   duplicateDeployment,
+  moveDeployment,
   ownDeployment,
   startDeployment,
   stopDeployment,
@@ -48,6 +49,7 @@ import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
 import {
   bodyObject,
+  parseAddressMember,
   parseCreateBody,
   parseDuplicateBody,
   parseReplicaCount,
@@ -344,6 +346,18 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
     const d = await own(request)
     const changed = await updateReplicas(ctx, d, parseReplicaCount(bodyObject(request.body).replicas))
     return {replicas: changed.replicas, updated_at: new Date(changed.updated_at).toISOString()}
+  })
+  // The network's update-market; on this manager a running deployment moves make-before-break (manager/move.ts).
+  app.patch('/:id/update-market', async (request) => {
+    const d = await own(request)
+    const market = parseAddressMember(bodyObject(request.body).market, 'market')
+    const changed = await moveDeployment(ctx, d, market)
+    return {
+      market: changed.market,
+      move_from: changed.move_from ?? null,
+      status: changed.status,
+      updated_at: new Date(changed.updated_at).toISOString(),
+    }
   })
   // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
   app.patch('/:id/update-schedule', async (request) => {

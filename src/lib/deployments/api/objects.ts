@@ -1,5 +1,6 @@
 /** The rows as the network's API shows them: member names in snake_case exactly as @nosana/api's schema, times ISO. */
 import type {DeploymentEndpoint} from '../manager/endpoints.js'
+import {queuePlacementOf} from '../manager/move.js'
 import {INFINITE} from '../strategies/index.js'
 import type {DeploymentRow, EventRow, JobRow, RevisionRow, TaskRow, VaultRow} from '../types.js'
 
@@ -26,6 +27,9 @@ export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints
       ? {rotation_time: d.rotation_time ?? INFINITE.defaultRotationS, startup_timeout: d.startup_timeout ?? null}
       : {}),
     time_scale: d.time_scale,
+    // gpunet's: the market a move under way leaves, and the queue timeout that moves the deployment (seconds).
+    ...(d.move_from ? {move_from: d.move_from} : {}),
+    ...(d.queue_placement ? {queue_timeout: queuePlacementOf(d)!.timeout_s} : {}),
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
   }

@@ -99,6 +99,24 @@ export interface CreateInput {
   startupTimeout?: string
   /** `--vault`: `new` (a vault of its own) or one of the owner's vaults; absent, the owner's shared vault. */
   vault?: string
+  /** `--queue-timeout` as given (a duration such as 10m): gpunet's manager moves a replica waiting QUEUED past it. */
+  queueTimeout?: string
+}
+
+/** The shortest `--queue-timeout`: a job takes a moment to be taken even where a node is free. */
+const MIN_QUEUE_TIMEOUT_S = 60
+
+/** `--queue-timeout` in whole seconds, from a minute to the job timeout (`timeout` minutes); else exit 2. */
+export function queueTimeoutSeconds(text: string, timeout: number): number {
+  const ms = durationMs(text)
+  const longest = timeout * 60
+  if (ms === null || ms % 1000 !== 0 || ms / 1000 < MIN_QUEUE_TIMEOUT_S || ms / 1000 > longest)
+    throw new GpunetError(
+      'invalid_queue_timeout',
+      `--queue-timeout ${JSON.stringify(text)} must be whole seconds from ${MIN_QUEUE_TIMEOUT_S} s to ${longest} s (the job timeout)`,
+      {exitCode: ExitCode.USAGE, hint: 'give a duration such as 5m; nothing was created'},
+    )
+  return ms / 1000
 }
 
 /**
@@ -192,6 +210,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
   const timeout = timeoutMinutes(input.timeout)
   const members = strategyMembers(input, timeout)
   const vault = vaultMember(input.vault)
+  const queueTimeout = input.queueTimeout === undefined ? undefined : queueTimeoutSeconds(input.queueTimeout, timeout)
   if (input.timeScale !== undefined && input.network !== 'localnet') {
     throw new GpunetError('time_scale_localnet_only', '--time-scale is for the localnet only', {
       exitCode: ExitCode.USAGE,
@@ -209,6 +228,7 @@ export async function createBody(input: CreateInput): Promise<{body: CreateBody;
     job_definition: loaded.upload.document,
     ...members,
     ...(input.timeScale === undefined ? {} : {time_scale: input.timeScale}),
+    ...(queueTimeout === undefined ? {} : {queue_timeout: queueTimeout}),
     ...vault,
   }
   return {body, warnings: loaded.warnings}

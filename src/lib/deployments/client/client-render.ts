@@ -21,6 +21,10 @@ export function deploymentLines(deployment: Deployment): string[] {
     lines.push(`  schedule:   ${schedule} (UTC)`)
   if (typeof rotation === 'number') lines.push(`  rotation:   ${rotation} s before each job's end`)
   if (typeof startup === 'number') lines.push(`  startup:    ${startup} min to come online`)
+  // gpunet's manager's move under way and queue timeout; an address is shown only when it reads as one.
+  const {move_from: from, queue_timeout: queueTimeout} = deployment
+  if (typeof from === 'string' && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(from)) lines.push(`  moving:     from ${from}`)
+  if (typeof queueTimeout === 'number') lines.push(`  queue:      moves after ${queueTimeout} s QUEUED`)
   if (typeof deployment.time_scale === 'number' && deployment.time_scale !== 1) {
     lines.push(`  time scale: ${deployment.time_scale}`)
   }

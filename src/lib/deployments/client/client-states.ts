@@ -12,8 +12,11 @@ export const ACTIVE_STATES: ReadonlySet<string> = new Set(['STARTING', 'RUNNING'
 /** The states a stop has nothing to do in. */
 const NOT_STOPPABLE: ReadonlySet<string> = new Set(['DRAFT', 'STOPPING', 'STOPPED', 'ARCHIVED'])
 
+/** The states a move is taken in (the manager's rule): RUNNING moves, DRAFT and STOPPED change market at once. */
+const MOVABLE: ReadonlySet<string> = new Set(['RUNNING', 'DRAFT', 'STOPPED'])
+
 /** What is being done to a deployment, for the checks below. */
-export type StateAction = 'stop' | 'delete'
+export type StateAction = 'stop' | 'delete' | 'move'
 
 /** Exit 2 when the deployment's state does not allow `action` (docs/deployments.md, "States"). */
 export function checkState(deployment: Deployment, action: StateAction): void {
@@ -28,6 +31,21 @@ export function checkState(deployment: Deployment, action: StateAction): void {
           : undefined,
       fields,
     })
+  }
+  if (action === 'move') {
+    if (MOVABLE.has(status)) return
+    throw new GpunetError(
+      status === 'ARCHIVED' ? 'deployment_archived' : 'deployment_not_running',
+      `deployment ${id} is ${status}: only a RUNNING deployment moves (a DRAFT or STOPPED one changes market at once)`,
+      {
+        exitCode: ExitCode.USAGE,
+        hint:
+          status === 'ARCHIVED'
+            ? `an archived deployment runs nothing again: copy it onto the market, \`gpunet deployment duplicate ${id} --market ADDRESS\``
+            : 'wait until `gpunet deployment get` shows it RUNNING, or stop it first',
+        fields,
+      },
+    )
   }
   if (action !== 'stop' && ACTIVE_STATES.has(status)) {
     throw new GpunetError(

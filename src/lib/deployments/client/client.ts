@@ -9,6 +9,8 @@
  */
 import {z} from 'zod'
 
+import type {PlacementNeed} from '../../market/jobs/placement.js'
+
 import {ExitCode, type ExitCodeValue, GpunetError} from '../../errors.js'
 import {
   type Answer,
@@ -127,6 +129,13 @@ const jobsAnswer = page('jobs', deploymentJobSchema)
 const eventsAnswer = page('events', deploymentEventSchema)
 const statusAnswer = z.looseObject({status: z.string().max(40), updated_at: time.optional()})
 const replicasAnswer = z.looseObject({replicas: z.number().int().nonnegative(), updated_at: time.optional()})
+/** `update-market`'s answer: the network's manager's members; gpunet's adds the market a move under way leaves. */
+const marketAnswer = z.looseObject({
+  market: z.string().min(1).max(100),
+  move_from: z.string().max(100).nullable().optional(),
+  status: z.string().max(40).optional(),
+  updated_at: time.optional(),
+})
 const revisionAnswer = z.looseObject({active_revision: z.number().int(), updated_at: time.optional()})
 const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
 const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})
@@ -160,6 +169,9 @@ export interface CreateBody {
   /** One of the owner's vaults to pay from, or new_vault for one of its own; neither: the owner's shared vault. */
   vault?: string
   new_vault?: boolean
+  /** gpunet's: a replica QUEUED this many seconds moves the deployment to the next market that fits `need`. */
+  queue_timeout?: number
+  need?: PlacementNeed
 }
 
 /** The filters of a page of a list. */
@@ -269,6 +281,14 @@ export class DeploymentClient extends ApiClient {
     checkScaleReplicas(replicas)
     const path = `/api/deployments/${segment(id)}/update-replica-count`
     return this.request('PATCH', path, {replicas}, replicasAnswer)
+  }
+
+  /**
+   * Moves a deployment to another market (`update-market`). gpunet's manager moves a running one make-before-break
+   * and answers `move_from` while the move is under way; the network's stops its jobs and relists them there.
+   */
+  async move(id: string, market: string): Promise<z.infer<typeof marketAnswer>> {
+    return this.request('PATCH', `/api/deployments/${segment(id)}/update-market`, {market}, marketAnswer)
   }
 
   /** Adds a revision of the definition (`create-revision`, the definition itself as the body); answers its number. */

@@ -7,12 +7,15 @@ import {randomBytes} from 'node:crypto'
 import {PublicKey} from '@solana/web3.js'
 import bs58 from 'bs58'
 
+import type {MarketAccount} from '../../market/codec/accounts.js'
 import {readMarket} from '../../market/jobs/jobs.js'
 import {generateKeypair} from '../../keys/wallet.js'
 import {ApiError, badRequest, notFound, wrongState} from '../../http/api-error.js'
 import type {ManagerContext} from '../context.js'
 import {covers, readFloor} from '../paying/deposit.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
+import {beginMove, queuePlacementOf} from './move.js'
+import {isOver} from '../strategies/index.js'
 import {chooseVault, deploymentsOnVault} from './vault-operations.js'
 import {copyName, type CreateRequest, type DuplicateRequest} from './validation.js'
 import type {DeploymentRow, DeploymentStatus} from '../types.js'
@@ -34,13 +37,13 @@ export async function createDeployment(
   const id = bs58.encode(randomBytes(32))
   const listed = await listedDefinition(ctx, id, request.job_definition, 'nothing was created or paid')
   const market = request.market ?? ctx.net.defaultMarket.toBase58()
-  try {
-    await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
-  } catch (error) {
-    if ((error as {exitCode?: number}).exitCode === 7)
-      throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
-    throw error
-  }
+  const {jobTimeout} = await checkMarket(ctx, market)
+  const queueTimeout = request.queue_placement && queuePlacementOf(request)!.timeout_s
+  if (queueTimeout && queueTimeout > Number(jobTimeout))
+    throw badRequest(
+      'invalid_queue_timeout',
+      `queue_timeout ${queueTimeout} s is longer than the market's job timeout (${jobTimeout} s)`,
+    )
   // The owner's shared vault unless new_vault asks for one of its own or vault names one (the network's rule).
   const chosen = request.new_vault ? null : await chooseVault(ctx, owner, request.vault)
   await uploadListed(ctx, listed)
@@ -64,6 +67,7 @@ export async function createDeployment(
     rotation_time: request.rotation_time,
     startup_timeout: request.startup_timeout,
     throttle_rounds: 0,
+    queue_placement: request.queue_placement,
     created_at: now,
     updated_at: now,
   }
@@ -110,7 +114,14 @@ export async function duplicateDeployment(
     startup_timeout: source.startup_timeout ?? null,
     vault: source.vault,
     new_vault: false,
+    // The copy's queue timeout starts afresh: no market tried yet.
+    queue_placement: freshQueuePlacement(source),
   })
+}
+
+function freshQueuePlacement(source: DeploymentRow): string | null {
+  const placement = queuePlacementOf(source)
+  return placement && JSON.stringify({timeout_s: placement.timeout_s, need: placement.need, tried: []})
 }
 
 /**
@@ -238,6 +249,62 @@ export async function updateSchedule(ctx: ManagerContext, deployment: Deployment
 export async function updateTimeout(ctx: ManagerContext, deployment: DeploymentRow, timeout: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   return ctx.store.updateDeployment(deployment.id, {timeout}, ctx.now())
+}
+
+/** The market account of `market`, or 400 unless it is a market of the manager's network. */
+async function checkMarket(ctx: ManagerContext, market: string): Promise<MarketAccount> {
+  try {
+    return await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(market))
+  } catch (error) {
+    if ((error as {exitCode?: number}).exitCode === 7)
+      throw badRequest('unknown_market', `${market} is not a market of ${ctx.network}`)
+    throw error
+  }
+}
+
+/**
+ * Moves a deployment to another market (the network's `update-market`). A RUNNING one moves make-before-break
+ * (move.ts): its replicas listed on the new market, the old drained and stopped once the new are ready, or the
+ * move rolled back. A DRAFT or STOPPED one runs nothing: its market is changed at once. A deployment starting,
+ * stopping, failed or short of funds, one whose rollout or move is under way, and an archived one are refused (409).
+ */
+export async function moveDeployment(ctx: ManagerContext, deployment: DeploymentRow, market: string) {
+  const {id, status} = deployment
+  if (market === deployment.market)
+    throw badRequest('same_market', `deployment ${id} is on the market ${market} already`)
+  if (deployment.move_from)
+    throw wrongState(
+      `deployment ${id} is moving from ${deployment.move_from} to ${deployment.market}`,
+      `wait for the move to end: gpunet deployment events ${id} --follow`,
+    )
+  if (status !== 'RUNNING' && status !== 'DRAFT' && status !== 'STOPPED')
+    throw wrongState(
+      `deployment ${id} is ${status}: only a RUNNING deployment moves (a DRAFT or STOPPED one changes market at once)`,
+      status === 'ARCHIVED' ? 'an archived deployment runs nothing again: duplicate it with --market' : undefined,
+    )
+  await checkMarket(ctx, market)
+  if (status !== 'RUNNING') return ctx.store.updateDeployment(id, {market}, ctx.now())
+  const rolling = (await ctx.store.jobs(id)).some(
+    (j) => !isOver(j.state) && !j.stop_requested && j.revision !== deployment.active_revision,
+  )
+  if (rolling)
+    throw wrongState(
+      `deployment ${id} is rolling out revision ${deployment.active_revision}`,
+      `move it once the rollout is over: gpunet deployment events ${id} --follow`,
+    )
+  // The new replicas are listed while the old still hold their deposits: the vault pays for them as for a start.
+  const others = (await deploymentsOnVault(ctx, deployment.owner, deployment.vault)).filter((d) => d.id !== id)
+  const moved: DeploymentRow = {...deployment, market, status: 'STARTING', started_at: ctx.now()}
+  const {floor, chain} = await readFloor(ctx.net, deployment.vault, [moved, ...others])
+  if (!covers(chain.balances, floor))
+    throw new ApiError(
+      402,
+      'insufficient_funds',
+      `the vault ${deployment.vault} holds ${chain.balances.tokens} token base units and ${chain.balances.lamports} lamports; ` +
+        `moving lists ${deployment.replicas} new replicas on ${market} beside the old ones, which needs ${floor.tokens} token base units and ${floor.lamports} lamports`,
+      'fund the vault (gpunet deployment fund ID), then move again; nothing was changed',
+    )
+  return beginMove(ctx, deployment, market, 'asked (update-market)')
 }
 
 async function event(ctx: ManagerContext, deployment: string, type: string, message: string) {

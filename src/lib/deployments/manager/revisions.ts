@@ -8,6 +8,15 @@ import type {ManagerContext} from '../context.js'
 import type {DeploymentRow} from '../types.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
 
+/** 409 while a move between markets is under way: a rollout and a move never run at once (move.ts). */
+function refuseWhileMoving(deployment: DeploymentRow): void {
+  if (deployment.move_from)
+    throw wrongState(
+      `deployment ${deployment.id} is moving from ${deployment.move_from} to ${deployment.market}`,
+      `revise it once the move is over: gpunet deployment events ${deployment.id} --follow`,
+    )
+}
+
 /** The event that starts a rollout: its time is when the rollout began (rollout.ts reads it). */
 export const ACTIVATED_EVENT = 'REVISION_ACTIVATED'
 
@@ -18,6 +27,7 @@ export async function createRevision(
   definition: unknown,
 ): Promise<DeploymentRow> {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  refuseWhileMoving(deployment)
   const listed = await listedDefinition(ctx, deployment.id, definition, 'nothing was changed')
   await uploadListed(ctx, listed)
   const {cid, text} = listed
@@ -43,6 +53,7 @@ export async function updateActiveRevision(
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
   if (!(await ctx.store.revision(deployment.id, revision))) throw notFound(`revision ${revision} of this deployment`)
   if (revision === deployment.active_revision) return deployment
+  refuseWhileMoving(deployment)
   const changed = await ctx.store.updateDeployment(deployment.id, {active_revision: revision}, ctx.now())
   await activated(ctx, changed, deployment.active_revision, 'made active again')
   return changed

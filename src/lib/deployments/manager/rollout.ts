@@ -5,11 +5,9 @@
  * that ends on its own, or does not serve within ROLLOUT_DEADLINE_S (scaled), rolls the deployment back to the
  * revision its old replicas run, with an event.
  */
-import type {ExposingDefinition} from '../../market/service-url.js'
-import {readRecordedJob} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {ACTIVATED_EVENT} from './revisions.js'
-import {exposingDefinition, replicaServes} from './serving.js'
+import {exposingDefinition, replicaReady} from './serving.js'
 import {isOver, type JobOnChain} from '../strategies/index.js'
 import type {DeploymentRow, JobRow} from '../types.js'
 
@@ -45,7 +43,7 @@ export async function stepRollout(
   // Every replica of the active revision that serves counts (one listed before an earlier rollout too).
   let healthy = 0
   for (const row of rows.filter((r) => serving(r) && r.revision === deployment.active_revision)) {
-    if (await serves(ctx, deployment, row, definition)) healthy += 1
+    if (await replicaReady(ctx, deployment, row, definition)) healthy += 1
     else if (row.created_at >= began && now - row.created_at > deadline) {
       const why = `job ${row.job} did not serve within ${Math.round(deadline / 1000)} s`
       return rollBack(ctx, deployment, jobs, fresh, old, why)
@@ -75,19 +73,6 @@ export async function stepRollout(
     deployment: left > 0 ? {...deployment, replicas: deployment.replicas + 1} : deployment,
     jobs: jobs.map((j) => (retired.has(j.job) ? {...j, stop_requested: true} : j)),
   }
-}
-
-/** True when a job serves: RUNNING, and each port its revision exposes online (serving.ts; none exposed: running). */
-async function serves(
-  ctx: ManagerContext,
-  deployment: DeploymentRow,
-  row: JobRow,
-  definition: ExposingDefinition | null,
-): Promise<boolean> {
-  if (row.state !== 'RUNNING') return false
-  if (!definition) return true
-  const view = await readRecordedJob(ctx, row)
-  return view !== null && (await replicaServes(ctx, deployment, view, definition))
 }
 
 /** When the active revision became active: its last activation event (the deployment's creation for revision 1). */
@@ -126,7 +111,7 @@ async function rollBack(
 }
 
 /** Marks jobs as stopped by the manager and adds their STOP tasks (unless one is open). */
-async function stopJobs(ctx: ManagerContext, deployment: DeploymentRow, jobs: string[]) {
+export async function stopJobs(ctx: ManagerContext, deployment: DeploymentRow, jobs: string[]) {
   if (jobs.length === 0) return
   const now = ctx.now()
   const open = new Set(

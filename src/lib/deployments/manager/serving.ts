@@ -10,8 +10,9 @@ import type {JobView} from '../../market/jobs/jobs.js'
 import {type ExposingDefinition, exposedPorts, serviceUrls} from '../../market/service-url.js'
 import {probeServices} from '../../node/readiness.js'
 import type {ManagerContext} from '../context.js'
+import {readRecordedJob} from '../paying/chain-view.js'
 import {vaultWallet} from '../paying/paying.js'
-import type {DeploymentRow} from '../types.js'
+import type {DeploymentRow, JobRow} from '../types.js'
 
 /** A revision's definition when it exposes a port (one to watch); null when it exposes none or is unknown. */
 export async function exposingDefinition(
@@ -64,4 +65,20 @@ export async function replicaServes(
   const urls = serviceUrls(ctx.network, view.address.toBase58(), definition, {networkHost: ctx.net.networkHost})
   if (urls.length === 0) return false
   return (await probeServices(urls, definition, false)).ready
+}
+
+/**
+ * True when a replica is ready to take traffic, the readiness a rollout and a move wait for: RUNNING, and each port
+ * its revision exposes online (replicaServes); with no port exposed, running is ready.
+ */
+export async function replicaReady(
+  ctx: ManagerContext,
+  deployment: Pick<DeploymentRow, 'vault'>,
+  row: JobRow,
+  definition: ExposingDefinition | null,
+): Promise<boolean> {
+  if (row.state !== 'RUNNING') return false
+  if (!definition) return true
+  const view = await readRecordedJob(ctx, row)
+  return view !== null && (await replicaServes(ctx, deployment, view, definition))
 }

@@ -5,7 +5,9 @@ import type {Network} from '../../network.js'
 import {SOL_DECIMALS} from '../../market/rpc/balances.js'
 import {TOKEN_DECIMALS} from '../../market/networks.js'
 import {badRequest} from '../../http/api-error.js'
+import {MARKET_TYPES, type PlacementNeed} from '../../market/jobs/placement.js'
 import {scheduleProblem} from '../schedule.js'
+import type {QueuePlacement} from './move.js'
 import {STRATEGIES, type Strategy} from '../types.js'
 
 /** The most replicas a deployment may ask for. */
@@ -34,6 +36,8 @@ export interface CreateRequest {
   vault: string | undefined
   /** A new vault of the deployment's own instead of the owner's shared one. */
   new_vault: boolean
+  /** gpunet's queue timeout and the need its moves fit (move.ts), as stored; null when none was asked. */
+  queue_placement: string | null
 }
 
 /** INFINITE's shortest timeout, in minutes (the network's schema). */
@@ -126,6 +130,61 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     time_scale: parseTimeScale(body.time_scale, network),
     vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
     new_vault: body.new_vault === true,
+    queue_placement: parseQueuePlacement(body, timeout),
+  }
+}
+
+/** The shortest queue timeout, in seconds: a job takes a moment to be taken even by a free node. */
+export const MIN_QUEUE_TIMEOUT_S = 60
+const MAX_NEED_ITEMS = 20
+
+/**
+ * gpunet's `queue_timeout` (whole seconds, from a minute to the job timeout) and the `need` its moves fit (the
+ * placement need: gpuModels, minVram, maxPrice, marketType, images), as the row stores them; null when absent.
+ */
+export function parseQueuePlacement(body: Record<string, unknown>, timeoutMinutes: number): string | null {
+  const {queue_timeout: seconds, need} = body
+  if (seconds === undefined) {
+    if (need !== undefined) throw badRequest('invalid_need', 'need is taken with queue_timeout only')
+    return null
+  }
+  const longest = timeoutMinutes * 60
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < MIN_QUEUE_TIMEOUT_S || seconds > longest)
+    throw badRequest(
+      'invalid_queue_timeout',
+      `queue_timeout must be whole seconds from ${MIN_QUEUE_TIMEOUT_S} to ${longest} (the job timeout)`,
+    )
+  const placement: QueuePlacement = {timeout_s: seconds, need: parseNeedMember(need), tried: []}
+  return JSON.stringify(placement)
+}
+
+function parseNeedMember(value: unknown): PlacementNeed {
+  const empty: PlacementNeed = {gpuModels: [], minVram: null, maxPrice: null, marketType: null, images: []}
+  if (value === undefined) return empty
+  const bad = (why: string) => badRequest('invalid_need', `need ${why}`)
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad('must be an object')
+  const v = value as Record<string, unknown>
+  const names = (member: string) => {
+    const list = v[member] ?? []
+    if (!Array.isArray(list) || list.length > MAX_NEED_ITEMS || !list.every((x) => isName(x)))
+      throw bad(`${member} must be a list of at most ${MAX_NEED_ITEMS} names`)
+    return list as string[]
+  }
+  const positive = (member: string) => {
+    const n = v[member] ?? null
+    if (n !== null && (typeof n !== 'number' || !(n > 0) || !Number.isFinite(n)))
+      throw bad(`${member} must be a positive number or null`)
+    return n as number | null
+  }
+  const type = v.marketType ?? null
+  if (type !== null && !(MARKET_TYPES as readonly unknown[]).includes(type))
+    throw bad(`marketType must be one of ${MARKET_TYPES.join(', ')} or null`)
+  return {
+    gpuModels: names('gpuModels'),
+    minVram: positive('minVram'),
+    maxPrice: positive('maxPrice'),
+    marketType: type as PlacementNeed['marketType'],
+    images: names('images'),
   }
 }
 

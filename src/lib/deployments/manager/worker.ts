@@ -11,6 +11,7 @@ import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from '../store/manager-l
 import {watchJobs} from './job-watch.js'
 import {isGraceStop} from './tunnel-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
+import {stepMove} from './move.js'
 import {stepRollout} from './rollout.js'
 import {scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
 import type {Workload} from '../store/store.js'
@@ -173,12 +174,16 @@ export async function workOn(
 /** Plans a deployment; answers its open tasks afterwards. */
 async function planDeployment(ctx: ManagerContext, read: Workload): Promise<TaskRow[]> {
   const row = read.deployment
-  // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
-  const {deployment, jobs} = await stepRollout(ctx, row, await refreshJobs(ctx, row.id, read.jobs))
-  // A rollout step may add or cancel tasks: read them again when one may be under way (a job of another revision).
-  const openTasks = read.jobs.some((job) => job.revision !== row.active_revision)
-    ? await ctx.store.tasks(deployment.id, {open: true})
-    : read.openTasks
+  // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts); a move under
+  // way as many more as it moves, on the new market (move.ts). One refuses to begin while the other is under way.
+  const rolled = await stepRollout(ctx, row, await refreshJobs(ctx, row.id, read.jobs))
+  const {deployment, jobs} = await stepMove(ctx, rolled)
+  // A rollout or move step may add or cancel tasks: read them again when one may be under way (a job of another
+  // revision, a move begun or ended).
+  const openTasks =
+    read.jobs.some((job) => job.revision !== row.active_revision) || row.move_from || deployment.move_from
+      ? await ctx.store.tasks(deployment.id, {open: true})
+      : read.openTasks
   // Only INFINITE watches its services (readiness for rotation; the tunnel watch when no stream feeds it).
   const health = deployment.strategy === 'INFINITE' ? await watchJobs(ctx, deployment, jobs) : undefined
   const now = ctx.now()

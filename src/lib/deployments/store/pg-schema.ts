@@ -109,6 +109,10 @@ export const PG_MIGRATIONS: readonly string[] = [
    CREATE INDEX api_keys_owner ON api_keys (owner);`,
   // 2: the last state of a job's deployment proxies (tunnel-watch.ts).
   `ALTER TABLE jobs ADD COLUMN tunnel TEXT`,
+  // 3: a move between markets under way, and the queue timeout that starts one (manager/move.ts).
+  `ALTER TABLE deployments ADD COLUMN move_from TEXT;
+   ALTER TABLE deployments ADD COLUMN move_began BIGINT;
+   ALTER TABLE deployments ADD COLUMN queue_placement TEXT`,
 ]
 
 /**

@@ -39,6 +39,9 @@ export const SQLITE_SCHEMA = `
     rotation_time INTEGER,
     startup_timeout INTEGER,
     throttle_rounds INTEGER NOT NULL DEFAULT 0,
+    move_from TEXT,
+    move_began INTEGER,
+    queue_placement TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -126,6 +129,9 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'tunnel', 'TEXT'],
+  ['deployments', 'move_from', 'TEXT'],
+  ['deployments', 'move_began', 'INTEGER'],
+  ['deployments', 'queue_placement', 'TEXT'],
 ]
 
 function addMissingColumns(db: Database.Database): void {
