@@ -9,8 +9,9 @@ import {PublicKey} from '@solana/web3.js'
 import type {NetworkDefinition} from '../definition/network-form/types.js'
 import {ExitCode, GpunetError} from '../errors.js'
 import type {MarketNetwork} from '../market/connect.js'
-import {type MarketCatalog, networkCatalog} from '../market/jobs/market-catalog.js'
-import {listMarkets, marketReport} from '../market/jobs/markets.js'
+import {networkCatalog} from '../market/jobs/market-catalog.js'
+import {listMarkets} from '../market/jobs/markets.js'
+import {placementMarkets} from '../market/jobs/placement-markets.js'
 import {
   lacksOf,
   MARKET_TYPES,
@@ -19,8 +20,6 @@ import {
   type Payment,
   type Placement,
   placeJob,
-  type PlacementMarket,
-  placementMarket,
   type PlacementNeed,
 } from '../market/jobs/placement.js'
 
@@ -212,26 +211,6 @@ export async function chooseMarket(
     )
   }
   return {market: new PublicKey(placement.chosen), placement, warnings: []}
-}
-
-/** The chain's markets with the host manager's figures, as placement reads them. */
-export function placementMarkets(
-  network: MarketNetwork['name'],
-  chain: Awaited<ReturnType<typeof listMarkets>>,
-  catalog: MarketCatalog,
-): PlacementMarket[] {
-  return chain.map(({address, market}) => placementMarket(marketReport(network, address, market, catalog)))
-}
-
-/** The network's markets as placement reads them now (their free nodes, prices and the host manager's figures). */
-export async function readPlacementMarkets(
-  net: Pick<MarketNetwork, 'name' | 'connection' | 'programId' | 'hostManagerUrl'>,
-): Promise<PlacementMarket[]> {
-  const [chain, catalog] = await Promise.all([
-    listMarkets(net.connection, net.programId),
-    networkCatalog(net.hostManagerUrl),
-  ])
-  return placementMarkets(net.name, chain, catalog)
 }
 
 /** Exit 2 for a GPU model no market lists, with the known ones. */

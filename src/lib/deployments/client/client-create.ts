@@ -11,6 +11,7 @@ import {loadPostableDefinition} from '../../definition/upload.js'
 import type {LocatedIssue} from '../../definition/check.js'
 import {ExitCode, GpunetError} from '../../errors.js'
 import {durationMs} from '../../text/durations.js'
+import {MIN_QUEUE_TIMEOUT_S} from '../../market/jobs/placement.js'
 import type {Network} from '../../network.js'
 import type {CreateBody} from './client.js'
 import {scheduleProblem} from '../schedule.js'
@@ -102,9 +103,6 @@ export interface CreateInput {
   /** `--queue-timeout` as given (a duration such as 10m): gpunet's manager moves a replica waiting QUEUED past it. */
   queueTimeout?: string
 }
-
-/** The shortest `--queue-timeout`: a job takes a moment to be taken even where a node is free. */
-const MIN_QUEUE_TIMEOUT_S = 60
 
 /** `--queue-timeout` in whole seconds, from a minute to the job timeout (`timeout` minutes); else exit 2. */
 export function queueTimeoutSeconds(text: string, timeout: number): number {

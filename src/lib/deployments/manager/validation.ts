@@ -5,7 +5,7 @@ import type {Network} from '../../network.js'
 import {SOL_DECIMALS} from '../../market/rpc/balances.js'
 import {TOKEN_DECIMALS} from '../../market/networks.js'
 import {badRequest} from '../../http/api-error.js'
-import {MARKET_TYPES, type PlacementNeed} from '../../market/jobs/placement.js'
+import {MARKET_TYPES, MIN_QUEUE_TIMEOUT_S, type PlacementNeed} from '../../market/jobs/placement.js'
 import {scheduleProblem} from '../schedule.js'
 import type {QueuePlacement} from './move.js'
 import {STRATEGIES, type Strategy} from '../types.js'
@@ -134,8 +134,6 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
   }
 }
 
-/** The shortest queue timeout, in seconds: a job takes a moment to be taken even by a free node. */
-export const MIN_QUEUE_TIMEOUT_S = 60
 const MAX_NEED_ITEMS = 20
 
 /**

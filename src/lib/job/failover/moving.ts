@@ -19,7 +19,7 @@ import type {PlacementMarket, PlacementNeed} from '../../market/jobs/placement.j
 import {quotePost} from '../../market/jobs/post.js'
 import {rpcCall} from '../../market/rpc/rpc.js'
 import {prepareTransaction, resendSaved, sendSignedOnce, signOnce} from '../../market/rpc/send.js'
-import {readPlacementMarkets} from '../placing.js'
+import {readPlacementMarkets} from '../../market/jobs/placement-markets.js'
 import {type FailoverJournal, FINAL_STAGES, journalFile, type MoveRow, openFailoverJournal} from './journal.js'
 import {type MoveFacts, nextMarket, nextStep} from './steps.js'
 

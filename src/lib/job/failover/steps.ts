@@ -4,11 +4,14 @@
  * what the chain says now.
  */
 import {ExitCode, GpunetError} from '../../errors.js'
-import {type Payment, placeJob, type PlacementMarket, type PlacementNeed} from '../../market/jobs/placement.js'
+import {
+  MIN_QUEUE_TIMEOUT_S,
+  type Payment,
+  placeJob,
+  type PlacementMarket,
+  type PlacementNeed,
+} from '../../market/jobs/placement.js'
 import type {MoveRow, MoveStage} from './journal.js'
-
-/** The shortest queue timeout: a node takes a queued job within seconds, but a minute lets a market's nodes free up. */
-export const MIN_QUEUE_TIMEOUT = 60
 
 /**
  * Checks `--queue-timeout` against the market posted to (exit 2): at least a minute, at most the market's job
@@ -28,7 +31,7 @@ export function checkQueueTimeout(
       "a job paid by credits is listed by the network's API: post it with the wallet's tokens to fail over, or choose its market yourself",
     )
   }
-  if (seconds < MIN_QUEUE_TIMEOUT) {
+  if (seconds < MIN_QUEUE_TIMEOUT_S) {
     throw usage(
       'queue_timeout_invalid',
       `--queue-timeout ${seconds} s is shorter than a minute`,

@@ -1,12 +1,21 @@
 /** The network's markets as placement reads them (placement.ts), from the chain and the host manager. */
 import type {MarketNetwork} from '../connect.js'
-import {networkCatalog} from './market-catalog.js'
+import {type MarketCatalog, networkCatalog} from './market-catalog.js'
 import {listMarkets, marketReport} from './markets.js'
 import {type PlacementMarket, placementMarket} from './placement.js'
 
+/** The chain's markets with the host manager's figures (null where it said nothing), as placement reads them. */
+export function placementMarkets(
+  network: MarketNetwork['name'],
+  chain: Awaited<ReturnType<typeof listMarkets>>,
+  catalog: MarketCatalog,
+): PlacementMarket[] {
+  return chain.map(({address, market}) => placementMarket(marketReport(network, address, market, catalog)))
+}
+
 /**
- * The chain's markets with the host manager's figures (null where it said nothing): what the deployment manager
- * places a queue timeout's move with (deployments/manager/move.ts).
+ * The network's markets as placement reads them now (their free nodes, prices and the host manager's figures): what
+ * a job's failover (job/failover) and a deployment's queue-timeout move (deployments/manager/move.ts) place with.
  */
 export async function readPlacementMarkets(
   net: Pick<MarketNetwork, 'name' | 'connection' | 'programId' | 'hostManagerUrl'>,
@@ -15,5 +24,5 @@ export async function readPlacementMarkets(
     listMarkets(net.connection, net.programId),
     networkCatalog(net.hostManagerUrl),
   ])
-  return chain.map(({address, market}) => placementMarket(marketReport(net.name, address, market, catalog)))
+  return placementMarkets(net.name, chain, catalog)
 }

@@ -15,6 +15,12 @@ import {alignedColumns} from './report.js'
 
 /** The market types a need may ask for (`--market-type`). */
 export const MARKET_TYPES = ['premium', 'community'] as const
+
+/**
+ * The shortest queue timeout of a job's failover or a deployment's move, in seconds: a node takes a queued job within
+ * seconds, but a minute lets a market's nodes free up before the job leaves it.
+ */
+export const MIN_QUEUE_TIMEOUT_S = 60
 export type NeedMarketType = (typeof MARKET_TYPES)[number]
 
 /** How the job pays: the wallet's tokens at the chain's price, or credits at the USD price with its fee. */
