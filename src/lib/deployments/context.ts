@@ -1,6 +1,7 @@
 /** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
+import type {DeploymentLoad} from './autoscale/load.js'
 import type {Cooldowns} from './cooldowns.js'
 import type {Draining} from './draining.js'
 import type {DeploymentStore} from './store/store.js'
@@ -43,4 +44,6 @@ export interface ManagerContext {
    * gateway); otherwise the job watch feeds it from the manager's own probe (job-watch.ts).
    */
   tunnelStream?: boolean
+  /** The deployments' traffic as the gateways in front see it (autoscale/load.ts); absent, no policy can scale. */
+  load?: DeploymentLoad
 }
