@@ -33,6 +33,8 @@ export interface ManagerContext {
   holdLease?: (deployment: string) => Promise<void>
   /** The replicas being retired (draining.ts); absent, nothing is drained. */
   draining?: Draining
+  /** How long a drain waits, before the deployment's time_scale (draining.ts); DRAIN_TIMEOUT_MS when absent. */
+  drainTimeoutMs?: number
   /** The gateway serving the deployments' stable URLs (the localnet's); absent, replicas have their own URLs only. */
   gateway?: ManagerGateway
   /** The retry, insufficient-funds and rapid-completion cooldowns (cooldowns.ts); absent, the network's defaults. */

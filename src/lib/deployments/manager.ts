@@ -72,6 +72,8 @@ export interface ManagerOptions {
   cooldowns?: CooldownsGiven
   /** The tunnel watch's grace before scaling, in ms (the tunnelGrace setting; 60 s when absent). */
   tunnelGraceMs?: number
+  /** How long a drain waits for what is in flight to a retired replica, in ms (the drainTimeout setting; 10 min). */
+  drainTimeoutMs?: number
   /**
    * The deployment proxies' events the tunnel watch follows (the localnet's gateway); absent, it is fed by the
    * manager's own probe of each job's service (manager/job-watch.ts).
@@ -133,6 +135,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     draining: new Draining(),
     cooldowns,
     tunnelGraceMs: options.tunnelGraceMs,
+    drainTimeoutMs: options.drainTimeoutMs,
   }
   context.holdLease = leaseHolder(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})

@@ -140,7 +140,7 @@ export class Gateway {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? GATEWAY_HANDSHAKE_TIMEOUT_MS
     this.replicas = new Replicas(this.routes, options.ejectionMs ?? EJECTION_MS, () => this.port)
     this.proxy = new HttpProxy(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs})
-    this.tunnels = new Tunnels(this.routes, {connectTimeoutMs, answerTimeoutMs, halfClosedMs})
+    this.tunnels = new Tunnels(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs, halfClosedMs})
     this.server = createServer(
       {
         headersTimeout,
@@ -244,7 +244,7 @@ export class Gateway {
     this.replicas.use(routes)
   }
 
-  /** Requests through a stable URL in flight to the job now (a drain waits for none). */
+  /** Requests through a stable URL in flight to the job now, open tunnels included (a drain waits for none). */
   inFlight(job: string): number {
     return this.replicas.inFlight(job)
   }
@@ -387,7 +387,7 @@ export class Gateway {
       const status = upstreams.status === 404 ? '404 Not Found' : '503 Service Unavailable'
       return void socket.end(upgradeAnswer(status, upstreams.reason))
     }
-    this.tunnels.tunnel(req, socket as Socket, head, upstreams)
+    this.tunnels.tunnel(req, socket as Socket, head, upstreams, true)
   }
 }
 

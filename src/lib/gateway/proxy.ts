@@ -70,6 +70,14 @@ export class HttpProxy {
         // pipeline, not pipe: an answer cut short (a body shorter than its length, broken chunks) ends the
         // client's connection too, instead of leaving it waiting for bytes that never come.
         pipeline(answer, res, () => {})
+        // Node sends a head with the first byte of the body: a stream whose service sends its head first (an SSE
+        // stream, a model loading before its first token) has it passed on at once. A body already here went out
+        // with the head by then (the pipe flows before this), so a plain answer is still one write.
+        let flowed = false
+        answer.once('data', () => (flowed = true))
+        setImmediate(() => {
+          if (!flowed && !res.writableEnded && !res.destroyed) res.flushHeaders()
+        })
       },
     )
     const fail = (code: string, message: string) => upstream.destroy(gone(code, message))

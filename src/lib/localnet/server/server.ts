@@ -116,6 +116,8 @@ export interface StartOptions {
   allowedOrigins?: readonly string[]
   /** Its deployment manager's tunnel grace before scaling, in ms (the tunnelGrace setting; 60 s by default). */
   tunnelGraceMs?: number
+  /** How long its manager drains a retired replica, in ms (the drainTimeout setting; 10 minutes by default). */
+  drainTimeoutMs?: number
   /** The secretsKey setting: the in-process secrets service's master key instead of its key file. */
   secretsKey?: string
   /** Its deployment manager's cooldown settings (deployments/cooldowns.ts); the network's defaults when absent. */
@@ -286,6 +288,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         // server's stream.
         proxyEvents: agent?.gateway.proxyEvents,
         tunnelGraceMs: options.tunnelGraceMs,
+        drainTimeoutMs: options.drainTimeoutMs,
       })
       runtime.deploymentManager = manager.url
       if (agent) {
@@ -347,7 +350,7 @@ async function startLocalnetManager(
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
   cooldowns: CooldownsGiven | undefined,
-  tunnels: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs'>,
+  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs'>,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
@@ -378,7 +381,7 @@ async function startLocalnetManager(
       credits: creditRoutes({ledger, net, wallet, fund}),
       allowedOrigins,
       cooldowns,
-      ...tunnels,
+      ...settings,
     })
   } catch (error) {
     ledger.close()
