@@ -1,7 +1,7 @@
 /** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
-import type {DeploymentLoad} from './autoscale/load.js'
+import type {DeploymentLoad, HoldsAtZero} from './autoscale/load.js'
 import type {Cooldowns} from './cooldowns.js'
 import type {Draining} from './draining.js'
 import type {DeploymentStore} from './store/store.js'
@@ -48,4 +48,6 @@ export interface ManagerContext {
   tunnelStream?: boolean
   /** The deployments' traffic as the gateways in front see it (autoscale/load.ts); absent, no policy can scale. */
   load?: DeploymentLoad
+  /** Whether the gateways in front hold a deployment's requests while it has no replica ready (autoscale/load.ts). */
+  holdsAtZero?: HoldsAtZero
 }
