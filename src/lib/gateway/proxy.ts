@@ -39,8 +39,7 @@ export class HttpProxy {
     const [target, ...rest] = upstreams as [Upstream, ...Upstream[]]
     tried.add(target.job)
     const resend = RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
-    const track = stable !== null
-    const release = track ? this.replicas.track(target.job) : () => {}
+    const release = stable !== null ? this.replicas.track(target.job, stable) : () => {}
     res.once('close', release)
     const badGateway = (message: string, reason: Reason) => sendPage(req, res, 502, 'Bad gateway', message, reason)
     /** The service's answer was refused (invalidAnswer) and the gateway answers 502 itself. */
@@ -107,7 +106,7 @@ export class HttpProxy {
       // A kept-alive connection the replica closed as it was reused is a race any client meets, not a failing
       // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
       const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
-      if (isGone && track && !raced) this.replicas.ejections.eject(target.job)
+      if (isGone && stable !== null && !raced) this.replicas.ejections.eject(target.job)
       // Node's parser refused the answer's status line, headers or framing (HPE_*): the service did answer.
       if (error.code?.startsWith('HPE_'))
         return badGateway(

@@ -25,6 +25,11 @@ export interface DeploymentRoutes {
    * (null: each job's first exposed port); null when no such deployment is known.
    */
   deploymentRoutes(deployment: string, port: number | null): Promise<ReplicaRoute[] | null>
+  /**
+   * True when the deployment's requests wait for a replica rather than being answered 503 while none is ready: its
+   * policy scales it to zero (holding.ts). Absent: never.
+   */
+  holdsAtZero?(deployment: string): Promise<boolean>
 }
 
 /**

@@ -29,16 +29,22 @@ export class Tunnels {
    * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on
    * without the gateway's own header; then bytes flow both ways, with no idle bound while both sides are open. Once
    * either side ends its half, the other is ended too, and both are closed after the half-closed bound of quiet;
-   * the job's end resets both. Through a stable URL (`stable`) the tunnel counts in flight to its replica while
+   * the job's end resets both. Through a stable URL (`stable`, its label) the tunnel counts in flight to its replica while
    * open, so that a drain waits for it as for a streamed answer.
    */
-  tunnel(req: IncomingMessage, socket: Socket, head: Buffer, upstreams: Upstream[], stable = false): void {
+  tunnel(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    upstreams: Upstream[],
+    stable: string | null = null,
+  ): void {
     const {connectTimeoutMs, answerTimeoutMs, halfClosedMs} = this.timeouts
     const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
     let connected = false
     /** The head of the service's answer, while it comes; null once it is passed on. */
     let answerHead: Buffer | null = Buffer.alloc(0)
-    const release = stable ? this.replicas.track(target.job) : () => {}
+    const release = stable !== null ? this.replicas.track(target.job, stable) : () => {}
     // No Nagle on the service's side either (the client's has none: Node's server sets it): a WebSocket's small
     // frames go as they are written, not after the previous one's acknowledgement.
     const upstream = connect({port: target.hostPort, host: '127.0.0.1', noDelay: true}, () => {
