@@ -3,9 +3,9 @@
  * manager's rows say which jobs belong to the deployment and which are draining, the nodes running them say whether
  * the port is ONLINE (its health checks, the continuous ones included).
  */
+import {deploymentIdsByLabel} from '../../deployments/autoscale/gateway-load.js'
 import {isDraining} from '../../deployments/draining.js'
 import type {RunningManager} from '../../deployments/manager.js'
-import {ACTIVE_STATUSES} from '../../deployments/types.js'
 import {portLabel} from '../../market/service-url.js'
 import type {DeploymentRoutes, ReplicaRoute} from '../../gateway/stable-url.js'
 import type {RunningNode} from './node-agent.js'
@@ -32,14 +32,8 @@ export function replicaOnline(nodes: RunningNode, job: string, port: number | nu
 /** The localnet's DeploymentRoutes, from its manager and its nodes. */
 export function localnetDeploymentRoutes(manager: RunningManager, nodes: RunningNode): DeploymentRoutes {
   const {store} = manager.context
-  // Host names come lowercased, deployment ids are base58 (mixed case): the ids seen, by their lowercased form.
-  const ids = new Map<string, string>()
-  const idOf = async (label: string): Promise<string | null> => {
-    const known = ids.get(label)
-    if (known) return known
-    for (const row of await store.deploymentsIn(ACTIVE_STATUSES)) ids.set(row.id.toLowerCase(), row.id)
-    return ids.get(label) ?? null
-  }
+  // Host names come lowercased, deployment ids are base58 (mixed case).
+  const idOf = deploymentIdsByLabel(store)
   // Deployment id -> its open jobs, as read at `at` (one read shared by the requests that wait for it).
   const open = new Map<string, {at: number; jobs: Promise<string[]>}>()
   const openJobs = (id: string): Promise<string[]> => {
@@ -64,6 +58,10 @@ export function localnetDeploymentRoutes(manager: RunningManager, nodes: Running
         ready: replicaOnline(nodes, job, port),
         draining: isDraining(manager.context, job),
       }))
+    },
+    async holdsAtZero(deployment) {
+      const id = manager.context.holdsAtZero ? await idOf(deployment) : null
+      return id !== null && (await manager.context.holdsAtZero!(id))
     },
   }
 }

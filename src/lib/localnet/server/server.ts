@@ -37,6 +37,7 @@ import {openCreditLedger} from '../../credits/ledger.js'
 import {creditRoutes} from '../../credits/routes.js'
 import {fundFromFaucet} from '../fund.js'
 import type {CooldownsGiven} from '../../deployments/cooldowns.js'
+import {deploymentIdsByLabel, gatewayLoad} from '../../deployments/autoscale/gateway-load.js'
 import {type ManagerOptions, type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from '../nodes/deployment-routes.js'
@@ -298,6 +299,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         const nodes = agent
         gateway.useDeployments(localnetDeploymentRoutes(manager, nodes))
         manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
+        // Its autoscaling follows the traffic this gateway sees, in process.
+        manager.context.load = gatewayLoad(gateway, deploymentIdsByLabel(manager.context.store))
         manager.context.gateway = {
           deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
           online: (job, port) => replicaOnline(nodes, job, port),
