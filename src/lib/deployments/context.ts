@@ -5,14 +5,18 @@ import type {DeploymentLoad, HoldsAtZero} from './autoscale/load.js'
 import type {Cooldowns} from './cooldowns.js'
 import type {Draining} from './draining.js'
 import type {DeploymentStore} from './store/store.js'
+import type {JobRow} from './types.js'
 import type {VaultSeal} from './paying/vault-seal.js'
 
-/** The gateway in front of a manager (the localnet's): deployments' stable URLs and each replica's port state. */
+/**
+ * The gateway in front of a manager (the localnet's, `deployment serve`'s): deployments' stable URLs and each
+ * replica's port state.
+ */
 export interface ManagerGateway {
   /** The stable URL of the deployment's first exposed port, or of its exposed port `port`. */
   deploymentUrl(deployment: string, port?: number): string
-  /** True when the job's port is ONLINE on its node (its health checks pass). */
-  online(job: string, port: number): boolean
+  /** True when the job's port serves (ONLINE on its node; or its service answered the manager's probe). */
+  online(job: Pick<JobRow, 'job' | 'tunnel'>, port: number): boolean
 }
 
 export interface ManagerContext {

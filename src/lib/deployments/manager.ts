@@ -22,7 +22,9 @@ import {loadCheckedVaultKey} from './paying/vault-key-check.js'
 import {vaultSeal} from './paying/vault-seal.js'
 import {startWorker, type Worker} from './manager/worker.js'
 import {followProxies} from './manager/tunnel-watch.js'
+import type {HoldBounds} from '../gateway/holding.js'
 import type {ProxyEventSource} from '../gateway/proxy-events.js'
+import {type ManagerGatewayServer, startManagerGateway} from './manager-gateway.js'
 
 /** The files of a manager's data directory. */
 export function managerFiles(dataDir: string) {
@@ -79,12 +81,21 @@ export interface ManagerOptions {
    * manager's own probe of each job's service (manager/job-watch.ts).
    */
   proxyEvents?: ProxyEventSource
+  /**
+   * A gateway of its own on 127.0.0.1 at this port (0 picks a free one), serving its deployments' stable URLs in
+   * front of their replicas' service URLs (`deployment serve`; manager-gateway.ts); absent, none.
+   */
+  gatewayPort?: number
+  /** That gateway's bounds of requests held while a deployment starts from zero (gateway/holding.ts). */
+  hold?: Partial<HoldBounds>
 }
 
 export interface RunningManager {
   url: string
   worker: Worker
   context: ManagerContext
+  /** Its own gateway, when it was given a gatewayPort. */
+  gateway: ManagerGatewayServer | null
   close(): Promise<void>
 }
 
@@ -141,9 +152,17 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
   const api = createDeploymentApi(context, auth, options.credits, options.allowedOrigins)
   let url: string
+  let gateway: ManagerGatewayServer | null = null
   try {
+    // Before the worker: its first pass already drains and scales with the gateway's counts.
+    if (options.gatewayPort !== undefined)
+      gateway = await startManagerGateway(context, options.gatewayPort, {
+        hold: options.hold,
+        allowedOrigins: options.allowedOrigins,
+      })
     url = await api.listen(options.port ?? 0, host)
   } catch (error) {
+    await gateway?.close()
     await api.close()
     await store.close()
     release()
@@ -156,7 +175,10 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     url,
     worker,
     context,
+    gateway,
     async close() {
+      // The gateway first: its requests read the store.
+      await gateway?.close()
       await api.close()
       await tunnels?.stop()
       await worker.stop()

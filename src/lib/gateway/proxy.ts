@@ -5,10 +5,11 @@
  * seen by the client.
  */
 import {type IncomingMessage, request, type ServerResponse} from 'node:http'
+import {request as requestTls} from 'node:https'
 import {pipeline} from 'node:stream'
 
 import {invalidAnswer, withoutGatewayHeader} from './answer-checks.js'
-import type {JobRoutes, Upstream} from './job-routes.js'
+import {type JobRoutes, type Upstream, upstreamAddress} from './job-routes.js'
 import {type Reason, sendPage} from './pages.js'
 import {GONE, gone, type Replicas} from './replicas.js'
 import {RETRIED_METHODS} from './stable-url.js'
@@ -44,8 +45,18 @@ export class HttpProxy {
     const badGateway = (message: string, reason: Reason) => sendPage(req, res, 502, 'Bad gateway', message, reason)
     /** The service's answer was refused (invalidAnswer) and the gateway answers 502 itself. */
     let replaced = false
-    const upstream = request(
-      {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
+    const address = upstreamAddress(target)
+    const headers = address.hostHeader === null ? req.headers : {...req.headers, host: address.hostHeader}
+    const send = address.tls ? requestTls : request
+    const upstream = send(
+      {
+        host: address.host,
+        port: address.port,
+        servername: address.hostHeader?.replace(/:\d+$/, ''),
+        method: req.method,
+        path: req.url,
+        headers,
+      },
       (answer) => {
         answered()
         // Answering: a quiet stream is not cut; the job's end resets it.

@@ -112,6 +112,10 @@ export class Replicas {
       // Its node has noticed: from now on the node's checks say when it serves again, not an ejection's end.
       if (!replica.ready) this.ejections.forget(replica.job)
       if (!replica.ready || replica.draining) continue
+      if (replica.url !== undefined) {
+        ready.push({job: replica.job, hostPort: 0, url: replica.url})
+        continue
+      }
       const hostPort = this.routes.hostPort(replica.job, port)
       if (hostPort) ready.push({job: replica.job, hostPort})
     }

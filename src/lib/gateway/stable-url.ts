@@ -16,6 +16,11 @@ export interface ReplicaRoute {
   ready: boolean
   /** Being retired: it gets no new request; those in flight finish. */
   draining: boolean
+  /**
+   * Its service's own URL for the port, when this gateway does not serve the job itself (`deployment serve`'s,
+   * in front of replicas on the network or the localnet's node gateway): requests go there.
+   */
+  url?: string
 }
 
 /** Who knows a deployment's replicas. */

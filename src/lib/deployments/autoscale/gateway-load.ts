@@ -3,29 +3,12 @@
  * manager, `deployment serve`'s gateway and its manager): the gateway's counts read live, its held requests told
  * at once. Host names are lowercased and deployment ids base58 (mixed case): the ids come from the store.
  */
-import {ACTIVE_STATUSES} from '../types.js'
-import type {DeploymentStore} from '../store/store.js'
 import type {DeploymentLoad, LoadFigures} from './load.js'
 
 /** What the load takes of a gateway: its counts by deployment (lowercased) and its held requests as they come. */
 export interface GatewayTraffic {
   traffic(deployment: string): {inFlight: number; held: number}
   onHeld(listener: (deployment: string) => void): () => void
-}
-
-/** Finds the id of an active deployment from its host label (lowercased); null for none. Ids seen are kept. */
-export function deploymentIdsByLabel(
-  store: Pick<DeploymentStore, 'deploymentsIn'>,
-): (label: string) => Promise<string | null> {
-  const ids = new Map<string, string>()
-  return async (label) => {
-    const known = ids.get(label)
-    if (known) return known
-    // Bounded by the active deployments, read again for a label not seen yet.
-    if (ids.size > 10_000) ids.clear()
-    for (const row of await store.deploymentsIn(ACTIVE_STATUSES)) ids.set(row.id.toLowerCase(), row.id)
-    return ids.get(label) ?? null
-  }
 }
 
 /** The DeploymentLoad of one gateway in this process, its held requests told with the deployment's id. */

@@ -37,7 +37,8 @@ import {openCreditLedger} from '../../credits/ledger.js'
 import {creditRoutes} from '../../credits/routes.js'
 import {fundFromFaucet} from '../fund.js'
 import type {CooldownsGiven} from '../../deployments/cooldowns.js'
-import {deploymentIdsByLabel, gatewayLoad} from '../../deployments/autoscale/gateway-load.js'
+import {gatewayLoad} from '../../deployments/autoscale/gateway-load.js'
+import {deploymentIdsByLabel} from '../../deployments/stable-routes.js'
 import {type ManagerOptions, type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from '../nodes/deployment-routes.js'
@@ -303,7 +304,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         manager.context.load = gatewayLoad(gateway, deploymentIdsByLabel(manager.context.store))
         manager.context.gateway = {
           deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
-          online: (job, port) => replicaOnline(nodes, job, port),
+          online: (job, port) => replicaOnline(nodes, job.job, port),
         }
       }
     } catch (error) {
