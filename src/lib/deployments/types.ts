@@ -52,6 +52,19 @@ export interface DeploymentRow {
   startup_timeout?: number | null
   /** INFINITE: rapid-completion rounds throttled in a row (the fail-safe stops the deployment after 8). */
   throttle_rounds?: number
+  /**
+   * Autoscaling (autoscale/policy.ts): the fewest and most replicas, the in-flight requests a replica takes, and the
+   * seconds (before scaling) the load must fit in one replica less before one is scaled away; all null without a
+   * policy.
+   */
+  min_replicas?: number | null
+  max_replicas?: number | null
+  target_concurrency?: number | null
+  scale_down_after?: number | null
+  /** Since when (ms) the load fits in one replica less: the scale-down window runs from it; null while it does not. */
+  calm_since?: number | null
+  /** The most token base units the deployment may spend (autoscale/budget.ts); null: no cap. */
+  budget?: number | null
   created_at: number
   updated_at: number
 }

@@ -39,6 +39,12 @@ export const SQLITE_SCHEMA = `
     rotation_time INTEGER,
     startup_timeout INTEGER,
     throttle_rounds INTEGER NOT NULL DEFAULT 0,
+    min_replicas INTEGER,
+    max_replicas INTEGER,
+    target_concurrency REAL,
+    scale_down_after INTEGER,
+    calm_since INTEGER,
+    budget INTEGER,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -124,6 +130,12 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'rotation_time', 'INTEGER'],
   ['deployments', 'startup_timeout', 'INTEGER'],
   ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
+  ['deployments', 'min_replicas', 'INTEGER'],
+  ['deployments', 'max_replicas', 'INTEGER'],
+  ['deployments', 'target_concurrency', 'REAL'],
+  ['deployments', 'scale_down_after', 'INTEGER'],
+  ['deployments', 'calm_since', 'INTEGER'],
+  ['deployments', 'budget', 'INTEGER'],
   ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'tunnel', 'TEXT'],
 ]
