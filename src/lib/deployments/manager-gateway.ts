@@ -1,15 +1,13 @@
 /**
  * `deployment serve`'s gateway: the stable URLs of its manager's deployments, `http://<id>.deploy.localhost:<port>/`,
  * served by the localnet's gateway code (gateway/gateway.ts: one proxy) in front of the replicas' own service URLs
- * (https on devnet and mainnet, the node gateway's on the localnet). What it counts feeds the manager in process: its
- * drains wait for the requests in flight, its autoscaling reads the load (several managers on one PostgreSQL: the
- * load through the store).
+ * (https on devnet and mainnet, the node gateway's on the localnet). Its drains wait for the requests it has in
+ * flight; what it counts is its manager's load (manager.ts wires it).
  */
 import {Gateway} from '../gateway/gateway.js'
 import type {HoldBounds} from '../gateway/holding.js'
-import {gatewayLoad} from './autoscale/gateway-load.js'
 import type {ManagerContext} from './context.js'
-import {deploymentIdsByLabel, serviceUrlRoutes} from './stable-routes.js'
+import {serviceUrlRoutes} from './stable-routes.js'
 
 /** A manager's gateway, listening. */
 export interface ManagerGatewayServer {
@@ -36,7 +34,6 @@ export async function startManagerGateway(
     // The manager's own probe is what it knows of a replica it does not run (the tunnel watch's reading).
     online: (job) => job.tunnel === 'up',
   }
-  ctx.load = gatewayLoad(gateway, deploymentIdsByLabel(ctx.store))
   return {
     deploymentUrl: (deployment) => gateway.deploymentUrl(deployment),
     port: Number(new URL(url).port),

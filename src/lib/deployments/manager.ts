@@ -25,6 +25,9 @@ import {followProxies} from './manager/tunnel-watch.js'
 import type {HoldBounds} from '../gateway/holding.js'
 import type {ProxyEventSource} from '../gateway/proxy-events.js'
 import {type ManagerGatewayServer, startManagerGateway} from './manager-gateway.js'
+import {gatewayLoad, type GatewayTraffic} from './autoscale/gateway-load.js'
+import {holdsAtZero} from './autoscale/holds-at-zero.js'
+import {deploymentIdsByLabel} from './stable-routes.js'
 
 /** The files of a manager's data directory. */
 export function managerFiles(dataDir: string) {
@@ -88,6 +91,8 @@ export interface ManagerOptions {
   gatewayPort?: number
   /** That gateway's bounds of requests held while a deployment starts from zero (gateway/holding.ts). */
   hold?: Partial<HoldBounds>
+  /** The gateway in this process whose traffic is the manager's load (the localnet's), when it has none of its own. */
+  traffic?: GatewayTraffic
 }
 
 export interface RunningManager {
@@ -149,6 +154,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     drainTimeoutMs: options.drainTimeoutMs,
   }
   context.holdLease = leaseHolder(context)
+  context.holdsAtZero = holdsAtZero(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
   const api = createDeploymentApi(context, auth, options.credits, options.allowedOrigins)
   let url: string
@@ -168,6 +174,9 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     release()
     throw error
   }
+  // Before the worker, which follows the held requests from its start.
+  const traffic = gateway?.gateway ?? options.traffic
+  if (traffic) context.load = gatewayLoad(traffic, deploymentIdsByLabel(store))
   // Followed before the first pass, so that no pass feeds the watch from a probe where the stream does.
   const tunnels = options.proxyEvents ? followProxies(context, options.proxyEvents) : null
   const worker = startWorker(context)

@@ -37,8 +37,6 @@ import {openCreditLedger} from '../../credits/ledger.js'
 import {creditRoutes} from '../../credits/routes.js'
 import {fundFromFaucet} from '../fund.js'
 import type {CooldownsGiven} from '../../deployments/cooldowns.js'
-import {gatewayLoad} from '../../deployments/autoscale/gateway-load.js'
-import {deploymentIdsByLabel} from '../../deployments/stable-routes.js'
 import {type ManagerOptions, type RunningManager, startDeploymentManager} from '../../deployments/manager.js'
 import {marketNetwork, type MarketSettings} from '../../market/connect.js'
 import {localnetDeploymentRoutes, replicaOnline} from '../nodes/deployment-routes.js'
@@ -289,6 +287,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         // Its tunnel watch follows the gateway's deployment proxies in process, as the network's follows its FRP
         // server's stream.
         proxyEvents: agent?.gateway.proxyEvents,
+        // Its autoscaling follows the traffic of the gateway, in process.
+        traffic: agent?.gateway,
         tunnelGraceMs: options.tunnelGraceMs,
         drainTimeoutMs: options.drainTimeoutMs,
       })
@@ -300,8 +300,6 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         const nodes = agent
         gateway.useDeployments(localnetDeploymentRoutes(manager, nodes))
         manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
-        // Its autoscaling follows the traffic this gateway sees, in process.
-        manager.context.load = gatewayLoad(gateway, deploymentIdsByLabel(manager.context.store))
         manager.context.gateway = {
           deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
           online: (job, port) => replicaOnline(nodes, job.job, port),
@@ -354,7 +352,7 @@ async function startLocalnetManager(
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
   cooldowns: CooldownsGiven | undefined,
-  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs'>,
+  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs' | 'traffic'>,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
