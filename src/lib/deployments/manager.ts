@@ -13,7 +13,7 @@ import {createDeploymentApi, type CreditsPlugin} from './api/api.js'
 import type {ManagerContext} from './context.js'
 import {checkCooldowns, type CooldownsGiven} from './cooldowns.js'
 import {lockDataDir} from './store/data-dir-lock.js'
-import {leaseHolder} from './store/manager-lease.js'
+import {holderOf, leaseHolder} from './store/manager-lease.js'
 import {openPgDeploymentStore} from './store/pg-store.js'
 import {Draining} from './draining.js'
 import {openSqliteDeploymentStore} from './store/sqlite-store.js'
@@ -27,6 +27,7 @@ import type {ProxyEventSource} from '../gateway/proxy-events.js'
 import {type ManagerGatewayServer, startManagerGateway} from './manager-gateway.js'
 import {gatewayLoad, type GatewayTraffic} from './autoscale/gateway-load.js'
 import {holdsAtZero} from './autoscale/holds-at-zero.js'
+import {storeLoad} from './autoscale/store-load.js'
 import {deploymentIdsByLabel} from './stable-routes.js'
 
 /** The files of a manager's data directory. */
@@ -176,7 +177,12 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
   }
   // Before the worker, which follows the held requests from its start.
   const traffic = gateway?.gateway ?? options.traffic
-  if (traffic) context.load = gatewayLoad(traffic, deploymentIdsByLabel(store))
+  // On a shared PostgreSQL, through the store: the manager holding a deployment's lease sees every gateway's share.
+  const shared =
+    traffic && options.databaseUrl
+      ? storeLoad(store, traffic, holderOf(context), deploymentIdsByLabel(store), {log: context.log})
+      : null
+  if (traffic) context.load = shared ?? gatewayLoad(traffic, deploymentIdsByLabel(store))
   // Followed before the first pass, so that no pass feeds the watch from a probe where the stream does.
   const tunnels = options.proxyEvents ? followProxies(context, options.proxyEvents) : null
   const worker = startWorker(context)
@@ -191,6 +197,7 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
       await api.close()
       await tunnels?.stop()
       await worker.stop()
+      await shared?.stop()
       await store.close()
       release()
     },

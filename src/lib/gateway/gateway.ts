@@ -265,6 +265,12 @@ export class Gateway {
     return {inFlight: this.replicas.deploymentInFlight(deployment), held: this.holding.heldFor(deployment)}
   }
 
+  /** The traffic of every deployment (lowercased) with a request in flight or held now. */
+  busy(): {deployment: string; inFlight: number; held: number}[] {
+    const deployments = new Set([...this.replicas.deploymentsInFlight(), ...this.holding.deployments()])
+    return [...deployments].map((deployment) => ({deployment, ...this.traffic(deployment)}))
+  }
+
   /** Calls `listener` with a deployment (lowercased) as soon as a request is held for it; answers the stop. */
   onHeld(listener: (deployment: string) => void): () => void {
     return this.holding.onHeld(listener)

@@ -57,6 +57,11 @@ export class Holding {
 
   constructor(private readonly bounds: HoldBounds) {}
 
+  /** The deployments (lowercased) with requests waiting now. */
+  deployments(): string[] {
+    return [...this.held.keys()]
+  }
+
   /** Requests of the deployment (lowercased) waiting now. */
   heldFor(deployment: string): number {
     return this.held.get(deployment) ?? 0

@@ -66,6 +66,11 @@ export class Replicas {
     return this.inFlightByJob.get(job.toLowerCase()) ?? 0
   }
 
+  /** The deployments (lowercased) with requests in flight now. */
+  deploymentsInFlight(): string[] {
+    return [...this.inFlightByDeployment.keys()]
+  }
+
   /** Requests through the deployment's stable URLs (any port; `deployment` lowercased) in flight now. */
   deploymentInFlight(deployment: string): number {
     return this.inFlightByDeployment.get(deployment) ?? 0

@@ -8,6 +8,8 @@ import type {DeploymentLoad, LoadFigures} from './load.js'
 /** What the load takes of a gateway: its counts by deployment (lowercased) and its held requests as they come. */
 export interface GatewayTraffic {
   traffic(deployment: string): {inFlight: number; held: number}
+  /** Every deployment with traffic now: what a gateway writes to a shared store. */
+  busy(): {deployment: string; inFlight: number; held: number}[]
   onHeld(listener: (deployment: string) => void): () => void
 }
 
