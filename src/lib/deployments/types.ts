@@ -63,7 +63,7 @@ export interface DeploymentRow {
   scale_down_after?: number | null
   /** Since when (ms) the load fits in one replica less: the scale-down window runs from it; null while it does not. */
   calm_since?: number | null
-  /** The most token base units the deployment may spend (autoscale/budget.ts); null: no cap. */
+  /** The most token base units the deployment may spend (paying/budget.ts); null: no cap. */
   budget?: number | null
   created_at: number
   updated_at: number

@@ -99,6 +99,8 @@ describe('deployments: the definition a manager lists', function () {
     startup_timeout: null,
     vault: undefined,
     new_vault: false,
+    autoscale: null,
+    budget: null,
   })
 
   /** The uploaded document of a revision, checked to be what its row names and the network's validator takes. */

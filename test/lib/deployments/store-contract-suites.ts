@@ -40,6 +40,12 @@ function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRo
     rotation_time: null,
     startup_timeout: null,
     throttle_rounds: 0,
+    min_replicas: null,
+    max_replicas: null,
+    target_concurrency: null,
+    scale_down_after: null,
+    calm_since: null,
+    budget: null,
     created_at: at,
     updated_at: at,
     ...extra,
@@ -315,6 +321,13 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           rotation_time: 900,
           startup_timeout: 5,
           throttle_rounds: 2,
+          // Autoscaling's policy and budget, kept as given (a fractional target too).
+          min_replicas: 0,
+          max_replicas: 3,
+          target_concurrency: 1.5,
+          scale_down_after: 60,
+          calm_since: T0 - 5,
+          budget: 9_000_000_000,
         })
         await store.createDeployment(r.deployment, r.revision, r.vault)
         assert.deepEqual(await store.deployment('d'), r.deployment)

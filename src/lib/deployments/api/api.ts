@@ -48,7 +48,7 @@ import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
 import {policyOf} from '../autoscale/policy.js'
-import {autoscaleStatus} from '../autoscale/status.js'
+import {autoscaleStatus} from '../manager/autoscale-status.js'
 import {
   bodyObject,
   parseAutoscale,

@@ -22,7 +22,7 @@ export interface DecideInput {
   calmSince: number | null
   /** The scale-down window, scaled by the deployment's time_scale, in ms. */
   windowMs: number
-  /** The most replicas the budget can still keep (autoscale/budget.ts); absent, no budget. */
+  /** The most replicas the budget can still keep (paying/budget.ts); absent, no budget. */
   affordable?: number
 }
 

@@ -248,7 +248,7 @@ export async function setReplicas(
 
 /**
  * Sets, changes or ends (null) a deployment's autoscaling policy, and its budget when given (null ends it); the
- * replicas are brought within the new bounds at once, the rest is the tick's (autoscale/scaler.ts). Checked before
+ * replicas are brought within the new bounds at once, the rest is the tick's (autoscaler.ts). Checked before
  * anything is stored: a policy on SIMPLE or SCHEDULED, or a budget under one listing's deposit, is 400.
  */
 export async function updateAutoscale(

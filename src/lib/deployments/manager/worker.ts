@@ -4,7 +4,7 @@
  * time has come, one at a time, settling those a stopped process left in flight first.
  */
 import {isGpunetError} from '../../errors.js'
-import {autoscale} from '../autoscale/scaler.js'
+import {autoscale} from './autoscaler.js'
 import {refreshJobs} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
@@ -194,7 +194,7 @@ export async function workOn(
 /** Plans a deployment; answers its open tasks afterwards. */
 async function planDeployment(ctx: ManagerContext, read: Workload): Promise<TaskRow[]> {
   const refreshed = await refreshJobs(ctx, read.deployment.id, read.jobs)
-  // The traffic moves the replica count first (autoscale/scaler.ts), so the strategy plans for the new one.
+  // The traffic moves the replica count first (autoscaler.ts), so the strategy plans for the new one.
   const row = (await autoscale(ctx, read.deployment, refreshed)).deployment
   // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts).
   const {deployment, jobs} = await stepRollout(ctx, row, refreshed)

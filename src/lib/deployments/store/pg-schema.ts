@@ -109,7 +109,7 @@ export const PG_MIGRATIONS: readonly string[] = [
    CREATE INDEX api_keys_owner ON api_keys (owner);`,
   // 2: the last state of a job's deployment proxies (tunnel-watch.ts).
   `ALTER TABLE jobs ADD COLUMN tunnel TEXT`,
-  // 3: autoscaling's policy, its scale-down window's start, and the budget (autoscale/policy.ts, budget.ts).
+  // 3: autoscaling's policy, its scale-down window's start, and the budget (autoscale/policy.ts, paying/budget.ts).
   `ALTER TABLE deployments
      ADD COLUMN min_replicas INTEGER,
      ADD COLUMN max_replicas INTEGER,

@@ -7,7 +7,7 @@
  * counted whole too: the spend is never under what was paid, so a budget checked against it is never passed.
  */
 import {SIGNATURE_FEE} from '../../market/rpc/balances.js'
-import {LIST_SIGNATURES} from '../paying/floor.js'
+import {LIST_SIGNATURES} from './floor.js'
 import {isOver} from '../strategies/plan.js'
 import type {JobRow, TaskRow} from '../types.js'
 

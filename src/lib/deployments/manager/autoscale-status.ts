@@ -4,13 +4,13 @@
  * lasts at the rate of every running deployment it pays for (a shared vault pays for all of them).
  */
 import type {ManagerContext} from '../context.js'
-import {deploymentsOnVault} from '../manager/vault-operations.js'
+import {deploymentsOnVault} from './vault-operations.js'
 import {readVaultCosts} from '../paying/deposit.js'
 import {paying} from '../paying/floor.js'
 import {isOver} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
-import {feesSpent, tokensSpent} from './budget.js'
-import {type AutoscalePolicy, policyOf} from './policy.js'
+import {feesSpent, tokensSpent} from '../paying/budget.js'
+import {type AutoscalePolicy, policyOf} from '../autoscale/policy.js'
 
 /** The answer of `GET /:id/autoscale`; token amounts in base units, as strings (they may pass 2^53 in sums). */
 export interface AutoscaleStatus {

@@ -8,12 +8,12 @@ import {PublicKey} from '@solana/web3.js'
 
 import {readMarket} from '../../market/jobs/jobs.js'
 import type {ManagerContext} from '../context.js'
-import {setReplicas} from '../manager/operations.js'
+import {setReplicas} from './operations.js'
 import {isOver, jobTimeoutSeconds, type JobOnChain, scaledMs} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
-import {affordableReplicas, tokensSpent} from './budget.js'
-import {decide, type Decision} from './decide.js'
-import {policyOf} from './policy.js'
+import {affordableReplicas, tokensSpent} from '../paying/budget.js'
+import {decide, type Decision} from '../autoscale/decide.js'
+import {policyOf} from '../autoscale/policy.js'
 
 /** The states in which traffic moves the replica count (a stopping or unfunded deployment is left alone). */
 export const SCALED: readonly DeploymentRow['status'][] = ['STARTING', 'RUNNING']
