@@ -28,6 +28,8 @@ export default tseslint.config(
     rules: {'no-console': 'off'},
   },
   {files: ['scripts/**/*.js'], languageOptions: {globals: globals.node}},
+  // The examples are programs of their own that print to their terminal.
+  {files: ['examples/**/*.js'], languageOptions: {globals: globals.node}, rules: {'no-console': 'off'}},
   {files: ['test/**/*.ts'], rules: {'@typescript-eslint/no-unused-expressions': 'off'}},
   {
     // Node 20 and Node 22+ need different better-sqlite3 majors (src/lib/sqlite/open.ts): only openSqlite opens one.

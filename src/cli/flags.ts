@@ -3,6 +3,7 @@ import * as Flags from '@oclif/core/flags'
 import {WAIT_POINTS} from '../lib/job/wait-point.js'
 import {
   contentMaxBytesFlag,
+  drainTimeoutFlag,
   dataDirFlag,
   idsFlag,
   marketsFlag,
@@ -139,6 +140,7 @@ export const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   nodes: nodesFlag,
   localnetMarkets: marketsFlag,
   contentStoreMaxBytes: contentMaxBytesFlag,
+  drainTimeout: drainTimeoutFlag,
   gatewayPort: nodeFlags['gateway-port'],
   gatewayHttpsPort: nodeFlags['gateway-https-port'],
   nodeGpus: nodeFlags.gpus,

@@ -42,6 +42,15 @@ export const contentMaxBytesFlag = Flags.string({
   defaultHelp: async () => `$GPUNET_CONTENT_MAX_BYTES, else ${DEFAULT_CONTENT_MAX_BYTES} (2 GiB)`,
 })
 
+/** `--drain-timeout DURATION`: text, so that the drain kind answers every bad value with the same exit 2. */
+export const drainTimeoutFlag = Flags.string({
+  description:
+    "how long a retired replica keeps the requests and streams open to it through its deployment's stable URL " +
+    "before its job stops and cuts them (divided by the deployment's time_scale): 1s to 24h",
+  helpValue: 'DURATION',
+  defaultHelp: async () => '$GPUNET_DRAIN_TIMEOUT, else 10m',
+})
+
 /** Flags of the localnet's node agents and gateway (`localnet start`). */
 export const nodeFlags = {
   node: Flags.boolean({

@@ -28,6 +28,8 @@ export async function startTestLocalnet(
     contentMaxBytes?: number
     /** Its markets: one market of one node unless given (the default markets run three node agents). */
     markets?: MarketsSpec
+    /** Its manager's drain bound (the drainTimeout setting), ms. */
+    drainTimeoutMs?: number
   } = {},
 ): Promise<TestLocalnet> {
   const dataDir = options.dataDir ?? tempDir()
@@ -39,6 +41,7 @@ export async function startTestLocalnet(
     contentMaxBytes: options.contentMaxBytes,
     wallet: wallet.publicKey,
     markets: options.markets ?? ONE_MARKET,
+    drainTimeoutMs: options.drainTimeoutMs,
     // Simulated image pulls are instant unless a test asks for them.
     node: options.node && {pullSimulation: {rateMbPerSecond: 50, scale: 1_000_000}, ...options.node},
   })
@@ -58,7 +61,13 @@ export async function startTestLocalnet(
 
 /** A localnet started before the suite's tests and removed after them; its members are set once it runs. */
 export function useLocalnet(
-  options: {slotMs?: number; node?: LocalnetNodeOptions; contentMaxBytes?: number; markets?: MarketsSpec} = {},
+  options: {
+    slotMs?: number
+    node?: LocalnetNodeOptions
+    contentMaxBytes?: number
+    markets?: MarketsSpec
+    drainTimeoutMs?: number
+  } = {},
 ): TestLocalnet {
   const t = {} as TestLocalnet
   before(async () => {

@@ -10,6 +10,7 @@ import {
 import {
   contentMaxBytesFlag,
   dataDirFlag,
+  drainTimeoutFlag,
   idsFlag,
   marketsFlag,
   nodeFlags,
@@ -18,6 +19,7 @@ import {
 } from '../../cli/localnet-flags.js'
 import {
   contentMaxBytes,
+  drainTimeoutMs,
   idsInForce,
   marketsFile,
   nodeOptions,
@@ -52,6 +54,7 @@ Its markets (--markets FILE, YAML or JSON; three default markets of different GP
     '<%= config.bin %> localnet start --host-processes --gateway-port 0',
     '<%= config.bin %> localnet start --detach --nodes 4',
     '<%= config.bin %> localnet start --detach --markets markets.yaml',
+    '<%= config.bin %> localnet start --detach --drain-timeout 30m',
     '<%= config.bin %> localnet stop && <%= config.bin %> localnet start --detach --pull never',
   ]
 
@@ -66,6 +69,7 @@ Its markets (--markets FILE, YAML or JSON; three default markets of different GP
     ...nodeFlags,
     nodes: nodesFlag,
     markets: marketsFlag,
+    'drain-timeout': drainTimeoutFlag,
   }
 
   static mcp = {exclude: 'a server that never returns (the localnet runs in it); the tools start a localnet on demand'}
@@ -122,6 +126,7 @@ Its markets (--markets FILE, YAML or JSON; three default markets of different GP
       walletFile,
       allowedOrigins: settings.typed('allowOrigin')?.value,
       tunnelGraceMs: settings.typed('tunnelGrace')?.value,
+      drainTimeoutMs: drainTimeoutMs(settings),
       secretsKey: settings.value('secretsKey'),
       cooldowns,
       markets,

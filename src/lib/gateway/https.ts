@@ -40,6 +40,8 @@ export class HttpsSide {
       key: tls.key,
       cert: tls.cert,
       handshakeTimeout: options.handshakeTimeoutMs,
+      // As the http port's (Node's http server sets it): no Nagle, so a stream's small writes go as written.
+      noDelay: true,
       // HTTP/1.1 only: the gateway's server speaks it (and its upgrades), not h2.
       ALPNProtocols: ['http/1.1'],
     })

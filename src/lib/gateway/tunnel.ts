@@ -6,11 +6,12 @@
  */
 import type {IncomingMessage} from 'node:http'
 import {connect, type Socket} from 'node:net'
+import {connect as connectTls} from 'node:tls'
 
 import {invalidUpgradeHead, isGatewayHeader} from './answer-checks.js'
-import type {JobRoutes, Upstream} from './job-routes.js'
+import {type JobRoutes, type Upstream, upstreamAddress} from './job-routes.js'
 import {type Reason, upgradeAnswer} from './pages.js'
-import {GONE, gone} from './replicas.js'
+import {GONE, gone, type Replicas} from './replicas.js'
 
 /** The largest head of an upgrade's answer the gateway reads (Node's own limit for a request's headers). */
 const MAX_UPGRADE_ANSWER_HEAD = 16 * 1024
@@ -20,6 +21,7 @@ export class Tunnels {
   /** The bounds are the gateway's: connect, answer (the head of the service's answer) and half-closed ones. */
   constructor(
     private readonly routes: JobRoutes,
+    private readonly replicas: Replicas,
     private readonly timeouts: {connectTimeoutMs: number; answerTimeoutMs: number; halfClosedMs: number},
   ) {}
 
@@ -28,26 +30,46 @@ export class Tunnels {
    * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on
    * without the gateway's own header; then bytes flow both ways, with no idle bound while both sides are open. Once
    * either side ends its half, the other is ended too, and both are closed after the half-closed bound of quiet;
-   * the job's end resets both.
+   * the job's end resets both. Through a stable URL (`stable`, its label) the tunnel counts in flight to its replica while
+   * open, so that a drain waits for it as for a streamed answer.
    */
-  tunnel(req: IncomingMessage, socket: Socket, head: Buffer, upstreams: Upstream[]): void {
+  tunnel(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    upstreams: Upstream[],
+    stable: string | null = null,
+  ): void {
     const {connectTimeoutMs, answerTimeoutMs, halfClosedMs} = this.timeouts
     const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
     let connected = false
     /** The head of the service's answer, while it comes; null once it is passed on. */
     let answerHead: Buffer | null = Buffer.alloc(0)
-    const upstream = connect(target.hostPort, '127.0.0.1', () => {
+    const release = stable !== null ? this.replicas.track(target.job, stable) : () => {}
+    // No Nagle on the service's side either (the client's has none: Node's server sets it): a WebSocket's small
+    // frames go as they are written, not after the previous one's acknowledgement.
+    const address = upstreamAddress(target)
+    const options = {port: address.port, host: address.host, noDelay: true}
+    const onConnect = () => {
       connected = true
       clearTimeout(timer)
       // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!
+        const value =
+          address.hostHeader !== null && name.toLowerCase() === 'host' ? address.hostHeader : req.rawHeaders[i + 1]
+        lines.push(`${name}: ${value}`)
+      }
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
       if (head.length > 0) upstream.write(head)
       upstream.setTimeout(answerTimeoutMs)
       upstream.on('data', onHead)
       socket.pipe(upstream)
-    })
+    }
+    const upstream = address.tls
+      ? connectTls({...options, servername: address.hostHeader!.replace(/:\d+$/, '')}, onConnect)
+      : connect(options, onConnect)
     /** Resets the service's side: given up, it is told so (a FIN leaves a service that ignores it half-open). */
     const reset = () => {
       if (upstream.connecting || upstream.destroyed) upstream.destroy()
@@ -125,7 +147,7 @@ export class Tunnels {
         socket.off('close', onSocketClose)
         socket.off('end', onSocketEnd)
         socket.off('timeout', onSocketTimeout)
-        return this.tunnel(req, socket, head, others)
+        return this.tunnel(req, socket, head, others, stable)
       }
       drop()
     })
@@ -135,6 +157,7 @@ export class Tunnels {
     upstream.on('close', () => {
       clearTimeout(timer)
       unlink()
+      release()
       if (socket.destroyed || (!connected && others.length > 0)) return
       // What the service sent is flushed to the client, then the connection goes (its half is of no use now).
       if (!socket.writableEnded) socket.end()

@@ -134,6 +134,12 @@ export const SETTINGS = {
    * tunnel may stay lost before the job is stopped and replaced, before its deployment's time_scale; unset: 60 s.
    */
   tunnelGrace: {env: 'GPUNET_TUNNEL_GRACE', kind: 'duration'},
+  /**
+   * The localnet's drain bound: how long a replica retired (a rotation, a replacement, a scale-down) keeps the
+   * requests and streams open to it through its stable URL before its job stops and cuts them, before its
+   * deployment's time_scale; unset: 10 minutes.
+   */
+  drainTimeout: {env: 'GPUNET_DRAIN_TIMEOUT', kind: 'drain', flag: '--drain-timeout'},
   /** `secrets serve`'s PostgreSQL; unset: the SQLite file in its data folder. */
   secretsDatabaseUrl: {env: 'GPUNET_SECRETS_DATABASE_URL', kind: 'text', flag: '--database-url', secret: true},
   /** The secrets service's master key (32 bytes, base64 or hex); unset: its key file, created on first start. */

@@ -194,6 +194,19 @@ const cooldown: Kind<number> = {
   write: (ms) => `${ms}ms`,
 }
 
+/** The bounds of a drain (the drainTimeout setting): a second at least, a day at most. */
+const DRAIN_BOUNDS_MS = {min: 1000, max: 86_400_000} as const
+
+/** A drain's bound: a duration from 1s to 24h (`10m`, `90s`), read into milliseconds. */
+const drain: Kind<number> = {
+  describe: 'a duration from 1s to 24h such as 10m or 90s',
+  read(text) {
+    const ms = durationMs(text)
+    return ms === null || ms < DRAIN_BOUNDS_MS.min || ms > DRAIN_BOUNDS_MS.max ? {why: this.describe} : {value: ms}
+  },
+  write: (ms) => `${ms}ms`,
+}
+
 /** A positive number such as 2 or 1.5 (a cooldown's multiplier). */
 const multiplier: Kind<number> = {
   describe: 'a positive number such as 2 or 1.5',
@@ -216,6 +229,7 @@ export const KINDS = {
   seconds,
   origins,
   cooldown,
+  drain,
   multiplier,
   positive,
   network: choiceKind(NETWORKS),

@@ -23,6 +23,7 @@ describe('a second localnet start against the one running (issue 59)', () => {
       hostProcesses: false,
       nodes: 1,
       contentMaxBytes: 2 * 1024 ** 3,
+      drainTimeoutMs: 600_000,
     })
     const full = readStartArgs([...defaults, '--gpus', '2', '--host-processes', '--nodes', '3'])
     assert.deepEqual([full.gpus, full.hostProcesses, full.nodes, full.pull], [2, true, 3, 'missing'])
@@ -64,6 +65,15 @@ describe('a second localnet start against the one running (issue 59)', () => {
     const anyHttps = [...defaults, '--gateway-https-port', '0']
     assert.deepEqual(startDifferences(https, wanted(anyHttps, ['gateway-https-port'])), [])
     assert.deepEqual(startDifferences(running, wanted(otherHttps, ['gateway-https-port'])), [])
+    // The drain bound, node or not: the manager drains through the gateway either way.
+    assert.deepEqual(
+      startDifferences(running, wanted([...defaults, '--drain-timeout', '1800000ms'], ['drain-timeout'])),
+      [{flag: 'drain-timeout', running: '--drain-timeout 600s', given: '--drain-timeout 1800s'}],
+    )
+    assert.deepEqual(
+      startDifferences(running, wanted([...defaults, '--drain-timeout', '600000ms'], ['drain-timeout'])),
+      [],
+    )
   })
 
   it('node flags against a localnet without a node: each is said, against its --no-node', () => {

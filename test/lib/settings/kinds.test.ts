@@ -76,6 +76,15 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     ],
     bad: ['0', '0s', '-5s', '1.5s', 'soon', ''],
   },
+  drain: {
+    good: [
+      ['10m', 600_000],
+      ['1s', 1000],
+      ['24h', 86_400_000],
+      ['1m30s', 90_000],
+    ],
+    bad: ['0s', '999ms', '24h1s', '2d', '600', '-1m', 'forever', ''],
+  },
   multiplier: {
     good: [
       ['2', 2],

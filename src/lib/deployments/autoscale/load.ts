@@ -26,3 +26,11 @@ export interface DeploymentLoad {
    */
   onHeld(listener: (deployment: string) => void): () => void
 }
+
+/**
+ * The manager's answer to the gateways in front of it: true when a request to the deployment (its id) waits for a
+ * replica instead of a 503 at once while none is ready, i.e. its policy has a minimum of 0 replicas (the request is
+ * what scales it up from zero). The manager sets it in its context (context.ts) where it knows the policies; absent,
+ * no request is ever held.
+ */
+export type HoldsAtZero = (deployment: string) => Promise<boolean>

@@ -16,7 +16,7 @@ import {decide, type Decision} from '../autoscale/decide.js'
 import {policyOf} from '../autoscale/policy.js'
 
 /** The states in which traffic moves the replica count (a stopping or unfunded deployment is left alone). */
-const SCALED: readonly DeploymentRow['status'][] = ['STARTING', 'RUNNING']
+export const SCALED: readonly DeploymentRow['status'][] = ['STARTING', 'RUNNING']
 
 /** The most replicas the budget keeps, from the deployment's jobs at the market's price now; undefined without one. */
 async function affordable(ctx: ManagerContext, deployment: DeploymentRow, jobs: JobOnChain[]) {

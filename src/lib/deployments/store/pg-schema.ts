@@ -117,6 +117,16 @@ export const PG_MIGRATIONS: readonly string[] = [
      ADD COLUMN scale_down_after INTEGER,
      ADD COLUMN calm_since BIGINT,
      ADD COLUMN budget BIGINT`,
+  // 4: each gateway's traffic per deployment, for the manager holding its lease (autoscale/store-load.ts).
+  `CREATE TABLE gateway_load (
+     gateway TEXT NOT NULL,
+     deployment TEXT NOT NULL,
+     in_flight INTEGER NOT NULL,
+     held INTEGER NOT NULL,
+     at BIGINT NOT NULL,
+     PRIMARY KEY (gateway, deployment)
+   );
+   CREATE INDEX gateway_load_deployment ON gateway_load (deployment, at);`,
 ]
 
 /**

@@ -13,6 +13,7 @@ import {
   type DeploymentStore,
   listedTaskChange,
   type MetricCounts,
+  type GatewayFigures,
   type NewTask,
   newTaskRow,
   type Workload,
@@ -116,6 +117,15 @@ export const SQLITE_SCHEMA = `
     deployment TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
     until INTEGER NOT NULL
+  );
+  -- Each gateway's traffic per deployment (autoscale/store-load.ts): kept so both stores answer alike.
+  CREATE TABLE IF NOT EXISTS gateway_load (
+    gateway TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    in_flight INTEGER NOT NULL,
+    held INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (gateway, deployment)
   );
   -- The vault key's check value (vault-key-check.ts), never the key.
   CREATE TABLE IF NOT EXISTS manager_meta (
@@ -402,6 +412,25 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
         deployment: string
         holder: string
       }[]
+    },
+    async writeLoad(gateway, figures, now) {
+      db.transaction(() => {
+        sql('DELETE FROM gateway_load WHERE gateway = ?').run(gateway)
+        for (const f of figures)
+          sql('INSERT INTO gateway_load (gateway, deployment, in_flight, held, at) VALUES (?, ?, ?, ?, ?)').run(
+            gateway,
+            f.deployment,
+            f.inFlight,
+            f.held,
+            now,
+          )
+      })()
+    },
+    async readLoad(freshMs, except, now, deployment) {
+      return sql(
+        `SELECT deployment, in_flight AS inFlight, held FROM gateway_load
+         WHERE gateway <> ? AND at > ? AND (? IS NULL OR deployment = ?) ORDER BY deployment`,
+      ).all(except, now - freshMs, deployment ?? null, deployment ?? null) as GatewayFigures[]
     },
     async keyCheck() {
       const row = sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as

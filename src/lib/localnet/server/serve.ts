@@ -28,6 +28,8 @@ export interface ServeOptions {
   allowedOrigins?: readonly string[]
   /** Its deployment manager's tunnel grace, in ms (the tunnelGrace setting). */
   tunnelGraceMs?: number
+  /** Its deployment manager's drain bound, in ms (the drainTimeout setting). */
+  drainTimeoutMs?: number
   /** The secretsKey setting, for the in-process secrets service. */
   secretsKey?: string
   /** The manager's cooldown settings (deployments/cooldowns.ts). */

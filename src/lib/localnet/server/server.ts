@@ -116,6 +116,8 @@ export interface StartOptions {
   allowedOrigins?: readonly string[]
   /** Its deployment manager's tunnel grace before scaling, in ms (the tunnelGrace setting; 60 s by default). */
   tunnelGraceMs?: number
+  /** How long its manager drains a retired replica, in ms (the drainTimeout setting; 10 minutes by default). */
+  drainTimeoutMs?: number
   /** The secretsKey setting: the in-process secrets service's master key instead of its key file. */
   secretsKey?: string
   /** Its deployment manager's cooldown settings (deployments/cooldowns.ts); the network's defaults when absent. */
@@ -285,7 +287,10 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         // Its tunnel watch follows the gateway's deployment proxies in process, as the network's follows its FRP
         // server's stream.
         proxyEvents: agent?.gateway.proxyEvents,
+        // Its autoscaling follows the traffic of the gateway, in process.
+        traffic: agent?.gateway,
         tunnelGraceMs: options.tunnelGraceMs,
+        drainTimeoutMs: options.drainTimeoutMs,
       })
       runtime.deploymentManager = manager.url
       if (agent) {
@@ -297,7 +302,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
         manager.context.gateway = {
           deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
-          online: (job, port) => replicaOnline(nodes, job, port),
+          online: (job, port) => replicaOnline(nodes, job.job, port),
         }
       }
     } catch (error) {
@@ -347,7 +352,7 @@ async function startLocalnetManager(
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
   cooldowns: CooldownsGiven | undefined,
-  tunnels: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs'>,
+  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs' | 'traffic'>,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
@@ -378,7 +383,7 @@ async function startLocalnetManager(
       credits: creditRoutes({ledger, net, wallet, fund}),
       allowedOrigins,
       cooldowns,
-      ...tunnels,
+      ...settings,
     })
   } catch (error) {
     ledger.close()

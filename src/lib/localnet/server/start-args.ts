@@ -3,7 +3,9 @@
  * wrote), against what a second `localnet start` asks for: a flag given that the running one does not honour is
  * said, not dropped (`localnet start --pull never` on a localnet pulling missing images exited 0, issue 59).
  */
+import {DRAIN_TIMEOUT_MS} from '../../deployments/draining.js'
 import {DEFAULT_CONTENT_MAX_BYTES} from '../../ipfs/store.js'
+import {durationMs} from '../../text/durations.js'
 
 /** The settings a localnet's `startArgs` say. */
 export interface StartSettings {
@@ -16,6 +18,8 @@ export interface StartSettings {
   hostProcesses: boolean
   nodes: number
   contentMaxBytes: number
+  /** The drain bound, ms. */
+  drainTimeoutMs: number
 }
 
 /** Reads `startArgs` (`--runtime auto --gateway-port 28980 --pull missing ...`, or `--no-node`) back. */
@@ -38,6 +42,7 @@ export function readStartArgs(args: readonly string[]): StartSettings {
     hostProcesses: args.includes('--host-processes'),
     nodes: number('--nodes') ?? 1,
     contentMaxBytes: number('--content-max-bytes') ?? DEFAULT_CONTENT_MAX_BYTES,
+    drainTimeoutMs: durationMs(value('--drain-timeout') ?? '') ?? DRAIN_TIMEOUT_MS,
   }
 }
 
@@ -94,6 +99,11 @@ export function startDifferences(running: RunningStart, wanted: WantedStart): St
     `--content-max-bytes ${have.contentMaxBytes}`,
     `--content-max-bytes ${want.contentMaxBytes}`,
   )
+  differ(
+    'drain-timeout',
+    `--drain-timeout ${seconds(have.drainTimeoutMs)}`,
+    `--drain-timeout ${seconds(want.drainTimeoutMs)}`,
+  )
   // Asked for no node, its flags have nothing to apply to; asked of a localnet without one, none of them applies.
   if (!want.node) return differences
   for (const [flag, shown] of NODE_FLAGS) differ(flag, have.node ? shown(have) : '--no-node', shown(want))
@@ -108,4 +118,9 @@ export function startDifferences(running: RunningStart, wanted: WantedStart): St
     differ('gateway-https-port', `--gateway-https-port ${httpsRunning}`, `--gateway-https-port ${httpsWanted}`)
   }
   return differences
+}
+
+/** A bound in ms as a duration the flag takes back: whole seconds when it is some. */
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
 }

@@ -63,6 +63,11 @@ export function contentMaxBytes(settings: LocalnetStartSettings): number | undef
   return settings.typed('contentStoreMaxBytes')?.value
 }
 
+/** The deployment manager's drain bound (the drainTimeout setting); undefined for DRAIN_TIMEOUT_MS. */
+export function drainTimeoutMs(settings: LocalnetStartSettings): number | undefined {
+  return settings.typed('drainTimeout')?.value
+}
+
 /**
  * The `localnet start` flags that give a localnet started in the background (or again by `localnet reset`) the
  * node and content settings in force here, whichever layer set them.
@@ -75,6 +80,8 @@ export function startArgs(settings: LocalnetStartSettings, node: boolean): strin
   // directory keeps the markets).
   const markets = marketsFile(settings)
   if (markets !== undefined) args.push('--markets', markets)
+  const drain = drainTimeoutMs(settings)
+  if (drain !== undefined) args.push('--drain-timeout', `${drain}ms`)
   return args
 }
 
