@@ -6,8 +6,7 @@
  */
 import type {ManagerContext} from '../context.js'
 import type {HoldsAtZero} from './load.js'
-import {policyOf} from './policy.js'
-import {SCALED} from './scaler.js'
+import {policyOf, SCALED} from './policy.js'
 
 /** True for a deployment the autoscaler moves (STARTING, RUNNING) whose policy's minimum is 0 replicas. */
 export function holdsAtZero(ctx: Pick<ManagerContext, 'store'>): HoldsAtZero {
