@@ -8,6 +8,7 @@ import {strict as assert} from 'node:assert'
 
 import type {DeploymentLoad, LoadFigures} from '../../../src/lib/deployments/autoscale/load.js'
 import {isOver} from '../../../src/lib/deployments/strategies/plan.js'
+import type {DeploymentRow} from '../../../src/lib/deployments/types.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
 import {standinManager, type StandinManager} from '../../helpers/manager-standin.js'
 
@@ -29,20 +30,22 @@ describe('autoscaling in the tick (stand-in chain, traffic given)', () => {
   })
   afterEach(async () => opened.cleanup())
 
+  /** A RUNNING SIMPLE-EXTEND deployment with a policy of target 2 and a 60 s window (its bounds and count as told). */
+  const scaled = (change: Partial<DeploymentRow>) =>
+    m.start({
+      strategy: 'SIMPLE-EXTEND',
+      status: 'RUNNING',
+      target_concurrency: 2,
+      scale_down_after: WINDOW_S,
+      max_replicas: 3,
+      ...change,
+    })
   const alive = async (id: string) => (await m.jobs(id)).filter((j) => !isOver(j.state) && !j.stop_requested).length
   const decisions = async (id: string) =>
     (await m.events(id)).filter((e) => e.type.startsWith('AUTOSCALE_')).map((e) => `${e.type} ${e.message}`)
 
   it('0 -> 1 on a held request, up to 3 on demand, then down one at a time after the window, to 0', async () => {
-    const d = await m.start({
-      strategy: 'SIMPLE-EXTEND',
-      status: 'RUNNING',
-      replicas: 0,
-      min_replicas: 0,
-      max_replicas: 3,
-      target_concurrency: 2,
-      scale_down_after: WINDOW_S,
-    })
+    const d = await scaled({replicas: 0, min_replicas: 0})
     await m.polls(2, 1)
     assert.equal((await m.deployment(d.id)).replicas, 0, 'idle at 0 stays at 0')
     assert.equal((await m.jobs(d.id)).length, 0, 'nothing listed, nothing spent')
@@ -83,15 +86,7 @@ describe('autoscaling in the tick (stand-in chain, traffic given)', () => {
   })
 
   it('hysteresis: a load just under one replica less keeps the replicas however long', async () => {
-    const d = await m.start({
-      strategy: 'SIMPLE-EXTEND',
-      status: 'RUNNING',
-      replicas: 2,
-      min_replicas: 1,
-      max_replicas: 3,
-      target_concurrency: 2,
-      scale_down_after: WINDOW_S,
-    })
+    const d = await scaled({replicas: 2, min_replicas: 1})
     // 2 in flight fit in 1 replica at target (2), not at 70% of it (1.4).
     traffic = {inFlight: 2, held: 0}
     await m.polls(40, 1)
@@ -101,15 +96,7 @@ describe('autoscaling in the tick (stand-in chain, traffic given)', () => {
 
   it('without a gateway reporting traffic, a policy moves nothing', async () => {
     delete m.ctx.load
-    const d = await m.start({
-      strategy: 'SIMPLE-EXTEND',
-      status: 'RUNNING',
-      replicas: 2,
-      min_replicas: 0,
-      max_replicas: 3,
-      target_concurrency: 2,
-      scale_down_after: WINDOW_S,
-    })
+    const d = await scaled({replicas: 2, min_replicas: 0})
     await m.polls(30, 1)
     assert.equal((await m.deployment(d.id)).replicas, 2)
   })
