@@ -237,6 +237,31 @@ export const deploymentFlags = {
 }
 
 /**
+ * The autoscaling policy and budget of `deployment create` and `deployment autoscale` (docs/deployments.md,
+ * "Autoscaling"); read and checked by lib/deployments/client/client-autoscale.ts (exit 2 for a bad one).
+ */
+export const autoscaleFlags = {
+  'min-replicas': Flags.integer({
+    description: "autoscaling: the fewest replicas (0 scales to zero when idle, gpunet's manager only) [default: 1]",
+    helpValue: 'N',
+  }),
+  'max-replicas': Flags.integer({description: 'autoscaling: the most replicas (at most 100)', helpValue: 'M'}),
+  'target-concurrency': Flags.string({
+    description: 'autoscaling: the in-flight requests one replica takes (above 0); more scales up at once',
+    helpValue: 'C',
+  }),
+  'scale-down-after': Flags.string({
+    description:
+      'autoscaling: how long the load must fit in one replica less (at 70% of target) before one is scaled away, at least 10s [default: 5m]',
+    helpValue: 'DURATION',
+  }),
+  budget: Flags.string({
+    description: 'the most tokens the deployment may spend: no listing or extension takes it past; at it, it stops',
+    helpValue: 'AMOUNT',
+  }),
+}
+
+/**
  * What a job needs of a market, instead of `--market` (docs/jobs.md, "Placement"): `job post`, `job run` and
  * `deployment create`. Values are read and checked by lib/job/placing.ts (exit 2 for a bad one).
  */

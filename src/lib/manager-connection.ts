@@ -10,6 +10,7 @@ import {ExitCode, GpunetError} from './errors.js'
 import {isLoopbackHost} from './http/client.js'
 import {ensureLocalnet} from './localnet/server/control.js'
 import {openWallet} from './keys/wallet.js'
+import {SETTING_PRESETS} from './settings/presets.js'
 import type {Settings} from './settings/settings.js'
 import type {Wallet} from './keys/wallet.js'
 
@@ -31,6 +32,11 @@ export interface ManagerConnection {
    * replicas than nodes stay QUEUED); null for any other manager.
    */
   localnetNodes: number | null
+  /**
+   * True for the network's hosted manager (its public API, the network's preset): gpunet neither runs it nor sees
+   * its traffic, so it takes no autoscaling policy or budget (docs/deployments.md, "Autoscaling").
+   */
+  hosted: boolean
 }
 
 /**
@@ -56,7 +62,19 @@ export async function connectManager(settings: Settings, options: ManagerConnect
     secrets: apiKey ? [apiKey] : [],
     keyHint: settings.envName('managerApiKey'),
   })
-  return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet, localnetNodes: localnet?.nodes ?? null}
+  const hosted = isHostedManager(url, SETTING_PRESETS[settings.network].managerUrl)
+  return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet, localnetNodes: localnet?.nodes ?? null, hosted}
+}
+
+/** True when the settings name the network's hosted manager (read without connecting, or starting a localnet). */
+export function settingsNameHostedManager(settings: Settings): boolean {
+  const set = settings.typed('manager')?.value
+  return set !== undefined && isHostedManager(set, SETTING_PRESETS[settings.network].managerUrl)
+}
+
+/** True when `url` is the network's own manager (`preset`, its public API), whatever its path. */
+export function isHostedManager(url: string, preset: string | null): boolean {
+  return preset !== null && new URL(url).origin === new URL(preset).origin
 }
 
 /** The manager's URL (its kind checked it is one), refused unless https or on this machine. */

@@ -1,12 +1,19 @@
 import * as Flags from '@oclif/core/flags'
 
 import {type DeploymentJson, DeploymentCommand} from '../../cli/deployment-command.js'
-import {deploymentFlags, marketFlag, needOfFlags, placementFlags} from '../../cli/flags.js'
+import {autoscaleFlags, deploymentFlags, marketFlag, needOfFlags, placementFlags} from '../../cli/flags.js'
 import {chooseMarket, jobNeed, parseNeed} from '../../lib/job/placing.js'
 import {needAsks, type Placement, type PlacementNeed, placementLines} from '../../lib/market/jobs/placement.js'
 import {CREATE_STRATEGIES, createBody, MAX_REPLICAS} from '../../lib/deployments/client/client-create.js'
+import {
+  budgetFromFlag,
+  policyFromFlags,
+  policyRequest,
+  refuseOnHostedManager,
+} from '../../lib/deployments/client/client-autoscale.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
+import {settingsNameHostedManager} from '../../lib/manager-connection.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 import {PublicKey} from '@solana/web3.js'
 
@@ -14,12 +21,12 @@ export default class DeploymentCreate extends DeploymentCommand {
   static override summary = 'Create a deployment: a job definition kept running as N replicas by a deployment manager.'
 
   static override description = withExitCodes(
-    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from your shared vault (one per owner, made with your first deployment; \`--vault new\` gives it one of its own, \`--vault ADDRESS\` names one of yours), which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes. --queue-timeout DURATION (gpunet's manager; at least 1m, at most --timeout and the market's job timeout, divided by --time-scale): a replica still QUEUED that long moves the whole deployment, as \`gpunet deployment move\` does, to the next market that fits the need (the need flags and the definition's required_vram) by the order of placement, one it has not left before; each move is an event (QUEUE_TIMEOUT, then the move's).`,
+    `The definition is checked as \`job post\` checks it, before anything is sent (exit 3, nothing created or paid), and sent in the form the network's nodes take. --timeout is each job's timeout (whole minutes: 90m, 2h, 1h30m). SIMPLE lists the replicas once; SIMPLE-EXTEND also extends each job before its end, so the service keeps running; SCHEDULED lists them at each time of --schedule (a 5-field cron, UTC); INFINITE (--timeout 1h or more) lists a replacement --rotation-time before each job's end (default 20m) and stops the old job once the new one is ready, replaces a job that ends, fails or stays unhealthy, and throttles a crash loop (stopping the deployment after 8 throttled rounds). A new deployment is DRAFT; it pays from your shared vault (one per owner, made with your first deployment; \`--vault new\` gives it one of its own, \`--vault ADDRESS\` names one of yours), which \`gpunet deployment fund\` fills from your wallet before \`gpunet deployment start\`. --time-scale N (localnet only) divides every duration of the strategy by N, so a rehearsal of hours takes minutes. --queue-timeout DURATION (gpunet's manager; at least 1m, at most --timeout and the market's job timeout, divided by --time-scale): a replica still QUEUED that long moves the whole deployment, as \`gpunet deployment move\` does, to the next market that fits the need (the need flags and the definition's required_vram) by the order of placement, one it has not left before; each move is an event (QUEUE_TIMEOUT, then the move's). SIMPLE-EXTEND and INFINITE take an autoscaling policy behind gpunet's gateway (--max-replicas with --target-concurrency, and --min-replicas, --scale-down-after; the replicas start within its bounds) and a --budget in tokens; the network's hosted manager takes neither (docs/deployments.md, "Autoscaling").`,
     [
       [0, 'created'],
       [
         2,
-        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout, --queue-timeout or --vault, --time-scale off the localnet`,
+        `usage: --replicas outside 1..${MAX_REPLICAS}, a bad --timeout, --rotation-time, --startup-timeout, --queue-timeout or --vault, --time-scale off the localnet; a bad policy (--min-replicas above --max-replicas, --max-replicas over 100, --target-concurrency 0 or less, --scale-down-after under 10s, a policy on SIMPLE or SCHEDULED), a --budget under one listing's deposit, or either against the network's hosted manager (nothing created)`,
       ],
       [
         3,
@@ -43,6 +50,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     '<%= config.bin %> deployment create --file svc.json --strategy INFINITE --replicas 2 --timeout 2h --rotation-time 20m',
     '<%= config.bin %> deployment create --file llm.json --timeout 2h --network devnet --manager https://manager.example.org',
     '<%= config.bin %> deployment create --file llm.json --timeout 2h --min-vram 40 --queue-timeout 10m   # moves itself off a market with no free node',
+    '<%= config.bin %> deployment create --file svc.json --timeout 1h --min-replicas 0 --max-replicas 3 --target-concurrency 2 --budget 50',
   ]
 
   static override flags = {
@@ -100,6 +108,7 @@ export default class DeploymentCreate extends DeploymentCommand {
         "gpunet's manager: a replica still QUEUED this long moves the deployment to the next market that fits the need, by the order of placement (at least 1m, at most --timeout and the market's job timeout)",
       helpValue: 'DURATION',
     }),
+    ...autoscaleFlags,
     market: marketFlag,
     ...placementFlags,
     ...deploymentFlags,
@@ -111,6 +120,10 @@ export default class DeploymentCreate extends DeploymentCommand {
     const {flags} = await this.parse(DeploymentCreate)
     const {network} = this.settings
     const note = (line: string) => this.note(line)
+    // The policy and budget are checked before anything else is read or sent (exit 2).
+    const autoscale = policyFromFlags(flags, flags.strategy)
+    const budget = budgetFromFlag(flags.budget)
+    refuseOnHostedManager(settingsNameHostedManager(this.settings), autoscale !== undefined || budget !== undefined)
     let placement: Placement | null = null
     let need: PlacementNeed | null = null
     const {body, warnings} = await createBody({
@@ -151,8 +164,9 @@ export default class DeploymentCreate extends DeploymentCommand {
     }
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     const connection = await this.manager()
-    const replicaWarnings = this.replicaWarnings(flags.replicas, connection)
-    let deployment = await connection.client.create(body)
+    const replicaWarnings = this.replicaWarnings(autoscale?.max_replicas ?? flags.replicas, connection)
+    const asked = {...body, ...(autoscale ? {autoscale: {...autoscale}} : {}), ...(budget ? {budget} : {})}
+    let deployment = await policyRequest(() => connection.client.create(asked))
     // Started apart from the create (not with the API's autostart), so a vault short of the deposit still leaves
     // the new deployment's id on the screen.
     let refused: GpunetError | null = null

@@ -21,11 +21,14 @@ It listens on 127.0.0.1. Another --host is refused unless --tls-terminated says 
 
 Several managers can share one PostgreSQL (--database-url): each works on a deployment only under its lease in the database, and a manager that dies leaves its deployments to the others once its leases run out. They must share the vault key (--vault-key-file): a manager whose key is not the database's refuses to start (exit 3), and none makes a new key beside existing vaults.
 
+It serves each of its deployments at a stable URL of its own, http://<deployment>.deploy.localhost:<gateway port>/ on 127.0.0.1 (--gateway-port; a free port unless set): gpunet's gateway, as the localnet runs one, spreading requests over the replicas that answer the manager's probe, through their own service URLs (https on devnet and mainnet), draining a retired replica first. \`deployment get\` lists it as the deployment's stable endpoint. Autoscaling follows the requests through it (docs/deployments.md, "Autoscaling"); requests sent to the network's own URL are not seen.
+
 On devnet and mainnet it pays from the vaults with real tokens, so it asks once for confirmation (or --yes). Prints the URL on stdout (with --json, one JSON document once it listens). Stops on Ctrl-C or SIGTERM.`
 
   static override examples = [
     '<%= config.bin %> deployment serve',
     '<%= config.bin %> deployment serve --port 0 --data-dir ./manager --json',
+    '<%= config.bin %> deployment serve --gateway-port 28990',
     '<%= config.bin %> deployment serve --network devnet --yes',
     '<%= config.bin %> deployment serve --network mainnet --host 0.0.0.0 --tls-terminated --yes',
     'GPUNET_MANAGER_DATABASE_URL=postgres://gpunet@db/gpunet <%= config.bin %> deployment serve --network mainnet --vault-key-file /etc/gpunet/vaults.key --yes',
@@ -43,6 +46,13 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
       default: 3001,
       min: 0,
       max: 65535,
+    }),
+    'gateway-port': Flags.integer({
+      description: "port of the gateway serving the deployments' stable URLs on 127.0.0.1 (0 picks a free one)",
+      default: 0,
+      min: 0,
+      max: 65535,
+      helpValue: 'PORT',
     }),
     'data-dir': Flags.string({
       description: 'folder of the database and the vault key (default: ~/.local/share/gpunet/deployments/<network>)',
@@ -86,6 +96,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         network,
         host,
         port: flags.port,
+        gatewayPort: flags['gateway-port'],
         tlsTerminated: flags['tls-terminated'],
         log: (line) => process.stderr.write(`${line}\n`),
         env: process.env,
@@ -96,22 +107,32 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code !== 'EADDRINUSE' && code !== 'EADDRNOTAVAIL') throw error
-      throw new GpunetError('port_in_use', `cannot listen on ${host}:${flags.port}: ${(error as Error).message}`, {
+      throw new GpunetError('port_in_use', `cannot listen: ${(error as Error).message}`, {
         exitCode: ExitCode.USAGE,
-        hint: 'choose another --port, or --port 0 for a free one',
+        hint: 'choose another --port or --gateway-port, or 0 for a free one',
       })
     }
     const files = managerFiles(folder)
     const database = databaseUrl ? `PostgreSQL ${redactUrl(databaseUrl)}` : files.database
     const vaultKey = vaultKeyFile ?? files.vaultKey
     if (process.env[CRASH_ENV]) this.note(`${CRASH_ENV}=${process.env[CRASH_ENV]}: this manager kills itself there`)
+    const stableUrls = manager.gateway!.deploymentUrl('<deployment>')
     if (this.jsonEnabled()) {
-      const ready = {url: manager.url, network, rpcUrl: net.rpcUrl, database, vaultKey}
+      const ready = {
+        url: manager.url,
+        stableUrls,
+        gatewayPort: manager.gateway!.port,
+        network,
+        rpcUrl: net.rpcUrl,
+        database,
+        vaultKey,
+      }
       process.stdout.write(`${JSON.stringify(ready, null, 2)}\n`)
     } else {
       this.note(`Network: ${network} (RPC ${net.rpcUrl})`)
       this.note(`Database: ${database}`)
       this.note(`Vault key: ${vaultKey} (back it up: without it the vaults' funds are lost)`)
+      this.note(`Stable URLs: ${stableUrls}`)
       this.say(`Deployment manager listening on ${manager.url}`)
     }
     await new Promise<void>((resolve) => {

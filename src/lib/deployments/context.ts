@@ -1,17 +1,22 @@
 /** What the manager's parts share: the store, the chain (as any client reaches it), the vault seal and the clock. */
 import type {MarketNetwork} from '../market/connect.js'
 import type {Network} from '../network.js'
+import type {DeploymentLoad, HoldsAtZero} from './autoscale/load.js'
 import type {Cooldowns} from './cooldowns.js'
 import type {Draining} from './draining.js'
 import type {DeploymentStore} from './store/store.js'
+import type {JobRow} from './types.js'
 import type {VaultSeal} from './paying/vault-seal.js'
 
-/** The gateway in front of a manager (the localnet's): deployments' stable URLs and each replica's port state. */
+/**
+ * The gateway in front of a manager (the localnet's, `deployment serve`'s): deployments' stable URLs and each
+ * replica's port state.
+ */
 export interface ManagerGateway {
   /** The stable URL of the deployment's first exposed port, or of its exposed port `port`. */
   deploymentUrl(deployment: string, port?: number): string
-  /** True when the job's port is ONLINE on its node (its health checks pass). */
-  online(job: string, port: number): boolean
+  /** True when the job's port serves (ONLINE on its node; or its service answered the manager's probe). */
+  online(job: Pick<JobRow, 'job' | 'tunnel'>, port: number): boolean
 }
 
 export interface ManagerContext {
@@ -45,4 +50,8 @@ export interface ManagerContext {
    * gateway); otherwise the job watch feeds it from the manager's own probe (job-watch.ts).
    */
   tunnelStream?: boolean
+  /** The deployments' traffic as the gateways in front see it (autoscale/load.ts); absent, no policy can scale. */
+  load?: DeploymentLoad
+  /** Whether the gateways in front hold a deployment's requests while it has no replica ready (autoscale/load.ts). */
+  holdsAtZero?: HoldsAtZero
 }

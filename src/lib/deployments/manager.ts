@@ -13,7 +13,7 @@ import {createDeploymentApi, type CreditsPlugin} from './api/api.js'
 import type {ManagerContext} from './context.js'
 import {checkCooldowns, type CooldownsGiven} from './cooldowns.js'
 import {lockDataDir} from './store/data-dir-lock.js'
-import {leaseHolder} from './store/manager-lease.js'
+import {holderOf, leaseHolder} from './store/manager-lease.js'
 import {openPgDeploymentStore} from './store/pg-store.js'
 import {Draining} from './draining.js'
 import {openSqliteDeploymentStore} from './store/sqlite-store.js'
@@ -22,7 +22,13 @@ import {loadCheckedVaultKey} from './paying/vault-key-check.js'
 import {vaultSeal} from './paying/vault-seal.js'
 import {startWorker, type Worker} from './manager/worker.js'
 import {followProxies} from './manager/tunnel-watch.js'
+import type {HoldBounds} from '../gateway/holding.js'
 import type {ProxyEventSource} from '../gateway/proxy-events.js'
+import {type ManagerGatewayServer, startManagerGateway} from './manager-gateway.js'
+import {gatewayLoad, type GatewayTraffic} from './autoscale/gateway-load.js'
+import {holdsAtZero} from './autoscale/holds-at-zero.js'
+import {storeLoad} from './autoscale/store-load.js'
+import {deploymentIdsByLabel} from './stable-routes.js'
 
 /** The files of a manager's data directory. */
 export function managerFiles(dataDir: string) {
@@ -79,12 +85,23 @@ export interface ManagerOptions {
    * manager's own probe of each job's service (manager/job-watch.ts).
    */
   proxyEvents?: ProxyEventSource
+  /**
+   * A gateway of its own on 127.0.0.1 at this port (0 picks a free one), serving its deployments' stable URLs in
+   * front of their replicas' service URLs (`deployment serve`; manager-gateway.ts); absent, none.
+   */
+  gatewayPort?: number
+  /** That gateway's bounds of requests held while a deployment starts from zero (gateway/holding.ts). */
+  hold?: Partial<HoldBounds>
+  /** The gateway in this process whose traffic is the manager's load (the localnet's), when it has none of its own. */
+  traffic?: GatewayTraffic
 }
 
 export interface RunningManager {
   url: string
   worker: Worker
   context: ManagerContext
+  /** Its own gateway, when it was given a gatewayPort. */
+  gateway: ManagerGatewayServer | null
   close(): Promise<void>
 }
 
@@ -138,17 +155,34 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     drainTimeoutMs: options.drainTimeoutMs,
   }
   context.holdLease = leaseHolder(context)
+  context.holdsAtZero = holdsAtZero(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})
   const api = createDeploymentApi(context, auth, options.credits, options.allowedOrigins)
   let url: string
+  let gateway: ManagerGatewayServer | null = null
   try {
+    // Before the worker: its first pass already drains and scales with the gateway's counts.
+    if (options.gatewayPort !== undefined)
+      gateway = await startManagerGateway(context, options.gatewayPort, {
+        hold: options.hold,
+        allowedOrigins: options.allowedOrigins,
+      })
     url = await api.listen(options.port ?? 0, host)
   } catch (error) {
+    await gateway?.close()
     await api.close()
     await store.close()
     release()
     throw error
   }
+  // Before the worker, which follows the held requests from its start.
+  const traffic = gateway?.gateway ?? options.traffic
+  // On a shared PostgreSQL, through the store: the manager holding a deployment's lease sees every gateway's share.
+  const shared =
+    traffic && options.databaseUrl
+      ? storeLoad(store, traffic, holderOf(context), deploymentIdsByLabel(store), {log: context.log})
+      : null
+  if (traffic) context.load = shared ?? gatewayLoad(traffic, deploymentIdsByLabel(store))
   // Followed before the first pass, so that no pass feeds the watch from a probe where the stream does.
   const tunnels = options.proxyEvents ? followProxies(context, options.proxyEvents) : null
   const worker = startWorker(context)
@@ -156,10 +190,14 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     url,
     worker,
     context,
+    gateway,
     async close() {
+      // The gateway first: its requests read the store.
+      await gateway?.close()
       await api.close()
       await tunnels?.stop()
       await worker.stop()
+      await shared?.stop()
       await store.close()
       release()
     },

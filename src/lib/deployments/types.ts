@@ -64,6 +64,19 @@ export interface DeploymentRow {
    * market that fits its need; null when the deployment stays where it is.
    */
   queue_placement?: string | null
+  /**
+   * Autoscaling (autoscale/policy.ts): the fewest and most replicas, the in-flight requests a replica takes, and the
+   * seconds (before scaling) the load must fit in one replica less before one is scaled away; all null without a
+   * policy.
+   */
+  min_replicas?: number | null
+  max_replicas?: number | null
+  target_concurrency?: number | null
+  scale_down_after?: number | null
+  /** Since when (ms) the load fits in one replica less: the scale-down window runs from it; null while it does not. */
+  calm_since?: number | null
+  /** The most token base units the deployment may spend (paying/budget.ts); null: no cap. */
+  budget?: number | null
   created_at: number
   updated_at: number
 }

@@ -22,12 +22,13 @@ import {type LoopbackPolicy, webPageRefusal} from '../http/loopback-guard.js'
 import {portLabel} from '../market/service-url.js'
 import type {NodeApi} from '../node/api-server/server.js'
 import type {NetworkName} from '../node/network-names.js'
-import {GATEWAY_DOMAIN, hostLabel, JobRoutes, splitLabel} from './job-routes.js'
+import {GATEWAY_DOMAIN, hostLabel, JobRoutes, splitLabel, type Upstream} from './job-routes.js'
 import {type NetworkNameOptions, NetworkNames} from './network-names.js'
 import type {ProxyCloseReason, ProxyEventSource} from './proxy-events.js'
 import {FRPS_NOT_FOUND_UPGRADE, frpsNotFound, notFound, sendPage, upgradeAnswer} from './pages.js'
+import {checkHoldBounds, type HoldBounds, Holding} from './holding.js'
 import {HttpProxy} from './proxy.js'
-import {Replicas} from './replicas.js'
+import {type NoReplica, Replicas} from './replicas.js'
 import {CONNECT_TIMEOUT_MS, DEPLOYMENT_DOMAIN, type DeploymentRoutes, EJECTION_MS} from './stable-url.js'
 import {Tunnels} from './tunnel.js'
 import {GATEWAY_HANDSHAKE_TIMEOUT_MS, type GatewayTls, HttpsSide} from './https.js'
@@ -103,6 +104,9 @@ export class Gateway {
   /** Each node's API by its lowercased address: a localnet's nodes share one gateway. */
   private readonly nodeApis = new Map<string, NodeApi>()
   private readonly replicas: Replicas
+  /** Requests held while a deployment starts from zero (holding.ts). */
+  private readonly holding: Holding
+  private deployments: DeploymentRoutes | null = null
   private readonly proxy: HttpProxy
   private readonly tunnels: Tunnels
   /** Client connections by source address, oldest first. */
@@ -128,6 +132,8 @@ export class Gateway {
       allowedOrigins?: readonly string[]
       /** The load-balancer groups' health checks (their interval: 10 s; shorter in tests). */
       networkNames?: NetworkNameOptions
+      /** How many requests wait per deployment starting from zero, and how long each (holding.ts's defaults). */
+      hold?: Partial<HoldBounds>
     } = {},
   ) {
     this.policy = {...POLICY, allowedOrigins: options.allowedOrigins}
@@ -139,6 +145,7 @@ export class Gateway {
     this.names = new NetworkNames(this.routes, options.networkNames)
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? GATEWAY_HANDSHAKE_TIMEOUT_MS
     this.replicas = new Replicas(this.routes, options.ejectionMs ?? EJECTION_MS, () => this.port)
+    this.holding = new Holding(checkHoldBounds(options.hold))
     this.proxy = new HttpProxy(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs})
     this.tunnels = new Tunnels(this.routes, this.replicas, {connectTimeoutMs, answerTimeoutMs, halfClosedMs})
     this.server = createServer(
@@ -241,12 +248,32 @@ export class Gateway {
 
   /** Serves deployments' stable URLs from now on, asking `routes` for their replicas before each request. */
   useDeployments(routes: DeploymentRoutes): void {
+    this.deployments = routes
     this.replicas.use(routes)
   }
 
   /** Requests through a stable URL in flight to the job now, open tunnels included (a drain waits for none). */
   inFlight(job: string): number {
     return this.replicas.inFlight(job)
+  }
+
+  /**
+   * A deployment's traffic through its stable URLs now (`deployment` lowercased, as host names are): requests in
+   * flight to its replicas (open tunnels included), and requests held while it starts from zero.
+   */
+  traffic(deployment: string): {inFlight: number; held: number} {
+    return {inFlight: this.replicas.deploymentInFlight(deployment), held: this.holding.heldFor(deployment)}
+  }
+
+  /** The traffic of every deployment (lowercased) with a request in flight or held now. */
+  busy(): {deployment: string; inFlight: number; held: number}[] {
+    const deployments = new Set([...this.replicas.deploymentsInFlight(), ...this.holding.deployments()])
+    return [...deployments].map((deployment) => ({deployment, ...this.traffic(deployment)}))
+  }
+
+  /** Calls `listener` with a deployment (lowercased) as soon as a request is held for it; answers the stop. */
+  onHeld(listener: (deployment: string) => void): () => void {
+    return this.holding.onHeld(listener)
   }
 
   /** The container port served at the job's own URL; null when it serves none. */
@@ -351,12 +378,25 @@ export class Gateway {
   }
 
   private async serveDeployment(req: IncomingMessage, res: ServerResponse, label: string): Promise<void> {
-    const upstreams = await this.replicas.of(label)
+    const upstreams = await this.upstreamsOf(label, closed(res))
+    if (res.destroyed) return
     if (!Array.isArray(upstreams)) {
-      res.setHeader('retry-after', '1')
+      res.setHeader('retry-after', String(upstreams.retryAfter ?? 1))
       return sendPage(req, res, upstreams.status, 'Service unavailable', upstreams.message, upstreams.reason)
     }
     this.proxy.forward(req, res, upstreams, label)
+  }
+
+  /**
+   * The upstreams of a stable URL: its replicas ready now, or, none being ready and the deployment's policy
+   * scaling it to zero, those that become ready while the request is held (until `gone`: the client left).
+   */
+  private async upstreamsOf(label: string, gone: Promise<unknown>): Promise<Upstream[] | NoReplica> {
+    const found = await this.replicas.of(label)
+    if (Array.isArray(found) || found.reason !== 'no-replica' || !this.deployments?.holdsAtZero) return found
+    const {name} = splitLabel(label)
+    if (!(await this.deployments.holdsAtZero(name).catch(() => false))) return found
+    return this.holding.hold(name, () => this.replicas.of(label), gone)
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -382,12 +422,13 @@ export class Gateway {
   }
 
   private async upgradeDeployment(req: IncomingMessage, socket: Duplex, head: Buffer, label: string): Promise<void> {
-    const upstreams = await this.replicas.of(label)
+    const upstreams = await this.upstreamsOf(label, closed(socket))
+    if (socket.destroyed) return
     if (!Array.isArray(upstreams)) {
       const status = upstreams.status === 404 ? '404 Not Found' : '503 Service Unavailable'
       return void socket.end(upgradeAnswer(status, upstreams.reason))
     }
-    this.tunnels.tunnel(req, socket as Socket, head, upstreams, true)
+    this.tunnels.tunnel(req, socket as Socket, head, upstreams, label)
   }
 }
 
@@ -401,4 +442,9 @@ function guard(work: () => void, connection: ServerResponse | Duplex): void {
   } catch {
     connection.destroy()
   }
+}
+
+/** Resolves when the connection closes (never rejects: a client's reset is its close too). */
+function closed(connection: ServerResponse | Duplex): Promise<void> {
+  return new Promise((resolve) => connection.once('close', () => resolve()))
 }

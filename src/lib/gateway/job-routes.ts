@@ -19,6 +19,26 @@ export function hostLabel(req: IncomingMessage, domain = GATEWAY_DOMAIN): string
 export interface Upstream {
   job: string
   hostPort: number
+  /**
+   * The replica's own URL, for one not served on 127.0.0.1 by this gateway (`deployment serve`'s gateway in front of
+   * replicas on the network): requests go there with its host, over TLS for https. Absent: `hostPort`.
+   */
+  url?: string
+}
+
+/** Where a connection to the upstream goes, and the Host its requests carry (null: the client's, unchanged). */
+export function upstreamAddress(upstream: Upstream): {
+  host: string
+  port: number
+  tls: boolean
+  hostHeader: string | null
+} {
+  if (upstream.url === undefined) return {host: '127.0.0.1', port: upstream.hostPort, tls: false, hostHeader: null}
+  const url = new URL(upstream.url)
+  const tls = url.protocol === 'https:'
+  // *.localhost is the loopback address (RFC 6761), which not every resolver knows: the localnet's gateway.
+  const host = url.hostname === 'localhost' || url.hostname.endsWith('.localhost') ? '127.0.0.1' : url.hostname
+  return {host, port: Number(url.port) || (tls ? 443 : 80), tls, hostHeader: url.host}
 }
 
 /**

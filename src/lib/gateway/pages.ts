@@ -15,6 +15,8 @@ export type Reason =
   | 'unreachable'
   | 'refused'
   | 'no-replica'
+  /** A deployment starting from zero replicas, its request turned away past the hold bounds (holding.ts). */
+  | 'starting'
   | 'invalid-answer'
   /** A network name (network-names.ts) with no member serving it now: frps's not-found page. */
   | 'no-member'

@@ -5,10 +5,11 @@
  * seen by the client.
  */
 import {type IncomingMessage, request, type ServerResponse} from 'node:http'
+import {request as requestTls} from 'node:https'
 import {pipeline} from 'node:stream'
 
 import {invalidAnswer, withoutGatewayHeader} from './answer-checks.js'
-import type {JobRoutes, Upstream} from './job-routes.js'
+import {type JobRoutes, type Upstream, upstreamAddress} from './job-routes.js'
 import {type Reason, sendPage} from './pages.js'
 import {GONE, gone, type Replicas} from './replicas.js'
 import {RETRIED_METHODS} from './stable-url.js'
@@ -39,14 +40,23 @@ export class HttpProxy {
     const [target, ...rest] = upstreams as [Upstream, ...Upstream[]]
     tried.add(target.job)
     const resend = RETRIED_METHODS.has(req.method ?? '') && !hasBody(req)
-    const track = stable !== null
-    const release = track ? this.replicas.track(target.job) : () => {}
+    const release = stable !== null ? this.replicas.track(target.job, stable) : () => {}
     res.once('close', release)
     const badGateway = (message: string, reason: Reason) => sendPage(req, res, 502, 'Bad gateway', message, reason)
     /** The service's answer was refused (invalidAnswer) and the gateway answers 502 itself. */
     let replaced = false
-    const upstream = request(
-      {host: '127.0.0.1', port: target.hostPort, method: req.method, path: req.url, headers: req.headers},
+    const address = upstreamAddress(target)
+    const headers = address.hostHeader === null ? req.headers : {...req.headers, host: address.hostHeader}
+    const send = address.tls ? requestTls : request
+    const upstream = send(
+      {
+        host: address.host,
+        port: address.port,
+        servername: address.hostHeader?.replace(/:\d+$/, ''),
+        method: req.method,
+        path: req.url,
+        headers,
+      },
       (answer) => {
         answered()
         // Answering: a quiet stream is not cut; the job's end resets it.
@@ -107,7 +117,7 @@ export class HttpProxy {
       // A kept-alive connection the replica closed as it was reused is a race any client meets, not a failing
       // replica: resent, not ejected (a replica truly gone refuses the next connection, and is ejected then).
       const raced = upstream.reusedSocket && error.code === 'ECONNRESET'
-      if (isGone && track && !raced) this.replicas.ejections.eject(target.job)
+      if (isGone && stable !== null && !raced) this.replicas.ejections.eject(target.job)
       // Node's parser refused the answer's status line, headers or framing (HPE_*): the service did answer.
       if (error.code?.startsWith('HPE_'))
         return badGateway(

@@ -33,6 +33,8 @@ export interface NoReplica {
   status: number
   message: string
   reason: Reason
+  /** The Retry-After it carries, in seconds (1 unless said). */
+  retryAfter?: number
 }
 
 /** The replicas of deployments' stable URLs, as a DeploymentRoutes tells them and the routing table serves them. */
@@ -42,6 +44,8 @@ export class Replicas {
   private readonly picker = new ReplicaPicker()
   /** Requests through a stable URL in flight to each job (lowercased): what a drain waits for. */
   private readonly inFlightByJob = new Map<string, number>()
+  /** The same requests by deployment (its host label's name, lowercased): what an autoscaler follows. */
+  private readonly inFlightByDeployment = new Map<string, number>()
 
   /** `gatewayPort` names the port in the page of a deployment unknown here. */
   constructor(
@@ -62,17 +66,31 @@ export class Replicas {
     return this.inFlightByJob.get(job.toLowerCase()) ?? 0
   }
 
-  /** Counts one request in flight to the job; the returned function, called once, counts it done. */
-  track(job: string): () => void {
+  /** The deployments (lowercased) with requests in flight now. */
+  deploymentsInFlight(): string[] {
+    return [...this.inFlightByDeployment.keys()]
+  }
+
+  /** Requests through the deployment's stable URLs (any port; `deployment` lowercased) in flight now. */
+  deploymentInFlight(deployment: string): number {
+    return this.inFlightByDeployment.get(deployment) ?? 0
+  }
+
+  /**
+   * Counts one request in flight to the job through the stable URL of `label` (its deployment's host label); the
+   * returned function, called once, counts it done.
+   */
+  track(job: string, label: string): () => void {
     const key = job.toLowerCase()
-    this.inFlightByJob.set(key, (this.inFlightByJob.get(key) ?? 0) + 1)
+    const {name: deployment} = splitLabel(label)
+    count(this.inFlightByJob, key, 1)
+    count(this.inFlightByDeployment, deployment, 1)
     let done = false
     return () => {
       if (done) return
       done = true
-      const left = (this.inFlightByJob.get(key) ?? 1) - 1
-      if (left <= 0) this.inFlightByJob.delete(key)
-      else this.inFlightByJob.set(key, left)
+      count(this.inFlightByJob, key, -1)
+      count(this.inFlightByDeployment, deployment, -1)
     }
   }
 
@@ -99,6 +117,10 @@ export class Replicas {
       // Its node has noticed: from now on the node's checks say when it serves again, not an ejection's end.
       if (!replica.ready) this.ejections.forget(replica.job)
       if (!replica.ready || replica.draining) continue
+      if (replica.url !== undefined) {
+        ready.push({job: replica.job, hostPort: 0, url: replica.url})
+        continue
+      }
       const hostPort = this.routes.hostPort(replica.job, port)
       if (hostPort) ready.push({job: replica.job, hostPort})
     }
@@ -132,4 +154,11 @@ export class Replicas {
     const ejected = upstreams.filter((u) => this.ejections.isEjected(u.job))
     return [...order(healthy), ...ejected]
   }
+}
+
+/** Adds `by` to a count, dropping it at 0 so that the map holds only what is in flight. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const left = (counts.get(key) ?? 0) + by
+  if (left <= 0) counts.delete(key)
+  else counts.set(key, left)
 }

@@ -16,6 +16,11 @@ export interface ReplicaRoute {
   ready: boolean
   /** Being retired: it gets no new request; those in flight finish. */
   draining: boolean
+  /**
+   * Its service's own URL for the port, when this gateway does not serve the job itself (`deployment serve`'s,
+   * in front of replicas on the network or the localnet's node gateway): requests go there.
+   */
+  url?: string
 }
 
 /** Who knows a deployment's replicas. */
@@ -25,6 +30,11 @@ export interface DeploymentRoutes {
    * (null: each job's first exposed port); null when no such deployment is known.
    */
   deploymentRoutes(deployment: string, port: number | null): Promise<ReplicaRoute[] | null>
+  /**
+   * True when the deployment's requests wait for a replica rather than being answered 503 while none is ready: its
+   * policy scales it to zero (holding.ts). Absent: never.
+   */
+  holdsAtZero?(deployment: string): Promise<boolean>
 }
 
 /**

@@ -6,9 +6,10 @@
  */
 import type {IncomingMessage} from 'node:http'
 import {connect, type Socket} from 'node:net'
+import {connect as connectTls} from 'node:tls'
 
 import {invalidUpgradeHead, isGatewayHeader} from './answer-checks.js'
-import type {JobRoutes, Upstream} from './job-routes.js'
+import {type JobRoutes, type Upstream, upstreamAddress} from './job-routes.js'
 import {type Reason, upgradeAnswer} from './pages.js'
 import {GONE, gone, type Replicas} from './replicas.js'
 
@@ -29,30 +30,46 @@ export class Tunnels {
    * Until the head of the service's answer has come (within the answer timeout, or a 502), it is read and passed on
    * without the gateway's own header; then bytes flow both ways, with no idle bound while both sides are open. Once
    * either side ends its half, the other is ended too, and both are closed after the half-closed bound of quiet;
-   * the job's end resets both. Through a stable URL (`stable`) the tunnel counts in flight to its replica while
+   * the job's end resets both. Through a stable URL (`stable`, its label) the tunnel counts in flight to its replica while
    * open, so that a drain waits for it as for a streamed answer.
    */
-  tunnel(req: IncomingMessage, socket: Socket, head: Buffer, upstreams: Upstream[], stable = false): void {
+  tunnel(
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    upstreams: Upstream[],
+    stable: string | null = null,
+  ): void {
     const {connectTimeoutMs, answerTimeoutMs, halfClosedMs} = this.timeouts
     const [target, ...others] = upstreams as [Upstream, ...Upstream[]]
     let connected = false
     /** The head of the service's answer, while it comes; null once it is passed on. */
     let answerHead: Buffer | null = Buffer.alloc(0)
-    const release = stable ? this.replicas.track(target.job) : () => {}
+    const release = stable !== null ? this.replicas.track(target.job, stable) : () => {}
     // No Nagle on the service's side either (the client's has none: Node's server sets it): a WebSocket's small
     // frames go as they are written, not after the previous one's acknowledgement.
-    const upstream = connect({port: target.hostPort, host: '127.0.0.1', noDelay: true}, () => {
+    const address = upstreamAddress(target)
+    const options = {port: address.port, host: address.host, noDelay: true}
+    const onConnect = () => {
       connected = true
       clearTimeout(timer)
       // The request goes on as it came (its Upgrade headers included); from then on bytes flow both ways.
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`)
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!
+        const value =
+          address.hostHeader !== null && name.toLowerCase() === 'host' ? address.hostHeader : req.rawHeaders[i + 1]
+        lines.push(`${name}: ${value}`)
+      }
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
       if (head.length > 0) upstream.write(head)
       upstream.setTimeout(answerTimeoutMs)
       upstream.on('data', onHead)
       socket.pipe(upstream)
-    })
+    }
+    const upstream = address.tls
+      ? connectTls({...options, servername: address.hostHeader!.replace(/:\d+$/, '')}, onConnect)
+      : connect(options, onConnect)
     /** Resets the service's side: given up, it is told so (a FIN leaves a service that ignores it half-open). */
     const reset = () => {
       if (upstream.connecting || upstream.destroyed) upstream.destroy()

@@ -141,7 +141,7 @@ describe('deployment endpoints', () => {
     const online = new Set([`${JOBS[1]}:8080`, `${JOBS[0]}:8080`])
     const gateway: ManagerGateway = {
       deploymentUrl: (d, port) => `http://${port === undefined ? d : `${d}-${port}`}.deploy.localhost:1234/`,
-      online: (job, port) => online.has(`${job}:${port}`),
+      online: (job, port) => online.has(`${job.job}:${port}`),
     }
     const ctx = context('localnet', {gatewayUrl: 'http://node.localhost:1234'}, gateway)
     await ctx.draining!.drain(JOBS[1]!)

@@ -100,6 +100,8 @@ describe('deployments: the definition a manager lists', function () {
     vault: undefined,
     new_vault: false,
     queue_placement: null,
+    autoscale: null,
+    budget: null,
   })
 
   /** The uploaded document of a revision, checked to be what its row names and the network's validator takes. */

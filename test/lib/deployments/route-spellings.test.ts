@@ -65,6 +65,8 @@ const ROUTES = [
   'PATCH /deployments/:id/update-replica-count',
   'PATCH /deployments/:id/update-schedule',
   'PATCH /deployments/:id/update-timeout',
+  'PATCH /deployments/:id/update-autoscale',
+  'GET /deployments/:id/autoscale',
   'POST /api-keys',
   'GET /api-keys',
   'DELETE /api-keys/:id',

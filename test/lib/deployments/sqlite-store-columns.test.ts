@@ -13,7 +13,7 @@ describe('deployment store: columns added after the first release', () => {
   })
   afterEach(() => removeDir(dir))
 
-  it('a store without schedule, rotation_time, startup_timeout, throttle_rounds and time_end gets them, its rows kept', async () => {
+  it('a store without schedule, rotation_time, startup_timeout, throttle_rounds, time_end and the autoscaling columns gets them, its rows kept', async () => {
     const file = join(dir, 'deployments.db')
     const old = openSqlite(file)
     old.exec(`CREATE TABLE deployments (id TEXT PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL, vault TEXT NOT NULL,
@@ -36,6 +36,20 @@ describe('deployment store: columns added after the first release', () => {
         [null, null, null, 0],
       )
       assert.equal((await store.job('j1'))?.time_end, 0)
+      // Autoscaling's columns: none set on an old row, so it has no policy and no budget.
+      assert.deepEqual(
+        [row?.min_replicas, row?.max_replicas, row?.target_concurrency, row?.scale_down_after, row?.budget],
+        [null, null, null, null, null],
+      )
+      await store.updateDeployment(
+        'd1',
+        {min_replicas: 0, max_replicas: 3, target_concurrency: 2.5, budget: 7_000_000},
+        3,
+      )
+      assert.deepEqual(
+        [(await store.deployment('d1'))?.max_replicas, (await store.deployment('d1'))?.target_concurrency],
+        [3, 2.5],
+      )
       await store.updateDeployment('d1', {throttle_rounds: 3, rotation_time: 900}, 3)
       await store.updateJob('j1', {time_end: 160}, 3)
       assert.equal((await store.deployment('d1'))?.throttle_rounds, 3)
@@ -46,6 +60,7 @@ describe('deployment store: columns added after the first release', () => {
     // Opened again: nothing added twice.
     const again = openSqliteDeploymentStore(file)
     assert.equal((await again.deployment('d1'))?.rotation_time, 900)
+    assert.equal((await again.deployment('d1'))?.budget, 7_000_000)
     await again.close()
   })
 })

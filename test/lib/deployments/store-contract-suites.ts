@@ -43,6 +43,12 @@ function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRo
     move_from: null,
     move_began: null,
     queue_placement: null,
+    min_replicas: null,
+    max_replicas: null,
+    target_concurrency: null,
+    scale_down_after: null,
+    calm_since: null,
+    budget: null,
     created_at: at,
     updated_at: at,
     ...extra,
@@ -322,6 +328,13 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           move_from: 'market0',
           move_began: T0 + 0.5e12,
           queue_placement: '{"timeout_s":60,"tried":[]}',
+          // Autoscaling's policy and budget, kept as given (a fractional target too).
+          min_replicas: 0,
+          max_replicas: 3,
+          target_concurrency: 1.5,
+          scale_down_after: 60,
+          calm_since: T0 - 5,
+          budget: 9_000_000_000,
         })
         await store.createDeployment(r.deployment, r.revision, r.vault)
         assert.deepEqual(await store.deployment('d'), r.deployment)
@@ -402,6 +415,35 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), false)
         await other.releaseDeployment('d', 'm2')
         assert.equal(await store.claimDeployment('d', 'm1', 60_000, Date.now()), true)
+      })
+
+      it("keeps each gateway's last figures, read by the others while fresh, and replaced whole by its next write", async () => {
+        const other = await opened.reopen()
+        await store.writeLoad(
+          'g1',
+          [
+            {deployment: 'abc', inFlight: 2, held: 1},
+            {deployment: 'def', inFlight: 1, held: 0},
+          ],
+          Date.now(),
+        )
+        await other.writeLoad('g2', [{deployment: 'abc', inFlight: 3, held: 0}], Date.now())
+        assert.deepEqual(await other.readLoad(5000, 'g2', Date.now(), 'abc'), [
+          {deployment: 'abc', inFlight: 2, held: 1},
+        ])
+        assert.deepEqual(await store.readLoad(5000, 'g1', Date.now()), [{deployment: 'abc', inFlight: 3, held: 0}])
+        assert.deepEqual(
+          (await store.readLoad(5000, 'nobody', Date.now()))
+            .map((f) => `${f.deployment}:${f.inFlight}:${f.held}`)
+            .sort(),
+          ['abc:2:1', 'abc:3:0', 'def:1:0'],
+        )
+        // A deployment left out of the next write is at zero.
+        await store.writeLoad('g1', [{deployment: 'def', inFlight: 4, held: 0}], Date.now())
+        assert.deepEqual(await other.readLoad(5000, 'g2', Date.now()), [{deployment: 'def', inFlight: 4, held: 0}])
+        // Figures older than the freshness asked for are a gateway's that stopped.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        assert.deepEqual(await other.readLoad(200, 'g2', Date.now()), [])
       })
 
       it('records a listed job under a lease only while its holder holds it, in the same commit', async () => {

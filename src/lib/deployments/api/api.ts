@@ -38,6 +38,7 @@ import {
   ownDeployment,
   startDeployment,
   stopDeployment,
+  updateAutoscale,
   updateReplicas,
   updateSchedule,
   updateTimeout,
@@ -47,9 +48,13 @@ import {vaultWallet} from '../paying/paying.js'
 import {createRevision, updateActiveRevision} from '../manager/revisions.js'
 import {isOver} from '../strategies/index.js'
 import {DEPLOYMENT_STATUSES, type DeploymentRow, type JobState, STRATEGIES, type TaskKind} from '../types.js'
+import {policyOf} from '../autoscale/policy.js'
+import {autoscaleStatus} from '../manager/autoscale-status.js'
 import {
   bodyObject,
   parseAddressMember,
+  parseAutoscale,
+  parseBudget,
   parseCreateBody,
   parseDuplicateBody,
   parseReplicaCount,
@@ -359,6 +364,17 @@ async function deploymentRoutes(app: FastifyInstance, {ctx, auth}: {ctx: Manager
       updated_at: new Date(changed.updated_at).toISOString(),
     }
   })
+  // gpunet's own: the autoscaling policy (null ends it) and the budget (null ends it, absent leaves it), every member
+  // checked before anything is stored (400, nothing changed); answers the deployment.
+  app.patch('/:id/update-autoscale', async (request) => {
+    const d = await own(request)
+    const body = bodyObject(request.body)
+    if (body.autoscale === undefined && body.budget === undefined)
+      throw badRequest('invalid_body', 'give autoscale (a policy, or null to end it), budget, or both')
+    const policy = body.autoscale === undefined ? policyOf(d) : (parseAutoscale(body.autoscale, d.strategy) ?? null)
+    return view(await updateAutoscale(ctx, d, policy, parseBudget(body.budget)))
+  })
+  app.get('/:id/autoscale', async (request) => autoscaleStatus(ctx, await own(request)))
   // The network's update-schedule changes a SCHEDULED deployment's cron; every other strategy has none to change.
   app.patch('/:id/update-schedule', async (request) => {
     const d = await own(request)

@@ -1,13 +1,19 @@
 /** The rows as the network's API shows them: member names in snake_case exactly as @nosana/api's schema, times ISO. */
 import type {DeploymentEndpoint} from '../manager/endpoints.js'
 import {queuePlacementOf} from '../manager/move.js'
+import {policyOf} from '../autoscale/policy.js'
+import {TOKEN_DECIMALS} from '../../market/networks.js'
 import {INFINITE} from '../strategies/index.js'
 import type {DeploymentRow, EventRow, JobRow, RevisionRow, TaskRow, VaultRow} from '../types.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** The deployment object (components.schemas.Deployment), plus gpunet's `time_scale`. */
+/**
+ * The deployment object (components.schemas.Deployment), plus gpunet's `time_scale`, and its `autoscale` policy and
+ * `budget` (tokens) when it has them.
+ */
 export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints: DeploymentEndpoint[] = []) {
+  const policy = policyOf(d)
   return {
     id: d.id,
     name: d.name,
@@ -30,6 +36,8 @@ export function deploymentObject(d: DeploymentRow, activeJobs: number, endpoints
     // gpunet's: the market a move under way leaves, and the queue timeout that moves the deployment (seconds).
     ...(d.move_from ? {move_from: d.move_from} : {}),
     ...(d.queue_placement ? {queue_timeout: queuePlacementOf(d)!.timeout_s} : {}),
+    ...(policy ? {autoscale: policy} : {}),
+    ...(d.budget === null || d.budget === undefined ? {} : {budget: d.budget / 10 ** TOKEN_DECIMALS}),
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
   }

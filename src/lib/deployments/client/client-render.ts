@@ -1,7 +1,8 @@
 /** How `gpunet deployment` shows the manager's objects to a person; `--json` prints the objects as the manager sent them. */
 import {alignedColumns} from '../../market/jobs/report.js'
 import {ENDPOINT_KINDS, type EndpointKind} from '../types.js'
-import type {ApiKey, Deployment, DeploymentEvent, DeploymentJob} from './client.js'
+import {TOKEN_DECIMALS} from '../../market/networks.js'
+import type {ApiKey, AutoscaleStatusAnswer, Deployment, DeploymentEvent, DeploymentJob} from './client.js'
 
 /** A deployment as `deployment get` and `create` print it: one `key: value` line each. */
 export function deploymentLines(deployment: Deployment): string[] {
@@ -30,6 +31,50 @@ export function deploymentLines(deployment: Deployment): string[] {
   }
   lines.push(...endpointLines(deployment.endpoints ?? []))
   lines.push(`  created:    ${deployment.created_at}`, `  updated:    ${deployment.updated_at}`)
+  return lines
+}
+
+/** Token base units as tokens, for a person. */
+function tokens(units: string): string {
+  const padded = units.padStart(TOKEN_DECIMALS + 1, '0')
+  const whole = padded.slice(0, -TOKEN_DECIMALS)
+  const fraction = padded.slice(-TOKEN_DECIMALS).replace(/0+$/, '')
+  return fraction ? `${whole}.${fraction}` : whole
+}
+
+/** A duration in seconds, for a person: 90 s, 12 min, 5.2 h, 3.1 days. */
+function lasting(seconds: number): string {
+  if (seconds < 120) return `${Math.round(seconds)} s`
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`
+  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`
+  return `${(seconds / 86_400).toFixed(1)} days`
+}
+
+/** What `deployment get` adds from gpunet's autoscaling status: the policy, the traffic, the spend, the vault's reach. */
+export function autoscaleLines(status: AutoscaleStatusAnswer): string[] {
+  const {policy, signal, spend, vault} = status
+  const lines = [
+    policy
+      ? `  autoscale:  ${policy.min_replicas} to ${policy.max_replicas} replicas, ${policy.target_concurrency} in flight per replica, down after ${policy.scale_down_after} s`
+      : '  autoscale:  off (a fixed replica count)',
+  ]
+  if (policy)
+    lines.push(
+      signal
+        ? `  traffic:    ${signal.in_flight} in flight, ${signal.held} held (at ${signal.at}), ${status.replicas} replicas`
+        : `  traffic:    not reported (no gateway in front of this manager), ${status.replicas} replicas`,
+    )
+  const budget = spend.budget_base_units === null ? 'no budget' : `of a budget of ${tokens(spend.budget_base_units)}`
+  lines.push(
+    `  spend:      ${tokens(spend.token_base_units)} tokens ${budget}, and ${spend.fee_lamports} lamports of fees`,
+    `  burn rate:  ${tokens(status.burn_rate_per_hour)} tokens an hour at ${status.replicas} replicas`,
+  )
+  const sharers = vault.deployments === 1 ? '1 running deployment' : `${vault.deployments} running deployments`
+  lines.push(
+    vault.lasts_seconds === null
+      ? `  vault:      ${tokens(vault.token_base_units)} tokens; nothing pays from it now`
+      : `  vault:      ${tokens(vault.token_base_units)} tokens last ${lasting(vault.lasts_seconds)} at ${tokens(vault.burn_rate_per_hour)} an hour (${sharers})`,
+  )
   return lines
 }
 

@@ -137,6 +137,30 @@ const marketAnswer = z.looseObject({
   updated_at: time.optional(),
 })
 const revisionAnswer = z.looseObject({active_revision: z.number().int(), updated_at: time.optional()})
+const units = z.string().regex(/^\d{1,40}$/)
+const policyAnswer = z.looseObject({
+  min_replicas: z.number().int().nonnegative(),
+  max_replicas: z.number().int().nonnegative(),
+  target_concurrency: z.number().positive(),
+  scale_down_after: z.number().nonnegative(),
+})
+/** gpunet's `GET /:id/autoscale` (manager/autoscale-status.ts): the policy, the traffic, the spend and the vault's reach. */
+export const autoscaleStatusSchema = z.looseObject({
+  policy: policyAnswer.nullable(),
+  signal: z.looseObject({in_flight: z.number().nonnegative(), held: z.number().nonnegative(), at: time}).nullable(),
+  replicas: z.number().int().nonnegative(),
+  active_jobs: z.number().int().nonnegative(),
+  spend: z.looseObject({token_base_units: units, fee_lamports: units, budget_base_units: units.nullable()}),
+  burn_rate_per_hour: units,
+  vault: z.looseObject({
+    address: z.string().max(100),
+    token_base_units: units,
+    burn_rate_per_hour: units,
+    deployments: z.number().int().nonnegative(),
+    lasts_seconds: z.number().nonnegative().nullable(),
+  }),
+})
+export type AutoscaleStatusAnswer = z.infer<typeof autoscaleStatusSchema>
 const headerAnswer = z.looseObject({header: z.string().min(1).max(2000)})
 const transactionAnswer = z.looseObject({transaction: z.string().min(1).max(10_000).nullable()})
 
@@ -172,6 +196,9 @@ export interface CreateBody {
   /** gpunet's: a replica QUEUED this many seconds moves the deployment to the next market that fits `need`. */
   queue_timeout?: number
   need?: PlacementNeed
+  /** gpunet's: the autoscaling policy (autoscale/policy.ts) and the budget in tokens. */
+  autoscale?: Record<string, number>
+  budget?: number
 }
 
 /** The filters of a page of a list. */
@@ -289,6 +316,22 @@ export class DeploymentClient extends ApiClient {
    */
   async move(id: string, market: string): Promise<z.infer<typeof marketAnswer>> {
     return this.request('PATCH', `/api/deployments/${segment(id)}/update-market`, {market}, marketAnswer)
+  }
+
+  /**
+   * gpunet's: sets, changes or ends (`autoscale: null`) the autoscaling policy, and sets or ends (`budget: null`) the
+   * budget in tokens; a member left out is left as it is. Answers the deployment.
+   */
+  async updateAutoscale(
+    id: string,
+    body: {autoscale?: Record<string, number> | null; budget?: number | null},
+  ): Promise<Deployment> {
+    return this.request('PATCH', `/api/deployments/${segment(id)}/update-autoscale`, body, deploymentSchema)
+  }
+
+  /** gpunet's: the deployment's autoscaling and cost now (the policy, the traffic, the spend, the vault's reach). */
+  async autoscaleStatus(id: string): Promise<AutoscaleStatusAnswer> {
+    return this.request('GET', `/api/deployments/${segment(id)}/autoscale`, undefined, autoscaleStatusSchema)
   }
 
   /** Adds a revision of the definition (`create-revision`, the definition itself as the body); answers its number. */

@@ -79,7 +79,7 @@ export async function deploymentEndpoints(
     const definition = await definitionOf(job.revision)
     if (!definition) continue
     for (const {op, port, url} of serviceUrls(ctx.network, job.job, definition, hosts)) {
-      const checked = gateway?.online(job.job, port)
+      const checked = gateway?.online(job, port)
       if (checked) up.add(`${op}:${port}`)
       const online = gateway ? {online: checked === true && !isDraining(ctx, job.job)} : {}
       replicas.push({opId: op, port, url, kind: 'replica', ...online, job: job.job})

@@ -15,9 +15,10 @@ import type {ManagerContext} from '../context.js'
 import {covers, readFloor} from '../paying/deposit.js'
 import {listedDefinition, uploadListed} from './listed-definition.js'
 import {beginMove, queuePlacementOf} from './move.js'
-import {isOver} from '../strategies/index.js'
+import {isOver, jobTimeoutSeconds} from '../strategies/index.js'
 import {chooseVault, deploymentsOnVault} from './vault-operations.js'
 import {copyName, type CreateRequest, type DuplicateRequest} from './validation.js'
+import {type AutoscalePolicy, clampReplicas, policyColumns, policyOf} from '../autoscale/policy.js'
 import type {DeploymentRow, DeploymentStatus} from '../types.js'
 
 /** The owner's deployment, or 404 (another owner's deployment is not found either). */
@@ -37,13 +38,14 @@ export async function createDeployment(
   const id = bs58.encode(randomBytes(32))
   const listed = await listedDefinition(ctx, id, request.job_definition, 'nothing was created or paid')
   const market = request.market ?? ctx.net.defaultMarket.toBase58()
-  const {jobTimeout} = await checkMarket(ctx, market)
+  const {jobTimeout, jobPrice: price} = await checkMarket(ctx, market)
   const queueTimeout = request.queue_placement && queuePlacementOf(request)!.timeout_s
   if (queueTimeout && queueTimeout > Number(jobTimeout))
     throw badRequest(
       'invalid_queue_timeout',
       `queue_timeout ${queueTimeout} s is longer than the market's job timeout (${jobTimeout} s)`,
     )
+  checkBudgetCoversListing(request.budget, price, request)
   // The owner's shared vault unless new_vault asks for one of its own or vault names one (the network's rule).
   const chosen = request.new_vault ? null : await chooseVault(ctx, owner, request.vault)
   await uploadListed(ctx, listed)
@@ -56,7 +58,7 @@ export async function createDeployment(
     vault: chosen ? chosen.vault : vault!.publicKey.toBase58(),
     market,
     status: 'DRAFT',
-    replicas: request.replicas,
+    replicas: request.autoscale ? clampReplicas(request.autoscale, request.replicas) : request.replicas,
     timeout: request.timeout,
     strategy: request.strategy,
     time_scale: request.time_scale,
@@ -68,6 +70,8 @@ export async function createDeployment(
     startup_timeout: request.startup_timeout,
     throttle_rounds: 0,
     queue_placement: request.queue_placement,
+    ...policyColumns(request.autoscale),
+    budget: request.budget,
     created_at: now,
     updated_at: now,
   }
@@ -116,6 +120,8 @@ export async function duplicateDeployment(
     new_vault: false,
     // The copy's queue timeout starts afresh: no market tried yet.
     queue_placement: freshQueuePlacement(source),
+    autoscale: policyOf(source),
+    budget: source.budget ?? null,
   })
 }
 
@@ -220,16 +226,76 @@ export async function deleteDeployment(ctx: ManagerContext, deployment: Deployme
 }
 
 /**
- * Changes the replica count (0 to 100); the strategy lists the shortfall or stops the excess. At 0 a started
- * deployment stays as it is (RUNNING) with no job; from 0 it begins a new run (started_at), as a start would: what
- * the jobs of the run before did (SIMPLE's jobs ended on their own, INFINITE's rapid completions) counts no more.
+ * Changes the replica count (0 to 100) by hand, which ends an autoscaling policy (the count is the owner's now).
  */
 export async function updateReplicas(ctx: ManagerContext, deployment: DeploymentRow, replicas: number) {
   if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  const ended = policyOf(deployment) !== null
+  const changed = await setReplicas(ctx, deployment, replicas, ended ? policyColumns(null) : {})
+  if (ended)
+    await event(ctx, deployment.id, 'AUTOSCALE_OFF', `autoscaling ended: the replicas were set to ${replicas} by hand`)
+  return changed
+}
+
+/**
+ * Sets the replica count (by hand or by the autoscaler); the strategy lists the shortfall or stops the excess. At 0
+ * a started deployment stays as it is (RUNNING) with no job; from 0 it begins a new run (started_at), as a start
+ * would: what the jobs of the run before did (SIMPLE's jobs ended on their own, INFINITE's rapid completions)
+ * counts no more.
+ */
+export async function setReplicas(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  replicas: number,
+  also: Partial<DeploymentRow> = {},
+): Promise<DeploymentRow> {
   const now = ctx.now()
   const fromZero = deployment.replicas === 0 && replicas > 0 && deployment.started_at !== null
   const change: Partial<DeploymentRow> = fromZero ? {replicas, started_at: now, throttle_rounds: 0} : {replicas}
-  return ctx.store.updateDeployment(deployment.id, change, now)
+  return ctx.store.updateDeployment(deployment.id, {...also, ...change}, now)
+}
+
+/**
+ * Sets, changes or ends (null) a deployment's autoscaling policy, and its budget when given (null ends it); the
+ * replicas are brought within the new bounds at once, the rest is the tick's (autoscaler.ts). Checked before
+ * anything is stored: a policy on SIMPLE or SCHEDULED, or a budget under one listing's deposit, is 400.
+ */
+export async function updateAutoscale(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  policy: AutoscalePolicy | null,
+  budget: number | null | undefined,
+): Promise<DeploymentRow> {
+  if (deployment.status === 'ARCHIVED') throw wrongState(`deployment ${deployment.id} is archived`)
+  if (budget !== undefined && budget !== null) {
+    const market = await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(deployment.market))
+    checkBudgetCoversListing(budget, market.jobPrice, deployment)
+  }
+  const also: Partial<DeploymentRow> = {...policyColumns(policy), ...(budget === undefined ? {} : {budget})}
+  const replicas = policy ? clampReplicas(policy, deployment.replicas) : deployment.replicas
+  const changed = await setReplicas(ctx, deployment, replicas, also)
+  const what = policy
+    ? `autoscaling on: ${policy.min_replicas} to ${policy.max_replicas} replicas, ${policy.target_concurrency} in flight per replica, down after ${policy.scale_down_after} s`
+    : 'autoscaling off'
+  const spend = budget === undefined ? '' : budget === null ? '; no budget' : `; budget ${budget} token base units`
+  await event(ctx, deployment.id, policy ? 'AUTOSCALE_ON' : 'AUTOSCALE_OFF', `${what}${spend}`)
+  return changed
+}
+
+/** A budget must pay for one listing at least (price x the job's timeout): else nothing could ever run. */
+function checkBudgetCoversListing(
+  budget: number | null,
+  pricePerSecond: bigint,
+  deployment: Pick<DeploymentRow, 'timeout' | 'time_scale'>,
+): void {
+  if (budget === null) return
+  const deposit = pricePerSecond * BigInt(jobTimeoutSeconds(deployment))
+  if (BigInt(budget) < deposit)
+    throw badRequest(
+      'budget_below_deposit',
+      `the budget (${budget} token base units) is below one listing's deposit (${deposit}: the market's price x the job's timeout); nothing was changed`,
+      'give a budget of at least one deposit, or a shorter --timeout',
+    )
 }
 
 /** Changes a SCHEDULED deployment's cron; the listing waiting for the old one's next time is dropped for the new one's. */

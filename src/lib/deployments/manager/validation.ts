@@ -8,6 +8,7 @@ import {badRequest} from '../../http/api-error.js'
 import {MARKET_TYPES, MIN_QUEUE_TIMEOUT_S, type PlacementNeed} from '../../market/jobs/placement.js'
 import {scheduleProblem} from '../schedule.js'
 import type {QueuePlacement} from './move.js'
+import {type AutoscalePolicy, DEFAULT_SCALE_DOWN_AFTER_S, policyProblem} from '../autoscale/policy.js'
 import {STRATEGIES, type Strategy} from '../types.js'
 
 /** The most replicas a deployment may ask for. */
@@ -38,6 +39,10 @@ export interface CreateRequest {
   new_vault: boolean
   /** gpunet's queue timeout and the need its moves fit (move.ts), as stored; null when none was asked. */
   queue_placement: string | null
+  /** gpunet's autoscaling policy (autoscale/policy.ts); null for a fixed replica count. */
+  autoscale: AutoscalePolicy | null
+  /** gpunet's budget, in token base units; null for none. */
+  budget: number | null
 }
 
 /** INFINITE's shortest timeout, in minutes (the network's schema). */
@@ -131,6 +136,8 @@ export function parseCreateBody(raw: unknown, network: Network): CreateRequest {
     vault: body.vault === undefined ? undefined : parseAddressMember(body.vault, 'vault'),
     new_vault: body.new_vault === true,
     queue_placement: parseQueuePlacement(body, timeout),
+    autoscale: parseAutoscale(body.autoscale, strategy as Strategy) ?? null,
+    budget: parseBudget(body.budget) ?? null,
   }
 }
 
@@ -184,6 +191,35 @@ function parseNeedMember(value: unknown): PlacementNeed {
     marketType: type as PlacementNeed['marketType'],
     images: names('images'),
   }
+}
+
+/**
+ * gpunet's `autoscale` member (of a create, or of update-autoscale): a policy, every member checked
+ * (policyProblem: 400), its scale_down_after 5 minutes when absent; null ends one; undefined when absent.
+ */
+export function parseAutoscale(value: unknown, strategy: Strategy): AutoscalePolicy | null | undefined {
+  if (value === undefined || value === null) return value
+  const given = bodyObject(value)
+  const policy: Record<string, unknown> = {
+    ...given,
+    scale_down_after: given.scale_down_after ?? DEFAULT_SCALE_DOWN_AFTER_S,
+  }
+  const problem = policyProblem(policy, strategy, (member) => `autoscale.${member}`)
+  if (problem) throw badRequest(problem.code, `${problem.message}; nothing was changed`, problem.hint)
+  return {
+    min_replicas: policy.min_replicas as number,
+    max_replicas: policy.max_replicas as number,
+    target_concurrency: policy.target_concurrency as number,
+    scale_down_after: policy.scale_down_after as number,
+  }
+}
+
+/** gpunet's `budget` member: tokens (at most their decimals) as base units, above 0; null ends one; undefined when absent. */
+export function parseBudget(value: unknown): number | null | undefined {
+  if (value === undefined || value === null) return value
+  const units = baseUnits(value, 'budget', TOKEN_DECIMALS, 'give the most tokens the deployment may spend, e.g. 25')
+  if (units === 0n) throw badRequest('invalid_budget', 'budget must be more than 0 tokens; nothing was changed')
+  return Number(units)
 }
 
 /** What `duplicate` takes (the network's): each member optional, the source's own when absent. */
@@ -299,14 +335,15 @@ export function parseWithdrawBody(body: Record<string, unknown>): {lamports: big
 }
 
 /** A non-negative number of SOL or tokens with at most their decimals, in base units; absent is 0. */
-function baseUnits(value: unknown, member: string, decimals: number): bigint {
+function baseUnits(
+  value: unknown,
+  member: string,
+  decimals: number,
+  hint = 'leave SOL and NOS out to withdraw everything the vault may give',
+): bigint {
   if (value === undefined) return 0n
   const refused = () =>
-    badRequest(
-      `invalid_${member}`,
-      `${member} must be a number from 0 with at most ${decimals} decimals`,
-      'leave SOL and NOS out to withdraw everything the vault may give',
-    )
+    badRequest(`invalid_${member}`, `${member} must be a number from 0 with at most ${decimals} decimals`, hint)
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 2 ** 53 / 10 ** decimals)
     throw refused()
   // Beyond 2^53 base units a JSON number has lost its last digits (the bound above).

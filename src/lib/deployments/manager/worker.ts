@@ -4,6 +4,7 @@
  * time has come, one at a time, settling those a stopped process left in flight first.
  */
 import {isGpunetError} from '../../errors.js'
+import {autoscale} from './autoscaler.js'
 import {refreshJobs} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
@@ -13,12 +14,11 @@ import {isGraceStop} from './tunnel-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
 import {stepMove} from './move.js'
 import {stepRollout} from './rollout.js'
-import {scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
+import {POLL_MS, scaledMs, STRATEGY_PLANS} from '../strategies/index.js'
 import type {Workload} from '../store/store.js'
 import {ACTIVE_STATUSES, type DeploymentRow, type TaskKind, type TaskRow} from '../types.js'
 
-/** The network's manager polls every 5 s. */
-export const POLL_MS = 5000
+export {POLL_MS}
 /** The shortest poll, however large a time_scale. */
 const MIN_POLL_MS = 200
 /** Failed attempts before a task is given up and its deployment goes to ERROR. */
@@ -29,11 +29,18 @@ export interface Worker {
   stop(): Promise<void>
 }
 
-/** Starts polling; `stop` waits for the pass under way. */
+/**
+ * Starts polling; `stop` waits for the pass under way. A request held by a gateway (load.ts' onHeld) starts the
+ * next pass at once rather than at the next poll (after the pass under way, when one is), so a deployment at 0
+ * replicas lists one without waiting for it.
+ */
 export function startWorker(ctx: ManagerContext): Worker {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
+  // True while the next pass waits on its timer; otherwise a pass is under way (or about to be scheduled).
+  let waiting = false
+  let wakeAfter = false
   let scale = 1
   const pass = async () => {
     try {
@@ -42,19 +49,33 @@ export function startWorker(ctx: ManagerContext): Worker {
       ctx.log(`deployment worker: ${(error as Error).message}`)
     }
   }
+  const next = () => {
+    waiting = false
+    running = pass().then(schedule)
+  }
   const schedule = () => {
     if (stopped) return
-    timer = setTimeout(
-      () => {
-        running = pass().then(schedule)
-      },
-      Math.max(MIN_POLL_MS, POLL_MS / scale),
-    )
+    if (wakeAfter) {
+      wakeAfter = false
+      return next()
+    }
+    waiting = true
+    timer = setTimeout(next, Math.max(MIN_POLL_MS, POLL_MS / scale))
   }
-  running = pass().then(schedule)
+  const unsubscribe = ctx.load?.onHeld(() => {
+    if (stopped) return
+    if (!waiting) {
+      wakeAfter = true
+      return
+    }
+    clearTimeout(timer)
+    next()
+  })
+  next()
   return {
     async stop() {
       stopped = true
+      unsubscribe?.()
       clearTimeout(timer)
       await running
       await releaseAll(ctx).catch(() => {})
@@ -173,10 +194,12 @@ export async function workOn(
 
 /** Plans a deployment; answers its open tasks afterwards. */
 async function planDeployment(ctx: ManagerContext, read: Workload): Promise<TaskRow[]> {
-  const row = read.deployment
+  const refreshed = await refreshJobs(ctx, read.deployment.id, read.jobs)
+  // The traffic moves the replica count first (autoscaler.ts), so the strategy plans for the new one.
+  const row = (await autoscale(ctx, read.deployment, refreshed)).deployment
   // A rollout under way asks the strategy for one replica more, of the active revision (rollout.ts); a move under
   // way as many more as it moves, on the new market (move.ts). One refuses to begin while the other is under way.
-  const rolled = await stepRollout(ctx, row, await refreshJobs(ctx, row.id, read.jobs))
+  const rolled = await stepRollout(ctx, row, refreshed)
   const {deployment, jobs} = await stepMove(ctx, rolled)
   // A rollout or move step may add or cancel tasks: read them again when one may be under way (a job of another
   // revision, a move begun or ended).

@@ -14,6 +14,7 @@ import {quotePost} from '../../market/jobs/post.js'
 import {rpcCall} from '../../market/rpc/rpc.js'
 import {resendSaved, sendSigned, signOnce} from '../../market/rpc/send.js'
 import {walletFromBytes, type Wallet} from '../../keys/wallet.js'
+import {payWithinBudget} from './budget-gate.js'
 import {readRecordedJob} from './chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {crashPoint} from '../crash-points.js'
@@ -86,6 +87,7 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
     revision.ipfs_definition_hash,
     BigInt(jobTimeoutSeconds(deployment)),
   )
+  if (!(await payWithinBudget(ctx, deployment, task, quote.total, quote.pricePerSecond))) return
   const [, job, run] = quote.transaction.signers
   const saved: InFlight = {
     ...signOnce(quote.transaction),
@@ -156,6 +158,7 @@ export async function runExtend(ctx: ManagerContext, deployment: DeploymentRow, 
   // A one-shot extension (the extend rule) adds its own seconds; the others one of the deployment's timeout.
   const timeoutAfter = view.job.timeout + BigInt(task.limit ?? jobTimeoutSeconds(deployment))
   const quote = await quoteExtend(ctx.net, wallet, view, timeoutAfter)
+  if (!(await payWithinBudget(ctx, deployment, task, quote.cost, view.job.price))) return
   const saved: InFlight = {
     ...signOnce(quote.transaction),
     timeoutBefore: Number(view.job.timeout),

@@ -113,6 +113,24 @@ export const PG_MIGRATIONS: readonly string[] = [
   `ALTER TABLE deployments ADD COLUMN move_from TEXT;
    ALTER TABLE deployments ADD COLUMN move_began BIGINT;
    ALTER TABLE deployments ADD COLUMN queue_placement TEXT`,
+  // 4: autoscaling's policy, its scale-down window's start, and the budget (autoscale/policy.ts, paying/budget.ts).
+  `ALTER TABLE deployments
+     ADD COLUMN min_replicas INTEGER,
+     ADD COLUMN max_replicas INTEGER,
+     ADD COLUMN target_concurrency DOUBLE PRECISION,
+     ADD COLUMN scale_down_after INTEGER,
+     ADD COLUMN calm_since BIGINT,
+     ADD COLUMN budget BIGINT`,
+  // 5: each gateway's traffic per deployment, for the manager holding its lease (autoscale/store-load.ts).
+  `CREATE TABLE gateway_load (
+     gateway TEXT NOT NULL,
+     deployment TEXT NOT NULL,
+     in_flight INTEGER NOT NULL,
+     held INTEGER NOT NULL,
+     at BIGINT NOT NULL,
+     PRIMARY KEY (gateway, deployment)
+   );
+   CREATE INDEX gateway_load_deployment ON gateway_load (deployment, at);`,
 ]
 
 /**

@@ -17,6 +17,7 @@ import {
   type DeploymentStore,
   listedTaskChange,
   type MetricCounts,
+  type GatewayFigures,
   type NewTask,
   newTaskRow,
   type Workload,
@@ -360,6 +361,25 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
     async leases() {
       const found = await query(`SELECT deployment, holder FROM leases WHERE until > ${DB_NOW} ORDER BY deployment`)
       return found.rows as {deployment: string; holder: string}[]
+    },
+    async writeLoad(gateway, figures) {
+      await inTransaction(async (client) => {
+        await client.query('DELETE FROM gateway_load WHERE gateway = $1', [gateway])
+        for (const f of figures)
+          await client.query(
+            `INSERT INTO gateway_load (gateway, deployment, in_flight, held, at) VALUES ($1, $2, $3, $4, ${DB_NOW})`,
+            [gateway, f.deployment, f.inFlight, f.held],
+          )
+      })
+    },
+    async readLoad(freshMs, except, _now, deployment) {
+      // The database's clock, as for leases: the gateways' machines may not agree.
+      const found = await query(
+        `SELECT deployment, in_flight AS "inFlight", held FROM gateway_load
+         WHERE gateway <> $1 AND at > ${DB_NOW} - $2 AND ($3::text IS NULL OR deployment = $3) ORDER BY deployment`,
+        [except, freshMs, deployment ?? null],
+      )
+      return found.rows as unknown as GatewayFigures[]
     },
     async keyCheck() {
       return (await one<{value: string}>("SELECT value FROM manager_meta WHERE name = 'vault_key_check'", []))?.value

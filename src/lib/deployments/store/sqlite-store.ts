@@ -13,6 +13,7 @@ import {
   type DeploymentStore,
   listedTaskChange,
   type MetricCounts,
+  type GatewayFigures,
   type NewTask,
   newTaskRow,
   type Workload,
@@ -42,6 +43,12 @@ export const SQLITE_SCHEMA = `
     move_from TEXT,
     move_began INTEGER,
     queue_placement TEXT,
+    min_replicas INTEGER,
+    max_replicas INTEGER,
+    target_concurrency REAL,
+    scale_down_after INTEGER,
+    calm_since INTEGER,
+    budget INTEGER,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -114,6 +121,15 @@ export const SQLITE_SCHEMA = `
     holder TEXT NOT NULL,
     until INTEGER NOT NULL
   );
+  -- Each gateway's traffic per deployment (autoscale/store-load.ts): kept so both stores answer alike.
+  CREATE TABLE IF NOT EXISTS gateway_load (
+    gateway TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    in_flight INTEGER NOT NULL,
+    held INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (gateway, deployment)
+  );
   -- The vault key's check value (vault-key-check.ts), never the key.
   CREATE TABLE IF NOT EXISTS manager_meta (
     name TEXT PRIMARY KEY,
@@ -127,6 +143,12 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'rotation_time', 'INTEGER'],
   ['deployments', 'startup_timeout', 'INTEGER'],
   ['deployments', 'throttle_rounds', 'INTEGER NOT NULL DEFAULT 0'],
+  ['deployments', 'min_replicas', 'INTEGER'],
+  ['deployments', 'max_replicas', 'INTEGER'],
+  ['deployments', 'target_concurrency', 'REAL'],
+  ['deployments', 'scale_down_after', 'INTEGER'],
+  ['deployments', 'calm_since', 'INTEGER'],
+  ['deployments', 'budget', 'INTEGER'],
   ['jobs', 'time_end', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'tunnel', 'TEXT'],
   ['deployments', 'move_from', 'TEXT'],
@@ -396,6 +418,25 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
         deployment: string
         holder: string
       }[]
+    },
+    async writeLoad(gateway, figures, now) {
+      db.transaction(() => {
+        sql('DELETE FROM gateway_load WHERE gateway = ?').run(gateway)
+        for (const f of figures)
+          sql('INSERT INTO gateway_load (gateway, deployment, in_flight, held, at) VALUES (?, ?, ?, ?, ?)').run(
+            gateway,
+            f.deployment,
+            f.inFlight,
+            f.held,
+            now,
+          )
+      })()
+    },
+    async readLoad(freshMs, except, now, deployment) {
+      return sql(
+        `SELECT deployment, in_flight AS inFlight, held FROM gateway_load
+         WHERE gateway <> ? AND at > ? AND (? IS NULL OR deployment = ?) ORDER BY deployment`,
+      ).all(except, now - freshMs, deployment ?? null, deployment ?? null) as GatewayFigures[]
     },
     async keyCheck() {
       const row = sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as

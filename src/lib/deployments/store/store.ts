@@ -95,6 +95,13 @@ export interface MetricCounts {
 }
 
 /** Every method is asynchronous, so a store over the network (PostgreSQL) fits the same interface. */
+/** One gateway's traffic of one deployment (its lowercased id), as it last wrote it. */
+export interface GatewayFigures {
+  deployment: string
+  inFlight: number
+  held: number
+}
+
 export interface DeploymentStore {
   /** Where the API keys are kept (api-keys.ts). */
   readonly apiKeyRows: ApiKeyRows
@@ -166,6 +173,17 @@ export interface DeploymentStore {
   releaseDeployment(id: string, holder: string): Promise<void>
   /** The leases running past now (the store's clock, as in claimDeployment): who works on which deployment. */
   leases(now: number): Promise<{deployment: string; holder: string}[]>
+  /**
+   * Replaces what the gateway `gateway` last wrote of its traffic by `figures` (deployments by lowercased id, as host
+   * names are; one left out is at zero), timestamped now (the store's clock): how the gateways in front of several
+   * managers on one PostgreSQL tell the one holding a deployment's lease its traffic (autoscale/store-load.ts).
+   */
+  writeLoad(gateway: string, figures: readonly GatewayFigures[], now: number): Promise<void>
+  /**
+   * The figures of every gateway but `except` written within `freshMs` of now (the store's clock), one row per
+   * gateway and deployment; `deployment` (lowercased) narrows them to one.
+   */
+  readLoad(freshMs: number, except: string, now: number, deployment?: string): Promise<GatewayFigures[]>
   /** The vault key's check value the database holds, or undefined before the first manager stored one. */
   keyCheck(): Promise<string | undefined>
   /** Stores `check` unless one is stored already; answers the one stored (the first starter's wins). */

@@ -1,6 +1,9 @@
 /** The durations a strategy works with, each divided by the deployment's time_scale (1 off the localnet). */
 import type {DeploymentRow} from '../types.js'
 
+/** The network's manager polls every 5 s (divided by the largest time_scale it runs: worker.ts). */
+export const POLL_MS = 5000
+
 /** The shortest and longest extend lead of SIMPLE-EXTEND, in seconds, before scaling (the network's manager's). */
 export const EXTEND_LEAD_MIN_S = 60
 export const EXTEND_LEAD_MAX_S = 300

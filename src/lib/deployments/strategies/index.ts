@@ -13,6 +13,6 @@ export const STRATEGY_PLANS: Record<StrategyName, Strategy> = {
   INFINITE: planInfinite,
 }
 
-export {extendLeadMs, INFINITE, jobTimeoutSeconds, rotationLeadMs, scaledMs} from './durations.js'
+export {extendLeadMs, INFINITE, jobTimeoutSeconds, POLL_MS, rotationLeadMs, scaledMs} from './durations.js'
 export type {DueTask, JobHealth, JobOnChain, Plan, PlanEvent, PlanInput} from './plan.js'
 export {isOver} from './plan.js'

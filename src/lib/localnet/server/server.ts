@@ -287,6 +287,8 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         // Its tunnel watch follows the gateway's deployment proxies in process, as the network's follows its FRP
         // server's stream.
         proxyEvents: agent?.gateway.proxyEvents,
+        // Its autoscaling follows the traffic of the gateway, in process.
+        traffic: agent?.gateway,
         tunnelGraceMs: options.tunnelGraceMs,
         drainTimeoutMs: options.drainTimeoutMs,
       })
@@ -300,7 +302,7 @@ export async function startLocalnet(options: StartOptions): Promise<RunningLocal
         manager.context.draining?.countInFlightWith((job) => gateway.inFlight(job))
         manager.context.gateway = {
           deploymentUrl: (deployment, port) => gateway.deploymentUrl(deployment, port),
-          online: (job, port) => replicaOnline(nodes, job, port),
+          online: (job, port) => replicaOnline(nodes, job.job, port),
         }
       }
     } catch (error) {
@@ -350,7 +352,7 @@ async function startLocalnetManager(
   runtime: LocalnetRuntime,
   allowedOrigins: readonly string[] | undefined,
   cooldowns: CooldownsGiven | undefined,
-  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs'>,
+  settings: Pick<ManagerOptions, 'proxyEvents' | 'tunnelGraceMs' | 'drainTimeoutMs' | 'traffic'>,
 ): Promise<RunningManager> {
   const {rpcUrl, gatewayUrl} = runtime
   const net = marketNetwork(UNSET_SETTINGS, {
