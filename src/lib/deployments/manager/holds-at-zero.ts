@@ -5,9 +5,9 @@
  * PostgreSQL answers alike.
  */
 import type {ManagerContext} from '../context.js'
-import type {HoldsAtZero} from './load.js'
-import {policyOf} from './policy.js'
-import {SCALED} from './scaler.js'
+import type {HoldsAtZero} from '../autoscale/load.js'
+import {policyOf} from '../autoscale/policy.js'
+import {SCALED} from './autoscaler.js'
 
 /** True for a deployment the autoscaler moves (STARTING, RUNNING) whose policy's minimum is 0 replicas. */
 export function holdsAtZero(ctx: Pick<ManagerContext, 'store'>): HoldsAtZero {
