@@ -3,13 +3,18 @@
  * service whose answers take a second, `min 0, max 3, target 2`, idle reaches 0 replicas and lists nothing more; a
  * client's request then is held and answered; a step to six concurrent clients scales it up; after the load it goes
  * back to 0. The clients loop through all of it and count every answer that is not the service's: none. Through
- * the localnet's gateway, then through `deployment serve`'s own (a process of its own on the same localnet).
+ * the localnet's gateway, then through `deployment serve`'s own (a process of its own on the same localnet), then
+ * with two of them on one PostgreSQL, the clients at the gateway of the one that does not hold the lease.
  */
 import {strict as assert} from 'node:assert'
+import {randomBytes} from 'node:crypto'
+import {once} from 'node:events'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {PublicKey} from '@solana/web3.js'
+import pg from 'pg'
 
 import {
   api,
@@ -21,11 +26,13 @@ import {
   serving,
   spawnServe,
 } from '../../helpers/deployments.js'
+import {freshDatabase} from '../../helpers/deployment-stores-postgres.js'
 import {eventually} from '../../helpers/eventually.js'
 import {removeDir, tempDir} from '../../helpers/files.js'
 import {useLocalnet} from '../../helpers/localnet.js'
 import {gatewayGet} from '../../helpers/node.js'
 import {requirePodman, TEST_IMAGE} from '../../helpers/podman.js'
+import {DATABASE_URL_ENV} from '../../support/env.js'
 
 /** A service whose /cgi-bin/slow answers its job's address after a second: requests stay in flight that long. */
 const SLOW_JOB = {
@@ -92,8 +99,8 @@ describe('autoscaling from zero on the localnet (podman, 3 nodes)', function () 
     }
   }
 
-  /** The whole scenario against the manager at `url`, whose gateway serves `stableOf(id)`. */
-  async function fromZeroAndBack(url: string, stableOf: (id: string) => string): Promise<void> {
+  /** The whole scenario against the manager at `url`; the clients go to `stableOf(id)`, once it is started. */
+  async function fromZeroAndBack(url: string, stableOf: (id: string) => string | Promise<string>): Promise<void> {
     const d = await createDeployment(url, t.wallet, {
       job_definition: SLOW_JOB,
       strategy: 'INFINITE',
@@ -105,7 +112,7 @@ describe('autoscaling from zero on the localnet (podman, 3 nodes)', function () 
     const vault = new PublicKey(d.vault)
     t.ln.node.fund(vault, {lamports: 200_000_000n, tokens: 1_000_000n})
     assert.equal((await api(url, t.wallet, 'POST', `/api/deployments/${d.id}/start`)).status, 200)
-    const stable = stableOf(d.id)
+    const stable = await stableOf(d.id)
     try {
       // Idle: down to 0 replicas, no job open; then nothing more listed over a dozen of its polls.
       await eventually('idle at 0 replicas', 120_000, async () => {
@@ -162,5 +169,42 @@ describe('autoscaling from zero on the localnet (podman, 3 nodes)', function () 
     const manager = await serving(spawnServe(t, dir, join(dir, 'serve')))
     running.push(manager)
     await fromZeroAndBack(manager.url, (id) => manager.document.stableUrls.replace('<deployment>', id))
+  })
+
+  it('with two deployment serve on one PostgreSQL: the clients at the one not holding the lease, the other decides', async function () {
+    if (!process.env[DATABASE_URL_ENV]) {
+      if (process.env.CI === 'true') throw new Error(`${DATABASE_URL_ENV} is required under CI=true`)
+      this.skip()
+    }
+    const database = await freshDatabase()
+    const keyFile = join(dir, 'shared-vaults.key')
+    writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`, {mode: 0o600})
+    const env = {GPUNET_MANAGER_DATABASE_URL: database.url, GPUNET_MANAGER_VAULT_KEY_FILE: keyFile}
+    const managers = [
+      await serving(spawnServe(t, dir, join(dir, 'pg-a'), undefined, env)),
+      await serving(spawnServe(t, dir, join(dir, 'pg-b'), undefined, env)),
+    ]
+    running.push(...managers)
+    const client = new pg.Client({connectionString: database.url})
+    await client.connect()
+    try {
+      await fromZeroAndBack(managers[0]!.url, async (id) => {
+        // The holder's name starts with its host and pid (manager-lease.ts): the clients go to the other's gateway,
+        // so every figure the deciding manager reads of them comes through the store.
+        const holder = await eventually('the lease taken', 30_000, async () => {
+          const found = await client.query<{holder: string}>('SELECT holder FROM leases WHERE deployment = $1', [id])
+          return found.rows[0]?.holder
+        })
+        const other = managers.find((m) => !holder.includes(`:${m.child.pid}:`))!
+        assert.notEqual(other, undefined)
+        assert.equal(managers.filter((m) => holder.includes(`:${m.child.pid}:`)).length, 1, holder)
+        return other.document.stableUrls.replace('<deployment>', id)
+      })
+    } finally {
+      await client.end()
+      for (const m of managers) m.child.kill('SIGTERM')
+      for (const m of managers) if (m.child.exitCode === null) await once(m.child, 'exit')
+      await database.drop()
+    }
   })
 })
