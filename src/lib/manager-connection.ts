@@ -66,6 +66,12 @@ export async function connectManager(settings: Settings, options: ManagerConnect
   return {client, url, via: apiKey ? 'api-key' : 'wallet', wallet, localnetNodes: localnet?.nodes ?? null, hosted}
 }
 
+/** True when the settings name the network's hosted manager (read without connecting, or starting a localnet). */
+export function settingsNameHostedManager(settings: Settings): boolean {
+  const set = settings.typed('manager')?.value
+  return set !== undefined && isHostedManager(set, SETTING_PRESETS[settings.network].managerUrl)
+}
+
 /** True when `url` is the network's own manager (`preset`, its public API), whatever its path. */
 export function isHostedManager(url: string, preset: string | null): boolean {
   return preset !== null && new URL(url).origin === new URL(preset).origin

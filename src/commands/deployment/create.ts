@@ -13,6 +13,7 @@ import {
 } from '../../lib/deployments/client/client-autoscale.js'
 import {GpunetError, isGpunetError} from '../../lib/errors.js'
 import {connectMarket} from '../../lib/network-connection.js'
+import {settingsNameHostedManager} from '../../lib/manager-connection.js'
 import {withExitCodes} from '../../cli/exit-codes.js'
 import {PublicKey} from '@solana/web3.js'
 
@@ -116,6 +117,7 @@ export default class DeploymentCreate extends DeploymentCommand {
     // The policy and budget are checked before anything else is read or sent (exit 2).
     const autoscale = policyFromFlags(flags, flags.strategy)
     const budget = budgetFromFlag(flags.budget)
+    refuseOnHostedManager(settingsNameHostedManager(this.settings), autoscale !== undefined || budget !== undefined)
     let placement: Placement | null = null
     const {body, warnings} = await createBody({
       file: flags.file,
@@ -152,7 +154,6 @@ export default class DeploymentCreate extends DeploymentCommand {
     }
     for (const w of warnings) this.note(`Warning: ${flags.file}:${w.line}:${w.column} ${w.path}: ${w.message}`)
     const connection = await this.manager()
-    refuseOnHostedManager(connection.hosted, autoscale !== undefined || budget !== undefined)
     const replicaWarnings = this.replicaWarnings(autoscale?.max_replicas ?? flags.replicas, connection)
     const asked = {...body, ...(autoscale ? {autoscale: {...autoscale}} : {}), ...(budget ? {budget} : {})}
     let deployment = await policyRequest(() => connection.client.create(asked))

@@ -26,7 +26,7 @@ import type {HoldBounds} from '../gateway/holding.js'
 import type {ProxyEventSource} from '../gateway/proxy-events.js'
 import {type ManagerGatewayServer, startManagerGateway} from './manager-gateway.js'
 import {gatewayLoad, type GatewayTraffic} from './autoscale/gateway-load.js'
-import {holdsAtZero} from './manager/holds-at-zero.js'
+import {holdsAtZero} from './autoscale/holds-at-zero.js'
 import {storeLoad} from './autoscale/store-load.js'
 import {deploymentIdsByLabel} from './stable-routes.js'
 

@@ -24,6 +24,9 @@ export const MIN_SCALE_DOWN_AFTER_S = (2 * POLL_MS) / 1000
 /** The strategies that keep a service running, and so take a policy; SIMPLE and SCHEDULED list for a while only. */
 export const POLICY_STRATEGIES: readonly Strategy[] = ['SIMPLE-EXTEND', 'INFINITE']
 
+/** The states in which traffic moves the replica count (a stopping or unfunded deployment is left alone). */
+export const SCALED: readonly DeploymentRow['status'][] = ['STARTING', 'RUNNING']
+
 /** Why a policy is refused: a code, a sentence, and what to give instead. */
 export interface PolicyProblem {
   code: string

@@ -13,10 +13,7 @@ import {isOver, jobTimeoutSeconds, type JobOnChain, scaledMs} from '../strategie
 import type {DeploymentRow} from '../types.js'
 import {affordableReplicas, tokensSpent} from '../paying/budget.js'
 import {decide, type Decision} from '../autoscale/decide.js'
-import {policyOf} from '../autoscale/policy.js'
-
-/** The states in which traffic moves the replica count (a stopping or unfunded deployment is left alone). */
-export const SCALED: readonly DeploymentRow['status'][] = ['STARTING', 'RUNNING']
+import {policyOf, SCALED} from '../autoscale/policy.js'
 
 /** The most replicas the budget keeps, from the deployment's jobs at the market's price now; undefined without one. */
 async function affordable(ctx: ManagerContext, deployment: DeploymentRow, jobs: JobOnChain[]) {

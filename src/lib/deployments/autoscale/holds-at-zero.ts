@@ -5,9 +5,8 @@
  * PostgreSQL answers alike.
  */
 import type {ManagerContext} from '../context.js'
-import type {HoldsAtZero} from '../autoscale/load.js'
-import {policyOf} from '../autoscale/policy.js'
-import {SCALED} from './autoscaler.js'
+import type {HoldsAtZero} from './load.js'
+import {policyOf, SCALED} from './policy.js'
 
 /** True for a deployment the autoscaler moves (STARTING, RUNNING) whose policy's minimum is 0 replicas. */
 export function holdsAtZero(ctx: Pick<ManagerContext, 'store'>): HoldsAtZero {
