@@ -49,11 +49,15 @@ export function modelServerMissing(): string | null {
   return null
 }
 
+/** Writes the example's model unless it is there: what `npm start` does first, done once rather than by each replica. */
+export async function writeModelIfMissing(): Promise<void> {
+  if (!existsSync(join(MODEL_SERVER_DIR, 'models', `${MODEL}.gguf`)))
+    await run(process.execPath, [join(MODEL_SERVER_DIR, 'write-model.js')])
+}
+
 /** The image's tag, building it first when this machine has none of this content. */
 export async function modelServerImage(dataDir: string): Promise<string> {
-  const model = join(MODEL_SERVER_DIR, 'models', `${MODEL}.gguf`)
-  // What `npm start` does first, done once here rather than in each replica.
-  if (!existsSync(model)) await run(process.execPath, [join(MODEL_SERVER_DIR, 'write-model.js')])
+  await writeModelIfMissing()
   const digest = createHash('sha256').update(process.version)
   for (const file of ['server.js', 'model.js', 'write-model.js', 'package-lock.json'])
     digest.update(readFileSync(join(MODEL_SERVER_DIR, file)))

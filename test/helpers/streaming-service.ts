@@ -6,6 +6,7 @@
  */
 import {once} from 'node:events'
 import {createServer, type IncomingMessage, request, type Server} from 'node:http'
+import {request as httpsRequest} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {setTimeout as sleep} from 'node:timers/promises'
 
@@ -136,10 +137,16 @@ export interface OpenStream {
   done: Promise<string>
 }
 
-/** Opens `path` through the gateway on 127.0.0.1:`port` with the Host header `host`; resolves on the head. */
-export function openStream(port: number, host: string, path: string): Promise<OpenStream> {
+/**
+ * Opens `path` through the gateway on 127.0.0.1:`port` with the Host header `host`, over https when `ca` (the one
+ * authority trusted) is given; resolves on the head.
+ */
+export function openStream(port: number, host: string, path: string, ca?: string): Promise<OpenStream> {
   return new Promise((resolve, reject) => {
-    const req = request({host: '127.0.0.1', port, path, headers: {host: `${host}:${port}`}}, (res: IncomingMessage) => {
+    const options = {host: '127.0.0.1', port, path, headers: {host: `${host}:${port}`}}
+    const send = ca === undefined ? request : httpsRequest
+    const tls = ca === undefined ? {} : {ca, servername: host, agent: false as const}
+    const req = send({...options, ...tls}, (res: IncomingMessage) => {
       let body = ''
       const waiters: {test: (body: string) => boolean; resolve: () => void}[] = []
       const done = new Promise<string>((resolveDone, rejectDone) => {

@@ -21,8 +21,13 @@ import {useLocalnet} from '../../helpers/localnet.js'
 import {MODEL, modelServerImage, modelServerJob, modelServerMissing, SPEC_MEMBERS} from '../../helpers/model-server.js'
 import {requirePodman} from '../../helpers/podman.js'
 
-/** The deployment's time_scale: INFINITE's 60-minute jobs last 40 s, a replacement listed 13.3 s before the end. */
+/**
+ * The deployment's time_scale and rotation: 60-minute jobs last 40 s, a replacement listed 30 minutes (20 s) before
+ * the end, so a replica being drained is far from the end of its job (at the default 20 minutes, 13.3 s, a slow
+ * replacement left the old job's own end to cut a stream the drain was keeping).
+ */
 const TIME_SCALE = 90
+const ROTATION_S = 1800
 /** Each streamed piece of text this far apart, 30 of them: streams of about 3 s, longer than a drain's start. */
 const TOKEN_DELAY_MS = 100
 const TOKENS = 30
@@ -81,6 +86,7 @@ describe('streamed completions through the stable URL while replicas are retired
       replicas: 2,
       strategy: 'INFINITE',
       timeout: 60,
+      rotation_time: ROTATION_S,
       time_scale: TIME_SCALE,
     })
     t.ln.node.fund(new PublicKey(d.vault), {lamports: 1_000_000_000n, tokens: 100_000_000n})
@@ -101,6 +107,7 @@ describe('streamed completions through the stable URL while replicas are retired
     })
 
     const failures: string[] = []
+    const begun = Date.now()
     const completed = {ollama: 0, completions: 0, chat: 0}
     let running = true
     const streamOnce = async (turn: number) => {
@@ -153,7 +160,11 @@ describe('streamed completions through the stable URL while replicas are retired
         try {
           await streamOnce(turn)
         } catch (error) {
-          failures.push(`client ${client}, turn ${turn}: ${(error as Error).message}`)
+          const {message, status, status_code, cause} = error as Error & {status?: number; status_code?: number}
+          const code = (cause as NodeJS.ErrnoException | undefined)?.code
+          failures.push(
+            `client ${client}, turn ${turn}, at ${Date.now() - begun} ms: ${message} (status ${status ?? status_code}, ${code})`,
+          )
         }
       }
     })
@@ -177,7 +188,8 @@ describe('streamed completions through the stable URL while replicas are retired
       await Promise.all(loops)
       await dispatcher.close()
     }
-    assert.deepEqual(failures, [], `${failures.length} stream(s) failed`)
+    const drained = drains.map((s) => ({...s, startedAt: s.startedAt - begun, endedAt: (s.endedAt ?? 0) - begun}))
+    assert.deepEqual(failures, [], `${failures.length} stream(s) failed; drains ${JSON.stringify(drained)}`)
     assert.ok(completed.ollama > 0 && completed.completions > 0 && completed.chat > 0, JSON.stringify(completed))
     assert.equal((await api(url, t.wallet, 'POST', `/api/deployments/${d.id}/stop`)).status, 200)
   })

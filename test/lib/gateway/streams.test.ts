@@ -13,8 +13,10 @@ import WebSocket from 'ws'
 
 import {Draining, drainJob} from '../../../src/lib/deployments/draining.js'
 import {Gateway} from '../../../src/lib/gateway/gateway.js'
+import {ensureGatewayCertificate} from '../../../src/lib/localnet/nodes/certificates.js'
 import type {ReplicaRoute} from '../../../src/lib/gateway/stable-url.js'
 import {networkNames} from '../../../src/lib/node/network-names.js'
+import {removeDir, tempDir} from '../../helpers/files.js'
 import {networkSdk} from '../../helpers/network-names.js'
 import {
   openStream,
@@ -81,6 +83,27 @@ describe('gateway: streams pass unbuffered, and a retired replica keeps them on 
       }
     })
   }
+
+  it('passes each stream on as the service sends it over https too', async () => {
+    const dir = tempDir()
+    try {
+      const certificate = await ensureGatewayCertificate(dir)
+      const https = Number(new URL(await gateway.listenHttps(0, certificate)).port)
+      for (const path of STREAM_PATHS) {
+        const stream = await openStream(https, stable, path, certificate.ca)
+        assert.equal(stream.status, 200, path)
+        if (path !== '/head') await stream.until((body) => body.length > 0)
+        const from = NAMES.find((name) => stream.body.includes(`"${name}"`) || stream.body.startsWith(name)) ?? 'a'
+        const {first} = streamParts(path, from)
+        await stream.until(first)
+        assert.equal(services[0]!.waiting + services[1]!.waiting, 1, `${path}: the service still holds its end`)
+        for (const service of services) service.release()
+        await stream.done
+      }
+    } finally {
+      removeDir(dir)
+    }
+  })
 
   it("passes a WebSocket's messages on as they are sent, both ways, through each URL", async () => {
     for (const [what, host] of Object.entries(hosts())) {
