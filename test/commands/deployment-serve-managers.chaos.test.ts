@@ -15,7 +15,6 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {Keypair, PublicKey} from '@solana/web3.js'
-import pg from 'pg'
 
 import {CRASH_ENV, type CrashPoint} from '../../src/lib/deployments/crash-points.js'
 import {
@@ -33,33 +32,13 @@ import {
   spawnServe,
   type ServeProcess,
 } from '../helpers/deployments.js'
+import {freshDatabase} from '../helpers/deployment-stores-postgres.js'
 import {useLocalnet} from '../helpers/localnet.js'
 import {removeDir, tempDir} from '../helpers/files.js'
 import {DATABASE_URL_ENV} from '../support/env.js'
 import {freePort} from '../helpers/ports.js'
 
 type Manager = ServeProcess
-
-/** A fresh database on the test PostgreSQL; answers its URL and its removal. */
-async function freshDatabase(): Promise<{url: string; drop: () => Promise<void>}> {
-  const admin = process.env[DATABASE_URL_ENV] as string
-  const name = `gpunet_managers_${randomBytes(5).toString('hex')}`
-  const client = new pg.Client({connectionString: admin})
-  await client.connect()
-  await client.query(`CREATE DATABASE ${name}`)
-  await client.end()
-  const url = new URL(admin)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      const again = new pg.Client({connectionString: admin})
-      await again.connect()
-      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await again.end()
-    },
-  }
-}
 
 /** PostgreSQL's programs, as .ci/run finds them; undefined when none is installed. */
 function pgBin(): string | undefined {

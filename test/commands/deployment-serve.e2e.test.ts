@@ -1,4 +1,7 @@
-/** `gpunet deployment serve`'s refusals before it listens or spends: a clear-text host, mainnet without a yes. */
+/**
+ * `gpunet deployment serve`'s refusals before it listens or spends: a clear-text host, mainnet without a yes, hold
+ * bounds out of range.
+ */
 import {strict as assert} from 'node:assert'
 
 import {useCliSandbox} from '../helpers/cli-localnet.js'
@@ -25,5 +28,19 @@ describe('deployment serve: refusals', function () {
     const result = await box.run(['deployment', 'serve', '--network', 'devnet', '--yes', '--port', '0', '--json'])
     assert.equal(result.code, 2, result.stderr)
     assert.equal((JSON.parse(result.stdout) as {error: {code: string}}).error.code, 'content_store_missing')
+  })
+
+  it('refuses hold bounds out of range before anything starts (exit 2), naming the range', async () => {
+    for (const flags of [
+      ['--max-held', '0'],
+      ['--hold-timeout', '31m'],
+      ['--hold-timeout', 'soon'],
+    ]) {
+      const result = await box.run(['deployment', 'serve', '--port', '0', ...flags, '--json'])
+      assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`)
+      const error = (JSON.parse(result.stdout) as {error: {code: string; message: string}}).error
+      assert.equal(error.code, 'invalid_hold', flags.join(' '))
+      assert.match(error.message, /1 to 1000|1s to 30m/)
+    }
   })
 })

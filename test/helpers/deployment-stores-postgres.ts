@@ -47,3 +47,24 @@ export const pgStores: StoreAdapter = {
     }
   },
 }
+
+/** A fresh database on the test PostgreSQL; answers its URL and its removal. */
+export async function freshDatabase(): Promise<{url: string; drop: () => Promise<void>}> {
+  const admin = process.env[DATABASE_URL_ENV] as string
+  const name = `gpunet_managers_${randomBytes(5).toString('hex')}`
+  const client = new pg.Client({connectionString: admin})
+  await client.connect()
+  await client.query(`CREATE DATABASE ${name}`)
+  await client.end()
+  const url = new URL(admin)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const again = new pg.Client({connectionString: admin})
+      await again.connect()
+      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await again.end()
+    },
+  }
+}

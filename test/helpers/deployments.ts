@@ -186,6 +186,8 @@ export async function statusWhen(url: string, owner: Keypair, id: string, status
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams
   url: string
+  /** The JSON document it printed once listening (its `stableUrls`, `gatewayPort`...). */
+  document: {url: string; stableUrls: string; gatewayPort: number}
   stderr: () => string
 }
 
@@ -194,18 +196,18 @@ export async function serving(child: ChildProcessWithoutNullStreams): Promise<Se
   let stdout = ''
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-  const url = await new Promise<string>((resolve, reject) => {
+  const document = await new Promise<ServeProcess['document']>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d
       try {
-        resolve((JSON.parse(stdout) as {url: string}).url)
+        resolve(JSON.parse(stdout) as ServeProcess['document'])
       } catch {
         // not the whole document yet
       }
     })
     child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)))
   })
-  return {child, url, stderr: () => stderr}
+  return {child, url: document.url, document, stderr: () => stderr}
 }
 
 /**

@@ -7,6 +7,8 @@ import {cooldownsFromSettings} from '../../lib/deployments/cooldowns.js'
 import {CRASH_ENV} from '../../lib/deployments/crash-points.js'
 import {managerFiles, refuseClearText, startDeploymentManager} from '../../lib/deployments/manager.js'
 import {ExitCode, GpunetError} from '../../lib/errors.js'
+import {checkHoldBounds, HOLD_MS, MAX_HELD} from '../../lib/gateway/holding.js'
+import {durationMs} from '../../lib/text/durations.js'
 import {isLoopbackAddress} from '../../lib/http/loopback-guard.js'
 import {confirmSpend} from '../../lib/market/rpc/confirm.js'
 import {connectMarket} from '../../lib/network-connection.js'
@@ -21,7 +23,7 @@ It listens on 127.0.0.1. Another --host is refused unless --tls-terminated says 
 
 Several managers can share one PostgreSQL (--database-url): each works on a deployment only under its lease in the database, and a manager that dies leaves its deployments to the others once its leases run out. They must share the vault key (--vault-key-file): a manager whose key is not the database's refuses to start (exit 3), and none makes a new key beside existing vaults.
 
-It serves each of its deployments at a stable URL of its own, http://<deployment>.deploy.localhost:<gateway port>/ on 127.0.0.1 (--gateway-port; a free port unless set): gpunet's gateway, as the localnet runs one, spreading requests over the replicas that answer the manager's probe, through their own service URLs (https on devnet and mainnet), draining a retired replica first. \`deployment get\` lists it as the deployment's stable endpoint. Autoscaling follows the requests through it (docs/deployments.md, "Autoscaling"); requests sent to the network's own URL are not seen.
+It serves each of its deployments at a stable URL of its own, http://<deployment>.deploy.localhost:<gateway port>/ on 127.0.0.1 (--gateway-port; a free port unless set): gpunet's gateway, as the localnet runs one, spreading requests over the replicas that answer the manager's probe, through their own service URLs (https on devnet and mainnet), draining a retired replica first. A deployment whose policy scales it to zero has its requests held while no replica is ready (--max-held per deployment, each up to --hold-timeout), then 503 with Retry-After. \`deployment get\` lists it as the deployment's stable endpoint. Autoscaling follows the requests through it (docs/deployments.md, "Autoscaling"); requests sent to the network's own URL are not seen.
 
 On devnet and mainnet it pays from the vaults with real tokens, so it asks once for confirmation (or --yes). Prints the URL on stdout (with --json, one JSON document once it listens). Stops on Ctrl-C or SIGTERM.`
 
@@ -29,6 +31,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     '<%= config.bin %> deployment serve',
     '<%= config.bin %> deployment serve --port 0 --data-dir ./manager --json',
     '<%= config.bin %> deployment serve --gateway-port 28990',
+    '<%= config.bin %> deployment serve --gateway-port 28990 --hold-timeout 10m --max-held 20',
     '<%= config.bin %> deployment serve --network devnet --yes',
     '<%= config.bin %> deployment serve --network mainnet --host 0.0.0.0 --tls-terminated --yes',
     'GPUNET_MANAGER_DATABASE_URL=postgres://gpunet@db/gpunet <%= config.bin %> deployment serve --network mainnet --vault-key-file /etc/gpunet/vaults.key --yes',
@@ -54,6 +57,16 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
       max: 65535,
       helpValue: 'PORT',
     }),
+    'max-held': Flags.integer({
+      description: 'requests its gateway holds per deployment starting from zero replicas; more get 503 at once',
+      default: MAX_HELD,
+      helpValue: 'N',
+    }),
+    'hold-timeout': Flags.string({
+      description: 'how long its gateway holds a request of a deployment starting from zero (1s to 30m)',
+      default: `${HOLD_MS / 1000}s`,
+      helpValue: 'DURATION',
+    }),
     'data-dir': Flags.string({
       description: 'folder of the database and the vault key (default: ~/.local/share/gpunet/deployments/<network>)',
       helpValue: 'DIR',
@@ -73,8 +86,9 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
     const {network} = this.settings
     const host = flags.host
     if (!flags['tls-terminated'] && host !== 'localhost' && !isLoopbackAddress(host)) throw refuseClearText(host)
-    // A bad cooldown setting is exit 2 here, before the confirmation and before anything starts.
+    // A bad cooldown setting or hold bound is exit 2 here, before the confirmation and before anything starts.
     const cooldowns = cooldownsFromSettings(this.settings)
+    const hold = checkHoldBounds({maxHeld: flags['max-held'], holdMs: durationMs(flags['hold-timeout']) ?? Number.NaN})
     await confirmSpend(
       network,
       `Run a deployment manager on ${network}? It lists and extends jobs with the tokens owners put in their vaults.`,
@@ -97,6 +111,7 @@ On devnet and mainnet it pays from the vaults with real tokens, so it asks once 
         host,
         port: flags.port,
         gatewayPort: flags['gateway-port'],
+        hold,
         tlsTerminated: flags['tls-terminated'],
         log: (line) => process.stderr.write(`${line}\n`),
         env: process.env,
