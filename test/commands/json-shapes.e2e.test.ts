@@ -185,7 +185,7 @@ function checkVocabulary(value: unknown, where: string): void {
 }
 
 describe('every command --json: one schema per command, one vocabulary', function () {
-  this.timeout(120_000)
+  this.timeout(240_000)
   const box = useCliSandbox()
   const seen = new Set<string>()
   /** Names outside docs/json.md's vocabulary, gathered over every command so one run lists them all. */
@@ -350,6 +350,7 @@ describe('every command --json: one schema per command, one vocabulary', functio
     )
     await json(['deployment', 'start', created.id], deploymentObject)
     await json(['deployment', 'scale', created.id, '2'], deploymentObject)
+    await json(['deployment', 'autoscale', created.id, '--off'], deploymentObject)
     await json(['deployment', 'revise', created.id, '--file', join(box.dir, 'svc.json')], deploymentObject)
     await json(['deployment', 'duplicate', created.id, '--name', 'svc-b'], deploymentObject)
     await json(
@@ -375,6 +376,8 @@ describe('every command --json: one schema per command, one vocabulary', functio
       seen.add(`deployment ${lines}`)
     }
     await json(['deployment', 'stop', created.id, '--yes'], deploymentObject)
+    // A stopped deployment changes market at once; one the manager does not know is exit 3, nothing changed.
+    await json(['deployment', 'move', created.id, '--market', Keypair.generate().publicKey.toBase58()], failure, 3)
     await json(
       ['deployment', 'withdraw', created.id, '--yes'],
       z.strictObject({

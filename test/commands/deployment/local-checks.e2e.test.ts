@@ -203,10 +203,11 @@ describe('deployment commands: checks before any request', () => {
     const result = await runCli(['deployment', 'get', ID, '--json'], {env: withoutEnv})
     assert.equal(result.code, 0, result.stderr)
     assert.equal((JSON.parse(result.stdout) as {manager: string}).manager, server.url)
-    // The deployment, then the others on its vault (shared_with).
+    // The deployment, then the others on its vault (shared_with), then its autoscaling (a manager not the network's).
     assert.equal(server.seen[0], `GET /api/deployments/${ID}`)
     assert.match(server.seen[1] ?? '', /^GET \/api\/deployments\?(.*&)?vault=/)
-    assert.equal(server.seen.length, 2)
+    assert.equal(server.seen[2], `GET /api/deployments/${ID}/autoscale`)
+    assert.equal(server.seen.length, 3)
   })
 
   it('sends the wallet headers, or the managerApiKey setting (read from stdin, never printed) as a Bearer key', async () => {

@@ -171,8 +171,8 @@ describe('the localnet indexer and job list', function () {
       served++
       assert.ok(served <= 20, 'no more than 20 in the window')
     }
-    // The calls of the tests above count too: all of them came within this window.
-    assert.ok(served < 20, `served ${served} before the 429`)
+    // The tests above called it too, but on a loaded machine they may have ended more than 30 s ago: their calls
+    // count only while in the window, so only the bound is asserted here: at most 20, then the 429.
   })
 
   it('keeps every job across a restart, delisted ones included; the chain source knows only live accounts', async () => {
