@@ -264,10 +264,12 @@ describeAtTerminal('job logs at a terminal: remote escape sequences are stripped
       entry('container', '\x1b]52;c;cm0gLXJmIH4=\x1b\\copied\x9b31mred\x07\x08', t + 1)
       entry('info', 'pulling \x1b[32m✔ done\x1b[0m\x1bc', t + 2)
       setTimeout(() => ws.close(4000, 'bye \x1b]0;x\x07'), 200)
+      // The job ends only once the CLI has its logs: on a loaded machine the CLI can take longer than any fixed
+      // delay to start, and a job already COMPLETED without a result has no logs to follow.
+      setTimeout(() => {
+        putJobAccount(rpc, 'devnet', job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 2, payer: wallet.publicKey})
+      }, 700)
     })
-    setTimeout(() => {
-      putJobAccount(rpc, 'devnet', job, {ipfsJob: cidDigest(cid), timeout: 600n, state: 2, payer: wallet.publicKey})
-    }, 1500)
     const env = {...box.env, GPUNET_IPFS_GATEWAY: pinning.url, GPUNET_NODE_API_URL: nodeApi.url}
     const out = await runInTerminal(
       ['job', 'logs', job.toBase58(), '--follow', '--network', 'devnet', '--rpc', rpc.url],
