@@ -33,14 +33,14 @@ export function checkQueueTimeout(
   }
   if (seconds < MIN_QUEUE_TIMEOUT_S) {
     throw usage(
-      'queue_timeout_invalid',
+      'invalid_queue_timeout',
       `--queue-timeout ${seconds} s is shorter than a minute`,
       'give at least 1m, e.g. --queue-timeout 5m',
     )
   }
   if (seconds > context.marketJobTimeout) {
     throw usage(
-      'queue_timeout_invalid',
+      'invalid_queue_timeout',
       `--queue-timeout ${seconds} s is longer than the market's job timeout (${context.marketJobTimeout} s)`,
       `give at most ${context.marketJobTimeout}s, or --timeout alone to let the job wait its whole timeout`,
     )

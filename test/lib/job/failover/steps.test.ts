@@ -44,10 +44,10 @@ describe('failover: the queue timeout a post may ask for', () => {
   it('takes a minute up to the market job timeout, and refuses less or more with exit 2', () => {
     assert.equal(refusal(60), null)
     assert.equal(refusal(7200), null)
-    assert.equal(refusal(59), 'queue_timeout_invalid')
-    assert.equal(refusal(1), 'queue_timeout_invalid')
-    assert.equal(refusal(7201), 'queue_timeout_invalid')
-    assert.equal(refusal(600, {marketJobTimeout: 300}), 'queue_timeout_invalid')
+    assert.equal(refusal(59), 'invalid_queue_timeout')
+    assert.equal(refusal(1), 'invalid_queue_timeout')
+    assert.equal(refusal(7201), 'invalid_queue_timeout')
+    assert.equal(refusal(600, {marketJobTimeout: 300}), 'invalid_queue_timeout')
   })
 
   it('refuses it with credits, and a time scale off the localnet', () => {
