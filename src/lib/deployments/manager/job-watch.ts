@@ -2,7 +2,8 @@
  * The one watch of a deployment's running jobs, each pass: an INFINITE one's readiness for rotations (serving.ts'
  * reading: the node's continuous checks on the localnet, the manager's own probe elsewhere), and, for a manager
  * with no stream of its deployment proxies (`deployment serve`), the tunnel watch fed by its own probe
- * (tunnel-watch.ts), which its gateway reads for every strategy (probedForGateway). Nothing is kept in memory: what a restarted manager needs is in the store.
+ * (tunnel-watch.ts), which its gateway reads for every strategy (probedForGateway). Nothing is kept in memory:
+ * what a restarted manager needs is in the store.
  */
 import type {ExposingDefinition} from '../../market/service-url.js'
 import {readRecordedJob} from '../paying/chain-view.js'

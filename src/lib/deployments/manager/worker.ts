@@ -33,11 +33,12 @@ export interface Worker {
 export interface WorkerOptions {
   /** ms; a test sets it long so that only a wake explains a pass. */
   pollMs?: number
+  /** runTask unless told (a test's stand-in chain). */
   run?: TaskRunner
 }
 
 /**
- * Starts polling; `stop` waits for the pass under way. A request held by a gateway (load.ts' onHeld) starts the
+ * Starts polling (at `options.pollMs`, POLL_MS unless told); `stop` waits for the pass under way. A request held by a gateway (load.ts' onHeld) starts the
  * next pass at once rather than at the next poll (after the pass under way, when one is), so a deployment at 0
  * replicas lists one without waiting for it.
  */
