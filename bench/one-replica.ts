@@ -96,7 +96,8 @@ export async function oneReplicaDeployment(
   }
 }
 
-async function managerCall(
+/** Calls the manager at `base` as `owner` (its wallet headers); answers the parsed body, throws on a refusal. */
+export async function managerCall(
   base: string,
   owner: Keypair,
   method: string,

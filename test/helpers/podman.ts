@@ -103,7 +103,8 @@ export async function podman(dataDir: string, args: string[]): Promise<{code: nu
   }
 }
 
-async function buildTestImages(dataDir: string): Promise<void> {
+/** Builds the test images from /bin/busybox unless podman has them (cached by tag). */
+export async function buildTestImages(dataDir: string): Promise<void> {
   for (const [tag, withBash] of [
     [TEST_IMAGE, false],
     [TEST_IMAGE_WITH_BASH, true],

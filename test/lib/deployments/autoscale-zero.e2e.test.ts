@@ -3,8 +3,9 @@
  * service whose answers take a second, `min 0, max 3, target 2`, idle reaches 0 replicas and lists nothing more; a
  * client's request then is held and answered; a step to six concurrent clients scales it up; after the load it goes
  * back to 0. The clients loop through all of it and count every answer that is not the service's: none. Through
- * the localnet's gateway, then through `deployment serve`'s own (a process of its own on the same localnet), then
- * with two of them on one PostgreSQL, the clients at the gateway of the one that does not hold the lease.
+ * the localnet's gateway, then through `deployment serve`'s own (a process of its own on the same localnet), INFINITE
+ * and SIMPLE-EXTEND, then with two of them on one PostgreSQL, the clients at the gateway of the one that does not
+ * hold the lease.
  */
 import {strict as assert} from 'node:assert'
 import {randomBytes} from 'node:crypto'
@@ -100,10 +101,14 @@ describe('autoscaling from zero on the localnet (podman, 3 nodes)', function () 
   }
 
   /** The whole scenario against the manager at `url`; the clients go to `stableOf(id)`, once it is started. */
-  async function fromZeroAndBack(url: string, stableOf: (id: string) => string | Promise<string>): Promise<void> {
+  async function fromZeroAndBack(
+    url: string,
+    stableOf: (id: string) => string | Promise<string>,
+    strategy = 'INFINITE',
+  ): Promise<void> {
     const d = await createDeployment(url, t.wallet, {
       job_definition: SLOW_JOB,
-      strategy: 'INFINITE',
+      strategy,
       replicas: 1,
       timeout: 60,
       time_scale: 10,
@@ -169,6 +174,13 @@ describe('autoscaling from zero on the localnet (podman, 3 nodes)', function () 
     const manager = await serving(spawnServe(t, dir, join(dir, 'serve')))
     running.push(manager)
     await fromZeroAndBack(manager.url, (id) => manager.document.stableUrls.replace('<deployment>', id))
+  })
+
+  it("a SIMPLE-EXTEND deployment through deployment serve's gateway: its replicas probed as INFINITE's are", async () => {
+    // serve's gateway calls a replica ready once its manager's probe saw it serve, which only INFINITE's watch ran.
+    const manager = await serving(spawnServe(t, dir, join(dir, 'serve-extend')))
+    running.push(manager)
+    await fromZeroAndBack(manager.url, (id) => manager.document.stableUrls.replace('<deployment>', id), 'SIMPLE-EXTEND')
   })
 
   it('with two deployment serve on one PostgreSQL: the clients at the one not holding the lease, the other decides', async function () {

@@ -227,6 +227,26 @@ describe('tunnel watch (worker passes on a moved clock, stand-in chain)', () => 
       assert.equal(live(await m.jobs(d.id)).length, 1, 'replaced')
     })
 
+    it('behind its gateway, a replica of any strategy is probed (its tunnel up), and no grace stops one', async () => {
+      // What `deployment serve`'s gateway reads of a replica is its tunnel: without it no SIMPLE-EXTEND replica serves.
+      m.ctx.gateway = {deploymentUrl: (id) => `http://${id}.deploy.localhost/`, online: (j) => j.tunnel === 'up'}
+      const {d, job} = await running({strategy: 'SIMPLE-EXTEND'})
+      assert.equal((await opened.store.job(job))?.tunnel, 'up')
+      online = false
+      await passFor(d, 120_000)
+      assert.equal((await opened.store.job(job))?.tunnel, 'lost', 'its gateway no longer sends it requests')
+      assert.equal(await stateOf(d.id, job), 'RUNNING', 'the grace stop is INFINITE only')
+      assert.deepEqual(await typed(d.id, TUNNEL_LOST), [])
+      online = true
+      await m.polls(1, 1)
+      assert.equal((await opened.store.job(job))?.tunnel, 'up')
+    })
+
+    it('with no gateway in front, a SIMPLE-EXTEND replica is not probed', async () => {
+      const {job} = await running({strategy: 'SIMPLE-EXTEND'})
+      assert.equal((await opened.store.job(job))?.tunnel ?? null, null)
+    })
+
     it('a service that never came up is left alone, however long', async () => {
       const d = await m.start({strategy: 'INFINITE', replicas: 1, timeout: 120}, 10n ** 12n, EXPOSING)
       await m.polls(1, 1)

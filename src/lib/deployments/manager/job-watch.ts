@@ -1,8 +1,9 @@
 /**
- * The one watch of an INFINITE deployment's running jobs, each pass: their readiness for rotations (serving.ts'
+ * The one watch of a deployment's running jobs, each pass: an INFINITE one's readiness for rotations (serving.ts'
  * reading: the node's continuous checks on the localnet, the manager's own probe elsewhere), and, for a manager
  * with no stream of its deployment proxies (`deployment serve`), the tunnel watch fed by its own probe
- * (tunnel-watch.ts). Nothing is kept in memory: what a restarted manager needs is in the store.
+ * (tunnel-watch.ts), which its gateway reads for every strategy (probedForGateway). Nothing is kept in memory:
+ * what a restarted manager needs is in the store.
  */
 import type {ExposingDefinition} from '../../market/service-url.js'
 import {readRecordedJob} from '../paying/chain-view.js'
@@ -11,6 +12,15 @@ import {exposingDefinition, replicaServes, tunnelDefinition} from './serving.js'
 import {probeTunnels} from './tunnel-watch.js'
 import type {JobHealth, JobOnChain} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
+
+/**
+ * True when the manager's probe is what its gateway reads of every replica (`deployment serve`: its stable URL calls
+ * a replica ready once the probe saw it serve, the job's `tunnel` up), so the jobs of every strategy are watched, not
+ * only INFINITE's. The localnet's gateway asks its nodes instead, and a stream feeds the tunnel watch there.
+ */
+export function probedForGateway(ctx: Pick<ManagerContext, 'gateway' | 'tunnelStream'>): boolean {
+  return ctx.gateway !== undefined && !ctx.tunnelStream
+}
 
 /** The health of each running job of the deployment whose definition exposes a port; others are not watched. */
 export async function watchJobs(

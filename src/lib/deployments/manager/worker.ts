@@ -9,7 +9,7 @@ import {refreshJobs} from '../paying/chain-view.js'
 import type {ManagerContext} from '../context.js'
 import {cooldownMs, DEFAULT_COOLDOWNS} from '../cooldowns.js'
 import {claim, holderOf, leaseMs, MANAGER_LEASE_PREFIX} from '../store/manager-lease.js'
-import {watchJobs} from './job-watch.js'
+import {probedForGateway, watchJobs} from './job-watch.js'
 import {isGraceStop} from './tunnel-watch.js'
 import {runExtend, runList, runStop} from '../paying/paying.js'
 import {stepMove} from './move.js'
@@ -29,12 +29,22 @@ export interface Worker {
   stop(): Promise<void>
 }
 
+/** How a worker polls: its poll before the deployments' time_scale (POLL_MS), and how it runs a due task. */
+export interface WorkerOptions {
+  /** ms; a test sets it long so that only a wake explains a pass. */
+  pollMs?: number
+  /** runTask unless told (a test's stand-in chain). */
+  run?: TaskRunner
+}
+
 /**
- * Starts polling; `stop` waits for the pass under way. A request held by a gateway (load.ts' onHeld) starts the
+ * Starts polling (at `options.pollMs`, POLL_MS unless told); `stop` waits for the pass under way. A request held by a gateway (load.ts' onHeld) starts the
  * next pass at once rather than at the next poll (after the pass under way, when one is), so a deployment at 0
  * replicas lists one without waiting for it.
  */
-export function startWorker(ctx: ManagerContext): Worker {
+export function startWorker(ctx: ManagerContext, options: WorkerOptions = {}): Worker {
+  const pollMs = options.pollMs ?? POLL_MS
+  const run = options.run ?? runTask
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
@@ -44,7 +54,7 @@ export function startWorker(ctx: ManagerContext): Worker {
   let scale = 1
   const pass = async () => {
     try {
-      scale = await tick(ctx)
+      scale = await tick(ctx, run)
     } catch (error) {
       ctx.log(`deployment worker: ${(error as Error).message}`)
     }
@@ -60,7 +70,7 @@ export function startWorker(ctx: ManagerContext): Worker {
       return next()
     }
     waiting = true
-    timer = setTimeout(next, Math.max(MIN_POLL_MS, POLL_MS / scale))
+    timer = setTimeout(next, Math.max(MIN_POLL_MS, pollMs / scale))
   }
   const unsubscribe = ctx.load?.onHeld(() => {
     if (stopped) return
@@ -207,8 +217,11 @@ async function planDeployment(ctx: ManagerContext, read: Workload): Promise<Task
     read.jobs.some((job) => job.revision !== row.active_revision) || row.move_from || deployment.move_from
       ? await ctx.store.tasks(deployment.id, {open: true})
       : read.openTasks
-  // Only INFINITE watches its services (readiness for rotation; the tunnel watch when no stream feeds it).
-  const health = deployment.strategy === 'INFINITE' ? await watchJobs(ctx, deployment, jobs) : undefined
+  // INFINITE plans with its services' health (readiness for rotation); any strategy behind a gateway that only
+  // the manager's own probe tells which replicas serve (`deployment serve`) is watched for that probe alone.
+  const watched = deployment.strategy === 'INFINITE' || probedForGateway(ctx)
+  const watch = watched ? await watchJobs(ctx, deployment, jobs) : undefined
+  const health = deployment.strategy === 'INFINITE' ? watch : undefined
   const now = ctx.now()
   const cooldowns = ctx.cooldowns
   const plan = STRATEGY_PLANS[deployment.strategy]({deployment, jobs, openTasks, now, health, cooldowns})
