@@ -112,7 +112,7 @@ export class Draining {
    * Marks the job draining, then resolves once no request is in flight to it, here or at another gateway on the
    * store, or after `maxMs`. Throws when the store cannot be written (the stop is retried, and drains again).
    */
-  async drain(job: string, maxMs = DRAIN_TIMEOUT_MS): Promise<{waitedMs: number; inFlight: number}> {
+  async drain(job: string, maxMs = DRAIN_TIMEOUT_MS): Promise<{waitedMs: number; inFlight: number; unsettled: number}> {
     this.jobs.add(job)
     const started = Date.now()
     const shared = this.shared
@@ -137,7 +137,7 @@ export class Draining {
       await readElsewhere()
       own = this.inFlight?.(job) ?? 0
     }
-    return {waitedMs: Date.now() - started, inFlight: own + elsewhere.inFlight}
+    return {waitedMs: Date.now() - started, inFlight: own + elsewhere.inFlight, unsettled: elsewhere.unsettled}
   }
 }
 
@@ -148,8 +148,11 @@ export class Draining {
  */
 export async function drainJob(ctx: DrainContext, job: string, timeScale = 1): Promise<void> {
   if (!ctx.draining) return
-  const {waitedMs, inFlight} = await ctx.draining.drain(job, drainBoundMs(ctx, timeScale))
+  const {waitedMs, inFlight, unsettled} = await ctx.draining.drain(job, drainBoundMs(ctx, timeScale))
   if (inFlight > 0) ctx.log(`job ${job}: ${inFlight} request(s) still in flight after draining ${waitedMs} ms`)
+  // A bound shorter than the other gateways take to see the mark (about a second): they may still have sent one.
+  if (unsettled > 0)
+    ctx.log(`job ${job}: ${unsettled} other gateway(s) had not written since the drain began, after ${waitedMs} ms`)
 }
 
 /**

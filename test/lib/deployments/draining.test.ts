@@ -2,6 +2,7 @@ import {strict as assert} from 'node:assert'
 
 import {
   Draining,
+  drainJob,
   drainMayEnd,
   drainSeenAt,
   type DrainStore,
@@ -189,6 +190,19 @@ describe('draining through a shared store (SQLite file)', () => {
     const draining = new Draining()
     draining.shareThrough(counted, 'me')
     await opened.store.writeJobsInFlight('other', {j: 2}, Date.now() + 60_000)
-    assert.equal((await draining.drain('j', 100)).inFlight, 2)
+    assert.deepEqual((({inFlight, unsettled}) => ({inFlight, unsettled}))(await draining.drain('j', 100)), {
+      inFlight: 2,
+      unsettled: 0,
+    })
+  })
+
+  it('says at its bound how many other gateways had not written since the drain began', async () => {
+    const draining = new Draining()
+    draining.shareThrough(counted, 'me')
+    await opened.store.writeJobsInFlight('other', {}, Date.now())
+    const lines: string[] = []
+    await drainJob({draining, drainTimeoutMs: 100, log: (line) => lines.push(line)}, 'j')
+    assert.equal(lines.length, 1)
+    assert.match(lines[0]!, /^job j: 1 other gateway\(s\) had not written since the drain began, after \d+ ms$/)
   })
 })
