@@ -238,14 +238,17 @@ export function spawnServe(
   )
 }
 
-/** The localnet `t` as a client reaches it (no config file read; `env` adds settings), for managers a test starts. */
-export function localnetClient(t: TestLocalnet, env: NodeJS.ProcessEnv = {}): MarketNetwork {
+/**
+ * The localnet `t` as a client reaches it (no config file read; `env` adds settings), for managers a test starts;
+ * `withGateway` adds its node gateway (the replicas' service URLs and the nodes' APIs, as `deployment serve` has them).
+ */
+export function localnetClient(t: TestLocalnet, env: NodeJS.ProcessEnv = {}, withGateway = false): MarketNetwork {
   return marketNetwork(
     resolveSettings({network: 'localnet', env: {XDG_CONFIG_HOME: '/nonexistent-gpunet-config', ...env}}),
     {
       rpcUrl: t.ln.runtime.rpcUrl,
       contentStoreUrl: t.ln.runtime.rpcUrl,
-      gatewayUrl: null,
+      gatewayUrl: withGateway ? t.ln.runtime.gatewayUrl : null,
       programId: t.programId,
       mint: t.mint,
       market: t.market,

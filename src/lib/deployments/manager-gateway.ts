@@ -2,7 +2,8 @@
  * `deployment serve`'s gateway: the stable URLs of its manager's deployments, `http://<id>.deploy.localhost:<port>/`,
  * served by the localnet's gateway code (gateway/gateway.ts: one proxy) in front of the replicas' own service URLs
  * (https on devnet and mainnet, the node gateway's on the localnet). Its drains wait for the requests it has in
- * flight; what it counts is its manager's load (manager.ts wires it).
+ * flight (and, on a PostgreSQL shared with other managers, those their gateways wrote to it: draining.ts); what it
+ * counts is its manager's load (manager.ts wires it).
  */
 import {Gateway} from '../gateway/gateway.js'
 import type {HoldBounds} from '../gateway/holding.js'

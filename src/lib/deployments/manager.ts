@@ -154,6 +154,8 @@ export async function startDeploymentManager(options: ManagerOptions): Promise<R
     tunnelGraceMs: options.tunnelGraceMs,
     drainTimeoutMs: options.drainTimeoutMs,
   }
+  // Drains are marked in the store, and wait for what the other managers' gateways on it have in flight.
+  context.draining?.shareThrough(store, holderOf(context))
   context.holdLease = leaseHolder(context)
   context.holdsAtZero = holdsAtZero(context)
   const auth = createApiAuth({rows: store.apiKeyRows, now: options.now})

@@ -16,7 +16,9 @@ import {ACTIVE_STATUSES, type JobRow} from './types.js'
 /**
  * How long the jobs of a deployment, as its rows list them, are reused: the stable URL asks before every request,
  * and reading the rows each time (every job the deployment ever had) costs more than the request itself. Safe to
- * reuse: whether each job serves and drains is read live; only a new replica waits this long longer for requests.
+ * reuse: whether each job serves is read live, and so is whether this manager drains it; only a new replica waits
+ * this long longer for requests, and a drain by another manager on the store is seen this long later (draining.ts
+ * waits for that).
  */
 export const ROWS_REUSED_MS = 250
 
@@ -91,7 +93,8 @@ export function serviceUrlRoutes(ctx: ManagerContext): DeploymentRoutes {
           job: row.job,
           // Its service answered the manager's probe (the tunnel watch's reading, each pass).
           ready: url !== undefined && row.state === 'RUNNING' && row.tunnel === 'up',
-          draining: isDraining(ctx, row.job),
+          // Marked by this manager (at once) or by the one draining it, through the row (within ROWS_REUSED_MS).
+          draining: isDraining(ctx, row),
           ...(url === undefined ? {} : {url}),
         })
       }

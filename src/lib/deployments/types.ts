@@ -120,6 +120,11 @@ export interface JobRow {
    * once one stopped serving; null (or absent) while none ever served (a service that never came up).
    */
   tunnel?: JobTunnel | null
+  /**
+   * When a drain first marked it draining (unix ms, the store's clock; draining.ts), so that every gateway on the
+   * store sends it no new request; null (or absent) while it was never drained. Kept once the job ended.
+   */
+  draining_at?: number | null
   created_at: number
   updated_at: number
 }

@@ -265,6 +265,11 @@ export class Gateway {
     return {inFlight: this.replicas.deploymentInFlight(deployment), held: this.holding.heldFor(deployment)}
   }
 
+  /** Its requests through a stable URL in flight per job (lowercased) now, jobs with none left out. */
+  jobsInFlight(): Record<string, number> {
+    return this.replicas.jobsInFlight()
+  }
+
   /** The traffic of every deployment (lowercased) with a request in flight or held now. */
   busy(): {deployment: string; inFlight: number; held: number}[] {
     const deployments = new Set([...this.replicas.deploymentsInFlight(), ...this.holding.deployments()])

@@ -66,6 +66,11 @@ export class Replicas {
     return this.inFlightByJob.get(job.toLowerCase()) ?? 0
   }
 
+  /** Requests through a stable URL in flight per job (lowercased) now, jobs with none left out. */
+  jobsInFlight(): Record<string, number> {
+    return Object.fromEntries([...this.inFlightByJob].filter(([, n]) => n > 0))
+  }
+
   /** The deployments (lowercased) with requests in flight now. */
   deploymentsInFlight(): string[] {
     return [...this.inFlightByDeployment.keys()]

@@ -36,6 +36,9 @@ describe('deployment store: columns added after the first release', () => {
         [null, null, null, 0],
       )
       assert.equal((await store.job('j1'))?.time_end, 0)
+      // Draining through the store: an old job was never marked, and can be.
+      assert.equal((await store.job('j1'))?.draining_at, null)
+      assert.equal(await store.markDraining('j1', 7), 7)
       // Autoscaling's columns: none set on an old row, so it has no policy and no budget.
       assert.deepEqual(
         [row?.min_replicas, row?.max_replicas, row?.target_concurrency, row?.scale_down_after, row?.budget],
@@ -61,6 +64,7 @@ describe('deployment store: columns added after the first release', () => {
     const again = openSqliteDeploymentStore(file)
     assert.equal((await again.deployment('d1'))?.rotation_time, 900)
     assert.equal((await again.deployment('d1'))?.budget, 7_000_000)
+    assert.equal((await again.job('j1'))?.draining_at, 7)
     await again.close()
   })
 })

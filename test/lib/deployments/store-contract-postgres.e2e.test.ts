@@ -46,6 +46,45 @@ describe('deployment store on PostgreSQL: migrations and schema', function () {
     }
   })
 
+  it("adds draining's column and table to a database made before them, every row kept", async () => {
+    const schema = freshSchema()
+    const client = new pg.Client({connectionString: url})
+    await client.connect()
+    try {
+      // The schema as the five migrations before draining went through the store left it, with a job and its load.
+      await client.query(`CREATE SCHEMA ${schema}`)
+      await client.query(`SET search_path = ${schema}`)
+      await client.query('CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)')
+      for (let version = 1; version <= 5; version++) {
+        await client.query(PG_MIGRATIONS[version - 1]!)
+        await client.query('INSERT INTO schema_version VALUES ($1, 0)', [version])
+      }
+      await client.query(
+        `INSERT INTO jobs (job, deployment, tx, market, revision, run, state, time_start, chain_timeout, stop_requested,
+           tunnel, created_at, updated_at) VALUES ('j1', 'd1', 'tx', 'm', 1, 'r', 'RUNNING', 100, 600, false, 'up', 1, 2)`,
+      )
+      await client.query(`INSERT INTO gateway_load VALUES ('g', 'd1', 2, 0, 5)`)
+      const store = await openPgDeploymentStore({connectionString: url!, schema})
+      try {
+        const job = await store.job('j1')
+        assert.deepEqual([job?.state, job?.tunnel, job?.chain_timeout, job?.draining_at], ['RUNNING', 'up', 600, null])
+        const load = await client.query('SELECT gateway, deployment, in_flight FROM gateway_load')
+        assert.deepEqual(load.rows, [{gateway: 'g', deployment: 'd1', in_flight: 2}])
+        assert.equal(typeof (await store.markDraining('j1', 0)), 'number')
+        await store.writeJobsInFlight('g', {j1: 1}, 0)
+        assert.deepEqual(
+          (await store.readJobsInFlight(60_000, 'other', 0)).map((f) => f.inFlight),
+          [{j1: 1}],
+        )
+      } finally {
+        await store.close()
+      }
+    } finally {
+      await client.end()
+      await dropSchema(url!, schema)
+    }
+  })
+
   it('has the same tables and columns as the SQLite store', async () => {
     const schema = freshSchema()
     const store = await openPgDeploymentStore({connectionString: url!, schema})

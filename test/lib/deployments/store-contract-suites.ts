@@ -20,7 +20,8 @@ import {newWallet, tempDir} from '../../helpers/secrets.js'
 
 const T0 = 1_800_000_000_000
 
-function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRow> = {}) {
+/** A deployment's rows as created: the deployment, its first revision and its vault (other suites use them too). */
+export function rows(id: string, owner: string, at: number, extra: Partial<DeploymentRow> = {}) {
   const vault = Keypair.generate()
   const deployment: DeploymentRow = {
     id,
@@ -244,6 +245,7 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           time_end: 0,
           stop_requested: false,
           tunnel: null,
+          draining_at: null,
           created_at: T0,
           updated_at: T0,
         }
@@ -386,6 +388,66 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         assert.equal((await store.job('j'))!.tunnel, null)
         await store.updateJob('j', {tunnel: 'lost'}, T0 + 8)
         assert.equal((await store.job('j'))!.tunnel, 'lost')
+      })
+
+      it("marks a job draining once, its first mark kept, and reads it with the deployment's rows", async () => {
+        const r = rows('d', newWallet().address, T0)
+        await store.createDeployment(r.deployment, r.revision, r.vault)
+        const job = {
+          job: 'j',
+          deployment: 'd',
+          tx: 'tx',
+          market: 'market',
+          revision: 1,
+          run: 'run',
+          state: 'RUNNING' as const,
+          time_start: 0,
+          chain_timeout: 60,
+          stop_requested: false,
+          created_at: T0,
+          updated_at: T0,
+        }
+        const list = await store.addTask(
+          {deployment: 'd', task: 'LIST', job: null, limit: 1, revision: 1, due_at: T0},
+          T0,
+        )
+        await store.recordListed(list, job, 'tx', T0)
+        assert.equal((await store.job('j'))!.draining_at, null, 'not draining until a drain marks it')
+        assert.equal(await store.markDraining('nope', Date.now()), undefined)
+        // The store's clock: the database's in PostgreSQL, the `now` given in SQLite (this machine's for both here).
+        const before = Date.now()
+        const marked = await store.markDraining('j', Date.now())
+        assert.ok(marked !== undefined && Math.abs(marked - before) < 5000, `marked at ${marked}`)
+        const other = await opened.reopen()
+        assert.equal((await other.jobs('d'))[0]!.draining_at, marked, "another manager reads it with the job's row")
+        // A drain again (a stop retried, a manager restarted): the first mark stays.
+        assert.equal(await other.markDraining('j', Date.now() + 60_000), marked)
+        assert.equal((await store.job('j'))!.draining_at, marked)
+      })
+
+      it("keeps each gateway's requests in flight per job, read by the others while fresh, even when there are none", async () => {
+        const other = await opened.reopen()
+        await store.writeJobsInFlight('g1', {ja: 2, jb: 1}, Date.now())
+        await other.writeJobsInFlight('g2', {}, Date.now())
+        const read = (s: DeploymentStore, except: string, freshMs = 5000) =>
+          s.readJobsInFlight(freshMs, except, Date.now()).then((found) => found.map((f) => [f.gateway, f.inFlight]))
+        assert.deepEqual(await read(other, 'g2'), [['g1', {ja: 2, jb: 1}]])
+        assert.deepEqual(await read(store, 'g1'), [['g2', {}]], 'a gateway with none in flight is there too')
+        const [written] = await store.readJobsInFlight(5000, 'g1', Date.now())
+        assert.ok(Math.abs(written!.at - Date.now()) < 5000, `written at ${written!.at}`)
+        // Replaced whole by its next write.
+        await store.writeJobsInFlight('g1', {jc: 1}, Date.now())
+        assert.deepEqual(await read(other, 'g2'), [['g1', {jc: 1}]])
+        assert.deepEqual(await read(other, 'nobody'), [
+          ['g1', {jc: 1}],
+          ['g2', {}],
+        ])
+        // A gateway that stops takes its figures with it.
+        await store.writeJobsInFlight('g1', null, Date.now())
+        assert.deepEqual(await read(other, 'g2'), [])
+        // Figures older than the freshness asked for are a gateway's that stopped.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        assert.deepEqual(await read(store, 'g1', 200), [])
       })
 
       it('leases a deployment to one holder for its time, then to another', async () => {

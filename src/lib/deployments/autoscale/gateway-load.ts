@@ -10,6 +10,8 @@ export interface GatewayTraffic {
   traffic(deployment: string): {inFlight: number; held: number}
   /** Every deployment with traffic now: what a gateway writes to a shared store. */
   busy(): {deployment: string; inFlight: number; held: number}[]
+  /** Its requests in flight per job (lowercased), those with none left out: what a drain elsewhere waits for. */
+  jobsInFlight(): Record<string, number>
   onHeld(listener: (deployment: string) => void): () => void
 }
 

@@ -3,7 +3,8 @@
  * serve --database-url`): every gateway writes its figures to the store each LOAD_WRITE_MS (at once when a request
  * is held), and the manager holding a deployment's lease (scaler.ts decides only under it) reads its own gateway's
  * figures live plus the others' fresh ones, so it decides from all of the deployment's traffic. A gateway that died
- * stops counting once its figures are older than LOAD_FRESH_MS.
+ * stops counting once its figures are older than LOAD_FRESH_MS. Each write also says what the gateway has in flight
+ * per job, which a drain by another manager waits for (draining.ts).
  */
 import type {DeploymentStore} from '../store/store.js'
 import type {GatewayTraffic} from './gateway-load.js'
@@ -24,7 +25,7 @@ export interface StoreLoad extends DeploymentLoad {
  * `store` with other managers' gateways; `idOf` finds a deployment's id from its lowercased form.
  */
 export function storeLoad(
-  store: Pick<DeploymentStore, 'writeLoad' | 'readLoad'>,
+  store: Pick<DeploymentStore, 'writeLoad' | 'readLoad' | 'writeJobsInFlight'>,
   traffic: GatewayTraffic,
   gateway: string,
   idOf: (label: string) => Promise<string | null>,
@@ -46,6 +47,8 @@ export function storeLoad(
     (writing = writing.then(async () => {
       try {
         await store.writeLoad(gateway, traffic.busy(), now())
+        // Written even when empty: a drain by another manager waits for this gateway's next write (draining.ts).
+        await store.writeJobsInFlight(gateway, traffic.jobsInFlight(), now())
         const held = new Set(
           (await store.readLoad(LOAD_FRESH_MS, gateway, now())).filter((f) => f.held > 0).map((f) => f.deployment),
         )
@@ -86,6 +89,7 @@ export function storeLoad(
       await writing
       // Its figures go with it: the others stop counting them at once.
       await store.writeLoad(gateway, [], now()).catch(() => {})
+      await store.writeJobsInFlight(gateway, null, now()).catch(() => {})
     },
   }
 }

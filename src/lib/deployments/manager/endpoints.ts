@@ -81,7 +81,7 @@ export async function deploymentEndpoints(
     for (const {op, port, url} of serviceUrls(ctx.network, job.job, definition, hosts)) {
       const checked = gateway?.online(job, port)
       if (checked) up.add(`${op}:${port}`)
-      const online = gateway ? {online: checked === true && !isDraining(ctx, job.job)} : {}
+      const online = gateway ? {online: checked === true && !isDraining(ctx, job)} : {}
       replicas.push({opId: op, port, url, kind: 'replica', ...online, job: job.job})
     }
   }

@@ -131,6 +131,13 @@ export const PG_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (gateway, deployment)
    );
    CREATE INDEX gateway_load_deployment ON gateway_load (deployment, at);`,
+  // 6: draining through the store: a job's drain mark, and each gateway's requests in flight per job (draining.ts).
+  `ALTER TABLE jobs ADD COLUMN draining_at BIGINT;
+   CREATE TABLE gateway_jobs (
+     gateway TEXT PRIMARY KEY,
+     in_flight TEXT NOT NULL,
+     at BIGINT NOT NULL
+   );`,
 ]
 
 /**

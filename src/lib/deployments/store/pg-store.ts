@@ -381,6 +381,34 @@ export async function openPgDeploymentStore(options: PgStoreOptions): Promise<De
       )
       return found.rows as unknown as GatewayFigures[]
     },
+    async markDraining(job) {
+      // The database's clock, as the gateways' writes are timestamped (draining.ts compares the two).
+      const found = await query<{draining_at: number}>(
+        `UPDATE jobs SET draining_at = COALESCE(draining_at, ${DB_NOW}) WHERE job = $1 RETURNING draining_at`,
+        [job],
+      )
+      return found.rows[0]?.draining_at
+    },
+    async writeJobsInFlight(gateway, inFlight) {
+      if (inFlight === null) await query('DELETE FROM gateway_jobs WHERE gateway = $1', [gateway])
+      else
+        await query(
+          `INSERT INTO gateway_jobs (gateway, in_flight, at) VALUES ($1, $2, ${DB_NOW})
+           ON CONFLICT (gateway) DO UPDATE SET in_flight = excluded.in_flight, at = excluded.at`,
+          [gateway, JSON.stringify(inFlight)],
+        )
+    },
+    async readJobsInFlight(freshMs, except) {
+      const found = await query<{gateway: string; in_flight: string; at: number}>(
+        `SELECT gateway, in_flight, at FROM gateway_jobs WHERE gateway <> $1 AND at > ${DB_NOW} - $2 ORDER BY gateway`,
+        [except, freshMs],
+      )
+      return found.rows.map((r) => ({
+        gateway: r.gateway,
+        inFlight: JSON.parse(r.in_flight) as Record<string, number>,
+        at: r.at,
+      }))
+    },
     async keyCheck() {
       return (await one<{value: string}>("SELECT value FROM manager_meta WHERE name = 'vault_key_check'", []))?.value
     },

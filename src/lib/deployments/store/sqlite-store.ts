@@ -75,6 +75,7 @@ export const SQLITE_SCHEMA = `
     time_end INTEGER NOT NULL DEFAULT 0,
     stop_requested INTEGER NOT NULL,
     tunnel TEXT,
+    draining_at INTEGER,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -130,6 +131,12 @@ export const SQLITE_SCHEMA = `
     at INTEGER NOT NULL,
     PRIMARY KEY (gateway, deployment)
   );
+  -- Each gateway's requests in flight per job (draining.ts): kept so both stores answer alike.
+  CREATE TABLE IF NOT EXISTS gateway_jobs (
+    gateway TEXT PRIMARY KEY,
+    in_flight TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
   -- The vault key's check value (vault-key-check.ts), never the key.
   CREATE TABLE IF NOT EXISTS manager_meta (
     name TEXT PRIMARY KEY,
@@ -154,6 +161,7 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'move_from', 'TEXT'],
   ['deployments', 'move_began', 'INTEGER'],
   ['deployments', 'queue_placement', 'TEXT'],
+  ['jobs', 'draining_at', 'INTEGER'],
 ]
 
 function addMissingColumns(db: Database.Database): void {
@@ -437,6 +445,29 @@ export function openSqliteDeploymentStore(file: string): DeploymentStore {
         `SELECT deployment, in_flight AS inFlight, held FROM gateway_load
          WHERE gateway <> ? AND at > ? AND (? IS NULL OR deployment = ?) ORDER BY deployment`,
       ).all(except, now - freshMs, deployment ?? null, deployment ?? null) as GatewayFigures[]
+    },
+    async markDraining(job, now) {
+      sql('UPDATE jobs SET draining_at = ? WHERE job = ? AND draining_at IS NULL').run(now, job)
+      return (sql('SELECT draining_at FROM jobs WHERE job = ?').get(job) as {draining_at: number} | undefined)
+        ?.draining_at
+    },
+    async writeJobsInFlight(gateway, inFlight, now) {
+      if (inFlight === null) sql('DELETE FROM gateway_jobs WHERE gateway = ?').run(gateway)
+      else
+        sql(
+          `INSERT INTO gateway_jobs (gateway, in_flight, at) VALUES (?, ?, ?)
+           ON CONFLICT (gateway) DO UPDATE SET in_flight = excluded.in_flight, at = excluded.at`,
+        ).run(gateway, JSON.stringify(inFlight), now)
+    },
+    async readJobsInFlight(freshMs, except, now) {
+      const rows = sql(
+        'SELECT gateway, in_flight, at FROM gateway_jobs WHERE gateway <> ? AND at > ? ORDER BY gateway',
+      ).all(except, now - freshMs) as {gateway: string; in_flight: string; at: number}[]
+      return rows.map((r) => ({
+        gateway: r.gateway,
+        inFlight: JSON.parse(r.in_flight) as Record<string, number>,
+        at: r.at,
+      }))
     },
     async keyCheck() {
       const row = sql("SELECT value FROM manager_meta WHERE name = 'vault_key_check'").get() as

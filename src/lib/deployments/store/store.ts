@@ -102,6 +102,14 @@ export interface GatewayFigures {
   held: number
 }
 
+/** One gateway's requests in flight per job (lowercased addresses, as the gateway counts them), as it last wrote them. */
+export interface GatewayJobs {
+  gateway: string
+  inFlight: Record<string, number>
+  /** When it wrote them: unix ms, the store's clock (the database's in PostgreSQL). */
+  at: number
+}
+
 export interface DeploymentStore {
   /** Where the API keys are kept (api-keys.ts). */
   readonly apiKeyRows: ApiKeyRows
@@ -184,6 +192,20 @@ export interface DeploymentStore {
    * gateway and deployment; `deployment` (lowercased) narrows them to one.
    */
   readLoad(freshMs: number, except: string, now: number, deployment?: string): Promise<GatewayFigures[]>
+  /**
+   * Marks a job draining (its draining_at, the store's clock) unless a drain marked it already; answers the mark
+   * kept (the first one), or undefined when the store has no such job. Every gateway on the store reads it with the
+   * job's row and sends the job no new request (draining.ts).
+   */
+  markDraining(job: string, now: number): Promise<number | undefined>
+  /**
+   * Replaces what the gateway `gateway` last wrote of its requests in flight per job by `inFlight` (a job left out
+   * has none), timestamped now (the store's clock), even when there are none: a drain elsewhere learns that this
+   * gateway is there and sends nothing more to the job. null takes the gateway out (it stops).
+   */
+  writeJobsInFlight(gateway: string, inFlight: Readonly<Record<string, number>> | null, now: number): Promise<void>
+  /** What every gateway but `except` wrote of its requests in flight per job within `freshMs` of now (store's clock). */
+  readJobsInFlight(freshMs: number, except: string, now: number): Promise<GatewayJobs[]>
   /** The vault key's check value the database holds, or undefined before the first manager stored one. */
   keyCheck(): Promise<string | undefined>
   /** Stores `check` unless one is stored already; answers the one stored (the first starter's wins). */

@@ -31,10 +31,10 @@ export function localnetDeploymentRoutes(manager: RunningManager, nodes: Running
     async deploymentRoutes(deployment, port): Promise<ReplicaRoute[] | null> {
       const id = await idOf(deployment)
       if (id === null) return null
-      return (await openJobs(id)).map(({job}) => ({
-        job,
-        ready: replicaOnline(nodes, job, port),
-        draining: isDraining(manager.context, job),
+      return (await openJobs(id)).map((row) => ({
+        job: row.job,
+        ready: replicaOnline(nodes, row.job, port),
+        draining: isDraining(manager.context, row),
       }))
     },
     holdsAtZero: holdsAtZeroByLabel(manager.context, idOf),
