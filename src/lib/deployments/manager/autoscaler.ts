@@ -15,13 +15,22 @@ import {affordableReplicas, tokensSpent} from '../paying/budget.js'
 import {decide, type Decision} from '../autoscale/decide.js'
 import {policyOf, SCALED} from '../autoscale/policy.js'
 
-/** The most replicas the budget keeps, from the deployment's jobs at the market's price now; undefined without one. */
+/**
+ * The most replicas the budget keeps: the deployment's jobs counted at their own prices, a new listing at the
+ * market's price now (what the program will copy into it); undefined without a budget.
+ */
 async function affordable(ctx: ManagerContext, deployment: DeploymentRow, jobs: JobOnChain[]) {
   if (deployment.budget === null || deployment.budget === undefined) return undefined
   const market = await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(deployment.market))
   const price = market.jobPrice
   const spent = tokensSpent(
-    jobs.map((j) => ({state: j.state, time_start: j.timeStart, time_end: j.timeEnd, chain_timeout: j.timeout})),
+    jobs.map((j) => ({
+      state: j.state,
+      time_start: j.timeStart,
+      time_end: j.timeEnd,
+      chain_timeout: j.timeout,
+      chain_price: j.price,
+    })),
     price,
   )
   const alive = jobs.filter((j) => !isOver(j.state) && !j.stop_requested).length

@@ -131,6 +131,9 @@ export const PG_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (gateway, deployment)
    );
    CREATE INDEX gateway_load_deployment ON gateway_load (deployment, at);`,
+  // 6: a job's own price on chain, decimal text (a u64: BIGINT is signed), which budget.ts counts its spend at; a
+  // row stored before has none (NULL) and is counted at the market's price.
+  `ALTER TABLE jobs ADD COLUMN chain_price TEXT`,
 ]
 
 /**

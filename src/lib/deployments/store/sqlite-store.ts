@@ -75,6 +75,7 @@ export const SQLITE_SCHEMA = `
     time_end INTEGER NOT NULL DEFAULT 0,
     stop_requested INTEGER NOT NULL,
     tunnel TEXT,
+    chain_price TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -154,6 +155,8 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'move_from', 'TEXT'],
   ['deployments', 'move_began', 'INTEGER'],
   ['deployments', 'queue_placement', 'TEXT'],
+  // A job's own price on chain (budget.ts counts its spend at it); a row stored before has none (NULL).
+  ['jobs', 'chain_price', 'TEXT'],
 ]
 
 function addMissingColumns(db: Database.Database): void {
