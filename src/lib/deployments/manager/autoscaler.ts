@@ -8,7 +8,7 @@ import {PublicKey} from '@solana/web3.js'
 
 import {readMarket} from '../../market/jobs/jobs.js'
 import type {ManagerContext} from '../context.js'
-import {setReplicas} from './operations.js'
+import {replicasChange} from './operations.js'
 import {isOver, jobTimeoutSeconds, type JobOnChain, scaledMs} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
 import {affordableReplicas, tokensSpent} from '../paying/budget.js'
@@ -61,11 +61,16 @@ export async function autoscale(
     affordable: await affordable(ctx, deployment, jobs),
   })
   const calm = {calm_since: decision.calmSince}
-  if (decision.replicas === deployment.replicas) {
-    if (decision.calmSince === (deployment.calm_since ?? null)) return {deployment, decision}
-    return {deployment: await ctx.store.updateDeployment(deployment.id, calm, now), decision}
-  }
-  const changed = await setReplicas(ctx, deployment, decision.replicas, calm)
+  if (decision.replicas === deployment.replicas && decision.calmSince === (deployment.calm_since ?? null))
+    return {deployment, decision}
+  // Only while the deployment is still one the autoscaler moves: the tick read it before deciding, and a stop that
+  // came meanwhile must win (written unchecked, a scale-up stored its count and an AUTOSCALE_UP event on a
+  // deployment STOPPING, and its next start listed that many replicas however idle it was).
+  const change =
+    decision.replicas === deployment.replicas ? calm : {...calm, ...replicasChange(deployment, decision.replicas, now)}
+  const changed = await ctx.store.moveDeployment(deployment.id, SCALED, change, now)
+  if (!changed) return {deployment: (await ctx.store.deployment(deployment.id)) ?? deployment, decision: null}
+  if (decision.replicas === deployment.replicas) return {deployment: changed, decision}
   await ctx.store.addEvent(
     {
       deployment: deployment.id,
