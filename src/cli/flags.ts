@@ -4,6 +4,8 @@ import {WAIT_POINTS} from '../lib/job/wait-point.js'
 import {
   contentMaxBytesFlag,
   drainTimeoutFlag,
+  holdTimeoutFlag,
+  maxHeldFlag,
   dataDirFlag,
   idsFlag,
   marketsFlag,
@@ -141,6 +143,8 @@ export const SETTING_FLAGS: Partial<Record<SettingKey, unknown>> = {
   localnetMarkets: marketsFlag,
   contentStoreMaxBytes: contentMaxBytesFlag,
   drainTimeout: drainTimeoutFlag,
+  maxHeld: maxHeldFlag,
+  holdTimeout: holdTimeoutFlag,
   gatewayPort: nodeFlags['gateway-port'],
   gatewayHttpsPort: nodeFlags['gateway-https-port'],
   nodeGpus: nodeFlags.gpus,

@@ -51,6 +51,20 @@ export const drainTimeoutFlag = Flags.string({
   defaultHelp: async () => '$GPUNET_DRAIN_TIMEOUT, else 10m',
 })
 
+/** `--max-held N` (`localnet start`): text, so that its kind answers every bad value with the same exit 2. */
+export const maxHeldFlag = Flags.string({
+  description: 'requests its gateway holds per deployment starting from zero replicas; more get 503 at once: 1 to 1000',
+  helpValue: 'N',
+  defaultHelp: async () => '$GPUNET_MAX_HELD, else 100',
+})
+
+/** `--hold-timeout DURATION` (`localnet start`): text, so that its kind answers every bad value with the same exit 2. */
+export const holdTimeoutFlag = Flags.string({
+  description: 'how long its gateway holds a request of a deployment starting from zero, then 503: 1s to 30m',
+  helpValue: 'DURATION',
+  defaultHelp: async () => '$GPUNET_HOLD_TIMEOUT, else 120s',
+})
+
 /** Flags of the localnet's node agents and gateway (`localnet start`). */
 export const nodeFlags = {
   node: Flags.boolean({

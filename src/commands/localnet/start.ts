@@ -11,7 +11,9 @@ import {
   contentMaxBytesFlag,
   dataDirFlag,
   drainTimeoutFlag,
+  holdTimeoutFlag,
   idsFlag,
+  maxHeldFlag,
   marketsFlag,
   nodeFlags,
   nodesFlag,
@@ -55,6 +57,7 @@ Its markets (--markets FILE, YAML or JSON; three default markets of different GP
     '<%= config.bin %> localnet start --detach --nodes 4',
     '<%= config.bin %> localnet start --detach --markets markets.yaml',
     '<%= config.bin %> localnet start --detach --drain-timeout 30m',
+    '<%= config.bin %> localnet start --detach --hold-timeout 10m --max-held 20',
     '<%= config.bin %> localnet stop && <%= config.bin %> localnet start --detach --pull never',
   ]
 
@@ -70,6 +73,8 @@ Its markets (--markets FILE, YAML or JSON; three default markets of different GP
     nodes: nodesFlag,
     markets: marketsFlag,
     'drain-timeout': drainTimeoutFlag,
+    'max-held': maxHeldFlag,
+    'hold-timeout': holdTimeoutFlag,
   }
 
   static mcp = {exclude: 'a server that never returns (the localnet runs in it); the tools start a localnet on demand'}

@@ -111,6 +111,11 @@ export interface JobRow {
   time_start: number
   /** The job's timeout on chain in seconds, as last read. */
   chain_timeout: number
+  /**
+   * The job's own price on chain (token base units a second, a u64 as decimal text), as last read: the program took
+   * its deposit at it, whatever the market charges since. Null (or absent) in a row stored before it was recorded.
+   */
+  chain_price?: string | null
   /** Unix seconds it ended, as the chain recorded it; 0 while it runs or when its account was closed. */
   time_end?: number
   /** True once the manager asked to stop it: a job that ends otherwise ended on its own. */

@@ -5,8 +5,6 @@
  * how many wait per deployment, how long each waits) instead of answering 503 at once. Past either bound the client
  * is told the service is starting and when to come back.
  */
-import {setTimeout as sleep} from 'node:timers/promises'
-
 import {ExitCode, GpunetError} from '../errors.js'
 import type {Upstream} from './job-routes.js'
 import type {NoReplica} from './replicas.js'
@@ -95,12 +93,24 @@ export class Holding {
           // A listener's failure is its own: the request still waits.
         }
       }
+    // One reaction to `gone` for the whole hold, waking the poll's wait: racing `gone` at each poll added one a
+    // poll (1200 over a 120 s hold), all kept until the client left or the request was answered.
     let present = true
-    void gone.then(() => (present = false))
+    let wake = () => {}
+    void gone.then(() => {
+      present = false
+      wake()
+    })
     try {
       const deadline = Date.now() + this.bounds.holdMs
       while (present) {
-        await Promise.race([sleep(Math.min(HOLD_POLL_MS, Math.max(0, deadline - Date.now()))), gone])
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(HOLD_POLL_MS, Math.max(0, deadline - Date.now())))
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
         if (!present) break
         const found = await replicas()
         if (Array.isArray(found) || found.status !== 503) return found

@@ -140,6 +140,12 @@ export const SETTINGS = {
    * deployment's time_scale; unset: 10 minutes.
    */
   drainTimeout: {env: 'GPUNET_DRAIN_TIMEOUT', kind: 'drain', flag: '--drain-timeout'},
+  /**
+   * The localnet gateway's bounds on requests held at a stable URL while a deployment starts from zero: how many per
+   * deployment (unset: 100) and how long each (unset: 120 s); past either, 503 with Retry-After.
+   */
+  maxHeld: {env: 'GPUNET_MAX_HELD', kind: 'held', flag: '--max-held'},
+  holdTimeout: {env: 'GPUNET_HOLD_TIMEOUT', kind: 'hold', flag: '--hold-timeout'},
   /** `secrets serve`'s PostgreSQL; unset: the SQLite file in its data folder. */
   secretsDatabaseUrl: {env: 'GPUNET_SECRETS_DATABASE_URL', kind: 'text', flag: '--database-url', secret: true},
   /** The secrets service's master key (32 bytes, base64 or hex); unset: its key file, created on first start. */

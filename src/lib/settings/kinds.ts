@@ -207,6 +207,24 @@ const drain: Kind<number> = {
   write: (ms) => `${ms}ms`,
 }
 
+/**
+ * The bounds of holding a request at a stable URL while its deployment starts from zero: gateway/holding.ts'
+ * MAX_HELD_LIMIT and MAX_HOLD_MS (this module imports no gateway; hold-settings.test.ts checks they agree).
+ */
+export const HOLD_SETTING_BOUNDS = {maxHeld: 1000, minHoldMs: 1000, maxHoldMs: 30 * 60_000} as const
+
+/** How long a request may be held: a duration from 1s to 30m (`120s`, `10m`), read into milliseconds. */
+const hold: Kind<number> = {
+  describe: 'a duration from 1s to 30m such as 120s or 10m',
+  read(text) {
+    const ms = durationMs(text)
+    return ms === null || ms < HOLD_SETTING_BOUNDS.minHoldMs || ms > HOLD_SETTING_BOUNDS.maxHoldMs
+      ? {why: this.describe}
+      : {value: ms}
+  },
+  write: (ms) => `${ms}ms`,
+}
+
 /** A positive number such as 2 or 1.5 (a cooldown's multiplier). */
 const multiplier: Kind<number> = {
   describe: 'a positive number such as 2 or 1.5',
@@ -230,6 +248,7 @@ export const KINDS = {
   origins,
   cooldown,
   drain,
+  hold,
   multiplier,
   positive,
   network: choiceKind(NETWORKS),
@@ -245,6 +264,11 @@ export const KINDS = {
     NODE_COUNT_BOUNDS.max,
   ),
   gpus: wholeKind('a whole number of GPUs, 0 or more', 0, 1024),
+  held: wholeKind(
+    `a whole number of requests from 1 to ${HOLD_SETTING_BOUNDS.maxHeld}`,
+    1,
+    HOLD_SETTING_BOUNDS.maxHeld,
+  ),
   streak: wholeKind('a whole number of rounds, at least 1', 1, 1_000_000),
   port: wholeKind('a port from 0 to 65535 (0 picks a free one)', 0, 65_535),
   rpcPort: wholeKind('a port from 0 to 65534 (the WebSocket takes the next; 0 picks a free pair)', 0, 65_534),

@@ -1,6 +1,7 @@
 /**
  * The budget (paying/budget.ts): what a deployment's jobs spent, and a property over random policies and loads:
- * driving the decision and paying only through the budget's check, the spend never passes the budget.
+ * driving the decision and paying only through the budget's check, the spend never passes the budget, the market's
+ * price changing as it goes (each job pays at the price it was listed at).
  */
 import {strict as assert} from 'node:assert'
 
@@ -9,6 +10,7 @@ import fc from 'fast-check'
 import {
   affordableReplicas,
   feesSpent,
+  jobPrice,
   jobSpend,
   type SpentJob,
   tokensSpent,
@@ -58,7 +60,15 @@ describe('autoscaling budget (pure)', () => {
     assert.equal(affordableReplicas(1000, 0n, 0n, 0), undefined)
   })
 
-  it('property: over random policies and loads, paying through the check, the spend never passes the budget', () => {
+  it('a job counts at its own recorded price; a row without one at the market price given', () => {
+    assert.equal(jobSpend(job({chain_price: '5'}), 3n), 3000n)
+    assert.equal(jobSpend(job({state: 'STOPPED', time_end: 1100, chain_price: '5'}), 3n), 500n)
+    assert.equal(jobSpend(job({chain_price: null}), 3n), 1800n)
+    assert.equal(jobPrice({chain_price: '18446744073709551615'}, 1n), 18446744073709551615n)
+    assert.equal(tokensSpent([job({chain_price: '1'}), job({chain_price: '4'})], 9n), 3000n)
+  })
+
+  it('property: over random policies, loads and price changes, paying through the check, the spend never passes the budget', () => {
     const step = fc.record({
       inFlight: fc.nat(40),
       held: fc.nat(5),
@@ -66,6 +76,8 @@ describe('autoscaling budget (pure)', () => {
       // Jobs that end on their own this step (their index among the running), and extensions asked.
       ends: fc.array(fc.nat(10), {maxLength: 3}),
       extend: fc.array(fc.nat(10), {maxLength: 3}),
+      // The market's new price this step (its authority's `update`), when it changes.
+      reprice: fc.option(fc.integer({min: 1, max: 1000}), {freq: 4}),
     })
     const scenario = fc.record({
       min: fc.nat(3),
@@ -77,6 +89,14 @@ describe('autoscaling budget (pure)', () => {
       deposits: fc.double({min: 1, max: 30, noNaN: true}),
       steps: fc.array(step, {minLength: 1, maxLength: 60}),
     })
+    /** A job as the program runs it: its price fixed at listing, whatever the market does after. */
+    type Run = SpentJob & {price: bigint}
+    /** What the vault really paid for a job (the program's rule, independent of budget.ts). */
+    const paid = (j: Run) => {
+      if (j.state === 'RUNNING') return j.price * BigInt(j.chain_timeout)
+      if (j.state === 'STOPPED' && j.time_start === 0) return 0n
+      return j.price * BigInt(Math.min(j.time_end! - j.time_start, j.chain_timeout))
+    }
     fc.assert(
       fc.property(scenario, (s) => {
         const policy: AutoscalePolicy = {
@@ -85,18 +105,20 @@ describe('autoscaling budget (pure)', () => {
           target_concurrency: s.target,
           scale_down_after: s.window,
         }
-        const price = BigInt(s.price)
-        const deposit = price * BigInt(s.timeout)
-        const budget = Math.floor(Number(deposit) * s.deposits)
-        const jobs: SpentJob[] = []
+        let market = BigInt(s.price)
+        const budget = Math.floor(Number(market * BigInt(s.timeout)) * s.deposits)
+        const jobs: Run[] = []
         let replicas = policy.min_replicas
         let calmSince: number | null = null
         let now = 1_000_000
-        const spent = () => tokensSpent(jobs, price)
+        // As the manager counts it: each job at the price recorded in its row, the market's now for a listing.
+        const spent = () => tokensSpent(jobs, market)
         const alive = () => jobs.filter((j) => j.state === 'RUNNING')
         for (const t of s.steps) {
           now += t.advance
           const seconds = Math.floor(now / 1000)
+          if (t.reprice !== null) market = BigInt(t.reprice)
+          const deposit = market * BigInt(s.timeout)
           // Jobs past their timeout end; some end early on their own (their node is paid its time, the rest back).
           for (const j of alive())
             if (seconds >= j.time_start + j.chain_timeout)
@@ -121,13 +143,23 @@ describe('autoscaling budget (pure)', () => {
           for (const j of alive().slice(replicas)) Object.assign(j, {state: 'STOPPED', time_end: seconds})
           for (let n = alive().length; n < replicas; n++) {
             if (!withinBudget(budget, spent(), deposit)) break
-            jobs.push({state: 'RUNNING', time_start: seconds, time_end: 0, chain_timeout: s.timeout})
+            const price = market
+            jobs.push({
+              state: 'RUNNING',
+              time_start: seconds,
+              time_end: 0,
+              chain_timeout: s.timeout,
+              chain_price: String(price),
+              price,
+            })
           }
           for (const i of t.extend) {
             const j = alive()[i]
-            if (j && withinBudget(budget, spent(), deposit)) j.chain_timeout += s.timeout
+            // An extension pays at the job's own price (the program's `extend`), not the market's.
+            if (j && withinBudget(budget, spent(), j.price * BigInt(s.timeout))) j.chain_timeout += s.timeout
           }
-          if (spent() > BigInt(budget)) return false
+          const truth = jobs.reduce((sum, j) => sum + paid(j), 0n)
+          if (truth > BigInt(budget)) return false
         }
         return true
       }),

@@ -98,4 +98,33 @@ describe('the budget before a payment (budget-gate.ts)', () => {
     assert.equal(await payWithinBudget(ctx, d, extend, DEPOSIT, PRICE), false)
     assert.equal((await m.deployment(d.id)).status, 'STOPPING')
   })
+
+  it('counts each job at its own price, not the market price now: a market that got cheaper does not hide a spend', async () => {
+    // Two jobs listed at 10 a second (6000 each); the market charges 1 now (a deposit of 600). At the market's
+    // price they would count 1200 and a listing fit 2000; at their own, 12000 + 600 does not.
+    const d = await withJobs({budget: 2_000}, [{chain_price: '10'}, {chain_price: '10'}])
+    const task = await listTask(d)
+    assert.equal(await payWithinBudget(ctx, d, task, 600n, 1n), false)
+    assert.match((await opened.store.tasks(d.id)).find((t) => t.id === task.id)!.error ?? '', /spent 12000 of/)
+    // A row stored before prices were recorded (none) falls back to the market's price.
+    const old = await withJobs({budget: 2_000}, [{chain_price: null}, {chain_price: null}])
+    assert.equal(await payWithinBudget(ctx, old, await listTask(old), 600n, 1n), true)
+  })
+
+  it("counts an extension in flight at its job's own price", async () => {
+    // One job at 10 a second (6000), its extension by 600 s in flight (6000 more at its price; 600 at the market's 1).
+    const d = await withJobs({budget: 12_500}, [{chain_price: '10'}])
+    const extend = await opened.store.addTask(
+      {deployment: d.id, task: 'EXTEND', job: `${d.id}-job0`, limit: null, revision: 1, due_at: m.clock},
+      m.clock,
+    )
+    await opened.store.saveInFlight(
+      extend.id,
+      {raw: 'AA==', signature: 's', lastValidBlockHeight: 1, timeoutBefore: 600, timeoutAfter: 1200},
+      m.clock,
+    )
+    const task = await listTask(d)
+    assert.equal(await payWithinBudget(ctx, d, task, 600n, 1n), false)
+    assert.match((await opened.store.tasks(d.id)).find((t) => t.id === task.id)!.error ?? '', /spent 12000 of/)
+  })
 })

@@ -8,7 +8,7 @@ import type {IncomingMessage, ServerResponse} from 'node:http'
 
 import {DeploymentClient} from '../../../src/lib/deployments/client/client.js'
 import {checkReplicas, timeoutMinutes} from '../../../src/lib/deployments/client/client-create.js'
-import {deploymentLines, eventLine} from '../../../src/lib/deployments/client/client-render.js'
+import {autoscaleLines, deploymentLines, eventLine} from '../../../src/lib/deployments/client/client-render.js'
 import {checkState} from '../../../src/lib/deployments/client/client-states.js'
 import {ExitCode, GpunetError} from '../../../src/lib/errors.js'
 import {MAX_ANSWER_BYTES} from '../../../src/lib/http/api-client.js'
@@ -282,6 +282,28 @@ describe('deployment rendering', () => {
     assert.match(lines, new RegExp(`moving: +from ${from}`))
     assert.match(lines, /queue: +moves after 300 s QUEUED/)
     assert.doesNotMatch(deploymentLines({...DEPLOYMENT, move_from: '\x1b[31mred'}).join('\n'), /moving/)
+  })
+
+  it('shows the token spend against the budget and the SOL fees beside it, reported and not capped', () => {
+    const lines = autoscaleLines({
+      policy: null,
+      signal: null,
+      replicas: 1,
+      active_jobs: 1,
+      spend: {token_base_units: '1200000', fee_lamports: '15000', budget_base_units: '50000000'},
+      burn_rate_per_hour: '720000',
+      vault: {
+        address: 'V',
+        token_base_units: '9000000',
+        burn_rate_per_hour: '720000',
+        deployments: 1,
+        lasts_seconds: 45000,
+      },
+    }).join('\n')
+    assert.match(
+      lines,
+      /spend: +1\.2 tokens of a budget of 50, and 15000 lamports of SOL fees \(reported, not capped\)/,
+    )
   })
 
   it('prints an event with its transaction', () => {

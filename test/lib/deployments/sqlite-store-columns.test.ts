@@ -13,7 +13,7 @@ describe('deployment store: columns added after the first release', () => {
   })
   afterEach(() => removeDir(dir))
 
-  it('a store without schedule, rotation_time, startup_timeout, throttle_rounds, time_end and the autoscaling columns gets them, its rows kept', async () => {
+  it('a store without schedule, rotation_time, startup_timeout, throttle_rounds, time_end, the autoscaling columns and chain_price gets them, its rows kept', async () => {
     const file = join(dir, 'deployments.db')
     const old = openSqlite(file)
     old.exec(`CREATE TABLE deployments (id TEXT PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL, vault TEXT NOT NULL,
@@ -39,6 +39,8 @@ describe('deployment store: columns added after the first release', () => {
       // Draining through the store: an old job was never marked, and can be.
       assert.equal((await store.job('j1'))?.draining_at, null)
       assert.equal(await store.markDraining('j1', 7), 7)
+      // A job stored before its price was recorded has none: budget.ts counts it at the market's price.
+      assert.equal((await store.job('j1'))?.chain_price, null)
       // Autoscaling's columns: none set on an old row, so it has no policy and no budget.
       assert.deepEqual(
         [row?.min_replicas, row?.max_replicas, row?.target_concurrency, row?.scale_down_after, row?.budget],
@@ -54,7 +56,7 @@ describe('deployment store: columns added after the first release', () => {
         [3, 2.5],
       )
       await store.updateDeployment('d1', {throttle_rounds: 3, rotation_time: 900}, 3)
-      await store.updateJob('j1', {time_end: 160}, 3)
+      await store.updateJob('j1', {time_end: 160, chain_price: '12'}, 3)
       assert.equal((await store.deployment('d1'))?.throttle_rounds, 3)
       assert.equal((await store.job('j1'))?.time_end, 160)
     } finally {
@@ -65,6 +67,7 @@ describe('deployment store: columns added after the first release', () => {
     assert.equal((await again.deployment('d1'))?.rotation_time, 900)
     assert.equal((await again.deployment('d1'))?.budget, 7_000_000)
     assert.equal((await again.job('j1'))?.draining_at, 7)
+    assert.equal((await again.job('j1'))?.chain_price, '12')
     await again.close()
   })
 })

@@ -243,6 +243,8 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
           time_start: 0,
           chain_timeout: 3600,
           time_end: 0,
+          // A job's own price is a u64: kept exactly, past 2^53 and past PostgreSQL's signed BIGINT.
+          chain_price: '18446744073709551615',
           stop_requested: false,
           tunnel: null,
           draining_at: null,
@@ -264,12 +266,13 @@ export function storeContractSuites(adapters: StoreAdapter[]): void {
         await assert.rejects(store.recordListed({...done, limit: 1}, job, 'tx9', T0 + 5))
         assert.equal((await store.tasks('d')).find((t) => t.id === list.id)!.tx, 'tx1')
 
-        await store.updateJob('j0', {stop_requested: true, state: 'RUNNING', time_start: 77}, T0 + 6)
+        await store.updateJob('j0', {stop_requested: true, state: 'RUNNING', time_start: 77, chain_price: '7'}, T0 + 6)
         assert.deepEqual(await store.job('j0'), {
           ...job,
           stop_requested: true,
           state: 'RUNNING',
           time_start: 77,
+          chain_price: '7',
           updated_at: T0 + 6,
         })
         assert.deepEqual(

@@ -4,7 +4,7 @@ import {createServer, request, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 
 import {Gateway} from '../../../src/lib/gateway/gateway.js'
-import {checkHoldBounds, MAX_HELD, STARTING_RETRY_AFTER_S} from '../../../src/lib/gateway/holding.js'
+import {checkHoldBounds, HOLD_POLL_MS, MAX_HELD, STARTING_RETRY_AFTER_S} from '../../../src/lib/gateway/holding.js'
 import type {ReplicaRoute} from '../../../src/lib/gateway/stable-url.js'
 import {GpunetError} from '../../../src/lib/errors.js'
 import {eventually} from '../../helpers/eventually.js'
@@ -156,6 +156,33 @@ describe('node gateway, holding requests of a deployment starting from zero', ()
     assert.equal(gateway.traffic(DEPLOYMENT).held, MAX_HELD, 'the one turned away was never held')
     replicaReady()
     for (const {answer} of held) assert.equal((await answer).status, 200)
+  })
+
+  it('holds 120 requests and answers them all without a MaxListenersExceededWarning (none after a plain one either)', async () => {
+    const warnings: Error[] = []
+    const heard = (warning: Error) => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning)
+    }
+    process.on('warning', heard)
+    try {
+      await start({maxHeld: 120})
+      const held = Array.from({length: 120}, (_, i) => get(port, `/held${i}`))
+      await eventually('120 held', 10_000, async () => (gateway.traffic(DEPLOYMENT).held === 120 ? true : undefined))
+      // Held over several polls (HOLD_POLL_MS each), as a replica's start holds them.
+      await new Promise((resolve) => setTimeout(resolve, 5 * HOLD_POLL_MS))
+      replicaReady()
+      for (const [i, {answer}] of held.entries()) assert.equal((await answer).body, `served /held${i}`)
+      // A request that was never held goes the same way through the stable URL.
+      assert.equal((await get(port, '/plain').answer).body, 'served /plain')
+      // A warning is emitted on the next tick of its listener's addition: give it one.
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.deepEqual(
+        warnings.map((w) => w.message),
+        [],
+      )
+    } finally {
+      process.off('warning', heard)
+    }
   })
 
   it('answers 503 with Retry-After past the hold bound, and forgets a held request whose client left', async () => {

@@ -24,6 +24,8 @@ describe('a second localnet start against the one running (issue 59)', () => {
       nodes: 1,
       contentMaxBytes: 2 * 1024 ** 3,
       drainTimeoutMs: 600_000,
+      maxHeld: 100,
+      holdMs: 120_000,
     })
     const full = readStartArgs([...defaults, '--gpus', '2', '--host-processes', '--nodes', '3'])
     assert.deepEqual([full.gpus, full.hostProcesses, full.nodes, full.pull], [2, true, 3, 'missing'])

@@ -85,6 +85,14 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
     ],
     bad: ['0s', '999ms', '24h1s', '2d', '600', '-1m', 'forever', ''],
   },
+  hold: {
+    good: [
+      ['120s', 120_000],
+      ['1s', 1000],
+      ['30m', 1_800_000],
+    ],
+    bad: ['0s', '999ms', '30m1s', '1h', '120', '-1m', 'soon', ''],
+  },
   multiplier: {
     good: [
       ['2', 2],
@@ -129,6 +137,13 @@ const SAMPLES: {[K in KindName]: {good: [string, unknown][]; bad: string[]}} = {
   },
   gpus: {good: [['0', 0]], bad: ['-1', 'many']},
   streak: {good: [['8', 8]], bad: ['0', '-1', '2.5', 'many']},
+  held: {
+    good: [
+      ['1', 1],
+      ['1000', 1000],
+    ],
+    bad: ['0', '1001', '-1', '2.5', 'many'],
+  },
   port: {
     good: [
       ['0', 0],

@@ -66,7 +66,7 @@ export function autoscaleLines(status: AutoscaleStatusAnswer): string[] {
     )
   const budget = spend.budget_base_units === null ? 'no budget' : `of a budget of ${tokens(spend.budget_base_units)}`
   lines.push(
-    `  spend:      ${tokens(spend.token_base_units)} tokens ${budget}, and ${spend.fee_lamports} lamports of fees`,
+    `  spend:      ${tokens(spend.token_base_units)} tokens ${budget}, and ${spend.fee_lamports} lamports of SOL fees (reported, not capped)`,
     `  burn rate:  ${tokens(status.burn_rate_per_hour)} tokens an hour at ${status.replicas} replicas`,
   )
   const sharers = vault.deployments === 1 ? '1 running deployment' : `${vault.deployments} running deployments`

@@ -8,20 +8,29 @@ import {PublicKey} from '@solana/web3.js'
 
 import {readMarket} from '../../market/jobs/jobs.js'
 import type {ManagerContext} from '../context.js'
-import {setReplicas} from './operations.js'
+import {replicasChange} from './operations.js'
 import {isOver, jobTimeoutSeconds, type JobOnChain, scaledMs} from '../strategies/index.js'
 import type {DeploymentRow} from '../types.js'
 import {affordableReplicas, tokensSpent} from '../paying/budget.js'
 import {decide, type Decision} from '../autoscale/decide.js'
 import {policyOf, SCALED} from '../autoscale/policy.js'
 
-/** The most replicas the budget keeps, from the deployment's jobs at the market's price now; undefined without one. */
+/**
+ * The most replicas the budget keeps: the deployment's jobs counted at their own prices, a new listing at the
+ * market's price now (what the program will copy into it); undefined without a budget.
+ */
 async function affordable(ctx: ManagerContext, deployment: DeploymentRow, jobs: JobOnChain[]) {
   if (deployment.budget === null || deployment.budget === undefined) return undefined
   const market = await readMarket(ctx.net.connection, ctx.net.programId, new PublicKey(deployment.market))
   const price = market.jobPrice
   const spent = tokensSpent(
-    jobs.map((j) => ({state: j.state, time_start: j.timeStart, time_end: j.timeEnd, chain_timeout: j.timeout})),
+    jobs.map((j) => ({
+      state: j.state,
+      time_start: j.timeStart,
+      time_end: j.timeEnd,
+      chain_timeout: j.timeout,
+      chain_price: j.price,
+    })),
     price,
   )
   const alive = jobs.filter((j) => !isOver(j.state) && !j.stop_requested).length
@@ -52,11 +61,16 @@ export async function autoscale(
     affordable: await affordable(ctx, deployment, jobs),
   })
   const calm = {calm_since: decision.calmSince}
-  if (decision.replicas === deployment.replicas) {
-    if (decision.calmSince === (deployment.calm_since ?? null)) return {deployment, decision}
-    return {deployment: await ctx.store.updateDeployment(deployment.id, calm, now), decision}
-  }
-  const changed = await setReplicas(ctx, deployment, decision.replicas, calm)
+  if (decision.replicas === deployment.replicas && decision.calmSince === (deployment.calm_since ?? null))
+    return {deployment, decision}
+  // Only while the deployment is still one the autoscaler moves: the tick read it before deciding, and a stop that
+  // came meanwhile must win (written unchecked, a scale-up stored its count and an AUTOSCALE_UP event on a
+  // deployment STOPPING, and its next start listed that many replicas however idle it was).
+  const change =
+    decision.replicas === deployment.replicas ? calm : {...calm, ...replicasChange(deployment, decision.replicas, now)}
+  const changed = await ctx.store.moveDeployment(deployment.id, SCALED, change, now)
+  if (!changed) return {deployment: (await ctx.store.deployment(deployment.id)) ?? deployment, decision: null}
+  if (decision.replicas === deployment.replicas) return {deployment: changed, decision}
   await ctx.store.addEvent(
     {
       deployment: deployment.id,

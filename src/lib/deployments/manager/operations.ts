@@ -250,9 +250,20 @@ export async function setReplicas(
   also: Partial<DeploymentRow> = {},
 ): Promise<DeploymentRow> {
   const now = ctx.now()
+  return ctx.store.updateDeployment(deployment.id, {...also, ...replicasChange(deployment, replicas, now)}, now)
+}
+
+/**
+ * The columns a new replica count changes: the count, and from 0 a new run (started_at now, the throttle's rounds
+ * reset) so that the jobs of the run before are not counted as this one's.
+ */
+export function replicasChange(
+  deployment: Pick<DeploymentRow, 'replicas' | 'started_at'>,
+  replicas: number,
+  now: number,
+): Partial<DeploymentRow> {
   const fromZero = deployment.replicas === 0 && replicas > 0 && deployment.started_at !== null
-  const change: Partial<DeploymentRow> = fromZero ? {replicas, started_at: now, throttle_rounds: 0} : {replicas}
-  return ctx.store.updateDeployment(deployment.id, {...also, ...change}, now)
+  return fromZero ? {replicas, started_at: now, throttle_rounds: 0} : {replicas}
 }
 
 /**

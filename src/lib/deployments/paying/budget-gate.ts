@@ -6,25 +6,38 @@
  */
 import type {ManagerContext} from '../context.js'
 import {isOver, jobTimeoutSeconds} from '../strategies/index.js'
-import type {DeploymentRow, TaskRow} from '../types.js'
-import {tokensSpent, withinBudget} from './budget.js'
+import type {DeploymentRow, JobRow, TaskRow} from '../types.js'
+import {jobPrice, tokensSpent, withinBudget} from './budget.js'
 
-/** The deposits of payments saved and sent but not recorded yet (a task in flight other than `task`). */
-function inFlightDeposits(tasks: readonly TaskRow[], task: TaskRow, deployment: DeploymentRow, price: bigint): bigint {
+/**
+ * The deposits of payments saved and sent but not recorded yet (a task in flight other than `task`): a listing's at
+ * `price`, an extension's at its job's own price (jobPrice, `price` for a row without one).
+ */
+function inFlightDeposits(
+  tasks: readonly TaskRow[],
+  task: TaskRow,
+  deployment: DeploymentRow,
+  jobs: readonly JobRow[],
+  price: bigint,
+): bigint {
   let sum = 0n
   for (const t of tasks) {
     if (t.id === task.id || !t.in_flight) continue
     const {timeoutBefore, timeoutAfter} = t.in_flight
-    const seconds =
-      t.task === 'LIST' ? jobTimeoutSeconds(deployment) : Math.max(0, (timeoutAfter ?? 0) - (timeoutBefore ?? 0))
-    sum += price * BigInt(seconds)
+    if (t.task === 'LIST') {
+      sum += price * BigInt(jobTimeoutSeconds(deployment))
+      continue
+    }
+    const job = jobs.find((j) => j.job === t.job)
+    sum += jobPrice(job ?? {}, price) * BigInt(Math.max(0, (timeoutAfter ?? 0) - (timeoutBefore ?? 0)))
   }
   return sum
 }
 
 /**
- * True when paying `cost` (token base units, at `price` a second) keeps the deployment within its budget; else
- * acts as the module says and answers false (the task is done, nothing sent).
+ * True when paying `cost` (token base units, at `price` a second: the market's for a listing, the job's own for an
+ * extension) keeps the deployment within its budget; else acts as the module says and answers false (the task is
+ * done, nothing sent). The jobs recorded count at their own prices (budget.ts); `price` stands in for a row without.
  */
 export async function payWithinBudget(
   ctx: ManagerContext,
@@ -35,7 +48,7 @@ export async function payWithinBudget(
 ): Promise<boolean> {
   if (deployment.budget === null || deployment.budget === undefined) return true
   const [jobs, open] = await Promise.all([ctx.store.jobs(deployment.id), ctx.store.tasks(deployment.id, {open: true})])
-  const spent = tokensSpent(jobs, price, inFlightDeposits(open, task, deployment, price))
+  const spent = tokensSpent(jobs, price, inFlightDeposits(open, task, deployment, jobs, price))
   if (withinBudget(deployment.budget, spent, cost)) return true
   const now = ctx.now()
   const alive = jobs.filter((j) => !isOver(j.state) && !j.stop_requested).length

@@ -5,6 +5,10 @@
  * and `delist`), so a job over is counted at what its node was paid, one delisted before it started at nothing, and
  * one not over at its whole deposit (what it may still cost). A job whose end is not known (its account closed) is
  * counted whole too: the spend is never under what was paid, so a budget checked against it is never passed.
+ *
+ * Each job is counted at its own price (the `price` its account records, copied from the market when it was listed),
+ * not at the market's price today: a market's price can change (`update`), and neither a deposit taken nor what a node
+ * is paid from it moves with it.
  */
 import {SIGNATURE_FEE} from '../../market/rpc/balances.js'
 import {LIST_SIGNATURES} from './floor.js'
@@ -12,10 +16,20 @@ import {isOver} from '../strategies/plan.js'
 import type {JobRow, TaskRow} from '../types.js'
 
 /** What of a job its cost is read from. */
-export type SpentJob = Pick<JobRow, 'state' | 'time_start' | 'time_end' | 'chain_timeout'>
+export type SpentJob = Pick<JobRow, 'state' | 'time_start' | 'time_end' | 'chain_timeout' | 'chain_price'>
 
-/** Token base units a job took from the vault and did not give back, at `pricePerSecond`. */
-export function jobSpend(job: SpentJob, pricePerSecond: bigint): bigint {
+/**
+ * The job's own price a second. A row stored before the job's price was recorded has none: it falls back to
+ * `marketPrice` (the market's price now), which is the job's own unless the market changed since it was listed.
+ * Only rows over before the upgrade keep that gap: the manager's next read of a job not over records its price.
+ */
+export function jobPrice(job: Pick<SpentJob, 'chain_price'>, marketPrice: bigint): bigint {
+  return job.chain_price === null || job.chain_price === undefined ? marketPrice : BigInt(job.chain_price)
+}
+
+/** Token base units a job took from the vault and did not give back, at its own price (`marketPrice` without one). */
+export function jobSpend(job: SpentJob, marketPrice: bigint): bigint {
+  const pricePerSecond = jobPrice(job, marketPrice)
   const deposit = pricePerSecond * BigInt(job.chain_timeout)
   if (!isOver(job.state)) return deposit
   if (job.time_start === 0) return 0n
@@ -26,8 +40,8 @@ export function jobSpend(job: SpentJob, pricePerSecond: bigint): bigint {
 }
 
 /** The token base units the deployment's jobs spent (jobSpend summed), plus a deposit sent and not yet recorded. */
-export function tokensSpent(jobs: readonly SpentJob[], pricePerSecond: bigint, inFlight = 0n): bigint {
-  return jobs.reduce((sum, job) => sum + jobSpend(job, pricePerSecond), inFlight)
+export function tokensSpent(jobs: readonly SpentJob[], marketPrice: bigint, inFlight = 0n): bigint {
+  return jobs.reduce((sum, job) => sum + jobSpend(job, marketPrice), inFlight)
 }
 
 /**

@@ -31,12 +31,14 @@ export async function refreshJobs(ctx: ManagerContext, deployment: string, rows?
         // A running job's start is its run's; a finished one keeps it in the job account.
         time_start: Number(view.run ? view.run.time : view.job.timeStart),
         chain_timeout: Number(view.job.timeout),
+        chain_price: String(view.job.price),
         time_end: Number(view.job.timeEnd),
       }
       if (
         change.state !== row.state ||
         change.time_start !== row.time_start ||
         change.chain_timeout !== row.chain_timeout ||
+        change.chain_price !== row.chain_price ||
         change.time_end !== (row.time_end ?? 0)
       ) {
         await ctx.store.updateJob(row.job, change, ctx.now())
@@ -65,6 +67,7 @@ function onChain(row: JobRow): JobOnChain {
     state: row.state,
     timeStart: row.time_start,
     timeout: row.chain_timeout,
+    price: row.chain_price ?? null,
     timeEnd: row.time_end ?? 0,
     created_at: row.created_at,
     stop_requested: row.stop_requested,

@@ -72,7 +72,7 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
     const exists = async () =>
       (await rpcCall(connection, () => connection.getAccountInfo(new PublicKey(saved.job!)))) !== null
     if ((await exists()) || (await resendSaved(ctx.net.connection, saved)) || (await exists()))
-      return recordList(ctx, deployment, task, saved)
+      return recordList(ctx, deployment, task, saved, null)
     // Expired and not on chain: it never will be. The next run builds a new one.
     await ctx.store.saveInFlight(task.id, null, ctx.now())
     return
@@ -95,10 +95,21 @@ export async function runList(ctx: ManagerContext, deployment: DeploymentRow, ta
     run: run!.publicKey.toBase58(),
     jobKey: ctx.seal.seal(job!).toString('base64'),
   }
-  if (await payOnce(ctx, task, saved, 'list')) await recordList(ctx, deployment, task, saved)
+  if (await payOnce(ctx, task, saved, 'list')) await recordList(ctx, deployment, task, saved, quote.pricePerSecond)
 }
 
-async function recordList(ctx: ManagerContext, deployment: DeploymentRow, task: TaskRow, saved: InFlight) {
+/**
+ * Records a listing sent. `price` is the market's price the quote read, which the program copies into the job; when
+ * the listing is settled from a saved transaction it is unknown here (null), and the next read of the job (chain-view.ts)
+ * records the job's own.
+ */
+async function recordList(
+  ctx: ManagerContext,
+  deployment: DeploymentRow,
+  task: TaskRow,
+  saved: InFlight,
+  price: bigint | null,
+) {
   const now = ctx.now()
   await ctx.store.recordListed(
     task,
@@ -112,6 +123,7 @@ async function recordList(ctx: ManagerContext, deployment: DeploymentRow, task: 
       state: 'QUEUED',
       time_start: 0,
       chain_timeout: jobTimeoutSeconds(deployment),
+      chain_price: price === null ? null : String(price),
       stop_requested: false,
       created_at: now,
       updated_at: now,

@@ -138,6 +138,9 @@ export const PG_MIGRATIONS: readonly string[] = [
      in_flight TEXT NOT NULL,
      at BIGINT NOT NULL
    );`,
+  // 7: a job's own price on chain, decimal text (a u64: BIGINT is signed), which budget.ts counts its spend at; a
+  // row stored before has none (NULL) and is counted at the market's price.
+  `ALTER TABLE jobs ADD COLUMN chain_price TEXT`,
 ]
 
 /**

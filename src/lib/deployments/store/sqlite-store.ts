@@ -76,6 +76,7 @@ export const SQLITE_SCHEMA = `
     stop_requested INTEGER NOT NULL,
     tunnel TEXT,
     draining_at INTEGER,
+    chain_price TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -162,6 +163,8 @@ const ADDED_COLUMNS: readonly [table: string, column: string, type: string][] = 
   ['deployments', 'move_began', 'INTEGER'],
   ['deployments', 'queue_placement', 'TEXT'],
   ['jobs', 'draining_at', 'INTEGER'],
+  // A job's own price on chain (budget.ts counts its spend at it); a row stored before has none (NULL).
+  ['jobs', 'chain_price', 'TEXT'],
 ]
 
 function addMissingColumns(db: Database.Database): void {

@@ -10,6 +10,8 @@ export interface JobOnChain {
   timeStart: number
   /** Its timeout on chain, in seconds. */
   timeout: number
+  /** Its own price on chain (token base units a second, decimal text); null when its row has none yet. */
+  price?: string | null
   /** When the manager listed it (ms). */
   created_at: number
   stop_requested: boolean

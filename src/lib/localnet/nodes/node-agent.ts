@@ -12,6 +12,7 @@ import {loadOrCreateKeypair} from '../../keys/wallet.js'
 import {NodeAgent, type NodeAgentOptions} from '../../node/agent.js'
 import {NodeApi} from '../../node/api-server/server.js'
 import {Gateway} from '../../gateway/gateway.js'
+import type {HoldBounds} from '../../gateway/holding.js'
 import {HostProcessRuntime} from '../../node/runtime/host-process.js'
 import {detectRuntime, defaultPodmanDataDir, PodmanRuntime, type PullPolicy} from '../../node/runtime/podman.js'
 import type {ContainerRuntime} from '../../node/runtime/runtime.js'
@@ -55,6 +56,8 @@ export interface LocalnetNodeOptions {
   allowedOrigins?: readonly string[]
   /** How often the gateway checks a load-balancer group's members (10 s, frpc's default; shorter in tests). */
   groupCheckIntervalMs?: number
+  /** The gateway's bounds on requests held while a deployment starts from zero (the maxHeld and holdTimeout settings). */
+  hold?: Partial<HoldBounds>
   log?: (line: string) => void
 }
 
@@ -191,6 +194,7 @@ export async function startNode(
   const gateway = new Gateway({
     allowedOrigins: options.allowedOrigins,
     networkNames: {checkIntervalMs: options.groupCheckIntervalMs},
+    hold: options.hold,
   })
   try {
     await gateway.listen(options.gatewayPort)

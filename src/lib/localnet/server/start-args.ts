@@ -4,6 +4,7 @@
  * said, not dropped (`localnet start --pull never` on a localnet pulling missing images exited 0, issue 59).
  */
 import {DRAIN_TIMEOUT_MS} from '../../deployments/draining.js'
+import {HOLD_MS, MAX_HELD} from '../../gateway/holding.js'
 import {DEFAULT_CONTENT_MAX_BYTES} from '../../ipfs/store.js'
 import {durationMs} from '../../text/durations.js'
 
@@ -20,6 +21,9 @@ export interface StartSettings {
   contentMaxBytes: number
   /** The drain bound, ms. */
   drainTimeoutMs: number
+  /** The gateway's hold bounds: requests held per deployment starting from zero, and how long each (ms). */
+  maxHeld: number
+  holdMs: number
 }
 
 /** Reads `startArgs` (`--runtime auto --gateway-port 28980 --pull missing ...`, or `--no-node`) back. */
@@ -43,6 +47,8 @@ export function readStartArgs(args: readonly string[]): StartSettings {
     nodes: number('--nodes') ?? 1,
     contentMaxBytes: number('--content-max-bytes') ?? DEFAULT_CONTENT_MAX_BYTES,
     drainTimeoutMs: durationMs(value('--drain-timeout') ?? '') ?? DRAIN_TIMEOUT_MS,
+    maxHeld: number('--max-held') ?? MAX_HELD,
+    holdMs: durationMs(value('--hold-timeout') ?? '') ?? HOLD_MS,
   }
 }
 
@@ -79,6 +85,9 @@ const NODE_FLAGS: [flag: string, shown: (s: StartSettings) => string][] = [
   ['gpus', (s) => (s.gpus === null ? 'GPUs detected (no --gpus)' : `--gpus ${s.gpus}`)],
   ['host-processes', (s) => (s.hostProcesses ? '--host-processes' : 'no --host-processes')],
   ['nodes', (s) => `--nodes ${s.nodes}`],
+  // The gateway's, which runs with the nodes.
+  ['max-held', (s) => `--max-held ${s.maxHeld}`],
+  ['hold-timeout', (s) => `--hold-timeout ${seconds(s.holdMs)}`],
 ]
 
 /**

@@ -5,6 +5,7 @@
  */
 import type {Settings} from '../../settings/settings.js'
 import type {LocalnetIds} from '../../settings/kinds.js'
+import type {HoldBounds} from '../../gateway/holding.js'
 import type {LocalnetNodeOptions} from '../nodes/node-agent.js'
 import {defaultGatewayHttpsPort, defaultGatewayPort} from '../paths.js'
 
@@ -38,8 +39,19 @@ export function nodeOptions(
       scale: settings.typed('pullScale')!.value,
     },
     resources: hfEndpoint ? {hfEndpoint} : undefined,
+    hold: holdBounds(settings),
     log,
   }
+}
+
+/**
+ * The gateway's hold bounds the maxHeld and holdTimeout settings give (their kinds checked them: exit 2 on a bad
+ * one); a bound not set is left out, for holding.ts' default.
+ */
+export function holdBounds(settings: LocalnetStartSettings): Partial<HoldBounds> {
+  const maxHeld = settings.typed('maxHeld')?.value
+  const holdMs = settings.typed('holdTimeout')?.value
+  return {...(maxHeld === undefined ? {} : {maxHeld}), ...(holdMs === undefined ? {} : {holdMs})}
 }
 
 /** The default market's node count when a setting gives it (`--nodes`, its variable, a profile, the config file). */
@@ -94,6 +106,8 @@ function nodeArgs(settings: LocalnetStartSettings): string[] {
   if (options.gpus !== undefined) args.push('--gpus', String(options.gpus))
   if (options.hostProcesses) args.push('--host-processes')
   if (options.nodes !== undefined && options.nodes !== 1) args.push('--nodes', String(options.nodes))
+  if (options.hold?.maxHeld !== undefined) args.push('--max-held', String(options.hold.maxHeld))
+  if (options.hold?.holdMs !== undefined) args.push('--hold-timeout', `${options.hold.holdMs}ms`)
   return args
 }
 
