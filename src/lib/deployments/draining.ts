@@ -13,9 +13,18 @@
 import {setTimeout as sleep} from 'node:timers/promises'
 
 import {LOAD_FRESH_MS} from './autoscale/store-load.js'
-import {ROWS_REUSED_MS} from './stable-routes.js'
 import type {DeploymentStore, GatewayJobs} from './store/store.js'
 import type {JobRow} from './types.js'
+
+/**
+ * How long the jobs of a deployment, as its rows list them, are reused by a gateway (stable-routes.ts): the stable
+ * URL asks before every request, and reading the rows each time (every job the deployment ever had) costs more than
+ * the request itself. Safe to
+ * reuse: whether each job serves is read live, and so is whether this manager drains it; only a new replica waits
+ * this long longer for requests, and a drain by another manager on the store is seen this long later (the drain
+ * waits for that).
+ */
+export const ROWS_REUSED_MS = 250
 
 /** What a drain takes of the manager's context (context.ts, which holds the Draining): its drains, its bound, its log. */
 type DrainContext = {draining?: Draining; drainTimeoutMs?: number; log(line: string): void}

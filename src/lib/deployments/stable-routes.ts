@@ -8,19 +8,10 @@
 import type {DeploymentRoutes, ReplicaRoute} from '../gateway/stable-url.js'
 import {type ExposingDefinition, serviceUrls} from '../market/service-url.js'
 import type {ManagerContext} from './context.js'
-import {isDraining} from './draining.js'
+import {isDraining, ROWS_REUSED_MS} from './draining.js'
 import {exposingDefinition} from './manager/serving.js'
 import type {DeploymentStore} from './store/store.js'
 import {ACTIVE_STATUSES, type JobRow} from './types.js'
-
-/**
- * How long the jobs of a deployment, as its rows list them, are reused: the stable URL asks before every request,
- * and reading the rows each time (every job the deployment ever had) costs more than the request itself. Safe to
- * reuse: whether each job serves is read live, and so is whether this manager drains it; only a new replica waits
- * this long longer for requests, and a drain by another manager on the store is seen this long later (draining.ts
- * waits for that).
- */
-export const ROWS_REUSED_MS = 250
 
 /** Finds the id of an active deployment from its host label (lowercased); null for none. Ids seen are kept. */
 export function deploymentIdsByLabel(

@@ -9,7 +9,7 @@ import {
   inFlightElsewhere,
   isDraining,
 } from '../../../src/lib/deployments/draining.js'
-import {ROWS_REUSED_MS} from '../../../src/lib/deployments/stable-routes.js'
+import {ROWS_REUSED_MS} from '../../../src/lib/deployments/draining.js'
 import type {JobRow} from '../../../src/lib/deployments/types.js'
 import {type OpenedStore, sqliteStores} from '../../helpers/deployment-stores.js'
 import {eventually} from '../../helpers/eventually.js'
