@@ -188,11 +188,13 @@ export async function settleMoves(
   const journal = openFailoverJournal(journalFile(ctx.dataDir))
   try {
     const settled: MoveRow[] = []
+    let names: Promise<(market: string) => string> | null = null
     for (const open of journal.open(ctx.net.name, job)) {
       if (open.program !== ctx.net.programId.toBase58()) continue
       if (ctx.project !== undefined && open.project !== ctx.project) continue
       const row = await driveMove({...ctx, journal}, open)
-      ctx.note(moveLine(row, `(settled from the failover journal, stage ${open.stage})`))
+      names ??= marketNames(ctx.net)
+      ctx.note(moveLine(row, `(settled from the failover journal, stage ${open.stage})`, await names))
       settled.push(row)
     }
     return settled
@@ -357,6 +359,15 @@ async function waitWhileQueued(net: MarketNetwork, job: PublicKey, ms: number): 
     if (view.status !== 'QUEUED' || view.run !== null || Date.now() >= deadline) return view
     await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())))
   }
+}
+
+/**
+ * Names markets by their slug for the settle lines; the addresses when the markets cannot be read (a line is no
+ * reason to fail a settle that has already landed).
+ */
+async function marketNames(net: MarketNetwork): Promise<(market: string) => string> {
+  const markets = await readPlacementMarkets(net).catch(() => [])
+  return (market) => slugOf(markets, market)
 }
 
 function slugOf(markets: PlacementMarket[], address: string): string {
