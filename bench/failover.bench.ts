@@ -3,8 +3,10 @@
  * with skewed queues, the cheap one's node busy for long and the dearer one's for a short while, the time from
  * `job post` to the job RUNNING (`--wait-for running`, the command's wall clock) when posted to the cheapest market
  * by price alone, and when placed with `--queue-timeout 1m`: neither market has a free node, so placement picks the
- * cheap one too, and failover moves the job once its queue timeout has passed. The localnet's queueTimeoutScale (30)
- * makes that minute 2 s, as in the tests; the nodes' busy times are real seconds. Both ways run in turns against the
+ * cheap one too, and failover moves the job once its queue timeout has passed. The localnet's queueTimeoutScale (20)
+ * makes that minute 3 s; the nodes' busy times are real seconds. The dearer node is free again by the time the job
+ * moves (it is busy 3 s from before the post), so the move lands on a free node however loaded the machine is: with
+ * a 5-s skew the job reached the dearer market before its node was free and ran out of markets (exit 3). Both ways run in turns against the
  * same localnet, each round starting from the same queues. Everything runs on 127.0.0.1 in a temp directory.
  */
 import {writeFileSync} from 'node:fs'
@@ -14,7 +16,7 @@ import {runCli} from '../test/helpers/cli.js'
 import {cliSandbox} from '../test/helpers/cli-localnet.js'
 
 /** Seconds each market's node stays busy with the job before ours: the skew. */
-const BUSY = {localnet: 24, fair: 5}
+const BUSY = {localnet: 24, fair: 3}
 const ROUNDS = 2
 
 const MARKETS = `markets:
@@ -42,7 +44,7 @@ export default async function bench(): Promise<void> {
   const box = cliSandbox()
   const markets = join(box.dir, 'skewed.yaml')
   writeFileSync(markets, MARKETS)
-  const env = {...box.env, GPUNET_LOCALNET_MARKETS: markets, GPUNET_QUEUE_TIMEOUT_SCALE: '30'}
+  const env = {...box.env, GPUNET_LOCALNET_MARKETS: markets, GPUNET_QUEUE_TIMEOUT_SCALE: '20'}
   const run = async (args: string[]) => {
     const result = await runCli(args, {env})
     if (result.code !== 0) throw new Error(`gpunet ${args.join(' ')}: exit ${result.code}\n${result.stderr}`)
