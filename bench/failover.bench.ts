@@ -4,10 +4,11 @@
  * `job post` to the job RUNNING (`--wait-for running`, the command's wall clock) when posted to the cheapest market
  * by price alone, and when placed with `--queue-timeout 1m`: neither market has a free node, so placement picks the
  * cheap one too, and failover moves the job once its queue timeout has passed. The localnet's queueTimeoutScale (20)
- * makes that minute 3 s; the nodes' busy times are real seconds. The dearer node is free again by the time the job
- * moves (it is busy 3 s from before the post), so the move lands on a free node however loaded the machine is: with
- * a 5-s skew the job reached the dearer market before its node was free and ran out of markets (exit 3). Both ways run in turns against the
- * same localnet, each round starting from the same queues. Everything runs on 127.0.0.1 in a temp directory.
+ * makes that minute 3 s; the nodes' busy times are real seconds. The dearer node's 3 s start before the post and the
+ * job's 3-s wait after it, so that node is free when the job moves (a loaded machine only makes the move later):
+ * with a 5-s skew the job reached it while it was busy and ran out of markets (exit 3). Both ways run in turns
+ * against the same localnet, each round starting from the same queues. Everything runs on 127.0.0.1 in a temp
+ * directory.
  */
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
