@@ -220,7 +220,8 @@ describe('the offline path: how the node runs jobs is said, and chosen as asked'
     }
     const started = await cli(['localnet', 'start', '--detach', '--runtime', 'host'])
     assert.equal(started.code, 0, started.stderr)
-    const port = String(20_000 + Math.floor(Math.random() * 20_000))
+    // Below Linux's ephemeral range (32768 up), which other tests' connections draw from.
+    const port = String(20_000 + Math.floor(Math.random() * 12_000))
     // Listening only after 3 s, with nothing at / (an empty folder): busybox httpd answers 404 there.
     const command = ['sh', '-c', `mkdir -p www && sleep 3 && exec busybox httpd -f -p 127.0.0.1:${port} -h www`]
     const ran = await cli([
